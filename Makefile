@@ -1,0 +1,47 @@
+# Thin front for CMake.  `make demo` and `make test` do all set-up on a fresh Debian machine.
+BUILD ?= build
+SAN   ?=
+JOBS  ?= 2
+ifneq ($(SAN),)
+BUILD := build-$(SAN)
+endif
+
+DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gnuplot-nox \
+            libcunit1-dev sqlite3 libfdt-dev
+
+.PHONY: all deps build test demo bench clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+$(BUILD)/Makefile: deps
+	cmake -S . -B $(BUILD) -DDLSIM_WERROR=ON -DDLSIM_SAN=$(SAN)
+
+build: deps $(BUILD)/Makefile
+	cmake -S . -B $(BUILD) -DDLSIM_WERROR=ON -DDLSIM_SAN=$(SAN) >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+demo: build
+	./$(BUILD)/dlsim run scenarios/default.json --db $(BUILD)/demo.db
+	@if ./$(BUILD)/dlsim report --help >/dev/null 2>&1; then \
+	  ./$(BUILD)/dlsim report $(BUILD)/demo.db --out $(BUILD)/report && \
+	  echo "report: $(BUILD)/report/index.html"; \
+	else echo "report: not built yet (see the Reports issue)"; fi
+
+bench: build
+	@echo "the benchmark suite is not built yet (see the benchmark-suite issue)"; exit 2
+
+clean:
+	rm -rf build build-*

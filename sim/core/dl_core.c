@@ -1,0 +1,667 @@
+/*
+ * dl_core.c - devices, links, dpm_list and the cycle check
+ * (drivers/base/core.c: device_link_add, device_link_del,
+ * device_is_dependent, device_reorder_to_tail, device_link_init_status).
+ *
+ * dpm_list ordering.  We keep dpm_list a topological order of
+ * parent->child and supplier->consumer (SYNC_STATE_ONLY links excluded) at
+ * all times, with a key per device that grows along the list.  Two things
+ * follow, and they are why link_add stays near O(1) on a million devices:
+ *
+ *  - device_is_dependent(consumer, supplier) can only be true when the
+ *    supplier comes after the consumer; and a search from the consumer only
+ *    needs to visit devices whose key is below the supplier's.
+ *  - device_reorder_to_tail() is only needed when the supplier comes after
+ *    the consumer.  Then we move the same set the kernel moves (the consumer,
+ *    its descendants and consumers, recursively) to the tail, in a
+ *    topological order of that set (reverse DFS postorder), visiting each
+ *    device once.  The kernel moves the set even when it is already in order
+ *    and visits a device once per path; the resulting lists differ only in
+ *    the placement of devices not constrained by any edge.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/core/dl_internal.h"
+
+int dl_idvec_push(struct dl_idvec *v, uint32_t x)
+{
+	if (v->n == v->cap) {
+		uint32_t cap = v->cap ? v->cap * 2 : 2;
+		uint32_t *nv = realloc(v->v, (size_t)cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		v->v = nv;
+		v->cap = cap;
+	}
+	v->v[v->n++] = x;
+	return 0;
+}
+
+void dl_idvec_free(struct dl_idvec *v)
+{
+	free(v->v);
+	v->v = NULL;
+	v->n = v->cap = 0;
+}
+
+void dl_core_emit(struct dl_core *c, unsigned kind, dl_dev_t dev, dl_link_t link,
+		  uint32_t aux, uint32_t flags, unsigned phase)
+{
+	struct dl_event ev = {
+		.dev = dev, .link = link, .aux = aux, .flags = flags,
+		.kind = (uint16_t)kind, .phase = (uint16_t)phase,
+	};
+
+	if (c->sink.emit)
+		c->sink.emit(c->sink.ctx, &ev);
+}
+
+/* Every link status change goes through here so that it is logged once. */
+void dl_link_set_status(struct dl_core *c, dl_link_t l, unsigned status)
+{
+	struct dl_link *k = &c->link[l];
+
+	if (k->status == status)
+		return;
+	k->status = (uint8_t)status;
+	dl_core_emit(c, DL_EV_LINK_STATE, k->consumer, l, k->supplier, k->flags, status);
+}
+
+int dl_core_init(struct dl_core *c, uint32_t ndev_hint, uint32_t nlink_hint)
+{
+	memset(c, 0, sizeof(*c));
+	c->dpm_head = c->dpm_tail = DL_NONE;
+	c->dpm_next_key = 1;
+	c->sync_state_paused = true;
+	c->cap_dev = ndev_hint ? ndev_hint : 16;
+	c->cap_link = nlink_hint ? nlink_hint : 16;
+	c->dev = malloc((size_t)c->cap_dev * sizeof(*c->dev));
+	c->link = malloc((size_t)c->cap_link * sizeof(*c->link));
+	if (!c->dev || !c->link) {
+		dl_core_fini(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void dl_core_fini(struct dl_core *c)
+{
+	for (uint32_t i = 0; c->dev && i < c->ndev; i++) {
+		dl_idvec_free(&c->dev[i].suppliers);
+		dl_idvec_free(&c->dev[i].consumers);
+		dl_idvec_free(&c->dev[i].children);
+	}
+	free(c->dev);
+	free(c->link);
+	dl_idvec_free(&c->scratch);
+	dl_idvec_free(&c->scratch2);
+	dl_idvec_free(&c->deferred_pending);
+	dl_idvec_free(&c->deferred_active);
+	memset(c, 0, sizeof(*c));
+}
+
+void dl_core_set_sink(struct dl_core *c, struct dl_sink sink)
+{
+	c->sink = sink;
+}
+
+/**
+ * dl_device_new - create a device that is not registered yet (device_initialize).
+ * The parent, if any, must already exist.
+ */
+int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out)
+{
+	struct dl_device *d;
+
+	if (parent != DL_NONE && parent >= c->ndev)
+		return -EINVAL;
+	if (c->ndev == UINT32_MAX - 2)
+		return -ENOSPC;
+	if (c->ndev == c->cap_dev) {
+		uint32_t cap = c->cap_dev * 2;
+		struct dl_device *nd = realloc(c->dev, (size_t)cap * sizeof(*nd));
+
+		if (!nd)
+			return -ENOMEM;
+		c->dev = nd;
+		c->cap_dev = cap;
+	}
+	d = &c->dev[c->ndev];
+	memset(d, 0, sizeof(*d));
+	d->parent = parent;
+	d->async = async;
+	d->dpm_prev = d->dpm_next = DL_NONE;
+	d->child_pos = DL_NONE;
+	*out = c->ndev++;
+	return 0;
+}
+
+static void dpm_unlink(struct dl_core *c, dl_dev_t d)
+{
+	struct dl_device *x = &c->dev[d];
+
+	if (x->dpm_prev != DL_NONE)
+		c->dev[x->dpm_prev].dpm_next = x->dpm_next;
+	else
+		c->dpm_head = x->dpm_next;
+	if (x->dpm_next != DL_NONE)
+		c->dev[x->dpm_next].dpm_prev = x->dpm_prev;
+	else
+		c->dpm_tail = x->dpm_prev;
+	x->dpm_prev = x->dpm_next = DL_NONE;
+	c->dpm_count--;
+}
+
+static void dpm_append(struct dl_core *c, dl_dev_t d)
+{
+	struct dl_device *x = &c->dev[d];
+
+	x->dpm_prev = c->dpm_tail;
+	x->dpm_next = DL_NONE;
+	if (c->dpm_tail != DL_NONE)
+		c->dev[c->dpm_tail].dpm_next = d;
+	else
+		c->dpm_head = d;
+	c->dpm_tail = d;
+	x->dpm_key = c->dpm_next_key++;
+	c->dpm_count++;
+}
+
+/* device_pm_move_last() */
+static void dpm_move_last(struct dl_core *c, dl_dev_t d)
+{
+	if (!c->dev[d].registered)
+		return;
+	dpm_unlink(c, d);
+	dpm_append(c, d);
+}
+
+/**
+ * dl_device_register - device_add(): append to dpm_list, become the parent's
+ * child.  Returns -EINVAL if already registered or the parent is not.
+ */
+int dl_device_register(struct dl_core *c, dl_dev_t d)
+{
+	struct dl_device *x;
+	int err;
+
+	if (d >= c->ndev || c->dev[d].registered)
+		return -EINVAL;
+	x = &c->dev[d];
+	if (x->parent != DL_NONE) {
+		struct dl_device *p = &c->dev[x->parent];
+
+		if (!p->registered)
+			return -EINVAL;
+		x->child_pos = p->children.n;
+		err = dl_idvec_push(&p->children, d);
+		if (err)
+			return err;
+	}
+	x->registered = 1;
+	x->state = DL_DEV_NO_DRIVER;
+	x->state_synced = 0;
+	x->pm_depth = 0;
+	dpm_append(c, d);
+	dl_core_emit(c, DL_EV_REGISTER, d, DL_NONE, x->parent, 0, 0);
+	return 0;
+}
+
+static void idvec_swap_remove_link(struct dl_core *c, struct dl_idvec *v, uint32_t pos,
+				   bool consumer_side)
+{
+	uint32_t last = v->v[--v->n];
+
+	if (pos == v->n)
+		return;
+	v->v[pos] = last;
+	if (consumer_side)
+		c->link[last].c_pos = pos;
+	else
+		c->link[last].s_pos = pos;
+}
+
+/* __device_link_del(): unhook from both devices and log. */
+static void link_free(struct dl_core *c, dl_link_t l)
+{
+	struct dl_link *k = &c->link[l];
+
+	assert(k->live);
+	idvec_swap_remove_link(c, &c->dev[k->consumer].suppliers, k->c_pos, true);
+	idvec_swap_remove_link(c, &c->dev[k->supplier].consumers, k->s_pos, false);
+	/* A consumer going away drops the runtime-PM references it held. */
+	if (k->rpm_active)
+		c->dev[k->supplier].rpm_usage -= (int32_t)k->rpm_active;
+	k->rpm_active = 0;
+	k->live = 0;
+	c->nlink_live--;
+	dl_core_emit(c, DL_EV_LINK_DEL, k->consumer, l, k->supplier, k->flags, 0);
+}
+
+static void link_kref_put(struct dl_core *c, dl_link_t l)
+{
+	struct dl_link *k = &c->link[l];
+
+	assert(k->kref > 0);
+	if (--k->kref == 0)
+		link_free(c, l);
+}
+
+/* device_link_drop_managed() */
+void dl_link_drop_managed(struct dl_core *c, dl_link_t l)
+{
+	struct dl_link *k = &c->link[l];
+
+	k->flags &= ~DL_FLAG_MANAGED;
+	dl_link_set_status(c, l, DL_STATE_NONE);
+	link_kref_put(c, l);
+}
+
+/**
+ * dl_device_del - device_del(): the driver must have been released first;
+ * every remaining link of the device is deleted (device_links_purge), and the
+ * device leaves dpm_list and its parent's children.
+ */
+int dl_device_del(struct dl_core *c, dl_dev_t d)
+{
+	struct dl_device *x;
+
+	if (d >= c->ndev || !c->dev[d].registered)
+		return -EINVAL;
+	x = &c->dev[d];
+	if (x->state != DL_DEV_NO_DRIVER)
+		return -EBUSY;
+	if (x->children.n)
+		return -EBUSY;   /* children go first, as in the kernel */
+	/* device_links_purge() */
+	while (x->suppliers.n)
+		link_free(c, x->suppliers.v[x->suppliers.n - 1]);
+	while (x->consumers.n)
+		link_free(c, x->consumers.v[x->consumers.n - 1]);
+	if (x->parent != DL_NONE) {
+		struct dl_idvec *ch = &c->dev[x->parent].children;
+		uint32_t pos = x->child_pos, last = ch->v[--ch->n];
+
+		if (pos != ch->n) {
+			ch->v[pos] = last;
+			c->dev[last].child_pos = pos;
+		}
+		x->child_pos = DL_NONE;
+	}
+	if (x->deferred) {
+		/* driver_deferred_probe_del(): lazily skipped by dl_deferred_next() */
+		x->deferred = 0;
+	}
+	dpm_unlink(c, d);
+	x->registered = 0;
+	dl_core_emit(c, DL_EV_DEVICE_DEL, d, DL_NONE, DL_NONE, 0, 0);
+	return 0;
+}
+
+/* device_link_init_status() */
+static unsigned link_init_status(const struct dl_core *c, dl_dev_t con, dl_dev_t sup)
+{
+	unsigned cs = c->dev[con].state;
+
+	switch (c->dev[sup].state) {
+	case DL_DEV_PROBING:
+		return cs == DL_DEV_PROBING ? DL_STATE_CONSUMER_PROBE : DL_STATE_DORMANT;
+	case DL_DEV_DRIVER_BOUND:
+		if (cs == DL_DEV_PROBING)
+			return DL_STATE_CONSUMER_PROBE;
+		if (cs == DL_DEV_DRIVER_BOUND)
+			return DL_STATE_ACTIVE;
+		return DL_STATE_AVAILABLE;
+	case DL_DEV_UNBINDING:
+		return DL_STATE_SUPPLIER_UNBIND;
+	default:
+		return DL_STATE_DORMANT;
+	}
+}
+
+dl_link_t dl_link_find(const struct dl_core *c, dl_dev_t con, dl_dev_t sup)
+{
+	const struct dl_idvec *a = &c->dev[con].suppliers, *b = &c->dev[sup].consumers;
+
+	/* Scan the shorter side: a supplier may have thousands of consumers. */
+	if (a->n <= b->n) {
+		for (uint32_t i = 0; i < a->n; i++)
+			if (c->link[a->v[i]].supplier == sup)
+				return a->v[i];
+	} else {
+		for (uint32_t i = 0; i < b->n; i++)
+			if (c->link[b->v[i]].consumer == con)
+				return b->v[i];
+	}
+	return DL_NONE;
+}
+
+static uint32_t next_epoch(struct dl_core *c)
+{
+	if (++c->epoch == 0) {
+		for (uint32_t i = 0; i < c->ndev; i++)
+			c->dev[i].mark = 0;
+		c->epoch = 1;
+	}
+	return c->epoch;
+}
+
+/* device_is_ancestor(dev, target): is dev an ancestor of target? */
+static bool is_ancestor(const struct dl_core *c, dl_dev_t dev, dl_dev_t target)
+{
+	for (dl_dev_t p = c->dev[target].parent; p != DL_NONE; p = c->dev[p].parent)
+		if (p == dev)
+			return true;
+	return false;
+}
+
+/**
+ * dl_is_dependent - device_is_dependent(dev, target): does target depend on
+ * dev, i.e. is it dev itself, a descendant, or reachable through consumer
+ * links other than SYNC_STATE_ONLY ones?  O(V+E) with epoch marks, and
+ * pruned by dpm_list order (see the file header).
+ */
+bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
+{
+	struct dl_idvec *st = &c->scratch;
+	uint64_t limit;
+	uint32_t ep;
+
+	if (dev == target || is_ancestor(c, dev, target))
+		return true;
+	if (!c->dev[dev].registered || !c->dev[target].registered)
+		return false;   /* unregistered devices have no consumers or children yet */
+	limit = c->dev[target].dpm_key;
+	if (c->dev[dev].dpm_key > limit)
+		return false;
+	ep = next_epoch(c);
+	st->n = 0;
+	c->dev[dev].mark = ep;
+	if (dl_idvec_push(st, dev))
+		return true;   /* out of memory: refuse rather than risk a cycle */
+	while (st->n) {
+		const struct dl_device *x = &c->dev[st->v[--st->n]];
+
+		for (uint32_t i = 0; i < x->children.n; i++) {
+			dl_dev_t y = x->children.v[i];
+
+			if (y == target)
+				return true;
+			if (c->dev[y].mark != ep && c->dev[y].dpm_key < limit) {
+				c->dev[y].mark = ep;
+				if (dl_idvec_push(st, y))
+					return true;
+			}
+		}
+		for (uint32_t i = 0; i < x->consumers.n; i++) {
+			const struct dl_link *k = &c->link[x->consumers.v[i]];
+			dl_dev_t y = k->consumer;
+
+			if (dl_link_is_sync_state_only(k->flags))
+				continue;
+			if (y == target)
+				return true;
+			if (c->dev[y].mark != ep && c->dev[y].registered &&
+			    c->dev[y].dpm_key < limit) {
+				c->dev[y].mark = ep;
+				if (dl_idvec_push(st, y))
+					return true;
+			}
+		}
+	}
+	return false;
+}
+
+/**
+ * dl_reorder_to_tail - device_reorder_to_tail(): move d, its children and its
+ * consumers (recursively, SYNC_STATE_ONLY links excluded) to the tail of
+ * dpm_list, in a topological order of the moved set.  Each device is visited
+ * once: an iterative DFS records postorder, then the set is appended in
+ * reverse postorder.
+ */
+void dl_reorder_to_tail(struct dl_core *c, dl_dev_t d)
+{
+	struct dl_idvec *st = &c->scratch;      /* (device, next edge) pairs */
+	struct dl_idvec *post = &c->scratch2;
+	uint32_t ep = next_epoch(c);
+
+	st->n = post->n = 0;
+	c->dev[d].mark = ep;
+	if (dl_idvec_push(st, d) || dl_idvec_push(st, 0))
+		return;
+	while (st->n) {
+		dl_dev_t x = st->v[st->n - 2];
+		uint32_t e = st->v[st->n - 1];
+		const struct dl_device *xd = &c->dev[x];
+		uint32_t nch = xd->children.n;
+		dl_dev_t y = DL_NONE;
+
+		while (e < nch + xd->consumers.n) {
+			dl_dev_t cand;
+
+			if (e < nch) {
+				cand = xd->children.v[e];
+			} else {
+				const struct dl_link *k = &c->link[xd->consumers.v[e - nch]];
+
+				cand = dl_link_is_sync_state_only(k->flags) ? DL_NONE : k->consumer;
+			}
+			e++;
+			if (cand != DL_NONE && c->dev[cand].mark != ep) {
+				y = cand;
+				break;
+			}
+		}
+		st->v[st->n - 1] = e;
+		if (y == DL_NONE) {
+			st->n -= 2;
+			if (dl_idvec_push(post, x))
+				return;
+			continue;
+		}
+		c->dev[y].mark = ep;
+		if (dl_idvec_push(st, y) || dl_idvec_push(st, 0))
+			return;
+	}
+	for (uint32_t i = post->n; i-- > 0;)
+		dpm_move_last(c, post->v[i]);
+}
+
+static int refuse(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
+		  unsigned reason)
+{
+	dl_core_emit(c, DL_EV_LINK_REFUSED, con, DL_NONE, sup, flags, reason);
+	return -(int)reason;
+}
+
+/**
+ * dl_link_add - device_link_add().  On success *out (if given) is the link,
+ * new or updated; on refusal returns -enum dl_refusal and logs link_refused.
+ */
+int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
+		dl_link_t *out)
+{
+	struct dl_link *k;
+	dl_link_t l;
+	bool rpm_taken = false;
+
+	if (con >= c->ndev || sup >= c->ndev)
+		return refuse(c, con, sup, flags, DL_REFUSE_MISSING_DEVICE);
+	if (con == sup)
+		return refuse(c, con, sup, flags, DL_REFUSE_SELF_LINK);
+	if (flags & ~DL_ADD_VALID_FLAGS)
+		return refuse(c, con, sup, flags, DL_REFUSE_INVALID_FLAGS);
+	if ((flags & DL_FLAG_STATELESS) && (flags & DL_MANAGED_LINK_FLAGS))
+		return refuse(c, con, sup, flags, DL_REFUSE_STATELESS_MANAGED);
+	if ((flags & DL_FLAG_AUTOPROBE_CONSUMER) &&
+	    (flags & (DL_FLAG_AUTOREMOVE_CONSUMER | DL_FLAG_AUTOREMOVE_SUPPLIER)))
+		return refuse(c, con, sup, flags, DL_REFUSE_AUTOPROBE_AUTOREMOVE);
+	if (!(flags & DL_FLAG_STATELESS))
+		flags |= DL_FLAG_MANAGED;
+	if ((flags & DL_FLAG_SYNC_STATE_ONLY) && !dl_link_is_sync_state_only(flags))
+		return refuse(c, con, sup, flags & ~DL_FLAG_MANAGED, DL_REFUSE_SYNC_STATE_ONLY_FLAGS);
+	if ((flags & DL_FLAG_PM_RUNTIME) && (flags & DL_FLAG_RPM_ACTIVE)) {
+		if (!c->dev[sup].registered || dl_rpm_get_internal(c, sup, NULL) < 0)
+			return refuse(c, con, sup, flags, DL_REFUSE_RPM_RESUME_FAILED);
+		rpm_taken = true;
+	}
+	if (!c->dev[sup].registered) {
+		if (rpm_taken)
+			dl_rpm_put_noidle(c, sup);
+		return refuse(c, con, sup, flags, DL_REFUSE_SUPPLIER_UNREGISTERED);
+	}
+	if (!(flags & DL_FLAG_SYNC_STATE_ONLY) && dl_is_dependent(c, con, sup)) {
+		if (rpm_taken)
+			dl_rpm_put_noidle(c, sup);
+		return refuse(c, con, sup, flags, DL_REFUSE_REVERSE_DEPENDENCY);
+	}
+	if ((flags & DL_FLAG_SYNC_STATE_ONLY) && c->dev[con].state != DL_DEV_NO_DRIVER &&
+	    c->dev[con].state != DL_DEV_PROBING) {
+		if (rpm_taken)
+			dl_rpm_put_noidle(c, sup);
+		return refuse(c, con, sup, flags, DL_REFUSE_CONSUMER_BOUND);
+	}
+	if (flags & DL_FLAG_AUTOREMOVE_SUPPLIER)
+		flags &= ~DL_FLAG_AUTOREMOVE_CONSUMER;
+
+	l = dl_link_find(c, con, sup);
+	if (l != DL_NONE) {
+		/* Adding again: update the existing link. */
+		bool reorder = false;
+
+		k = &c->link[l];
+		if ((k->flags & DL_FLAG_INFERRED) && !(flags & DL_FLAG_INFERRED))
+			k->flags &= ~DL_FLAG_INFERRED;
+		if (flags & DL_FLAG_PM_RUNTIME) {
+			k->flags |= DL_FLAG_PM_RUNTIME;
+			if (flags & DL_FLAG_RPM_ACTIVE)
+				k->rpm_active++;
+		}
+		if (flags & DL_FLAG_STATELESS) {
+			k->kref++;
+			reorder = (k->flags & DL_FLAG_SYNC_STATE_ONLY) &&
+				  !(k->flags & DL_FLAG_STATELESS);
+			k->flags |= DL_FLAG_STATELESS;
+		} else {
+			if (flags & DL_FLAG_AUTOREMOVE_SUPPLIER) {
+				if (k->flags & DL_FLAG_AUTOREMOVE_CONSUMER) {
+					k->flags &= ~DL_FLAG_AUTOREMOVE_CONSUMER;
+					k->flags |= DL_FLAG_AUTOREMOVE_SUPPLIER;
+				}
+			} else if (!(flags & DL_FLAG_AUTOREMOVE_CONSUMER)) {
+				k->flags &= ~(DL_FLAG_AUTOREMOVE_CONSUMER | DL_FLAG_AUTOREMOVE_SUPPLIER);
+			}
+			if (!(k->flags & DL_FLAG_MANAGED)) {
+				k->kref++;
+				k->flags |= DL_FLAG_MANAGED;
+				dl_link_set_status(c, l, link_init_status(c, con, sup));
+			}
+			if ((k->flags & DL_FLAG_SYNC_STATE_ONLY) && !(flags & DL_FLAG_SYNC_STATE_ONLY)) {
+				k->flags &= ~DL_FLAG_SYNC_STATE_ONLY;
+				reorder = true;
+			}
+		}
+		dl_core_emit(c, DL_EV_LINK_ADD, con, l, sup, k->flags, k->status);
+		if (reorder && c->dev[con].registered &&
+		    c->dev[con].dpm_key < c->dev[sup].dpm_key)
+			dl_reorder_to_tail(c, con);
+		if (out)
+			*out = l;
+		return 0;
+	}
+
+	if (c->nlink == c->cap_link) {
+		uint32_t cap = c->cap_link * 2;
+		struct dl_link *nl = realloc(c->link, (size_t)cap * sizeof(*nl));
+
+		if (!nl) {
+			if (rpm_taken)
+				dl_rpm_put_noidle(c, sup);
+			return -ENOMEM;
+		}
+		c->link = nl;
+		c->cap_link = cap;
+	}
+	l = c->nlink;
+	k = &c->link[l];
+	memset(k, 0, sizeof(*k));
+	k->consumer = con;
+	k->supplier = sup;
+	k->flags = flags & ~DL_FLAG_RPM_ACTIVE;
+	k->kref = 1;
+	k->live = 1;
+	k->rpm_active = rpm_taken ? 1 : 0;
+	k->c_pos = c->dev[con].suppliers.n;
+	k->s_pos = c->dev[sup].consumers.n;
+	if (dl_idvec_push(&c->dev[con].suppliers, l))
+		return -ENOMEM;
+	if (dl_idvec_push(&c->dev[sup].consumers, l)) {
+		c->dev[con].suppliers.n--;
+		return -ENOMEM;
+	}
+	c->nlink++;
+	c->nlink_live++;
+	k->status = (flags & DL_FLAG_STATELESS) ? DL_STATE_NONE
+						: (uint8_t)link_init_status(c, con, sup);
+	dl_core_emit(c, DL_EV_LINK_ADD, con, l, sup, k->flags, k->status);
+	if (!(flags & DL_FLAG_SYNC_STATE_ONLY) && c->dev[con].registered &&
+	    c->dev[con].dpm_key < c->dev[sup].dpm_key)
+		dl_reorder_to_tail(c, con);
+	if (out)
+		*out = l;
+	return 0;
+}
+
+/**
+ * dl_link_del - device_link_del() / device_link_put_kref(): a STATELESS link
+ * drops one kref; a managed link whose consumer is still registered cannot be
+ * dropped by a caller (-EPERM, the kernel WARNs); otherwise it goes at once.
+ */
+int dl_link_del(struct dl_core *c, dl_link_t l)
+{
+	struct dl_link *k;
+
+	if (l >= c->nlink || !c->link[l].live)
+		return -ENOENT;
+	k = &c->link[l];
+	if (k->flags & DL_FLAG_STATELESS) {
+		link_kref_put(c, l);
+		return 0;
+	}
+	if (c->dev[k->consumer].registered)
+		return -EPERM;
+	link_free(c, l);
+	return 0;
+}
+
+/* fw_devlink marks links on a dependency cycle; they no longer block probe. */
+int dl_link_mark_cycle(struct dl_core *c, dl_link_t l)
+{
+	if (l >= c->nlink || !c->link[l].live)
+		return -ENOENT;
+	c->link[l].flags |= DL_FLAG_CYCLE;
+	return 0;
+}
+
+bool dl_dpm_is_topological(const struct dl_core *c)
+{
+	for (dl_dev_t d = c->dpm_head; d != DL_NONE; d = c->dev[d].dpm_next) {
+		const struct dl_device *x = &c->dev[d];
+
+		if (x->parent != DL_NONE && c->dev[x->parent].dpm_key >= x->dpm_key)
+			return false;
+		for (uint32_t i = 0; i < x->suppliers.n; i++) {
+			const struct dl_link *k = &c->link[x->suppliers.v[i]];
+
+			if (dl_link_is_sync_state_only(k->flags))
+				continue;
+			if (c->dev[k->supplier].dpm_key >= x->dpm_key)
+				return false;
+		}
+	}
+	return true;
+}

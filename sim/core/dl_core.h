@@ -1,0 +1,235 @@
+/*
+ * dl_core.h - the link core: devices, drivers and device links.
+ *
+ * A pure, deterministic model of the Linux driver core's device links
+ * (drivers/base/core.c, dd.c, power/main.c, power/runtime.c) as described in
+ * shared/LINK-CORE.md.  No I/O, no threads, no clock: the engines call in at
+ * the instant an action happens and stamp the events this layer emits.
+ *
+ * Data layout: devices and links live in arrays indexed by uint32_t ids.
+ * Each device keeps small vectors of link ids (its supplier links and its
+ * consumer links) and of child ids; a link remembers its slot in both
+ * vectors so that deletion is O(1) (swap-remove).  Link ids are never
+ * reused within a core, so that a log can name a link unambiguously.
+ *
+ * dpm_list is a doubly linked list over device ids plus a 64-bit key per
+ * device that grows along the list (an order-maintenance structure: moving a
+ * device to the tail gives it a fresh, larger key).  The list is kept a
+ * topological order of parent->child and supplier->consumer; that makes the
+ * cycle check cheap: a supplier that precedes the consumer cannot depend on
+ * it, and a search from the consumer can prune every device whose key is
+ * past the supplier's.  See dl_core.c for the details.
+ *
+ * Every function returns 0 or a negative errno-style code unless it says
+ * otherwise.  Nothing here prints.
+ */
+#ifndef DL_CORE_H
+#define DL_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/core/dl_event.h"
+
+typedef uint32_t dl_dev_t;
+typedef uint32_t dl_link_t;
+#define DL_NONE UINT32_MAX
+
+/* The kernel's DL_FLAG_* values (include/linux/device.h). */
+enum {
+	DL_FLAG_STATELESS           = 1u << 0,
+	DL_FLAG_AUTOREMOVE_CONSUMER = 1u << 1,
+	DL_FLAG_PM_RUNTIME          = 1u << 2,
+	DL_FLAG_RPM_ACTIVE          = 1u << 3,
+	DL_FLAG_AUTOREMOVE_SUPPLIER = 1u << 4,
+	DL_FLAG_AUTOPROBE_CONSUMER  = 1u << 5,
+	DL_FLAG_MANAGED             = 1u << 6,
+	DL_FLAG_SYNC_STATE_ONLY     = 1u << 7,
+	DL_FLAG_INFERRED            = 1u << 8,
+	DL_FLAG_CYCLE               = 1u << 9,
+};
+#define DL_FLAG_COUNT 10
+
+/* Flags that only make sense on managed links (LINK-CORE.md rule 3). */
+#define DL_MANAGED_LINK_FLAGS (DL_FLAG_AUTOREMOVE_CONSUMER | DL_FLAG_AUTOREMOVE_SUPPLIER | \
+			       DL_FLAG_AUTOPROBE_CONSUMER | DL_FLAG_SYNC_STATE_ONLY | \
+			       DL_FLAG_INFERRED)
+/* Flags a caller may pass to dl_link_add() (rule 2). */
+#define DL_ADD_VALID_FLAGS (DL_MANAGED_LINK_FLAGS | DL_FLAG_STATELESS | \
+			    DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE)
+
+/* links.status of a device (enum dl_dev_state in the kernel). */
+enum dl_dev_state {
+	DL_DEV_NO_DRIVER,
+	DL_DEV_PROBING,
+	DL_DEV_DRIVER_BOUND,
+	DL_DEV_UNBINDING,
+};
+
+/* Link status (enum device_link_state; the kernel's NONE is -1). */
+enum dl_link_state {
+	DL_STATE_NONE,
+	DL_STATE_DORMANT,
+	DL_STATE_AVAILABLE,
+	DL_STATE_CONSUMER_PROBE,
+	DL_STATE_ACTIVE,
+	DL_STATE_SUPPLIER_UNBIND,
+	DL_STATE_COUNT
+};
+
+/* Why dl_link_add() refused a link; dl_link_add() returns -reason. */
+enum dl_refusal {
+	DL_REFUSE_MISSING_DEVICE = 1,   /* rule 1: no such consumer or supplier */
+	DL_REFUSE_SELF_LINK,            /* rule 1: consumer == supplier */
+	DL_REFUSE_INVALID_FLAGS,        /* rule 2 */
+	DL_REFUSE_STATELESS_MANAGED,    /* rule 3 */
+	DL_REFUSE_AUTOPROBE_AUTOREMOVE, /* rule 4 */
+	DL_REFUSE_SYNC_STATE_ONLY_FLAGS,/* rule 5 */
+	DL_REFUSE_RPM_RESUME_FAILED,    /* rule 6 */
+	DL_REFUSE_SUPPLIER_UNREGISTERED,/* rule 7 */
+	DL_REFUSE_REVERSE_DEPENDENCY,   /* rule 8 */
+	DL_REFUSE_CONSUMER_BOUND,       /* rule 9 */
+	DL_REFUSE_COUNT
+};
+
+enum dl_rpm_status { DL_RPM_SUSPENDED, DL_RPM_ACTIVE };
+
+#define DL_EPROBE_DEFER 517   /* the kernel's EPROBE_DEFER */
+
+struct dl_idvec {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+
+struct dl_device {
+	dl_dev_t parent;
+	uint8_t state;          /* enum dl_dev_state */
+	uint8_t registered;     /* on dpm_list (device_pm_initialized) */
+	uint8_t async;          /* may be suspended/resumed asynchronously */
+	uint8_t rpm_status;     /* enum dl_rpm_status */
+	uint8_t deferred;       /* on the deferred-probe pending or active list */
+	uint8_t state_synced;   /* sync_state() has run */
+	uint8_t rpm_fail;       /* fault: runtime resume fails (rule 6) */
+	uint8_t pm_depth;       /* suspend phases completed in this transition, 0..4 */
+	int32_t rpm_usage;      /* runtime-PM usage count */
+	int32_t rpm_children;   /* runtime-active children */
+	dl_dev_t dpm_prev, dpm_next;
+	uint64_t dpm_key;       /* grows along dpm_list */
+	uint32_t mark;          /* visit epoch for graph searches */
+	uint32_t child_pos;     /* slot in the parent's children vector */
+	struct dl_idvec suppliers;  /* link ids where this device is the consumer */
+	struct dl_idvec consumers;  /* link ids where this device is the supplier */
+	struct dl_idvec children;   /* device ids */
+};
+
+struct dl_link {
+	dl_dev_t consumer, supplier;
+	uint32_t flags;
+	uint8_t status;         /* enum dl_link_state */
+	uint8_t live;           /* 0 once deleted (ids are not reused) */
+	uint32_t kref;
+	uint32_t rpm_active;    /* runtime-PM references held on the supplier */
+	uint32_t c_pos, s_pos;  /* slots in consumer->suppliers, supplier->consumers */
+};
+
+struct dl_core {
+	struct dl_device *dev;
+	uint32_t ndev, cap_dev;
+	struct dl_link *link;
+	uint32_t nlink, cap_link;
+	uint32_t nlink_live;
+
+	dl_dev_t dpm_head, dpm_tail;
+	uint32_t dpm_count;
+	uint64_t dpm_next_key;
+
+	uint32_t epoch;
+	struct dl_idvec scratch, scratch2;  /* search stacks, reused */
+
+	/* deferred probing (drivers/base/dd.c) */
+	struct dl_idvec deferred_pending, deferred_active;
+	uint32_t deferred_active_head;
+	bool deferred_enabled;          /* set at late_initcall */
+	bool sync_state_paused;         /* until late boot */
+	uint64_t probe_attempts, probe_defers, deferred_triggers;
+
+	struct dl_sink sink;
+};
+
+/* Lifetime. */
+int dl_core_init(struct dl_core *c, uint32_t ndev_hint, uint32_t nlink_hint);
+void dl_core_fini(struct dl_core *c);
+void dl_core_set_sink(struct dl_core *c, struct dl_sink sink);
+
+/* Devices. */
+int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out);
+int dl_device_register(struct dl_core *c, dl_dev_t d);
+int dl_device_del(struct dl_core *c, dl_dev_t d);
+
+/* Links. */
+int dl_link_add(struct dl_core *c, dl_dev_t consumer, dl_dev_t supplier,
+		uint32_t flags, dl_link_t *out);
+int dl_link_del(struct dl_core *c, dl_link_t l);
+dl_link_t dl_link_find(const struct dl_core *c, dl_dev_t consumer, dl_dev_t supplier);
+int dl_link_mark_cycle(struct dl_core *c, dl_link_t l);
+bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target);
+void dl_reorder_to_tail(struct dl_core *c, dl_dev_t d);
+
+/* Kernel-faithful reimplementations, for benchmarks and cross-checks only. */
+bool dl_kernel_is_dependent(const struct dl_core *c, dl_dev_t dev, dl_dev_t target,
+			    uint64_t *visits);
+void dl_kernel_reorder_to_tail(struct dl_core *c, dl_dev_t d, uint64_t *visits);
+
+/* Probe (drivers/base/dd.c). */
+int dl_probe_begin(struct dl_core *c, dl_dev_t d, bool ignore_links);
+void dl_probe_end(struct dl_core *c, dl_dev_t d, int err);
+void dl_deferred_enable(struct dl_core *c);
+void dl_deferred_trigger(struct dl_core *c);
+void dl_deferred_add(struct dl_core *c, dl_dev_t d);
+dl_dev_t dl_deferred_next(struct dl_core *c);
+bool dl_sync_state_ready(const struct dl_core *c, dl_dev_t d);
+void dl_sync_state_resume(struct dl_core *c);
+
+/* Unbind (__device_release_driver), in steps so that an engine can let time pass. */
+bool dl_links_busy(struct dl_core *c, dl_dev_t d);
+#define DL_UNBIND_WAIT_PROBE ((dl_dev_t)(UINT32_MAX - 1))
+dl_dev_t dl_links_unbind_next(struct dl_core *c, dl_dev_t d);
+void dl_driver_cleanup(struct dl_core *c, dl_dev_t d);
+int dl_release_driver(struct dl_core *c, dl_dev_t d, struct dl_idvec *order);
+
+/* System sleep. */
+bool dl_link_counts_for_pm(const struct dl_link *l);
+bool dl_pm_ready(const struct dl_core *c, dl_dev_t d, bool suspend, const uint8_t *done);
+uint32_t dl_pm_wait_count(const struct dl_core *c, dl_dev_t d, bool suspend);
+bool dl_dpm_is_topological(const struct dl_core *c);
+
+/* Runtime PM through PM_RUNTIME links. */
+int dl_rpm_get(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed);
+int dl_rpm_put(struct dl_core *c, dl_dev_t d, struct dl_idvec *suspended);
+
+/* Names, for logs and messages. */
+const char *dl_dev_state_name(unsigned s);
+const char *dl_link_state_name(unsigned s);
+const char *dl_refusal_name(unsigned r);
+const char *dl_flag_name(unsigned bit_index);
+int dl_flag_parse(const char *name, uint32_t *bit);
+size_t dl_flags_format(uint32_t flags, char *buf, size_t len);
+
+/* Small vector helpers shared by the layers. */
+int dl_idvec_push(struct dl_idvec *v, uint32_t x);
+void dl_idvec_free(struct dl_idvec *v);
+
+static inline const struct dl_device *dl_dev(const struct dl_core *c, dl_dev_t d)
+{
+	return &c->dev[d];
+}
+
+static inline bool dl_link_is_sync_state_only(uint32_t flags)
+{
+	/* device_link_flag_is_sync_state_only() */
+	return (flags & ~(DL_FLAG_INFERRED | DL_FLAG_CYCLE)) ==
+	       (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_MANAGED);
+}
+
+#endif

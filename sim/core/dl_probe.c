@@ -1,0 +1,337 @@
+/*
+ * dl_probe.c - probing, deferred probing, unbinding and sync_state()
+ * (drivers/base/dd.c and the device_links_* helpers of drivers/base/core.c).
+ *
+ * The engines call these at the instant the kernel would run them; time
+ * (the driver's probe or remove callback) passes between the calls.
+ */
+#include <errno.h>
+
+#include "sim/core/dl_internal.h"
+
+static bool link_blocks_probe(const struct dl_link *k)
+{
+	/* CYCLE links are made SYNC_STATE_ONLY-like by fw_devlink. */
+	return (k->flags & DL_FLAG_MANAGED) &&
+	       !(k->flags & (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE)) &&
+	       k->status != DL_STATE_AVAILABLE;
+}
+
+/* driver_deferred_probe_add() */
+void dl_deferred_add(struct dl_core *c, dl_dev_t d)
+{
+	if (c->dev[d].deferred)
+		return;
+	if (dl_idvec_push(&c->deferred_pending, d) == 0)
+		c->dev[d].deferred = 1;
+}
+
+/* driver_deferred_probe_trigger(): a no-op until late_initcall. */
+void dl_deferred_trigger(struct dl_core *c)
+{
+	struct dl_idvec *p = &c->deferred_pending;
+
+	if (!c->deferred_enabled)
+		return;
+	c->deferred_triggers++;
+	for (uint32_t i = 0; i < p->n; i++)
+		dl_idvec_push(&c->deferred_active, p->v[i]);
+	p->n = 0;
+}
+
+/* deferred_probe_initcall(): enable retries and trigger once. */
+void dl_deferred_enable(struct dl_core *c)
+{
+	c->deferred_enabled = true;
+	dl_deferred_trigger(c);
+}
+
+/**
+ * dl_deferred_next - the next device of the active list to retry
+ * (deferred_probe_work_func), or DL_NONE when the list is empty.
+ */
+dl_dev_t dl_deferred_next(struct dl_core *c)
+{
+	struct dl_idvec *a = &c->deferred_active;
+
+	while (c->deferred_active_head < a->n) {
+		dl_dev_t d = a->v[c->deferred_active_head++];
+
+		if (!c->dev[d].deferred || !c->dev[d].registered)
+			continue;
+		c->dev[d].deferred = 0;
+		return d;
+	}
+	a->n = 0;
+	c->deferred_active_head = 0;
+	return DL_NONE;
+}
+
+/**
+ * dl_probe_begin - device_links_check_suppliers() before the driver's probe.
+ * Returns 0 (supplier links now CONSUMER_PROBE, device PROBING),
+ * -DL_EPROBE_DEFER (device put on the deferred list), or -EBUSY if the
+ * device is not free to probe.  @ignore_links skips the check (the `naive`
+ * negative control).
+ */
+int dl_probe_begin(struct dl_core *c, dl_dev_t d, bool ignore_links)
+{
+	struct dl_device *x = &c->dev[d];
+
+	if (!x->registered || x->state != DL_DEV_NO_DRIVER)
+		return -EBUSY;
+	c->probe_attempts++;
+	if (!ignore_links) {
+		for (uint32_t i = 0; i < x->suppliers.n; i++) {
+			if (link_blocks_probe(&c->link[x->suppliers.v[i]])) {
+				c->probe_defers++;
+				dl_deferred_add(c, d);
+				return -DL_EPROBE_DEFER;
+			}
+		}
+		for (uint32_t i = 0; i < x->suppliers.n; i++) {
+			dl_link_t l = x->suppliers.v[i];
+			const struct dl_link *k = &c->link[l];
+
+			if ((k->flags & DL_FLAG_MANAGED) && k->status == DL_STATE_AVAILABLE)
+				dl_link_set_status(c, l, DL_STATE_CONSUMER_PROBE);
+		}
+	}
+	x->deferred = 0;
+	x->state = DL_DEV_PROBING;
+	return 0;
+}
+
+/* __device_links_queue_sync_state() */
+static void queue_sync_state(struct dl_core *c, dl_dev_t d)
+{
+	if (c->sync_state_paused || !dl_sync_state_ready(c, d))
+		return;
+	c->dev[d].state_synced = 1;
+	dl_core_emit(c, DL_EV_SYNC_STATE, d, DL_NONE, DL_NONE, 0, 0);
+}
+
+bool dl_sync_state_ready(const struct dl_core *c, dl_dev_t d)
+{
+	const struct dl_device *x = &c->dev[d];
+
+	if (x->state != DL_DEV_DRIVER_BOUND || x->state_synced)
+		return false;
+	for (uint32_t i = 0; i < x->consumers.n; i++) {
+		const struct dl_link *k = &c->link[x->consumers.v[i]];
+
+		if ((k->flags & DL_FLAG_MANAGED) && k->status != DL_STATE_ACTIVE)
+			return false;
+	}
+	return true;
+}
+
+/* device_links_supplier_sync_state_resume(), at late boot. */
+void dl_sync_state_resume(struct dl_core *c)
+{
+	c->sync_state_paused = false;
+	for (dl_dev_t d = c->dpm_head; d != DL_NONE; d = c->dev[d].dpm_next)
+		queue_sync_state(c, d);
+}
+
+/* device_links_driver_bound() + driver_bound() */
+static void links_driver_bound(struct dl_core *c, dl_dev_t d)
+{
+	struct dl_device *x = &c->dev[d];
+
+	for (uint32_t i = 0; i < x->consumers.n; i++) {
+		dl_link_t l = x->consumers.v[i];
+		const struct dl_link *k = &c->link[l];
+
+		if (!(k->flags & DL_FLAG_MANAGED))
+			continue;
+		/* Links created during the consumer's probe: skip. */
+		if (k->status == DL_STATE_CONSUMER_PROBE || k->status == DL_STATE_ACTIVE)
+			continue;
+		dl_link_set_status(c, l, DL_STATE_AVAILABLE);
+		if (k->flags & DL_FLAG_AUTOPROBE_CONSUMER)
+			dl_deferred_add(c, k->consumer);
+	}
+	queue_sync_state(c, d);
+	for (uint32_t i = x->suppliers.n; i-- > 0;) {
+		dl_link_t l = x->suppliers.v[i];
+		const struct dl_link *k = &c->link[l];
+		dl_dev_t sup = k->supplier;
+
+		if (!(k->flags & DL_FLAG_MANAGED))
+			continue;
+		if (k->flags & DL_FLAG_SYNC_STATE_ONLY)
+			/* Only SYNC_STATE_ONLY is set: the link has served its purpose. */
+			dl_link_drop_managed(c, l);
+		else
+			dl_link_set_status(c, l, DL_STATE_ACTIVE);
+		queue_sync_state(c, sup);
+	}
+	x->state = DL_DEV_DRIVER_BOUND;
+	queue_sync_state(c, d);
+}
+
+/* __device_links_no_driver() */
+static void links_no_driver_suppliers(struct dl_core *c, dl_dev_t d)
+{
+	struct dl_device *x = &c->dev[d];
+
+	for (uint32_t i = x->suppliers.n; i-- > 0;) {
+		dl_link_t l = x->suppliers.v[i];
+		const struct dl_link *k = &c->link[l];
+
+		if (!(k->flags & DL_FLAG_MANAGED))
+			continue;
+		if (k->flags & DL_FLAG_AUTOREMOVE_CONSUMER) {
+			dl_link_drop_managed(c, l);
+			continue;
+		}
+		if (k->status != DL_STATE_CONSUMER_PROBE && k->status != DL_STATE_ACTIVE)
+			continue;
+		if (c->dev[k->supplier].state == DL_DEV_DRIVER_BOUND)
+			dl_link_set_status(c, l, DL_STATE_AVAILABLE);
+		else
+			dl_link_set_status(c, l, DL_STATE_DORMANT);
+	}
+	x->state = DL_DEV_NO_DRIVER;
+}
+
+/**
+ * dl_probe_end - the driver's probe returned @err.  0: driver_bound()
+ * (links, sync_state, deferred-probe trigger); -DL_EPROBE_DEFER: back on the
+ * deferred list; other errors: device_links_no_driver().
+ */
+void dl_probe_end(struct dl_core *c, dl_dev_t d, int err)
+{
+	struct dl_device *x = &c->dev[d];
+
+	if (x->state != DL_DEV_PROBING)
+		return;
+	if (err == 0) {
+		links_driver_bound(c, d);
+		dl_deferred_trigger(c);
+		return;
+	}
+	/* device_links_no_driver(): consumer links added during our probe. */
+	for (uint32_t i = 0; i < x->consumers.n; i++) {
+		dl_link_t l = x->consumers.v[i];
+		const struct dl_link *k = &c->link[l];
+
+		if ((k->flags & DL_FLAG_MANAGED) &&
+		    (k->status == DL_STATE_CONSUMER_PROBE || k->status == DL_STATE_ACTIVE))
+			dl_link_set_status(c, l, DL_STATE_DORMANT);
+	}
+	links_no_driver_suppliers(c, d);
+	if (err == -DL_EPROBE_DEFER) {
+		c->probe_defers++;
+		dl_deferred_add(c, d);
+	}
+}
+
+/**
+ * dl_links_busy - device_links_busy(): the device starts unbinding; returns
+ * true while a managed consumer link is CONSUMER_PROBE or ACTIVE.  Links that
+ * are not busy become SUPPLIER_UNBIND.
+ */
+bool dl_links_busy(struct dl_core *c, dl_dev_t d)
+{
+	struct dl_device *x = &c->dev[d];
+	bool busy = false;
+
+	for (uint32_t i = 0; i < x->consumers.n; i++) {
+		dl_link_t l = x->consumers.v[i];
+		const struct dl_link *k = &c->link[l];
+
+		if (!(k->flags & DL_FLAG_MANAGED))
+			continue;
+		if (k->status == DL_STATE_CONSUMER_PROBE || k->status == DL_STATE_ACTIVE) {
+			busy = true;
+			break;
+		}
+		dl_link_set_status(c, l, DL_STATE_SUPPLIER_UNBIND);
+	}
+	x->state = DL_DEV_UNBINDING;
+	return busy;
+}
+
+/**
+ * dl_links_unbind_next - one step of device_links_unbind_consumers(): returns
+ * the next consumer whose driver must be released first (its link is now
+ * SUPPLIER_UNBIND), DL_UNBIND_WAIT_PROBE if a consumer is still probing, or
+ * DL_NONE when no consumer is bound any more.
+ */
+dl_dev_t dl_links_unbind_next(struct dl_core *c, dl_dev_t d)
+{
+	struct dl_device *x = &c->dev[d];
+
+	for (uint32_t i = 0; i < x->consumers.n; i++) {
+		dl_link_t l = x->consumers.v[i];
+		const struct dl_link *k = &c->link[l];
+		unsigned status = k->status;
+
+		if (!(k->flags & DL_FLAG_MANAGED) || (k->flags & DL_FLAG_SYNC_STATE_ONLY))
+			continue;
+		if (status == DL_STATE_CONSUMER_PROBE)
+			return DL_UNBIND_WAIT_PROBE;
+		dl_link_set_status(c, l, DL_STATE_SUPPLIER_UNBIND);
+		if (status == DL_STATE_ACTIVE)
+			return k->consumer;
+	}
+	return DL_NONE;
+}
+
+/**
+ * dl_driver_cleanup - device_links_driver_cleanup() after the driver's remove:
+ * AUTOREMOVE_SUPPLIER consumer links go, the rest become DORMANT, and the
+ * device's own supplier links are handled as on probe failure.
+ */
+void dl_driver_cleanup(struct dl_core *c, dl_dev_t d)
+{
+	struct dl_device *x = &c->dev[d];
+
+	for (uint32_t i = x->consumers.n; i-- > 0;) {
+		dl_link_t l = x->consumers.v[i];
+		const struct dl_link *k = &c->link[l];
+
+		if (!(k->flags & DL_FLAG_MANAGED))
+			continue;
+		if (k->status == DL_STATE_SUPPLIER_UNBIND &&
+		    (k->flags & DL_FLAG_AUTOREMOVE_SUPPLIER)) {
+			dl_link_drop_managed(c, l);
+			continue;
+		}
+		dl_link_set_status(c, l, DL_STATE_DORMANT);
+	}
+	links_no_driver_suppliers(c, d);
+}
+
+/**
+ * dl_release_driver - __device_release_driver() in one go, for callers that
+ * do not model time: consumers are unbound first, recursively; @order (if
+ * given) receives the devices unbound, in order.  Returns -EBUSY if a
+ * consumer is still probing (the kernel would wait for it).
+ */
+int dl_release_driver(struct dl_core *c, dl_dev_t d, struct dl_idvec *order)
+{
+	if (d >= c->ndev || c->dev[d].state != DL_DEV_DRIVER_BOUND)
+		return 0;
+	while (dl_links_busy(c, d)) {
+		dl_dev_t x;
+
+		while ((x = dl_links_unbind_next(c, d)) != DL_NONE) {
+			int err;
+
+			if (x == DL_UNBIND_WAIT_PROBE) {
+				c->dev[d].state = DL_DEV_DRIVER_BOUND;
+				return -EBUSY;
+			}
+			err = dl_release_driver(c, x, order);
+			if (err)
+				return err;
+		}
+	}
+	dl_driver_cleanup(c, d);
+	if (order)
+		dl_idvec_push(order, d);
+	return 0;
+}
