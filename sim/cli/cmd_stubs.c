@@ -17,26 +17,6 @@ static int stub(int argc, char **argv, const char *issue)
 	return cli_not_built(argv[0], issue);
 }
 
-__attribute__((weak)) int cmd_run(int argc, char **argv)
-{
-	return stub(argc, argv, "Discrete-event engine and the six ordering algorithms");
-}
-
-__attribute__((weak)) int cmd_compare(int argc, char **argv)
-{
-	return stub(argc, argv, "Discrete-event engine and the six ordering algorithms");
-}
-
-__attribute__((weak)) int cmd_check(int argc, char **argv)
-{
-	return stub(argc, argv, "SQLite event log and dlsim check");
-}
-
-__attribute__((weak)) int cmd_report(int argc, char **argv)
-{
-	return stub(argc, argv, "Reports: gnuplot plots, a sleepgraph-style HTML timeline");
-}
-
 __attribute__((weak)) int cmd_import_dtb(int argc, char **argv)
 {
 	return stub(argc, argv, "Real device trees: dlsim import-dtb");

@@ -370,12 +370,19 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 	struct dl_idvec *st = &c->scratch;
 	uint64_t limit;
 	uint32_t ep;
+	bool unreg;
 
 	if (dev == target || is_ancestor(c, dev, target))
 		return true;
-	if (!c->dev[dev].registered || !c->dev[target].registered)
-		return false;   /* unregistered devices have no consumers or children yet */
-	limit = c->dev[target].dpm_key;
+	if (!c->dev[dev].registered)
+		return false;   /* an unregistered device has no consumers or children yet */
+	/*
+	 * An unregistered target is off dpm_list and not in its parent's
+	 * children yet: as in the kernel, reaching any of its ancestors (or a
+	 * link to it) is a hit.
+	 */
+	unreg = !c->dev[target].registered;
+	limit = unreg ? UINT64_MAX : c->dev[target].dpm_key;
 	if (c->dev[dev].dpm_key > limit)
 		return false;
 	ep = next_epoch(c);
@@ -389,7 +396,7 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 		for (uint32_t i = 0; i < x->children.n; i++) {
 			dl_dev_t y = x->children.v[i];
 
-			if (y == target)
+			if (y == target || (unreg && is_ancestor(c, y, target)))
 				return true;
 			if (c->dev[y].mark != ep && c->dev[y].dpm_key < limit) {
 				c->dev[y].mark = ep;
@@ -403,7 +410,7 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 
 			if (dl_link_is_sync_state_only(k->flags))
 				continue;
-			if (y == target)
+			if (y == target || (unreg && is_ancestor(c, y, target)))
 				return true;
 			if (c->dev[y].mark != ep && c->dev[y].registered &&
 			    c->dev[y].dpm_key < limit) {

@@ -1,0 +1,59 @@
+/*
+ * engine.h - the discrete-event engine: runs a scenario's script through
+ * the link core in virtual time, under one ordering algorithm.
+ */
+#ifndef DL_ENGINE_H
+#define DL_ENGINE_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "sim/core/dl_event.h"
+#include "sim/order/order.h"
+#include "sim/scenario/scenario.h"
+
+/* Cost-model defaults (overridable by the scenario's "cost" object). */
+#define DL_COST_QUEUE_NS        2000   /* queue a work item (async_schedule) */
+#define DL_COST_WAKE_NS         5000   /* wake a blocked worker and switch to it */
+#define DL_COST_SWITCH_NS       3000   /* a worker blocks: context switch away */
+#define DL_COST_MAIN_NS          500   /* main thread's per-device list walk */
+#define DL_COST_PROBE_CHECK_NS  1000   /* a probe attempt that defers */
+#define DL_COST_CPUS               8
+
+struct dl_engine_opts {
+	enum dl_order order;
+	uint32_t workers;        /* 0: the order's default */
+	uint64_t seed;
+	struct dl_sink sink;     /* gets every event, time-stamped; may be empty */
+	volatile sig_atomic_t *stop;  /* set asynchronously to interrupt */
+};
+
+#define DL_MAX_OPS 64
+
+struct dl_op_result {
+	uint8_t kind;            /* enum dl_op_kind */
+	int64_t start_ns, makespan_ns, lower_bound_ns, critical_path_ns, work_ns;
+	int64_t blocked_ns;      /* worker time spent blocked on dependencies */
+	uint64_t wakeups, probe_attempts, probe_defers;
+	uint32_t peak_workers;   /* work items alive at once (running or blocked) */
+	int err;                 /* negative errno of a failing callback, 0 */
+	uint32_t fail_dev;       /* the device whose callback failed */
+};
+
+struct dl_run_result {
+	const char *status;      /* "ok", "failed", "interrupted" */
+	uint32_t workers, devices, links, links_refused;
+	int64_t makespan_ns, lower_bound_ns, critical_path_ns, work_ns, blocked_ns;
+	uint64_t events, probe_attempts, probe_defers, wakeups;
+	uint32_t peak_workers;
+	int64_t wall_ns;
+	uint32_t nops;
+	struct dl_op_result op[DL_MAX_OPS];
+	int err;
+	uint32_t fail_dev;
+};
+
+int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
+		  struct dl_run_result *r);
+
+#endif

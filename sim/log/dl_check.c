@@ -1,0 +1,898 @@
+/*
+ * dl_check.c - stream a run's events in seq order and re-verify the
+ * invariants of LINK-CORE.md from the log alone (see dl_check.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "sim/core/dl_core.h"
+#include "sim/log/dl_check.h"
+#include "sim/log/dl_log.h"
+
+#define PRINT_CAP 50
+#define DFS_BUDGET 2000000u
+
+struct vec { uint32_t *v; uint32_t n, cap; };
+
+enum { DRV_NONE, DRV_PROBING, DRV_BOUND, DRV_UNBINDING };
+
+struct cdev {
+	char *name;
+	uint32_t parent;
+	uint8_t drv;
+	uint8_t registered, deleted;
+	uint8_t rpm;            /* RPM_UNKNOWN until the first rpm_resume/rpm_suspend */
+	int8_t in_phase;        /* enum dl_phase of the callback running, -1 none */
+	uint8_t susp;           /* bit p: suspended in suspend phase p, not yet resumed */
+	uint32_t stamp;         /* DFS visitation */
+	struct vec cons;        /* links where this device is the consumer */
+	struct vec sup;         /* links where this device is the supplier */
+	struct vec children;
+};
+
+struct clink {
+	uint32_t c, s, flags;
+	uint8_t state, live, known;
+	uint8_t rpm_ref;        /* the consumer holds a runtime-PM reference on the supplier */
+};
+
+enum { RPM_UNKNOWN, RPM_ACTIVE_, RPM_SUSPENDED_ };
+
+struct checker {
+	sqlite3 *db;
+	int64_t run;
+	int verbose;
+	FILE *out;
+	struct dl_check_result *res;
+	struct cdev *dev;
+	uint32_t ndev;
+	struct clink *link;
+	uint32_t nlink;
+	int have_register;
+	int store;
+	sqlite3_stmt *ins;
+	uint32_t stamp;
+	struct vec stack;
+	int oom;
+};
+
+static int vec_push(struct vec *v, uint32_t x)
+{
+	if (v->n == v->cap) {
+		uint32_t nc = v->cap ? v->cap * 2 : 4;
+		uint32_t *nv = realloc(v->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		v->v = nv;
+		v->cap = nc;
+	}
+	v->v[v->n++] = x;
+	return 0;
+}
+
+static struct cdev *get_dev(struct checker *k, uint32_t id)
+{
+	if (id == DL_NONE || id >= (1u << 28))
+		return NULL;
+	if (id >= k->ndev) {
+		uint32_t n = k->ndev ? k->ndev : 64;
+		struct cdev *nd;
+
+		while (n <= id)
+			n *= 2;
+		nd = realloc(k->dev, (size_t)n * sizeof(*nd));
+		if (!nd) {
+			k->oom = 1;
+			return NULL;
+		}
+		memset(nd + k->ndev, 0, (size_t)(n - k->ndev) * sizeof(*nd));
+		for (uint32_t i = k->ndev; i < n; i++) {
+			nd[i].parent = DL_NONE;
+			nd[i].in_phase = -1;
+		}
+		k->dev = nd;
+		k->ndev = n;
+	}
+	return &k->dev[id];
+}
+
+static struct clink *get_link(struct checker *k, uint32_t id)
+{
+	if (id == DL_NONE || id >= (1u << 28))
+		return NULL;
+	if (id >= k->nlink) {
+		uint32_t n = k->nlink ? k->nlink : 64;
+		struct clink *nl;
+
+		while (n <= id)
+			n *= 2;
+		nl = realloc(k->link, (size_t)n * sizeof(*nl));
+		if (!nl) {
+			k->oom = 1;
+			return NULL;
+		}
+		memset(nl + k->nlink, 0, (size_t)(n - k->nlink) * sizeof(*nl));
+		k->link = nl;
+		k->nlink = n;
+	}
+	return &k->link[id];
+}
+
+static void set_parent(struct checker *k, uint32_t d, uint32_t p)
+{
+	struct cdev *dd = get_dev(k, d), *pp = get_dev(k, p);
+
+	if (!dd || !pp || dd->parent != DL_NONE || d == p)
+		return;
+	dd->parent = p;
+	if (vec_push(&pp->children, d))
+		k->oom = 1;
+}
+
+static void know_link(struct checker *k, uint32_t l, uint32_t c, uint32_t s, uint32_t flags)
+{
+	struct clink *L = get_link(k, l);
+	struct cdev *cd = get_dev(k, c), *sd = get_dev(k, s);
+
+	if (!L || !cd || !sd)
+		return;
+	L->flags = flags;
+	if (L->known)
+		return;
+	L->known = 1;
+	L->c = c;
+	L->s = s;
+	if (vec_push(&cd->cons, l) || vec_push(&sd->sup, l))
+		k->oom = 1;
+}
+
+/* Names are data: print them with quotes, backslashes and controls escaped. */
+static void put_name(struct checker *k, FILE *f, uint32_t id)
+{
+	const unsigned char *s = NULL;
+
+	if (id < k->ndev)
+		s = (const unsigned char *)k->dev[id].name;
+	if (!s) {
+		fprintf(f, "#%" PRIu32, id);
+		return;
+	}
+	for (; *s; s++) {
+		if (*s == '\'' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if (*s < 0x20 || *s == 0x7f)
+			fprintf(f, "\\x%02x", *s);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void violation(struct checker *k, int inv, uint32_t c, uint32_t s, uint32_t link,
+		      int64_t t, const char *fmt, ...)
+{
+	char what[256];
+	char *detail = NULL;
+	size_t dlen = 0;
+	FILE *mf;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	k->res->total++;
+	k->res->by_inv[inv]++;
+
+	mf = open_memstream(&detail, &dlen);
+	if (mf) {
+		fprintf(mf, "run %" PRId64 ": invariant %d: %s, ", k->run, inv, what);
+		if (s != DL_NONE) {
+			fputs("devices '", mf);
+			put_name(k, mf, c);
+			fputs("' and '", mf);
+			put_name(k, mf, s);
+			fputc('\'', mf);
+		} else {
+			fputs("device '", mf);
+			put_name(k, mf, c);
+			fputc('\'', mf);
+		}
+		fprintf(mf, ", t=%" PRId64, t);
+		fclose(mf);
+	}
+	if (detail && k->verbose &&
+	    (k->verbose > 1 || k->res->by_inv[inv] <= PRINT_CAP)) {
+		fprintf(k->out, "%s\n", detail);
+		if (k->verbose == 1 && k->res->by_inv[inv] == PRINT_CAP)
+			fprintf(k->out, "run %" PRId64 ": invariant %d: further violations not printed"
+				" (see the violations table)\n", k->run, inv);
+	}
+	if (k->store && k->ins) {
+		sqlite3_bind_int64(k->ins, 1, k->run);
+		sqlite3_bind_int(k->ins, 2, inv);
+		if (c == DL_NONE)
+			sqlite3_bind_null(k->ins, 3);
+		else
+			sqlite3_bind_int64(k->ins, 3, c);
+		if (link == DL_NONE)
+			sqlite3_bind_null(k->ins, 4);
+		else
+			sqlite3_bind_int64(k->ins, 4, link);
+		sqlite3_bind_int64(k->ins, 5, t);
+		if (detail)
+			sqlite3_bind_text(k->ins, 6, detail, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_text(k->ins, 6, what, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(k->ins) != SQLITE_DONE)
+			k->store = 0;
+		sqlite3_reset(k->ins);
+	}
+	free(detail);
+}
+
+static int parse_kind(const char *s)
+{
+	if (!s)
+		return -1;
+	for (unsigned i = 0; i < DL_EV_KIND_COUNT; i++)
+		if (!strcmp(s, dl_ev_kind_name(i)))
+			return (int)i;
+	return -1;
+}
+
+static int parse_phase(const char *s)
+{
+	if (!s)
+		return -1;
+	for (unsigned i = 0; i < DL_PH_COUNT; i++)
+		if (!strcmp(s, dl_phase_name(i)))
+			return (int)i;
+	return -1;
+}
+
+static int parse_state(const char *s)
+{
+	if (!s)
+		return -1;
+	for (unsigned i = 0; i < DL_STATE_COUNT; i++)
+		if (!strcmp(s, dl_link_state_name(i)))
+			return (int)i;
+	return -1;
+}
+
+static uint32_t parse_flags(const char *s)
+{
+	uint32_t flags = 0;
+	char buf[64];
+
+	while (s && *s) {
+		size_t n = strcspn(s, "|");
+		uint32_t bit;
+
+		if (n < sizeof(buf)) {
+			memcpy(buf, s, n);
+			buf[n] = '\0';
+			if (dl_flag_parse(buf, &bit) == 0)
+				flags |= bit;
+		}
+		s += n;
+		if (*s == '|')
+			s++;
+	}
+	return flags;
+}
+
+static int present(const struct checker *k, const struct cdev *d)
+{
+	return !d->deleted && (d->registered || !k->have_register);
+}
+
+/* Links that order PM callbacks: not DORMANT, not SYNC_STATE_ONLY (STATELESS ones count). */
+static int pm_counts(const struct clink *L)
+{
+	return L->live && !(L->flags & DL_FLAG_SYNC_STATE_ONLY) && L->state != DL_STATE_DORMANT;
+}
+
+/* Links that gate probing: managed, not SYNC_STATE_ONLY, not CYCLE. */
+static int probe_counts(const struct clink *L)
+{
+	return L->live && (L->flags & DL_FLAG_MANAGED) &&
+	       !(L->flags & (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE));
+}
+
+static int unbind_counts(const struct clink *L)
+{
+	return L->live && (L->flags & DL_FLAG_MANAGED) && !(L->flags & DL_FLAG_SYNC_STATE_ONLY);
+}
+
+/* Links of invariant 5: PM_RUNTIME, not SYNC_STATE_ONLY. */
+static int rpm_counts(const struct clink *L)
+{
+	return L->live && (L->flags & DL_FLAG_PM_RUNTIME) && !(L->flags & DL_FLAG_SYNC_STATE_ONLY);
+}
+
+/* Edges of invariant 6: parent -> child, supplier -> consumer (not SSO, not CYCLE). */
+/* 1: FROM reaches TO; 0: it does not; -1: gave up (budget).  With cycles set,
+ * CYCLE links are edges too (the kernel's device_is_dependent() follows them). */
+static int reaches(struct checker *k, uint32_t from, uint32_t to, uint32_t skip_link, int cycles)
+{
+	uint32_t budget = DFS_BUDGET;
+
+	if (++k->stamp == 0)
+		k->stamp = 1;
+	k->stack.n = 0;
+	if (vec_push(&k->stack, from))
+		return 0;
+	k->dev[from].stamp = k->stamp;
+	while (k->stack.n) {
+		uint32_t d = k->stack.v[--k->stack.n];
+		struct cdev *D = &k->dev[d];
+
+		if (d == to)
+			return 1;
+		if (!budget--)
+			return -1;
+		for (uint32_t i = 0; i < D->children.n; i++) {
+			uint32_t x = D->children.v[i];
+
+			if (k->dev[x].stamp != k->stamp && !k->dev[x].deleted) {
+				k->dev[x].stamp = k->stamp;
+				if (vec_push(&k->stack, x))
+					return 0;
+			}
+		}
+		for (uint32_t i = 0; i < D->sup.n; i++) {
+			struct clink *L = &k->link[D->sup.v[i]];
+
+			if (D->sup.v[i] == skip_link || !L->live || (L->flags & DL_FLAG_SYNC_STATE_ONLY) ||
+			    (!cycles && (L->flags & DL_FLAG_CYCLE)))
+				continue;
+			if (k->dev[L->c].stamp != k->stamp) {
+				k->dev[L->c].stamp = k->stamp;
+				if (vec_push(&k->stack, L->c))
+					return 0;
+			}
+		}
+	}
+	return 0;
+}
+
+static void on_suspend_start(struct checker *k, uint32_t d, int p, int64_t t)
+{
+	struct cdev *D = &k->dev[d];
+
+	if (D->in_phase >= 0)
+		violation(k, 4, d, DL_NONE, DL_NONE, t, "suspend_start in %s while still in %s",
+			  dl_phase_name((unsigned)p), dl_phase_name((unsigned)D->in_phase));
+	if (D->susp & (1u << p))
+		violation(k, 4, d, DL_NONE, DL_NONE, t, "suspended twice in %s without resume",
+			  dl_phase_name((unsigned)p));
+	for (uint32_t i = 0; i < D->sup.n; i++) {
+		uint32_t l = D->sup.v[i];
+		struct clink *L = &k->link[l];
+		struct cdev *C = &k->dev[L->c];
+
+		if (pm_counts(L) && present(k, C) && !(C->susp & (1u << p)))
+			violation(k, 3, L->c, d, l, t, "%s: supplier's suspend_start before the"
+				  " consumer's suspend_end (link %" PRIu32 ")",
+				  dl_phase_name((unsigned)p), l);
+	}
+	for (uint32_t i = 0; i < D->children.n; i++) {
+		uint32_t c = D->children.v[i];
+		struct cdev *C = &k->dev[c];
+
+		if (present(k, C) && !(C->susp & (1u << p)))
+			violation(k, 3, c, d, DL_NONE, t, "%s: parent's suspend_start before the"
+				  " child's suspend_end", dl_phase_name((unsigned)p));
+	}
+	D->in_phase = (int8_t)p;
+}
+
+static void on_resume_start(struct checker *k, uint32_t d, int q, int64_t t)
+{
+	struct cdev *D = &k->dev[d];
+	int m = DL_PH_COMPLETE - q;     /* the suspend phase this one undoes */
+
+	if (D->in_phase >= 0)
+		violation(k, 4, d, DL_NONE, DL_NONE, t, "resume_start in %s while still in %s",
+			  dl_phase_name((unsigned)q), dl_phase_name((unsigned)D->in_phase));
+	if (!(D->susp & (1u << m)))
+		violation(k, 4, d, DL_NONE, DL_NONE, t, "%s of a device not suspended in %s",
+			  dl_phase_name((unsigned)q), dl_phase_name((unsigned)m));
+	for (uint32_t i = 0; i < D->cons.n; i++) {
+		uint32_t l = D->cons.v[i];
+		struct clink *L = &k->link[l];
+		struct cdev *S = &k->dev[L->s];
+
+		if (pm_counts(L) && present(k, S) && (S->susp & (1u << m)))
+			violation(k, 3, d, L->s, l, t, "%s: consumer's resume_start before the"
+				  " supplier's resume_end (link %" PRIu32 ")",
+				  dl_phase_name((unsigned)q), l);
+	}
+	if (D->parent != DL_NONE && D->parent < k->ndev) {
+		struct cdev *P = &k->dev[D->parent];
+
+		if (present(k, P) && (P->susp & (1u << m)))
+			violation(k, 3, d, D->parent, DL_NONE, t, "%s: child's resume_start before"
+				  " the parent's resume_end", dl_phase_name((unsigned)q));
+	}
+	D->in_phase = (int8_t)q;
+}
+
+static void check_suppliers_bound(struct checker *k, uint32_t d, int64_t t, const char *what)
+{
+	struct cdev *D = &k->dev[d];
+
+	for (uint32_t i = 0; i < D->cons.n; i++) {
+		uint32_t l = D->cons.v[i];
+		struct clink *L = &k->link[l];
+
+		if (probe_counts(L) && k->dev[L->s].drv != DRV_BOUND)
+			violation(k, 1, d, L->s, l, t, "consumer's %s while the supplier is not bound"
+				  " (link %" PRIu32 ", %s)", what, l, dl_link_state_name(L->state));
+	}
+}
+
+/* Invariant 6, second half: the logged reason holds, as far as the log shows it. */
+static void check_refusal(struct checker *k, uint32_t c, uint32_t s, int have_flags,
+			  uint32_t flags, const char *why, int64_t t)
+{
+	int r = 0, ok = 1;
+
+	for (unsigned i = 1; why && i < DL_REFUSE_COUNT; i++)
+		if (!strcmp(why, dl_refusal_name(i)))
+			r = (int)i;
+	if (!r) {
+		violation(k, 6, c, s, DL_NONE, t, "link refused without a known reason ('%s')",
+			  why ? why : "NULL");
+		return;
+	}
+	if (c == DL_NONE || s == DL_NONE || c >= k->ndev || s >= k->ndev)
+		return;
+	switch (r) {
+	case DL_REFUSE_SELF_LINK:
+		ok = c == s;
+		break;
+	case DL_REFUSE_INVALID_FLAGS:
+		ok = !have_flags || (flags & ~DL_ADD_VALID_FLAGS);
+		break;
+	case DL_REFUSE_STATELESS_MANAGED:
+		ok = !have_flags || ((flags & DL_FLAG_STATELESS) && (flags & DL_MANAGED_LINK_FLAGS));
+		break;
+	case DL_REFUSE_AUTOPROBE_AUTOREMOVE:
+		ok = !have_flags || ((flags & DL_FLAG_AUTOPROBE_CONSUMER) &&
+				     (flags & (DL_FLAG_AUTOREMOVE_CONSUMER | DL_FLAG_AUTOREMOVE_SUPPLIER)));
+		break;
+	case DL_REFUSE_SYNC_STATE_ONLY_FLAGS:
+		ok = !have_flags || (flags & DL_FLAG_SYNC_STATE_ONLY);
+		break;
+	case DL_REFUSE_RPM_RESUME_FAILED:
+		ok = !have_flags || ((flags & DL_FLAG_PM_RUNTIME) && (flags & DL_FLAG_RPM_ACTIVE));
+		break;
+	case DL_REFUSE_SUPPLIER_UNREGISTERED:
+		ok = !k->have_register || !k->dev[s].registered || k->dev[s].deleted;
+		break;
+	case DL_REFUSE_REVERSE_DEPENDENCY:
+		ok = c == s || reaches(k, c, s, DL_NONE, 1) != 0;
+		break;
+	case DL_REFUSE_CONSUMER_BOUND:
+		ok = k->dev[c].drv == DRV_BOUND || k->dev[c].drv == DRV_UNBINDING;
+		break;
+	default:
+		break;
+	}
+	if (!ok)
+		violation(k, 6, c, s, DL_NONE, t, "link refused as '%s', which the log does not"
+			  " bear out", why);
+}
+
+static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32_t aux,
+		     int have_flags, uint32_t flags, int arg, const char *phase, int err, int64_t t)
+{
+	struct cdev *D = get_dev(k, d);
+	struct clink *L;
+	int p, st;
+
+	switch (kind) {
+	case DL_EV_REGISTER:
+		if (!D)
+			return;
+		D->registered = 1;
+		D->deleted = 0;
+		if (aux != DL_NONE)
+			set_parent(k, d, aux);
+		break;
+	case DL_EV_DEVICE_DEL:
+		if (D)
+			D->deleted = 1;
+		break;
+	case DL_EV_LINK_ADD:
+		L = get_link(k, l);
+		if (!L || !D || !get_dev(k, aux))
+			return;
+		if (have_flags || !L->known)
+			know_link(k, l, d, aux, have_flags ? flags : L->flags);
+		else
+			know_link(k, l, d, aux, L->flags);
+		if (arg >= 0 && arg < DL_STATE_COUNT)
+			L->state = (uint8_t)arg;
+		else if (!L->live)
+			L->state = !(L->flags & DL_FLAG_MANAGED) ? DL_STATE_NONE :
+				   k->dev[aux].drv == DRV_BOUND ? DL_STATE_AVAILABLE : DL_STATE_DORMANT;
+		if (!L->live && !(L->flags & (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE)) &&
+		    reaches(k, d, aux, l, 0) == 1)
+			violation(k, 6, d, aux, l, t, "link %" PRIu32 " closes a cycle of links and"
+				  " parents", l);
+		if (!L->live)
+			L->rpm_ref = (L->flags & DL_FLAG_RPM_ACTIVE) ? 1 : 0;
+		L->live = 1;
+		break;
+	case DL_EV_LINK_DEL:
+		L = get_link(k, l);
+		if (L)
+			L->live = 0;
+		break;
+	case DL_EV_LINK_STATE:
+		L = get_link(k, l);
+		if (!L)
+			return;
+		st = parse_state(phase);
+		if (st < 0)
+			st = arg;
+		if (st >= 0 && st < DL_STATE_COUNT)
+			L->state = (uint8_t)st;
+		if (have_flags && L->known)
+			L->flags = flags;
+		break;
+	case DL_EV_LINK_REFUSED:
+		check_refusal(k, d, aux, have_flags, flags, phase, t);
+		break;
+	case DL_EV_PROBE_START:
+		if (!D)
+			return;
+		check_suppliers_bound(k, d, t, "probe_start");
+		D->drv = DRV_PROBING;
+		break;
+	case DL_EV_PROBE_END:
+		if (!D)
+			return;
+		if (err == 0) {
+			check_suppliers_bound(k, d, t, "probe_end (bound)");
+			D->drv = DRV_BOUND;
+		} else {
+			D->drv = DRV_NONE;
+		}
+		break;
+	case DL_EV_PROBE_DEFER:
+		if (D && D->drv == DRV_PROBING)
+			D->drv = DRV_NONE;
+		break;
+	case DL_EV_UNBIND_START:
+		if (!D)
+			return;
+		for (uint32_t i = 0; i < D->sup.n; i++) {
+			uint32_t x = D->sup.v[i];
+			struct clink *X = &k->link[x];
+			uint8_t cd = k->dev[X->c].drv;
+
+			if (unbind_counts(X) && (cd == DRV_BOUND || cd == DRV_UNBINDING))
+				violation(k, 2, X->c, d, x, t, "supplier's unbind_start before the"
+					  " consumer's unbind_end (link %" PRIu32 ")", x);
+		}
+		D->drv = DRV_UNBINDING;
+		break;
+	case DL_EV_UNBIND_END:
+		if (D)
+			D->drv = DRV_NONE;
+		break;
+	case DL_EV_SUSPEND_START:
+	case DL_EV_SUSPEND_END:
+	case DL_EV_RESUME_START:
+	case DL_EV_RESUME_END:
+		if (!D)
+			return;
+		p = parse_phase(phase);
+		if (p < 0)
+			p = arg;
+		if (p < 0 || p >= DL_PH_COUNT)
+			return;
+		if ((kind == DL_EV_SUSPEND_START || kind == DL_EV_SUSPEND_END) && p > DL_PH_SUSPEND_NOIRQ) {
+			violation(k, 4, d, DL_NONE, DL_NONE, t, "%s in resume phase %s",
+				  dl_ev_kind_name((unsigned)kind), dl_phase_name((unsigned)p));
+			return;
+		}
+		if ((kind == DL_EV_RESUME_START || kind == DL_EV_RESUME_END) && p < DL_PH_RESUME_NOIRQ) {
+			violation(k, 4, d, DL_NONE, DL_NONE, t, "%s in suspend phase %s",
+				  dl_ev_kind_name((unsigned)kind), dl_phase_name((unsigned)p));
+			return;
+		}
+		if (kind == DL_EV_SUSPEND_START) {
+			on_suspend_start(k, d, p, t);
+		} else if (kind == DL_EV_RESUME_START) {
+			on_resume_start(k, d, p, t);
+		} else {
+			if (D->in_phase != p)
+				violation(k, 4, d, DL_NONE, DL_NONE, t, "%s in %s without its start",
+					  dl_ev_kind_name((unsigned)kind), dl_phase_name((unsigned)p));
+			D->in_phase = -1;
+			/* a failed suspend callback leaves the device not suspended in p */
+			if (kind == DL_EV_SUSPEND_END && err == 0)
+				D->susp |= (uint8_t)(1u << p);
+			else
+				D->susp &= (uint8_t)~(1u << (DL_PH_COMPLETE - p));
+		}
+		break;
+	case DL_EV_RPM_RESUME:
+		if (!D)
+			return;
+		for (uint32_t i = 0; i < D->cons.n; i++) {
+			uint32_t x = D->cons.v[i];
+			struct clink *X = &k->link[x];
+
+			if (!rpm_counts(X))
+				continue;
+			if (k->dev[X->s].rpm == RPM_SUSPENDED_)
+				violation(k, 5, d, X->s, x, t, "consumer runtime-resumed while the"
+					  " supplier is runtime-suspended (link %" PRIu32 ")", x);
+			X->rpm_ref = 1;
+		}
+		D->rpm = RPM_ACTIVE_;
+		break;
+	case DL_EV_RPM_SUSPEND:
+		if (!D)
+			return;
+		for (uint32_t i = 0; i < D->sup.n; i++) {
+			uint32_t x = D->sup.v[i];
+			struct clink *X = &k->link[x];
+
+			if (rpm_counts(X) && X->rpm_ref && k->dev[X->c].rpm == RPM_ACTIVE_)
+				violation(k, 5, X->c, d, x, t, "supplier runtime-suspended while the"
+					  " consumer is runtime-active (link %" PRIu32 ")", x);
+		}
+		for (uint32_t i = 0; i < D->cons.n; i++)
+			k->link[D->cons.v[i]].rpm_ref = 0;
+		D->rpm = RPM_SUSPENDED_;
+		break;
+	default:
+		break;
+	}
+}
+
+static int has_column(sqlite3 *db, const char *table, const char *col)
+{
+	sqlite3_stmt *st;
+	char sql[128];
+	int found = 0;
+
+	snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *n = (const char *)sqlite3_column_text(st, 1);
+
+		if (n && !strcmp(n, col))
+			found = 1;
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+static uint32_t col_id(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return DL_NONE;
+	sqlite3_int64 v = sqlite3_column_int64(st, i);
+	return v < 0 || v >= (sqlite3_int64)DL_NONE ? DL_NONE : (uint32_t)v;
+}
+
+int64_t dl_check_newest_run(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int64_t id = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT max(run_id) FROM runs", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return id;
+}
+
+static int load(struct checker *k)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(k->db, "SELECT dev_id, name, parent_id FROM devices WHERE run_id = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, k->run);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		uint32_t id = col_id(st, 0);
+		struct cdev *D = get_dev(k, id);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+
+		if (!D)
+			continue;
+		if (name && !D->name)
+			D->name = strdup(name);
+		set_parent(k, id, col_id(st, 2));
+	}
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(k->db, "SELECT link_id, consumer_id, supplier_id, flags FROM links"
+			       " WHERE run_id = ?", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, k->run);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		know_link(k, col_id(st, 0), col_id(st, 1), col_id(st, 2),
+			  parse_flags((const char *)sqlite3_column_text(st, 3)));
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(k->db, "SELECT 1 FROM events WHERE run_id = ? AND kind = 'register'"
+			       " LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, k->run);
+	k->have_register = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return k->oom ? -ENOMEM : 0;
+}
+
+static void end_of_run(struct checker *k, int64_t t_last)
+{
+	int failed = !strcmp(k->res->status, "failed");
+
+	for (uint32_t d = 0; d < k->ndev; d++) {
+		struct cdev *D = &k->dev[d];
+
+		if (D->in_phase >= 0)
+			violation(k, 4, d, DL_NONE, DL_NONE, t_last, "still in %s at the end of the run",
+				  dl_phase_name((unsigned)D->in_phase));
+		if (failed && D->susp && present(k, D)) {
+			int p = 0;
+
+			while (!(D->susp & (1u << p)))
+				p++;
+			violation(k, 4, d, DL_NONE, DL_NONE, t_last, "failed run ends with the device"
+				  " still suspended (%s)", dl_phase_name((unsigned)p));
+		}
+	}
+}
+
+int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
+		    struct dl_check_result *res)
+{
+	struct checker k = { .db = db, .run = run_id, .verbose = verbose, .res = res };
+	sqlite3_stmt *st = NULL;
+	const char *status;
+	int have_ext, rc, ret = DL_CHECK_DONE;
+	int64_t t_last = 0;
+
+	memset(res, 0, sizeof(*res));
+	k.out = out ? out : stdout;
+	if (sqlite3_prepare_v2(db, "SELECT status FROM runs WHERE run_id = ?", -1, &st, NULL)
+	    != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, run_id);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return -ENOENT;
+	}
+	status = (const char *)sqlite3_column_text(st, 0);
+	snprintf(res->status, sizeof(res->status), "%s", status ? status : "");
+	sqlite3_finalize(st);
+	res->incomplete = !strcmp(res->status, "running");
+
+	rc = load(&k);
+	if (rc)
+		goto out;
+	k.store = !sqlite3_db_readonly(db, "main");
+	if (k.store && sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		k.store = 0;
+	if (k.store) {
+		sqlite3_stmt *del;
+
+		if (sqlite3_prepare_v2(db, "DELETE FROM violations WHERE run_id = ?", -1, &del, NULL)
+		    == SQLITE_OK) {
+			sqlite3_bind_int64(del, 1, run_id);
+			sqlite3_step(del);
+			sqlite3_finalize(del);
+		}
+		if (sqlite3_prepare_v2(db, "INSERT INTO violations(run_id, invariant, dev_id, link_id,"
+				       " t_ns, detail) VALUES(?,?,?,?,?,?)", -1, &k.ins, NULL)
+		    != SQLITE_OK)
+			k.store = 0;
+	}
+	have_ext = has_column(db, "events", "arg") && has_column(db, "events", "flags") &&
+		   has_column(db, "events", "aux");
+	rc = sqlite3_prepare_v2(db, have_ext ?
+		"SELECT t_ns, dev_id, link_id, kind, phase, err, aux, flags, arg FROM events"
+		" WHERE run_id = ? ORDER BY seq" :
+		"SELECT t_ns, dev_id, link_id, kind, phase, err, NULL, NULL, NULL FROM events"
+		" WHERE run_id = ? ORDER BY seq", -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		rc = -EIO;
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, run_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int kind = parse_kind((const char *)sqlite3_column_text(st, 3));
+		uint32_t aux = col_id(st, 6), l = col_id(st, 2), d = col_id(st, 1);
+		int have_flags = sqlite3_column_type(st, 7) != SQLITE_NULL;
+		int arg = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8);
+
+		t_last = sqlite3_column_int64(st, 0);
+		res->events++;
+		if (aux == DL_NONE && l != DL_NONE && l < k.nlink && k.link[l].known)
+			aux = k.link[l].s;      /* old logs without events.aux */
+		on_event(&k, kind, d, l, aux, have_flags, (uint32_t)sqlite3_column_int64(st, 7), arg,
+			 (const char *)sqlite3_column_text(st, 4), sqlite3_column_int(st, 5), t_last);
+		if (k.oom)
+			break;
+	}
+	sqlite3_finalize(st);
+	if (k.oom) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		rc = -EIO;
+		goto out;
+	}
+	rc = 0;
+	if (res->incomplete) {
+		ret = DL_CHECK_INCOMPLETE;
+		if (verbose)
+			fprintf(k.out, "run %" PRId64 ": incomplete (status 'running'): %" PRIu64
+				" events checked, end-of-run checks skipped\n", run_id, res->events);
+	} else if (strcmp(res->status, "interrupted") != 0) {
+		/* an interrupted run may stop in the middle of a callback */
+		end_of_run(&k, t_last);
+	}
+out:
+	if (k.ins)
+		sqlite3_finalize(k.ins);
+	if (k.store)
+		sqlite3_exec(db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+	for (uint32_t i = 0; i < k.ndev; i++) {
+		free(k.dev[i].name);
+		free(k.dev[i].cons.v);
+		free(k.dev[i].sup.v);
+		free(k.dev[i].children.v);
+	}
+	free(k.dev);
+	free(k.link);
+	free(k.stack.v);
+	return rc ? rc : ret;
+}
+
+int dl_check_run(sqlite3 *db, int64_t run_id, int verbose, uint64_t *nviolations)
+{
+	struct dl_check_result res;
+	int rc = dl_check_run_ex(db, run_id, verbose, NULL, &res);
+
+	if (nviolations)
+		*nviolations = rc >= 0 ? res.total : 0;
+	return rc;
+}
+
+int dl_check_path(const char *path, int64_t run_id, int verbose, uint64_t *nviolations)
+{
+	sqlite3 *db;
+	char err[512];
+	int rc = dl_log_open_existing(path, &db, err, sizeof(err));
+
+	if (rc) {
+		if (verbose)
+			fprintf(stderr, "%s\n", err);
+		return rc;
+	}
+	if (run_id <= 0)
+		run_id = dl_check_newest_run(db);
+	rc = run_id > 0 ? dl_check_run(db, run_id, verbose, nviolations) :
+	     run_id == 0 ? -ENOENT : (int)run_id;
+	sqlite3_close(db);
+	return rc;
+}

@@ -1,0 +1,52 @@
+/*
+ * dl_check.h - re-verify the invariants of LINK-CORE.md ("Invariants that
+ * dlsim check verifies from the log alone") from a dlsim SQLite log.
+ *
+ * Events are streamed in seq order; only per-device and per-link state is
+ * kept in memory.  Checked: 1 (probe/bind only while managed suppliers are
+ * bound), 2 (supplier unbinds after its consumers), 3 (suspend/resume order
+ * over counted links and parent/child), 4 (resume only what was suspended,
+ * one phase at a time, a 'failed' run ends fully resumed), 5 (a PM_RUNTIME
+ * consumer never runtime-active while its supplier is runtime-suspended),
+ * 6 (link graph plus
+ * parent tree acyclic at every link_add; refusals carry a known reason).
+ * Not checked: 7 (dpm_list order).
+ * Every violation is inserted into the violations table (the run's old rows
+ * are replaced) unless the database is read-only.
+ */
+#ifndef DL_CHECK_H
+#define DL_CHECK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct sqlite3;
+
+#define DL_CHECK_NINV 8          /* invariants 1..7, index 0 unused */
+
+enum {
+	DL_CHECK_DONE = 0,       /* run checked completely */
+	DL_CHECK_INCOMPLETE = 1, /* run still 'running': events checked, end-of-run checks skipped */
+};
+
+struct dl_check_result {
+	uint64_t total;                  /* violations found */
+	uint64_t by_inv[DL_CHECK_NINV];  /* per invariant number */
+	uint64_t events;                 /* events read */
+	int incomplete;
+	char status[16];                 /* runs.status */
+};
+
+/* Newest run_id in DB, 0 if none, negative on error. */
+int64_t dl_check_newest_run(struct sqlite3 *db);
+
+/* Checks one run.  verbose 0: silent; 1: print violations to OUT (stdout if
+ * NULL), at most 50 per invariant; 2: print them all.  Returns DL_CHECK_DONE,
+ * DL_CHECK_INCOMPLETE, -ENOENT (no such run) or -EIO (database error). */
+int dl_check_run_ex(struct sqlite3 *db, int64_t run_id, int verbose, FILE *out,
+		    struct dl_check_result *res);
+int dl_check_run(struct sqlite3 *db, int64_t run_id, int verbose, uint64_t *nviolations);
+/* Opens PATH (must be a dlsim database) and checks RUN_ID (0: newest). */
+int dl_check_path(const char *path, int64_t run_id, int verbose, uint64_t *nviolations);
+
+#endif

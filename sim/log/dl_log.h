@@ -1,0 +1,66 @@
+/*
+ * dl_log.h - the SQLite event log of shared/SPEC.md ("SQLite log").
+ *
+ * One database holds many runs.  dl_log_events() only copies records into a
+ * bounded queue; a writer thread inserts them in large transactions with
+ * prepared statements.  Every string (scenario, device names, ...) is bound
+ * as a parameter, never spliced into SQL.
+ *
+ * Extensions beyond SPEC.md: events.aux (link events: supplier; register:
+ * parent), events.flags (link events: DL_FLAG_* bits), events.arg (the raw
+ * dl_event.phase number); links has PRIMARY KEY(run_id, link_id) and its
+ * flags follow later link_add events for the same link; table
+ * refused(run_id, seq, consumer_id, supplier_id, flags, reason) holds every
+ * link_refused event; PRAGMA application_id marks a dlsim database.
+ */
+#ifndef DL_LOG_H
+#define DL_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/core/dl_event.h"
+
+#define DL_LOG_APPLICATION_ID 0x646c7369   /* "dlsi" */
+
+struct dl_log;
+struct sqlite3;
+
+struct dl_run_info {
+	const char *scenario, *order, *mode, *version;
+	uint64_t seed;
+	uint32_t workers, devices, links;
+};
+
+struct dl_metric {
+	const char *name;
+	double value;
+};
+
+/* Opens or creates PATH.  Refuses (negative return, message in err) a file
+ * that is not a dlsim database or an unwritable path, without modifying it.
+ * WAL journal, busy_timeout 5 s. */
+int dl_log_open(const char *path, struct dl_log **out, char *err, size_t errlen);
+/* Inserts a runs row with status 'running'; started_at is ISO-8601 UTC. */
+int dl_log_run_begin(struct dl_log *, const struct dl_run_info *, int64_t *run_id);
+/* parent_id UINT32_MAX: NULL (a root).  Queued like events. */
+int dl_log_device(struct dl_log *, uint32_t dev_id, const char *name, uint32_t parent_id, int async);
+/* Copies N events into the queue (blocks while it is full); thread-safe. */
+void dl_log_events(struct dl_log *, const struct dl_event *ev, size_t n);
+/* Flushes the queue, writes metrics, finalizes the runs row, creates the
+ * secondary indexes if missing.  0, or negative if any write failed. */
+int dl_log_run_end(struct dl_log *, const char *status, int64_t makespan_ns,
+		   const struct dl_metric *m, size_t nm);
+/* Number of events written so far in the current run. */
+uint64_t dl_log_event_count(struct dl_log *);
+void dl_log_close(struct dl_log *);
+
+/* Shared with the checker: opens an existing dlsim database (read-write if
+ * possible, else read-only) without creating or modifying it; 0 or negative
+ * with a message. */
+int dl_log_open_existing(const char *path, struct sqlite3 **db, char *err, size_t errlen);
+/* 1 if DB looks like a dlsim database (application_id or the runs/events
+ * tables), 0 if it is empty (no tables), -1 if it is something else. */
+int dl_log_is_dlsim(struct sqlite3 *db);
+
+#endif

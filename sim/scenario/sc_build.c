@@ -1,0 +1,331 @@
+/*
+ * sc_build.c - the in-memory scenario: growing its arrays, the name arena
+ * and hash, name tables, and the counter-based latency sampler.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/scenario/sc_internal.h"
+
+static const char *const lat_key_names[DL_LAT_COUNT] = {
+	"probe", "remove", "prepare", "suspend", "suspend_late", "suspend_noirq",
+	"resume_noirq", "resume_early", "resume", "complete", "rpm_suspend", "rpm_resume",
+};
+
+static const char *const op_names[DL_OP_COUNT] = {
+	"probe", "suspend", "resume", "unbind", "bind", "remove", "add",
+	"link_add", "link_del", "rpm_get", "rpm_put",
+};
+
+static const char *const dist_names[] = {
+	"none", "fixed", "uniform", "exp", "normal", "lognormal",
+};
+
+/* Bit i of a DL_FLAG_* value, named as in include/linux/device.h. */
+static const char *const flag_names[] = {
+	"STATELESS", "AUTOREMOVE_CONSUMER", "PM_RUNTIME", "RPM_ACTIVE",
+	"AUTOREMOVE_SUPPLIER", "AUTOPROBE_CONSUMER", "MANAGED", "SYNC_STATE_ONLY",
+	"INFERRED", "CYCLE",
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *dl_lat_key_name(unsigned key)
+{
+	return key < DL_LAT_COUNT ? lat_key_names[key] : NULL;
+}
+
+const char *dl_op_name(unsigned kind)
+{
+	return kind < DL_OP_COUNT ? op_names[kind] : NULL;
+}
+
+const char *dl_dist_name(unsigned dist)
+{
+	return dist < ARRAY_SIZE(dist_names) ? dist_names[dist] : NULL;
+}
+
+int dl_flag_from_name(const char *name, uint32_t *bit)
+{
+	if (!strncmp(name, "DL_FLAG_", 8))
+		name += 8;
+	for (unsigned i = 0; i < ARRAY_SIZE(flag_names); i++) {
+		if (!strcmp(name, flag_names[i])) {
+			*bit = 1u << i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int sc_fail(struct sc_build *b, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(b->err->msg, sizeof(b->err->msg), "%s: %s%s", b->file,
+			 path ? path : "", path && *path ? ": " : "");
+
+	if (n < 0 || (size_t)n >= sizeof(b->err->msg))
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(b->err->msg + n, sizeof(b->err->msg) - n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+void sc_path(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+int sc_nomem(struct sc_build *b)
+{
+	snprintf(b->err->msg, sizeof(b->err->msg), "%s: out of memory", b->file);
+	return -ENOMEM;
+}
+
+static int grow(void **p, uint32_t *cap, uint64_t need, size_t elem)
+{
+	uint64_t c = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if (c > UINT32_MAX)
+		c = UINT32_MAX;
+	q = realloc(*p, c * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = (uint32_t)c;
+	return 0;
+}
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+static int rehash(struct sc_build *b, uint32_t want)
+{
+	uint32_t size = 1024, *t;
+
+	while (size < 2 * (uint64_t)want)
+		size *= 2;
+	t = calloc(size, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (uint32_t d = 0; d < b->s->ndev; d++) {
+		uint32_t h = name_hash(b->s->names + b->s->dev[d].name_off) & (size - 1);
+
+		while (t[h])
+			h = (h + 1) & (size - 1);
+		t[h] = d + 1;
+	}
+	free(b->hash);
+	b->hash = t;
+	b->hash_mask = size - 1;
+	return 0;
+}
+
+int sc_reserve_devices(struct sc_build *b, uint32_t n)
+{
+	uint64_t need = (uint64_t)b->s->ndev + n;
+
+	if (need > DL_SC_MAX_DEVICES)
+		return sc_fail(b, "devices", "%llu devices in all; expected at most %u",
+			       (unsigned long long)need, DL_SC_MAX_DEVICES);
+	if (grow((void **)&b->s->dev, &b->cap_dev, need, sizeof(*b->s->dev)))
+		return sc_nomem(b);
+	if (!b->hash || need * 2 > (uint64_t)b->hash_mask + 1)
+		if (rehash(b, (uint32_t)need))
+			return sc_nomem(b);
+	return 0;
+}
+
+int sc_reserve_links(struct sc_build *b, uint32_t n)
+{
+	uint64_t need = (uint64_t)b->s->nlink + n;
+
+	if (need > DL_SC_MAX_LINKS)
+		return sc_fail(b, "links", "%llu links in all; expected at most %u",
+			       (unsigned long long)need, DL_SC_MAX_LINKS);
+	if (grow((void **)&b->s->link, &b->cap_link, need, sizeof(*b->s->link)))
+		return sc_nomem(b);
+	return 0;
+}
+
+uint32_t sc_lookup(const struct sc_build *b, const char *name)
+{
+	uint32_t h;
+
+	if (!b->hash)
+		return DL_SC_NONE;
+	for (h = name_hash(name) & b->hash_mask; b->hash[h]; h = (h + 1) & b->hash_mask)
+		if (!strcmp(b->s->names + b->s->dev[b->hash[h] - 1].name_off, name))
+			return b->hash[h] - 1;
+	return DL_SC_NONE;
+}
+
+int64_t sc_add_device(struct sc_build *b, const char *path, const char *name, size_t len,
+		      uint32_t parent, uint32_t profile, bool async, bool hotplug)
+{
+	struct dl_scenario *s = b->s;
+	struct dl_sc_device *d;
+	uint32_t h, idx;
+	int ret;
+
+	if (len == 0 || len > DL_SC_MAX_NAME || memchr(name, '\0', len))
+		return sc_fail(b, path, "bad device name; expected 1 to %u characters",
+			       DL_SC_MAX_NAME);
+	ret = sc_reserve_devices(b, 1);
+	if (ret)
+		return ret;
+	for (h = name_hash(name) & b->hash_mask; b->hash[h]; h = (h + 1) & b->hash_mask)
+		if (!strcmp(s->names + s->dev[b->hash[h] - 1].name_off, name))
+			return sc_fail(b, path, "duplicate device name '%s'; expected unique names",
+				       name);
+	if (s->names_len + len + 1 > b->names_cap) {
+		size_t c = b->names_cap ? b->names_cap : 4096;
+		char *q;
+
+		while (c < s->names_len + len + 1)
+			c *= 2;
+		if (c > UINT32_MAX)
+			return sc_fail(b, path, "device names too long in all; expected under 4 GiB");
+		q = realloc(s->names, c);
+		if (!q)
+			return sc_nomem(b);
+		s->names = q;
+		b->names_cap = c;
+	}
+	idx = s->ndev++;
+	d = &s->dev[idx];
+	d->name_off = (uint32_t)s->names_len;
+	memcpy(s->names + s->names_len, name, len);
+	s->names[s->names_len + len] = '\0';
+	s->names_len += len + 1;
+	d->parent = parent;
+	d->profile = profile;
+	d->async = async;
+	d->hotplug = hotplug;
+	b->hash[h] = idx + 1;
+	return idx;
+}
+
+int sc_add_link(struct sc_build *b, uint32_t consumer, uint32_t supplier, uint32_t flags)
+{
+	int ret = sc_reserve_links(b, 1);
+
+	if (ret)
+		return ret;
+	b->s->link[b->s->nlink++] = (struct dl_sc_link){ consumer, supplier, flags };
+	return 0;
+}
+
+void sc_build_fini(struct sc_build *b)
+{
+	free(b->hash);
+	b->hash = NULL;
+}
+
+void dl_scenario_free(struct dl_scenario *s)
+{
+	if (!s)
+		return;
+	free(s->path);
+	free(s->name);
+	free(s->names);
+	free(s->dev);
+	free(s->link);
+	free(s->prof);
+	free(s->op);
+	free(s->fault);
+	free(s->topology);
+	free(s);
+}
+
+const char *dl_sc_name(const struct dl_scenario *s, uint32_t dev)
+{
+	return dev < s->ndev ? s->names + s->dev[dev].name_off : "?";
+}
+
+uint32_t dl_sc_find(const struct dl_scenario *s, const char *name)
+{
+	for (uint32_t d = 0; d < s->ndev; d++)
+		if (!strcmp(s->names + s->dev[d].name_off, name))
+			return d;
+	return DL_SC_NONE;
+}
+
+const struct dl_latency *dl_sc_latency(const struct dl_scenario *s, uint32_t dev,
+				       enum dl_lat_key key)
+{
+	return &s->prof[s->dev[dev].profile].lat[key];
+}
+
+/* A uniform double in (0, 1) from 53 random bits. */
+static double unit_open(uint64_t r)
+{
+	return ((double)(r >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+static double std_normal(uint64_t r1, uint64_t r2)
+{
+	return sqrt(-2.0 * log(unit_open(r1))) * cos(2.0 * M_PI * unit_open(r2));
+}
+
+int64_t dl_latency_sample(const struct dl_latency *l, uint64_t seed, uint32_t dev,
+			  uint32_t key, uint32_t occurrence)
+{
+	/* One hash per (seed, dev, key, occurrence): no state, so no call order. */
+	uint64_t r1 = dl_mix64(seed ^ dl_mix64(((uint64_t)dev << 32 | key) ^
+					       dl_mix64((uint64_t)occurrence + 0x51ed27)));
+	uint64_t r2 = dl_mix64(r1);
+	double x, m = (double)l->mean, sd = (double)l->sd;
+	int64_t lo = l->min > 0 ? l->min : 0, hi = l->max;
+
+	switch (l->dist) {
+	case DL_DIST_NONE:
+		return 0;
+	case DL_DIST_FIXED:
+		x = m;
+		break;
+	case DL_DIST_UNIFORM:
+		x = (double)l->min + unit_open(r1) * ((double)l->max - (double)l->min);
+		break;
+	case DL_DIST_EXP:
+		x = -m * log(unit_open(r1));
+		break;
+	case DL_DIST_NORMAL:
+		x = m + sd * std_normal(r1, r2);
+		break;
+	case DL_DIST_LOGNORMAL: {
+		/* mean and sd of the sample: sigma^2 = ln(1 + sd^2/mean^2) */
+		double s2 = m > 0 ? log1p(sd * sd / (m * m)) : 0;
+
+		x = m > 0 ? exp(log(m) - s2 / 2 + sqrt(s2) * std_normal(r1, r2)) : 0;
+		break;
+	}
+	default:
+		return 0;
+	}
+	if (!(x >= (double)lo))		/* also NaN */
+		return lo;
+	if (x >= (double)hi)
+		return hi;
+	return (int64_t)llround(x);
+}

@@ -1,0 +1,833 @@
+/*
+ * sc_load.c - dl_scenario_load(): parse a scenario file with Jansson and
+ * validate every field against shared/SPEC.md "Scenario files".
+ *
+ * Jansson keeps line and column only for syntax errors, so a semantic error
+ * names the file and the key path instead ("devices[3].parent: ...").
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/scenario/sc_internal.h"
+
+#define EPROBE_DEFER 517	/* kernel-internal, include/linux/err.h */
+
+static const char *const top_keys[] = {
+	"format", "name", "seed", "defaults", "devices", "links", "generate",
+	"faults", "script", "cost", NULL,
+};
+
+static const struct { const char *name; int err; } errno_names[] = {
+	{ "EPERM", EPERM }, { "ENOENT", ENOENT }, { "EIO", EIO }, { "ENXIO", ENXIO },
+	{ "EAGAIN", EAGAIN }, { "ENOMEM", ENOMEM }, { "EACCES", EACCES },
+	{ "EBUSY", EBUSY }, { "ENODEV", ENODEV }, { "EINVAL", EINVAL },
+	{ "ENOSPC", ENOSPC }, { "ETIMEDOUT", ETIMEDOUT }, { "EPROBE_DEFER", EPROBE_DEFER },
+};
+
+int sc_check_keys(struct sc_build *b, const char *path, json_t *obj,
+		  const char *const *allowed)
+{
+	char list[256];
+	size_t n = 0;
+
+	for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it)) {
+		const char *k = json_object_iter_key(it);
+		const char *const *a;
+
+		if (!strncmp(k, "x-", 2))
+			continue;
+		for (a = allowed; *a && strcmp(*a, k); a++)
+			;
+		if (*a)
+			continue;
+		list[0] = '\0';
+		for (a = allowed; *a && n < sizeof(list); a++)
+			n += snprintf(list + n, sizeof(list) - n, "%s%s", a == allowed ? "" : ", ", *a);
+		return sc_fail(b, path, "unknown key '%s'; expected one of %s or an \"x-...\" key",
+			       k, list);
+	}
+	return 0;
+}
+
+static int want_object(struct sc_build *b, const char *path, json_t *v)
+{
+	return json_is_object(v) ? 0 : sc_fail(b, path, "expected an object");
+}
+
+int sc_get_uint(struct sc_build *b, const char *path, json_t *v, uint64_t max,
+		uint64_t *out)
+{
+	if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) &&
+	    json_real_value(v) >= 0 && json_real_value(v) <= (double)max) {
+		*out = (uint64_t)json_real_value(v);
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    (uint64_t)json_integer_value(v) > max)
+		return sc_fail(b, path, "expected an integer from 0 to %llu",
+			       (unsigned long long)max);
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+int sc_get_real(struct sc_build *b, const char *path, json_t *v, double lo, double hi,
+		double *out)
+{
+	double x;
+
+	if (!json_is_number(v))
+		return sc_fail(b, path, "expected a number from %g to %g", lo, hi);
+	x = json_number_value(v);
+	if (!(x >= lo && x <= hi))
+		return sc_fail(b, path, "%g is out of range; expected a number from %g to %g",
+			       x, lo, hi);
+	*out = x;
+	return 0;
+}
+
+int sc_get_bool(struct sc_build *b, const char *path, json_t *v, bool *out)
+{
+	if (!json_is_boolean(v))
+		return sc_fail(b, path, "expected true or false");
+	*out = json_is_true(v);
+	return 0;
+}
+
+static int get_string(struct sc_build *b, const char *path, json_t *v, const char **out)
+{
+	if (!json_is_string(v))
+		return sc_fail(b, path, "expected a string");
+	*out = json_string_value(v);
+	return 0;
+}
+
+/* A duration: a number of ns, or a string with a unit ("1.5ms", "300 us"). */
+int sc_parse_duration(struct sc_build *b, const char *path, json_t *v, int64_t *out)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "\xc2\xb5s", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	const char *expect = "expected a number of ns or a string like \"1.5ms\" "
+			     "(units ns, us, ms, s)";
+	double x, mult = 0;
+
+	if (json_is_number(v)) {
+		x = json_number_value(v);
+	} else if (json_is_string(v)) {
+		const char *str = json_string_value(v), *p;
+		char *end;
+
+		if (!((*str >= '0' && *str <= '9') || *str == '.' || *str == '-'))
+			return sc_fail(b, path, "cannot parse latency '%s'; %s", str, expect);
+		x = strtod(str, &end);
+		for (p = end; *p == ' '; p++)
+			;
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (!strcmp(p, units[i].unit))
+				mult = units[i].ns;
+		if (end == str || !mult)
+			return sc_fail(b, path, "cannot parse latency '%s'; %s", str, expect);
+		x *= mult;
+	} else {
+		return sc_fail(b, path, "expected a latency: %s, or an object with \"dist\"",
+			       expect + strlen("expected "));
+	}
+	if (!isfinite(x) || x < 0)
+		return sc_fail(b, path, "negative latency %g ns; expected a latency of 0 or more",
+			       x);
+	if (x > 9.2e18)
+		return sc_fail(b, path, "latency %g ns is too large; expected under 292 years", x);
+	*out = (int64_t)llround(x);
+	return 0;
+}
+
+static int parse_latency(struct sc_build *b, const char *path, json_t *v,
+			 struct dl_latency *l)
+{
+	static const char *const keys[] = { "dist", "mean", "sd", "min", "max", NULL };
+	char sub[160];
+	const char *dist = NULL;
+	json_t *mean, *sd, *min, *max;
+	int ret;
+
+	*l = (struct dl_latency){ DL_DIST_FIXED, 0, 0, 0, INT64_MAX };
+	if (!json_is_object(v))
+		return sc_parse_duration(b, path, v, &l->mean);
+	ret = sc_check_keys(b, path, v, keys);
+	if (ret)
+		return ret;
+	sc_path(sub, sizeof(sub), "%s.dist", path);
+	if (!json_object_get(v, "dist"))
+		return sc_fail(b, sub, "missing; expected \"fixed\", \"uniform\", \"exp\", "
+			       "\"normal\" or \"lognormal\"");
+	ret = get_string(b, sub, json_object_get(v, "dist"), &dist);
+	if (ret)
+		return ret;
+	for (l->dist = DL_DIST_FIXED; dl_dist_name(l->dist); l->dist++)
+		if (!strcmp(dist, dl_dist_name(l->dist)))
+			break;
+	if (!dl_dist_name(l->dist))
+		return sc_fail(b, sub, "unknown distribution '%s'; expected \"fixed\", "
+			       "\"uniform\", \"exp\", \"normal\" or \"lognormal\"", dist);
+	mean = json_object_get(v, "mean");
+	sd = json_object_get(v, "sd");
+	min = json_object_get(v, "min");
+	max = json_object_get(v, "max");
+#define FIELD(j, name, dst)                                                   \
+	do {                                                                  \
+		if (j) {                                                      \
+			sc_path(sub, sizeof(sub), "%s.%s", path, name);       \
+			if (json_is_number(j) && json_number_value(j) < 0)     \
+				return sc_fail(b, sub, "%s is negative; expected 0 or more", name); \
+			ret = sc_parse_duration(b, sub, j, dst);              \
+			if (ret)                                              \
+				return ret;                                   \
+		}                                                             \
+	} while (0)
+	FIELD(mean, "mean", &l->mean);
+	FIELD(sd, "sd", &l->sd);
+	FIELD(min, "min", &l->min);
+	FIELD(max, "max", &l->max);
+#undef FIELD
+	switch (l->dist) {
+	case DL_DIST_FIXED:
+	case DL_DIST_EXP:
+		if (!mean)
+			return sc_fail(b, path, "\"%s\" without \"mean\"; expected a mean", dist);
+		if (sd)
+			return sc_fail(b, path, "\"%s\" takes no \"sd\"; expected only mean, min, max",
+				       dist);
+		break;
+	case DL_DIST_UNIFORM:
+		if (!min || !max)
+			return sc_fail(b, path, "\"uniform\" without \"min\" and \"max\"; "
+				       "expected both");
+		if (mean || sd)
+			return sc_fail(b, path, "\"uniform\" takes no mean or sd; expected min and max");
+		break;
+	case DL_DIST_NORMAL:
+	case DL_DIST_LOGNORMAL:
+		if (!mean || !sd)
+			return sc_fail(b, path, "\"%s\" without \"mean\" and \"sd\"; expected both",
+				       dist);
+		if (l->dist == DL_DIST_LOGNORMAL && l->mean == 0 && l->sd > 0)
+			return sc_fail(b, path, "lognormal with mean 0; expected a positive mean");
+		break;
+	}
+	if (l->min > l->max)
+		return sc_fail(b, path, "min %lld ns > max %lld ns; expected min <= max",
+			       (long long)l->min, (long long)l->max);
+	return 0;
+}
+
+/* Latency keys (and "async") of "defaults" or of one device. */
+static int parse_profile(struct sc_build *b, const char *path, json_t *obj,
+			 struct dl_profile *p, bool *custom, bool *async)
+{
+	char sub[160];
+	json_t *v;
+	int ret;
+
+	*custom = false;
+	for (unsigned k = 0; k < DL_LAT_COUNT; k++) {
+		v = json_object_get(obj, dl_lat_key_name(k));
+		if (!v)
+			continue;
+		sc_path(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", dl_lat_key_name(k));
+		ret = parse_latency(b, sub, v, &p->lat[k]);
+		if (ret)
+			return ret;
+		*custom = true;
+	}
+	v = json_object_get(obj, "async");
+	if (v) {
+		sc_path(sub, sizeof(sub), "%s%sasync", path, *path ? "." : "");
+		return sc_get_bool(b, sub, v, async);
+	}
+	return 0;
+}
+
+static bool lat_equal(const struct dl_latency *a, const struct dl_latency *c)
+{
+	return a->dist == c->dist && a->mean == c->mean && a->sd == c->sd &&
+	       a->min == c->min && a->max == c->max;
+}
+
+/* Index of a profile equal to @p, appending it if new. */
+static int64_t intern_profile(struct sc_build *b, const struct dl_profile *p)
+{
+	struct dl_scenario *s = b->s;
+	uint32_t from = s->nprof > 256 ? s->nprof - 256 : 0;
+
+	for (uint32_t i = from; i < s->nprof; i++) {
+		unsigned k;
+
+		for (k = 0; k < DL_LAT_COUNT && lat_equal(&s->prof[i].lat[k], &p->lat[k]); k++)
+			;
+		if (k == DL_LAT_COUNT)
+			return i;
+	}
+	if (s->nprof == b->cap_prof) {
+		uint32_t c = b->cap_prof ? 2 * b->cap_prof : 8;
+		struct dl_profile *q = realloc(s->prof, c * sizeof(*q));
+
+		if (!q)
+			return sc_nomem(b);
+		s->prof = q;
+		b->cap_prof = c;
+	}
+	s->prof[s->nprof] = *p;
+	return s->nprof++;
+}
+
+static int lookup_dev(struct sc_build *b, const char *path, json_t *v, uint32_t *out)
+{
+	const char *name = NULL;
+	int ret = get_string(b, path, v, &name);
+
+	if (ret)
+		return ret;
+	*out = sc_lookup(b, name);
+	if (*out == DL_SC_NONE)
+		return sc_fail(b, path, "unknown device '%s'; expected the name of a device "
+			       "of \"devices\" or of the generator", name);
+	return 0;
+}
+
+static int parse_flags(struct sc_build *b, const char *path, json_t *v, uint32_t *flags)
+{
+	char sub[160];
+	size_t i;
+	json_t *f;
+
+	*flags = 0;
+	if (!v)
+		return 0;
+	if (!json_is_array(v))
+		return sc_fail(b, path, "expected an array of DL_FLAG_* names without the prefix");
+	json_array_foreach(v, i, f) {
+		uint32_t bit;
+
+		sc_path(sub, sizeof(sub), "%s[%zu]", path, i);
+		if (!json_is_string(f) || dl_flag_from_name(json_string_value(f), &bit))
+			return sc_fail(b, sub, "unknown flag %s%s%s; expected STATELESS, "
+				       "AUTOREMOVE_CONSUMER, PM_RUNTIME, RPM_ACTIVE, AUTOREMOVE_SUPPLIER, "
+				       "AUTOPROBE_CONSUMER, MANAGED, SYNC_STATE_ONLY, INFERRED or CYCLE",
+				       json_is_string(f) ? "'" : "",
+				       json_is_string(f) ? json_string_value(f) : "(not a string)",
+				       json_is_string(f) ? "'" : "");
+		*flags |= bit;
+	}
+	return 0;
+}
+
+static int parse_devices(struct sc_build *b, json_t *arr, const struct dl_profile *def,
+			 bool def_async)
+{
+	static const char *const keys[] = {
+		"name", "parent", "async", "hotplug", "probe", "remove", "prepare", "suspend",
+		"suspend_late", "suspend_noirq", "resume_noirq", "resume_early", "resume",
+		"complete", "rpm_suspend", "rpm_resume", NULL,
+	};
+	char path[64], sub[96];
+	size_t i;
+	json_t *d;
+	int ret;
+
+	if (!json_is_array(arr))
+		return sc_fail(b, "devices", "expected an array of device objects");
+	if (json_array_size(arr) > DL_SC_MAX_DEVICES)
+		return sc_fail(b, "devices", "%zu devices; expected at most %u",
+			       json_array_size(arr), DL_SC_MAX_DEVICES);
+	ret = sc_reserve_devices(b, (uint32_t)json_array_size(arr));
+	if (ret)
+		return ret;
+	json_array_foreach(arr, i, d) {
+		struct dl_profile p = *def;
+		bool custom, async = def_async, hotplug = false;
+		uint32_t parent = DL_SC_NONE;
+		const char *name = NULL;
+		int64_t prof = 0, idx;
+		json_t *v;
+
+		sc_path(path, sizeof(path), "devices[%zu]", i);
+		if ((ret = want_object(b, path, d)) || (ret = sc_check_keys(b, path, d, keys)))
+			return ret;
+		sc_path(sub, sizeof(sub), "%s.name", path);
+		if (!json_object_get(d, "name"))
+			return sc_fail(b, sub, "missing; expected a unique device name");
+		if ((ret = get_string(b, sub, json_object_get(d, "name"), &name)))
+			return ret;
+		v = json_object_get(d, "parent");
+		if (v && !json_is_null(v)) {
+			const char *pn = NULL;
+
+			sc_path(sub, sizeof(sub), "%s.parent", path);
+			if ((ret = get_string(b, sub, v, &pn)))
+				return ret;
+			parent = sc_lookup(b, pn);
+			if (parent == DL_SC_NONE)
+				return sc_fail(b, sub, "unknown device '%s'; expected a device listed "
+					       "before it", pn);
+		}
+		v = json_object_get(d, "hotplug");
+		sc_path(sub, sizeof(sub), "%s.hotplug", path);
+		if (v && (ret = sc_get_bool(b, sub, v, &hotplug)))
+			return ret;
+		if (parent != DL_SC_NONE && b->s->dev[parent].hotplug && !hotplug)
+			return sc_fail(b, sub, "parent '%s' is hot-plugged; expected this device to "
+				       "be \"hotplug\": true too", dl_sc_name(b->s, parent));
+		if ((ret = parse_profile(b, path, d, &p, &custom, &async)))
+			return ret;
+		if (custom && (prof = intern_profile(b, &p)) < 0)
+			return (int)prof;
+		sc_path(sub, sizeof(sub), "%s.name", path);
+		idx = sc_add_device(b, sub, name, strlen(name), parent, (uint32_t)prof, async,
+				    hotplug);
+		if (idx < 0)
+			return (int)idx;
+	}
+	return 0;
+}
+
+static int parse_links(struct sc_build *b, json_t *arr)
+{
+	static const char *const keys[] = { "consumer", "supplier", "flags", NULL };
+	char path[64], sub[96];
+	size_t i;
+	json_t *l;
+	int ret;
+
+	if (!json_is_array(arr))
+		return sc_fail(b, "links", "expected an array of link objects");
+	if (json_array_size(arr) > DL_SC_MAX_LINKS)
+		return sc_fail(b, "links", "%zu links; expected at most %u",
+			       json_array_size(arr), DL_SC_MAX_LINKS);
+	if ((ret = sc_reserve_links(b, (uint32_t)json_array_size(arr))))
+		return ret;
+	json_array_foreach(arr, i, l) {
+		uint32_t c, s, flags;
+
+		sc_path(path, sizeof(path), "links[%zu]", i);
+		if ((ret = want_object(b, path, l)) || (ret = sc_check_keys(b, path, l, keys)))
+			return ret;
+		sc_path(sub, sizeof(sub), "%s.consumer", path);
+		if (!json_object_get(l, "consumer"))
+			return sc_fail(b, sub, "missing; expected a device name");
+		if ((ret = lookup_dev(b, sub, json_object_get(l, "consumer"), &c)))
+			return ret;
+		sc_path(sub, sizeof(sub), "%s.supplier", path);
+		if (!json_object_get(l, "supplier"))
+			return sc_fail(b, sub, "missing; expected a device name");
+		if ((ret = lookup_dev(b, sub, json_object_get(l, "supplier"), &s)))
+			return ret;
+		sc_path(sub, sizeof(sub), "%s.flags", path);
+		if ((ret = parse_flags(b, sub, json_object_get(l, "flags"), &flags)))
+			return ret;
+		if ((ret = sc_add_link(b, c, s, flags)))
+			return ret;
+	}
+	return 0;
+}
+
+static int parse_errno(struct sc_build *b, const char *path, json_t *v, int32_t *out)
+{
+	if (json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < 4096) {
+		*out = (int32_t)json_integer_value(v);
+		return 0;
+	}
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+
+		if (*s == '-')
+			s++;
+		for (size_t i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++) {
+			if (!strcmp(s, errno_names[i].name)) {
+				*out = errno_names[i].err;
+				return 0;
+			}
+		}
+	}
+	return sc_fail(b, path, "unknown error; expected a positive errno or one of EPERM, "
+		       "ENOENT, EIO, ENXIO, EAGAIN, ENOMEM, EACCES, EBUSY, ENODEV, EINVAL, "
+		       "ENOSPC, ETIMEDOUT, EPROBE_DEFER");
+}
+
+static int parse_faults(struct sc_build *b, json_t *arr)
+{
+	static const char *const keys[] = { "device", "op", "error", "times", NULL };
+	struct dl_scenario *s = b->s;
+	char path[64], sub[96];
+	size_t i;
+	json_t *f;
+	int ret;
+
+	if (!json_is_array(arr))
+		return sc_fail(b, "faults", "expected an array of fault objects");
+	if (json_array_size(arr) > DL_SC_MAX_FAULTS)
+		return sc_fail(b, "faults", "%zu faults; expected at most %u",
+			       json_array_size(arr), DL_SC_MAX_FAULTS);
+	s->fault = calloc(json_array_size(arr) + 1, sizeof(*s->fault));
+	if (!s->fault)
+		return sc_nomem(b);
+	json_array_foreach(arr, i, f) {
+		struct dl_sc_fault *ft = &s->fault[s->nfault];
+		const char *op = NULL;
+		uint64_t times = 0;
+		unsigned k;
+
+		sc_path(path, sizeof(path), "faults[%zu]", i);
+		if ((ret = want_object(b, path, f)) || (ret = sc_check_keys(b, path, f, keys)))
+			return ret;
+		sc_path(sub, sizeof(sub), "%s.device", path);
+		if (!json_object_get(f, "device"))
+			return sc_fail(b, sub, "missing; expected a device name");
+		if ((ret = lookup_dev(b, sub, json_object_get(f, "device"), &ft->dev)))
+			return ret;
+		sc_path(sub, sizeof(sub), "%s.op", path);
+		if (!json_object_get(f, "op"))
+			return sc_fail(b, sub, "missing; expected the callback that fails");
+		if ((ret = get_string(b, sub, json_object_get(f, "op"), &op)))
+			return ret;
+		for (k = 0; k < DL_LAT_COUNT && strcmp(op, dl_lat_key_name(k)); k++)
+			;
+		if (k == DL_LAT_COUNT || k == DL_LAT_REMOVE || k == DL_LAT_COMPLETE)
+			return sc_fail(b, sub, "'%s' cannot fail; expected probe, prepare, suspend, "
+				       "suspend_late, suspend_noirq, resume_noirq, resume_early, resume, "
+				       "rpm_suspend or rpm_resume", op);
+		ft->lat_key = (uint8_t)k;
+		ft->err = EIO;
+		sc_path(sub, sizeof(sub), "%s.error", path);
+		if (json_object_get(f, "error") &&
+		    (ret = parse_errno(b, sub, json_object_get(f, "error"), &ft->err)))
+			return ret;
+		sc_path(sub, sizeof(sub), "%s.times", path);
+		if (json_object_get(f, "times") &&
+		    (ret = sc_get_uint(b, sub, json_object_get(f, "times"), UINT32_MAX, &times)))
+			return ret;
+		ft->times = (uint32_t)times;
+		s->nfault++;
+	}
+	return 0;
+}
+
+static int parse_op(struct sc_build *b, const char *path, json_t *o, struct dl_sc_op *op)
+{
+	static const char *const k_none[] = { "op", NULL };
+	static const char *const k_dev[] = { "op", "device", NULL };
+	static const char *const k_link[] = { "op", "consumer", "supplier", "flags", NULL };
+	static const char *const k_link_del[] = { "op", "consumer", "supplier", NULL };
+	char sub[96];
+	const char *name = NULL;
+	unsigned k;
+	int ret;
+
+	if ((ret = want_object(b, path, o)))
+		return ret;
+	sc_path(sub, sizeof(sub), "%s.op", path);
+	if (!json_object_get(o, "op"))
+		return sc_fail(b, sub, "missing; expected an op name");
+	if ((ret = get_string(b, sub, json_object_get(o, "op"), &name)))
+		return ret;
+	for (k = 0; k < DL_OP_COUNT && strcmp(name, dl_op_name(k)); k++)
+		;
+	if (k == DL_OP_COUNT)
+		return sc_fail(b, sub, "unknown op '%s'; expected probe, suspend, resume, unbind, "
+			       "bind, remove, add, link_add, link_del, rpm_get or rpm_put", name);
+	*op = (struct dl_sc_op){ (uint8_t)k, DL_SC_NONE, DL_SC_NONE, 0 };
+	switch (k) {
+	case DL_OP_PROBE:
+	case DL_OP_SUSPEND:
+	case DL_OP_RESUME:
+		return sc_check_keys(b, path, o, k_none);
+	case DL_OP_LINK_ADD:
+	case DL_OP_LINK_DEL:
+		if ((ret = sc_check_keys(b, path, o, k == DL_OP_LINK_ADD ? k_link : k_link_del)))
+			return ret;
+		sc_path(sub, sizeof(sub), "%s.consumer", path);
+		if (!json_object_get(o, "consumer"))
+			return sc_fail(b, sub, "missing; expected a device name");
+		if ((ret = lookup_dev(b, sub, json_object_get(o, "consumer"), &op->dev)))
+			return ret;
+		sc_path(sub, sizeof(sub), "%s.supplier", path);
+		if (!json_object_get(o, "supplier"))
+			return sc_fail(b, sub, "missing; expected a device name");
+		if ((ret = lookup_dev(b, sub, json_object_get(o, "supplier"), &op->dev2)))
+			return ret;
+		sc_path(sub, sizeof(sub), "%s.flags", path);
+		return parse_flags(b, sub, json_object_get(o, "flags"), &op->flags);
+	default:
+		if ((ret = sc_check_keys(b, path, o, k_dev)))
+			return ret;
+		sc_path(sub, sizeof(sub), "%s.device", path);
+		if (!json_object_get(o, "device"))
+			return sc_fail(b, sub, "missing; expected a device name");
+		return lookup_dev(b, sub, json_object_get(o, "device"), &op->dev);
+	}
+}
+
+static int parse_script(struct sc_build *b, json_t *arr)
+{
+	struct dl_scenario *s = b->s;
+	char path[64];
+	size_t i, n = arr ? json_array_size(arr) : 3;
+	json_t *o;
+	int ret;
+
+	if (arr && !json_is_array(arr))
+		return sc_fail(b, "script", "expected an array of op objects");
+	if (n > DL_SC_MAX_OPS)
+		return sc_fail(b, "script", "%zu ops; expected at most %u", n, DL_SC_MAX_OPS);
+	s->op = calloc(n + 1, sizeof(*s->op));
+	if (!s->op)
+		return sc_nomem(b);
+	if (!arr) {
+		/* Without a script: probe, suspend, resume (shared/SPEC.md). */
+		for (i = 0; i < 3; i++)
+			s->op[i] = (struct dl_sc_op){ (uint8_t)(DL_OP_PROBE + i), DL_SC_NONE,
+						      DL_SC_NONE, 0 };
+		s->nop = 3;
+		return 0;
+	}
+	json_array_foreach(arr, i, o) {
+		sc_path(path, sizeof(path), "script[%zu]", i);
+		if ((ret = parse_op(b, path, o, &s->op[s->nop])))
+			return ret;
+		s->nop++;
+	}
+	return 0;
+}
+
+static int parse_cost(struct sc_build *b, json_t *o)
+{
+	static const char *const keys[] = { "cpus", "queue_ns", "wake_ns", "switch_ns",
+					    "main_ns", "probe_check_ns", NULL };
+	struct dl_cost *c = &b->s->cost;
+	int64_t *dst[] = { &c->queue_ns, &c->wake_ns, &c->switch_ns, &c->main_ns,
+			   &c->probe_check_ns };
+	char sub[64];
+	int ret;
+
+	if ((ret = want_object(b, "cost", o)) || (ret = sc_check_keys(b, "cost", o, keys)))
+		return ret;
+	if (json_object_get(o, "cpus")) {
+		uint64_t n;
+
+		if ((ret = sc_get_uint(b, "cost.cpus", json_object_get(o, "cpus"), 65536, &n)))
+			return ret;
+		if (!n)
+			return sc_fail(b, "cost.cpus", "0 cpus; expected 1 or more");
+		c->cpus = (uint32_t)n;
+	}
+	for (unsigned i = 0; i < 5; i++) {
+		json_t *v = json_object_get(o, keys[i + 1]);
+
+		sc_path(sub, sizeof(sub), "cost.%s", keys[i + 1]);
+		if (v && (ret = sc_parse_duration(b, sub, v, dst[i])))
+			return ret;
+	}
+	return 0;
+}
+
+static int parse_seed(struct sc_build *b, json_t *v, uint64_t *seed)
+{
+	if (json_is_string(v)) {
+		const char *str = json_string_value(v);
+		char *end;
+
+		errno = 0;
+		*seed = strtoull(str, &end, 0);
+		if (*str >= '0' && *str <= '9' && !*end && !errno)
+			return 0;
+	} else if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*seed = (uint64_t)json_integer_value(v);
+		return 0;
+	}
+	return sc_fail(b, "seed", "expected a non-negative integer (or a string of digits "
+		       "for seeds above 2^63)");
+}
+
+/* Apply --set KEY=VALUE to the "generate" object, creating it if need be. */
+static int apply_overrides(struct sc_build *b, json_t *root)
+{
+	json_t *gen = json_object_get(root, "generate");
+
+	if (!b->nov)
+		return 0;
+	if (!gen) {
+		gen = json_object();
+		if (!gen || json_object_set_new(root, "generate", gen))
+			return sc_nomem(b);
+	}
+	if (!json_is_object(gen))
+		return sc_fail(b, "generate", "expected an object");
+	for (size_t i = 0; i < b->nov; i++) {
+		json_t *v = json_loads(b->ov[i].value, JSON_DECODE_ANY, NULL);
+
+		if (!b->ov[i].key || !*b->ov[i].key)
+			return sc_fail(b, "--set", "empty key; expected KEY=VALUE");
+		if (!v)
+			v = json_string(b->ov[i].value);
+		if (!v || json_object_set_new(gen, b->ov[i].key, v))
+			return sc_nomem(b);
+	}
+	return 0;
+}
+
+static char *base_name(const char *path)
+{
+	const char *p = strrchr(path, '/');
+	size_t n;
+	char *s;
+
+	p = p ? p + 1 : path;
+	n = strlen(p);
+	if (n > 5 && !strcmp(p + n - 5, ".json"))
+		n -= 5;
+	s = malloc(n + 1);
+	if (s) {
+		memcpy(s, p, n);
+		s[n] = '\0';
+	}
+	return s;
+}
+
+static int load_root(struct sc_build *b, json_t *root, const uint64_t *seed_override)
+{
+	struct dl_scenario *s = b->s;
+	struct dl_profile def;
+	bool def_async = true, custom;
+	json_t *v;
+	int ret;
+
+	if (!json_is_object(root))
+		return sc_fail(b, NULL, "expected a JSON object at the top level");
+	if ((ret = sc_check_keys(b, "", root, top_keys)))
+		return ret;
+	v = json_object_get(root, "format");
+	if (!v)
+		return sc_fail(b, "format", "missing; expected \"" DL_SC_FORMAT "\"");
+	if (!json_is_string(v) || strcmp(json_string_value(v), DL_SC_FORMAT))
+		return sc_fail(b, "format", "unsupported %s%s%s; expected \"" DL_SC_FORMAT "\"",
+			       json_is_string(v) ? "'" : "",
+			       json_is_string(v) ? json_string_value(v) : "value",
+			       json_is_string(v) ? "'" : "");
+	v = json_object_get(root, "name");
+	if (v) {
+		const char *n = NULL;
+
+		if ((ret = get_string(b, "name", v, &n)))
+			return ret;
+		s->name = strdup(n);
+	} else {
+		s->name = base_name(b->file);
+	}
+	if (!s->name)
+		return sc_nomem(b);
+	v = json_object_get(root, "seed");
+	if (v && (ret = parse_seed(b, v, &s->seed)))
+		return ret;
+	if (seed_override)
+		s->seed = *seed_override;
+
+	memset(&def, 0, sizeof(def));
+	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
+		def.lat[k] = (struct dl_latency){ DL_DIST_NONE, 0, 0, 0, INT64_MAX };
+	v = json_object_get(root, "defaults");
+	if (v) {
+		static const char *const keys[] = {
+			"async", "probe", "remove", "prepare", "suspend", "suspend_late",
+			"suspend_noirq", "resume_noirq", "resume_early", "resume", "complete",
+			"rpm_suspend", "rpm_resume", NULL,
+		};
+
+		if ((ret = want_object(b, "defaults", v)) ||
+		    (ret = sc_check_keys(b, "defaults", v, keys)) ||
+		    (ret = parse_profile(b, "defaults", v, &def, &custom, &def_async)))
+			return ret;
+	}
+	if (intern_profile(b, &def) < 0)	/* profile 0: the defaults */
+		return -ENOMEM;
+
+	v = json_object_get(root, "devices");
+	if (v && (ret = parse_devices(b, v, &def, def_async)))
+		return ret;
+	s->ndev_listed = s->ndev;
+	if ((ret = apply_overrides(b, root)))
+		return ret;
+	v = json_object_get(root, "generate");
+	if (v) {
+		if ((ret = want_object(b, "generate", v)))
+			return ret;
+		if ((ret = sc_generate(b, v, s->seed, def_async)))
+			return ret;
+	}
+	s->nlink_generated = s->nlink;
+	/* After the generator, so that links may name generated devices. */
+	v = json_object_get(root, "links");
+	if (v && (ret = parse_links(b, v)))
+		return ret;
+	v = json_object_get(root, "faults");
+	if (v && (ret = parse_faults(b, v)))
+		return ret;
+	if ((ret = parse_script(b, json_object_get(root, "script"))))
+		return ret;
+	v = json_object_get(root, "cost");
+	if (v && (ret = parse_cost(b, v)))
+		return ret;
+	return 0;
+}
+
+int dl_scenario_load(const char *path, const struct dl_override *ov, size_t nov,
+		     const uint64_t *seed_override, struct dl_scenario **out,
+		     struct dl_error *err)
+{
+	struct sc_build b = { .err = err, .file = path, .ov = ov, .nov = nov };
+	json_error_t jerr;
+	json_t *root;
+	int ret;
+
+	*out = NULL;
+	err->msg[0] = '\0';
+	b.s = calloc(1, sizeof(*b.s));
+	if (!b.s)
+		return sc_nomem(&b);
+	b.s->cost = (struct dl_cost){ 0, -1, -1, -1, -1, -1 };
+	b.s->path = strdup(path);
+	if (!b.s->path) {
+		free(b.s);
+		return sc_nomem(&b);
+	}
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		FILE *f = fopen(path, "r");
+
+		if (!f) {
+			snprintf(err->msg, sizeof(err->msg), "%s: cannot open: %s; expected a "
+				 "readable scenario file", path, strerror(errno));
+			ret = errno == ENOENT ? -ENOENT : -EINVAL;
+		} else {
+			fclose(f);
+			snprintf(err->msg, sizeof(err->msg), "%s:%d:%d: %s; expected valid JSON "
+				 "(one object, no duplicate keys)", path, jerr.line, jerr.column,
+				 jerr.text);
+			ret = -EINVAL;
+		}
+		dl_scenario_free(b.s);
+		return ret;
+	}
+	ret = load_root(&b, root, seed_override);
+	json_decref(root);
+	sc_build_fini(&b);
+	if (ret) {
+		if (!err->msg[0])
+			sc_nomem(&b);
+		dl_scenario_free(b.s);
+		return ret;
+	}
+	*out = b.s;
+	return 0;
+}

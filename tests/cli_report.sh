@@ -1,0 +1,58 @@
+#!/bin/sh
+# `dlsim report DB [--out DIR]` from the command line (shared/SPEC.md):
+# exit 2 for bad usage, a missing DB or a file that is not a dlsim DB;
+# exit 0 with index.html, PNG and SVG plots for a small hand-made log.
+DLSIM=$1
+fail=0
+tmp=$(mktemp -d /tmp/dlsim-cli-report.XXXXXX) || exit 1
+check() { # expected-status description command...
+	want=$1; shift; what=$1; shift
+	"$@" >"$tmp/out" 2>&1; got=$?
+	if [ "$got" != "$want" ]; then
+		echo "FAIL: $what: exit $got, expected $want"; cat "$tmp/out"; fail=$((fail + 1))
+	else
+		echo "ok: $what"
+	fi
+}
+check 0 "report --help" "$DLSIM" report --help
+check 2 "report without DB" "$DLSIM" report
+check 2 "report with unknown option" "$DLSIM" report x.db --frobnicate
+check 2 "report --out without value" "$DLSIM" report x.db --out
+check 2 "report missing DB" "$DLSIM" report "$tmp/nope.db"
+echo "plain text" >"$tmp/text.db"
+check 2 "report on a text file" "$DLSIM" report "$tmp/text.db" --out "$tmp/x"
+if command -v sqlite3 >/dev/null 2>&1; then
+	sqlite3 "$tmp/other.db" "CREATE TABLE t(x);"
+	check 2 "report on a foreign SQLite DB" "$DLSIM" report "$tmp/other.db" --out "$tmp/x"
+	sqlite3 "$tmp/log.db" "
+CREATE TABLE runs(run_id INTEGER PRIMARY KEY, scenario TEXT, order_name TEXT, mode TEXT, seed INTEGER,
+  workers INTEGER, devices INTEGER, links INTEGER, status TEXT, makespan_ns INTEGER, started_at TEXT, version TEXT);
+CREATE TABLE devices(run_id, dev_id, name, parent_id, async);
+CREATE TABLE links(run_id, link_id, consumer_id, supplier_id, flags);
+CREATE TABLE events(run_id, seq, t_ns, dev_id, link_id, kind, phase, worker, err);
+CREATE TABLE metrics(run_id, name, value);
+CREATE TABLE violations(run_id, invariant, dev_id, link_id, t_ns, detail);
+INSERT INTO runs VALUES(1, 'x<y', 'sync', 'des', 1, 1, 2, 1, 'ok', 3000000, '', '');
+INSERT INTO metrics VALUES(1, 'lower_bound_ns', 2000000);
+INSERT INTO devices VALUES(1, 0, 'a&b', NULL, 1), (1, 1, 'c', 0, 1);
+INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
+  (1, 2, 1000000, 1, NULL, 'suspend_end', 'suspend', 0, 0),
+  (1, 3, 1000000, 0, NULL, 'suspend_start', 'suspend', 0, 0),
+  (1, 4, 2000000, 0, NULL, 'suspend_end', 'suspend', 0, 0);"
+	# An output path with a quote and a space must not reach gnuplot's command.
+	check 0 "report --out with a quote" "$DLSIM" report "$tmp/log.db" --out "$tmp/it's out"
+	for f in index.html makespan.png makespan.svg gantt.png gantt.svg; do
+		[ -s "$tmp/it's out/$f" ] || { echo "FAIL: $f missing"; fail=$((fail + 1)); }
+	done
+	grep -q 'x&lt;y' "$tmp/it's out/index.html" || { echo "FAIL: scenario not escaped"; fail=$((fail + 1)); }
+	grep -q 'a&amp;b' "$tmp/it's out/index.html" || { echo "FAIL: device not escaped"; fail=$((fail + 1)); }
+	check 0 "report --out=DIR" "$DLSIM" report "$tmp/log.db" "--out=$tmp/eq"
+	[ -s "$tmp/eq/index.html" ] || { echo "FAIL: --out=DIR ignored"; fail=$((fail + 1)); }
+	check 0 "report default --out" "$DLSIM" report "$tmp/log.db"
+	[ -s "$tmp/report/index.html" ] || { echo "FAIL: default out dir"; fail=$((fail + 1)); }
+else
+	echo "skip: sqlite3 not installed, only usage errors tested"
+fi
+rm -rf "$tmp"
+echo "cli_report: $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,392 @@
+/* test_check.c - dlsim check on hand-made logs: a correct one, then mutations. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+#include <sqlite3.h>
+
+#include "sim/core/dl_core.h"
+#include "sim/log/dl_check.h"
+#include "sim/log/dl_log.h"
+
+/* the verb itself (sim/cli is not a library; the tests do not link main.c) */
+#include "sim/cli/cmd_check.c"
+
+static char tmpdir[] = "/tmp/dlsim-test-check-XXXXXX";
+static char dbpath[600];
+
+enum { SUP = 0, CON = 1, CHILD = 2 };   /* CHILD's parent is SUP */
+
+enum mutation {
+	M_NONE,
+	M_SWAP_SUSPEND,    /* supplier suspends before its consumer in phase 'suspend' */
+	M_DROP_RESUME_END, /* the consumer's resume_end of phase 'resume' is missing */
+	M_EARLY_PROBE,     /* the consumer probes before the supplier is bound */
+	M_EARLY_UNBIND,    /* the supplier unbinds before its consumer */
+	M_CYCLE,           /* a second link SUP -> CON closes a cycle */
+	M_FAILED_SUSPENDED,/* status 'failed' with no resume at all */
+	M_RUNNING,         /* run never ended */
+	M_STATELESS_SWAP,  /* like M_SWAP_SUSPEND, the link is STATELESS */
+	M_DORMANT_SWAP,    /* like M_SWAP_SUSPEND, the link is DORMANT: not a violation */
+	M_RPM_OK,          /* PM_RUNTIME link, runtime PM in the right order */
+	M_RPM_BAD,         /* the supplier runtime-suspends while the consumer is active */
+	M_FAILED_CALLBACK, /* the consumer's suspend callback fails, everything resumes */
+	M_BAD_REFUSAL,     /* CON -> SUP refused as a reverse dependency: it is not one */
+};
+
+struct evbuf { struct dl_event e[256]; size_t n; int64_t t; };
+
+static void add(struct evbuf *b, unsigned kind, uint32_t dev, uint32_t link, uint32_t aux,
+		uint32_t flags, unsigned phase, int err)
+{
+	struct dl_event e = { .t_ns = (b->t += 10), .dev = dev, .link = link, .aux = aux,
+			      .flags = flags, .kind = (uint16_t)kind, .phase = (uint16_t)phase,
+			      .err = (int16_t)err };
+	b->e[b->n++] = e;
+}
+
+static void pm(struct evbuf *b, uint32_t dev, int resume, unsigned ph, int drop_end)
+{
+	add(b, resume ? DL_EV_RESUME_START : DL_EV_SUSPEND_START, dev, DL_NONE, DL_NONE, 0, ph, 0);
+	if (!drop_end)
+		add(b, resume ? DL_EV_RESUME_END : DL_EV_SUSPEND_END, dev, DL_NONE, DL_NONE, 0, ph, 0);
+}
+
+/* Writes one run with the log API; returns its run_id. */
+static int64_t write_run(enum mutation m)
+{
+	struct dl_run_info ri = { .scenario = "two-devices", .order = "hand", .mode = "des",
+				  .version = "test", .seed = 1, .workers = 1, .devices = 3, .links = 1 };
+	uint32_t lf = m == M_STATELESS_SWAP ? DL_FLAG_STATELESS :
+		      m == M_RPM_OK || m == M_RPM_BAD ? DL_FLAG_MANAGED | DL_FLAG_PM_RUNTIME :
+		      DL_FLAG_MANAGED;
+	struct evbuf *b = calloc(1, sizeof(*b));
+	struct dl_log *l;
+	char err[512];
+	int64_t run = -1;
+
+	if (!b || dl_log_open(dbpath, &l, err, sizeof(err)))
+		return -1;
+	dl_log_run_begin(l, &ri, &run);
+	dl_log_device(l, SUP, "supp'lier\n<b>", UINT32_MAX, 0);
+	dl_log_device(l, CON, "consumer\"", UINT32_MAX, 1);
+	dl_log_device(l, CHILD, "child", SUP, 0);
+	add(b, DL_EV_REGISTER, SUP, DL_NONE, DL_NONE, 0, 0, 0);
+	add(b, DL_EV_REGISTER, CON, DL_NONE, DL_NONE, 0, 0, 0);
+	add(b, DL_EV_REGISTER, CHILD, DL_NONE, SUP, 0, 0, 0);
+	add(b, DL_EV_LINK_ADD, CON, 0, SUP, lf,
+	    lf == DL_FLAG_STATELESS ? DL_STATE_NONE : DL_STATE_DORMANT, 0);
+	if (m == M_CYCLE)
+		add(b, DL_EV_LINK_ADD, SUP, 1, CON, DL_FLAG_MANAGED, DL_STATE_DORMANT, 0);
+	add(b, DL_EV_LINK_REFUSED, SUP, DL_NONE, CON, DL_FLAG_MANAGED,
+	    DL_REFUSE_REVERSE_DEPENDENCY, 0);
+	if (m == M_BAD_REFUSAL)
+		add(b, DL_EV_LINK_REFUSED, CON, DL_NONE, SUP, DL_FLAG_MANAGED,
+		    DL_REFUSE_REVERSE_DEPENDENCY, 0);
+	if (m == M_EARLY_PROBE) {
+		add(b, DL_EV_PROBE_START, CON, DL_NONE, DL_NONE, 0, 0, 0);
+		add(b, DL_EV_PROBE_END, CON, DL_NONE, DL_NONE, 0, 0, 0);
+	}
+	add(b, DL_EV_PROBE_START, SUP, DL_NONE, DL_NONE, 0, 0, 0);
+	add(b, DL_EV_PROBE_END, SUP, DL_NONE, DL_NONE, 0, 0, 0);
+	if ((lf & DL_FLAG_MANAGED) && m != M_DORMANT_SWAP)
+		add(b, DL_EV_LINK_STATE, CON, 0, SUP, lf, DL_STATE_AVAILABLE, 0);
+	if (m != M_EARLY_PROBE) {
+		/* a first attempt fails: the device is not bound */
+		add(b, DL_EV_PROBE_START, CON, DL_NONE, DL_NONE, 0, 0, 0);
+		add(b, DL_EV_PROBE_END, CON, DL_NONE, DL_NONE, 0, 0, -EIO);
+		add(b, DL_EV_PROBE_START, CON, DL_NONE, DL_NONE, 0, 0, 0);
+		add(b, DL_EV_PROBE_END, CON, DL_NONE, DL_NONE, 0, 0, 0);
+	}
+	if ((lf & DL_FLAG_MANAGED) && m != M_DORMANT_SWAP)
+		add(b, DL_EV_LINK_STATE, CON, 0, SUP, lf, DL_STATE_ACTIVE, 0);
+	add(b, DL_EV_PROBE_START, CHILD, DL_NONE, DL_NONE, 0, 0, 0);
+	add(b, DL_EV_PROBE_END, CHILD, DL_NONE, DL_NONE, 0, 0, 0);
+	if (m == M_RPM_OK || m == M_RPM_BAD) {
+		add(b, DL_EV_RPM_RESUME, SUP, DL_NONE, DL_NONE, 0, 0, 0);
+		add(b, DL_EV_RPM_RESUME, CON, DL_NONE, DL_NONE, 0, 0, 0);
+		if (m == M_RPM_BAD) {
+			add(b, DL_EV_RPM_SUSPEND, SUP, DL_NONE, DL_NONE, 0, 0, 0);
+			add(b, DL_EV_RPM_SUSPEND, CON, DL_NONE, DL_NONE, 0, 0, 0);
+		} else {
+			add(b, DL_EV_RPM_SUSPEND, CON, DL_NONE, DL_NONE, 0, 0, 0);
+			add(b, DL_EV_RPM_SUSPEND, SUP, DL_NONE, DL_NONE, 0, 0, 0);
+		}
+	}
+	if (m == M_FAILED_CALLBACK) {
+		/* prepare everywhere, then the consumer's suspend fails: abort, resume */
+		pm(b, CON, 0, DL_PH_PREPARE, 0);
+		pm(b, CHILD, 0, DL_PH_PREPARE, 0);
+		pm(b, SUP, 0, DL_PH_PREPARE, 0);
+		pm(b, CHILD, 0, DL_PH_SUSPEND, 0);
+		add(b, DL_EV_SUSPEND_START, CON, DL_NONE, DL_NONE, 0, DL_PH_SUSPEND, 0);
+		add(b, DL_EV_SUSPEND_END, CON, DL_NONE, DL_NONE, 0, DL_PH_SUSPEND, -EBUSY);
+		pm(b, CHILD, 1, DL_PH_RESUME, 0);
+		pm(b, SUP, 1, DL_PH_COMPLETE, 0);
+		pm(b, CON, 1, DL_PH_COMPLETE, 0);
+		pm(b, CHILD, 1, DL_PH_COMPLETE, 0);
+	}
+	for (unsigned p = DL_PH_PREPARE; p <= DL_PH_SUSPEND_NOIRQ && m != M_FAILED_CALLBACK; p++) {
+		int swap = p == DL_PH_SUSPEND && (m == M_SWAP_SUSPEND || m == M_STATELESS_SWAP ||
+						  m == M_DORMANT_SWAP);
+
+		if (swap)
+			pm(b, SUP, 0, p, 0);
+		pm(b, CON, 0, p, 0);
+		pm(b, CHILD, 0, p, 0);
+		if (!swap)
+			pm(b, SUP, 0, p, 0);
+	}
+	if (m != M_FAILED_SUSPENDED && m != M_FAILED_CALLBACK) {
+		for (unsigned p = DL_PH_RESUME_NOIRQ; p <= DL_PH_COMPLETE; p++) {
+			pm(b, SUP, 1, p, 0);
+			pm(b, CON, 1, p, m == M_DROP_RESUME_END && p == DL_PH_RESUME);
+			pm(b, CHILD, 1, p, 0);
+		}
+	}
+	if (m == M_EARLY_UNBIND) {
+		add(b, DL_EV_UNBIND_START, SUP, DL_NONE, DL_NONE, 0, 0, 0);
+		add(b, DL_EV_UNBIND_END, SUP, DL_NONE, DL_NONE, 0, 0, 0);
+	}
+	add(b, DL_EV_UNBIND_START, CON, DL_NONE, DL_NONE, 0, 0, 0);
+	add(b, DL_EV_UNBIND_END, CON, DL_NONE, DL_NONE, 0, 0, 0);
+	if ((lf & DL_FLAG_MANAGED) && m != M_DORMANT_SWAP)
+		add(b, DL_EV_LINK_STATE, CON, 0, SUP, lf, DL_STATE_AVAILABLE, 0);
+	if (m != M_EARLY_UNBIND) {
+		add(b, DL_EV_UNBIND_START, SUP, DL_NONE, DL_NONE, 0, 0, 0);
+		add(b, DL_EV_UNBIND_END, SUP, DL_NONE, DL_NONE, 0, 0, 0);
+	}
+	add(b, DL_EV_LINK_DEL, CON, 0, SUP, lf, 0, 0);
+	dl_log_events(l, b->e, b->n);
+	if (m != M_RUNNING)
+		dl_log_run_end(l, m == M_FAILED_SUSPENDED || m == M_FAILED_CALLBACK ? "failed" : "ok",
+			       b->t, NULL, 0);
+	else {
+		/* leave it 'running': flush the events but never end the run */
+		(void)dl_log_event_count(l);
+	}
+	if (m == M_RUNNING) {
+		/* closing would mark it 'interrupted'; put 'running' back by hand */
+		dl_log_close(l);
+		sqlite3 *db;
+
+		if (sqlite3_open(dbpath, &db) == SQLITE_OK) {
+			char sql[128];
+
+			snprintf(sql, sizeof(sql), "UPDATE runs SET status = 'running' WHERE run_id = %lld",
+				 (long long)run);
+			sqlite3_exec(db, sql, NULL, NULL, NULL);
+			sqlite3_close(db);
+		}
+	} else {
+		dl_log_close(l);
+	}
+	free(b);
+	return run;
+}
+
+static int check(int64_t run, struct dl_check_result *res)
+{
+	sqlite3 *db;
+	char err[512];
+	int rc;
+
+	if (dl_log_open_existing(dbpath, &db, err, sizeof(err)))
+		return -1000;
+	rc = dl_check_run_ex(db, run, 1, stdout, res);
+	sqlite3_close(db);
+	return rc;
+}
+
+static int64_t stored(int64_t run, int inv)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int64_t n = -1;
+
+	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM violations WHERE run_id = ? AND"
+			       " invariant = ?", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run);
+		sqlite3_bind_int(st, 2, inv);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return n;
+}
+
+static void expect_only(enum mutation m, int inv)
+{
+	struct dl_check_result res;
+	int64_t run = write_run(m);
+
+	CU_ASSERT_FATAL(run > 0);
+	CU_ASSERT_EQUAL(check(run, &res), DL_CHECK_DONE);
+	CU_ASSERT(res.events > 40);
+	CU_ASSERT(res.by_inv[inv] >= 1);
+	CU_ASSERT_EQUAL(res.total, res.by_inv[inv]);
+	CU_ASSERT_EQUAL(stored(run, inv), (int64_t)res.by_inv[inv]);
+	/* re-checking replaces the rows instead of adding to them */
+	CU_ASSERT_EQUAL(check(run, &res), DL_CHECK_DONE);
+	CU_ASSERT_EQUAL(stored(run, inv), (int64_t)res.by_inv[inv]);
+}
+
+static void test_correct_log(void)
+{
+	struct dl_check_result res;
+	uint64_t nv = 99;
+	int64_t run = write_run(M_NONE);
+
+	CU_ASSERT_FATAL(run > 0);
+	CU_ASSERT_EQUAL(check(run, &res), DL_CHECK_DONE);
+	CU_ASSERT_EQUAL(res.total, 0);
+	CU_ASSERT(res.events > 40);
+	CU_ASSERT_STRING_EQUAL(res.status, "ok");
+	CU_ASSERT_EQUAL(dl_check_path(dbpath, run, 0, &nv), DL_CHECK_DONE);
+	CU_ASSERT_EQUAL(nv, 0);
+	CU_ASSERT_EQUAL(dl_check_path(dbpath, 0, 0, &nv), DL_CHECK_DONE);   /* newest */
+	CU_ASSERT_EQUAL(dl_check_path(dbpath, 12345, 0, &nv), -ENOENT);
+}
+
+static void test_swap_suspend(void) { expect_only(M_SWAP_SUSPEND, 3); }
+static void test_stateless_swap(void) { expect_only(M_STATELESS_SWAP, 3); }
+static void test_drop_resume_end(void) { expect_only(M_DROP_RESUME_END, 4); }
+static void test_early_probe(void) { expect_only(M_EARLY_PROBE, 1); }
+static void test_early_unbind(void) { expect_only(M_EARLY_UNBIND, 2); }
+static void test_cycle(void)
+{
+	/* the reverse managed link also breaks 1 and 2 (no order satisfies a cycle); what
+	 * matters here is that 6 flags the link_add that closes it, exactly once */
+	struct dl_check_result res;
+	int64_t run = write_run(M_CYCLE);
+
+	CU_ASSERT_FATAL(run > 0);
+	CU_ASSERT_EQUAL(check(run, &res), DL_CHECK_DONE);
+	CU_ASSERT_EQUAL(res.by_inv[6], 1);
+	CU_ASSERT_EQUAL(stored(run, 6), 1);
+}
+static void test_failed_suspended(void) { expect_only(M_FAILED_SUSPENDED, 4); }
+
+static void test_rpm_bad(void) { expect_only(M_RPM_BAD, 5); }
+static void test_bad_refusal(void) { expect_only(M_BAD_REFUSAL, 6); }
+
+static void expect_clean(enum mutation m, const char *status)
+{
+	struct dl_check_result res;
+	int64_t run = write_run(m);
+
+	CU_ASSERT_FATAL(run > 0);
+	CU_ASSERT_EQUAL(check(run, &res), DL_CHECK_DONE);
+	CU_ASSERT_EQUAL(res.total, 0);
+	CU_ASSERT_STRING_EQUAL(res.status, status);
+}
+
+static void test_rpm_ok(void) { expect_clean(M_RPM_OK, "ok"); }
+static void test_failed_callback(void) { expect_clean(M_FAILED_CALLBACK, "failed"); }
+
+static void test_dormant_swap(void)
+{
+	/* the child still orders the parent: one violation of 3 (parent/child), none for the
+	 * DORMANT link */
+	struct dl_check_result res;
+	int64_t run = write_run(M_DORMANT_SWAP);
+
+	CU_ASSERT_FATAL(run > 0);
+	CU_ASSERT_EQUAL(check(run, &res), DL_CHECK_DONE);
+	CU_ASSERT_EQUAL(res.by_inv[3], 1);
+	CU_ASSERT_EQUAL(res.total, 1);
+}
+
+static void test_running(void)
+{
+	struct dl_check_result res;
+	int64_t run = write_run(M_RUNNING);
+
+	CU_ASSERT_FATAL(run > 0);
+	CU_ASSERT_EQUAL(check(run, &res), DL_CHECK_INCOMPLETE);
+	CU_ASSERT(res.incomplete);
+	CU_ASSERT_EQUAL(res.total, 0);
+}
+
+static int run_cmd(int argc, const char *const *args)
+{
+	char *argv[8];
+
+	for (int i = 0; i < argc; i++)
+		argv[i] = (char *)args[i];
+	argv[argc] = NULL;
+	fflush(stdout);
+	return cmd_check(argc, argv);
+}
+
+static void test_cmd(void)
+{
+	int64_t good = write_run(M_NONE), bad = write_run(M_SWAP_SUSPEND);
+	char gs[32], bs[32], txt[700];
+	FILE *f;
+
+	snprintf(gs, sizeof(gs), "%lld", (long long)good);
+	snprintf(bs, sizeof(bs), "%lld", (long long)bad);
+	snprintf(txt, sizeof(txt), "%s/text", tmpdir);
+	f = fopen(txt, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs("not a database at all, not even close\n", f);
+	fclose(f);
+	CU_ASSERT_EQUAL(run_cmd(2, (const char *[]){ "check", "--help" }), 0);
+	CU_ASSERT_EQUAL(run_cmd(1, (const char *[]){ "check" }), 2);
+	CU_ASSERT_EQUAL(run_cmd(3, (const char *[]){ "check", dbpath, "--bogus" }), 2);
+	CU_ASSERT_EQUAL(run_cmd(4, (const char *[]){ "check", dbpath, "--run", gs }), 0);
+	CU_ASSERT_EQUAL(run_cmd(2, (const char *[]){ "check", dbpath }), 1);  /* newest: bad */
+	CU_ASSERT_EQUAL(run_cmd(4, (const char *[]){ "check", dbpath, "--run", bs }), 1);
+	CU_ASSERT_EQUAL(run_cmd(4, (const char *[]){ "check", dbpath, "--run", "999999" }), 2);
+	CU_ASSERT_EQUAL(run_cmd(4, (const char *[]){ "check", dbpath, "--run", "x" }), 2);
+	CU_ASSERT_EQUAL(run_cmd(3, (const char *[]){ "check", dbpath, "--all" }), 1);
+	CU_ASSERT_EQUAL(run_cmd(2, (const char *[]){ "check", txt }), 2);
+	CU_ASSERT_EQUAL(run_cmd(2, (const char *[]){ "check", "/nonexistent/x.db" }), 2);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned nf;
+
+	if (!mkdtemp(tmpdir))
+		return 2;
+	snprintf(dbpath, sizeof(dbpath), "%s/check.db", tmpdir);
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	s = CU_add_suite("check", NULL, NULL);
+	CU_add_test(s, "a correct log passes", test_correct_log);
+	CU_add_test(s, "supplier suspends first: invariant 3", test_swap_suspend);
+	CU_add_test(s, "STATELESS link counts for invariant 3", test_stateless_swap);
+	CU_add_test(s, "DORMANT link does not count for invariant 3", test_dormant_swap);
+	CU_add_test(s, "missing resume_end: invariant 4", test_drop_resume_end);
+	CU_add_test(s, "consumer probes before supplier bound: invariant 1", test_early_probe);
+	CU_add_test(s, "supplier unbinds first: invariant 2", test_early_unbind);
+	CU_add_test(s, "cycle of links: invariant 6", test_cycle);
+	CU_add_test(s, "failed run left suspended: invariant 4", test_failed_suspended);
+	CU_add_test(s, "a running run is incomplete", test_running);
+	CU_add_test(s, "runtime PM in order passes", test_rpm_ok);
+	CU_add_test(s, "supplier runtime-suspends first: invariant 5", test_rpm_bad);
+	CU_add_test(s, "failed suspend callback, all resumed: passes", test_failed_callback);
+	CU_add_test(s, "refusal reason not borne out: invariant 6", test_bad_refusal);
+	CU_add_test(s, "dlsim check exit statuses", test_cmd);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	nf = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	if (!nf) {
+		char cmd[700];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", tmpdir);
+	}
+	return nf ? 1 : 0;
+}

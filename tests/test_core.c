@@ -1,0 +1,1252 @@
+/*
+ * test_core.c - unit tests of the link core (sim/core) against
+ * shared/LINK-CORE.md, one test per rule.  Kernel references:
+ * drivers/base/core.c (device_link_add, device_link_init_status,
+ * device_link_put_kref, device_links_driver_bound, __device_links_no_driver,
+ * device_links_busy, device_links_driver_cleanup, device_links_purge),
+ * drivers/base/dd.c, drivers/base/power/{main,runtime}.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "sim/core/dl_core.h"
+
+static struct dl_core C;
+static struct dl_core *c = &C;
+
+/* Event capture: every refusal must be logged with its reason (invariant 6). */
+#define NEV 4096
+static struct dl_event evs[NEV];
+static unsigned nev;
+
+static void sink_emit(void *ctx, struct dl_event *ev)
+{
+	(void)ctx;
+	if (nev < NEV)
+		evs[nev] = *ev;
+	nev++;
+}
+
+static int setup(void)
+{
+	nev = 0;
+	if (dl_core_init(c, 4, 4))
+		return 1;
+	dl_core_set_sink(c, (struct dl_sink){ .emit = sink_emit, .ctx = NULL });
+	return 0;
+}
+
+static int teardown(void)
+{
+	dl_core_fini(c);
+	return 0;
+}
+
+static void t_setup(void)
+{
+	if (setup())
+		abort();
+}
+static void t_teardown(void) { teardown(); }
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static dl_dev_t mk_unreg(dl_dev_t parent)
+{
+	dl_dev_t d = DL_NONE;
+
+	CU_ASSERT_FATAL(dl_device_new(c, parent, false, &d) == 0);
+	return d;
+}
+
+static dl_dev_t mk(dl_dev_t parent)
+{
+	dl_dev_t d = mk_unreg(parent);
+
+	CU_ASSERT_FATAL(dl_device_register(c, d) == 0);
+	return d;
+}
+
+static void bind(dl_dev_t d)
+{
+	CU_ASSERT_FATAL(dl_probe_begin(c, d, false) == 0);
+	dl_probe_end(c, d, 0);
+	CU_ASSERT_FATAL(c->dev[d].state == DL_DEV_DRIVER_BOUND);
+}
+
+static void probing(dl_dev_t d)
+{
+	CU_ASSERT_FATAL(dl_probe_begin(c, d, false) == 0);
+	CU_ASSERT_FATAL(c->dev[d].state == DL_DEV_PROBING);
+}
+
+static dl_link_t add(dl_dev_t con, dl_dev_t sup, uint32_t flags)
+{
+	dl_link_t l = DL_NONE;
+
+	CU_ASSERT_FATAL(dl_link_add(c, con, sup, flags, &l) == 0);
+	CU_ASSERT_FATAL(l != DL_NONE);
+	CU_ASSERT_FATAL(c->link[l].live);
+	return l;
+}
+
+static unsigned count_kind(unsigned kind)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < nev && i < NEV; i++)
+		n += evs[i].kind == kind;
+	return n;
+}
+
+/* Asserts dl_link_add refuses with @reason, creates nothing and logs the refusal. */
+static void expect_refused(dl_dev_t con, dl_dev_t sup, uint32_t flags, unsigned reason)
+{
+	uint32_t live = c->nlink_live;
+	unsigned before = nev;
+	dl_link_t l = 12345;
+	int r = dl_link_add(c, con, sup, flags, &l);
+
+	CU_ASSERT_EQUAL(r, -(int)reason);
+	CU_ASSERT_EQUAL(c->nlink_live, live);
+	CU_ASSERT(nev > before);
+	if (nev > before && nev <= NEV) {
+		const struct dl_event *e = &evs[nev - 1];
+
+		CU_ASSERT_EQUAL(e->kind, DL_EV_LINK_REFUSED);
+		CU_ASSERT_EQUAL(e->phase, reason);
+	}
+}
+
+/* Position of @d on dpm_list (walking it), or -1. */
+static int dpm_pos(dl_dev_t d)
+{
+	int i = 0;
+
+	for (dl_dev_t x = c->dpm_head; x != DL_NONE; x = c->dev[x].dpm_next, i++)
+		if (x == d)
+			return i;
+	return -1;
+}
+
+static void idvec_expect(const struct dl_idvec *v, const dl_dev_t *want, uint32_t n)
+{
+	CU_ASSERT_EQUAL_FATAL(v->n, n);
+	for (uint32_t i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(v->v[i], want[i]);
+}
+
+static int idvec_index(const struct dl_idvec *v, uint32_t x)
+{
+	for (uint32_t i = 0; i < v->n; i++)
+		if (v->v[i] == x)
+			return (int)i;
+	return -1;
+}
+
+/* ---- device_link_add refusals (rules 1..9) ------------------------------ */
+
+static void test_add_refuses_missing_device(void)
+{
+	dl_dev_t a = mk(DL_NONE);
+
+	expect_refused(DL_NONE, a, 0, DL_REFUSE_MISSING_DEVICE);
+	expect_refused(a, DL_NONE, 0, DL_REFUSE_MISSING_DEVICE);
+	expect_refused(a, 77, 0, DL_REFUSE_MISSING_DEVICE);
+	expect_refused(77, a, DL_FLAG_STATELESS, DL_REFUSE_MISSING_DEVICE);
+}
+
+static void test_add_refuses_self_link(void)
+{
+	dl_dev_t a = mk(DL_NONE);
+
+	expect_refused(a, a, 0, DL_REFUSE_SELF_LINK);
+	expect_refused(a, a, DL_FLAG_STATELESS, DL_REFUSE_SELF_LINK);
+}
+
+static void test_add_refuses_invalid_flags(void)
+{
+	dl_dev_t a = mk(DL_NONE), b = mk(DL_NONE);
+
+	expect_refused(b, a, DL_FLAG_MANAGED, DL_REFUSE_INVALID_FLAGS);
+	expect_refused(b, a, 1u << 10, DL_REFUSE_INVALID_FLAGS);
+	expect_refused(b, a, 1u << 31, DL_REFUSE_INVALID_FLAGS);
+	expect_refused(b, a, DL_FLAG_STATELESS | (1u << 12), DL_REFUSE_INVALID_FLAGS);
+	/* Each valid flag on its own is accepted (on fresh pairs). */
+	add(b, a, DL_FLAG_PM_RUNTIME);
+}
+
+static void test_add_refuses_stateless_with_managed_flags(void)
+{
+	dl_dev_t a = mk(DL_NONE), b = mk(DL_NONE);
+	const uint32_t bad[] = {
+		DL_FLAG_AUTOREMOVE_CONSUMER, DL_FLAG_AUTOREMOVE_SUPPLIER,
+		DL_FLAG_AUTOPROBE_CONSUMER, DL_FLAG_SYNC_STATE_ONLY, DL_FLAG_INFERRED,
+	};
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_refused(b, a, DL_FLAG_STATELESS | bad[i], DL_REFUSE_STATELESS_MANAGED);
+	/* STATELESS with the PM flags is fine. */
+	dl_link_t l = add(b, a, DL_FLAG_STATELESS | DL_FLAG_PM_RUNTIME);
+
+	CU_ASSERT_FALSE(c->link[l].flags & DL_FLAG_MANAGED);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_NONE);
+}
+
+static void test_add_refuses_autoprobe_with_autoremove(void)
+{
+	dl_dev_t a = mk(DL_NONE), b = mk(DL_NONE);
+
+	expect_refused(b, a, DL_FLAG_AUTOPROBE_CONSUMER | DL_FLAG_AUTOREMOVE_CONSUMER,
+		       DL_REFUSE_AUTOPROBE_AUTOREMOVE);
+	expect_refused(b, a, DL_FLAG_AUTOPROBE_CONSUMER | DL_FLAG_AUTOREMOVE_SUPPLIER,
+		       DL_REFUSE_AUTOPROBE_AUTOREMOVE);
+	add(b, a, DL_FLAG_AUTOPROBE_CONSUMER);
+}
+
+static void test_add_refuses_sync_state_only_with_other_flags(void)
+{
+	dl_dev_t a = mk(DL_NONE), b = mk(DL_NONE);
+	const uint32_t bad[] = {
+		DL_FLAG_PM_RUNTIME, DL_FLAG_AUTOREMOVE_CONSUMER, DL_FLAG_AUTOREMOVE_SUPPLIER,
+		DL_FLAG_AUTOPROBE_CONSUMER,
+	};
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_refused(b, a, DL_FLAG_SYNC_STATE_ONLY | bad[i],
+			       DL_REFUSE_SYNC_STATE_ONLY_FLAGS);
+	/* SYNC_STATE_ONLY with INFERRED is allowed, and gets MANAGED. */
+	dl_link_t l = add(b, a, DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_INFERRED);
+
+	CU_ASSERT_EQUAL(c->link[l].flags,
+			DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_INFERRED | DL_FLAG_MANAGED);
+}
+
+static void test_add_refuses_rpm_active_when_supplier_resume_fails(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+
+	c->dev[s].rpm_fail = 1;
+	expect_refused(k, s, DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE,
+		       DL_REFUSE_RPM_RESUME_FAILED);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 0);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_SUSPENDED);
+	/* Without RPM_ACTIVE no resume is attempted at add time. */
+	add(k, s, DL_FLAG_PM_RUNTIME);
+}
+
+/* Kernel: `if (PM_RUNTIME && RPM_ACTIVE && !link) pm_runtime_put(supplier)`. */
+static void test_add_refused_rpm_active_releases_supplier_reference(void)
+{
+	dl_dev_t a = mk(DL_NONE), b = mk(DL_NONE);
+
+	add(b, a, 0);
+	expect_refused(a, b, DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE,
+		       DL_REFUSE_REVERSE_DEPENDENCY);
+	CU_ASSERT_EQUAL(c->dev[b].rpm_usage, 0);
+}
+
+static void test_add_refuses_unregistered_supplier(void)
+{
+	dl_dev_t a = mk(DL_NONE), u = mk_unreg(DL_NONE);
+
+	expect_refused(a, u, 0, DL_REFUSE_SUPPLIER_UNREGISTERED);
+	expect_refused(a, u, DL_FLAG_STATELESS, DL_REFUSE_SUPPLIER_UNREGISTERED);
+	expect_refused(a, u, DL_FLAG_SYNC_STATE_ONLY, DL_REFUSE_SUPPLIER_UNREGISTERED);
+}
+
+/* The kernel only checks device_pm_initialized(supplier). */
+static void test_add_allows_unregistered_consumer(void)
+{
+	dl_dev_t s = mk(DL_NONE), u = mk_unreg(DL_NONE);
+	dl_link_t l = add(u, s, 0);
+
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_DORMANT);
+	CU_ASSERT_TRUE(dl_dpm_is_topological(c));
+}
+
+static void test_add_refuses_reverse_dependency_via_link(void)
+{
+	dl_dev_t a = mk(DL_NONE), b = mk(DL_NONE);
+
+	add(b, a, 0);                           /* b consumes a */
+	expect_refused(a, b, 0, DL_REFUSE_REVERSE_DEPENDENCY);
+	expect_refused(a, b, DL_FLAG_STATELESS, DL_REFUSE_REVERSE_DEPENDENCY);
+	CU_ASSERT_EQUAL(dl_link_find(c, a, b), DL_NONE);
+}
+
+static void test_add_refuses_reverse_dependency_via_parent(void)
+{
+	dl_dev_t p = mk(DL_NONE), k = mk(p), g = mk(k);
+
+	/* A parent may not consume its child or grandchild. */
+	expect_refused(p, k, 0, DL_REFUSE_REVERSE_DEPENDENCY);
+	expect_refused(p, g, DL_FLAG_STATELESS, DL_REFUSE_REVERSE_DEPENDENCY);
+	expect_refused(k, g, 0, DL_REFUSE_REVERSE_DEPENDENCY);
+	/* The other way round is fine. */
+	add(g, p, 0);
+}
+
+static void test_add_refuses_reverse_dependency_transitive(void)
+{
+	dl_dev_t a = mk(DL_NONE), b = mk(DL_NONE), p = mk(DL_NONE), k = mk(p), x = mk(DL_NONE);
+
+	/* a <- b (b consumes a), b is consumed by p, p's child k is consumed by x */
+	add(b, a, 0);
+	add(p, b, 0);
+	add(x, k, DL_FLAG_STATELESS);
+	/* x depends on a through b, p (link), k (child), x (link) */
+	CU_ASSERT_TRUE(dl_is_dependent(c, a, x));
+	CU_ASSERT_TRUE(dl_kernel_is_dependent(c, a, x, NULL));
+	expect_refused(a, x, 0, DL_REFUSE_REVERSE_DEPENDENCY);
+	expect_refused(a, k, 0, DL_REFUSE_REVERSE_DEPENDENCY);
+	expect_refused(b, x, DL_FLAG_PM_RUNTIME, DL_REFUSE_REVERSE_DEPENDENCY);
+	expect_refused(p, x, 0, DL_REFUSE_REVERSE_DEPENDENCY);
+	/* unrelated direction is fine */
+	add(x, a, 0);
+	CU_ASSERT_TRUE(dl_dpm_is_topological(c));
+}
+
+static void test_sync_state_only_may_close_cycle(void)
+{
+	dl_dev_t a = mk(DL_NONE), b = mk(DL_NONE), p = mk(DL_NONE), k = mk(p);
+	dl_link_t l;
+
+	add(b, a, 0);
+	l = add(a, b, DL_FLAG_SYNC_STATE_ONLY);     /* closes a <-> b */
+	CU_ASSERT_TRUE(dl_link_is_sync_state_only(c->link[l].flags));
+	add(p, k, DL_FLAG_SYNC_STATE_ONLY);         /* parent consumes child */
+	/* SSO links take no part in the dependency search ... */
+	CU_ASSERT_FALSE(dl_is_dependent(c, b, a));
+	CU_ASSERT_FALSE(dl_kernel_is_dependent(c, b, a, NULL));
+	/* ... nor in dpm ordering */
+	CU_ASSERT_TRUE(dl_dpm_is_topological(c));
+	CU_ASSERT(dpm_pos(a) < dpm_pos(b));
+}
+
+static void test_add_refuses_sync_state_only_when_consumer_bound(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), q = mk(DL_NONE);
+
+	bind(k);
+	expect_refused(k, s, DL_FLAG_SYNC_STATE_ONLY, DL_REFUSE_CONSUMER_BOUND);
+	expect_refused(k, s, DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_INFERRED,
+		       DL_REFUSE_CONSUMER_BOUND);
+	/* PROBING (and NO_DRIVER) consumers may get one. */
+	probing(q);
+	add(q, s, DL_FLAG_SYNC_STATE_ONLY);
+	/* A normal link to a bound consumer is fine. */
+	add(k, s, 0);
+}
+
+/* ---- what a successful add produces ----------------------------------- */
+
+static void test_add_sets_managed_unless_stateless(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), j = mk(DL_NONE);
+	dl_link_t l1 = add(k, s, 0), l2 = add(j, s, DL_FLAG_STATELESS);
+
+	CU_ASSERT_EQUAL(c->link[l1].flags, DL_FLAG_MANAGED);
+	CU_ASSERT_EQUAL(c->link[l1].kref, 1);
+	CU_ASSERT_EQUAL(c->link[l1].status, DL_STATE_DORMANT);
+	CU_ASSERT_EQUAL(c->link[l2].flags, DL_FLAG_STATELESS);
+	CU_ASSERT_EQUAL(c->link[l2].status, DL_STATE_NONE);
+	CU_ASSERT_EQUAL(dl_link_find(c, k, s), l1);
+	CU_ASSERT_EQUAL(dl_link_find(c, s, k), DL_NONE);
+	CU_ASSERT_EQUAL(count_kind(DL_EV_LINK_ADD), 2);
+}
+
+static void test_add_autoremove_supplier_wins(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l = add(k, s, DL_FLAG_AUTOREMOVE_CONSUMER | DL_FLAG_AUTOREMOVE_SUPPLIER);
+
+	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_AUTOREMOVE_SUPPLIER);
+	CU_ASSERT_FALSE(c->link[l].flags & DL_FLAG_AUTOREMOVE_CONSUMER);
+}
+
+/* ---- device_link_init_status: the 4x3 table ----------------------------- */
+
+enum { S_NO, S_PROBING, S_BOUND, S_UNBINDING };
+
+static void init_status_case(int sup_state, int con_state, unsigned want)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l;
+
+	if (sup_state == S_PROBING)
+		probing(s);
+	else if (sup_state >= S_BOUND)
+		bind(s);
+	if (con_state == S_PROBING)
+		probing(k);
+	else if (con_state == S_BOUND)
+		bind(k);
+	if (sup_state == S_UNBINDING) {
+		CU_ASSERT_FALSE(dl_links_busy(c, s));
+		CU_ASSERT_EQUAL_FATAL(c->dev[s].state, DL_DEV_UNBINDING);
+	}
+	l = add(k, s, 0);
+	CU_ASSERT_EQUAL(c->link[l].status, want);
+	if (c->link[l].status != want)
+		fprintf(stderr, "\n  init status %s want %s\n",
+			dl_link_state_name(c->link[l].status), dl_link_state_name(want));
+}
+
+#define INIT_CASE(name, s, k, want) \
+	static void test_init_status_##name(void) { init_status_case(s, k, want); }
+INIT_CASE(sup_no_driver_con_no_driver, S_NO, S_NO, DL_STATE_DORMANT)
+INIT_CASE(sup_no_driver_con_probing, S_NO, S_PROBING, DL_STATE_DORMANT)
+INIT_CASE(sup_no_driver_con_bound, S_NO, S_BOUND, DL_STATE_DORMANT)
+INIT_CASE(sup_probing_con_no_driver, S_PROBING, S_NO, DL_STATE_DORMANT)
+INIT_CASE(sup_probing_con_probing, S_PROBING, S_PROBING, DL_STATE_CONSUMER_PROBE)
+INIT_CASE(sup_probing_con_bound, S_PROBING, S_BOUND, DL_STATE_DORMANT)
+INIT_CASE(sup_bound_con_no_driver, S_BOUND, S_NO, DL_STATE_AVAILABLE)
+INIT_CASE(sup_bound_con_probing, S_BOUND, S_PROBING, DL_STATE_CONSUMER_PROBE)
+INIT_CASE(sup_bound_con_bound, S_BOUND, S_BOUND, DL_STATE_ACTIVE)
+INIT_CASE(sup_unbinding_con_no_driver, S_UNBINDING, S_NO, DL_STATE_SUPPLIER_UNBIND)
+INIT_CASE(sup_unbinding_con_probing, S_UNBINDING, S_PROBING, DL_STATE_SUPPLIER_UNBIND)
+INIT_CASE(sup_unbinding_con_bound, S_UNBINDING, S_BOUND, DL_STATE_SUPPLIER_UNBIND)
+
+/* ---- adding again ------------------------------------------------------ */
+
+static void test_readd_updates_not_duplicates(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l1 = add(k, s, 0), l2 = add(k, s, 0);
+
+	CU_ASSERT_EQUAL(l1, l2);
+	CU_ASSERT_EQUAL(c->nlink_live, 1);
+	CU_ASSERT_EQUAL(c->dev[k].suppliers.n, 1);
+	CU_ASSERT_EQUAL(c->dev[s].consumers.n, 1);
+	/* a managed re-add of a managed link takes no extra kref */
+	CU_ASSERT_EQUAL(c->link[l1].kref, 1);
+}
+
+static void test_readd_stateless_takes_kref_and_sets_stateless(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), j = mk(DL_NONE);
+	dl_link_t l = add(k, s, 0), m;
+
+	CU_ASSERT_EQUAL(add(k, s, DL_FLAG_STATELESS), l);
+	CU_ASSERT_EQUAL(c->link[l].kref, 2);
+	CU_ASSERT_EQUAL(c->link[l].flags, DL_FLAG_MANAGED | DL_FLAG_STATELESS);
+	/* a stateless link added twice */
+	m = add(j, s, DL_FLAG_STATELESS);
+	CU_ASSERT_EQUAL(add(j, s, DL_FLAG_STATELESS), m);
+	CU_ASSERT_EQUAL(c->link[m].kref, 2);
+	CU_ASSERT_EQUAL(c->link[m].flags, DL_FLAG_STATELESS);
+}
+
+static void test_readd_managed_on_stateless_sets_managed(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l;
+
+	bind(s);
+	l = add(k, s, DL_FLAG_STATELESS);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_NONE);
+	CU_ASSERT_EQUAL(add(k, s, 0), l);
+	CU_ASSERT_EQUAL(c->link[l].kref, 2);
+	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_MANAGED);
+	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_STATELESS);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_AVAILABLE);
+	/* the link now tracks drivers: the consumer's probe moves it */
+	bind(k);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_ACTIVE);
+}
+
+static void test_readd_autoremove_consumer_becomes_supplier(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), j = mk(DL_NONE);
+	dl_link_t l = add(k, s, DL_FLAG_AUTOREMOVE_CONSUMER), m;
+
+	CU_ASSERT_EQUAL(add(k, s, DL_FLAG_AUTOREMOVE_SUPPLIER), l);
+	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_AUTOREMOVE_SUPPLIER);
+	CU_ASSERT_FALSE(c->link[l].flags & DL_FLAG_AUTOREMOVE_CONSUMER);
+	/* the lifetime only grows: AUTOREMOVE_CONSUMER does not shorten it again */
+	CU_ASSERT_EQUAL(add(k, s, DL_FLAG_AUTOREMOVE_CONSUMER), l);
+	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_AUTOREMOVE_SUPPLIER);
+	CU_ASSERT_FALSE(c->link[l].flags & DL_FLAG_AUTOREMOVE_CONSUMER);
+	/* and AUTOREMOVE_SUPPLIER does not appear on a link without autoremove */
+	m = add(j, s, 0);
+	CU_ASSERT_EQUAL(add(j, s, DL_FLAG_AUTOREMOVE_SUPPLIER), m);
+	CU_ASSERT_FALSE(c->link[m].flags &
+			(DL_FLAG_AUTOREMOVE_SUPPLIER | DL_FLAG_AUTOREMOVE_CONSUMER));
+}
+
+static void test_readd_without_autoremove_clears_both(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), j = mk(DL_NONE);
+	dl_link_t l = add(k, s, DL_FLAG_AUTOREMOVE_CONSUMER);
+	dl_link_t m = add(j, s, DL_FLAG_AUTOREMOVE_SUPPLIER);
+
+	CU_ASSERT_EQUAL(add(k, s, 0), l);
+	CU_ASSERT_EQUAL(add(j, s, DL_FLAG_PM_RUNTIME), m);
+	CU_ASSERT_FALSE(c->link[l].flags &
+			(DL_FLAG_AUTOREMOVE_SUPPLIER | DL_FLAG_AUTOREMOVE_CONSUMER));
+	CU_ASSERT_FALSE(c->link[m].flags &
+			(DL_FLAG_AUTOREMOVE_SUPPLIER | DL_FLAG_AUTOREMOVE_CONSUMER));
+	CU_ASSERT_TRUE(c->link[m].flags & DL_FLAG_PM_RUNTIME);
+}
+
+static void test_readd_non_inferred_clears_inferred(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), j = mk(DL_NONE);
+	dl_link_t l = add(k, s, DL_FLAG_INFERRED), m = add(j, s, 0);
+
+	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_INFERRED);
+	CU_ASSERT_EQUAL(add(k, s, DL_FLAG_INFERRED), l);
+	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_INFERRED);
+	CU_ASSERT_EQUAL(add(k, s, 0), l);
+	CU_ASSERT_FALSE(c->link[l].flags & DL_FLAG_INFERRED);
+	/* an inferred add does not make a driver-created link inferred */
+	CU_ASSERT_EQUAL(add(j, s, DL_FLAG_INFERRED), m);
+	CU_ASSERT_FALSE(c->link[m].flags & DL_FLAG_INFERRED);
+}
+
+static void test_readd_pm_runtime_and_rpm_active(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l = add(k, s, 0);
+
+	CU_ASSERT_EQUAL(add(k, s, DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE), l);
+	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_PM_RUNTIME);
+	CU_ASSERT_FALSE(c->link[l].flags & DL_FLAG_RPM_ACTIVE);
+	CU_ASSERT_EQUAL(c->link[l].rpm_active, 1);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 1);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_ACTIVE);
+}
+
+static void test_readd_sync_state_only_upgrade_loses_sso_and_reorders(void)
+{
+	dl_dev_t k = mk(DL_NONE), kc = mk(k), s = mk(DL_NONE);
+	dl_link_t l;
+
+	/* consumer k (with child kc) registered before its supplier s */
+	l = add(k, s, DL_FLAG_SYNC_STATE_ONLY);
+	CU_ASSERT(dpm_pos(k) < dpm_pos(s));          /* SSO: no reorder */
+	CU_ASSERT_FALSE(dl_is_dependent(c, s, k));
+	CU_ASSERT_EQUAL(add(k, s, 0), l);
+	CU_ASSERT_FALSE(c->link[l].flags & DL_FLAG_SYNC_STATE_ONLY);
+	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_MANAGED);
+	CU_ASSERT_EQUAL(c->link[l].kref, 1);
+	CU_ASSERT(dpm_pos(s) < dpm_pos(k));
+	CU_ASSERT(dpm_pos(k) < dpm_pos(kc));
+	CU_ASSERT_TRUE(dl_dpm_is_topological(c));
+	/* from now on the link takes part in cycle checks */
+	CU_ASSERT_TRUE(dl_is_dependent(c, s, k));
+	CU_ASSERT_TRUE(dl_is_dependent(c, s, kc));
+	expect_refused(s, kc, 0, DL_REFUSE_REVERSE_DEPENDENCY);
+}
+
+static void test_readd_stateless_on_sync_state_only_reorders(void)
+{
+	dl_dev_t k = mk(DL_NONE), s = mk(DL_NONE);
+	dl_link_t l = add(k, s, DL_FLAG_SYNC_STATE_ONLY);
+
+	/* kernel: SSO link gains STATELESS -> goto reorder */
+	CU_ASSERT_EQUAL(add(k, s, DL_FLAG_STATELESS), l);
+	CU_ASSERT_FALSE(dl_link_is_sync_state_only(c->link[l].flags));
+	CU_ASSERT_EQUAL(c->link[l].kref, 2);
+	CU_ASSERT(dpm_pos(s) < dpm_pos(k));
+	CU_ASSERT_TRUE(dl_dpm_is_topological(c));
+}
+
+/* ---- device_link_del ---------------------------------------------------- */
+
+static void test_del_drops_one_kref(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l = add(k, s, DL_FLAG_STATELESS);
+
+	CU_ASSERT_EQUAL(add(k, s, DL_FLAG_STATELESS), l);
+	CU_ASSERT_EQUAL(dl_link_del(c, l), 0);
+	CU_ASSERT_TRUE(c->link[l].live);
+	CU_ASSERT_EQUAL(c->link[l].kref, 1);
+	CU_ASSERT_EQUAL(dl_link_find(c, k, s), l);
+	CU_ASSERT_EQUAL(dl_link_del(c, l), 0);
+	CU_ASSERT_FALSE(c->link[l].live);
+	CU_ASSERT_EQUAL(dl_link_find(c, k, s), DL_NONE);
+	CU_ASSERT_EQUAL(c->nlink_live, 0);
+	CU_ASSERT_EQUAL(count_kind(DL_EV_LINK_DEL), 1);
+	CU_ASSERT_NOT_EQUAL(dl_link_del(c, l), 0);   /* already gone */
+}
+
+/* device_link_put_kref(): managed link, consumer registered -> WARN, kept. */
+static void test_del_refuses_managed_link_of_registered_consumer(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), j = mk(DL_NONE);
+	dl_link_t l = add(k, s, 0), m = add(j, s, 0);
+
+	CU_ASSERT_NOT_EQUAL(dl_link_del(c, l), 0);
+	CU_ASSERT_TRUE(c->link[l].live);
+	CU_ASSERT_EQUAL(c->link[l].kref, 1);
+	/* stateless + managed: the STATELESS reference can be dropped */
+	CU_ASSERT_EQUAL(add(j, s, DL_FLAG_STATELESS), m);
+	CU_ASSERT_EQUAL(dl_link_del(c, m), 0);
+	CU_ASSERT_TRUE(c->link[m].live);
+	CU_ASSERT_EQUAL(c->link[m].kref, 1);
+}
+
+static void test_del_managed_link_of_unregistered_consumer(void)
+{
+	dl_dev_t s = mk(DL_NONE), u = mk_unreg(DL_NONE);
+	dl_link_t l = add(u, s, 0);
+
+	CU_ASSERT_EQUAL(dl_link_del(c, l), 0);
+	CU_ASSERT_FALSE(c->link[l].live);
+	CU_ASSERT_EQUAL(c->dev[s].consumers.n, 0);
+}
+
+/* ---- probe -------------------------------------------------------------- */
+
+static void test_probe_defers_when_supplier_not_available(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l = add(k, s, 0);
+
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), -DL_EPROBE_DEFER);
+	CU_ASSERT_EQUAL(c->dev[k].state, DL_DEV_NO_DRIVER);
+	CU_ASSERT_TRUE(c->dev[k].deferred);
+	CU_ASSERT_EQUAL(c->probe_defers, 1);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_DORMANT);
+	/* supplier probing: still not AVAILABLE */
+	probing(s);
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), -DL_EPROBE_DEFER);
+	CU_ASSERT_EQUAL(c->probe_defers, 2);
+	dl_probe_end(c, s, 0);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_AVAILABLE);
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), 0);
+}
+
+static void test_probe_ignores_sync_state_only_and_stateless_suppliers(void)
+{
+	dl_dev_t s1 = mk(DL_NONE), s2 = mk(DL_NONE), k = mk(DL_NONE);
+
+	add(k, s1, DL_FLAG_SYNC_STATE_ONLY);
+	add(k, s2, DL_FLAG_STATELESS);
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), 0);
+	CU_ASSERT_EQUAL(c->probe_defers, 0);
+}
+
+static void test_probe_begin_moves_links_to_consumer_probe(void)
+{
+	dl_dev_t s1 = mk(DL_NONE), s2 = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l1, l2;
+
+	bind(s1);
+	bind(s2);
+	l1 = add(k, s1, 0);
+	l2 = add(k, s2, DL_FLAG_AUTOREMOVE_CONSUMER);
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), 0);
+	CU_ASSERT_EQUAL(c->dev[k].state, DL_DEV_PROBING);
+	CU_ASSERT_EQUAL(c->link[l1].status, DL_STATE_CONSUMER_PROBE);
+	CU_ASSERT_EQUAL(c->link[l2].status, DL_STATE_CONSUMER_PROBE);
+}
+
+static void test_probe_success_links_and_state(void)
+{
+	dl_dev_t s = mk(DL_NONE), m = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t ls, lk;
+
+	bind(s);
+	ls = add(m, s, 0);          /* m consumes s */
+	lk = add(k, m, 0);          /* k consumes m */
+	CU_ASSERT_EQUAL(c->link[lk].status, DL_STATE_DORMANT);
+	CU_ASSERT_EQUAL(dl_probe_begin(c, m, false), 0);
+	dl_probe_end(c, m, 0);
+	CU_ASSERT_EQUAL(c->dev[m].state, DL_DEV_DRIVER_BOUND);
+	CU_ASSERT_EQUAL(c->link[ls].status, DL_STATE_ACTIVE);
+	CU_ASSERT_EQUAL(c->link[lk].status, DL_STATE_AVAILABLE);
+	bind(k);
+	CU_ASSERT_EQUAL(c->link[lk].status, DL_STATE_ACTIVE);
+}
+
+static void test_probe_success_retriggers_deferred(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), x = mk(DL_NONE);
+
+	add(k, s, 0);
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), -DL_EPROBE_DEFER);
+	/* before late_initcall a bind does not retrigger */
+	bind(x);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), DL_NONE);
+	dl_deferred_enable(c);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), k);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), DL_NONE);
+	/* retried too early: deferred again */
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), -DL_EPROBE_DEFER);
+	CU_ASSERT_EQUAL(c->probe_defers, 2);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), DL_NONE);
+	/* the supplier binds: k comes back */
+	bind(s);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), k);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), DL_NONE);
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), 0);
+	dl_probe_end(c, k, 0);
+	CU_ASSERT_EQUAL(c->dev[k].state, DL_DEV_DRIVER_BOUND);
+}
+
+static void test_probe_success_autoprobe_queues_consumer(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), j = mk(DL_NONE);
+
+	dl_deferred_enable(c);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), DL_NONE);
+	add(k, s, DL_FLAG_AUTOPROBE_CONSUMER);
+	add(j, s, 0);
+	bind(s);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), k);     /* j was never deferred */
+	CU_ASSERT_EQUAL(dl_deferred_next(c), DL_NONE);
+}
+
+static void test_probe_failure_autoremove_consumer_deleted_others_available(void)
+{
+	dl_dev_t s1 = mk(DL_NONE), s2 = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l1, l2;
+
+	bind(s1);
+	bind(s2);
+	l1 = add(k, s1, DL_FLAG_AUTOREMOVE_CONSUMER);
+	l2 = add(k, s2, 0);
+	CU_ASSERT_EQUAL_FATAL(dl_probe_begin(c, k, false), 0);
+	dl_probe_end(c, k, -EIO);
+	CU_ASSERT_EQUAL(c->dev[k].state, DL_DEV_NO_DRIVER);
+	CU_ASSERT_FALSE(c->link[l1].live);
+	CU_ASSERT_EQUAL(dl_link_find(c, k, s1), DL_NONE);
+	CU_ASSERT_TRUE(c->link[l2].live);
+	CU_ASSERT_EQUAL(c->link[l2].status, DL_STATE_AVAILABLE);
+	/* it can probe again */
+	bind(k);
+	CU_ASSERT_EQUAL(c->link[l2].status, DL_STATE_ACTIVE);
+}
+
+static void test_probe_success_drops_sync_state_only_links(void)
+{
+	dl_dev_t s = mk(DL_NONE), t = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l1 = add(k, s, DL_FLAG_SYNC_STATE_ONLY);
+	dl_link_t l2 = add(k, t, DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_INFERRED);
+
+	bind(t);
+	bind(k);
+	CU_ASSERT_FALSE(c->link[l1].live);
+	CU_ASSERT_FALSE(c->link[l2].live);
+	CU_ASSERT_EQUAL(c->dev[k].suppliers.n, 0);
+	CU_ASSERT_EQUAL(c->dev[s].consumers.n, 0);
+}
+
+/* ---- unbind ------------------------------------------------------------- */
+
+static void test_unbind_supplier_unbinds_consumers_first(void)
+{
+	dl_dev_t s = mk(DL_NONE), c1 = mk(DL_NONE), c2 = mk(DL_NONE);
+	struct dl_idvec order = { 0 };
+	const dl_dev_t want[] = { c2, c1, s };
+
+	add(c1, s, 0);
+	add(c2, c1, 0);
+	bind(s);
+	bind(c1);
+	bind(c2);
+	CU_ASSERT_EQUAL(dl_release_driver(c, s, &order), 0);
+	idvec_expect(&order, want, 3);
+	CU_ASSERT_EQUAL(c->dev[s].state, DL_DEV_NO_DRIVER);
+	CU_ASSERT_EQUAL(c->dev[c1].state, DL_DEV_NO_DRIVER);
+	CU_ASSERT_EQUAL(c->dev[c2].state, DL_DEV_NO_DRIVER);
+	dl_idvec_free(&order);
+}
+
+static void test_unbind_supplier_diamond_each_once(void)
+{
+	dl_dev_t s = mk(DL_NONE), a = mk(DL_NONE), b = mk(DL_NONE), d = mk(DL_NONE),
+		 x = mk(DL_NONE);
+	struct dl_idvec order = { 0 };
+
+	add(a, s, 0);
+	add(b, s, 0);
+	add(d, a, 0);
+	add(d, b, 0);
+	bind(s);
+	bind(a);
+	bind(b);
+	bind(d);
+	bind(x);
+	CU_ASSERT_EQUAL(dl_release_driver(c, s, &order), 0);
+	CU_ASSERT_EQUAL_FATAL(order.n, 4);
+	CU_ASSERT(idvec_index(&order, d) < idvec_index(&order, a));
+	CU_ASSERT(idvec_index(&order, d) < idvec_index(&order, b));
+	CU_ASSERT_EQUAL(idvec_index(&order, s), 3);
+	CU_ASSERT(idvec_index(&order, a) >= 0 && idvec_index(&order, b) >= 0);
+	CU_ASSERT_EQUAL(c->dev[x].state, DL_DEV_DRIVER_BOUND);  /* unrelated */
+	dl_idvec_free(&order);
+}
+
+static void test_unbind_supplier_autoremove_supplier_deleted_others_dormant(void)
+{
+	dl_dev_t s = mk(DL_NONE), c1 = mk(DL_NONE), c2 = mk(DL_NONE), c3 = mk(DL_NONE);
+	struct dl_idvec order = { 0 };
+	dl_link_t l1 = add(c1, s, DL_FLAG_AUTOREMOVE_SUPPLIER);
+	dl_link_t l2 = add(c2, s, 0);
+	dl_link_t l3 = add(c3, s, 0);     /* consumer never bound: link AVAILABLE */
+
+	bind(s);
+	bind(c1);
+	bind(c2);
+	CU_ASSERT_EQUAL(c->link[l3].status, DL_STATE_AVAILABLE);
+	CU_ASSERT_EQUAL(dl_release_driver(c, s, &order), 0);
+	CU_ASSERT_EQUAL(order.n, 3);
+	CU_ASSERT_EQUAL(idvec_index(&order, s), 2);
+	CU_ASSERT_FALSE(c->link[l1].live);
+	CU_ASSERT_TRUE(c->link[l2].live);
+	CU_ASSERT_EQUAL(c->link[l2].status, DL_STATE_DORMANT);
+	CU_ASSERT_EQUAL(c->link[l3].status, DL_STATE_DORMANT);
+	CU_ASSERT_EQUAL(c->dev[c1].state, DL_DEV_NO_DRIVER);
+	CU_ASSERT_EQUAL(c->dev[c2].state, DL_DEV_NO_DRIVER);
+	/* consumers cannot re-probe until the supplier is back */
+	CU_ASSERT_EQUAL(dl_probe_begin(c, c2, false), -DL_EPROBE_DEFER);
+	bind(s);
+	CU_ASSERT_EQUAL(c->link[l2].status, DL_STATE_AVAILABLE);
+	bind(c2);
+	dl_idvec_free(&order);
+}
+
+static void test_unbind_consumer_autoremove_consumer_deleted_others_available(void)
+{
+	dl_dev_t s1 = mk(DL_NONE), s2 = mk(DL_NONE), k = mk(DL_NONE);
+	struct dl_idvec order = { 0 };
+	const dl_dev_t want[] = { k };
+	dl_link_t l1, l2;
+
+	bind(s1);
+	bind(s2);
+	l1 = add(k, s1, DL_FLAG_AUTOREMOVE_CONSUMER);
+	l2 = add(k, s2, 0);
+	bind(k);
+	CU_ASSERT_EQUAL(c->link[l1].status, DL_STATE_ACTIVE);
+	CU_ASSERT_EQUAL(dl_release_driver(c, k, &order), 0);
+	idvec_expect(&order, want, 1);
+	CU_ASSERT_FALSE(c->link[l1].live);
+	CU_ASSERT_EQUAL(c->link[l2].status, DL_STATE_AVAILABLE);
+	CU_ASSERT_EQUAL(c->dev[k].state, DL_DEV_NO_DRIVER);
+	CU_ASSERT_EQUAL(c->dev[s1].state, DL_DEV_DRIVER_BOUND);
+	CU_ASSERT_EQUAL(c->dev[s2].state, DL_DEV_DRIVER_BOUND);
+	dl_idvec_free(&order);
+}
+
+static void test_unbind_stateless_links_do_not_cascade(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	struct dl_idvec order = { 0 };
+	const dl_dev_t want[] = { s };
+	dl_link_t l = add(k, s, DL_FLAG_STATELESS);
+
+	bind(s);
+	bind(k);
+	CU_ASSERT_EQUAL(dl_release_driver(c, s, &order), 0);
+	idvec_expect(&order, want, 1);
+	CU_ASSERT_EQUAL(c->dev[k].state, DL_DEV_DRIVER_BOUND);
+	CU_ASSERT_TRUE(c->link[l].live);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_NONE);
+	dl_idvec_free(&order);
+}
+
+static void test_unbind_busy_while_consumer_bound(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), j = mk(DL_NONE);
+	dl_link_t lk = add(k, s, 0), lj = add(j, s, 0);
+
+	bind(s);
+	bind(k);
+	/* device_links_busy(): an ACTIVE link makes it busy */
+	CU_ASSERT_TRUE(dl_links_busy(c, s));
+	CU_ASSERT_EQUAL(c->dev[s].state, DL_DEV_UNBINDING);
+	/* unbind_consumers marks the link SUPPLIER_UNBIND and hands out k */
+	dl_dev_t x = dl_links_unbind_next(c, s);
+	CU_ASSERT_EQUAL(x, k);
+	CU_ASSERT_EQUAL(c->link[lk].status, DL_STATE_SUPPLIER_UNBIND);
+	(void)lj;
+}
+
+/* ---- device_del --------------------------------------------------------- */
+
+static void test_device_del_purges_links(void)
+{
+	dl_dev_t s = mk(DL_NONE), d = mk(DL_NONE), k = mk(DL_NONE), t = mk(DL_NONE);
+	uint32_t count;
+	dl_link_t l1 = add(d, s, 0);
+	dl_link_t l2 = add(d, t, DL_FLAG_STATELESS);
+	dl_link_t l3 = add(k, d, 0);
+	dl_link_t l4 = add(k, d, DL_FLAG_STATELESS);   /* same link, kref 2 */
+
+	CU_ASSERT_EQUAL(l3, l4);
+	bind(s);
+	bind(d);
+	bind(k);
+	CU_ASSERT_EQUAL(dl_release_driver(c, d, NULL), 0);
+	count = c->dpm_count;
+	CU_ASSERT_EQUAL(dl_device_del(c, d), 0);
+	CU_ASSERT_FALSE(c->link[l1].live);
+	CU_ASSERT_FALSE(c->link[l2].live);
+	CU_ASSERT_FALSE(c->link[l3].live);
+	CU_ASSERT_EQUAL(c->nlink_live, 0);
+	CU_ASSERT_EQUAL(c->dev[s].consumers.n, 0);
+	CU_ASSERT_EQUAL(c->dev[t].consumers.n, 0);
+	CU_ASSERT_EQUAL(c->dev[k].suppliers.n, 0);
+	CU_ASSERT_FALSE(c->dev[d].registered);
+	CU_ASSERT_EQUAL(dpm_pos(d), -1);
+	CU_ASSERT_EQUAL(c->dpm_count, count - 1);
+	CU_ASSERT_TRUE(dl_dpm_is_topological(c));
+	/* links to a removed device are refused */
+	expect_refused(k, d, 0, DL_REFUSE_SUPPLIER_UNREGISTERED);
+}
+
+/* ---- system sleep readiness --------------------------------------------- */
+
+static void test_pm_suspend_waits_for_children_and_consumers(void)
+{
+	dl_dev_t x = mk(DL_NONE), kid = mk(x), k = mk(DL_NONE);
+	uint8_t done[8] = { 0 };
+
+	add(k, x, 0);
+	bind(x);                                     /* link AVAILABLE: counts */
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, x, true), 2);
+	CU_ASSERT_FALSE(dl_pm_ready(c, x, true, done));
+	done[kid] = 1;
+	CU_ASSERT_FALSE(dl_pm_ready(c, x, true, done));
+	done[kid] = 0;
+	done[k] = 1;
+	CU_ASSERT_FALSE(dl_pm_ready(c, x, true, done));
+	done[kid] = 1;
+	CU_ASSERT_TRUE(dl_pm_ready(c, x, true, done));
+	/* leaves wait for nothing in suspend */
+	memset(done, 0, sizeof(done));
+	CU_ASSERT_TRUE(dl_pm_ready(c, kid, true, done));
+	CU_ASSERT_TRUE(dl_pm_ready(c, k, true, done));
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, k, true), 0);
+	/* x waits for nothing in resume */
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, x, false), 0);
+	CU_ASSERT_TRUE(dl_pm_ready(c, x, false, done));
+}
+
+static void test_pm_resume_waits_for_parent_and_suppliers(void)
+{
+	dl_dev_t p = mk(DL_NONE), s = mk(DL_NONE), k = mk(p);
+	uint8_t done[8] = { 0 };
+
+	bind(s);
+	add(k, s, DL_FLAG_AUTOREMOVE_SUPPLIER);
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, k, false), 2);
+	CU_ASSERT_FALSE(dl_pm_ready(c, k, false, done));
+	done[p] = 1;
+	CU_ASSERT_FALSE(dl_pm_ready(c, k, false, done));
+	done[s] = 1;
+	CU_ASSERT_TRUE(dl_pm_ready(c, k, false, done));
+	done[p] = 0;
+	CU_ASSERT_FALSE(dl_pm_ready(c, k, false, done));
+	/* and k waits for nobody when suspending */
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, k, true), 0);
+}
+
+static void test_pm_dormant_link_does_not_count(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	uint8_t done[4] = { 0 };
+	dl_link_t l = add(k, s, 0);
+
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_DORMANT);
+	CU_ASSERT_FALSE(dl_link_counts_for_pm(&c->link[l]));
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, s, true), 0);
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, k, false), 0);
+	CU_ASSERT_TRUE(dl_pm_ready(c, s, true, done));
+	CU_ASSERT_TRUE(dl_pm_ready(c, k, false, done));
+}
+
+static void test_pm_sync_state_only_link_does_not_count(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	uint8_t done[4] = { 0 };
+	dl_link_t l;
+
+	bind(s);
+	l = add(k, s, DL_FLAG_SYNC_STATE_ONLY);
+	CU_ASSERT_NOT_EQUAL(c->link[l].status, DL_STATE_DORMANT);
+	CU_ASSERT_FALSE(dl_link_counts_for_pm(&c->link[l]));
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, s, true), 0);
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, k, false), 0);
+	CU_ASSERT_TRUE(dl_pm_ready(c, s, true, done));
+	CU_ASSERT_TRUE(dl_pm_ready(c, k, false, done));
+}
+
+static void test_pm_stateless_link_counts(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	uint8_t done[4] = { 0 };
+	dl_link_t l = add(k, s, DL_FLAG_STATELESS);
+
+	CU_ASSERT_TRUE(dl_link_counts_for_pm(&c->link[l]));
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, s, true), 1);
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, k, false), 1);
+	CU_ASSERT_FALSE(dl_pm_ready(c, s, true, done));
+	CU_ASSERT_FALSE(dl_pm_ready(c, k, false, done));
+	done[k] = 1;
+	CU_ASSERT_TRUE(dl_pm_ready(c, s, true, done));
+	done[s] = 1;
+	CU_ASSERT_TRUE(dl_pm_ready(c, k, false, done));
+}
+
+/* ---- runtime PM ------------------------------------------------------- */
+
+static void test_rpm_get_resumes_supplier_first(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	struct dl_idvec res = { 0 };
+	const dl_dev_t want[] = { s, k };
+	dl_link_t l = add(k, s, DL_FLAG_PM_RUNTIME);
+
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_SUSPENDED);
+	CU_ASSERT_EQUAL(dl_rpm_get(c, k, &res), 0);
+	idvec_expect(&res, want, 2);
+	CU_ASSERT_EQUAL(c->link[l].rpm_active, 1);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_ACTIVE);
+	CU_ASSERT_EQUAL(c->dev[k].rpm_status, DL_RPM_ACTIVE);
+	dl_idvec_free(&res);
+}
+
+static void test_rpm_without_pm_runtime_flag_does_not_resume_supplier(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	struct dl_idvec res = { 0 };
+	const dl_dev_t want[] = { k };
+
+	add(k, s, 0);
+	CU_ASSERT_EQUAL(dl_rpm_get(c, k, &res), 0);
+	idvec_expect(&res, want, 1);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_SUSPENDED);
+	dl_idvec_free(&res);
+}
+
+static void test_rpm_supplier_stays_active_while_consumer_holds_reference(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	struct dl_idvec v = { 0 };
+
+	add(k, s, DL_FLAG_PM_RUNTIME);
+	CU_ASSERT_EQUAL(dl_rpm_get(c, k, NULL), 0);
+	CU_ASSERT_EQUAL(dl_rpm_get(c, s, NULL), 0);
+	CU_ASSERT_EQUAL(dl_rpm_put(c, s, &v), 0);
+	CU_ASSERT_EQUAL(v.n, 0);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_ACTIVE);
+	dl_idvec_free(&v);
+}
+
+static void test_rpm_put_consumer_suspends_supplier(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	struct dl_idvec v = { 0 };
+	const dl_dev_t want[] = { k, s };
+	dl_link_t l = add(k, s, DL_FLAG_PM_RUNTIME);
+
+	CU_ASSERT_EQUAL(dl_rpm_get(c, k, NULL), 0);
+	CU_ASSERT_EQUAL(dl_rpm_put(c, k, &v), 0);
+	idvec_expect(&v, want, 2);
+	CU_ASSERT_EQUAL(c->link[l].rpm_active, 0);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_SUSPENDED);
+	CU_ASSERT_EQUAL(c->dev[k].rpm_status, DL_RPM_SUSPENDED);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 0);
+	dl_idvec_free(&v);
+}
+
+static void test_rpm_supplier_suspends_when_last_consumer_suspends(void)
+{
+	dl_dev_t s = mk(DL_NONE), k1 = mk(DL_NONE), k2 = mk(DL_NONE);
+	struct dl_idvec v = { 0 };
+
+	add(k1, s, DL_FLAG_PM_RUNTIME);
+	add(k2, s, DL_FLAG_PM_RUNTIME);
+	CU_ASSERT_EQUAL(dl_rpm_get(c, k1, NULL), 0);
+	CU_ASSERT_EQUAL(dl_rpm_get(c, k2, NULL), 0);
+	CU_ASSERT_EQUAL(dl_rpm_put(c, k1, &v), 0);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_ACTIVE);
+	CU_ASSERT_EQUAL(idvec_index(&v, s), -1);
+	CU_ASSERT_EQUAL(dl_rpm_put(c, k2, &v), 0);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_SUSPENDED);
+	CU_ASSERT(idvec_index(&v, k2) >= 0 && idvec_index(&v, k2) < idvec_index(&v, s));
+	dl_idvec_free(&v);
+}
+
+static void test_rpm_active_at_add_counts_as_one_reference(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	struct dl_idvec v = { 0 };
+	dl_link_t l = add(k, s, DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE);
+
+	CU_ASSERT_EQUAL(c->link[l].rpm_active, 1);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 1);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_ACTIVE);
+	/* the supplier's own get/put does not let it suspend */
+	CU_ASSERT_EQUAL(dl_rpm_get(c, s, NULL), 0);
+	CU_ASSERT_EQUAL(dl_rpm_put(c, s, &v), 0);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_ACTIVE);
+	/* the consumer's suspend drops every reference (rpm_put_suppliers) */
+	CU_ASSERT_EQUAL(dl_rpm_get(c, k, NULL), 0);
+	CU_ASSERT_EQUAL(c->link[l].rpm_active, 2);
+	CU_ASSERT_EQUAL(dl_rpm_put(c, k, &v), 0);
+	CU_ASSERT_EQUAL(c->link[l].rpm_active, 0);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_SUSPENDED);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 0);
+	dl_idvec_free(&v);
+}
+
+/* ---- dpm_list ---------------------------------------------------------- */
+
+static void test_dpm_consumer_registered_before_supplier_moves_after(void)
+{
+	dl_dev_t k = mk(DL_NONE), kc = mk(k), d = mk(DL_NONE), s = mk(DL_NONE);
+
+	add(d, k, 0);                      /* d consumes k: already in order */
+	CU_ASSERT(dpm_pos(k) < dpm_pos(s));
+	add(k, s, 0);
+	CU_ASSERT(dpm_pos(s) < dpm_pos(k));
+	CU_ASSERT(dpm_pos(k) < dpm_pos(kc));
+	CU_ASSERT(dpm_pos(k) < dpm_pos(d));
+	CU_ASSERT_TRUE(dl_dpm_is_topological(c));
+	CU_ASSERT_EQUAL(c->dpm_count, 4);
+}
+
+static void test_dpm_topological_after_adds(void)
+{
+	enum { N = 24 };
+	dl_dev_t d[N];
+	unsigned seed = 12345;
+
+	for (int i = 0; i < N; i++)
+		d[i] = mk(i >= 4 && i % 3 == 0 ? d[i / 2] : DL_NONE);
+	for (int n = 0; n < 200; n++) {
+		seed = seed * 1103515245u + 12345u;
+		dl_dev_t a = d[(seed >> 8) % N];
+		seed = seed * 1103515245u + 12345u;
+		dl_dev_t b = d[(seed >> 8) % N];
+		uint32_t fl = (seed >> 20) % 4 == 0 ? DL_FLAG_STATELESS :
+			      (seed >> 20) % 4 == 1 ? DL_FLAG_SYNC_STATE_ONLY : 0;
+		bool dep = a != b && dl_kernel_is_dependent(c, a, b, NULL);
+		int r = dl_link_add(c, a, b, fl, NULL);
+
+		int want = a == b ? -DL_REFUSE_SELF_LINK :
+			   dep && fl != DL_FLAG_SYNC_STATE_ONLY ? -DL_REFUSE_REVERSE_DEPENDENCY : 0;
+
+		CU_ASSERT_EQUAL(r, want);
+		CU_ASSERT_TRUE(dl_dpm_is_topological(c));
+	}
+}
+
+static void test_is_dependent_agrees_with_kernel_for_unregistered_consumer(void)
+{
+	dl_dev_t s = mk(DL_NONE), u = mk_unreg(DL_NONE);
+
+	add(u, s, 0);
+	/* the kernel's device_is_dependent(s, u) finds u among s's consumers */
+	CU_ASSERT_EQUAL(dl_is_dependent(c, s, u), dl_kernel_is_dependent(c, s, u, NULL));
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+#define T(f) { #f, f }
+static const struct { const char *name; CU_TestFunc fn; } tests[] = {
+	T(test_add_refuses_missing_device),
+	T(test_add_refuses_self_link),
+	T(test_add_refuses_invalid_flags),
+	T(test_add_refuses_stateless_with_managed_flags),
+	T(test_add_refuses_autoprobe_with_autoremove),
+	T(test_add_refuses_sync_state_only_with_other_flags),
+	T(test_add_refuses_rpm_active_when_supplier_resume_fails),
+	T(test_add_refused_rpm_active_releases_supplier_reference),
+	T(test_add_refuses_unregistered_supplier),
+	T(test_add_allows_unregistered_consumer),
+	T(test_add_refuses_reverse_dependency_via_link),
+	T(test_add_refuses_reverse_dependency_via_parent),
+	T(test_add_refuses_reverse_dependency_transitive),
+	T(test_sync_state_only_may_close_cycle),
+	T(test_add_refuses_sync_state_only_when_consumer_bound),
+	T(test_add_sets_managed_unless_stateless),
+	T(test_add_autoremove_supplier_wins),
+	T(test_init_status_sup_no_driver_con_no_driver),
+	T(test_init_status_sup_no_driver_con_probing),
+	T(test_init_status_sup_no_driver_con_bound),
+	T(test_init_status_sup_probing_con_no_driver),
+	T(test_init_status_sup_probing_con_probing),
+	T(test_init_status_sup_probing_con_bound),
+	T(test_init_status_sup_bound_con_no_driver),
+	T(test_init_status_sup_bound_con_probing),
+	T(test_init_status_sup_bound_con_bound),
+	T(test_init_status_sup_unbinding_con_no_driver),
+	T(test_init_status_sup_unbinding_con_probing),
+	T(test_init_status_sup_unbinding_con_bound),
+	T(test_readd_updates_not_duplicates),
+	T(test_readd_stateless_takes_kref_and_sets_stateless),
+	T(test_readd_managed_on_stateless_sets_managed),
+	T(test_readd_autoremove_consumer_becomes_supplier),
+	T(test_readd_without_autoremove_clears_both),
+	T(test_readd_non_inferred_clears_inferred),
+	T(test_readd_pm_runtime_and_rpm_active),
+	T(test_readd_sync_state_only_upgrade_loses_sso_and_reorders),
+	T(test_readd_stateless_on_sync_state_only_reorders),
+	T(test_del_drops_one_kref),
+	T(test_del_refuses_managed_link_of_registered_consumer),
+	T(test_del_managed_link_of_unregistered_consumer),
+	T(test_probe_defers_when_supplier_not_available),
+	T(test_probe_ignores_sync_state_only_and_stateless_suppliers),
+	T(test_probe_begin_moves_links_to_consumer_probe),
+	T(test_probe_success_links_and_state),
+	T(test_probe_success_retriggers_deferred),
+	T(test_probe_success_autoprobe_queues_consumer),
+	T(test_probe_failure_autoremove_consumer_deleted_others_available),
+	T(test_probe_success_drops_sync_state_only_links),
+	T(test_unbind_supplier_unbinds_consumers_first),
+	T(test_unbind_supplier_diamond_each_once),
+	T(test_unbind_supplier_autoremove_supplier_deleted_others_dormant),
+	T(test_unbind_consumer_autoremove_consumer_deleted_others_available),
+	T(test_unbind_stateless_links_do_not_cascade),
+	T(test_unbind_busy_while_consumer_bound),
+	T(test_device_del_purges_links),
+	T(test_pm_suspend_waits_for_children_and_consumers),
+	T(test_pm_resume_waits_for_parent_and_suppliers),
+	T(test_pm_dormant_link_does_not_count),
+	T(test_pm_sync_state_only_link_does_not_count),
+	T(test_pm_stateless_link_counts),
+	T(test_rpm_get_resumes_supplier_first),
+	T(test_rpm_without_pm_runtime_flag_does_not_resume_supplier),
+	T(test_rpm_supplier_stays_active_while_consumer_holds_reference),
+	T(test_rpm_put_consumer_suspends_supplier),
+	T(test_rpm_supplier_suspends_when_last_consumer_suspends),
+	T(test_rpm_active_at_add_counts_as_one_reference),
+	T(test_dpm_consumer_registered_before_supplier_moves_after),
+	T(test_dpm_topological_after_adds),
+	T(test_is_dependent_agrees_with_kernel_for_unregistered_consumer),
+};
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned nfail;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	s = CU_add_suite_with_setup_and_teardown("link-core", NULL, NULL, t_setup, t_teardown);
+	if (!s)
+		goto err;
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		if (!CU_add_test(s, tests[i].name, tests[i].fn))
+			goto err;
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	nfail = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return nfail ? 1 : 0;
+err:
+	CU_cleanup_registry();
+	return 2;
+}

@@ -1,0 +1,338 @@
+/*
+ * test_engine.c - the discrete-event engine and the six orders, checked
+ * against the ordering rules of LINK-CORE.md on generated graphs.
+ */
+#include <CUnit/Basic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/core/dl_core.h"
+#include "sim/engine/engine.h"
+#include "sim/scenario/scenario.h"
+
+/* ---- a hand-built scenario ---- */
+
+struct tsc {
+	struct dl_scenario sc;
+	struct dl_sc_device dev[512];
+	struct dl_sc_link link[2048];
+	struct dl_profile prof[1];
+	struct dl_sc_op op[8];
+	struct dl_sc_fault fault[2];
+	char names[512 * 8];
+};
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)((rng_state >> 33) % n);
+}
+
+static void fixed(struct dl_latency *l, int64_t ns)
+{
+	memset(l, 0, sizeof(*l));
+	l->dist = DL_DIST_FIXED;
+	l->mean = ns;
+	l->min = 0;
+	l->max = INT64_MAX;
+}
+
+/*
+ * @shape: 0 chain, 1 random DAG, 2 tree.  Devices are registered in reverse
+ * topological order (consumer first) so that probing defers and dpm_list must
+ * be reordered.
+ */
+static struct tsc *make(int shape, uint32_t n, uint64_t seed, bool zero_cost)
+{
+	struct tsc *t = calloc(1, sizeof(*t));
+	uint32_t nl = 0;
+
+	rng_state = seed;
+	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
+		fixed(&t->prof[0].lat[k], 0);
+	t->prof[0].lat[DL_LAT_PROBE] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 100000, 900000 };
+	for (unsigned k = DL_LAT_PREPARE; k <= DL_LAT_COMPLETE; k++)
+		t->prof[0].lat[k] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 10000, 500000 };
+	for (uint32_t i = 0; i < n; i++) {
+		/* topological index of device i is n-1-i: suppliers have higher i */
+		t->dev[i].name_off = i * 8;
+		snprintf(t->names + i * 8, 8, "d%u", i);
+		t->dev[i].parent = DL_SC_NONE;
+		t->dev[i].async = (i % 5) != 0;
+		if (shape == 2 && i > 0)
+			t->dev[i].parent = rnd(i);   /* parents listed before children */
+	}
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		if (shape == 0) {
+			t->link[nl++] = (struct dl_sc_link){ i, i + 1, 0 };
+		} else if (shape == 1) {
+			for (int k = 0; k < 2 && nl < 2048; k++) {
+				uint32_t s = i + 1 + rnd(n - i - 1 < 20 ? n - i - 1 : 20);
+
+				t->link[nl++] = (struct dl_sc_link){ i, s, k ? DL_FLAG_PM_RUNTIME : 0 };
+			}
+		}
+	}
+	t->sc.name = "test";
+	t->sc.seed = seed;
+	t->sc.names = t->names;
+	t->sc.dev = t->dev;
+	t->sc.ndev = n;
+	t->sc.link = t->link;
+	t->sc.nlink = nl;
+	t->sc.prof = t->prof;
+	t->sc.nprof = 1;
+	t->sc.op = t->op;
+	t->op[0].kind = DL_OP_PROBE;
+	t->op[1].kind = DL_OP_SUSPEND;
+	t->op[2].kind = DL_OP_RESUME;
+	t->sc.nop = 3;
+	t->sc.fault = t->fault;
+	t->sc.cost = (struct dl_cost){ 0, -1, -1, -1, -1, -1 };
+	if (zero_cost)
+		t->sc.cost = (struct dl_cost){ 0, 0, 0, 0, 0, 0 };
+	return t;
+}
+
+/* ---- recording sink ---- */
+
+struct rec {
+	struct dl_event *ev;
+	size_t n, cap;
+};
+
+static void rec_emit(void *ctx, struct dl_event *e)
+{
+	struct rec *r = ctx;
+
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 4096;
+		r->ev = realloc(r->ev, r->cap * sizeof(*r->ev));
+	}
+	r->ev[r->n++] = *e;
+}
+
+static int run(struct tsc *t, enum dl_order o, uint32_t workers, struct rec *rec,
+	       struct dl_run_result *r)
+{
+	struct dl_engine_opts eo = { .order = o, .workers = workers, .seed = t->sc.seed };
+
+	if (rec)
+		eo.sink = (struct dl_sink){ .emit = rec_emit, .ctx = rec };
+	return dl_engine_run(&t->sc, &eo, r);
+}
+
+/*
+ * Violations of LINK-CORE invariants 1 and 3 for the listed links and
+ * parents, from the recorded events (times of the first occurrence of each
+ * callback per phase).
+ */
+static unsigned count_violations(const struct tsc *t, const struct rec *rec)
+{
+	uint32_t n = t->sc.ndev;
+	int64_t (*st)[DL_PH_COUNT] = calloc(n, sizeof(*st));
+	int64_t (*en)[DL_PH_COUNT] = calloc(n, sizeof(*en));
+	int64_t *probe_start = calloc(n, sizeof(int64_t)), *bound = calloc(n, sizeof(int64_t));
+	unsigned bad = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		probe_start[i] = bound[i] = -1;
+		for (int p = 0; p < DL_PH_COUNT; p++)
+			st[i][p] = en[i][p] = -1;
+	}
+	for (size_t i = 0; i < rec->n; i++) {
+		const struct dl_event *e = &rec->ev[i];
+
+		switch (e->kind) {
+		case DL_EV_PROBE_START: probe_start[e->dev] = e->t_ns; break;
+		case DL_EV_PROBE_END: if (!e->err) bound[e->dev] = e->t_ns; break;
+		case DL_EV_SUSPEND_START: case DL_EV_RESUME_START:
+			if (st[e->dev][e->phase] < 0) st[e->dev][e->phase] = e->t_ns;
+			break;
+		case DL_EV_SUSPEND_END: case DL_EV_RESUME_END:
+			if (en[e->dev][e->phase] < 0) en[e->dev][e->phase] = e->t_ns;
+			break;
+		}
+	}
+	for (uint32_t i = 0; i < t->sc.nlink + n; i++) {
+		uint32_t c, s;
+
+		if (i < t->sc.nlink) {
+			c = t->sc.link[i].consumer;
+			s = t->sc.link[i].supplier;
+		} else {
+			c = i - t->sc.nlink;
+			s = t->sc.dev[c].parent;
+			if (s == DL_SC_NONE)
+				continue;
+		}
+		if (i < t->sc.nlink && (probe_start[c] < 0 || bound[s] < 0 || probe_start[c] < bound[s]))
+			bad++;
+		for (int p = DL_PH_PREPARE; p <= DL_PH_SUSPEND_NOIRQ; p++)
+			if (en[c][p] > st[s][p])
+				bad++;
+		for (int p = DL_PH_RESUME_NOIRQ; p <= DL_PH_COMPLETE; p++)
+			if (en[s][p] > st[c][p])
+				bad++;
+	}
+	free(st); free(en); free(probe_start); free(bound);
+	return bad;
+}
+
+static void check_orders_on(int shape, uint32_t n)
+{
+	for (int o = 0; o < DL_ORDER_COUNT; o++) {
+		struct tsc *t = make(shape, n, 7 + (uint64_t)shape, false);
+		struct rec rec = { 0 };
+		struct dl_run_result r;
+		int rc;
+
+		if (o == DL_ORDER_NAIVE) {
+			free(t);
+			continue;
+		}
+		rc = run(t, (enum dl_order)o, 4, &rec, &r);
+		CU_ASSERT_EQUAL(rc, 0);
+		CU_ASSERT_STRING_EQUAL(r.status, "ok");
+		CU_ASSERT_EQUAL(count_violations(t, &rec), 0);
+		for (uint32_t i = 0; i < r.nops; i++) {
+			CU_ASSERT(r.op[i].lower_bound_ns <= r.op[i].makespan_ns);
+			CU_ASSERT(r.op[i].lower_bound_ns > 0);
+		}
+		free(rec.ev);
+		free(t);
+	}
+}
+
+static void test_orders_respect_links_on_chain(void) { check_orders_on(0, 60); }
+static void test_orders_respect_links_on_random_dag(void) { check_orders_on(1, 300); }
+static void test_orders_respect_parents_on_tree(void) { check_orders_on(2, 300); }
+
+static void test_naive_breaks_consumer_first_registration(void)
+{
+	struct tsc *t = make(1, 200, 3, false);
+	struct rec rec = { 0 };
+	struct dl_run_result r;
+
+	run(t, DL_ORDER_NAIVE, 1, &rec, &r);
+	CU_ASSERT(count_violations(t, &rec) > 0);
+	free(rec.ev);
+	free(t);
+}
+
+static void test_sync_probe_defers_on_consumer_first(void)
+{
+	struct tsc *t = make(0, 50, 3, false);
+	struct dl_run_result r;
+
+	CU_ASSERT_EQUAL(run(t, DL_ORDER_SYNC, 1, NULL, &r), 0);
+	CU_ASSERT(r.op[0].probe_defers > 0);
+	CU_ASSERT(r.op[0].probe_attempts >= 50 + r.op[0].probe_defers);
+	free(t);
+	/* a link-aware order never defers */
+	t = make(0, 50, 3, false);
+	CU_ASSERT_EQUAL(run(t, DL_ORDER_CP_FIRST, 4, NULL, &r), 0);
+	CU_ASSERT_EQUAL(r.op[0].probe_defers, 0);
+	free(t);
+}
+
+static void test_lower_bound_equals_makespan_on_chain(void)
+{
+	struct tsc *t = make(0, 40, 5, true);
+	struct dl_run_result r;
+
+	CU_ASSERT_EQUAL(run(t, DL_ORDER_CP_FIRST, 4, NULL, &r), 0);
+	for (uint32_t i = 0; i < r.nops; i++)
+		CU_ASSERT_EQUAL(r.op[i].makespan_ns, r.op[i].lower_bound_ns);
+	free(t);
+}
+
+static void test_runs_are_reproducible(void)
+{
+	for (int o = 0; o < DL_ORDER_COUNT; o++) {
+		struct tsc *t = make(1, 200, 11, false);
+		struct dl_run_result a, b;
+
+		run(t, (enum dl_order)o, 3, NULL, &a);
+		run(t, (enum dl_order)o, 3, NULL, &b);
+		CU_ASSERT_EQUAL(a.makespan_ns, b.makespan_ns);
+		CU_ASSERT_EQUAL(a.events, b.events);
+		free(t);
+	}
+}
+
+static void test_orders_see_identical_work(void)
+{
+	struct dl_run_result r[DL_ORDER_COUNT];
+
+	for (int o = 0; o < DL_ORDER_COUNT; o++) {
+		struct tsc *t = make(1, 200, 13, false);
+
+		run(t, (enum dl_order)o, 4, NULL, &r[o]);
+		free(t);
+	}
+	for (int o = 1; o < DL_ORDER_COUNT; o++)
+		for (uint32_t i = 1; i < r[0].nops; i++)   /* PM ops: same samples */
+			CU_ASSERT_EQUAL(r[o].op[i].work_ns, r[0].op[i].work_ns);
+}
+
+static void test_suspend_fault_rolls_back(void)
+{
+	for (int o = 0; o < DL_ORDER_COUNT; o++) {
+		struct tsc *t = make(1, 100, 17, false);
+		struct rec rec = { 0 };
+		struct dl_run_result r;
+		int susp[DL_PH_COUNT] = { 0 }, res[DL_PH_COUNT] = { 0 };
+
+		t->fault[0] = (struct dl_sc_fault){ .dev = 50, .lat_key = DL_LAT_SUSPEND_LATE,
+						    .err = 16 };
+		t->sc.nfault = 1;
+		CU_ASSERT_EQUAL(run(t, (enum dl_order)o, 4, &rec, &r), 1);
+		CU_ASSERT_STRING_EQUAL(r.status, "failed");
+		CU_ASSERT_EQUAL(r.fail_dev, 50);
+		CU_ASSERT_EQUAL(r.err, -16);
+		for (size_t i = 0; i < rec.n; i++) {
+			const struct dl_event *e = &rec.ev[i];
+
+			if (e->kind == DL_EV_SUSPEND_END && !e->err)
+				susp[e->phase]++;
+			if (e->kind == DL_EV_RESUME_END)
+				res[e->phase]++;
+		}
+		/* the failing phase never reaches noirq; everything suspended is resumed */
+		CU_ASSERT_EQUAL(susp[DL_PH_SUSPEND_NOIRQ], 0);
+		for (int p = DL_PH_PREPARE; p <= DL_PH_SUSPEND_NOIRQ; p++)
+			CU_ASSERT_EQUAL(susp[p], res[DL_PH_COMPLETE - p]);
+		CU_ASSERT(susp[DL_PH_PREPARE] == 100);
+		free(rec.ev);
+		free(t);
+	}
+}
+
+int main(void)
+{
+	CU_pSuite s;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	s = CU_add_suite("engine", NULL, NULL);
+	CU_add_test(s, "test_orders_respect_links_on_chain", test_orders_respect_links_on_chain);
+	CU_add_test(s, "test_orders_respect_links_on_random_dag", test_orders_respect_links_on_random_dag);
+	CU_add_test(s, "test_orders_respect_parents_on_tree", test_orders_respect_parents_on_tree);
+	CU_add_test(s, "test_naive_breaks_consumer_first_registration", test_naive_breaks_consumer_first_registration);
+	CU_add_test(s, "test_sync_probe_defers_on_consumer_first", test_sync_probe_defers_on_consumer_first);
+	CU_add_test(s, "test_lower_bound_equals_makespan_on_chain", test_lower_bound_equals_makespan_on_chain);
+	CU_add_test(s, "test_runs_are_reproducible", test_runs_are_reproducible);
+	CU_add_test(s, "test_orders_see_identical_work", test_orders_see_identical_work);
+	CU_add_test(s, "test_suspend_fault_rolls_back", test_suspend_fault_rolls_back);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	{
+		unsigned f = CU_get_number_of_failures();
+
+		CU_cleanup_registry();
+		return f ? 1 : 0;
+	}
+}
