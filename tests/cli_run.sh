@@ -1,0 +1,71 @@
+#!/bin/sh
+# dlsim run / compare / check end to end: exit statuses of shared/SPEC.md,
+# input errors that leave the database untouched, the naive negative
+# control, fault injection, and --json.
+DLSIM=$1
+SRC=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+ok() { echo "ok: $1"; }
+bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
+expect() { # status description command...
+	want=$1; shift; what=$1; shift
+	"$@" >"$T/out" 2>"$T/err"; got=$?
+	if [ "$got" = "$want" ]; then ok "$what"; else bad "$what: exit $got, expected $want"; cat "$T/err"; fi
+}
+
+cat >"$T/small.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "small", "seed": 3,
+  "defaults": {"probe": "1ms", "suspend": "300us", "resume": "200us"},
+  "generate": {"topology": "random-dag", "devices": 300, "register_order": "consumer-first"} }
+J
+
+# every order runs clean and check agrees, except naive, which check must catch
+for o in sync kernel-async kernel-async-v2 levels cp-first; do
+	expect 0 "run --order $o" "$DLSIM" run "$T/small.json" --order $o --db "$T/a.db"
+	expect 0 "check after $o" "$DLSIM" check "$T/a.db"
+done
+expect 0 "run --order naive" "$DLSIM" run "$T/small.json" --order naive --db "$T/a.db"
+expect 1 "check catches naive" "$DLSIM" check "$T/a.db"
+grep -q "invariant" "$T/out" || bad "check prints the violated invariant"
+
+# bad input: exit 2, and no database is created
+expect 2 "missing scenario file" "$DLSIM" run "$T/nope.json" --db "$T/new.db"
+[ ! -e "$T/new.db" ] && ok "no database for a refused run" || bad "database created for a refused run"
+printf '{ "format": "dlsim-scenario/1", "devices": [ {"name": "a", "probe": "2 parsecs"} ] }' >"$T/bad.json"
+expect 2 "bad latency" "$DLSIM" run "$T/bad.json" --db "$T/new.db"
+grep -q "bad.json" "$T/err" || bad "error names the file"
+expect 2 "unknown order" "$DLSIM" run "$T/small.json" --order fastest --db "$T/new.db"
+expect 2 "unknown option" "$DLSIM" run "$T/small.json" --frobnicate
+echo "not a database" >"$T/text.db"
+expect 2 "not a dlsim database" "$DLSIM" run "$T/small.json" --db "$T/text.db"
+[ "$(cat "$T/text.db")" = "not a database" ] && ok "foreign file untouched" || bad "foreign file changed"
+[ ! -e "$T/new.db" ] && ok "still no database" || bad "database created by bad input"
+
+# an injected fault: exit 1, device named, check still passes on the rollback
+cat >"$T/fault.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "fault", "seed": 1,
+  "defaults": {"suspend": "100us", "resume": "100us"},
+  "devices": [ {"name": "bus"}, {"name": "cam", "parent": "bus"}, {"name": "clk"} ],
+  "links": [ {"consumer": "cam", "supplier": "clk"} ],
+  "faults": [ {"device": "clk", "op": "suspend", "error": "EBUSY"} ] }
+J
+expect 1 "fault fails the run" "$DLSIM" run "$T/fault.json" --db "$T/f.db"
+grep -q "clk" "$T/err" || bad "the failing device is named"
+expect 0 "rollback passes check" "$DLSIM" check "$T/f.db"
+[ "$(sqlite3 "$T/f.db" "select status from runs order by run_id desc limit 1")" = failed ] \
+	&& ok "run status failed" || bad "run status is not failed"
+
+# --json and compare
+"$DLSIM" run "$T/small.json" --no-log --json >"$T/j" || bad "run --json"
+for k in run_id scenario order mode seed workers devices links links_refused status makespan_ns \
+	 lower_bound_ns critical_path_ns work_ns events wall_ns probe_attempts probe_defers; do
+	grep -q "\"$k\":" "$T/j" || bad "--json lacks $k"
+done
+expect 0 "compare" "$DLSIM" compare "$T/small.json" --orders sync,cp-first --seeds 2 --no-log
+grep -q "cp-first" "$T/out" || bad "compare table names the orders"
+expect 2 "compare without --orders" "$DLSIM" compare "$T/small.json" --no-log
+
+echo "cli_run: $fail failed"
+[ "$fail" = 0 ]
