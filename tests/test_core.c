@@ -871,6 +871,78 @@ static void test_unbind_busy_while_consumer_bound(void)
 	(void)lj;
 }
 
+static void test_unbind_waits_for_consumer_probe(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l = add(k, s, 0);
+
+	bind(s);
+	probing(k);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_CONSUMER_PROBE);
+	/* in one go: refused while the consumer probes, nothing changed */
+	CU_ASSERT_EQUAL(dl_release_driver(c, s, NULL), -EBUSY);
+	CU_ASSERT_EQUAL(c->dev[s].state, DL_DEV_DRIVER_BOUND);
+	/* step by step, as an engine does it */
+	CU_ASSERT_TRUE(dl_links_busy(c, s));       /* CONSUMER_PROBE is busy */
+	CU_ASSERT_EQUAL(c->dev[s].state, DL_DEV_UNBINDING);
+	CU_ASSERT_EQUAL(dl_links_unbind_next(c, s), DL_UNBIND_WAIT_PROBE);
+	dl_probe_end(c, k, 0);                     /* the probe in flight finishes */
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_ACTIVE);
+	CU_ASSERT_EQUAL(dl_links_unbind_next(c, s), k);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_SUPPLIER_UNBIND);
+	CU_ASSERT_EQUAL(dl_release_driver(c, k, NULL), 0);
+	CU_ASSERT_EQUAL(dl_links_unbind_next(c, s), DL_NONE);
+	CU_ASSERT_FALSE(dl_links_busy(c, s));
+	dl_driver_cleanup(c, s);
+	CU_ASSERT_EQUAL(c->dev[s].state, DL_DEV_NO_DRIVER);
+	CU_ASSERT_EQUAL(c->dev[k].state, DL_DEV_NO_DRIVER);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_DORMANT);
+}
+
+/* ---- CYCLE and sync_state() --------------------------------------------- */
+
+static void test_cycle_link_does_not_block_probe(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l = add(k, s, DL_FLAG_INFERRED);
+
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), -DL_EPROBE_DEFER);
+	CU_ASSERT_EQUAL(dl_link_mark_cycle(c, l), 0);
+	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_CYCLE);
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), 0);
+}
+
+static void test_sync_state_waits_for_late_boot(void)
+{
+	dl_dev_t s = mk(DL_NONE);
+
+	bind(s);
+	CU_ASSERT_FALSE(c->dev[s].state_synced);
+	CU_ASSERT_EQUAL(count_kind(DL_EV_SYNC_STATE), 0);
+	dl_sync_state_resume(c);
+	CU_ASSERT_TRUE(c->dev[s].state_synced);
+	CU_ASSERT_EQUAL(count_kind(DL_EV_SYNC_STATE), 1);
+}
+
+static void test_sync_state_waits_for_all_managed_consumers(void)
+{
+	dl_dev_t s = mk(DL_NONE), k1 = mk(DL_NONE), k2 = mk(DL_NONE), k3 = mk(DL_NONE);
+
+	add(k1, s, 0);
+	add(k2, s, DL_FLAG_SYNC_STATE_ONLY);     /* SSO consumers count here */
+	add(k3, s, DL_FLAG_STATELESS);           /* stateless ones do not */
+	bind(s);
+	dl_sync_state_resume(c);
+	CU_ASSERT_FALSE(c->dev[s].state_synced);
+	bind(k1);
+	CU_ASSERT_FALSE(c->dev[s].state_synced);
+	bind(k2);
+	CU_ASSERT_TRUE(c->dev[s].state_synced);
+	CU_ASSERT_EQUAL(count_kind(DL_EV_SYNC_STATE), 3);   /* k1, k2 have none; s once */
+	bind(k3);
+	CU_ASSERT_EQUAL(count_kind(DL_EV_SYNC_STATE), 4);
+}
+
 /* ---- device_del --------------------------------------------------------- */
 
 static void test_device_del_purges_links(void)
@@ -1101,6 +1173,24 @@ static void test_rpm_active_at_add_counts_as_one_reference(void)
 	dl_idvec_free(&v);
 }
 
+/* Kernel __rpm_callback(): rpm_get_suppliers() fails -> rpm_put_suppliers(). */
+static void test_rpm_get_failure_drops_supplier_references(void)
+{
+	dl_dev_t s1 = mk(DL_NONE), s2 = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l1 = add(k, s1, DL_FLAG_PM_RUNTIME);
+	dl_link_t l2 = add(k, s2, DL_FLAG_PM_RUNTIME);
+
+	c->dev[s2].rpm_fail = 1;
+	CU_ASSERT(dl_rpm_get(c, k, NULL) < 0);
+	CU_ASSERT_EQUAL(c->dev[k].rpm_status, DL_RPM_SUSPENDED);
+	CU_ASSERT_EQUAL(c->dev[k].rpm_usage, 0);
+	CU_ASSERT_EQUAL(c->link[l2].rpm_active, 0);
+	CU_ASSERT_EQUAL(c->dev[s2].rpm_usage, 0);
+	/* the reference taken on s1 before s2 failed is given back */
+	CU_ASSERT_EQUAL(c->link[l1].rpm_active, 0);
+	CU_ASSERT_EQUAL(c->dev[s1].rpm_usage, 0);
+}
+
 /* ---- dpm_list ---------------------------------------------------------- */
 
 static void test_dpm_consumer_registered_before_supplier_moves_after(void)
@@ -1139,7 +1229,8 @@ static void test_dpm_topological_after_adds(void)
 			   dep && fl != DL_FLAG_SYNC_STATE_ONLY ? -DL_REFUSE_REVERSE_DEPENDENCY : 0;
 
 		CU_ASSERT_EQUAL(r, want);
-		CU_ASSERT_TRUE(dl_dpm_is_topological(c));
+		/* fatal: the kernel DFS below would recurse forever on a cycle */
+		CU_ASSERT_TRUE_FATAL(dl_dpm_is_topological(c));
 	}
 }
 
@@ -1211,6 +1302,10 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_unbind_consumer_autoremove_consumer_deleted_others_available),
 	T(test_unbind_stateless_links_do_not_cascade),
 	T(test_unbind_busy_while_consumer_bound),
+	T(test_unbind_waits_for_consumer_probe),
+	T(test_cycle_link_does_not_block_probe),
+	T(test_sync_state_waits_for_late_boot),
+	T(test_sync_state_waits_for_all_managed_consumers),
 	T(test_device_del_purges_links),
 	T(test_pm_suspend_waits_for_children_and_consumers),
 	T(test_pm_resume_waits_for_parent_and_suppliers),
@@ -1223,6 +1318,7 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_rpm_put_consumer_suspends_supplier),
 	T(test_rpm_supplier_suspends_when_last_consumer_suspends),
 	T(test_rpm_active_at_add_counts_as_one_reference),
+	T(test_rpm_get_failure_drops_supplier_references),
 	T(test_dpm_consumer_registered_before_supplier_moves_after),
 	T(test_dpm_topological_after_adds),
 	T(test_is_dependent_agrees_with_kernel_for_unregistered_consumer),

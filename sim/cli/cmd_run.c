@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "sim/cli/cli.h"
 #include "sim/core/dl_core.h"
@@ -189,6 +191,28 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 	return 0;
 }
 
+/* A progress line on stderr, only on a terminal, only once a run is slow. */
+struct progress {
+	const struct dl_scenario *sc;
+	struct timespec t0;
+	bool shown;
+};
+
+static void show_progress(void *ctx, uint32_t op, uint32_t nops, uint64_t events)
+{
+	struct progress *p = ctx;
+	struct timespec now;
+	double el;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	el = (double)(now.tv_sec - p->t0.tv_sec) + (double)(now.tv_nsec - p->t0.tv_nsec) / 1e9;
+	if (el < 0.5)
+		return;
+	fprintf(stderr, "\r[op %u/%u %-8s] %10.1fM events  %6.1f s", op + 1, nops,
+		dl_op_name(p->sc->op[op].kind), (double)events / 1e6, el);
+	p->shown = true;
+}
+
 /* Events from the engine are batched, then handed to the log writer. */
 struct batch {
 	struct dl_log *log;
@@ -347,7 +371,19 @@ static int simulate(const struct run_opts *o, const struct dl_scenario *sc, stru
 		b.n = 0;
 		eo.sink = (struct dl_sink){ .emit = batch_emit, .ctx = &b };
 	}
-	rc = dl_engine_run(sc, &eo, r);
+	{
+		static struct progress pr;
+
+		pr = (struct progress){ .sc = sc };
+		clock_gettime(CLOCK_MONOTONIC, &pr.t0);
+		if (isatty(STDERR_FILENO)) {
+			eo.progress = show_progress;
+			eo.progress_ctx = &pr;
+		}
+		rc = dl_engine_run(sc, &eo, r);
+		if (pr.shown)
+			fprintf(stderr, "\r%60s\r", "");
+	}
 	if (log) {
 		if (b.n)
 			dl_log_events(log, b.ev, b.n);

@@ -58,6 +58,7 @@ uint32_t dl_pm_wait_count(const struct dl_core *c, dl_dev_t d, bool suspend)
 }
 
 static int rpm_resume(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed);
+static void rpm_put_suppliers(struct dl_core *c, dl_dev_t d, struct dl_idvec *suspended);
 
 /* pm_runtime_get_sync(): usage++ and resume. */
 int dl_rpm_get_internal(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed)
@@ -97,8 +98,11 @@ static int rpm_resume(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed)
 
 		if (!(c->link[l].flags & DL_FLAG_PM_RUNTIME))
 			continue;
-		if (dl_rpm_get_internal(c, c->link[l].supplier, resumed))
+		if (dl_rpm_get_internal(c, c->link[l].supplier, resumed)) {
+			/* __rpm_callback(): give back what rpm_get_suppliers() took */
+			rpm_put_suppliers(c, d, NULL);
 			return -EIO;
+		}
 		c->link[l].rpm_active++;
 	}
 	x->rpm_status = DL_RPM_ACTIVE;

@@ -666,8 +666,13 @@ static int run_loop(struct sim *s)
 			}
 		}
 		dispatch(s);
-		if ((++steps & 4095) == 0 && s->o->stop && *s->o->stop)
-			return -EINTR;
+		if ((++steps & 4095) == 0) {
+			if (s->o->stop && *s->o->stop)
+				return -EINTR;
+			if (s->o->progress && (steps & 0x3ffff) == 0)
+				s->o->progress(s->o->progress_ctx, s->op_index, s->sc->nop,
+					       s->r->events);
+		}
 	}
 	return 0;
 }

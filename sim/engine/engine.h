@@ -26,6 +26,9 @@ struct dl_engine_opts {
 	uint64_t seed;
 	struct dl_sink sink;     /* gets every event, time-stamped; may be empty */
 	volatile sig_atomic_t *stop;  /* set asynchronously to interrupt */
+	/* called now and then during long ops (op index, op count, events so far) */
+	void (*progress)(void *ctx, uint32_t op, uint32_t nops, uint64_t events);
+	void *progress_ctx;
 };
 
 #define DL_MAX_OPS 64
