@@ -9,7 +9,7 @@ endif
 DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gnuplot-nox \
             libcunit1-dev sqlite3 libfdt-dev
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test demo bench clean dtbs
 
 all: build
 
@@ -42,6 +42,21 @@ demo: build
 
 bench: build
 	@echo "the benchmark suite is not built yet (see the benchmark-suite issue)"; exit 2
+
+# Real device trees: Debian's arm64 kernel package, extracted into a cache outside the
+# source tree (never committed).  Needs the arm64 architecture in dpkg and the archive.
+DTB_CACHE ?= /var/cache/dlsim-dtbs
+dtbs:
+	@set -e; mkdir -p $(DTB_CACHE); cd $(DTB_CACHE); \
+	if [ -z "$$(find x -name '*.dtb' 2>/dev/null | head -1)" ]; then \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  dpkg --print-foreign-architectures | grep -qx arm64 || { $$SUDO dpkg --add-architecture arm64; $$SUDO apt-get update -qq; }; \
+	  pkg=$$(apt-cache search --names-only '^linux-image-[0-9].*-arm64-unsigned$$' | awk '{print $$1}' \
+	         | grep -v -e cloud -e '-rt-' | sort -V | tail -1); \
+	  echo "fetching $$pkg"; rm -f linux-image-*.deb; apt-get download $$pkg; \
+	  rm -rf x; dpkg-deb -x linux-image-*.deb x; rm -f linux-image-*.deb; \
+	fi; \
+	echo "$$(find x -name '*.dtb' | wc -l) DTBs in $(DTB_CACHE)"
 
 clean:
 	rm -rf build build-*
