@@ -199,7 +199,6 @@ void dl_driver_cleanup(struct dl_core *c, dl_dev_t d);
 int dl_release_driver(struct dl_core *c, dl_dev_t d, struct dl_idvec *order);
 
 /* System sleep. */
-bool dl_link_counts_for_pm(const struct dl_link *l);
 bool dl_pm_ready(const struct dl_core *c, dl_dev_t d, bool suspend, const uint8_t *done);
 uint32_t dl_pm_wait_count(const struct dl_core *c, dl_dev_t d, bool suspend);
 bool dl_dpm_is_topological(const struct dl_core *c);
@@ -230,6 +229,12 @@ static inline bool dl_link_is_sync_state_only(uint32_t flags)
 	/* device_link_flag_is_sync_state_only() */
 	return (flags & ~(DL_FLAG_INFERRED | DL_FLAG_CYCLE)) ==
 	       (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_MANAGED);
+}
+
+/* dpm_wait_for_suppliers()/consumers(): DORMANT and SYNC_STATE_ONLY links do not count. */
+static inline bool dl_link_counts_for_pm(const struct dl_link *l)
+{
+	return l->live && l->status != DL_STATE_DORMANT && !dl_link_is_sync_state_only(l->flags);
 }
 
 #endif

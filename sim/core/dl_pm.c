@@ -7,12 +7,6 @@
 
 #include "sim/core/dl_internal.h"
 
-/* dpm_wait_for_suppliers()/consumers(): DORMANT and SYNC_STATE_ONLY do not count. */
-bool dl_link_counts_for_pm(const struct dl_link *l)
-{
-	return l->live && l->status != DL_STATE_DORMANT && !dl_link_is_sync_state_only(l->flags);
-}
-
 static uint32_t count_waits(const struct dl_core *c, dl_dev_t d, bool suspend,
 			    const uint8_t *done)
 {
