@@ -69,6 +69,8 @@ struct sim {
 	uint32_t *fault_used;
 	uint32_t remaining, inflight, alive;
 	uint32_t *level_left, nlevels, cur_level, *lvl_off, *lvl_order;
+	uint32_t *dep_off, *dep;
+	size_t dep_cap;
 	bool main_cb_deferred;
 	int64_t *blocked_since;
 
@@ -271,8 +273,8 @@ static int burst_start(struct sim *s, uint32_t task, int64_t len)
 
 /* ---- dependencies within a phase ---- */
 
-/* Visit the devices that wait for @d in this phase. */
-#define FOR_EACH_DEPENDENT(s, d, y, body) do {                                      \
+/* Visit the devices that wait for @d in this phase, from the link core. */
+#define FOR_EACH_DEPENDENT_RAW(s, d, y, body) do {                                      \
 	const struct dl_device *x_ = &(s)->core.dev[d];                               \
 	if ((s)->pk == PK_SUSPEND) {                                                  \
 		if (x_->parent != DL_NONE) { uint32_t y = x_->parent; body; }          \
@@ -303,6 +305,51 @@ static bool probe_link(const struct dl_link *k)
 {
 	return k->live && (k->flags & DL_FLAG_MANAGED) &&
 	       !(k->flags & (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE));
+}
+
+/*
+ * The graph does not change within a phase, so each phase first copies the
+ * edges between participating devices into CSR arrays: every later pass
+ * (waits, lower bound, priorities, completions) then reads contiguous memory
+ * instead of chasing link ids into the link array.
+ */
+#define FOR_EACH_DEPENDENT(s, d, y, body) do {                                      \
+	for (uint32_t j_ = (s)->dep_off[d]; j_ < (s)->dep_off[(d) + 1]; j_++) {       \
+		uint32_t y = (s)->dep[j_]; body;                                      \
+	}                                                                             \
+} while (0)
+
+static int build_csr(struct sim *s)
+{
+	uint32_t *off = s->dep_off;
+	size_t total = 0;
+
+	for (uint32_t d = 0; d <= s->n; d++)
+		off[d] = 0;
+	for (uint32_t d = 0; d < s->n; d++) {
+		uint32_t k = 0;
+
+		if (s->part[d])
+			FOR_EACH_DEPENDENT_RAW(s, d, y, { k += s->part[y]; });
+		off[d] = (uint32_t)total;
+		total += k;
+	}
+	off[s->n] = (uint32_t)total;
+	if (total > s->dep_cap) {
+		uint32_t *nd = realloc(s->dep, total * sizeof(*nd));
+
+		if (!nd)
+			return -ENOMEM;
+		s->dep = nd;
+		s->dep_cap = total;
+	}
+	for (uint32_t d = 0; d < s->n; d++) {
+		uint32_t pos = off[d];
+
+		if (s->part[d])
+			FOR_EACH_DEPENDENT_RAW(s, d, y, { if (s->part[y]) s->dep[pos++] = y; });
+	}
+	return 0;
 }
 
 static void on_ready(struct sim *s, uint32_t y);
@@ -681,48 +728,28 @@ static int run_loop(struct sim *s)
 
 static void lower_bound(struct sim *s, int64_t *cp_out, int64_t *work_out)
 {
-	/* longest path: process devices so that what a device waits for comes first */
+	/*
+	 * Longest chain of latencies: visit devices before the ones that wait
+	 * for them (dpm_list is a topological order) and push finish times.
+	 */
 	int64_t cp = 0, work = 0;
-	int64_t *ef = s->prio;   /* reuse: finish time along the longest chain */
+	int64_t *best = s->burst;
 	bool fwd = s->pk != PK_SUSPEND;
 	dl_dev_t d = fwd ? s->core.dpm_head : s->core.dpm_tail;
 
+	for (uint32_t i = 0; i <= s->n; i++)
+		best[i] = 0;
 	while (d != DL_NONE) {
-		int64_t best = 0;
-
 		if (s->part[d]) {
-			const struct dl_device *x = &s->core.dev[d];
+			int64_t ef = best[d] + s->lat[d];
 
-			if (s->pk == PK_SUSPEND) {
-				for (uint32_t i = 0; i < x->children.n; i++)
-					if (s->part[x->children.v[i]] && ef[x->children.v[i]] > best)
-						best = ef[x->children.v[i]];
-				for (uint32_t i = 0; i < x->consumers.n; i++) {
-					const struct dl_link *k = &s->core.link[x->consumers.v[i]];
-
-					if (dl_link_counts_for_pm(k) && s->part[k->consumer] &&
-					    ef[k->consumer] > best)
-						best = ef[k->consumer];
-				}
-			} else {
-				if (x->parent != DL_NONE && s->pk == PK_RESUME &&
-				    s->part[x->parent] && ef[x->parent] > best)
-					best = ef[x->parent];
-				for (uint32_t i = 0; i < x->suppliers.n; i++) {
-					const struct dl_link *k = &s->core.link[x->suppliers.v[i]];
-					bool counts = s->pk == PK_RESUME ? dl_link_counts_for_pm(k)
-									 : probe_link(k);
-
-					if (counts && s->part[k->supplier] && ef[k->supplier] > best)
-						best = ef[k->supplier];
-				}
-			}
-			ef[d] = best + s->lat[d];
 			work += s->lat[d];
-			if (ef[d] > cp)
-				cp = ef[d];
-		} else {
-			ef[d] = 0;
+			if (ef > cp)
+				cp = ef;
+			FOR_EACH_DEPENDENT(s, d, y, {
+				if (best[y] < ef)
+					best[y] = ef;
+			});
 		}
 		d = fwd ? s->core.dev[d].dpm_next : s->core.dev[d].dpm_prev;
 	}
@@ -862,6 +889,9 @@ static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_
 		else
 			s->on_main[d] = 1;
 	}
+	err = build_csr(s);
+	if (err)
+		return err;
 	/* waits */
 	for (uint32_t d = 0; d < s->n; d++) {
 		if (!s->part[d] || s->pk == PK_PROBE_DEFER)
@@ -917,19 +947,6 @@ static int op_probe(struct sim *s)
 		/* a supplier that cannot bind in this op blocks its consumers for good */
 	}
 	err = run_phase(s, &mk, &lb, &cp, &work);
-	{
-		/* the DAG bound, not the deferral walk's */
-		int64_t cp2, w2;
-
-		s->pk = PK_PROBE_READY;
-		for (uint32_t d = 0; d < s->n; d++)
-			s->lat[d] = sample(s, d, DL_LAT_PROBE);
-		lower_bound(s, &cp2, &w2);
-		s->pk = pk;
-		cp = cp2;
-		work = w2;
-		lb = cp > (work + s->K - 1) / s->K ? cp : (work + s->K - 1) / s->K;
-	}
 	if (pk == PK_PROBE_READY) {
 		/* devices never released (a supplier failed): they stay unbound,
 		 * deferred as the kernel would leave them */
@@ -1143,6 +1160,7 @@ static int sim_alloc(struct sim *s)
 	s->cpu = calloc(n, sizeof(*s->cpu));
 	s->walk = calloc(n, sizeof(*s->walk));
 	s->lvl_order = calloc(n, sizeof(*s->lvl_order));
+	s->dep_off = calloc(n + 1, sizeof(*s->dep_off));
 	s->part = calloc(n, 1);
 	s->stage = calloc(n, 1);
 	s->on_main = calloc(n, 1);
@@ -1150,7 +1168,7 @@ static int sim_alloc(struct sim *s)
 	s->fault_used = calloc(s->sc->nfault + 1, sizeof(*s->fault_used));
 	s->cpu_free_stack = calloc(s->K + 1, sizeof(*s->cpu_free_stack));
 	if (!s->lat || !s->prio || !s->burst || !s->blocked_since || !s->wait || !s->level ||
-	    !s->cpu || !s->walk || !s->lvl_order || !s->part || !s->stage || !s->on_main || !s->has_fault ||
+	    !s->cpu || !s->walk || !s->lvl_order || !s->dep_off || !s->part || !s->stage || !s->on_main || !s->has_fault ||
 	    !s->fault_used || !s->cpu_free_stack)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->K; i++)
@@ -1167,6 +1185,7 @@ static void sim_free(struct sim *s)
 	free(s->wait); free(s->level); free(s->cpu); free(s->walk); free(s->part);
 	free(s->stage); free(s->on_main); free(s->has_fault); free(s->fault_used);
 	free(s->cpu_free_stack); free(s->level_left); free(s->lvl_off); free(s->lvl_order);
+	free(s->dep_off); free(s->dep);
 	free(s->ev.v); free(s->rq.v);
 	dl_core_fini(&s->core);
 }

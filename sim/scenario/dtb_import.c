@@ -1,0 +1,852 @@
+/*
+ * dtb_import.c - fw_devlink over a flattened device tree, with libfdt.
+ *
+ * 1. Validate: fdt_check_header() and fdt_check_full() on the whole buffer;
+ *    everything after that still checks every length libfdt hands back, and
+ *    every loop is bounded (node count, depth, cell counts, ancestor walks).
+ * 2. Devices (drivers/of/platform.c, of_platform_populate): available nodes
+ *    (status "okay"/"ok" or absent; a disabled node disables its subtree)
+ *    that have a "compatible" and are children of the root or of another
+ *    device (simple-bus/simple-mfd/isa/arm,amba-bus children, and i2c/spi/mfd
+ *    children of other devices).  /chosen, /aliases, /memory*, /cpus,
+ *    /reserved-memory, /__symbols__, /__fixups__, /__local_fixups__ are skipped.
+ *    Names are full node paths; parent = nearest device ancestor.
+ * 3. Links (drivers/of/property.c, of_supplier_bindings): the consumer is the
+ *    device owning the node that holds the property (nearest device
+ *    ancestor-or-self, as fw_devlink moves a child fwnode's links to its
+ *    device); the supplier is the nearest device ancestor-or-self of the
+ *    phandle's target.  No link to self, none from an ancestor of the
+ *    supplier, none to/from disabled subtrees.  Duplicates are merged.
+ * 4. Cycles among links + parent edges (iterative Tarjan SCC): a link whose
+ *    both ends are in one SCC gets CYCLE.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libfdt.h>
+
+#include "sim/scenario/dtb_import.h"
+
+/*
+ * Latency classes: GUESSES, not measurements.  Chosen from compatible
+ * substrings so that a real tree has a plausible shape: resource providers
+ * (clocks, regulators, pinctrl, gpio, resets) are fast, multimedia blocks
+ * (display, gpu, camera, video) are slow, devices on serial buses (children
+ * of a non-bus device: i2c, spi, ...) pay bus transactions.
+ */
+enum dclass { C_DEFAULT, C_BUS, C_FAST, C_SERIAL, C_SLOW, C_COUNT };
+static const struct {
+	const char *name, *probe, *suspend, *resume;
+} classes[C_COUNT] = {
+	[C_DEFAULT] = { "default", "1ms", "200us", "300us" },
+	[C_BUS]     = { "bus", "100us", "10us", "10us" },
+	[C_FAST]    = { "fast", "200us", "50us", "50us" },
+	[C_SERIAL]  = { "serial-bus device", "5ms", "500us", "1ms" },
+	[C_SLOW]    = { "slow", "20ms", "2ms", "3ms" },
+};
+static const char *const fast_pat[] = {
+	"clock", "clk", "ccu", "cru", "regulator", "pinctrl", "pinmux", "gpio", "reset",
+	"syscon", "pmic", "interrupt-controller", "gic", "intc", NULL,
+};
+static const char *const slow_pat[] = {
+	"display", "gpu", "mali", "drm", "dsi", "hdmi", "panel", "camera", "csi", "isp",
+	"vop", "dpu", "mdss", "venus", "vpu", "video", "lcd", NULL,
+};
+static const char *const bus_compat[] = {
+	"simple-bus", "simple-mfd", "isa", "arm,amba-bus", NULL,
+};
+
+/* Properties that are lists of phandle + #<cells> arguments. */
+static const struct {
+	const char *prop, *cells;
+} cell_props[] = {
+	{ "clocks", "#clock-cells" }, { "interconnects", "#interconnect-cells" },
+	{ "iommus", "#iommu-cells" }, { "mboxes", "#mbox-cells" },
+	{ "io-channels", "#io-channel-cells" }, { "interrupts-extended", "#interrupt-cells" },
+	{ "dmas", "#dma-cells" }, { "power-domains", "#power-domain-cells" },
+	{ "hwlocks", "#hwlock-cells" }, { "phys", "#phy-cells" }, { "pwms", "#pwm-cells" },
+	{ "resets", "#reset-cells" }, { "msi-parent", "#msi-cells" },
+	/* lists of bare phandles */
+	{ "extcon", NULL }, { "nvmem-cells", NULL }, { "leds", NULL },
+	{ "wakeup-parent", NULL }, { "backlight", NULL }, { "panel", NULL },
+	{ "remote-endpoint", NULL }, { "interrupt-parent", NULL },
+};
+
+struct dnode {
+	int off;		/* structure-block offset */
+	int parent;		/* node index, -1 for the root */
+	int dev;		/* device index or -1 */
+	int owner;		/* nearest device ancestor-or-self, -1 */
+	uint32_t phandle;
+	uint8_t avail;		/* this node and all its ancestors available */
+	char *path;
+};
+
+struct ddev {
+	int node, parent;	/* node index; parent device or -1 */
+	enum dclass cls;
+};
+
+struct dlink {
+	int c, s;
+	int cycle;
+};
+
+struct ph_ent {
+	uint32_t ph;
+	int node;
+};
+
+struct imp {
+	const void *fdt;
+	struct dnode *n;
+	int nn;
+	struct ddev *d;
+	int nd;
+	struct dlink *l;
+	size_t nl, cap_l;
+	struct ph_ent *ph;
+	int nph;
+	struct dl_error *err;
+	const char *label;
+};
+
+static int fail(struct imp *m, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(m->err->msg, sizeof(m->err->msg), "%s: ", m->label);
+
+	if (n < 0 || (size_t)n >= sizeof(m->err->msg))
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(m->err->msg + n, sizeof(m->err->msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int nomem(struct imp *m)
+{
+	snprintf(m->err->msg, sizeof(m->err->msg), "%s: out of memory", m->label);
+	return -ENOMEM;
+}
+
+static int cmp_ph(const void *a, const void *b)
+{
+	const struct ph_ent *x = a, *y = b;
+
+	if (x->ph != y->ph)
+		return x->ph < y->ph ? -1 : 1;
+	return x->node - y->node;
+}
+
+static int node_by_phandle(const struct imp *m, uint32_t ph)
+{
+	int lo = 0, hi = m->nph - 1;
+
+	if (ph == 0 || ph == 0xffffffffu)
+		return -1;
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (m->ph[mid].ph == ph) {
+			while (mid > 0 && m->ph[mid - 1].ph == ph)
+				mid--;
+			return m->ph[mid].node;
+		}
+		if (m->ph[mid].ph < ph)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/* Property @name of node @i as cells; NULL unless present with a length multiple of 4. */
+static const fdt32_t *get_cells(const struct imp *m, int i, const char *name, int *ncells)
+{
+	int len;
+	const void *p = fdt_getprop(m->fdt, m->n[i].off, name, &len);
+
+	if (!p || len < 0 || len % 4)
+		return NULL;
+	*ncells = len / 4;
+	return p;
+}
+
+/* #cells value of node @i, or -1 when absent or out of range. */
+static int get_ncells(const struct imp *m, int i, const char *name)
+{
+	int n;
+	const fdt32_t *c = get_cells(m, i, name, &n);
+	uint32_t v;
+
+	if (!c || n != 1)
+		return -1;
+	v = fdt32_to_cpu(c[0]);
+	return v > DL_DTB_MAX_ARGS ? -1 : (int)v;
+}
+
+static int has_compat(const struct imp *m, int i, const char *const *list)
+{
+	for (; *list; list++)
+		if (fdt_node_check_compatible(m->fdt, m->n[i].off, *list) == 0)
+			return 1;
+	return 0;
+}
+
+/* Does any compatible string of node @i contain one of @pats? */
+static int compat_contains(const struct imp *m, int i, const char *const *pats)
+{
+	int len, pos = 0;
+	const char *p = fdt_getprop(m->fdt, m->n[i].off, "compatible", &len);
+
+	if (!p || len <= 0)
+		return 0;
+	while (pos < len) {
+		const char *s = p + pos;
+		size_t sl = strnlen(s, (size_t)(len - pos));
+
+		for (const char *const *q = pats; *q; q++) {
+			size_t ql = strlen(*q);
+
+			for (size_t k = 0; k + ql <= sl; k++)
+				if (!memcmp(s + k, *q, ql))
+					return 1;
+		}
+		pos += (int)sl + 1;
+	}
+	return 0;
+}
+
+static int status_ok(const struct imp *m, int off)
+{
+	int len;
+	const char *s = fdt_getprop(m->fdt, off, "status", &len);
+
+	if (!s)
+		return 1;
+	if (len <= 0)
+		return 0;
+	return (len == 5 && !memcmp(s, "okay", 5)) || (len == 3 && !memcmp(s, "ok", 3)) ||
+	       (len == 4 && !memcmp(s, "okay", 4)) || (len == 2 && !memcmp(s, "ok", 2));
+}
+
+static int skipped_top(const char *name, int len)
+{
+	static const char *const skip[] = {
+		"chosen", "aliases", "cpus", "__symbols__", "__fixups__", "__local_fixups__",
+		"reserved-memory", NULL,
+	};
+	size_t base = 0;
+
+	while ((int)base < len && name[base] != '@')
+		base++;
+	if (base == 6 && !memcmp(name, "memory", 6))
+		return 1;
+	for (const char *const *s = skip; *s; s++)
+		if (strlen(*s) == base && !memcmp(name, *s, base))
+			return 1;
+	return 0;
+}
+
+/* Is node @a a (strict) ancestor of node @b?  Bounded by the depth limit. */
+static int is_ancestor(const struct imp *m, int a, int b)
+{
+	for (int k = 0, p = m->n[b].parent; p >= 0 && k <= DL_DTB_MAX_DEPTH; k++, p = m->n[p].parent)
+		if (p == a)
+			return 1;
+	return 0;
+}
+
+static int add_link(struct imp *m, int con_node, int sup_node)
+{
+	int c, s;
+
+	if (con_node < 0 || sup_node < 0 || !m->n[con_node].avail || !m->n[sup_node].avail)
+		return 0;
+	c = m->n[con_node].owner;
+	s = m->n[sup_node].owner;
+	if (c < 0 || s < 0 || c == s)
+		return 0;
+	/* a device never depends on its own descendant */
+	if (is_ancestor(m, m->d[c].node, m->d[s].node))
+		return 0;
+	if (m->nl == m->cap_l) {
+		size_t cap = m->cap_l ? 2 * m->cap_l : 256;
+		struct dlink *l;
+
+		if (cap > DL_SC_MAX_LINKS)
+			return fail(m, "too many links; expected at most %u", DL_SC_MAX_LINKS);
+		l = realloc(m->l, cap * sizeof(*l));
+		if (!l)
+			return nomem(m);
+		m->l = l;
+		m->cap_l = cap;
+	}
+	m->l[m->nl++] = (struct dlink){ c, s, 0 };
+	return 0;
+}
+
+/* A phandle(+args) list: @cells names the target's #cells property, or NULL. */
+static int walk_list(struct imp *m, int i, const fdt32_t *v, int n, const char *cells)
+{
+	int k = 0, ret;
+
+	while (k < n) {
+		int t = node_by_phandle(m, fdt32_to_cpu(v[k]));
+		int args = 0;
+
+		if (fdt32_to_cpu(v[k]) == 0) {	/* empty entry placeholder */
+			k++;
+			continue;
+		}
+		if (t < 0)
+			return 0;	/* unknown phandle: the rest cannot be decoded */
+		if (cells) {
+			args = get_ncells(m, t, cells);
+			if (args < 0) {
+				if (strcmp(cells, "#gpio-cells"))
+					return 0;
+				args = 2;	/* of_gpio's historical default */
+			}
+		}
+		if ((ret = add_link(m, i, t)))
+			return ret;
+		k += 1 + args;
+	}
+	return 0;
+}
+
+static int ends_with(const char *s, size_t sl, const char *suf)
+{
+	size_t n = strlen(suf);
+
+	return sl >= n && !memcmp(s + sl - n, suf, n);
+}
+
+/* of_irq_find_parent(): interrupt-parent, else the parent, until #interrupt-cells. */
+static int irq_parent(const struct imp *m, int i)
+{
+	int cur = i;
+
+	for (int k = 0; k <= 2 * DL_DTB_MAX_DEPTH; k++) {
+		int n, nxt;
+		const fdt32_t *ip = get_cells(m, cur, "interrupt-parent", &n);
+
+		if (ip && n >= 1)
+			nxt = node_by_phandle(m, fdt32_to_cpu(ip[0]));
+		else
+			nxt = m->n[cur].parent;
+		if (nxt < 0 || nxt == cur)
+			return -1;
+		cur = nxt;
+		if (fdt_getprop(m->fdt, m->n[cur].off, "#interrupt-cells", NULL))
+			return cur;
+	}
+	return -1;
+}
+
+static int node_links(struct imp *m, int i)
+{
+	int po, ret, count = 0;
+
+	if (!m->n[i].avail || m->n[i].owner < 0)
+		return 0;
+	fdt_for_each_property_offset(po, m->fdt, m->n[i].off) {
+		const char *name;
+		int len, nc;
+		const fdt32_t *v = fdt_getprop_by_offset(m->fdt, po, &name, &len);
+		size_t nl;
+
+		if (++count > 100000)
+			return fail(m, "node %s: too many properties", m->n[i].path);
+		if (!v || !name || len <= 0 || len % 4)
+			continue;
+		nc = len / 4;
+		nl = strlen(name);
+		if (name[0] == '#')
+			continue;
+		for (size_t k = 0; k < sizeof(cell_props) / sizeof(cell_props[0]); k++)
+			if (!strcmp(name, cell_props[k].prop)) {
+				if (!strcmp(name, "interrupt-parent"))
+					break;	/* handled with "interrupts" below */
+				if ((ret = walk_list(m, i, v, nc, cell_props[k].cells)))
+					return ret;
+				goto next;
+			}
+		if (!strcmp(name, "interrupts") && !fdt_getprop(m->fdt, m->n[i].off,
+								"interrupts-extended", NULL)) {
+			if ((ret = add_link(m, i, irq_parent(m, i))))
+				return ret;
+		} else if (!strncmp(name, "pinctrl-", 8) && name[8] >= '0' && name[8] <= '9') {
+			if ((ret = walk_list(m, i, v, nc, NULL)))
+				return ret;
+		} else if (ends_with(name, nl, "-supply")) {
+			if ((ret = add_link(m, i, node_by_phandle(m, fdt32_to_cpu(v[0])))))
+				return ret;
+		} else if ((ends_with(name, nl, "-gpios") || ends_with(name, nl, "-gpio") ||
+			    !strcmp(name, "gpios") || !strcmp(name, "gpio")) &&
+			   strcmp(name, "nr-gpios")) {
+			if ((ret = walk_list(m, i, v, nc, "#gpio-cells")))
+				return ret;
+		}
+next:;
+	}
+	return 0;
+}
+
+/* Pass 1: every node, its path, parent, availability, phandle. */
+static int collect_nodes(struct imp *m)
+{
+	int stack[DL_DTB_MAX_DEPTH + 1];
+	int off = 0, depth = 0, cap = 0;
+
+	for (off = 0; off >= 0; off = fdt_next_node(m->fdt, off, &depth)) {
+		struct dnode *d;
+		const char *name;
+		int nlen, par;
+		size_t plen;
+
+		if (depth < 0)
+			break;
+		if (depth > DL_DTB_MAX_DEPTH)
+			return fail(m, "nodes nested deeper than %d", DL_DTB_MAX_DEPTH);
+		if ((unsigned)m->nn >= DL_DTB_MAX_NODES)
+			return fail(m, "more than %u nodes", DL_DTB_MAX_NODES);
+		if (m->nn && depth == 0)
+			return fail(m, "more than one root node");
+		if (m->nn == cap) {
+			int nc = cap ? 2 * cap : 256;
+			struct dnode *nn = realloc(m->n, (size_t)nc * sizeof(*nn));
+
+			if (!nn)
+				return nomem(m);
+			m->n = nn;
+			cap = nc;
+		}
+		name = fdt_get_name(m->fdt, off, &nlen);
+		if (!name || nlen < 0)
+			return fail(m, "node at offset %d: no name (%s)", off,
+				    fdt_strerror(nlen < 0 ? nlen : -FDT_ERR_BADSTRUCTURE));
+		if (m->nn && off <= m->n[m->nn - 1].off)
+			return fail(m, "node offsets out of order");
+		par = depth ? stack[depth - 1] : -1;
+		if (depth && nlen == 0)
+			return fail(m, "node at offset %d: empty name", off);
+		if (memchr(name, '/', (size_t)nlen))
+			return fail(m, "node at offset %d: name contains '/'", off);
+		d = &m->n[m->nn];
+		*d = (struct dnode){ .off = off, .parent = par, .dev = -1, .owner = -1 };
+		plen = par < 0 ? 1 : strlen(m->n[par].path) + 1 + (size_t)nlen;
+		d->path = malloc(plen + 1);
+		if (!d->path)
+			return nomem(m);
+		if (par < 0)
+			strcpy(d->path, "/");
+		else if (par == 0)
+			snprintf(d->path, plen + 1, "/%.*s", nlen, name);
+		else
+			snprintf(d->path, plen + 1, "%s/%.*s", m->n[par].path, nlen, name);
+		d->avail = (par < 0 || m->n[par].avail) && status_ok(m, off);
+		d->phandle = fdt_get_phandle(m->fdt, off);
+		stack[depth] = m->nn++;
+	}
+	if (off < 0 && off != -FDT_ERR_NOTFOUND)
+		return fail(m, "walking nodes: %s", fdt_strerror(off));
+	if (m->nn == 0)
+		return fail(m, "no root node");
+	return 0;
+}
+
+static int collect_devices(struct imp *m)
+{
+	m->d = calloc((size_t)m->nn, sizeof(*m->d));
+	m->ph = calloc((size_t)m->nn, sizeof(*m->ph));
+	if (!m->d || !m->ph)
+		return nomem(m);
+	for (int i = 0; i < m->nn; i++) {
+		struct dnode *n = &m->n[i];
+		int p = n->parent, is_dev = 0;
+
+		if (n->phandle && n->phandle != 0xffffffffu)
+			m->ph[m->nph++] = (struct ph_ent){ n->phandle, i };
+		if (p >= 0 && n->avail && fdt_getprop(m->fdt, n->off, "compatible", NULL)) {
+			if (p == 0) {
+				int nlen;
+				const char *name = fdt_get_name(m->fdt, n->off, &nlen);
+
+				is_dev = name && !skipped_top(name, nlen);
+			} else {
+				is_dev = m->n[p].dev >= 0;
+			}
+		}
+		if (is_dev) {
+			struct ddev *d = &m->d[m->nd];
+
+			if (strlen(n->path) > DL_SC_MAX_NAME)
+				return fail(m, "node path %.60s... longer than %u characters",
+					    n->path, DL_SC_MAX_NAME);
+			d->node = i;
+			d->parent = p >= 0 ? m->n[p].owner : -1;
+			if (has_compat(m, i, bus_compat))
+				d->cls = C_BUS;
+			else if (compat_contains(m, i, slow_pat))
+				d->cls = C_SLOW;
+			else if (compat_contains(m, i, fast_pat) ||
+				 fdt_getprop(m->fdt, n->off, "gpio-controller", NULL) ||
+				 fdt_getprop(m->fdt, n->off, "#clock-cells", NULL))
+				d->cls = C_FAST;
+			else if (d->parent >= 0 && m->d[d->parent].cls != C_BUS)
+				d->cls = C_SERIAL;
+			else
+				d->cls = C_DEFAULT;
+			n->dev = m->nd++;
+		}
+		n->owner = n->dev >= 0 ? n->dev : (p >= 0 ? m->n[p].owner : -1);
+	}
+	qsort(m->ph, (size_t)m->nph, sizeof(*m->ph), cmp_ph);
+	return 0;
+}
+
+static int cmp_link(const void *a, const void *b)
+{
+	const struct dlink *x = a, *y = b;
+
+	if (x->c != y->c)
+		return x->c - y->c;
+	return x->s - y->s;
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Iterative Tarjan over devices; edges: links c->s and child->parent. */
+static int mark_cycles(struct imp *m, unsigned *ncycle)
+{
+	int nd = m->nd, ret = 0;
+	size_t ne = m->nl + (size_t)nd;
+	size_t *start = calloc((size_t)nd + 1, sizeof(*start));
+	int *adj = malloc((ne ? ne : 1) * sizeof(*adj));
+	int *idx = malloc(((size_t)nd + 1) * sizeof(int)), *low = malloc(((size_t)nd + 1) * sizeof(int));
+	int *comp = malloc(((size_t)nd + 1) * sizeof(int)), *stk = malloc(((size_t)nd + 1) * sizeof(int));
+	int *cs = malloc(((size_t)nd + 1) * sizeof(int));
+	size_t *it = malloc(((size_t)nd + 1) * sizeof(*it));
+	char *on = calloc((size_t)nd + 1, 1);
+	int counter = 0, sp = 0, ncomp = 0;
+
+	*ncycle = 0;
+	if (!start || !adj || !idx || !low || !comp || !stk || !cs || !it || !on) {
+		ret = nomem(m);
+		goto out;
+	}
+	for (size_t k = 0; k < m->nl; k++)
+		start[m->l[k].c + 1]++;
+	for (int v = 0; v < nd; v++)
+		if (m->d[v].parent >= 0)
+			start[v + 1]++;
+	for (int v = 0; v < nd; v++)
+		start[v + 1] += start[v];
+	for (int v = 0; v < nd; v++)
+		it[v] = start[v];
+	for (size_t k = 0; k < m->nl; k++)
+		adj[it[m->l[k].c]++] = m->l[k].s;
+	for (int v = 0; v < nd; v++)
+		if (m->d[v].parent >= 0)
+			adj[it[v]++] = m->d[v].parent;
+	for (int v = 0; v < nd; v++)
+		idx[v] = -1;
+	for (int root = 0; root < nd; root++) {
+		int csp = 0;
+
+		if (idx[root] >= 0)
+			continue;
+		cs[csp++] = root;
+		idx[root] = low[root] = counter++;
+		it[root] = start[root];
+		stk[sp++] = root;
+		on[root] = 1;
+		while (csp) {
+			int v = cs[csp - 1];
+
+			if (it[v] < start[v + 1]) {
+				int w = adj[it[v]++];
+
+				if (idx[w] < 0) {
+					idx[w] = low[w] = counter++;
+					it[w] = start[w];
+					stk[sp++] = w;
+					on[w] = 1;
+					cs[csp++] = w;
+				} else if (on[w] && idx[w] < low[v]) {
+					low[v] = idx[w];
+				}
+				continue;
+			}
+			if (low[v] == idx[v]) {
+				int w;
+
+				do {
+					w = stk[--sp];
+					on[w] = 0;
+					comp[w] = ncomp;
+				} while (w != v);
+				ncomp++;
+			}
+			csp--;
+			if (csp && low[v] < low[cs[csp - 1]])
+				low[cs[csp - 1]] = low[v];
+		}
+	}
+	for (size_t k = 0; k < m->nl; k++)
+		if (comp[m->l[k].c] == comp[m->l[k].s]) {
+			m->l[k].cycle = 1;
+			(*ncycle)++;
+		}
+out:
+	free(start); free(adj); free(idx); free(low); free(comp); free(stk); free(cs); free(it);
+	free(on);
+	return ret;
+}
+
+/* A JSON string from bytes that may not be UTF-8: error instead of NULL. */
+static int put_str(struct imp *m, json_t *obj, const char *key, const char *s)
+{
+	json_t *v = json_string(s);
+
+	if (!v)
+		return fail(m, "'%s' value is not valid UTF-8", key);
+	if (json_object_set_new(obj, key, v))
+		return nomem(m);
+	return 0;
+}
+
+static int utf8_ok(const char *s)
+{
+	json_t *v = json_string(s);
+
+	json_decref(v);
+	return v != NULL;
+}
+
+static int build_json(struct imp *m, json_t **out, unsigned ncycle)
+{
+	json_t *root = json_object(), *devs = json_array(), *links = json_array();
+	json_t *defs = json_object(), *flags_n, *flags_c;
+	char doc[1024];
+	const char *model;
+	int len, ret = -ENOMEM;
+
+	(void)ncycle;
+	if (!root || !devs || !links || !defs)
+		goto oom;
+	json_object_set_new(root, "format", json_string(DL_SC_FORMAT));
+	model = fdt_getprop(m->fdt, 0, "model", &len);
+	if (!(model && len > 1 && memchr(model, '\0', (size_t)len) && utf8_ok(model) &&
+	      !put_str(m, root, "name", model))) {
+		const char *b = strrchr(m->label, '/');
+
+		b = b ? b + 1 : m->label;
+		if (!utf8_ok(b))
+			b = "dtb";
+		json_object_set_new(root, "name", json_string(b));
+	}
+	snprintf(doc, sizeof(doc),
+		 "Imported from %s by dlsim import-dtb (fw_devlink rules of shared/LINK-CORE.md). "
+		 "Latencies are GUESSES by device class from compatible strings, not "
+		 "measurements: default probe %s suspend %s resume %s; bus (simple-bus etc.) "
+		 "%s/%s/%s; fast (clock, regulator, pinctrl, gpio, reset controllers) %s/%s/%s; "
+		 "serial-bus devices (i2c/spi children) %s/%s/%s; slow (display, gpu, camera, "
+		 "video) %s/%s/%s.",
+		 utf8_ok(m->label) ? m->label : "a DTB",
+		 classes[0].probe, classes[0].suspend, classes[0].resume,
+		 classes[1].probe, classes[1].suspend, classes[1].resume,
+		 classes[2].probe, classes[2].suspend, classes[2].resume,
+		 classes[3].probe, classes[3].suspend, classes[3].resume,
+		 classes[4].probe, classes[4].suspend, classes[4].resume);
+	if (!utf8_ok(doc))
+		snprintf(doc, sizeof(doc), "Imported by dlsim import-dtb; latencies are guesses.");
+	json_object_set_new(root, "x-doc", json_string(doc));
+	json_object_set_new(root, "seed", json_integer(1));
+	json_object_set_new(defs, "probe", json_string(classes[0].probe));
+	json_object_set_new(defs, "suspend", json_string(classes[0].suspend));
+	json_object_set_new(defs, "resume", json_string(classes[0].resume));
+	json_object_set_new(root, "defaults", defs);
+	defs = NULL;
+	for (int i = 0; i < m->nd; i++) {
+		const struct ddev *d = &m->d[i];
+		json_t *o = json_object();
+
+		if (!o || json_array_append_new(devs, o))
+			goto oom;
+		if ((ret = put_str(m, o, "name", m->n[d->node].path)))
+			goto err;
+		if (d->parent >= 0)
+			json_object_set_new(o, "parent", json_string(m->n[m->d[d->parent].node].path));
+		if (d->cls != C_DEFAULT) {
+			json_object_set_new(o, "probe", json_string(classes[d->cls].probe));
+			json_object_set_new(o, "suspend", json_string(classes[d->cls].suspend));
+			json_object_set_new(o, "resume", json_string(classes[d->cls].resume));
+		}
+	}
+	flags_n = json_pack("[ss]", "INFERRED", "PM_RUNTIME");
+	flags_c = json_pack("[sss]", "INFERRED", "PM_RUNTIME", "CYCLE");
+	if (!flags_n || !flags_c) {
+		json_decref(flags_n);
+		json_decref(flags_c);
+		goto oom;
+	}
+	for (size_t k = 0; k < m->nl; k++) {
+		json_t *o = json_pack("{s:s, s:s, s:O}",
+				      "consumer", m->n[m->d[m->l[k].c].node].path,
+				      "supplier", m->n[m->d[m->l[k].s].node].path,
+				      "flags", m->l[k].cycle ? flags_c : flags_n);
+
+		if (!o || json_array_append_new(links, o)) {
+			json_decref(flags_n);
+			json_decref(flags_c);
+			goto oom;
+		}
+	}
+	json_decref(flags_n);
+	json_decref(flags_c);
+	json_object_set_new(root, "devices", devs);
+	json_object_set_new(root, "links", links);
+	*out = root;
+	return 0;
+oom:
+	ret = nomem(m);
+err:
+	json_decref(root);
+	json_decref(devs);
+	json_decref(links);
+	json_decref(defs);
+	return ret;
+}
+
+int dl_dtb_import(const void *blob, size_t len, const char *label, json_t **out,
+		  struct dl_dtb_stats *st, struct dl_error *err)
+{
+	struct imp m = { .fdt = blob, .err = err, .label = label ? label : "(dtb)" };
+	unsigned ncycle = 0;
+	int ret;
+
+	*out = NULL;
+	if (!blob || len < sizeof(struct fdt_header))
+		return fail(&m, "%zu bytes: too short for a flattened device tree header", len);
+	if (len > DL_DTB_MAX_FILE)
+		return fail(&m, "larger than %u bytes", DL_DTB_MAX_FILE);
+	if ((ret = fdt_check_header(blob)))
+		return fail(&m, "not a valid DTB header: %s", fdt_strerror(ret));
+	if (fdt_totalsize(blob) > len)
+		return fail(&m, "truncated: header says %u bytes, file has %zu",
+			    fdt_totalsize(blob), len);
+	if ((ret = fdt_check_full(blob, len)))
+		return fail(&m, "malformed DTB: %s", fdt_strerror(ret));
+	if (!(ret = collect_nodes(&m)) && !(ret = collect_devices(&m))) {
+		for (int i = 0; i < m.nn && !ret; i++)
+			ret = node_links(&m, i);
+	}
+	if (!ret && m.nl) {
+		size_t w = 1;
+
+		qsort(m.l, m.nl, sizeof(*m.l), cmp_link);
+		for (size_t k = 1; k < m.nl; k++)
+			if (m.l[k].c != m.l[w - 1].c || m.l[k].s != m.l[w - 1].s)
+				m.l[w++] = m.l[k];
+		m.nl = w;
+	}
+	if (!ret) {
+		/* a hostile DTB may repeat a sibling name: device names must be unique */
+		char **names = malloc(((size_t)m.nd + 1) * sizeof(*names));
+
+		if (!names) {
+			ret = nomem(&m);
+		} else {
+			for (int i = 0; i < m.nd; i++)
+				names[i] = m.n[m.d[i].node].path;
+			qsort(names, (size_t)m.nd, sizeof(*names), cmp_strp);
+			for (int i = 1; i < m.nd && !ret; i++)
+				if (!strcmp(names[i - 1], names[i]))
+					ret = fail(&m, "duplicate node path %s", names[i]);
+			free(names);
+		}
+	}
+	if (!ret)
+		ret = mark_cycles(&m, &ncycle);
+	if (!ret)
+		ret = build_json(&m, out, ncycle);
+	if (!ret && st)
+		*st = (struct dl_dtb_stats){ (unsigned)m.nn, (unsigned)m.nd, (unsigned)m.nl, ncycle };
+	for (int i = 0; i < m.nn; i++)
+		free(m.n[i].path);
+	free(m.n);
+	free(m.d);
+	free(m.l);
+	free(m.ph);
+	return ret;
+}
+
+int dl_dtb_import_file(const char *path, json_t **out, struct dl_dtb_stats *st,
+		       struct dl_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 1 << 16, n = 0;
+	char *buf;
+	int ret;
+
+	*out = NULL;
+	if (!f) {
+		ret = -errno;
+		snprintf(err->msg, sizeof(err->msg), "%s: %s", path, strerror(errno));
+		return ret ? ret : -ENOENT;
+	}
+	buf = malloc(cap);
+	while (buf) {
+		size_t r = fread(buf + n, 1, cap - n, f);
+
+		n += r;
+		if (r == 0)
+			break;
+		if (n == cap) {
+			char *nb;
+
+			if (cap > DL_DTB_MAX_FILE) {
+				fclose(f);
+				free(buf);
+				snprintf(err->msg, sizeof(err->msg),
+					 "%s: larger than %u bytes; expected a DTB", path,
+					 DL_DTB_MAX_FILE);
+				return -EINVAL;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (!buf) {
+		fclose(f);
+		snprintf(err->msg, sizeof(err->msg), "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	if (ferror(f)) {
+		snprintf(err->msg, sizeof(err->msg), "%s: read error", path);
+		fclose(f);
+		free(buf);
+		return -EIO;
+	}
+	fclose(f);
+	ret = dl_dtb_import(buf, n, path, out, st, err);
+	free(buf);
+	return ret;
+}

@@ -1,0 +1,64 @@
+#!/bin/sh
+# dlsim import-dtb: a compiled .dts imports to a scenario that validates;
+# garbage and truncated files exit 2.  DTBs under /var/cache/dlsim-dtbs
+# (e.g. Debian's arm64 ones), when present, must each import and validate.
+DLSIM=$1
+SRCDIR=$2
+fail=0
+T=$(mktemp -d /tmp/dlsim-cli-dtb.XXXXXX) || exit 1
+trap 'rm -rf "$T"' EXIT
+command -v dtc >/dev/null 2>&1 || { echo "SKIP: dtc not installed"; exit 0; }
+cat >"$T/soc.dts" <<'DTS'
+/dts-v1/;
+/ {
+	model = "cli tiny";
+	#address-cells = <1>; #size-cells = <1>;
+	reg1: regulator { compatible = "regulator-fixed"; };
+	soc { compatible = "simple-bus"; #address-cells = <1>; #size-cells = <1>; ranges;
+		clk: clock@1000 { compatible = "x,clk"; reg = <0x1000 4>; #clock-cells = <1>; };
+		a@2000 { compatible = "x,a"; reg = <0x2000 4>; clocks = <&clk 0>; vdd-supply = <&reg1>;
+			port { a_ep: endpoint { remote-endpoint = <&b_ep>; }; }; };
+		b@3000 { compatible = "x,b"; reg = <0x3000 4>;
+			port { b_ep: endpoint { remote-endpoint = <&a_ep>; }; }; };
+	};
+};
+DTS
+check() { # expected-status description command...
+	want=$1; shift; what=$1; shift
+	"$@" >"$T/out" 2>"$T/err"; got=$?
+	if [ "$got" != "$want" ]; then
+		echo "FAIL: $what: exit $got, expected $want"; cat "$T/err"; fail=$((fail + 1))
+	else
+		echo "ok: $what"
+	fi
+}
+dtc -q -I dts -O dtb -o "$T/soc.dtb" "$T/soc.dts" || { echo "FAIL: dtc"; exit 1; }
+check 0 "import-dtb --help" "$DLSIM" import-dtb --help
+check 2 "import-dtb without file" "$DLSIM" import-dtb
+check 0 "import a compiled dts" "$DLSIM" import-dtb "$T/soc.dtb"
+cp "$T/out" "$T/soc.json"
+grep -q '"CYCLE"' "$T/soc.json" || { echo "FAIL: no CYCLE link"; fail=$((fail + 1)); }
+grep -q 'on cycles' "$T/err" || { echo "FAIL: no cycle count on stderr"; fail=$((fail + 1)); }
+check 0 "validate the imported scenario" "$DLSIM" validate "$T/soc.json"
+head -c 4096 /dev/urandom >"$T/garbage"
+check 2 "garbage file" "$DLSIM" import-dtb "$T/garbage"
+head -c 100 "$T/soc.dtb" >"$T/trunc.dtb"
+check 2 "truncated dtb" "$DLSIM" import-dtb "$T/trunc.dtb"
+check 2 "missing file" "$DLSIM" import-dtb "$T/nonexistent.dtb"
+if [ -d /var/cache/dlsim-dtbs ]; then
+	find /var/cache/dlsim-dtbs -name '*.dtb' | while read -r f; do
+		if "$DLSIM" import-dtb "$f" >"$T/real.json" 2>"$T/err" &&
+		   "$DLSIM" validate "$T/real.json" >/dev/null 2>>"$T/err"; then
+			echo x >>"$T/passed"
+		else
+			echo "FAIL: $f"; cat "$T/err"; echo x >>"$T/failed"
+		fi
+	done
+	echo "ok: $( [ -f "$T/passed" ] && wc -l <"$T/passed" || echo 0) real DTBs imported and validated"
+	[ -f "$T/failed" ] && fail=$((fail + $(wc -l <"$T/failed")))
+else
+	echo "skip: /var/cache/dlsim-dtbs absent (no real DTBs to import)"
+fi
+: "$SRCDIR"
+[ "$fail" = 0 ] || { echo "$fail failure(s)"; exit 1; }
+exit 0
