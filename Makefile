@@ -9,7 +9,7 @@ endif
 DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gnuplot-nox \
             libcunit1-dev sqlite3 libfdt-dev
 
-.PHONY: all deps build test demo bench clean dtbs
+.PHONY: all deps build test demo bench clean dtbs test-dtbs
 
 all: build
 
@@ -57,6 +57,9 @@ dtbs:
 	  rm -rf x; dpkg-deb -x linux-image-*.deb x; rm -f linux-image-*.deb; \
 	fi; \
 	echo "$$(find x -name '*.dtb' | wc -l) DTBs in $(DTB_CACHE)"
+
+test-dtbs: build dtbs
+	sh tests/dtbs_table.sh ./$(BUILD)/dlsim $(DTB_CACHE)
 
 clean:
 	rm -rf build build-*
