@@ -4,7 +4,9 @@
  * Three steps: read the runs table, their makespan metrics and the newest
  * run's suspend/resume events into memory; write makespan.tsv and
  * gantt.tsv and run report/makespan.gp and report/gantt.gp on them, once
- * for PNG and once for SVG; write index.html.  The database is opened
+ * for PNG and once for SVG; write trace.json (Chrome trace events, newest
+ * run) and trace-<run_id>.json for the newest DL_REPORT_TRACE_RUNS runs
+ * (timeline.c); write index.html with the interactive timeline.  The database is opened
  * read-only and every value is bound as a parameter.
  */
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <sqlite3.h>
 
 #include "report/report.h"
+#include "report/timeline.h"
 
 #ifndef DLSIM_SOURCE_DIR
 #define DLSIM_SOURCE_DIR "."
@@ -69,6 +72,9 @@ struct report {
 	struct gantt_seg *segs;
 	size_t nsegs, segcap;
 	int makespan_plotted, gantt_plotted;
+	struct tl_run tl;	/* newest run, every device, for trace.json and index.html */
+	int have_tl;
+	size_t ntraces;	/* trace-<id>.json written for runs[nruns - ntraces .. nruns - 1] */
 };
 
 static int set_err(struct report *r, int code, const char *fmt, ...)
@@ -571,6 +577,54 @@ static int plot(struct report *r, const char *name, size_t nrows)
 	return ret ? ret : run_gnuplot(r, name, "svg", nrows);
 }
 
+/* ---- Chrome trace files ----------------------------------------------- */
+
+static int write_trace_file(struct report *r, const struct tl_run *t, const char *scenario, const char *name)
+{
+	char path[PATH_MAX];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", r->outdir, name) >= sizeof(path))
+		return set_err(r, -EIO, "%s/%s: path too long", r->outdir, name);
+	errno = 0;
+	if (tl_write_trace(t, scenario, path))
+		return set_err(r, -EIO, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
+	return 0;
+}
+
+/*
+ * trace.json for the newest run, trace-<run_id>.json for the newest
+ * DL_REPORT_TRACE_RUNS runs.  The newest run's data stays in r->tl for
+ * index.html.
+ */
+static int write_traces(struct report *r)
+{
+	size_t first = r->nruns > DL_REPORT_TRACE_RUNS ? r->nruns - DL_REPORT_TRACE_RUNS : 0;
+	int ret;
+
+	for (size_t i = r->nruns; i-- > first;) {
+		const struct run_row *row = &r->runs[i];
+		struct tl_run t, *tp = i == r->nruns - 1 ? &r->tl : &t;
+		char name[64];
+
+		ret = tl_read(r->db, row->id, 0, tp, r->err, r->errlen);
+		if (ret)
+			return ret;
+		if (tp == &r->tl) {
+			r->have_tl = 1;
+			ret = write_trace_file(r, tp, row->scenario, "trace.json");
+		}
+		snprintf(name, sizeof(name), "trace-%lld.json", (long long)row->id);
+		if (!ret)
+			ret = write_trace_file(r, tp, row->scenario, name);
+		if (tp != &r->tl)
+			tl_free(tp);
+		if (ret)
+			return ret;
+		r->ntraces++;
+	}
+	return 0;
+}
+
 /* ---- index.html ------------------------------------------------------- */
 
 /* HTML-escapes S (& < > " '); text is otherwise passed through. */
@@ -659,6 +713,32 @@ static void write_devices_table(struct report *r, FILE *f)
 	fputs("</table>\n", f);
 }
 
+/* The interactive timeline of the newest run and the links to the trace files. */
+static void write_timeline(struct report *r, FILE *f)
+{
+	size_t shown = r->tl.ndevs < DL_REPORT_TIMELINE_DEVICES ? r->tl.ndevs : DL_REPORT_TIMELINE_DEVICES;
+
+	fprintf(f, "<h2>Timeline of run %lld</h2>\n", (long long)r->gantt_run);
+	if (!r->have_tl || !r->tl.nsegs) {
+		fputs("<p>No probe, unbind, suspend or resume events logged for this run.</p>\n", f);
+		return;
+	}
+	fprintf(f, "<p>One row per device (the first %d devices by dev_id are drawn: %zu of this run's %zu), "
+		   "one bar per probe, unbind and PM phase, coloured by phase; hover a bar for its device, "
+		   "phase, start and duration.</p>\n", DL_REPORT_TIMELINE_DEVICES, shown, r->tl.total_devs);
+	tl_write_html(&r->tl, DL_REPORT_TIMELINE_DEVICES, f);
+	fputs("<p>Every device of the run as Chrome trace events, one track per worker: "
+	      "<a href=\"trace.json\">trace.json</a> (open it in the Perfetto UI, ui.perfetto.dev, "
+	      "or chrome://tracing).", f);
+	if (r->ntraces) {
+		fprintf(f, " Per run (newest %d runs):", DL_REPORT_TRACE_RUNS);
+		for (size_t i = r->nruns; i-- > r->nruns - r->ntraces;)
+			fprintf(f, " <a href=\"trace-%lld.json\">%lld</a>", (long long)r->runs[i].id,
+				(long long)r->runs[i].id);
+	}
+	fputs("</p>\n", f);
+}
+
 static int write_index(struct report *r, const char *dbpath, const char *plot_err)
 {
 	char path[PATH_MAX];
@@ -687,6 +767,8 @@ static int write_index(struct report *r, const char *dbpath, const char *plot_er
 		put_figure(f, "makespan", "Makespan per run and operation, with the lower bound");
 	else
 		fputs("<p>No makespan data.</p>\n", f);
+	if (r->gantt_run >= 0)
+		write_timeline(r, f);
 	if (r->gantt_run >= 0)
 		write_devices_table(r, f);
 	fputs("</body>\n</html>\n", f);
@@ -760,6 +842,7 @@ static void report_free(struct report *r)
 	for (size_t i = 0; i < r->nsegs; i++)
 		free(r->segs[i].phase);
 	free(r->segs);
+	tl_free(&r->tl);
 	sqlite3_close(r->db);
 }
 
@@ -786,6 +869,8 @@ int dl_report_write(const char *db, const char *outdir, char *err, size_t errlen
 		ret = set_outdir(&r, db, outdir);
 	if (!ret)
 		ret = make_dirs(&r);
+	if (!ret)
+		ret = write_traces(&r);
 	if (!ret)
 		ret = write_makespan_data(&r, &rows);
 	if (!ret && rows) {

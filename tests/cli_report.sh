@@ -41,11 +41,15 @@ INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
   (1, 4, 2000000, 0, NULL, 'suspend_end', 'suspend', 0, 0);"
 	# An output path with a quote and a space must not reach gnuplot's command.
 	check 0 "report --out with a quote" "$DLSIM" report "$tmp/log.db" --out "$tmp/it's out"
-	for f in index.html makespan.png makespan.svg gantt.png gantt.svg; do
+	for f in index.html makespan.png makespan.svg gantt.png gantt.svg trace.json trace-1.json; do
 		[ -s "$tmp/it's out/$f" ] || { echo "FAIL: $f missing"; fail=$((fail + 1)); }
 	done
 	grep -q 'x&lt;y' "$tmp/it's out/index.html" || { echo "FAIL: scenario not escaped"; fail=$((fail + 1)); }
 	grep -q 'a&amp;b' "$tmp/it's out/index.html" || { echo "FAIL: device not escaped"; fail=$((fail + 1)); }
+	grep -q '<script type="application/json" id="tl-data">' "$tmp/it's out/index.html" ||
+		{ echo "FAIL: no timeline data"; fail=$((fail + 1)); }
+	grep -q '"ph":"X".*"name":"a&b"' "$tmp/it's out/trace.json" ||
+		{ echo "FAIL: trace.json lacks the X event of a&b"; fail=$((fail + 1)); }
 	check 0 "report --out=DIR" "$DLSIM" report "$tmp/log.db" "--out=$tmp/eq"
 	[ -s "$tmp/eq/index.html" ] || { echo "FAIL: --out=DIR ignored"; fail=$((fail + 1)); }
 	check 0 "report default --out" "$DLSIM" report "$tmp/log.db"

@@ -30,6 +30,14 @@ expect 0 "run --order naive" "$DLSIM" run "$T/small.json" --order naive --db "$T
 expect 1 "check catches naive" "$DLSIM" check "$T/a.db"
 grep -q "invariant" "$T/out" || bad "check prints the violated invariant"
 
+# threads mode: the same link core on real threads; check must pass on its log
+for o in sync kernel-async kernel-async-v2 levels cp-first; do
+	expect 0 "run --mode threads --order $o" "$DLSIM" run "$T/small.json" --mode threads \
+		--time-scale 0.0005 --order $o --db "$T/t.db"
+	expect 0 "check threads $o" "$DLSIM" check "$T/t.db"
+done
+expect 2 "unknown mode" "$DLSIM" run "$T/small.json" --mode quantum --no-log
+
 # bad input: exit 2, and no database is created
 expect 2 "missing scenario file" "$DLSIM" run "$T/nope.json" --db "$T/new.db"
 [ ! -e "$T/new.db" ] && ok "no database for a refused run" || bad "database created for a refused run"

@@ -1,7 +1,8 @@
 /*
  * test_report.c - `dlsim report` (report/report.h): files written, SVG is
  * XML, every database string reaches index.html escaped and the data files
- * sanitised, bad databases are refused.
+ * sanitised, bad databases are refused; trace.json is Chrome trace JSON
+ * and the interactive timeline's data cannot break out of its <script>.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
+#include <jansson.h>
 #include <sqlite3.h>
 
 #include "report/report.h"
@@ -174,6 +176,100 @@ static int starts_like_svg(const char *dir, const char *name)
 	return ok;
 }
 
+/* The tl-data block: present, '<'-free JSON that holds EVIL_NAME unchanged. */
+static void check_timeline_data(const char *html)
+{
+	static const char open_tag[] = "<script type=\"application/json\" id=\"tl-data\">";
+	const char *start = strstr(html, open_tag), *end;
+	json_t *root, *names, *segs;
+	json_error_t jerr;
+	int found = 0;
+	char *text;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(start);
+	start += strlen(open_tag);
+	end = strstr(start, "</script");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(end);
+	text = strndup(start, (size_t)(end - start));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	/* No '<' at all: no "</script" and no "<!--" inside the JSON. */
+	CU_ASSERT_PTR_NULL(strchr(text, '<'));
+	root = json_loads(text, 0, &jerr);
+	if (!root)
+		fprintf(stderr, "tl-data: %s at %d:%d\n", jerr.text, jerr.line, jerr.column);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+	names = json_object_get(root, "names");
+	segs = json_object_get(root, "segs");
+	CU_ASSERT(json_is_array(names));
+	CU_ASSERT(json_is_array(segs));
+	CU_ASSERT_EQUAL(json_array_size(names), 3);
+	CU_ASSERT_EQUAL(json_array_size(segs), 6);	/* 3 devices x (suspend, resume) */
+	for (size_t i = 0; i < json_array_size(names); i++)
+		found += json_is_string(json_array_get(names, i)) &&
+			 !strcmp(json_string_value(json_array_get(names, i)), EVIL_NAME);
+	CU_ASSERT_EQUAL(found, 1);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(root, "limit")), 2000);
+	json_decref(root);
+	free(text);
+	/* The script that draws it is inline, and marks the page when done. */
+	CU_ASSERT_PTR_NOT_NULL(strstr(end, "</script>\n<script>\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(html, "'tl-ready'"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(html, "first 2000 devices"));
+}
+
+/* trace.json: Chrome trace events; X events per device and phase, EVIL_NAME unchanged. */
+static void check_trace(const char *dir, const char *name, int expect_x)
+{
+	char path[PATH_LEN];
+	json_error_t jerr;
+	json_t *root, *evs;
+	int nx = 0, evil = 0, threads = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	root = json_load_file(path, 0, &jerr);
+	if (!root)
+		fprintf(stderr, "%s: %s at %d:%d\n", path, jerr.text, jerr.line, jerr.column);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(root, "displayTimeUnit")), "ns");
+	evs = json_object_get(root, "traceEvents");
+	CU_ASSERT_FATAL(json_is_array(evs));
+	for (size_t i = 0; i < json_array_size(evs); i++) {
+		json_t *e = json_array_get(evs, i), *args = json_object_get(e, "args");
+		const char *ph = json_string_value(json_object_get(e, "ph"));
+		const char *nm = json_string_value(json_object_get(e, "name"));
+
+		CU_ASSERT_PTR_NOT_NULL(ph);
+		CU_ASSERT_PTR_NOT_NULL(nm);
+		CU_ASSERT_EQUAL(json_integer_value(json_object_get(e, "pid")), 1);
+		CU_ASSERT(json_is_integer(json_object_get(e, "tid")));
+		if (!ph || !nm)
+			continue;
+		if (!strcmp(ph, "M")) {
+			threads += !strcmp(nm, "thread_name");
+			continue;
+		}
+		CU_ASSERT_STRING_EQUAL(ph, "X");
+		nx++;
+		CU_ASSERT(json_is_number(json_object_get(e, "ts")));
+		CU_ASSERT(json_is_number(json_object_get(e, "dur")));
+		CU_ASSERT(json_is_string(json_object_get(args, "phase")));
+		CU_ASSERT(json_is_integer(json_object_get(args, "dev_id")));
+		if (!strcmp(nm, EVIL_NAME)) {
+			evil++;
+			CU_ASSERT_EQUAL(json_integer_value(json_object_get(args, "dev_id")), 1);
+			/* dev 1 suspends from 1 ms to 1.5 ms: microseconds. */
+			if (!strcmp(json_string_value(json_object_get(args, "phase")), "suspend")) {
+				CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(e, "ts")), 1000.0, 1e-9);
+				CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(e, "dur")), 500.0, 1e-9);
+			}
+		}
+	}
+	CU_ASSERT_EQUAL(nx, expect_x);
+	CU_ASSERT_EQUAL(evil, expect_x ? 2 : 0);
+	CU_ASSERT(threads >= (expect_x ? 1 : 0));
+	json_decref(root);
+}
+
 static void test_report_writes_plots_and_index(void)
 {
 	char db[DIR_LEN], out[DIR_LEN], path[PATH_LEN], err[512];
@@ -190,13 +286,20 @@ static void test_report_writes_plots_and_index(void)
 	CU_ASSERT(file_nonempty(out, "gantt.svg"));
 	CU_ASSERT(starts_like_svg(out, "makespan.svg"));
 	CU_ASSERT(starts_like_svg(out, "gantt.svg"));
+	CU_ASSERT(file_nonempty(out, "trace.json"));
+	CU_ASSERT(file_nonempty(out, "trace-1.json"));
+	CU_ASSERT(file_nonempty(out, "trace-2.json"));
+	check_trace(out, "trace.json", 6);
+	check_trace(out, "trace-2.json", 6);
+	check_trace(out, "trace-1.json", 0);
 
 	snprintf(path, sizeof(path), "%s/index.html", out);
 	html = slurp(path);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(html);
 	CU_ASSERT_PTR_NOT_NULL(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;`"));
 	CU_ASSERT_PTR_NULL(strstr(html, "<script>alert"));
-	CU_ASSERT_PTR_NULL(strstr(html, "<script"));
+	CU_ASSERT_PTR_NULL(strstr(html, "</script>\""));
+	check_timeline_data(html);
 	CU_ASSERT_PTR_NULL(strstr(html, "http://"));
 	CU_ASSERT_PTR_NULL(strstr(html, "https://"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(html, "<img src=\"makespan.png\""));

@@ -66,6 +66,9 @@ static struct dl_scenario *load_ok(const char *name, const char *text)
 }
 
 /* Parents before children, and links + parents acyclic (Kahn's algorithm). */
+/* Links fw_devlink marked CYCLE (imported DTBs) may close cycles. */
+#define DL_SC_FLAG_CYCLE (1u << 9)
+
 static int graph_is_sound(const struct dl_scenario *s)
 {
 	uint32_t *indeg = calloc(s->ndev + 1, sizeof(*indeg));
@@ -84,6 +87,8 @@ static int graph_is_sound(const struct dl_scenario *s)
 		}
 	}
 	for (uint32_t l = 0; l < s->nlink; l++) {
+		if (s->link[l].flags & DL_SC_FLAG_CYCLE)
+			continue;
 		start[s->link[l].supplier + 1]++;
 		indeg[s->link[l].consumer]++;
 	}
@@ -96,7 +101,8 @@ static int graph_is_sound(const struct dl_scenario *s)
 			if (s->dev[d].parent != DL_SC_NONE)
 				adj[start[s->dev[d].parent] + fill[s->dev[d].parent]++] = d;
 		for (uint32_t l = 0; l < s->nlink; l++)
-			adj[start[s->link[l].supplier] + fill[s->link[l].supplier]++] =
+			if (!(s->link[l].flags & DL_SC_FLAG_CYCLE))
+				adj[start[s->link[l].supplier] + fill[s->link[l].supplier]++] =
 				s->link[l].consumer;
 		free(fill);
 	}

@@ -14,6 +14,7 @@
 #include "sim/cli/cli.h"
 #include "sim/core/dl_core.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/threads.h"
 #include "sim/log/dl_log.h"
 #include "sim/scenario/scenario.h"
 
@@ -55,14 +56,15 @@ static void run_usage(FILE *f, bool compare)
 	fprintf(f, "options:\n"
 		   "  --db PATH         SQLite log to append runs to (default dlsim.db)\n"
 		   "%s"
-		   "  --mode des        deterministic virtual time (the only mode built so far)\n"
+		   "  --mode des|threads  des: deterministic virtual time (default); threads: real\n"
+		   "                    POSIX threads, wall-clock timed (no lower bound computed)\n"
 		   "  --seed N          override the scenario's seed\n"
 		   "  --workers K       simulated CPUs shared by the main thread and workers\n"
 		   "                    (default: the order's own, 1 for sync and naive, else 8)\n"
 		   "  --set KEY=VALUE   override a field of the scenario's generate object\n"
 		   "  --json            print the summary as JSON on stdout\n"
 		   "  --no-log          simulate without writing the database\n"
-		   "  --time-scale X    threads mode only\n"
+		   "  --time-scale X    threads mode: real seconds per simulated second (0.01)\n"
 		   "\nexit status: 0 ok, 1 an injected fault made an op fail, 2 bad usage or input,\n"
 		   "130 interrupted (what was simulated is committed, the run is 'interrupted')\n",
 		compare ? "  --orders A,B,...  the orders to compare (see dlsim orders)\n"
@@ -134,9 +136,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 			}
 			o->seeds = (uint32_t)u;
 		} else if ((v = opt_value(argc, argv, &i, "--mode"))) {
-			if (strcmp(v, "des")) {
-				fprintf(stderr, "dlsim %s: --mode '%s': only 'des' is built so far "
-					"(threads: see the issue \"Threads mode\")\n", me, v);
+			if (strcmp(v, "des") && strcmp(v, "threads")) {
+				fprintf(stderr, "dlsim %s: --mode '%s': expected des or threads\n", me, v);
 				return -1;
 			}
 			o->mode = v;
@@ -232,7 +233,7 @@ static void batch_emit(void *ctx, struct dl_event *e)
 }
 
 static void json_result(FILE *f, const struct dl_scenario *sc, const char *order,
-			uint64_t seed, int64_t run_id, const struct dl_run_result *r)
+			const char *mode, uint64_t seed, int64_t run_id, const struct dl_run_result *r)
 {
 	fprintf(f, "{\"run_id\":%lld,\"scenario\":", (long long)run_id);
 	/* scenario names are data: escape for JSON */
@@ -248,12 +249,12 @@ static void json_result(FILE *f, const struct dl_scenario *sc, const char *order
 			fputc(ch, f);
 	}
 	fputc('"', f);
-	fprintf(f, ",\"order\":\"%s\",\"mode\":\"des\",\"seed\":%llu,\"workers\":%u,"
+	fprintf(f, ",\"order\":\"%s\",\"mode\":\"%s\",\"seed\":%llu,\"workers\":%u,"
 		   "\"devices\":%u,\"links\":%u,\"links_refused\":%u,\"status\":\"%s\","
 		   "\"makespan_ns\":%lld,\"lower_bound_ns\":%lld,\"critical_path_ns\":%lld,"
 		   "\"work_ns\":%lld,\"events\":%llu,\"wall_ns\":%lld,\"probe_attempts\":%llu,"
 		   "\"probe_defers\":%llu,\"blocked_ns\":%lld,\"wakeups\":%llu,\"peak_workers\":%u",
-		order, (unsigned long long)seed, r->workers, r->devices, r->links,
+		order, mode, (unsigned long long)seed, r->workers, r->devices, r->links,
 		r->links_refused, r->status, (long long)r->makespan_ns,
 		(long long)r->lower_bound_ns, (long long)r->critical_path_ns,
 		(long long)r->work_ns, (unsigned long long)r->events, (long long)r->wall_ns,
@@ -357,7 +358,7 @@ static int simulate(const struct run_opts *o, const struct dl_scenario *sc, stru
 	*run_id = 0;
 	if (log) {
 		struct dl_run_info info = {
-			.scenario = sc->name, .order = dl_order_name(order), .mode = "des",
+			.scenario = sc->name, .order = dl_order_name(order), .mode = o->mode,
 			.version = DLSIM_VERSION, .seed = seed, .devices = sc->ndev,
 			.links = sc->nlink,
 			.workers = o->workers ? o->workers : dl_order_policy(order)->default_workers,
@@ -380,7 +381,10 @@ static int simulate(const struct run_opts *o, const struct dl_scenario *sc, stru
 			eo.progress = show_progress;
 			eo.progress_ctx = &pr;
 		}
-		rc = dl_engine_run(sc, &eo, r);
+		if (!strcmp(o->mode, "threads"))
+			rc = dl_threads_run(sc, &eo, o->time_scale, r);
+		else
+			rc = dl_engine_run(sc, &eo, r);
 		if (pr.shown)
 			fprintf(stderr, "\r%60s\r", "");
 	}
@@ -442,7 +446,7 @@ int cmd_run(int argc, char **argv)
 	if (rc == -EIO || (rc < 0 && rc != -EINTR))
 		fprintf(stderr, "dlsim run: simulation failed: %s\n", strerror(-rc));
 	if (o.json) {
-		json_result(stdout, sc, dl_order_name(o.order), sc->seed, run_id, &r);
+		json_result(stdout, sc, dl_order_name(o.order), o.mode, sc->seed, run_id, &r);
 		printf("\n");
 	} else {
 		table_result(stdout, sc, dl_order_name(o.order), run_id, &r);
@@ -524,7 +528,7 @@ int cmd_compare(int argc, char **argv)
 				worst = rc;
 			if (o.json) {
 				printf("%s\n", first ? "" : ",");
-				json_result(stdout, sc, dl_order_name(orders[k]), seed, run_id, &r);
+				json_result(stdout, sc, dl_order_name(orders[k]), o.mode, seed, run_id, &r);
 				first = false;
 			}
 			nops = r.nops;

@@ -1074,18 +1074,40 @@ static void seq_remove(struct sim *s, uint32_t d)
 	dl_device_del(&s->core, d);
 }
 
-static void add_listed_links(struct sim *s, uint32_t only)
+/**
+ * dl_engine_add_listed_links - add the scenario's links (all, or those of
+ * device @only whose other end is registered), as fw_devlink would.
+ */
+void dl_engine_add_listed_links(struct dl_core *c, const struct dl_scenario *sc, uint32_t only)
 {
-	for (uint32_t i = 0; i < s->sc->nlink; i++) {
-		const struct dl_sc_link *l = &s->sc->link[i];
+	for (uint32_t i = 0; i < sc->nlink; i++) {
+		const struct dl_sc_link *l = &sc->link[i];
 
 		if (only != DL_NONE && l->consumer != only && l->supplier != only)
 			continue;
-		if (only != DL_NONE && (!s->core.dev[l->consumer].registered ||
-					!s->core.dev[l->supplier].registered))
+		if (only != DL_NONE && (!c->dev[l->consumer].registered ||
+					!c->dev[l->supplier].registered))
 			continue;
-		dl_link_add(&s->core, l->consumer, l->supplier, l->flags, NULL);
+		if (l->flags & DL_FLAG_CYCLE) {
+			/*
+			 * fw_devlink_get_flags(): a link found on a cycle is created
+			 * INFERRED|SYNC_STATE_ONLY|CYCLE, so it neither closes a
+			 * cycle nor blocks probe or PM ordering.
+			 */
+			dl_link_t id;
+
+			if (dl_link_add(c, l->consumer, l->supplier,
+					DL_FLAG_INFERRED | DL_FLAG_SYNC_STATE_ONLY, &id) == 0)
+				dl_link_mark_cycle(c, id);
+			continue;
+		}
+		dl_link_add(c, l->consumer, l->supplier, l->flags, NULL);
 	}
+}
+
+static void add_listed_links(struct sim *s, uint32_t only)
+{
+	dl_engine_add_listed_links(&s->core, s->sc, only);
 }
 
 static void rpm_events(struct sim *s, struct dl_idvec *v, unsigned kind, unsigned key)

@@ -1,0 +1,77 @@
+#!/bin/sh
+# index.html's interactive timeline runs in a real browser: `dlsim run` on a
+# 50-device random DAG with hostile device names, `dlsim report`, then
+# headless Chromium --dump-dom.  Fails on a script error or when the script
+# did not finish (no id="tl-ready" in the DOM, or the hostile name escaped
+# into the markup).  Skips (exit 0) without Chromium.
+DLSIM=$1
+browser=
+for b in /usr/bin/chromium /usr/bin/chromium-headless-shell /usr/bin/chromium-browser \
+	/usr/lib/chromium/chromium-headless-shell; do
+	if [ -x "$b" ]; then browser=$b; break; fi
+done
+if [ -z "$browser" ]; then
+	echo "skip: no chromium"
+	exit 0
+fi
+fail=0
+tmp=$(mktemp -d /tmp/dlsim-cli-browser.XXXXXX) || exit 1
+cat >"$tmp/hostile.json" <<'EOF'
+{
+  "format": "dlsim-scenario/1",
+  "name": "browser </script><b>x</b>",
+  "seed": 7,
+  "defaults": { "probe": "1ms", "suspend": {"dist": "lognormal", "mean": "500us", "sd": "200us"},
+                "resume": "700us", "async": true },
+  "devices": [
+    { "name": "soc" },
+    { "name": "<script>alert(1)</script>", "parent": "soc" },
+    { "name": "q\"uote\\back'slash", "parent": "soc" },
+    { "name": "</script><img src=x onerror=alert(2)>", "parent": "soc" },
+    { "name": "<!--", "parent": "soc" }
+  ],
+  "generate": { "topology": "random-dag", "devices": 50 }
+}
+EOF
+if ! "$DLSIM" run "$tmp/hostile.json" --db "$tmp/b.db" >"$tmp/run.out" 2>&1; then
+	echo "FAIL: dlsim run"; cat "$tmp/run.out"; fail=$((fail + 1))
+fi
+if ! "$DLSIM" report "$tmp/b.db" --out "$tmp/out" >"$tmp/report.out" 2>&1; then
+	echo "FAIL: dlsim report"; cat "$tmp/report.out"; fail=$((fail + 1))
+fi
+if [ -s "$tmp/out/index.html" ]; then
+	profile=$(mktemp -d /tmp/dlsim-chromium.XXXXXX) || exit 1
+	# timeout: a hung browser must not hang ctest.
+	to=
+	command -v timeout >/dev/null 2>&1 && to="timeout 120"
+	$to "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
+		--disable-component-update --disable-sync --no-first-run --user-data-dir="$profile" \
+		--enable-logging=stderr --v=0 --dump-dom "file://$tmp/out/index.html" \
+		>"$tmp/dom.html" 2>"$tmp/chromium.err"
+	rc=$?
+	rm -rf "$profile"
+	if [ "$rc" != 0 ]; then
+		echo "FAIL: chromium exit $rc"; tail -20 "$tmp/chromium.err"; fail=$((fail + 1))
+	fi
+	if grep -E 'Uncaught|SyntaxError' "$tmp/chromium.err"; then
+		echo "FAIL: script error in index.html"; fail=$((fail + 1))
+	fi
+	if grep -q 'id="tl-ready"' "$tmp/dom.html"; then
+		echo "ok: timeline script ran ($(grep -o 'Timeline: [^<]*' "$tmp/dom.html" | head -1))"
+	else
+		echo "FAIL: no id=\"tl-ready\" in the dumped DOM"; fail=$((fail + 1))
+	fi
+	grep -q '<canvas' "$tmp/dom.html" || { echo "FAIL: no canvas in the DOM"; fail=$((fail + 1)); }
+	# The hostile names must not have become elements.
+	if grep -q -i -E '<script>alert|<img src="?x' "$tmp/dom.html"; then
+		echo "FAIL: a device name became markup"; fail=$((fail + 1))
+	fi
+	# The timeline must hold rows for all 55 devices.
+	grep -q 'Timeline: 55 device rows' "$tmp/dom.html" ||
+		{ echo "FAIL: expected 55 device rows"; fail=$((fail + 1)); }
+else
+	echo "FAIL: no index.html"; fail=$((fail + 1))
+fi
+if [ "$fail" = 0 ]; then rm -rf "$tmp"; else echo "outputs kept in $tmp"; fi
+echo "cli_browser: $fail failed"
+[ "$fail" = 0 ]
