@@ -34,6 +34,7 @@
 
 #include "sim/core/dl_core.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/seqops.h"
 
 #define MAIN_PRIO INT64_MIN
 
@@ -1012,68 +1013,6 @@ static int op_resume(struct sim *s)
 	return resume_phases(s, DL_PH_SUSPEND_NOIRQ);
 }
 
-/* ---- sequential ops on the main thread ---- */
-
-static void seq_probe_one(struct sim *s, uint32_t d)
-{
-	bool deferred;
-	int64_t len;
-
-	s->pk = PK_PROBE_DEFER;
-	s->lat[d] = sample(s, d, DL_LAT_PROBE);
-	if (s->core.dev[d].state != DL_DEV_NO_DRIVER || !s->core.dev[d].registered)
-		return;
-	len = callback_begin(s, d, &deferred);
-	s->now += len;
-	if (!deferred) {
-		int err = fault_for(s, d, DL_LAT_PROBE);
-
-		dl_probe_end(&s->core, d, err);
-		emit(s, DL_EV_PROBE_END, d, 0, err);
-	}
-}
-
-static void seq_deferred(struct sim *s)
-{
-	uint32_t d;
-
-	while ((d = dl_deferred_next(&s->core)) != DL_NONE)
-		seq_probe_one(s, d);
-}
-
-static void seq_unbind(struct sim *s, uint32_t d)
-{
-	dl_dev_t x;
-
-	if (s->core.dev[d].state != DL_DEV_DRIVER_BOUND)
-		return;
-	while (dl_links_busy(&s->core, d)) {
-		while ((x = dl_links_unbind_next(&s->core, d)) != DL_NONE) {
-			if (x == DL_UNBIND_WAIT_PROBE)
-				break;   /* nothing probes during a sequential op */
-			seq_unbind(s, x);
-		}
-		if (x == DL_UNBIND_WAIT_PROBE)
-			break;
-	}
-	emit(s, DL_EV_UNBIND_START, d, 0, 0);
-	s->now += sample(s, d, DL_LAT_REMOVE);
-	emit(s, DL_EV_UNBIND_END, d, 0, 0);
-	dl_driver_cleanup(&s->core, d);
-}
-
-static void seq_remove(struct sim *s, uint32_t d)
-{
-	const struct dl_device *x = &s->core.dev[d];
-
-	if (!x->registered)
-		return;
-	while (x->children.n)
-		seq_remove(s, x->children.v[x->children.n - 1]);
-	seq_unbind(s, d);
-	dl_device_del(&s->core, d);
-}
-
 /**
  * dl_engine_add_listed_links - add the scenario's links (all, or those of
  * device @only whose other end is registered), as fw_devlink would.
@@ -1110,63 +1049,40 @@ static void add_listed_links(struct sim *s, uint32_t only)
 	dl_engine_add_listed_links(&s->core, s->sc, only);
 }
 
-static void rpm_events(struct sim *s, struct dl_idvec *v, unsigned kind, unsigned key)
+/* ---- sequential ops on the main thread (sim/engine/seqops.c) ---- */
+
+static void seq_emit(void *ctx, unsigned kind, uint32_t dev, unsigned phase, int err)
 {
-	for (uint32_t i = 0; i < v->n; i++) {
-		s->now += sample(s, v->v[i], key);
-		emit(s, kind, v->v[i], 0, 0);
-	}
-	v->n = 0;
+	emit(ctx, kind, dev, phase, err);
+}
+
+static void seq_take_time(void *ctx, int64_t ns)
+{
+	((struct sim *)ctx)->now += ns;
+}
+
+static int64_t seq_sample(void *ctx, uint32_t dev, unsigned key)
+{
+	return sample(ctx, dev, key);
+}
+
+static int seq_fault(void *ctx, uint32_t dev, unsigned key)
+{
+	return fault_for(ctx, dev, key);
 }
 
 static int op_seq(struct sim *s, const struct dl_sc_op *op)
 {
-	struct dl_idvec v = { 0 };
-	int err = 0;
+	struct dl_seq q = {
+		.core = &s->core, .sc = s->sc, .opr = s->opr,
+		.ignore_links = !s->pol->link_aware,
+		.defer_ns = cost(s->sc->cost.probe_check_ns, DL_COST_PROBE_CHECK_NS),
+		.ctx = s, .emit = seq_emit, .take_time = seq_take_time,
+		.sample = seq_sample, .fault = seq_fault,
+	};
 
 	s->cur_worker = 0;
-	switch (op->kind) {
-	case DL_OP_UNBIND:
-		seq_unbind(s, op->dev);
-		break;
-	case DL_OP_BIND:
-		seq_probe_one(s, op->dev);
-		seq_deferred(s);
-		break;
-	case DL_OP_REMOVE:
-		seq_remove(s, op->dev);
-		break;
-	case DL_OP_ADD:
-		if (s->core.dev[op->dev].registered)
-			break;
-		err = dl_device_register(&s->core, op->dev);
-		if (err)
-			break;
-		add_listed_links(s, op->dev);
-		seq_probe_one(s, op->dev);
-		seq_deferred(s);
-		break;
-	case DL_OP_LINK_ADD:
-		dl_link_add(&s->core, op->dev, op->dev2, op->flags, NULL);
-		break;
-	case DL_OP_LINK_DEL: {
-		dl_link_t l = dl_link_find(&s->core, op->dev, op->dev2);
-
-		if (l != DL_NONE)
-			dl_link_del(&s->core, l);
-		break;
-	}
-	case DL_OP_RPM_GET:
-		if (dl_rpm_get(&s->core, op->dev, &v) == 0)
-			rpm_events(s, &v, DL_EV_RPM_RESUME, DL_LAT_RPM_RESUME);
-		break;
-	case DL_OP_RPM_PUT:
-		if (dl_rpm_put(&s->core, op->dev, &v) == 0)
-			rpm_events(s, &v, DL_EV_RPM_SUSPEND, DL_LAT_RPM_SUSPEND);
-		break;
-	}
-	dl_idvec_free(&v);
-	return 0;
+	return dl_seq_op(&q, op);
 }
 
 static int sim_alloc(struct sim *s)

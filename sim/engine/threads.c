@@ -36,6 +36,7 @@
 
 #include "sim/core/dl_core.h"
 #include "sim/engine/threads.h"
+#include "sim/engine/seqops.h"
 
 #define NSTRIPE 64
 #define SPIN_BELOW_NS 50000
@@ -722,67 +723,36 @@ static int op_suspend(struct thr *t)
 	return 0;
 }
 
-/* ---- sequential ops on the main thread (graph write-locked) ---- */
+/* ---- sequential ops on the main thread (graph write-locked; seqops.c) ---- */
 
-static void seq_probe_one(struct thr *t, uint32_t d)
+static void seq_emit(void *ctx, unsigned kind, uint32_t dev, unsigned phase, int err)
 {
-	if (t->core.dev[d].state != DL_DEV_NO_DRIVER || !t->core.dev[d].registered)
-		return;
-	t->opr->probe_attempts++;
-	if (dl_probe_begin(&t->core, d, !t->pol->link_aware) != 0) {
-		t->opr->probe_defers++;
-		emit(t, 0, DL_EV_PROBE_DEFER, d, 0, -DL_EPROBE_DEFER);
-		return;
-	}
-	emit(t, 0, DL_EV_PROBE_START, d, 0, 0);
-	take_time(t, sample(t, d, DL_LAT_PROBE));
-	{
-		int err = fault_for(t, d, DL_LAT_PROBE);
-
-		dl_probe_end(&t->core, d, err);
-		emit(t, 0, DL_EV_PROBE_END, d, 0, err);
-	}
+	emit(ctx, 0, kind, dev, phase, err);
 }
 
-static void seq_deferred(struct thr *t)
+static void seq_take_time(void *ctx, int64_t ns)
 {
-	uint32_t d;
-
-	while ((d = dl_deferred_next(&t->core)) != DL_NONE)
-		seq_probe_one(t, d);
+	take_time(ctx, ns);
 }
 
-static void seq_unbind(struct thr *t, uint32_t d)
+static int64_t seq_sample(void *ctx, uint32_t dev, unsigned key)
 {
-	dl_dev_t x = DL_NONE;
-
-	if (t->core.dev[d].state != DL_DEV_DRIVER_BOUND)
-		return;
-	while (dl_links_busy(&t->core, d)) {
-		while ((x = dl_links_unbind_next(&t->core, d)) != DL_NONE) {
-			if (x == DL_UNBIND_WAIT_PROBE)
-				break;
-			seq_unbind(t, x);
-		}
-		if (x == DL_UNBIND_WAIT_PROBE)
-			break;
-	}
-	emit(t, 0, DL_EV_UNBIND_START, d, 0, 0);
-	take_time(t, sample(t, d, DL_LAT_REMOVE));
-	emit(t, 0, DL_EV_UNBIND_END, d, 0, 0);
-	dl_driver_cleanup(&t->core, d);
+	return sample(ctx, dev, key);
 }
 
-static void seq_remove(struct thr *t, uint32_t d)
+static int seq_fault(void *ctx, uint32_t dev, unsigned key)
 {
-	const struct dl_device *x = &t->core.dev[d];
+	return fault_for(ctx, dev, key);
+}
 
-	if (!x->registered)
-		return;
-	while (x->children.n)
-		seq_remove(t, x->children.v[x->children.n - 1]);
-	seq_unbind(t, d);
-	dl_device_del(&t->core, d);
+static struct dl_seq seq_of(struct thr *t)
+{
+	return (struct dl_seq){
+		.core = &t->core, .sc = t->sc, .opr = t->opr,
+		.ignore_links = !t->pol->link_aware, .defer_ns = 0,
+		.ctx = t, .emit = seq_emit, .take_time = seq_take_time,
+		.sample = seq_sample, .fault = seq_fault,
+	};
 }
 
 static void add_listed_links(struct thr *t, uint32_t only)
@@ -790,17 +760,10 @@ static void add_listed_links(struct thr *t, uint32_t only)
 	dl_engine_add_listed_links(&t->core, t->sc, only);
 }
 
-static void rpm_events(struct thr *t, struct dl_idvec *v, unsigned kind, unsigned key)
-{
-	for (uint32_t i = 0; i < v->n; i++) {
-		take_time(t, sample(t, v->v[i], key));
-		emit(t, 0, kind, v->v[i], 0, 0);
-	}
-	v->n = 0;
-}
-
 static void op_probe(struct thr *t)
 {
+	struct dl_seq q = seq_of(t);
+
 	for (uint32_t d = 0; d < t->n; d++)
 		if (!t->sc->dev[d].hotplug && !t->core.dev[d].registered &&
 		    (t->sc->dev[d].parent == DL_NONE ||
@@ -808,62 +771,21 @@ static void op_probe(struct thr *t)
 			dl_device_register(&t->core, d);
 	add_listed_links(t, DL_NONE);
 	for (uint32_t d = 0; d < t->n; d++)
-		seq_probe_one(t, d);   /* registration order */
+		dl_seq_probe_one(&q, d);   /* registration order */
 	dl_deferred_enable(&t->core);   /* late_initcall */
 	dl_sync_state_resume(&t->core);
-	seq_deferred(t);
+	dl_seq_deferred(&q);
 }
 
 static int op_seq(struct thr *t, const struct dl_sc_op *op)
 {
-	struct dl_idvec v = { 0 };
-	int err = 0;
+	struct dl_seq q = seq_of(t);
 
-	switch (op->kind) {
-	case DL_OP_PROBE:
+	if (op->kind == DL_OP_PROBE) {
 		op_probe(t);
-		break;
-	case DL_OP_UNBIND:
-		seq_unbind(t, op->dev);
-		break;
-	case DL_OP_BIND:
-		seq_probe_one(t, op->dev);
-		seq_deferred(t);
-		break;
-	case DL_OP_REMOVE:
-		seq_remove(t, op->dev);
-		break;
-	case DL_OP_ADD:
-		if (t->core.dev[op->dev].registered)
-			break;
-		err = dl_device_register(&t->core, op->dev);
-		if (err)
-			break;
-		add_listed_links(t, op->dev);
-		seq_probe_one(t, op->dev);
-		seq_deferred(t);
-		break;
-	case DL_OP_LINK_ADD:
-		dl_link_add(&t->core, op->dev, op->dev2, op->flags, NULL);
-		break;
-	case DL_OP_LINK_DEL: {
-		dl_link_t l = dl_link_find(&t->core, op->dev, op->dev2);
-
-		if (l != DL_NONE)
-			dl_link_del(&t->core, l);
-		break;
+		return 0;
 	}
-	case DL_OP_RPM_GET:
-		if (dl_rpm_get(&t->core, op->dev, &v) == 0)
-			rpm_events(t, &v, DL_EV_RPM_RESUME, DL_LAT_RPM_RESUME);
-		break;
-	case DL_OP_RPM_PUT:
-		if (dl_rpm_put(&t->core, op->dev, &v) == 0)
-			rpm_events(t, &v, DL_EV_RPM_SUSPEND, DL_LAT_RPM_SUSPEND);
-		break;
-	}
-	dl_idvec_free(&v);
-	return err;
+	return dl_seq_op(&q, op);
 }
 
 /* ---- setup ---- */

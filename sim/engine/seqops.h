@@ -1,0 +1,34 @@
+/*
+ * seqops.h - the script ops that both engines run one at a time on the main
+ * thread (unbind, bind, remove, add, link_add, link_del, rpm_get, rpm_put),
+ * and a single probe attempt.  Each engine supplies how time passes and how
+ * events are stamped; the link-core steps are written once, here.
+ */
+#ifndef DL_SEQOPS_H
+#define DL_SEQOPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/core/dl_core.h"
+#include "sim/engine/engine.h"
+#include "sim/scenario/scenario.h"
+
+struct dl_seq {
+	struct dl_core *core;
+	const struct dl_scenario *sc;
+	struct dl_op_result *opr;
+	bool ignore_links;          /* the naive order */
+	int64_t defer_ns;           /* time a deferring attempt takes */
+	void *ctx;
+	void (*emit)(void *ctx, unsigned kind, uint32_t dev, unsigned phase, int err);
+	void (*take_time)(void *ctx, int64_t ns);
+	int64_t (*sample)(void *ctx, uint32_t dev, unsigned key);
+	int (*fault)(void *ctx, uint32_t dev, unsigned key);
+};
+
+void dl_seq_probe_one(struct dl_seq *q, uint32_t d);
+void dl_seq_deferred(struct dl_seq *q);
+int dl_seq_op(struct dl_seq *q, const struct dl_sc_op *op);
+
+#endif
