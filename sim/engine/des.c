@@ -92,58 +92,11 @@ struct sim {
 	bool deferral_walk;      /* walking the deferred-probe active list */
 };
 
-/* ---- heaps ---- */
+/* ---- heaps: the future-event set and the run queue, binary heaps on arrays ---- */
 
 static bool ev_less(const struct ev *a, const struct ev *b)
 {
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static int ev_push(struct heap_ev *h, struct ev e)
-{
-	size_t i;
-
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 1024;
-		struct ev *nv = realloc(h->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		h->v = nv;
-		h->cap = cap;
-	}
-	i = h->n++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-
-		if (!ev_less(&e, &h->v[p]))
-			break;
-		h->v[i] = h->v[p];
-		i = p;
-	}
-	h->v[i] = e;
-	return 0;
-}
-
-static struct ev ev_pop(struct heap_ev *h)
-{
-	struct ev top = h->v[0], last = h->v[--h->n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-
-		if (l >= h->n)
-			break;
-		m = (l + 1 < h->n && ev_less(&h->v[l + 1], &h->v[l])) ? l + 1 : l;
-		if (!ev_less(&h->v[m], &last))
-			break;
-		h->v[i] = h->v[m];
-		i = m;
-	}
-	if (h->n)
-		h->v[i] = last;
-	return top;
 }
 
 static bool rq_less(const struct rq *a, const struct rq *b)
@@ -151,52 +104,50 @@ static bool rq_less(const struct rq *a, const struct rq *b)
 	return a->prio < b->prio || (a->prio == b->prio && a->seq < b->seq);
 }
 
-static int rq_push(struct heap_rq *h, struct rq e)
-{
-	size_t i;
-
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 1024;
-		struct rq *nv = realloc(h->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		h->v = nv;
-		h->cap = cap;
-	}
-	i = h->n++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-
-		if (!rq_less(&e, &h->v[p]))
-			break;
-		h->v[i] = h->v[p];
-		i = p;
-	}
-	h->v[i] = e;
-	return 0;
+/* One push/pop pair per element type; ties never happen (seq is unique). */
+#define DEFINE_HEAP(NAME, HEAP, T, LESS)                                            \
+static int NAME##_push(struct HEAP *h, T e)                                         \
+{                                                                                   \
+	size_t i;                                                                   \
+                                                                                    \
+	if (h->n == h->cap) {                                                       \
+		size_t cap = h->cap ? h->cap * 2 : 1024;                            \
+		T *nv = realloc(h->v, cap * sizeof(*nv));                           \
+                                                                                    \
+		if (!nv)                                                            \
+			return -ENOMEM;                                             \
+		h->v = nv;                                                          \
+		h->cap = cap;                                                       \
+	}                                                                           \
+	for (i = h->n++; i > 0 && LESS(&e, &h->v[(i - 1) / 2]); i = (i - 1) / 2)    \
+		h->v[i] = h->v[(i - 1) / 2];                                        \
+	h->v[i] = e;                                                                \
+	return 0;                                                                   \
+}                                                                                   \
+                                                                                    \
+static T NAME##_pop(struct HEAP *h)                                                 \
+{                                                                                   \
+	T top = h->v[0], last = h->v[--h->n];                                       \
+	size_t i = 0;                                                               \
+                                                                                    \
+	for (;;) {                                                                  \
+		size_t l = 2 * i + 1, m;                                            \
+                                                                                    \
+		if (l >= h->n)                                                      \
+			break;                                                      \
+		m = (l + 1 < h->n && LESS(&h->v[l + 1], &h->v[l])) ? l + 1 : l;     \
+		if (!LESS(&h->v[m], &last))                                         \
+			break;                                                      \
+		h->v[i] = h->v[m];                                                  \
+		i = m;                                                              \
+	}                                                                           \
+	if (h->n)                                                                   \
+		h->v[i] = last;                                                     \
+	return top;                                                                 \
 }
 
-static struct rq rq_pop(struct heap_rq *h)
-{
-	struct rq top = h->v[0], last = h->v[--h->n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t l = 2 * i + 1, m;
-
-		if (l >= h->n)
-			break;
-		m = (l + 1 < h->n && rq_less(&h->v[l + 1], &h->v[l])) ? l + 1 : l;
-		if (!rq_less(&h->v[m], &last))
-			break;
-		h->v[i] = h->v[m];
-		i = m;
-	}
-	if (h->n)
-		h->v[i] = last;
-	return top;
-}
+DEFINE_HEAP(ev, heap_ev, struct ev, ev_less)
+DEFINE_HEAP(rq, heap_rq, struct rq, rq_less)
 
 /* ---- events ---- */
 
