@@ -218,6 +218,8 @@ static void flush_events(struct thr *t)
 	all = malloc(total * sizeof(*all));
 	if (all) {
 		for (uint32_t w = 0; w <= t->K; w++) {
+			if (!t->buf[w].n)
+				continue;   /* an empty buffer may have no array yet */
 			memcpy(all + k, t->buf[w].v, t->buf[w].n * sizeof(*all));
 			k += t->buf[w].n;
 		}
