@@ -9,7 +9,7 @@ endif
 DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gnuplot-nox \
             libcunit1-dev sqlite3 libfdt-dev device-tree-compiler chromium
 
-.PHONY: all deps build test demo bench clean dtbs test-dtbs
+.PHONY: all deps build test demo bench bench-smoke clean dtbs test-dtbs
 
 all: build
 
@@ -44,7 +44,10 @@ demo: build
 	else echo "report: not built yet (see the Reports issue)"; fi
 
 bench: build
-	@echo "the benchmark suite is not built yet (see the benchmark-suite issue)"; exit 2
+	./$(BUILD)/dlsim-bench --benchmark_format=json --benchmark_out=$(BUILD)/bench.json
+
+bench-smoke: build
+	cd $(BUILD) && ctest --output-on-failure -R bench_smoke
 
 # Real device trees: Debian's arm64 kernel package, extracted into a cache outside the
 # source tree (never committed).  Needs the arm64 architecture in dpkg and the archive.

@@ -1,0 +1,129 @@
+/* bench_common.c - scenario loading and event capture for the benchmarks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/bench_common.h"
+#include "sim/engine/engine.h"
+
+#ifndef DLSIM_SOURCE_DIR
+#define DLSIM_SOURCE_DIR "."
+#endif
+
+#define CACHE_MAX 32
+
+struct cached {
+	char key[96];
+	struct dl_scenario *sc;
+};
+static struct cached cache[CACHE_MAX];
+static unsigned ncache;
+
+static const struct dl_scenario *lookup(const char *key)
+{
+	for (unsigned i = 0; i < ncache; i++)
+		if (!strcmp(cache[i].key, key))
+			return cache[i].sc;
+	return NULL;
+}
+
+static const struct dl_scenario *load(const char *key, const char *path,
+				      const struct dl_override *ov, size_t nov)
+{
+	struct dl_scenario *sc;
+	struct dl_error err;
+
+	if (dl_scenario_load(path, ov, nov, NULL, &sc, &err)) {
+		fprintf(stderr, "dlsim-bench: %s\n", err.msg);
+		return NULL;
+	}
+	if (ncache < CACHE_MAX) {
+		snprintf(cache[ncache].key, sizeof(cache[ncache].key), "%s", key);
+		cache[ncache++].sc = sc;
+	}
+	return sc;
+}
+
+const struct dl_scenario *bench_default_scenario(uint32_t n)
+{
+	char key[96], num[16];
+	const struct dl_scenario *sc;
+
+	snprintf(key, sizeof(key), "default/%u", n);
+	if ((sc = lookup(key)))
+		return sc;
+	snprintf(num, sizeof(num), "%u", n);
+	struct dl_override ov[] = { { "devices", num } };
+	return load(key, DLSIM_SOURCE_DIR "/scenarios/default.json", ov, 1);
+}
+
+const struct dl_scenario *bench_gen_scenario(const char *topology, uint32_t n,
+					     const char *register_order)
+{
+	static char path[64];
+	char key[96], num[16], topo[40], order[40];
+	const struct dl_scenario *sc;
+
+	snprintf(key, sizeof(key), "%s/%s/%u", topology, register_order, n);
+	if ((sc = lookup(key)))
+		return sc;
+	if (!path[0]) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/tmp/dlsim-bench-%ld.json", (long)getpid());
+		f = fopen(path, "w");
+		if (!f)
+			return NULL;
+		fputs("{\"format\": \"dlsim-scenario/1\", \"name\": \"bench\", \"seed\": 1,\n"
+		      " \"generate\": {\"topology\": \"random-dag\", \"devices\": 1000}}\n", f);
+		fclose(f);
+	}
+	snprintf(num, sizeof(num), "%u", n);
+	snprintf(topo, sizeof(topo), "\"%s\"", topology);
+	snprintf(order, sizeof(order), "\"%s\"", register_order);
+	struct dl_override ov[] = { { "topology", topo }, { "devices", num },
+				    { "register_order", order } };
+	sc = load(key, path, ov, 3);
+	unlink(path);
+	path[0] = 0;
+	return sc;
+}
+
+static void capture_emit(void *ctx, struct dl_event *e)
+{
+	struct bench_events *b = ctx;
+
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 4096;
+		struct dl_event *v = realloc(b->ev, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		b->ev = v;
+		b->cap = cap;
+	}
+	b->ev[b->n++] = *e;
+}
+
+const struct bench_events *bench_capture(uint32_t n)
+{
+	static struct bench_events cap[8];
+	static uint32_t cap_n[8];
+	static unsigned ncap;
+	static struct dl_run_result r;
+	const struct dl_scenario *sc;
+
+	for (unsigned i = 0; i < ncap; i++)
+		if (cap_n[i] == n)
+			return &cap[i];
+	if (ncap == 8 || !(sc = bench_default_scenario(n)))
+		return NULL;
+	struct bench_events *b = &cap[ncap];
+	struct dl_engine_opts o = { .order = DL_ORDER_KERNEL_ASYNC, .seed = sc->seed,
+				    .sink = { .emit = capture_emit, .ctx = b } };
+	if (dl_engine_run(sc, &o, &r) < 0)
+		return NULL;
+	cap_n[ncap++] = n;
+	return b;
+}

@@ -1,0 +1,25 @@
+/* bench_common.h - scenarios and event captures shared by the benchmarks. */
+#ifndef DLSIM_BENCH_COMMON_H
+#define DLSIM_BENCH_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/core/dl_event.h"
+#include "sim/scenario/scenario.h"
+
+/* scenarios/default.json with generate.devices = N; cached, never freed. */
+const struct dl_scenario *bench_default_scenario(uint32_t n);
+/* A pure generator scenario: topology, N devices, register_order; cached. */
+const struct dl_scenario *bench_gen_scenario(const char *topology, uint32_t n,
+					     const char *register_order);
+
+struct bench_events {
+	struct dl_event *ev;
+	size_t n, cap;
+};
+/* The events of one engine run (order kernel-async) of the default scenario
+ * at N devices; cached. */
+const struct bench_events *bench_capture(uint32_t n);
+
+#endif
