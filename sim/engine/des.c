@@ -34,6 +34,7 @@
 
 #include "sim/core/dl_core.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/heap.h"
 #include "sim/engine/seqops.h"
 
 #define MAIN_PRIO INT64_MIN
@@ -45,8 +46,19 @@ enum { PK_SUSPEND, PK_RESUME, PK_PROBE_READY, PK_PROBE_DEFER };
 struct ev { int64_t t; uint64_t seq; uint32_t task; };
 struct rq { int64_t prio; uint64_t seq; uint32_t task; };
 
-struct heap_ev { struct ev *v; size_t n, cap; };
-struct heap_rq { struct rq *v; size_t n, cap; };
+static bool ev_less(const struct ev *a, const struct ev *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static bool rq_less(const struct rq *a, const struct rq *b)
+{
+	return a->prio < b->prio || (a->prio == b->prio && a->seq < b->seq);
+}
+
+/* The future-event set and the run queue (bench/: BM_event_queue). */
+DL_DEFINE_HEAP(ev_heap, struct ev, ev_less, 2)
+DL_DEFINE_HEAP(rq_heap, struct rq, rq_less, 2)
 
 struct sim {
 	const struct dl_scenario *sc;
@@ -58,8 +70,8 @@ struct sim {
 	int64_t now;
 	uint64_t seq;
 	int16_t cur_worker;
-	struct heap_ev ev;
-	struct heap_rq rq;
+	struct ev_heap ev;
+	struct rq_heap rq;
 	uint16_t *cpu_free_stack;
 	uint32_t ncpu_free;
 
@@ -92,62 +104,6 @@ struct sim {
 	bool deferral_walk;      /* walking the deferred-probe active list */
 };
 
-/* ---- heaps: the future-event set and the run queue, binary heaps on arrays ---- */
-
-static bool ev_less(const struct ev *a, const struct ev *b)
-{
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static bool rq_less(const struct rq *a, const struct rq *b)
-{
-	return a->prio < b->prio || (a->prio == b->prio && a->seq < b->seq);
-}
-
-/* One push/pop pair per element type; ties never happen (seq is unique). */
-#define DEFINE_HEAP(NAME, HEAP, T, LESS)                                            \
-static int NAME##_push(struct HEAP *h, T e)                                         \
-{                                                                                   \
-	size_t i;                                                                   \
-                                                                                    \
-	if (h->n == h->cap) {                                                       \
-		size_t cap = h->cap ? h->cap * 2 : 1024;                            \
-		T *nv = realloc(h->v, cap * sizeof(*nv));                           \
-                                                                                    \
-		if (!nv)                                                            \
-			return -ENOMEM;                                             \
-		h->v = nv;                                                          \
-		h->cap = cap;                                                       \
-	}                                                                           \
-	for (i = h->n++; i > 0 && LESS(&e, &h->v[(i - 1) / 2]); i = (i - 1) / 2)    \
-		h->v[i] = h->v[(i - 1) / 2];                                        \
-	h->v[i] = e;                                                                \
-	return 0;                                                                   \
-}                                                                                   \
-                                                                                    \
-static T NAME##_pop(struct HEAP *h)                                                 \
-{                                                                                   \
-	T top = h->v[0], last = h->v[--h->n];                                       \
-	size_t i = 0;                                                               \
-                                                                                    \
-	for (;;) {                                                                  \
-		size_t l = 2 * i + 1, m;                                            \
-                                                                                    \
-		if (l >= h->n)                                                      \
-			break;                                                      \
-		m = (l + 1 < h->n && LESS(&h->v[l + 1], &h->v[l])) ? l + 1 : l;     \
-		if (!LESS(&h->v[m], &last))                                         \
-			break;                                                      \
-		h->v[i] = h->v[m];                                                  \
-		i = m;                                                              \
-	}                                                                           \
-	if (h->n)                                                                   \
-		h->v[i] = last;                                                     \
-	return top;                                                                 \
-}
-
-DEFINE_HEAP(ev, heap_ev, struct ev, ev_less)
-DEFINE_HEAP(rq, heap_rq, struct rq, rq_less)
 
 /* ---- events ---- */
 
@@ -213,14 +169,14 @@ static int burst_request(struct sim *s, uint32_t task, int64_t prio)
 {
 	struct rq e = { .prio = prio, .seq = s->seq++, .task = task };
 
-	return rq_push(&s->rq, e);
+	return rq_heap_push(&s->rq, e);
 }
 
 static int burst_start(struct sim *s, uint32_t task, int64_t len)
 {
 	struct ev e = { .t = s->now + (len > 0 ? len : 0), .seq = s->seq++, .task = task };
 
-	return ev_push(&s->ev, e);
+	return ev_heap_push(&s->ev, e);
 }
 
 /* ---- dependencies within a phase ---- */
@@ -624,7 +580,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 static void dispatch(struct sim *s)
 {
 	while (s->ncpu_free && s->rq.n) {
-		struct rq e = rq_pop(&s->rq);
+		struct rq e = rq_heap_pop(&s->rq);
 		uint32_t cpu = s->cpu_free_stack[--s->ncpu_free];
 
 		s->cur_worker = (int16_t)cpu;
@@ -645,7 +601,7 @@ static int run_loop(struct sim *s)
 
 	dispatch(s);
 	while (s->ev.n) {
-		struct ev e = ev_pop(&s->ev);
+		struct ev e = ev_heap_pop(&s->ev);
 		uint32_t cpu;
 
 		s->now = e.t;
@@ -1075,7 +1031,7 @@ static void sim_free(struct sim *s)
 	free(s->stage); free(s->on_main); free(s->has_fault); free(s->fault_used);
 	free(s->cpu_free_stack); free(s->level_left); free(s->lvl_off); free(s->lvl_order);
 	free(s->dep_off); free(s->dep);
-	free(s->ev.v); free(s->rq.v);
+	ev_heap_free(&s->ev); rq_heap_free(&s->rq);
 	dl_core_fini(&s->core);
 }
 

@@ -223,7 +223,8 @@ int dl_log_open(const char *path, struct dl_log **out, char *err, size_t errlen)
 		seterr(err, errlen, "%s: not writable: %s", path, strerror(errno));
 		return -EACCES;
 	}
-	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | (existed ? 0 : SQLITE_OPEN_CREATE),
+	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+			     (existed ? 0 : SQLITE_OPEN_CREATE),
 			     NULL);
 	if (rc != SQLITE_OK) {
 		seterr(err, errlen, "%s: cannot open for writing: %s", path,
