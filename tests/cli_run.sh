@@ -30,6 +30,15 @@ expect 0 "run --order naive" "$DLSIM" run "$T/small.json" --order naive --db "$T
 expect 1 "check catches naive" "$DLSIM" check "$T/a.db"
 grep -q "invariant" "$T/out" || bad "check prints the violated invariant"
 
+# consumer-first registration makes the core reorder dpm_list; without the
+# logged dpm_move events the replayed list is not topological: invariant 7
+[ "$(sqlite3 "$T/a.db" "select count(*) > 0 from events where run_id = 1 and kind = 'dpm_move'")" = 1 ] \
+	|| bad "a consumer-first run logs dpm_move events"
+cp "$T/a.db" "$T/nomove.db"
+sqlite3 "$T/nomove.db" "delete from events where run_id = 1 and kind = 'dpm_move'"
+expect 1 "check without dpm_move" "$DLSIM" check "$T/nomove.db" --run 1
+grep -q "invariant 7" "$T/out" || bad "check names invariant 7 when dpm_move events are missing"
+
 # threads mode: the same link core on real threads; check must pass on its log
 for o in sync kernel-async kernel-async-v2 levels cp-first; do
 	expect 0 "run --mode threads --order $o" "$DLSIM" run "$T/small.json" --mode threads \

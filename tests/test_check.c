@@ -35,6 +35,8 @@ enum mutation {
 	M_RPM_BAD,         /* the supplier runtime-suspends while the consumer is active */
 	M_FAILED_CALLBACK, /* the consumer's suspend callback fails, everything resumes */
 	M_BAD_REFUSAL,     /* CON -> SUP refused as a reverse dependency: it is not one */
+	M_DPM_MOVE_OK,     /* SUP, then its child and consumer, move to the dpm_list tail */
+	M_DPM_MOVE_BAD,    /* SUP alone moves to the tail: after its child and consumer */
 };
 
 struct evbuf { struct dl_event e[256]; size_t n; int64_t t; };
@@ -86,6 +88,12 @@ static int64_t write_run(enum mutation m)
 	if (m == M_BAD_REFUSAL)
 		add(b, DL_EV_LINK_REFUSED, CON, DL_NONE, SUP, DL_FLAG_MANAGED,
 		    DL_REFUSE_REVERSE_DEPENDENCY, 0);
+	if (m == M_DPM_MOVE_OK || m == M_DPM_MOVE_BAD)
+		add(b, DL_EV_DPM_MOVE, SUP, DL_NONE, DL_NONE, 0, 0, 0);
+	if (m == M_DPM_MOVE_OK) {
+		add(b, DL_EV_DPM_MOVE, CHILD, DL_NONE, DL_NONE, 0, 0, 0);
+		add(b, DL_EV_DPM_MOVE, CON, DL_NONE, DL_NONE, 0, 0, 0);
+	}
 	if (m == M_EARLY_PROBE) {
 		add(b, DL_EV_PROBE_START, CON, DL_NONE, DL_NONE, 0, 0, 0);
 		add(b, DL_EV_PROBE_END, CON, DL_NONE, DL_NONE, 0, 0, 0);
@@ -276,6 +284,18 @@ static void test_failed_suspended(void) { expect_only(M_FAILED_SUSPENDED, 4); }
 static void test_rpm_bad(void) { expect_only(M_RPM_BAD, 5); }
 static void test_bad_refusal(void) { expect_only(M_BAD_REFUSAL, 6); }
 
+static void test_dpm_move_bad(void)
+{
+	struct dl_check_result res;
+	int64_t run = write_run(M_DPM_MOVE_BAD);
+
+	CU_ASSERT_EQUAL(check(run, &res), DL_CHECK_DONE);
+	/* the child is before its parent and the consumer before its supplier */
+	CU_ASSERT_EQUAL(res.by_inv[7], 2);
+	CU_ASSERT_EQUAL(res.total, 2);
+	CU_ASSERT_EQUAL(stored(run, 7), 2);
+}
+
 static void expect_clean(enum mutation m, const char *status)
 {
 	struct dl_check_result res;
@@ -289,6 +309,7 @@ static void expect_clean(enum mutation m, const char *status)
 
 static void test_rpm_ok(void) { expect_clean(M_RPM_OK, "ok"); }
 static void test_failed_callback(void) { expect_clean(M_FAILED_CALLBACK, "failed"); }
+static void test_dpm_move_ok(void) { expect_clean(M_DPM_MOVE_OK, "ok"); }
 
 static void test_dormant_swap(void)
 {
@@ -376,6 +397,8 @@ int main(void)
 	CU_add_test(s, "supplier runtime-suspends first: invariant 5", test_rpm_bad);
 	CU_add_test(s, "failed suspend callback, all resumed: passes", test_failed_callback);
 	CU_add_test(s, "refusal reason not borne out: invariant 6", test_bad_refusal);
+	CU_add_test(s, "dpm_list reordered with its dependents: passes", test_dpm_move_ok);
+	CU_add_test(s, "supplier moved behind its dependents: invariant 7", test_dpm_move_bad);
 	CU_add_test(s, "dlsim check exit statuses", test_cmd);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

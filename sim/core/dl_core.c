@@ -178,6 +178,7 @@ static void dpm_move_last(struct dl_core *c, dl_dev_t d)
 		return;
 	dpm_unlink(c, d);
 	dpm_append(c, d);
+	dl_core_emit(c, DL_EV_DPM_MOVE, d, DL_NONE, DL_NONE, 0, 0);
 }
 
 /**

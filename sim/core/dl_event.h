@@ -1,7 +1,9 @@
 /*
  * dl_event.h - the one fixed-size event record every layer shares.
  *
- * The core emits link and registration events, the engines emit probe,
+ * The core emits link, registration and dpm_list events (register appends
+ * the device to dpm_list, dpm_move moves it to the tail, device_del takes it
+ * off, so that a reader can replay the list's order), the engines emit probe,
  * unbind and PM events; all of them go through a dl_sink.  The sink owner
  * stamps t_ns and worker (the core has no clock).  The log writer turns a
  * record into one row of the `events` table of shared/SPEC.md.
@@ -30,6 +32,7 @@ enum dl_ev_kind {
 	DL_EV_RPM_SUSPEND,
 	DL_EV_SYNC_STATE,      /* extension: the supplier's sync_state() ran */
 	DL_EV_DEVICE_DEL,      /* extension: device_del() finished */
+	DL_EV_DPM_MOVE,        /* extension: device_pm_move_last() of dev (reorder) */
 	DL_EV_KIND_COUNT
 };
 

@@ -30,6 +30,7 @@ struct cdev {
 	int8_t in_phase;        /* enum dl_phase of the callback running, -1 none */
 	uint8_t susp;           /* bit p: suspended in suspend phase p, not yet resumed */
 	uint32_t stamp;         /* DFS visitation */
+	uint64_t dpm_pos;       /* position in the replayed dpm_list, 0: not on it */
 	struct vec cons;        /* links where this device is the consumer */
 	struct vec sup;         /* links where this device is the supplier */
 	struct vec children;
@@ -58,6 +59,8 @@ struct checker {
 	sqlite3_stmt *ins;
 	uint32_t stamp;
 	struct vec stack;
+	uint64_t dpm_clock;     /* last dpm_list position handed out */
+	int dpm_dirty;          /* the list or the links changed since the last check */
 	int oom;
 };
 
@@ -491,6 +494,43 @@ static void check_refusal(struct checker *k, uint32_t c, uint32_t s, int have_fl
 			  " bear out", why);
 }
 
+/*
+ * Invariant 7: the replayed dpm_list (register appends, dpm_move moves to
+ * the tail, device_del removes) is a topological order of parent -> child and
+ * supplier -> consumer over the live links that take part in it (all but
+ * SYNC_STATE_ONLY, as device_reorder_to_tail() skips those).  The core
+ * reorders right after logging a link_add, so the order is checked when the
+ * PM core would walk it, at the first callback after any change, and at the
+ * end of the run.  Logs without register events carry no list: skipped.
+ */
+static void check_dpm_order(struct checker *k, int64_t t)
+{
+	if (!k->dpm_dirty || !k->have_register)
+		return;
+	k->dpm_dirty = 0;
+	for (uint32_t d = 0; d < k->ndev; d++) {
+		const struct cdev *D = &k->dev[d];
+
+		if (!D->dpm_pos)
+			continue;
+		if (D->parent != DL_NONE && D->parent < k->ndev && k->dev[D->parent].dpm_pos &&
+		    k->dev[D->parent].dpm_pos >= D->dpm_pos)
+			violation(k, 7, d, D->parent, DL_NONE, t, "dpm_list has the child before"
+				  " its parent");
+		for (uint32_t i = 0; i < D->cons.n; i++) {
+			uint32_t l = D->cons.v[i];
+			const struct clink *L = &k->link[l];
+
+			if (!L->live || L->c != d || (L->flags & DL_FLAG_SYNC_STATE_ONLY) ||
+			    !k->dev[L->s].dpm_pos)
+				continue;
+			if (k->dev[L->s].dpm_pos >= D->dpm_pos)
+				violation(k, 7, d, L->s, l, t, "dpm_list has the consumer before its"
+					  " supplier (link %" PRIu32 ")", l);
+		}
+	}
+}
+
 static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32_t aux,
 		     int have_flags, uint32_t flags, int arg, const char *phase, int err, int64_t t)
 {
@@ -506,10 +546,20 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 		D->deleted = 0;
 		if (aux != DL_NONE)
 			set_parent(k, d, aux);
+		D->dpm_pos = ++k->dpm_clock;    /* device_add(): dpm_list tail */
+		k->dpm_dirty = 1;
 		break;
 	case DL_EV_DEVICE_DEL:
-		if (D)
+		if (D) {
 			D->deleted = 1;
+			D->dpm_pos = 0;
+		}
+		break;
+	case DL_EV_DPM_MOVE:
+		if (D && D->dpm_pos) {
+			D->dpm_pos = ++k->dpm_clock;
+			k->dpm_dirty = 1;
+		}
 		break;
 	case DL_EV_LINK_ADD:
 		L = get_link(k, l);
@@ -531,6 +581,7 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 		if (!L->live)
 			L->rpm_ref = (L->flags & DL_FLAG_RPM_ACTIVE) ? 1 : 0;
 		L->live = 1;
+		k->dpm_dirty = 1;
 		break;
 	case DL_EV_LINK_DEL:
 		L = get_link(k, l);
@@ -611,6 +662,8 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 				  dl_ev_kind_name((unsigned)kind), dl_phase_name((unsigned)p));
 			return;
 		}
+		if (kind == DL_EV_SUSPEND_START || kind == DL_EV_RESUME_START)
+			check_dpm_order(k, t);
 		if (kind == DL_EV_SUSPEND_START) {
 			on_suspend_start(k, d, p, t);
 		} else if (kind == DL_EV_RESUME_START) {
@@ -850,6 +903,7 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 	} else if (strcmp(res->status, "interrupted") != 0) {
 		/* an interrupted run may stop in the middle of a callback */
 		end_of_run(&k, t_last);
+		check_dpm_order(&k, t_last);
 	}
 out:
 	if (k.ins)

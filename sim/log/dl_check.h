@@ -9,8 +9,9 @@
  * one phase at a time, a 'failed' run ends fully resumed), 5 (a PM_RUNTIME
  * consumer never runtime-active while its supplier is runtime-suspended),
  * 6 (link graph plus
- * parent tree acyclic at every link_add; refusals carry a known reason).
- * Not checked: 7 (dpm_list order).
+ * parent tree acyclic at every link_add; refusals carry a known reason),
+ * 7 (the dpm_list replayed from register/dpm_move/device_del events is a
+ * topological order at every PM walk and at the end of the run).
  * Every violation is inserted into the violations table (the run's old rows
  * are replaced) unless the database is read-only.
  */

@@ -12,6 +12,10 @@
  * flags follow later link_add events for the same link; table
  * refused(run_id, seq, consumer_id, supplier_id, flags, reason) holds every
  * link_refused event; PRAGMA application_id marks a dlsim database.
+ * Extra event kinds: sync_state (a supplier's sync_state() ran), device_del
+ * (device_del() finished; the device leaves dpm_list) and dpm_move (the core
+ * moved the device to the tail of dpm_list in device_reorder_to_tail()):
+ * with register they let `dlsim check` replay dpm_list (invariant 7).
  */
 #ifndef DL_LOG_H
 #define DL_LOG_H
