@@ -64,6 +64,8 @@ static void run_usage(FILE *f, bool compare)
 		   "  --set KEY=VALUE   override a field of the scenario's generate object\n"
 		   "  --json            print the summary as JSON on stdout\n"
 		   "  --no-log          simulate without writing the database\n"
+		   "  --busy-timeout MS wait this long for another writer's lock on the\n"
+		   "                    database, then give up with exit 2 (default 5000)\n"
 		   "  --time-scale X    threads mode: real seconds per simulated second (0.01)\n"
 		   "\nexit status: 0 ok, 1 an injected fault made an op fail, 2 bad usage or input,\n"
 		   "130 interrupted (what was simulated is committed, the run is 'interrupted')\n",
@@ -122,6 +124,13 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 			o->no_log = true;
 		} else if ((v = opt_value(argc, argv, &i, "--db"))) {
 			o->db = v;
+		} else if ((v = opt_value(argc, argv, &i, "--busy-timeout"))) {
+			if (parse_u64(v, &u) || u > 3600000) {
+				fprintf(stderr, "dlsim %s: --busy-timeout '%s': expected 0..3600000 ms\n",
+					me, v);
+				return -1;
+			}
+			dl_log_set_busy_timeout((int)u);
 		} else if (!compare && (v = opt_value(argc, argv, &i, "--order"))) {
 			if (dl_order_parse(v, &o->order)) {
 				fprintf(stderr, "dlsim %s: unknown order '%s'; see 'dlsim orders'\n", me, v);

@@ -100,6 +100,13 @@ static const char *const stmt_sql[ST_COUNT] = {
 		       " VALUES(?,?,?,?,?,?)",
 };
 
+static int busy_ms = 5000;
+
+void dl_log_set_busy_timeout(int ms)
+{
+	busy_ms = ms < 0 ? 0 : ms;
+}
+
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -192,7 +199,7 @@ int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errl
 		sqlite3_close(db);
 		return -EIO;
 	}
-	sqlite3_busy_timeout(db, 5000);
+	sqlite3_busy_timeout(db, busy_ms);
 	kind = dl_log_is_dlsim(db);
 	if (kind != 1) {
 		seterr(err, errlen, "%s: not a dlsim database (expected the tables runs and events%s)",
@@ -261,7 +268,7 @@ int dl_log_open(const char *path, struct dl_log **out, char *err, size_t errlen)
 		sqlite3_close(db);
 		return -EACCES;
 	}
-	sqlite3_busy_timeout(db, 5000);
+	sqlite3_busy_timeout(db, busy_ms);
 	if (existed && sb.st_size > 0) {
 		int kind = dl_log_is_dlsim(db);
 
@@ -283,9 +290,14 @@ int dl_log_open(const char *path, struct dl_log **out, char *err, size_t errlen)
 		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", DL_LOG_APPLICATION_ID);
 		rc = sqlite3_exec(db, sql, NULL, NULL, &emsg);
 	}
-	if (rc != SQLITE_OK) {
+	if (rc == SQLITE_BUSY || sqlite3_errcode(db) == SQLITE_BUSY) {
+		seterr(err, errlen, "%s: locked by another writer; gave up after waiting %d ms"
+		       " (--busy-timeout MS)", path, busy_ms);
+	} else if (rc != SQLITE_OK) {
 		seterr(err, errlen, "%s: cannot create the schema: %s", path,
 		       emsg ? emsg : sqlite3_errmsg(db));
+	}
+	if (rc != SQLITE_OK) {
 		sqlite3_free(emsg);
 		sqlite3_close(db);
 		if (!existed)

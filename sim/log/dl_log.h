@@ -43,8 +43,10 @@ struct dl_metric {
 
 /* Opens or creates PATH.  Refuses (negative return, message in err) a file
  * that is not a dlsim database or an unwritable path, without modifying it.
- * WAL journal, busy_timeout 5 s. */
+ * WAL journal, busy_timeout 5 s (see dl_log_set_busy_timeout). */
 int dl_log_open(const char *path, struct dl_log **out, char *err, size_t errlen);
+/* How long an open waits for another writer's lock (default 5000 ms). */
+void dl_log_set_busy_timeout(int ms);
 /* Inserts a runs row with status 'running'; started_at is ISO-8601 UTC. */
 int dl_log_run_begin(struct dl_log *, const struct dl_run_info *, int64_t *run_id);
 /* parent_id UINT32_MAX: NULL (a root).  Queued like events. */
