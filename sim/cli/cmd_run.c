@@ -297,6 +297,10 @@ static double ms(int64_t ns)
 static void table_result(FILE *f, const struct dl_scenario *sc, const char *order,
 			 int64_t run_id, const struct dl_run_result *r)
 {
+	/* an interrupted run's last op stopped early: its bound is for the whole op */
+	bool cut = !strcmp(r->status, "interrupted");
+	char rs[16];
+
 	fprintf(f, "run %lld: %s, order %s, %u workers, %u devices, %u links (%u refused): %s\n",
 		(long long)run_id, sc->name, order, r->workers, r->devices, r->links,
 		r->links_refused, r->status);
@@ -306,15 +310,25 @@ static void table_result(FILE *f, const struct dl_scenario *sc, const char *orde
 		const struct dl_op_result *op = &r->op[i];
 		double ratio = op->lower_bound_ns ? (double)op->makespan_ns / (double)op->lower_bound_ns : 1.0;
 
-		fprintf(f, "%-10s %12.3f %12.3f %7.3f %9llu %8llu %6u %12.3f\n", dl_op_name(op->kind),
-			ms(op->makespan_ns), ms(op->lower_bound_ns), ratio,
+		if (cut && i + 1 == r->nops)
+			snprintf(rs, sizeof(rs), "-");
+		else
+			snprintf(rs, sizeof(rs), "%.3f", ratio);
+		fprintf(f, "%-10s %12.3f %12.3f %7s %9llu %8llu %6u %12.3f\n", dl_op_name(op->kind),
+			ms(op->makespan_ns), ms(op->lower_bound_ns), rs,
 			(unsigned long long)op->probe_attempts, (unsigned long long)op->probe_defers,
 			op->peak_workers, ms(op->blocked_ns));
 	}
-	fprintf(f, "%-10s %12.3f %12.3f %7.3f   events %llu, wall %.1f ms\n", "total",
-		ms(r->makespan_ns), ms(r->lower_bound_ns),
-		r->lower_bound_ns ? (double)r->makespan_ns / (double)r->lower_bound_ns : 1.0,
+	if (cut)
+		snprintf(rs, sizeof(rs), "-");
+	else
+		snprintf(rs, sizeof(rs), "%.3f", r->lower_bound_ns ?
+			 (double)r->makespan_ns / (double)r->lower_bound_ns : 1.0);
+	fprintf(f, "%-10s %12.3f %12.3f %7s   events %llu, wall %.1f ms\n", "total",
+		ms(r->makespan_ns), ms(r->lower_bound_ns), rs,
 		(unsigned long long)r->events, ms(r->wall_ns));
+	if (cut)
+		fprintf(f, "interrupted: the last op did not finish, so it has no ratio\n");
 	if (r->fail_dev != DL_NONE)
 		fprintf(f, "failed: device '%s' returned %d\n", dl_sc_name(sc, r->fail_dev), r->err);
 }
