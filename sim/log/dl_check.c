@@ -3,6 +3,7 @@
  * invariants of LINK-CORE.md from the log alone (see dl_check.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -238,35 +239,65 @@ static void violation(struct checker *k, int inv, uint32_t c, uint32_t s, uint32
 	free(detail);
 }
 
-static int parse_kind(const char *s)
+/*
+ * Kind, phase and state names come back as text on every row: look them up
+ * in a small open-addressing table (built once) instead of a strcmp() loop,
+ * which was the checker's largest cost after SQLite itself.
+ */
+#define NAME_SLOTS 64
+
+struct name_table {
+	pthread_once_t once;
+	const char *(*name)(unsigned);
+	unsigned count;
+	const char *key[NAME_SLOTS];
+	int8_t id[NAME_SLOTS];
+};
+
+static unsigned name_hash(const char *s, size_t n)
 {
-	if (!s)
+	return ((unsigned)n * 31u + (unsigned char)s[0] * 7u + (unsigned char)s[n - 1] * 3u +
+		(unsigned char)s[n / 2]) % NAME_SLOTS;
+}
+
+static void name_table_fill(struct name_table *t)
+{
+	for (unsigned i = 0; i < t->count; i++) {
+		const char *k = t->name(i);
+		unsigned h = name_hash(k, strlen(k));
+
+		while (t->key[h])
+			h = (h + 1) % NAME_SLOTS;
+		t->key[h] = k;
+		t->id[h] = (int8_t)i;
+	}
+}
+
+static struct name_table kinds = { PTHREAD_ONCE_INIT, dl_ev_kind_name, DL_EV_KIND_COUNT, {0}, {0} };
+static struct name_table phases = { PTHREAD_ONCE_INIT, dl_phase_name, DL_PH_COUNT, {0}, {0} };
+static struct name_table states = { PTHREAD_ONCE_INIT, dl_link_state_name, DL_STATE_COUNT, {0}, {0} };
+
+static void fill_kinds(void) { name_table_fill(&kinds); }
+static void fill_phases(void) { name_table_fill(&phases); }
+static void fill_states(void) { name_table_fill(&states); }
+
+static int name_lookup(struct name_table *t, void (*fill)(void), const char *s)
+{
+	size_t n;
+	unsigned h;
+
+	if (!s || !(n = strlen(s)))
 		return -1;
-	for (unsigned i = 0; i < DL_EV_KIND_COUNT; i++)
-		if (!strcmp(s, dl_ev_kind_name(i)))
-			return (int)i;
+	pthread_once(&t->once, fill);
+	for (h = name_hash(s, n); t->key[h]; h = (h + 1) % NAME_SLOTS)
+		if (!strcmp(t->key[h], s))
+			return t->id[h];
 	return -1;
 }
 
-static int parse_phase(const char *s)
-{
-	if (!s)
-		return -1;
-	for (unsigned i = 0; i < DL_PH_COUNT; i++)
-		if (!strcmp(s, dl_phase_name(i)))
-			return (int)i;
-	return -1;
-}
-
-static int parse_state(const char *s)
-{
-	if (!s)
-		return -1;
-	for (unsigned i = 0; i < DL_STATE_COUNT; i++)
-		if (!strcmp(s, dl_link_state_name(i)))
-			return (int)i;
-	return -1;
-}
+static int parse_kind(const char *s) { return name_lookup(&kinds, fill_kinds, s); }
+static int parse_phase(const char *s) { return name_lookup(&phases, fill_phases, s); }
+static int parse_state(const char *s) { return name_lookup(&states, fill_states, s); }
 
 static uint32_t parse_flags(const char *s)
 {

@@ -188,11 +188,11 @@ int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errl
 		seterr(err, errlen, "%s: empty file, not a dlsim database", path);
 		return -EINVAL;
 	}
-	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
+	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		sqlite3_close(db);
 		db = NULL;
-		rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+		rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
 	}
 	if (rc != SQLITE_OK) {
 		seterr(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
