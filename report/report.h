@@ -12,11 +12,24 @@
 #define DL_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Newest runs drawn in the makespan plot (the table lists every run). */
 #define DL_REPORT_PLOT_RUNS 40
-/* Devices of the newest run drawn in the suspend/resume timeline. */
+/*
+ * Device rows drawn in index.html's interactive timeline: the devices on the
+ * critical path first, then the lowest dev_ids (about 5.6 MB of page at 10k
+ * devices; trace.json always holds every device).
+ */
+#define DL_REPORT_TIMELINE_DEVICES 10000
+/* Device rows of the chosen run's suspend/resume Gantt (critical path first). */
 #define DL_REPORT_GANTT_DEVICES 200
+/* Scenario/order groups drawn in the makespan-per-order plot (newest first). */
+#define DL_REPORT_PLOT_GROUPS 24
+/* Points of the utilization plot; beyond, the step function is averaged into buckets. */
+#define DL_REPORT_UTIL_POINTS 4000
+/* Critical-path callbacks listed in index.html's table. */
+#define DL_REPORT_CRIT_ROWS 300
 
 /**
  * dl_report_default_outdir() - the output directory used when none is given:
@@ -43,5 +56,13 @@ int dl_report_default_outdir(const char *db, char *buf, size_t len);
  * gnuplot.log in @outdir); -ENOMEM.
  */
 int dl_report_write(const char *db, const char *outdir, char *err, size_t errlen);
+
+/**
+ * dl_report_write_run() - dl_report_write() with the run drawn in the
+ * timeline, Gantt, utilization and probe plots chosen: RUN (a run_id), or
+ * -1 for the newest run.
+ * Return: as dl_report_write(); -EINVAL also when RUN is not in the database.
+ */
+int dl_report_write_run(const char *db, const char *outdir, int64_t run, char *err, size_t errlen);
 
 #endif

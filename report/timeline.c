@@ -59,14 +59,11 @@ static int phase_index(struct tl_run *t, const char *name)
 	return (int)t->nphases++;
 }
 
-static int add_seg(struct tl_run *t, size_t row, enum tl_op op, const char *phase, int worker,
+static int add_seg(struct tl_run *t, size_t row, enum tl_op op, int p, int worker, uint32_t inst,
 		   int64_t t0, int64_t t1)
 {
-	int p = phase_index(t, phase && *phase ? phase : op_name[op]);
 	struct tl_seg *s;
 
-	if (p < 0)
-		return -ENOMEM;
 	if (t->nsegs == t->segcap) {
 		size_t ncap = t->segcap ? 2 * t->segcap : 256;
 		struct tl_seg *n = realloc(t->segs, ncap * sizeof(*n));
@@ -80,9 +77,13 @@ static int add_seg(struct tl_run *t, size_t row, enum tl_op op, const char *phas
 	s->row = (uint32_t)row;
 	s->op = (uint8_t)op;
 	s->phase = (uint16_t)p;
+	s->flags = 0;
 	s->worker = worker;
+	s->inst = inst;
+	s->wait = TL_NONE;
 	s->t0 = t0;
 	s->t1 = t1;
+	s->ready = t0;
 	return 0;
 }
 
@@ -100,8 +101,8 @@ static int read_devs(sqlite3 *db, struct tl_run *t, size_t max_devs, char *err, 
 	if (sqlite3_step(st) == SQLITE_ROW)
 		t->total_devs = (size_t)sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(db, "SELECT dev_id, name FROM devices WHERE run_id = ?1 ORDER BY dev_id LIMIT ?2",
-			       -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, "SELECT dev_id, name, parent_id, async FROM devices WHERE run_id = ?1 "
+			       "ORDER BY dev_id LIMIT ?2", -1, &st, NULL) != SQLITE_OK) {
 		set_msg(err, errlen, "devices", db);
 		return -EINVAL;
 	}
@@ -124,6 +125,9 @@ static int read_devs(sqlite3 *db, struct tl_run *t, size_t max_devs, char *err, 
 		}
 		d = &t->devs[t->ndevs];
 		d->dev_id = sqlite3_column_int64(st, 0);
+		d->parent_id = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
+		d->parent = TL_NONE;
+		d->async = sqlite3_column_int(st, 3) != 0;
 		d->name = strdup(name ? (const char *)name : "");
 		if (!d->name) {
 			ret = -ENOMEM;
@@ -145,10 +149,15 @@ static int read_devs(sqlite3 *db, struct tl_run *t, size_t max_devs, char *err, 
 	return ret;
 }
 
+/*
+ * Phases run one after another over all devices (a barrier between them),
+ * so a new phase instance begins whenever a start event names another op
+ * or phase than the start before it.
+ */
 int tl_read(sqlite3 *db, int64_t run, size_t max_devs, struct tl_run *t, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
-	int rc, ret;
+	int rc, ret, last_op = -1, last_phase = -1;
 
 	memset(t, 0, sizeof(*t));
 	t->run_id = run;
@@ -181,11 +190,28 @@ int tl_read(sqlite3 *db, int64_t run, size_t max_devs, struct tl_run *t, char *e
 		if (op < 0)
 			continue;
 		if (!strcmp(us, "_start")) {
+			int p = phase_index(t, phase && *phase ? phase : op_name[op]);
+
+			if (p < 0) {
+				ret = -ENOMEM;
+				if (err && errlen)
+					snprintf(err, errlen, "out of memory");
+				break;
+			}
+			if (op != last_op || p != last_phase || !t->ninst) {
+				t->ninst++;
+				last_op = op;
+				last_phase = p;
+			}
 			d->open_t[op] = tm;
 			d->open_w[op] = worker;
+			d->open_inst[op] = t->ninst - 1;
 		} else if (d->open_t[op] >= 0) {
-			if (add_seg(t, (size_t)(d - t->devs), (enum tl_op)op, phase, d->open_w[op],
-				    d->open_t[op], tm < d->open_t[op] ? d->open_t[op] : tm)) {
+			int p = phase_index(t, phase && *phase ? phase : op_name[op]);
+
+			if (p < 0 || add_seg(t, (size_t)(d - t->devs), (enum tl_op)op, p, d->open_w[op],
+					     d->open_inst[op], d->open_t[op],
+					     tm < d->open_t[op] ? d->open_t[op] : tm)) {
 				ret = -ENOMEM;
 				if (err && errlen)
 					snprintf(err, errlen, "out of memory");
@@ -211,6 +237,12 @@ void tl_free(struct tl_run *t)
 		free(t->phases[i]);
 	free(t->phases);
 	free(t->segs);
+	free(t->sup_off);
+	free(t->sup);
+	free(t->con_off);
+	free(t->con);
+	free(t->kid_off);
+	free(t->kid);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -340,7 +372,46 @@ int tl_write_trace(const struct tl_run *t, const char *scenario, const char *pat
 		put_json_str(f, d->name, 0);
 		fputs(",\"args\":{\"phase\":", f);
 		put_json_str(f, t->phases[s->phase], 0);
-		fprintf(f, ",\"op\":\"%s\",\"dev_id\":%" PRId64 "}}", op_name[s->op], d->dev_id);
+		fprintf(f, ",\"op\":\"%s\",\"dev_id\":%" PRId64, op_name[s->op], d->dev_id);
+		if (s->flags & TL_SEG_CRIT)
+			fputs(",\"critical_path\":true", f);
+		if (s->wait != TL_NONE) {
+			const struct tl_seg *w = &t->segs[s->wait];
+
+			fputs(",\"waited_for\":", f);
+			put_json_str(f, t->devs[w->row].name, 0);
+			fputs(",\"waited_for_phase\":", f);
+			put_json_str(f, t->phases[w->phase], 0);
+			fputs(",\"waited_for_end_us\":", f);
+			put_us(f, w->t1);
+			if (s->flags & TL_SEG_BARRIER)
+				fputs(",\"wait\":\"phase barrier\"", f);
+		}
+		fputs("}}", f);
+	}
+	/*
+	 * Flow arrows (legacy flow events, which Perfetto and chrome://tracing
+	 * both read): "s" inside the awaited slice at its end, "f" with
+	 * binding point "e" (the enclosing slice) at the waiting slice's start;
+	 * the id is the waiting segment's index, unique in the file.
+	 */
+	for (size_t i = 0; i < t->nsegs; i++) {
+		const struct tl_seg *s = &t->segs[i], *w;
+		const char *cat;
+
+		/* Barrier waits only on the critical path: otherwise every device
+		 * without a dependency would get an arrow from the same slice. */
+		if (s->wait == TL_NONE || ((s->flags & TL_SEG_BARRIER) && !(s->flags & TL_SEG_CRIT)))
+			continue;
+		w = &t->segs[s->wait];
+		cat = s->flags & TL_SEG_BARRIER ? "barrier" : "dependency";
+		fprintf(f, ",\n{\"ph\":\"s\",\"pid\":1,\"tid\":%d,\"id\":%zu,\"cat\":\"%s\","
+			   "\"name\":\"waits for\",\"ts\":", w->worker, i, cat);
+		put_us(f, w->t1 > w->t0 ? w->t1 - 1 : w->t0);
+		fprintf(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":%d,\"id\":%zu,"
+			   "\"cat\":\"%s\",\"name\":\"waits for\",\"ts\":", s->worker, i, cat);
+		put_us(f, s->t1 > s->t0 ? s->t0 + 1 : s->t0);
+		fputc('}', f);
 	}
 	fputs("\n]}\n", f);
 	bad = ferror(f);
@@ -364,16 +435,18 @@ static const char tl_script[] =
 "'use strict';\n"
 "var box = document.getElementById('tl');\n"
 "var D = JSON.parse(document.getElementById('tl-data').textContent);\n"
-"var names = D.names, segs = D.segs, phases = D.phases, ops = D.ops, n = names.length;\n"
+"var names = D.names, segs = D.segs, phases = D.phases, ops = D.ops, n = D.rows;\n"
+"var CRIT = 1, BARRIER = 2, hl = false, hover = null;\n"
 "var ROW = 14, LAB = 190, AX = 24, MAXH = 600;\n"
 "var COL = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',\n"
 "  '#ff9da7', '#9c755f', '#86bcb6', '#d37295', '#8cd17d', '#b6992d', '#499894', '#79706e'];\n"
 "function colour(p) { return COL[p % COL.length]; }\n"
-"var tmin = Infinity, tmax = -Infinity, byRow = [], i;\n"
+"var tmin = Infinity, tmax = -Infinity, byRow = [], crit = [], i;\n"
 "for (i = 0; i < n; i++) byRow.push([]);\n"
 "for (i = 0; i < segs.length; i++) {\n"
 "  var s = segs[i];\n"
 "  if (s[0] < n) byRow[s[0]].push(s);\n"
+"  if (s[9] & CRIT) crit.push(s);\n"
 "  if (s[3] < tmin) tmin = s[3];\n"
 "  if (s[4] > tmax) tmax = s[4];\n"
 "}\n"
@@ -440,9 +513,17 @@ static const char tl_script[] =
 "      var q = row[k];\n"
 "      if (q[4] < v0 || q[3] > v1) continue;\n"
 "      var xa = Math.max(LAB - 1, xOf(q[3])), xb = Math.min(W + 1, xOf(q[4]));\n"
+"      ctx.globalAlpha = hl && !(q[9] & CRIT) ? 0.2 : 1;\n"
 "      ctx.fillStyle = colour(q[2]); ctx.fillRect(xa, yy, Math.max(1, xb - xa), ROW - 4);\n"
+"      if (q[9] & CRIT) {\n"
+"        ctx.globalAlpha = 1; ctx.strokeStyle = '#b00020'; ctx.lineWidth = 2;\n"
+"        ctx.strokeRect(xa, yy, Math.max(1, xb - xa), ROW - 4);\n"
+"      }\n"
 "    }\n"
 "  }\n"
+"  ctx.globalAlpha = 1;\n"
+"  for (k = 0; k < crit.length; k++) link(crit[k], '#b00020', 1.5);\n"
+"  if (hover) link(hover, '#222', 1.5);\n"
 "  ctx.restore();\n"
 "  ctx.fillStyle = '#222';\n"
 "  ctx.save(); ctx.beginPath(); ctx.rect(0, AX, LAB - 6, plotH()); ctx.clip();\n"
@@ -457,6 +538,14 @@ static const char tl_script[] =
 "    ctx.fillText((g / 1e6).toFixed(dec), xOf(g), AX / 2);\n"
 "  ctx.textAlign = 'left';\n"
 "  ctx.fillText('device / time (ms)', 4, AX / 2);\n"
+"}\n"
+"function link(q, c, w) {\n"
+"  if (q[6] < 0 || q[6] >= n || q[8] > v1 || q[3] < v0) return;\n"
+"  var ya = AX + q[6] * ROW - top + ROW / 2, yb = AX + q[0] * ROW - top + ROW / 2;\n"
+"  var xa = xOf(q[8]), xb = xOf(q[3]);\n"
+"  ctx.strokeStyle = c; ctx.lineWidth = w; ctx.beginPath(); ctx.moveTo(xa, ya);\n"
+"  ctx.lineTo(xb, yb); ctx.stroke();\n"
+"  ctx.beginPath(); ctx.arc(xb, yb, 2.5, 0, 2 * Math.PI); ctx.fillStyle = c; ctx.fill();\n"
 "}\n"
 "function resize() {\n"
 "  dpr = window.devicePixelRatio || 1;\n"
@@ -491,7 +580,7 @@ static const char tl_script[] =
 "var drag = null;\n"
 "cv.addEventListener('mousedown', function (e) { drag = pos(e); tip.hidden = true; });\n"
 "window.addEventListener('mouseup', function () { drag = null; });\n"
-"cv.addEventListener('mouseleave', function () { tip.hidden = true; });\n"
+"cv.addEventListener('mouseleave', function () { tip.hidden = true; if (hover) { hover = null; draw(); } });\n"
 "cv.addEventListener('mousemove', function (e) {\n"
 "  var p = pos(e);\n"
 "  if (drag) {\n"
@@ -499,10 +588,14 @@ static const char tl_script[] =
 "    v0 -= dt; v1 -= dt; top -= p[1] - drag[1]; drag = p; draw(); return;\n"
 "  }\n"
 "  var q = hit(p[0], p[1]);\n"
+"  if (q !== hover) { hover = q; draw(); }\n"
 "  if (!q) { tip.hidden = true; return; }\n"
+"  var w = q[6] < 0 ? 'waited for: nothing (first to start)' :\n"
+"    'waited for: ' + names[q[6]] + ' (' + phases[q[7]] + ', ended at ' + ms(q[8]) +\n"
+"    ((q[9] & BARRIER) ? '; the previous phase\\'s last callback' : '') + ')';\n"
 "  tip.textContent = names[q[0]] + '\\n' + ops[q[1]] + ' / ' + phases[q[2]] +\n"
 "    '\\nstart ' + ms(q[3]) + '\\nduration ' + ms(q[4] - q[3]) + '\\nworker ' + q[5] +\n"
-"    ', dev_id ' + D.ids[q[0]];\n"
+"    ', dev_id ' + D.ids[q[0]] + '\\n' + w + ((q[9] & CRIT) ? '\\non the critical path' : '');\n"
 "  tip.hidden = false;\n"
 "  tip.style.left = Math.min(p[0] + 14, W - 220) + 'px'; tip.style.top = (p[1] + 14) + 'px';\n"
 "});\n"
@@ -511,6 +604,9 @@ static const char tl_script[] =
 "button('reset', 'whole run', function () { v0 = tmin; v1 = tmax; top = 0; draw(); });\n"
 "button('\\u25b2', 'previous rows', function () { top -= plotH() * 0.9; draw(); });\n"
 "button('\\u25bc', 'next rows', function () { top += plotH() * 0.9; draw(); });\n"
+"button('critical path', 'fade every bar that is not on the critical path', function () {\n"
+"  hl = !hl; this.setAttribute('aria-pressed', hl ? 'true' : 'false'); draw();\n"
+"});\n"
 "var wrap = document.createElement('div'); wrap.className = 'tl-wrap';\n"
 "wrap.appendChild(cv); wrap.appendChild(tip);\n"
 "box.appendChild(bar); box.appendChild(legend); box.appendChild(wrap);\n"
@@ -519,16 +615,57 @@ static const char tl_script[] =
 "var ready = document.createElement('p'); ready.id = 'tl-ready';\n"
 "ready.textContent = 'Timeline: ' + n + ' device rows' +\n"
 "  (D.devices_total > n ? ' (of ' + D.devices_total + ')' : '') + ', ' + segs.length +\n"
-"  ' bars, ' + ms(tmax - tmin) + '. Wheel: zoom; shift+wheel or \\u25b2\\u25bc: scroll rows; drag: pan.';\n"
+"  ' bars, ' + ms(tmax - tmin) + '; critical path: ' + D.crit.segments + ' callbacks' +\n"
+"  (D.crit.hidden ? ' (' + D.crit.hidden + ' of them on rows not drawn)' : '') +\n"
+"  '. Wheel: zoom; shift+wheel or \\u25b2\\u25bc: scroll rows; drag: pan.';\n"
 "box.appendChild(ready);\n"
 "})();\n";
 
+/* NAME_OF[i]: index of devs[i] in the page's names array (rows, then awaited devices), or -1. */
+static size_t name_slots(const struct tl_run *t, const uint32_t *row_of, size_t rows, int64_t *name_of)
+{
+	size_t next = rows;
+
+	for (size_t i = 0; i < t->ndevs; i++)
+		name_of[i] = row_of[i] == TL_NONE ? -1 : (int64_t)row_of[i];
+	for (size_t i = 0; i < t->nsegs; i++) {
+		const struct tl_seg *s = &t->segs[i];
+		uint32_t wd;
+
+		if (row_of[s->row] == TL_NONE || s->wait == TL_NONE)
+			continue;
+		wd = t->segs[s->wait].row;
+		if (name_of[wd] < 0)
+			name_of[wd] = (int64_t)next++;
+	}
+	return next;
+}
+
 void tl_write_html(const struct tl_run *t, size_t max_rows, FILE *f)
 {
-	size_t rows = t->ndevs < max_rows ? t->ndevs : max_rows, nseg = 0;
+	uint32_t *row_of = malloc((t->ndevs ? t->ndevs : 1) * sizeof(*row_of));
+	int64_t *name_of = malloc((t->ndevs ? t->ndevs : 1) * sizeof(*name_of));
+	uint32_t *dev_of = NULL;
+	size_t rows = 0, nnames = 0, nseg = 0, crit_hidden = 0;
 
+	if (row_of && name_of) {
+		rows = tl_select_rows(t, max_rows, ~0u, row_of);
+		nnames = name_slots(t, row_of, rows, name_of);
+		dev_of = malloc((nnames ? nnames : 1) * sizeof(*dev_of));
+	}
+	if (!dev_of) {
+		/* Out of memory: an empty timeline, still a valid page. */
+		rows = nnames = 0;
+	} else {
+		for (size_t i = 0; i < t->ndevs; i++)
+			if (name_of[i] >= 0)
+				dev_of[name_of[i]] = (uint32_t)i;
+	}
+	for (size_t i = 0; dev_of && i < t->nsegs; i++)
+		crit_hidden += (t->segs[i].flags & TL_SEG_CRIT) && row_of[t->segs[i].row] == TL_NONE;
 	fputs("<style>\n#tl{position:relative;margin:.5em 0 1.5em}\n"
 	      ".tl-bar button{margin-right:.3em;min-width:2.2em}\n"
+	      ".tl-bar button[aria-pressed=true]{background:#b00020;color:#fff}\n"
 	      ".tl-legend{margin:.4em 0;font-size:90%}\n.tl-legend>span{margin-right:1em;white-space:nowrap}\n"
 	      ".tl-sw{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:-.1em}\n"
 	      ".tl-wrap{position:relative;border:1px solid #ccc;display:inline-block}\n"
@@ -537,7 +674,9 @@ void tl_write_html(const struct tl_run *t, size_t max_rows, FILE *f)
 	      "padding:.3em .5em;font-size:85%;white-space:pre;box-shadow:1px 1px 3px #aaa}\n</style>\n", f);
 	fputs("<div id=\"tl\"><noscript><p>The interactive timeline needs JavaScript.</p></noscript></div>\n", f);
 	fputs("<script type=\"application/json\" id=\"tl-data\">{\"run\":", f);
-	fprintf(f, "%" PRId64 ",\"limit\":%zu,\"devices_total\":%zu,\"ops\":[", t->run_id, max_rows, t->total_devs);
+	fprintf(f, "%" PRId64 ",\"limit\":%zu,\"rows\":%zu,\"devices_total\":%zu,"
+		   "\"crit\":{\"segments\":%zu,\"hidden\":%zu,\"end\":%" PRId64 "},\"ops\":[",
+		t->run_id, max_rows, rows, t->total_devs, t->ncrit, crit_hidden, t->crit_end);
 	for (int i = 0; i < TL_NOPS; i++)
 		fprintf(f, "%s\"%s\"", i ? "," : "", op_name[i]);
 	fputs("],\n\"phases\":[", f);
@@ -547,25 +686,32 @@ void tl_write_html(const struct tl_run *t, size_t max_rows, FILE *f)
 		put_json_str(f, t->phases[i], 1);
 	}
 	fputs("],\n\"ids\":[", f);
-	for (size_t i = 0; i < rows; i++)
-		fprintf(f, "%s%" PRId64, i ? "," : "", t->devs[i].dev_id);
+	for (size_t i = 0; i < nnames; i++)
+		fprintf(f, "%s%" PRId64, i ? "," : "", t->devs[dev_of[i]].dev_id);
 	fputs("],\n\"names\":[", f);
-	for (size_t i = 0; i < rows; i++) {
+	for (size_t i = 0; i < nnames; i++) {
 		if (i)
 			fputs(i % 16 ? "," : ",\n", f);
-		put_json_str(f, t->devs[i].name, 1);
+		put_json_str(f, t->devs[dev_of[i]].name, 1);
 	}
+	/* [row, op, phase, t0, t1, worker, waited-for name or -1, its phase, its end, flags] */
 	fputs("],\n\"segs\":[", f);
-	for (size_t i = 0; i < t->nsegs; i++) {
+	for (size_t i = 0; dev_of && i < t->nsegs; i++) {
 		const struct tl_seg *s = &t->segs[i];
+		const struct tl_seg *w = s->wait == TL_NONE ? NULL : &t->segs[s->wait];
 
-		if (s->row >= rows)
+		if (row_of[s->row] == TL_NONE)
 			continue;
-		fprintf(f, "%s[%" PRIu32 ",%d,%d,%" PRId64 ",%" PRId64 ",%" PRId32 "]", nseg ? (nseg % 8 ? "," : ",\n") : "",
-			s->row, (int)s->op, (int)s->phase, s->t0, s->t1, s->worker);
+		fprintf(f, "%s[%" PRIu32 ",%d,%d,%" PRId64 ",%" PRId64 ",%" PRId32 ",%" PRId64 ",%d,%" PRId64
+			   ",%d]", nseg ? (nseg % 6 ? "," : ",\n") : "",
+			row_of[s->row], (int)s->op, (int)s->phase, s->t0, s->t1, s->worker,
+			w ? name_of[w->row] : -1, w ? (int)w->phase : -1, w ? w->t1 : -1, (int)s->flags);
 		nseg++;
 	}
 	fputs("]}</script>\n<script>\n", f);
 	fputs(tl_script, f);
 	fputs("</script>\n", f);
+	free(row_of);
+	free(name_of);
+	free(dev_of);
 }

@@ -13,26 +13,40 @@
 
 #include <sqlite3.h>
 
-/* Devices (first by dev_id) drawn in index.html's interactive timeline. */
-#define DL_REPORT_TIMELINE_DEVICES 2000
+#include "report/report.h"
+
 /* Newest runs that get a trace-<run_id>.json (trace.json: the newest). */
 #define DL_REPORT_TRACE_RUNS 10
 
 enum tl_op { TL_PROBE, TL_UNBIND, TL_SUSPEND, TL_RESUME, TL_NOPS };
 
+#define TL_NONE UINT32_MAX
+
 struct tl_dev {
 	int64_t dev_id;
 	char *name;
+	int64_t parent_id;		/* dev_id of the parent, -1 for a root */
+	uint32_t parent;		/* index into devs, or TL_NONE */
+	uint8_t async;
 	int64_t open_t[TL_NOPS];	/* start of the open phase per op, or -1 */
 	int open_w[TL_NOPS];		/* worker of that start */
+	uint32_t open_inst[TL_NOPS];	/* phase instance of that start */
 };
+
+/* Segment flags. */
+#define TL_SEG_CRIT 1		/* on the critical path (tl_analyse) */
+#define TL_SEG_BARRIER 2	/* waited for the end of the previous phase, not a dependency */
 
 struct tl_seg {
 	uint32_t row;		/* index into devs */
 	uint8_t op;		/* enum tl_op */
+	uint8_t flags;		/* TL_SEG_* */
 	uint16_t phase;		/* index into phases */
 	int32_t worker;
+	uint32_t inst;		/* phase instance: one run of one phase over the devices */
+	uint32_t wait;		/* the segment it waited for (tl_analyse), or TL_NONE */
 	int64_t t0, t1;		/* ns from the run's start */
+	int64_t ready;		/* when its last dependency ended (tl_analyse) */
 };
 
 struct tl_run {
@@ -41,8 +55,14 @@ struct tl_run {
 	size_t ndevs, total_devs;
 	char **phases;
 	size_t nphases;
-	struct tl_seg *segs;
+	struct tl_seg *segs;	/* in the order of their end events */
 	size_t nsegs, segcap;
+	uint32_t ninst;		/* phase instances seen */
+	/* Dependencies, CSR over devs (tl_analyse): suppliers and consumers of
+	 * the links that order probe and PM (SYNC_STATE_ONLY left out), children. */
+	uint32_t *sup_off, *sup, *con_off, *con, *kid_off, *kid;
+	size_t ncrit;		/* segments on the critical path */
+	int64_t crit_end;	/* end of the critical path (the run's last end), -1 if none */
 };
 
 /*
@@ -53,13 +73,41 @@ struct tl_run {
 int tl_read(sqlite3 *db, int64_t run, size_t max_devs, struct tl_run *t, char *err, size_t errlen);
 void tl_free(struct tl_run *t);
 
-/* Writes T as a Chrome trace event JSON file.  Return: 0 or -EIO (errno set). */
+/*
+ * tl_analyse() - from the log alone: read the run's parent tree and links,
+ * and for each segment find what it waited for, i.e. the dependency of the
+ * same phase instance (suspend: children and consumers; resume: parent and
+ * suppliers; probe: suppliers; unbind: consumers) that ended last before it
+ * started, or, with none, the last segment of an earlier phase instance
+ * (TL_SEG_BARRIER).  Then walk those waits back from the segment that ends
+ * last and mark the critical path (TL_SEG_CRIT).
+ * Return: 0, -EINVAL (SQL error, message in ERR), -ENOMEM.
+ */
+int tl_analyse(sqlite3 *db, struct tl_run *t, char *err, size_t errlen);
+
+/*
+ * tl_select_rows() - the devices to draw when at most MAX_ROWS fit: every
+ * device with a segment of an op in OP_MASK (1 << enum tl_op) on the
+ * critical path first, then the lowest dev_ids; drawn in dev_id order.
+ * ROW_OF[i] receives the row of devs[i] or TL_NONE.  Return: rows used.
+ */
+size_t tl_select_rows(const struct tl_run *t, size_t max_rows, unsigned op_mask, uint32_t *row_of);
+
+/*
+ * Writes T as a Chrome trace event JSON file: one complete event ("X") per
+ * segment on the track of its worker, and one flow ("s" at the awaited
+ * segment's end, "f" at the waiting segment's start, same id) per wait for
+ * a dependency, and per barrier wait on the critical path.
+ * Return: 0 or -EIO (errno set).
+ */
 int tl_write_trace(const struct tl_run *t, const char *scenario, const char *path);
 
 /*
  * Writes index.html's timeline: a <div id="tl">, the data as
  * <script type="application/json" id="tl-data"> (no '<' in it) and the
- * inline script that draws it.  Only the first MAX_ROWS devices are drawn.
+ * inline script that draws it.  At most MAX_ROWS devices are drawn
+ * (tl_select_rows); the critical path is outlined and the hover names what
+ * a bar waited for.
  */
 void tl_write_html(const struct tl_run *t, size_t max_rows, FILE *f);
 

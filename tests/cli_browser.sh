@@ -3,7 +3,8 @@
 # 50-device random DAG with hostile device names, `dlsim report`, then
 # headless Chromium --dump-dom.  Fails on a script error or when the script
 # did not finish (no id="tl-ready" in the DOM, or the hostile name escaped
-# into the markup).  Skips (exit 0) without Chromium.
+# into the markup), or when hovering a bar shows no tooltip naming what it
+# waited for.  Skips (exit 0) without Chromium.
 DLSIM=$1
 browser=
 for b in /usr/bin/chromium /usr/bin/chromium-headless-shell /usr/bin/chromium-browser \
@@ -69,9 +70,47 @@ if [ -s "$tmp/out/index.html" ]; then
 	# The timeline must hold rows for all 55 devices.
 	grep -q 'Timeline: 55 device rows' "$tmp/dom.html" ||
 		{ echo "FAIL: expected 55 device rows"; fail=$((fail + 1)); }
+	grep -q -E 'critical path: [1-9][0-9]* callbacks' "$tmp/dom.html" ||
+		{ echo "FAIL: no critical path in the timeline"; fail=$((fail + 1)); }
+	for f in util.png probe.png gantt.png makespan.png; do
+		grep -q "<img src=\"$f\"" "$tmp/dom.html" || { echo "FAIL: no $f on the page"; fail=$((fail + 1)); }
+	done
+	# Hover: a copy of the page with a probe script appended that moves the
+	# mouse over the canvas (row by row) until the tooltip names what a bar
+	# waited for, and writes the tooltip's text into the DOM.
+	sed 's|</body>|<script src="hover.js"></script></body>|' "$tmp/out/index.html" >"$tmp/out/hover.html"
+	cat >"$tmp/out/hover.js" <<'EOF'
+(function () {
+  var cv = document.querySelector('.tl-canvas'), tip = document.querySelector('.tl-tip');
+  var b = cv.getBoundingClientRect(), out = document.createElement('pre'), y, x;
+  function found() { return !tip.hidden && tip.textContent.indexOf('ended at') >= 0; }
+  out.id = 'hover-result';
+  for (y = 31; y < Math.min(b.height, 31 + 14 * 30) && !found(); y += 14)
+    for (x = 192; x < b.width && !found(); x += 2)
+      cv.dispatchEvent(new MouseEvent('mousemove', { clientX: b.left + x, clientY: b.top + y, bubbles: true }));
+  out.textContent = tip.hidden ? 'no tooltip' : tip.textContent;
+  document.body.appendChild(out);
+})();
+EOF
+	profile=$(mktemp -d /tmp/dlsim-chromium.XXXXXX) || exit 1
+	$to "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
+		--disable-component-update --disable-sync --no-first-run --user-data-dir="$profile" \
+		--enable-logging=stderr --v=0 --dump-dom \
+		"file://$tmp/out/hover.html" >"$tmp/hover.html" 2>"$tmp/chromium-hover.err"
+	rm -rf "$profile"
+	if grep -E 'Uncaught|SyntaxError' "$tmp/chromium-hover.err"; then
+		echo "FAIL: script error while hovering"; fail=$((fail + 1))
+	fi
+	if grep -q -E 'waited for: .*ended at' "$tmp/hover.html" &&
+	   grep -q 'start .* ms' "$tmp/hover.html"; then
+		echo "ok: hover tooltip ($(grep -A1 '<pre id="hover-result">' "$tmp/hover.html" | tr '\n' ' ' | cut -c1-160) ...)"
+	else
+		echo "FAIL: no hover tooltip with 'waited for'"; grep -A6 '<pre id="hover-result">' "$tmp/hover.html"
+		fail=$((fail + 1))
+	fi
 else
 	echo "FAIL: no index.html"; fail=$((fail + 1))
 fi
-if [ "$fail" = 0 ]; then rm -rf "$tmp"; else echo "outputs kept in $tmp"; fi
+if [ "$fail" = 0 ] && [ -z "$KEEP" ]; then rm -rf "$tmp"; else echo "outputs kept in $tmp"; fi
 echo "cli_browser: $fail failed"
 [ "$fail" = 0 ]

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `dlsim report DB [--out DIR]` from the command line (shared/SPEC.md):
 # exit 2 for bad usage, a missing DB or a file that is not a dlsim DB;
-# exit 0 with index.html, PNG and SVG plots for a small hand-made log.
+# exit 0 with index.html, PNG and SVG plots (well-formed XML when xmllint is
+# there) and trace.json with a flow for a small hand-made log; --run.
 DLSIM=$1
 fail=0
 tmp=$(mktemp -d /tmp/dlsim-cli-report.XXXXXX) || exit 1
@@ -41,7 +42,7 @@ INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
   (1, 4, 2000000, 0, NULL, 'suspend_end', 'suspend', 0, 0);"
 	# An output path with a quote and a space must not reach gnuplot's command.
 	check 0 "report --out with a quote" "$DLSIM" report "$tmp/log.db" --out "$tmp/it's out"
-	for f in index.html makespan.png makespan.svg gantt.png gantt.svg trace.json trace-1.json; do
+	for f in index.html makespan.png makespan.svg gantt.png gantt.svg util.png util.svg trace.json trace-1.json; do
 		[ -s "$tmp/it's out/$f" ] || { echo "FAIL: $f missing"; fail=$((fail + 1)); }
 	done
 	grep -q 'x&lt;y' "$tmp/it's out/index.html" || { echo "FAIL: scenario not escaped"; fail=$((fail + 1)); }
@@ -50,6 +51,21 @@ INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
 		{ echo "FAIL: no timeline data"; fail=$((fail + 1)); }
 	grep -q '"ph":"X".*"name":"a&b"' "$tmp/it's out/trace.json" ||
 		{ echo "FAIL: trace.json lacks the X event of a&b"; fail=$((fail + 1)); }
+	grep -q '"ph":"s".*"name":"waits for"' "$tmp/it's out/trace.json" ||
+		{ echo "FAIL: trace.json lacks the flow of c -> a&b"; fail=$((fail + 1)); }
+	grep -q '"waited_for":"c"' "$tmp/it's out/trace.json" ||
+		{ echo "FAIL: a&b's suspend did not wait for its child c"; fail=$((fail + 1)); }
+	for f in gantt.svg makespan.svg util.svg; do
+		if command -v xmllint >/dev/null 2>&1; then
+			xmllint --noout --nonet "$tmp/it's out/$f" || { echo "FAIL: $f is not XML"; fail=$((fail + 1)); }
+		fi
+	done
+	check 0 "report --run 1" "$DLSIM" report "$tmp/log.db" --run 1 --out "$tmp/r1"
+	check 0 "report --run=1" "$DLSIM" report "$tmp/log.db" --run=1 --out "$tmp/r1"
+	check 2 "report --run of a missing run" "$DLSIM" report "$tmp/log.db" --run 5 --out "$tmp/r5"
+	[ -e "$tmp/r5" ] && { echo "FAIL: --run 5 wrote $tmp/r5"; fail=$((fail + 1)); }
+	check 2 "report --run not a number" "$DLSIM" report "$tmp/log.db" --run 1x --out "$tmp/r5"
+	check 2 "report --run without value" "$DLSIM" report "$tmp/log.db" --run
 	check 0 "report --out=DIR" "$DLSIM" report "$tmp/log.db" "--out=$tmp/eq"
 	[ -s "$tmp/eq/index.html" ] || { echo "FAIL: --out=DIR ignored"; fail=$((fail + 1)); }
 	check 0 "report default --out" "$DLSIM" report "$tmp/log.db"

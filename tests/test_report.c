@@ -2,7 +2,10 @@
  * test_report.c - `dlsim report` (report/report.h): files written, SVG is
  * XML, every database string reaches index.html escaped and the data files
  * sanitised, bad databases are refused; trace.json is Chrome trace JSON
- * and the interactive timeline's data cannot break out of its <script>.
+ * with flow events that bind to the right slices, and the interactive
+ * timeline's data cannot break out of its <script>; the critical path of a
+ * hand-built chain is the chain; utilization, probe, per-order and scaling
+ * data hold the figures of hand-built runs.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -161,18 +164,33 @@ static int file_nonempty(const char *dir, const char *name)
 	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0;
 }
 
-static int starts_like_svg(const char *dir, const char *name)
+/*
+ * An SVG file: a well-formed XML document (xmllint, when installed: it is a
+ * real parser) with an <svg> root.
+ */
+static int is_svg(const char *dir, const char *name)
 {
-	char path[PATH_LEN], *s;
+	static int have_xmllint = -1;
+	char path[PATH_LEN], cmd[PATH_LEN + 64], *s;
 	int ok;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	s = slurp(path);
 	if (!s)
 		return 0;
-	ok = !strncmp(s, "<?xml", 5) || !strncmp(s, "<svg", 4);
-	ok = ok && strstr(s, "</svg>") != NULL;
+	ok = (!strncmp(s, "<?xml", 5) || !strncmp(s, "<svg", 4)) && strstr(s, "</svg>") != NULL;
 	free(s);
+	if (have_xmllint < 0) {
+		have_xmllint = system("command -v xmllint >/dev/null 2>&1") == 0;
+		if (!have_xmllint)
+			fprintf(stderr, "note: no xmllint (libxml2-utils), SVG files only checked for their root\n");
+	}
+	/* tmpdir and the names are ours: no quote in PATH */
+	snprintf(cmd, sizeof(cmd), "xmllint --noout --nonet '%s'", path);
+	if (ok && have_xmllint && system(cmd) != 0) {
+		fprintf(stderr, "%s: not well-formed XML\n", path);
+		ok = 0;
+	}
 	return ok;
 }
 
@@ -203,27 +221,103 @@ static void check_timeline_data(const char *html)
 	CU_ASSERT(json_is_array(names));
 	CU_ASSERT(json_is_array(segs));
 	CU_ASSERT_EQUAL(json_array_size(names), 3);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(root, "rows")), 3);
 	CU_ASSERT_EQUAL(json_array_size(segs), 6);	/* 3 devices x (suspend, resume) */
+	/* [row, op, phase, t0, t1, worker, waited-for name, its phase, its end, flags]:
+	 * a chain through the parent links, so every bar is on the critical path. */
+	for (size_t i = 0; i < json_array_size(segs); i++) {
+		json_t *q = json_array_get(segs, i);
+
+		CU_ASSERT_EQUAL(json_array_size(q), 10);
+		CU_ASSERT(json_integer_value(json_array_get(q, 9)) & 1);
+	}
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(root, "crit"), "segments")), 6);
 	for (size_t i = 0; i < json_array_size(names); i++)
 		found += json_is_string(json_array_get(names, i)) &&
 			 !strcmp(json_string_value(json_array_get(names, i)), EVIL_NAME);
 	CU_ASSERT_EQUAL(found, 1);
-	CU_ASSERT_EQUAL(json_integer_value(json_object_get(root, "limit")), 2000);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(root, "limit")), 10000);
 	json_decref(root);
 	free(text);
 	/* The script that draws it is inline, and marks the page when done. */
 	CU_ASSERT_PTR_NOT_NULL(strstr(end, "</script>\n<script>\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(html, "'tl-ready'"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(html, "first 2000 devices"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(html, "at most 10000 device rows"));
 }
 
-/* trace.json: Chrome trace events; X events per device and phase, EVIL_NAME unchanged. */
-static void check_trace(const char *dir, const char *name, int expect_x)
+/* An X event of EVS on TID that holds TS (the slice a flow event binds to). */
+static json_t *slice_at(json_t *evs, json_int_t tid, double ts)
+{
+	for (size_t i = 0; i < json_array_size(evs); i++) {
+		json_t *e = json_array_get(evs, i);
+		const char *ph = json_string_value(json_object_get(e, "ph"));
+		double t0 = json_number_value(json_object_get(e, "ts"));
+		double dur = json_number_value(json_object_get(e, "dur"));
+
+		if (ph && !strcmp(ph, "X") && json_integer_value(json_object_get(e, "tid")) == tid &&
+		    t0 <= ts && ts <= t0 + dur)
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * Every flow start ("s") has one finish ("f", binding point "e") with the
+ * same id, cat and name, and each lies inside a slice of its track: the
+ * "s" in the awaited one, the "f" in the one whose waited_for names it.
+ * Return: the number of flows.
+ */
+static int check_flows(json_t *evs)
+{
+	int flows = 0;
+
+	for (size_t i = 0; i < json_array_size(evs); i++) {
+		json_t *s = json_array_get(evs, i), *f = NULL, *from, *to;
+		const char *ph = json_string_value(json_object_get(s, "ph"));
+		json_int_t id;
+
+		if (!ph || strcmp(ph, "s"))
+			continue;
+		flows++;
+		id = json_integer_value(json_object_get(s, "id"));
+		for (size_t k = 0; k < json_array_size(evs); k++) {
+			json_t *e = json_array_get(evs, k);
+			const char *p = json_string_value(json_object_get(e, "ph"));
+
+			if (p && !strcmp(p, "f") && json_integer_value(json_object_get(e, "id")) == id) {
+				CU_ASSERT_PTR_NULL(f);	/* ids are unique */
+				f = e;
+			}
+		}
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(f, "bp")), "e");
+		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(f, "cat")),
+				       json_string_value(json_object_get(s, "cat")));
+		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(f, "name")),
+				       json_string_value(json_object_get(s, "name")));
+		CU_ASSERT(json_number_value(json_object_get(s, "ts")) <= json_number_value(json_object_get(f, "ts")));
+		from = slice_at(evs, json_integer_value(json_object_get(s, "tid")),
+				json_number_value(json_object_get(s, "ts")));
+		to = slice_at(evs, json_integer_value(json_object_get(f, "tid")),
+			      json_number_value(json_object_get(f, "ts")));
+		CU_ASSERT_PTR_NOT_NULL_FATAL(from);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(to);
+		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(to, "args"), "waited_for")),
+				       json_string_value(json_object_get(from, "name")));
+	}
+	return flows;
+}
+
+/*
+ * trace.json: Chrome trace events; X events per device and phase, EVIL_NAME
+ * unchanged, EXPECT_FLOWS flow arrows.
+ */
+static void check_trace(const char *dir, const char *name, int expect_x, int expect_flows)
 {
 	char path[PATH_LEN];
 	json_error_t jerr;
 	json_t *root, *evs;
-	int nx = 0, evil = 0, threads = 0;
+	int nx = 0, evil = 0, threads = 0, nflow = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	root = json_load_file(path, 0, &jerr);
@@ -248,6 +342,12 @@ static void check_trace(const char *dir, const char *name, int expect_x)
 			threads += !strcmp(nm, "thread_name");
 			continue;
 		}
+		if (!strcmp(ph, "s") || !strcmp(ph, "f")) {
+			nflow += !strcmp(ph, "s");
+			CU_ASSERT(json_is_integer(json_object_get(e, "id")));
+			CU_ASSERT(json_is_number(json_object_get(e, "ts")));
+			continue;
+		}
 		CU_ASSERT_STRING_EQUAL(ph, "X");
 		nx++;
 		CU_ASSERT(json_is_number(json_object_get(e, "ts")));
@@ -261,12 +361,16 @@ static void check_trace(const char *dir, const char *name, int expect_x)
 			if (!strcmp(json_string_value(json_object_get(args, "phase")), "suspend")) {
 				CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(e, "ts")), 1000.0, 1e-9);
 				CU_ASSERT_DOUBLE_EQUAL(json_number_value(json_object_get(e, "dur")), 500.0, 1e-9);
+				/* it waited for its child cam0 */
+				CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(args, "waited_for")), "cam0");
 			}
 		}
 	}
 	CU_ASSERT_EQUAL(nx, expect_x);
 	CU_ASSERT_EQUAL(evil, expect_x ? 2 : 0);
 	CU_ASSERT(threads >= (expect_x ? 1 : 0));
+	CU_ASSERT_EQUAL(nflow, expect_flows);
+	CU_ASSERT_EQUAL(check_flows(evs), expect_flows);
 	json_decref(root);
 }
 
@@ -284,14 +388,21 @@ static void test_report_writes_plots_and_index(void)
 	CU_ASSERT(file_nonempty(out, "makespan.svg"));
 	CU_ASSERT(file_nonempty(out, "gantt.png"));
 	CU_ASSERT(file_nonempty(out, "gantt.svg"));
-	CU_ASSERT(starts_like_svg(out, "makespan.svg"));
-	CU_ASSERT(starts_like_svg(out, "gantt.svg"));
+	CU_ASSERT(is_svg(out, "makespan.svg"));
+	CU_ASSERT(is_svg(out, "gantt.svg"));
+	CU_ASSERT(is_svg(out, "util.svg"));
+	CU_ASSERT(file_nonempty(out, "util.png"));
+	/* one run per order and one size: no per-order or scaling plot, a note instead */
+	CU_ASSERT(!file_nonempty(out, "orders.png"));
+	CU_ASSERT(!file_nonempty(out, "scaling.png"));
 	CU_ASSERT(file_nonempty(out, "trace.json"));
 	CU_ASSERT(file_nonempty(out, "trace-1.json"));
 	CU_ASSERT(file_nonempty(out, "trace-2.json"));
-	check_trace(out, "trace.json", 6);
-	check_trace(out, "trace-2.json", 6);
-	check_trace(out, "trace-1.json", 0);
+	/* 4 waits for a parent or child, and soc's resume waited for the suspend
+	 * phase's end (a barrier wait, drawn because it is on the critical path). */
+	check_trace(out, "trace.json", 6, 5);
+	check_trace(out, "trace-2.json", 6, 5);
+	check_trace(out, "trace-1.json", 0, 0);
 
 	snprintf(path, sizeof(path), "%s/index.html", out);
 	html = slurp(path);
@@ -306,6 +417,9 @@ static void test_report_writes_plots_and_index(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(html, "<img src=\"gantt.png\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(html, "cp-first"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(html, "camera"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(html, "Every scenario/order ran once"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(html, "same number of devices"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(html, "id=\"limits\""));
 	free(html);
 
 	/* The device name's newline and quote must not break the data file's lines. */
@@ -321,6 +435,287 @@ static void test_report_writes_plots_and_index(void)
 		CU_ASSERT_EQUAL(lines, 1 + 6);	/* header + 3 devices x (suspend, resume) */
 	}
 	free(tsv);
+}
+
+static void insert_event_w(sqlite3 *db, int run, int *seq, long long t_us, int dev, const char *kind,
+			   const char *phase, int worker)
+{
+	sqlite3_stmt *st;
+
+	CU_ASSERT_FATAL(sqlite3_prepare_v2(db, "INSERT INTO events VALUES(?1, ?2, ?3, ?4, NULL, ?5, ?6, ?7, 0)",
+					   -1, &st, NULL) == SQLITE_OK);
+	sqlite3_bind_int(st, 1, run);
+	sqlite3_bind_int(st, 2, (*seq)++);
+	sqlite3_bind_int64(st, 3, t_us * 1000);
+	sqlite3_bind_int(st, 4, dev);
+	sqlite3_bind_text(st, 5, kind, -1, SQLITE_STATIC);
+	if (phase)
+		sqlite3_bind_text(st, 6, phase, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 6);
+	sqlite3_bind_int(st, 7, worker);
+	CU_ASSERT(sqlite3_step(st) == SQLITE_DONE);
+	sqlite3_finalize(st);
+}
+
+/*
+ * A hand-built kernel-async run: the chain a <- b <- c (b consumes a, c
+ * consumes b; no parents) and d, independent, on another worker.  d's
+ * suspend ends after c's but before b starts, so "whatever ended last"
+ * would pick d: the wait analysis must pick c, b's consumer.  Times in us:
+ *   probe:   a 0-100, d 0-50, c defers at 50, b 100-200, c 200-300
+ *   suspend: c 1000-2000, d 1000-2100, b 2200-3000, a 3100-4000
+ *   resume:  a 4000-5000, d 4000-4200, b 5100-6000, c 6000-7000
+ */
+static void make_chain_db(const char *path)
+{
+	static const struct { int dev; const char *kind, *phase; long long t; int w; } ev[] = {
+		{ 0, "probe_start", NULL, 0, 1 }, { 3, "probe_start", NULL, 0, 2 },
+		{ 3, "probe_end", NULL, 50, 2 }, { 2, "probe_defer", NULL, 50, 2 },
+		{ 0, "probe_end", NULL, 100, 1 }, { 1, "probe_start", NULL, 100, 1 },
+		{ 1, "probe_end", NULL, 200, 1 }, { 2, "probe_start", NULL, 200, 1 },
+		{ 2, "probe_end", NULL, 300, 1 },
+		{ 2, "suspend_start", "suspend", 1000, 1 }, { 3, "suspend_start", "suspend", 1000, 2 },
+		{ 2, "suspend_end", "suspend", 2000, 1 }, { 3, "suspend_end", "suspend", 2100, 2 },
+		{ 1, "suspend_start", "suspend", 2200, 1 }, { 1, "suspend_end", "suspend", 3000, 1 },
+		{ 0, "suspend_start", "suspend", 3100, 1 }, { 0, "suspend_end", "suspend", 4000, 1 },
+		{ 0, "resume_start", "resume", 4000, 1 }, { 3, "resume_start", "resume", 4000, 2 },
+		{ 3, "resume_end", "resume", 4200, 2 }, { 0, "resume_end", "resume", 5000, 1 },
+		{ 1, "resume_start", "resume", 5100, 1 }, { 1, "resume_end", "resume", 6000, 1 },
+		{ 2, "resume_start", "resume", 6000, 1 }, { 2, "resume_end", "resume", 7000, 1 },
+	};
+	sqlite3 *db;
+	int seq = 0;
+
+	unlink(path);
+	CU_ASSERT_FATAL(sqlite3_open(path, &db) == SQLITE_OK);
+	CU_ASSERT_FATAL(exec_ok(db, schema));
+	CU_ASSERT(exec_ok(db, "INSERT INTO runs VALUES(1, 'chain', 'kernel-async', 'des', 1, 4, 4, 2, 'ok',"
+			  " 7000000, '', '');"
+			  "INSERT INTO links VALUES(1, 0, 1, 0, 'MANAGED'), (1, 1, 2, 1, 'MANAGED'),"
+			  " (1, 2, 3, 2, 'SYNC_STATE_ONLY|INFERRED');"));
+	insert_device(db, 1, 0, "a", -1);
+	insert_device(db, 1, 1, "b", -1);
+	insert_device(db, 1, 2, "c", -1);
+	insert_device(db, 1, 3, "d", -1);
+	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
+		insert_event_w(db, 1, &seq, ev[i].t, ev[i].dev, ev[i].kind, ev[i].phase, ev[i].w);
+	sqlite3_close(db);
+}
+
+/* The largest value of column COL (1-based) over the data lines of a TSV file. */
+static double tsv_max(const char *path, int col)
+{
+	char *s = slurp(path), *line, *save = NULL;
+	double best = -1;
+
+	if (!s)
+		return -1;
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *p = line;
+
+		if (*p == '#')
+			continue;
+		for (int c = 1; c < col && p; c++) {
+			p = strchr(p, '\t');
+			if (p)
+				p++;
+		}
+		if (p && atof(p) > best)
+			best = atof(p);
+	}
+	free(s);
+	return best;
+}
+
+static void test_report_critical_path_is_the_chain(void)
+{
+	/* the chain, in order: a, b, c probe; c, b, a suspend; a, b, c resume */
+	static const char *const want[][2] = {
+		{ "a", "probe" }, { "b", "probe" }, { "c", "probe" },
+		{ "c", "suspend" }, { "b", "suspend" }, { "a", "suspend" },
+		{ "a", "resume" }, { "b", "resume" }, { "c", "resume" },
+	};
+	char db[DIR_LEN], out[DIR_LEN], path[PATH_LEN], err[512];
+	json_error_t jerr;
+	json_t *root, *evs;
+	size_t ncrit = 0;
+
+	path_in(db, sizeof(db), "chain.db");
+	path_in(out, sizeof(out), "chain-out");
+	make_chain_db(db);
+	CU_ASSERT_EQUAL_FATAL(dl_report_write(db, out, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/trace.json", out);
+	root = json_load_file(path, 0, &jerr);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+	evs = json_object_get(root, "traceEvents");
+	for (size_t i = 0; i < json_array_size(evs); i++) {
+		json_t *e = json_array_get(evs, i), *args = json_object_get(e, "args");
+		const char *ph = json_string_value(json_object_get(e, "ph"));
+		const char *nm = json_string_value(json_object_get(e, "name"));
+		const char *phase = json_string_value(json_object_get(args, "phase"));
+		int expected = 0;
+
+		if (!ph || strcmp(ph, "X"))
+			continue;
+		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+			expected |= !strcmp(nm, want[k][0]) && !strcmp(phase, want[k][1]);
+		CU_ASSERT_EQUAL(json_is_true(json_object_get(args, "critical_path")), expected);
+		ncrit += json_is_true(json_object_get(args, "critical_path"));
+		/* b suspended after its consumer c, not after d that ended later */
+		if (!strcmp(nm, "b") && !strcmp(phase, "suspend"))
+			CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(args, "waited_for")), "c");
+		/* c's suspend has no consumer: it waited for the probe phase's last end */
+		if (!strcmp(nm, "c") && !strcmp(phase, "suspend")) {
+			CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(args, "wait")), "phase barrier");
+			CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(args, "waited_for")), "c");
+			CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(args, "waited_for_phase")), "probe");
+		}
+		/* the SYNC_STATE_ONLY link d -> c orders nothing: d waited for the barrier */
+		if (!strcmp(nm, "d") && !strcmp(phase, "resume")) {
+			CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(args, "wait")), "phase barrier");
+			CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(args, "waited_for")), "a");
+		}
+	}
+	CU_ASSERT_EQUAL(ncrit, sizeof(want) / sizeof(want[0]));
+	/* 6 dependency waits (b, c probe; b, a suspend; b, c resume) and the two
+	 * barrier waits on the path (c's suspend, a's resume) */
+	CU_ASSERT_EQUAL(check_flows(evs), 8);
+	json_decref(root);
+
+	/* Gantt: the suspend/resume part of the path, column 8 */
+	snprintf(path, sizeof(path), "%s/gantt.tsv", out);
+	{
+		char *tsv = slurp(path);
+		int crit = 0;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(tsv);
+		for (char *p = tsv; (p = strstr(p, "\t1\n")); p++)
+			crit++;
+		CU_ASSERT_EQUAL(crit, 6);
+		free(tsv);
+	}
+	CU_ASSERT(is_svg(out, "gantt.svg"));
+	/* kernel-async: a and b sleep from the phase's start until their dependency ends */
+	snprintf(path, sizeof(path), "%s/util.tsv", out);
+	CU_ASSERT_DOUBLE_EQUAL(tsv_max(path, 2), 2, 1e-9);	/* busy: two workers at most */
+	CU_ASSERT_DOUBLE_EQUAL(tsv_max(path, 3), 2, 1e-9);	/* blocked */
+	CU_ASSERT_DOUBLE_EQUAL(tsv_max(path, 5), 4, 1e-9);	/* K */
+	CU_ASSERT(is_svg(out, "util.svg"));
+	CU_ASSERT(file_nonempty(out, "util.png"));
+	/* probe: c deferred once: 3 devices with 1 attempt, 1 with 2; 3 with 0 defers, 1 with 1 */
+	snprintf(path, sizeof(path), "%s/probe.tsv", out);
+	{
+		char *tsv = slurp(path);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(tsv);
+		CU_ASSERT_PTR_NOT_NULL(strstr(tsv, "\n0\t0\t0\t3\n1\t1\t3\t1\n2\t2\t1\t0\n"));
+		free(tsv);
+	}
+	CU_ASSERT(is_svg(out, "probe.svg"));
+	snprintf(path, sizeof(path), "%s/index.html", out);
+	{
+		char *html = slurp(path);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+		/* callbacks: 100 + 100 + 100 + 1000 + 800 + 900 + 1000 + 900 + 1000 us; gaps: 700 (c's
+		 * suspend after the probe phase) + 200 + 100 + 0 (a's resume) + 100 + 0 */
+		CU_ASSERT_PTR_NOT_NULL(strstr(html, "Critical path: 9 callbacks, ending at 7.000 ms: 5.900 ms in "
+						    "callbacks, 1.100 ms between"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(html, "<img src=\"util.png\""));
+		CU_ASSERT_PTR_NOT_NULL(strstr(html, "<img src=\"probe.png\""));
+		CU_ASSERT_PTR_NOT_NULL(strstr(html, "Blocked is derived"));
+		free(html);
+	}
+}
+
+static void insert_run(sqlite3 *db, int id, const char *order, int seed, int devices, double mk_ms, double wall_ms)
+{
+	sqlite3_stmt *st;
+
+	CU_ASSERT_FATAL(sqlite3_prepare_v2(db, "INSERT INTO runs VALUES(?1, 'scale', ?2, 'des', ?3, 8, ?4, 0, 'ok',"
+					   " ?5, '', '')", -1, &st, NULL) == SQLITE_OK);
+	sqlite3_bind_int(st, 1, id);
+	sqlite3_bind_text(st, 2, order, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 3, seed);
+	sqlite3_bind_int(st, 4, devices);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)(mk_ms * 1e6));
+	CU_ASSERT(sqlite3_step(st) == SQLITE_DONE);
+	sqlite3_finalize(st);
+	CU_ASSERT_FATAL(sqlite3_prepare_v2(db, "INSERT INTO metrics VALUES(?1, 'wall_ns', ?2), (?1, 'lower_bound_ns', ?3)",
+					   -1, &st, NULL) == SQLITE_OK);
+	sqlite3_bind_int(st, 1, id);
+	sqlite3_bind_double(st, 2, wall_ms * 1e6);
+	sqlite3_bind_double(st, 3, mk_ms * 0.9e6);
+	CU_ASSERT(sqlite3_step(st) == SQLITE_DONE);
+	sqlite3_finalize(st);
+}
+
+#define EVIL_ORDER "cp\"first\t<b>`x`</b>\n"
+
+/* compare --seeds 2 at two sizes: mean and sd per order, a scaling plot of two lines. */
+static void test_report_seeds_and_sizes(void)
+{
+	char db[DIR_LEN], out[DIR_LEN], path[PATH_LEN], err[512], *tsv, *html;
+	sqlite3 *h;
+
+	path_in(db, sizeof(db), "scale.db");
+	path_in(out, sizeof(out), "scale-out");
+	unlink(db);
+	CU_ASSERT_FATAL(sqlite3_open(db, &h) == SQLITE_OK);
+	CU_ASSERT_FATAL(exec_ok(h, schema));
+	insert_run(h, 1, "kernel-async", 1, 100, 10, 1);
+	insert_run(h, 2, "kernel-async", 2, 100, 12, 1);
+	insert_run(h, 3, EVIL_ORDER, 1, 100, 8, 2);
+	insert_run(h, 4, EVIL_ORDER, 2, 100, 8, 2);
+	insert_run(h, 5, "kernel-async", 1, 1000, 100, 10);
+	insert_run(h, 6, EVIL_ORDER, 1, 1000, 80, 20);
+	sqlite3_close(h);
+	CU_ASSERT_EQUAL_FATAL(dl_report_write(db, out, err, sizeof(err)), 0);
+	CU_ASSERT(is_svg(out, "orders.svg"));
+	CU_ASSERT(is_svg(out, "scaling.svg"));
+	CU_ASSERT(file_nonempty(out, "orders.png"));
+	CU_ASSERT(file_nonempty(out, "scaling.png"));
+	snprintf(path, sizeof(path), "%s/orders.tsv", out);
+	tsv = slurp(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tsv);
+	/* 10 and 12 ms: mean 11, sample sd sqrt(2) */
+	CU_ASSERT_PTR_NOT_NULL(strstr(tsv, "\t2\t11.000000\t1.414214\t9.900000\t"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(tsv, "\t2\t8.000000\t0.000000\t7.200000\t"));
+	free(tsv);
+	snprintf(path, sizeof(path), "%s/scaling.tsv", out);
+	tsv = slurp(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tsv);
+	/* two blocks, the hostile order name sanitised to one field of one line */
+	CU_ASSERT_PTR_NOT_NULL(strstr(tsv, "order\tkernel-async\t"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(tsv, "\n\n\norder\tcp'first <b>`x`</b> \tmakespan_ms"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(tsv, "100\t11.000000\t1.000000\t2\n1000\t100.000000\t10.000000\t1\n"));
+	free(tsv);
+	snprintf(path, sizeof(path), "%s/index.html", out);
+	html = slurp(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+	CU_ASSERT_PTR_NOT_NULL(strstr(html, "<img src=\"orders.png\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(html, "<img src=\"scaling.png\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(html, "cp&quot;first\t&lt;b&gt;`x`&lt;/b&gt;\n"));
+	CU_ASSERT_PTR_NULL(strstr(html, "<b>`x`"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(html, "11.000 &plusmn; 1.414"));
+	free(html);
+}
+
+static void test_report_run_choice(void)
+{
+	char db[DIR_LEN], out[DIR_LEN], err[512];
+
+	path_in(db, sizeof(db), "choice.db");
+	path_in(out, sizeof(out), "choice-out");
+	make_db(db, 1);
+	CU_ASSERT_EQUAL(dl_report_write_run(db, out, 7, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "no run 7"));
+	CU_ASSERT(access(out, F_OK) != 0);
+	CU_ASSERT_EQUAL_FATAL(dl_report_write_run(db, out, 1, err, sizeof(err)), 0);
+	/* run 1 has no events: no timeline plots, trace.json is run 1's */
+	CU_ASSERT(!file_nonempty(out, "gantt.png"));
+	check_trace(out, "trace.json", 0, 0);
 }
 
 static void test_report_defaults_out_beside_db(void)
@@ -400,6 +795,9 @@ int main(void)
 		return 1;
 	s = CU_add_suite("report", NULL, NULL);
 	CU_add_test(s, "test_report_writes_plots_and_index", test_report_writes_plots_and_index);
+	CU_add_test(s, "test_report_critical_path_is_the_chain", test_report_critical_path_is_the_chain);
+	CU_add_test(s, "test_report_seeds_and_sizes", test_report_seeds_and_sizes);
+	CU_add_test(s, "test_report_run_choice", test_report_run_choice);
 	CU_add_test(s, "test_report_defaults_out_beside_db", test_report_defaults_out_beside_db);
 	CU_add_test(s, "test_report_without_events_writes_table", test_report_without_events_writes_table);
 	CU_add_test(s, "test_report_refuses_missing_db", test_report_refuses_missing_db);

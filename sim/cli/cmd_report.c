@@ -1,6 +1,8 @@
-/* cmd_report.c - `dlsim report DB [--out DIR]`: plots and index.html (report/report.h). */
+/* cmd_report.c - `dlsim report DB [--out DIR] [--run ID]`: plots, traces and index.html (report/report.h). */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/report.h"
@@ -8,18 +10,24 @@
 
 static void report_usage(FILE *f)
 {
-	fprintf(f, "usage: dlsim report DB [--out DIR]\n\n"
-		   "Write plots (gnuplot, PNG and SVG) and an index.html with the runs table\n"
-		   "for the dlsim database DB: makespan per run and operation with the lower\n"
-		   "bound, and the newest run's suspend/resume timeline (first %d devices).\n\n"
-		   "  --out DIR   output directory (default: 'report' beside DB)\n",
-		DL_REPORT_GANTT_DEVICES);
+	fprintf(f, "usage: dlsim report DB [--out DIR] [--run ID]\n\n"
+		   "Write plots (gnuplot, PNG and SVG), Chrome trace files and an index.html\n"
+		   "for the dlsim database DB: the runs table; makespan per run and operation\n"
+		   "with the lower bound; per scenario/order the mean and sd over seeds; time\n"
+		   "against devices when the runs have several sizes; and for one run an\n"
+		   "interactive timeline (at most %d devices) with the critical path and what\n"
+		   "each callback waited for, busy/blocked workers over time, probe attempts\n"
+		   "and defers, and a suspend/resume Gantt (at most %d devices).\n\n"
+		   "  --out DIR   output directory (default: 'report' beside DB)\n"
+		   "  --run ID    the run drawn in detail (default: the newest)\n",
+		DL_REPORT_TIMELINE_DEVICES, DL_REPORT_GANTT_DEVICES);
 }
 
 int cmd_report(int argc, char **argv)
 {
-	const char *db = NULL, *out = NULL;
+	const char *db = NULL, *out = NULL, *run_arg = NULL;
 	char err[1024], dir[PATH_MAX];
+	long long run = -1;
 	int ret;
 
 	for (int i = 1; i < argc; i++) {
@@ -36,6 +44,14 @@ int cmd_report(int argc, char **argv)
 			out = argv[++i];
 		} else if (!strncmp(a, "--out=", 6)) {
 			out = a + 6;
+		} else if (!strcmp(a, "--run")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "dlsim report: --run needs a run_id\n");
+				return DL_EXIT_USAGE;
+			}
+			run_arg = argv[++i];
+		} else if (!strncmp(a, "--run=", 6)) {
+			run_arg = a + 6;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "dlsim report: unknown option '%s'; try 'dlsim report --help'\n", a);
 			return DL_EXIT_USAGE;
@@ -54,6 +70,16 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "dlsim report: --out needs a directory\n");
 		return DL_EXIT_USAGE;
 	}
+	if (run_arg) {
+		char *end;
+
+		errno = 0;
+		run = strtoll(run_arg, &end, 10);
+		if (errno || end == run_arg || *end || run < 0) {
+			fprintf(stderr, "dlsim report: --run '%s': expected a run_id (a number >= 0)\n", run_arg);
+			return DL_EXIT_USAGE;
+		}
+	}
 	if (!out) {
 		if (dl_report_default_outdir(db, dir, sizeof(dir))) {
 			fprintf(stderr, "dlsim report: %s: path too long\n", db);
@@ -61,7 +87,7 @@ int cmd_report(int argc, char **argv)
 		}
 		out = dir;
 	}
-	ret = dl_report_write(db, out, err, sizeof(err));
+	ret = dl_report_write_run(db, out, (int64_t)run, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "dlsim report: %s\n", err);
 		return DL_EXIT_USAGE;

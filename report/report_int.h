@@ -1,0 +1,94 @@
+/*
+ * report_int.h - what the files of `dlsim report` share (report.c: reading,
+ * traces, the driver; plots.c: data files and gnuplot; page.c: index.html).
+ * Internal to report/.
+ */
+#ifndef DL_REPORT_INT_H
+#define DL_REPORT_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+#include "report/report.h"
+#include "report/timeline.h"
+
+#define NS_PER_MS 1e6
+/* Longest name written into a data file (bytes); plots stay readable. */
+#define LABEL_MAX 48
+/* Most-deferred devices listed under the probe histogram. */
+#define TOP_DEFERRED 10
+/* Bins of the probe histogram at most; wider bins past that many attempts. */
+#define PROBE_BINS 40
+
+enum plot_id { P_MAKESPAN, P_ORDERS, P_SCALING, P_UTIL, P_PROBE, P_GANTT, P_COUNT };
+
+struct run_row {
+	int64_t id, devices, links, seed, workers;
+	char *scenario, *order, *mode, *status;
+	/* NAN when the database has no value. */
+	double makespan, metric_makespan, lower_bound, probe, suspend, resume, wall;
+};
+
+/* Mean and standard deviation of the values added (NAN ones skipped). */
+struct stat_acc { double n, sum, sq; };
+
+/* Runs of one scenario, order, mode, size and K: the seeds of a `compare`. */
+struct group {
+	const struct run_row *newest;
+	struct stat_acc mk, lb, probe, suspend, resume;
+};
+
+struct deferred { int64_t dev_id; int64_t starts, defers; };
+
+struct report {
+	sqlite3 *db;
+	char outdir[PATH_MAX];
+	char *err;
+	size_t errlen;
+	struct run_row *runs;
+	size_t nruns;
+	const struct run_row *sel;	/* the run drawn in detail; NULL: no runs */
+	struct tl_run tl;		/* sel's phases, every device */
+	int have_tl;
+	uint32_t *gantt_row;		/* per tl device: Gantt row or TL_NONE */
+	size_t gantt_rows, gantt_segs;
+	struct group *groups;		/* in order of their newest run, newest last */
+	size_t ngroups, groups_multi;	/* groups_multi: groups of two runs or more */
+	size_t scaling_sizes, scaling_orders;
+	size_t util_points;
+	double util_busy, util_blocked;	/* time-averaged over the run's phases */
+	int util_blocked_derived;
+	size_t probe_devs, probe_bins;
+	int64_t probe_max_attempts;
+	struct deferred top[TOP_DEFERRED];
+	size_t ntop;
+	size_t ntraced;
+	int64_t traced[DL_REPORT_TRACE_RUNS + 1];
+	unsigned plotted;		/* 1 << enum plot_id */
+	int plot_ret;
+	char plot_err[512];
+};
+
+/* report.c */
+int rp_err(struct report *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Opens OUTDIR/NAME for writing (its path in PATH); NULL with errno set. */
+FILE *rp_open_out(struct report *r, const char *name, char *path, size_t pathlen);
+/* Closes F; -EIO (message in r->err) when anything written to it failed. */
+int rp_close_out(struct report *r, FILE *f, const char *path);
+void rp_acc_add(struct stat_acc *a, double v);
+double rp_acc_mean(const struct stat_acc *a);
+double rp_acc_sd(const struct stat_acc *a);
+
+/* plots.c: every data file, and its PNG and SVG when it has something to show. */
+int rp_write_plots(struct report *r);
+bool rp_plotted(const struct report *r, enum plot_id id);
+
+/* page.c */
+int rp_write_index(struct report *r, const char *dbpath);
+
+#endif
