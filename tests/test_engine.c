@@ -222,7 +222,168 @@ static void test_suspend_fault_rolls_back(void)
 		for (int p = DL_PH_PREPARE; p <= DL_PH_SUSPEND_NOIRQ; p++)
 			CU_ASSERT_EQUAL(susp[p], res[DL_PH_COMPLETE - p]);
 		CU_ASSERT(susp[DL_PH_PREPARE] == 100);
+		/* the aborted phase's bound counts only the callbacks that ran */
+		for (uint32_t i = 0; i < r.nops; i++) {
+			CU_ASSERT(r.op[i].lower_bound_ns <= r.op[i].makespan_ns);
+			CU_ASSERT(r.op[i].order_bound_ns <= r.op[i].makespan_ns);
+		}
 		free(rec.ev);
+		free(t);
+	}
+}
+
+/* A supplier whose probe fails leaves its consumers unprobed: the bound stays below makespan. */
+static void test_lower_bound_holds_when_a_probe_fails(void)
+{
+	for (int o = 0; o < DL_ORDER_COUNT; o++) {
+		struct tsc *t = make(0, 60, 19, false);
+		struct dl_run_result r;
+
+		/* chain: device i consumes i + 1, so the failing 30 blocks 0..29 */
+		t->fault[0] = (struct dl_sc_fault){ .dev = 30, .lat_key = DL_LAT_PROBE, .err = 5 };
+		t->sc.nfault = 1;
+		CU_ASSERT(run(t, (enum dl_order)o, 4, NULL, &r) >= 0);
+		for (uint32_t i = 0; i < r.nops; i++) {
+			CU_ASSERT(r.op[i].lower_bound_ns <= r.op[i].makespan_ns);
+			CU_ASSERT(r.op[i].order_bound_ns <= r.op[i].makespan_ns);
+		}
+		free(t);
+	}
+}
+
+/*
+ * The order-specific bound (engine.h): the main thread's serial share never
+ * exceeds the makespan, and for sync, where main runs every callback, it is
+ * at least the work (the spec's lower bound only claims work / K).
+ */
+static void test_main_bound_is_a_bound_for_every_order(void)
+{
+	for (int shape = 0; shape < 3; shape++) {
+		for (int o = 0; o < DL_ORDER_COUNT; o++) {
+			struct tsc *t = make(shape, 150, 23 + (uint64_t)shape, false);
+			struct dl_run_result r;
+
+			CU_ASSERT_EQUAL(run(t, (enum dl_order)o, 4, NULL, &r), 0);
+			for (uint32_t i = 0; i < r.nops; i++) {
+				const struct dl_op_result *op = &r.op[i];
+
+				CU_ASSERT(op->main_bound_ns <= op->makespan_ns);
+				CU_ASSERT(op->order_bound_ns <= op->makespan_ns);
+				CU_ASSERT(op->order_bound_ns >= op->lower_bound_ns);
+				CU_ASSERT(op->order_bound_ns >= op->main_bound_ns);
+				if (o == DL_ORDER_SYNC && op->kind != DL_OP_PROBE)
+					CU_ASSERT(op->main_bound_ns >= op->work_ns);
+				if (o == DL_ORDER_CP_FIRST || o == DL_ORDER_LEVELS)
+					CU_ASSERT_EQUAL(op->main_bound_ns, 0);
+			}
+			CU_ASSERT(r.order_bound_ns <= r.makespan_ns);
+			free(t);
+		}
+	}
+}
+
+/* PM-phase times of device @d after the first event of @after (or from the start). */
+struct pm_times { int64_t st[DL_PH_COUNT], en[DL_PH_COUNT]; };
+
+static void pm_times_after(const struct rec *rec, size_t from, uint32_t d, struct pm_times *pt)
+{
+	for (int p = 0; p < DL_PH_COUNT; p++)
+		pt->st[p] = pt->en[p] = -1;
+	for (size_t i = from; i < rec->n; i++) {
+		const struct dl_event *e = &rec->ev[i];
+
+		if (e->dev != d)
+			continue;
+		if ((e->kind == DL_EV_SUSPEND_START || e->kind == DL_EV_RESUME_START) &&
+		    pt->st[e->phase] < 0)
+			pt->st[e->phase] = e->t_ns;
+		if ((e->kind == DL_EV_SUSPEND_END || e->kind == DL_EV_RESUME_END) &&
+		    pt->en[e->phase] < 0)
+			pt->en[e->phase] = e->t_ns;
+	}
+}
+
+/*
+ * The engine keeps its snapshot of the graph across PM ops: a link added
+ * and a device hot-plugged between two suspend/resume cycles must be obeyed
+ * by the second cycle (consumer A of the new link suspends before its
+ * supplier B and resumes after it; hot-plugged child H before its parent B).
+ */
+static void test_graph_changes_between_pm_ops_are_obeyed(void)
+{
+	for (int o = 0; o < DL_ORDER_COUNT; o++) {
+		struct tsc *t = make(1, 100, 29, false);
+		uint32_t a = t->sc.ndev, b = a + 1, h = a + 2;
+		struct rec rec = { 0 };
+		struct dl_run_result r;
+		struct pm_times ta, tb, th;
+		size_t from = 0;
+
+		if (o == DL_ORDER_NAIVE) {
+			free(t);
+			continue;
+		}
+		for (uint32_t d = a; d <= h; d++) {
+			t->dev[d].name_off = d * 8;
+			snprintf(t->names + d * 8, 8, "x%u", d);
+			t->dev[d].parent = d == h ? b : DL_SC_NONE;
+			t->dev[d].async = 1;
+		}
+		t->dev[h].hotplug = 1;
+		t->sc.ndev += 3;
+		t->op[3] = (struct dl_sc_op){ .kind = DL_OP_LINK_ADD, .dev = a, .dev2 = b };
+		t->op[4] = (struct dl_sc_op){ .kind = DL_OP_ADD, .dev = h, .dev2 = DL_SC_NONE };
+		t->op[5] = (struct dl_sc_op){ .kind = DL_OP_SUSPEND, .dev = DL_SC_NONE,
+					      .dev2 = DL_SC_NONE };
+		t->op[6] = (struct dl_sc_op){ .kind = DL_OP_RESUME, .dev = DL_SC_NONE,
+					      .dev2 = DL_SC_NONE };
+		t->sc.nop = 7;
+		/* (count_violations() reads first occurrences: H has none in the first cycle) */
+		CU_ASSERT_EQUAL(run(t, (enum dl_order)o, 4, &rec, &r), 0);
+		for (size_t i = 0; i < rec.n; i++)
+			if (rec.ev[i].kind == DL_EV_LINK_ADD && rec.ev[i].dev == a) {
+				from = i;
+				break;
+			}
+		CU_ASSERT(from > 0);
+		pm_times_after(&rec, from, a, &ta);
+		pm_times_after(&rec, from, b, &tb);
+		pm_times_after(&rec, from, h, &th);
+		for (int p = DL_PH_PREPARE; p <= DL_PH_SUSPEND_NOIRQ; p++) {
+			CU_ASSERT(ta.en[p] >= 0 && tb.st[p] >= 0 && th.en[p] >= 0);
+			CU_ASSERT(ta.en[p] <= tb.st[p]);
+			CU_ASSERT(th.en[p] <= tb.st[p]);
+		}
+		for (int p = DL_PH_RESUME_NOIRQ; p <= DL_PH_COMPLETE; p++) {
+			CU_ASSERT(tb.en[p] >= 0 && ta.st[p] >= 0 && th.st[p] >= 0);
+			CU_ASSERT(tb.en[p] <= ta.st[p]);
+			CU_ASSERT(tb.en[p] <= th.st[p]);
+		}
+		free(rec.ev);
+		free(t);
+	}
+}
+
+/* Same scenario and seed: the very same event sequence, for every order. */
+static void test_event_sequences_are_reproducible(void)
+{
+	for (int o = 0; o < DL_ORDER_COUNT; o++) {
+		struct tsc *t = make(1, 200, 31, false);
+		struct rec x = { 0 }, y = { 0 };
+		struct dl_run_result a, b;
+
+		t->op[3] = (struct dl_sc_op){ .kind = DL_OP_SUSPEND, .dev = DL_SC_NONE,
+					      .dev2 = DL_SC_NONE };
+		t->op[4] = (struct dl_sc_op){ .kind = DL_OP_RESUME, .dev = DL_SC_NONE,
+					      .dev2 = DL_SC_NONE };
+		t->sc.nop = 5;
+		run(t, (enum dl_order)o, 3, &x, &a);
+		run(t, (enum dl_order)o, 3, &y, &b);
+		CU_ASSERT_EQUAL(x.n, y.n);
+		CU_ASSERT(x.n == y.n && memcmp(x.ev, y.ev, x.n * sizeof(*x.ev)) == 0);
+		CU_ASSERT_EQUAL(a.makespan_ns, b.makespan_ns);
+		free(x.ev);
+		free(y.ev);
 		free(t);
 	}
 }
@@ -243,6 +404,13 @@ int main(void)
 	CU_add_test(s, "test_runs_are_reproducible", test_runs_are_reproducible);
 	CU_add_test(s, "test_orders_see_identical_work", test_orders_see_identical_work);
 	CU_add_test(s, "test_suspend_fault_rolls_back", test_suspend_fault_rolls_back);
+	CU_add_test(s, "test_lower_bound_holds_when_a_probe_fails",
+		    test_lower_bound_holds_when_a_probe_fails);
+	CU_add_test(s, "test_main_bound_is_a_bound_for_every_order",
+		    test_main_bound_is_a_bound_for_every_order);
+	CU_add_test(s, "test_graph_changes_between_pm_ops_are_obeyed",
+		    test_graph_changes_between_pm_ops_are_obeyed);
+	CU_add_test(s, "test_event_sequences_are_reproducible", test_event_sequences_are_reproducible);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	{

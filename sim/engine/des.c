@@ -26,7 +26,17 @@
  * kernel's deferred-probe retry (disabled until late_initcall, then every
  * bind re-triggers all deferred devices); the other orders probe a device
  * when every supplier it needs is bound, so they never defer.
+ *
+ * Data layout.  The graph cannot change while a phase runs, so a phase works
+ * on a snapshot (struct pm_graph): the registered devices numbered by their
+ * place in dpm_list ("positions"), and per kind of phase the devices each
+ * one releases, in CSR form over positions.  Every per-phase array is
+ * indexed by position, so the passes over the graph (waits, lower bound,
+ * priorities, walks) read memory in order instead of chasing dpm_list and
+ * link ids.  The snapshot is kept across PM ops and taken again after any
+ * op that may change the graph (probe and the sequential ops).
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,14 +47,23 @@
 #include "sim/engine/heap.h"
 #include "sim/engine/seqops.h"
 
-#define MAIN_PRIO INT64_MIN
+#define MAIN_TASK UINT32_MAX
 
 enum { ST_IDLE, ST_QUEUED_START, ST_QUEUED_CB, ST_START, ST_BLOCKED, ST_CB, ST_DONE };
 enum { M_IDLE, M_QUEUED, M_BURST, M_WAIT_DEV, M_WAIT_DRAIN, M_DONE };
 enum { PK_SUSPEND, PK_RESUME, PK_PROBE_READY, PK_PROBE_DEFER };
+/* Kinds of release graph: who a finishing device releases. */
+enum { G_SUSPEND, G_RESUME, G_PROBE, G_COUNT };
+
+/* What a work item pays before its callback (or alone, at its start). */
+enum { BK_NONE, BK_QUEUE, BK_WAKE, BK_DEFERRED };
 
 struct ev { int64_t t; uint64_t seq; uint32_t task; };
-struct rq { int64_t prio; uint64_t seq; uint32_t task; };
+/*
+ * cp-first's run queue entry, 16 bytes: seq counts from the phase's first
+ * sequence number (rq_seq0), and a phase takes a few per device.
+ */
+struct rq { int64_t prio; uint32_t seq; uint32_t task; };
 
 static bool ev_less(const struct ev *a, const struct ev *b)
 {
@@ -56,9 +75,35 @@ static bool rq_less(const struct rq *a, const struct rq *b)
 	return a->prio < b->prio || (a->prio == b->prio && a->seq < b->seq);
 }
 
-/* The future-event set and the run queue (bench/: BM_event_queue). */
+/* The future-event set (at most K + 1 bursts) and cp-first's run queue. */
 DL_DEFINE_HEAP(ev_heap, struct ev, ev_less, 2)
-DL_DEFINE_HEAP(rq_heap, struct rq, rq_less, 2)
+DL_DEFINE_HEAP(rq_heap, struct rq, rq_less, 4)
+
+/* One kind of release graph over positions: adj[off[i]..off[i+1]). */
+struct pm_csr {
+	uint32_t *off, *adj;
+	size_t cap;
+	uint64_t gen;            /* pm_graph.gen it was built for; 0: never */
+};
+
+struct pm_graph {
+	uint64_t gen;            /* sim.gen when ord/pos were taken; 0: never */
+	uint32_t m;              /* registered devices */
+	uint32_t *ord;           /* position -> device id (dpm_list order) */
+	uint32_t *pos;           /* device id -> position, DL_NONE if unregistered */
+	uint32_t *prof;          /* position -> latency profile */
+	uint8_t *async;          /* position -> may run async */
+	/*
+	 * position -> suspend phases completed (dl_device.pm_depth): the engine
+	 * keeps it here while the snapshot lives and writes it back to the core
+	 * (graph_flush()) before anything else may look at the core.
+	 */
+	uint8_t *depth;
+	bool depth_dirty;
+	struct pm_csr csr[G_COUNT];
+	struct pm_csr scratch;      /* graph_build_csr()'s rows by device id */
+	const struct pm_csr *cur;   /* the current phase's */
+};
 
 struct sim {
 	const struct dl_scenario *sc;
@@ -66,24 +111,47 @@ struct sim {
 	const struct dl_order_policy *pol;
 	struct dl_run_result *r;
 	struct dl_core core;
-	uint32_t n, K, free_cpus;
+	uint32_t n, K;
 	int64_t now;
 	uint64_t seq;
+	uint64_t gen;            /* bumped by every op that may change the graph */
+	struct pm_graph g;
 	int16_t cur_worker;
 	struct ev_heap ev;
+	/* run queue: main first, then cp-first's heap or a FIFO ring */
+	bool main_req;
 	struct rq_heap rq;
+	uint64_t rq_seq0;
+	uint32_t *fifo, fifo_head, fifo_n, fifo_cap;
 	uint16_t *cpu_free_stack;
 	uint32_t ncpu_free;
 
-	/* per device, for the phase being run */
-	int64_t *lat, *prio, *burst;
-	uint32_t *wait, *level, *cpu;
-	uint8_t *part, *stage, *on_main, *has_fault, *rel;
+	/*
+	 * Per position, for the phase being run: what the event loop touches
+	 * for a device, in one 32-byte record, so that releasing a device costs
+	 * one cache line and not one per array.
+	 */
+	struct task {
+		int64_t lat;         /* callback latency; -1: skipped after an abort */
+		union {
+			int64_t est;     /* phase_scan(): earliest start (every wait done) */
+			int64_t prio;    /* then, cp-first: minus the longest path to the end */
+		};
+		uint32_t wait;       /* devices still to finish before this one */
+		uint32_t level;      /* levels: topological level */
+		uint16_t cpu;        /* the CPU it holds */
+		uint8_t part;        /* takes part in the phase */
+		uint8_t stage;       /* ST_* */
+		uint8_t on_main;     /* runs on the main thread */
+		uint8_t bk;          /* BK_*: overhead of its next burst */
+		uint8_t ran;         /* its callback started in this phase */
+	} *t;
+	uint8_t *has_fault;      /* per device id */
 	uint32_t *fault_used;
 	uint32_t remaining, inflight, alive;
+	uint32_t nparts;         /* positions taking part (part[]) */
+	uint32_t nran;           /* positions whose callback started (mark_ran()) */
 	uint32_t *level_left, nlevels, cur_level, *lvl_off, *lvl_order;
-	uint32_t *dep_off, *dep;
-	size_t dep_cap;
 	bool main_cb_deferred;
 	int64_t *blocked_since;
 
@@ -99,11 +167,18 @@ struct sim {
 	/* main thread */
 	int mstate;
 	uint32_t *walk, nwalk, widx;
-	uint32_t mdev;           /* the device main is bursting on or waiting for */
+	uint32_t mdev;           /* the position main is bursting on or waiting for */
 	int mkind;               /* 0 callback, 1 queue an item */
 	bool deferral_walk;      /* walking the deferred-probe active list */
 };
 
+_Static_assert(sizeof(struct task) == 32, "a task record is half a cache line");
+
+/* The device id at position @i of the snapshot. */
+static inline uint32_t dev_at(const struct sim *s, uint32_t i)
+{
+	return s->g.ord[i];
+}
 
 /* ---- events ---- */
 
@@ -165,11 +240,55 @@ static unsigned phase_lat_key(unsigned phase)
 
 /* ---- CPU bursts ---- */
 
+/*
+ * Ask for a CPU.  The main thread's request goes before every work item (at
+ * most one is pending); items are served FIFO, or by priority for cp-first.
+ * Every request takes a sequence number, the tie-breaker of the heaps.
+ */
 static int burst_request(struct sim *s, uint32_t task, int64_t prio)
 {
-	struct rq e = { .prio = prio, .seq = s->seq++, .task = task };
+	uint64_t seq = s->seq++;
 
-	return rq_heap_push(&s->rq, e);
+	if (task == MAIN_TASK) {
+		s->main_req = true;
+		return 0;
+	}
+	if (s->pol->critical_first) {
+		struct rq e = { .prio = prio, .seq = (uint32_t)(seq - s->rq_seq0), .task = task };
+
+		assert(seq - s->rq_seq0 <= UINT32_MAX);
+		return rq_heap_push(&s->rq, e);
+	}
+	/* a task is queued at most once at a time, so the ring never overflows */
+	s->fifo[(s->fifo_head + s->fifo_n++) % s->fifo_cap] = task;
+	return 0;
+}
+
+static bool rq_empty(const struct sim *s)
+{
+	return !s->main_req && s->rq.n == 0 && s->fifo_n == 0;
+}
+
+static uint32_t rq_pop(struct sim *s)
+{
+	uint32_t task;
+
+	if (s->main_req) {
+		s->main_req = false;
+		return MAIN_TASK;
+	}
+	if (s->pol->critical_first)
+		return rq_heap_pop(&s->rq).task;
+	task = s->fifo[s->fifo_head];
+	s->fifo_head = s->fifo_head + 1 == s->fifo_cap ? 0 : s->fifo_head + 1;
+	s->fifo_n--;
+	return task;
+}
+
+static int64_t overhead(const struct sim *s, unsigned bk)
+{
+	return bk == BK_QUEUE ? cost(s->sc->cost.queue_ns, DL_COST_QUEUE_NS) :
+	       bk == BK_WAKE ? cost(s->sc->cost.wake_ns, DL_COST_WAKE_NS) : 0;
 }
 
 static int burst_start(struct sim *s, uint32_t task, int64_t len)
@@ -179,35 +298,7 @@ static int burst_start(struct sim *s, uint32_t task, int64_t len)
 	return ev_heap_push(&s->ev, e);
 }
 
-/* ---- dependencies within a phase ---- */
-
-/* Visit the devices that wait for @d in this phase, from the link core. */
-#define FOR_EACH_DEPENDENT_RAW(s, d, y, body) do {                                      \
-	const struct dl_device *x_ = &(s)->core.dev[d];                               \
-	if ((s)->pk == PK_SUSPEND) {                                                  \
-		if (x_->parent != DL_NONE) { uint32_t y = x_->parent; body; }          \
-		for (uint32_t i_ = 0; i_ < x_->suppliers.n; i_++) {                   \
-			const struct dl_link *k_ = &(s)->core.link[x_->suppliers.v[i_]];  \
-			if (!dl_link_counts_for_pm(k_)) continue;                        \
-			{ uint32_t y = k_->supplier; body; }                             \
-		}                                                                     \
-	} else if ((s)->pk == PK_RESUME) {                                            \
-		for (uint32_t i_ = 0; i_ < x_->children.n; i_++) {                    \
-			uint32_t y = x_->children.v[i_]; body;                           \
-		}                                                                     \
-		for (uint32_t i_ = 0; i_ < x_->consumers.n; i_++) {                   \
-			const struct dl_link *k_ = &(s)->core.link[x_->consumers.v[i_]];  \
-			if (!dl_link_counts_for_pm(k_)) continue;                        \
-			{ uint32_t y = k_->consumer; body; }                             \
-		}                                                                     \
-	} else {                                                                      \
-		for (uint32_t i_ = 0; i_ < x_->consumers.n; i_++) {                   \
-			const struct dl_link *k_ = &(s)->core.link[x_->consumers.v[i_]];  \
-			if (!probe_link(k_)) continue;                                   \
-			{ uint32_t y = k_->consumer; body; }                             \
-		}                                                                     \
-	}                                                                             \
-} while (0)
+/* ---- the phase's graph (struct pm_graph) ---- */
 
 static bool probe_link(const struct dl_link *k)
 {
@@ -216,48 +307,176 @@ static bool probe_link(const struct dl_link *k)
 }
 
 /*
- * The graph does not change within a phase, so each phase first copies the
- * edges between participating devices into CSR arrays: every later pass
- * (waits, lower bound, priorities, completions) then reads contiguous memory
- * instead of chasing link ids into the link array.
+ * Visit, from the link core, the devices that device @d releases when it
+ * finishes a phase of @kind: suspending, its parent and its suppliers (they
+ * wait for their children and consumers); resuming, its children and its
+ * consumers; probing, the consumers whose probe needs it bound.  The order
+ * of the visits is the order of the releases, so it is part of the
+ * deterministic event sequence.
  */
-#define FOR_EACH_DEPENDENT(s, d, y, body) do {                                      \
-	for (uint32_t j_ = (s)->dep_off[d]; j_ < (s)->dep_off[(d) + 1]; j_++) {       \
-		uint32_t y = (s)->dep[j_]; body;                                      \
+#define FOR_EACH_RELEASED_RAW(c, kind, d, y, body) do {                              \
+	const struct dl_device *x_ = &(c)->dev[d];                                    \
+	if ((kind) == G_SUSPEND) {                                                    \
+		if (x_->parent != DL_NONE) { uint32_t y = x_->parent; body; }          \
+		for (uint32_t i_ = 0; i_ < x_->suppliers.n; i_++) {                   \
+			const struct dl_link *k_ = &(c)->link[x_->suppliers.v[i_]];     \
+			if (!dl_link_counts_for_pm(k_)) continue;                        \
+			{ uint32_t y = k_->supplier; body; }                             \
+		}                                                                     \
+	} else if ((kind) == G_RESUME) {                                              \
+		for (uint32_t i_ = 0; i_ < x_->children.n; i_++) {                    \
+			uint32_t y = x_->children.v[i_]; body;                           \
+		}                                                                     \
+		for (uint32_t i_ = 0; i_ < x_->consumers.n; i_++) {                   \
+			const struct dl_link *k_ = &(c)->link[x_->consumers.v[i_]];     \
+			if (!dl_link_counts_for_pm(k_)) continue;                        \
+			{ uint32_t y = k_->consumer; body; }                             \
+		}                                                                     \
+	} else {                                                                      \
+		for (uint32_t i_ = 0; i_ < x_->consumers.n; i_++) {                   \
+			const struct dl_link *k_ = &(c)->link[x_->consumers.v[i_]];     \
+			if (!probe_link(k_)) continue;                                   \
+			{ uint32_t y = k_->consumer; body; }                             \
+		}                                                                     \
 	}                                                                             \
 } while (0)
 
-static int build_csr(struct sim *s)
+/* The positions that position @i releases in the current phase. */
+#define FOR_EACH_RELEASED(s, i, y, body) do {                                        \
+	const struct pm_csr *g_ = (s)->g.cur;                                         \
+	for (uint32_t j_ = g_->off[i]; j_ < g_->off[(i) + 1]; j_++) {                 \
+		uint32_t y = g_->adj[j_]; body;                                       \
+	}                                                                             \
+} while (0)
+
+/* Give the core back the pm_depth of every device (graph.depth). */
+static void graph_flush(struct sim *s)
 {
-	uint32_t *off = s->dep_off;
-	size_t total = 0;
+	struct pm_graph *g = &s->g;
 
-	for (uint32_t d = 0; d <= s->n; d++)
-		off[d] = 0;
-	for (uint32_t d = 0; d < s->n; d++) {
-		uint32_t k = 0;
+	if (!g->depth_dirty)
+		return;
+	for (uint32_t i = 0; i < g->m; i++)
+		s->core.dev[g->ord[i]].pm_depth = g->depth[i];
+	g->depth_dirty = false;
+}
 
-		if (s->part[d])
-			FOR_EACH_DEPENDENT_RAW(s, d, y, { k += s->part[y]; });
-		off[d] = (uint32_t)total;
-		total += k;
+/*
+ * Number the registered devices by their place in dpm_list, and copy the
+ * device fields the phases read, so that they are read in position order.
+ */
+static void graph_take_order(struct sim *s)
+{
+	struct pm_graph *g = &s->g;
+	uint32_t m = 0;
+
+	graph_flush(s);
+	for (uint32_t d = 0; d < s->n; d++)
+		g->pos[d] = DL_NONE;
+	for (dl_dev_t d = s->core.dpm_head; d != DL_NONE; d = s->core.dev[d].dpm_next) {
+		const struct dl_device *x = &s->core.dev[d];
+
+		g->ord[m] = d;
+		g->prof[m] = s->sc->dev[d].profile;
+		g->async[m] = x->async;
+		g->depth[m] = x->pm_depth;
+		g->pos[d] = m++;
 	}
-	off[s->n] = (uint32_t)total;
-	if (total > s->dep_cap) {
-		uint32_t *nd = realloc(s->dep, total * sizeof(*nd));
+	g->m = m;
+	g->gen = s->gen;
+}
 
-		if (!nd)
+/* The latency of position @i for @key in this op (dl_latency_sample: keyed by device id). */
+static int64_t sample_at(struct sim *s, uint32_t i, unsigned key)
+{
+	const struct dl_profile *p = &s->sc->prof[s->g.prof[i]];
+
+	return dl_latency_sample(&p->lat[key], s->o->seed, s->g.ord[i], key, s->op_index);
+}
+
+static int csr_reserve(struct pm_csr *c, size_t need)
+{
+	if (need > c->cap) {
+		size_t cap = c->cap ? c->cap : 1024;
+		uint32_t *na;
+
+		while (cap < need)
+			cap *= 2;
+		na = realloc(c->adj, cap * sizeof(*na));
+		if (!na)
 			return -ENOMEM;
-		s->dep = nd;
-		s->dep_cap = total;
-	}
-	for (uint32_t d = 0; d < s->n; d++) {
-		uint32_t pos = off[d];
-
-		if (s->part[d])
-			FOR_EACH_DEPENDENT_RAW(s, d, y, { if (s->part[y]) s->dep[pos++] = y; });
+		c->adj = na;
+		c->cap = cap;
 	}
 	return 0;
+}
+
+/*
+ * Row i lists the positions that position i releases.  The core is read by
+ * device id, the order its arrays and vectors were allocated in, into a
+ * scratch CSR by id; the rows are then copied in position order.
+ */
+static int graph_build_csr(struct sim *s, unsigned kind)
+{
+	struct pm_graph *g = &s->g;
+	struct pm_csr *t = &g->scratch, *c = &g->csr[kind];
+	size_t total = 0;
+
+	for (uint32_t d = 0; d < s->n; d++) {
+		const struct dl_device *x = &s->core.dev[d];
+		size_t most = kind == G_SUSPEND ? 1u + x->suppliers.n :
+			      kind == G_RESUME ? (size_t)x->children.n + x->consumers.n :
+			      x->consumers.n;
+
+		t->off[d] = (uint32_t)total;
+		if (g->pos[d] == DL_NONE)
+			continue;
+		if (csr_reserve(t, total + most))
+			return -ENOMEM;
+		FOR_EACH_RELEASED_RAW(&s->core, kind, d, y, {
+			if (g->pos[y] != DL_NONE)
+				t->adj[total++] = g->pos[y];
+		});
+	}
+	t->off[s->n] = (uint32_t)total;
+	if (csr_reserve(c, total))
+		return -ENOMEM;
+	total = 0;
+	for (uint32_t i = 0; i < g->m; i++) {
+		uint32_t d = g->ord[i];
+
+		c->off[i] = (uint32_t)total;
+		for (uint32_t j = t->off[d]; j < t->off[d + 1]; j++) {
+			/* positions are a topological order: suspend releases go back, the others forward */
+			assert(kind == G_SUSPEND ? t->adj[j] < i : t->adj[j] > i);
+			c->adj[total++] = t->adj[j];
+		}
+	}
+	c->off[g->m] = (uint32_t)total;
+	c->gen = g->gen;
+	return 0;
+}
+
+/* Make g.cur the current graph of @kind, taking a new snapshot if the graph may have changed. */
+static int graph_get(struct sim *s, unsigned kind)
+{
+	struct pm_graph *g = &s->g;
+
+	if (g->gen != s->gen)
+		graph_take_order(s);
+	if (g->csr[kind].gen != g->gen) {
+		int err = graph_build_csr(s, kind);
+
+		if (err)
+			return err;
+	}
+	g->cur = &g->csr[kind];
+	return 0;
+}
+
+static unsigned graph_kind(int pk)
+{
+	return pk == PK_SUSPEND ? G_SUSPEND : pk == PK_RESUME ? G_RESUME : G_PROBE;
 }
 
 static void on_ready(struct sim *s, uint32_t y);
@@ -266,26 +485,28 @@ static void main_kick(struct sim *s);
 
 static void device_finished(struct sim *s, uint32_t d)
 {
-	s->stage[d] = ST_DONE;
+	s->t[d].stage = ST_DONE;
 	s->remaining--;
 	if (s->pk == PK_PROBE_DEFER)
 		return;
-	if (s->pol->level_barrier && s->part[d] && --s->level_left[s->level[d]] == 0) {
+	if (s->pol->level_barrier && s->t[d].part && --s->level_left[s->t[d].level] == 0) {
 		while (s->cur_level + 1 < s->nlevels && s->level_left[s->cur_level] == 0) {
 			s->cur_level++;
 			for (uint32_t i = s->lvl_off[s->cur_level]; i < s->lvl_off[s->cur_level + 1]; i++) {
 				uint32_t z = s->lvl_order[i];
 
-				if (s->wait[z] == 0)
+				if (s->t[z].wait == 0)
 					on_ready(s, z);
 			}
 		}
 	}
-	if (s->pk == PK_PROBE_READY && s->core.dev[d].state != DL_DEV_DRIVER_BOUND)
+	if (s->pk == PK_PROBE_READY && s->core.dev[dev_at(s, d)].state != DL_DEV_DRIVER_BOUND)
 		return;   /* a failed probe releases nobody */
-	FOR_EACH_DEPENDENT(s, d, y, {
-		if (s->part[y] && s->stage[y] != ST_DONE && s->wait[y] > 0) {
-			if (--s->wait[y] == 0)
+	/* the released devices are scattered: start every miss at once */
+	FOR_EACH_RELEASED(s, d, y, { __builtin_prefetch(&s->t[y]); });
+	FOR_EACH_RELEASED(s, d, y, {
+		if (s->t[y].part && s->t[y].stage != ST_DONE && s->t[y].wait > 0) {
+			if (--s->t[y].wait == 0)
 				on_ready(s, y);
 		}
 	});
@@ -296,39 +517,51 @@ static void on_ready(struct sim *s, uint32_t y)
 {
 	if (s->aborted)
 		return;
-	if (s->on_main[y]) {
+	if (s->t[y].on_main) {
 		if (s->mstate == M_WAIT_DEV && s->mdev == y)
 			main_kick(s);
 		return;
 	}
-	if (s->pol->level_barrier && s->level[y] > s->cur_level)
+	if (s->pol->level_barrier && s->t[y].level > s->cur_level)
 		return;
-	if (s->stage[y] == ST_BLOCKED) {
+	if (s->t[y].stage == ST_BLOCKED) {
 		s->r->wakeups++;
 		s->opr->wakeups++;
 		s->opr->blocked_ns += s->now - s->blocked_since[y];
-		s->stage[y] = ST_QUEUED_CB;
-		s->burst[y] = cost(s->sc->cost.wake_ns, DL_COST_WAKE_NS);
-		burst_request(s, y, s->prio[y]);
+		s->t[y].stage = ST_QUEUED_CB;
+		s->t[y].bk = BK_WAKE;
+		burst_request(s, y, s->t[y].prio);
 		s->alive--;   /* counted again when it gets a CPU */
 		return;
 	}
-	if (s->stage[y] != ST_IDLE || s->pol->queue_up_front)
+	if (s->t[y].stage != ST_IDLE || s->pol->queue_up_front)
 		return;   /* classic items are queued by the walk */
-	s->stage[y] = ST_QUEUED_CB;
-	s->burst[y] = cost(s->sc->cost.queue_ns, DL_COST_QUEUE_NS);
+	s->t[y].stage = ST_QUEUED_CB;
+	s->t[y].bk = BK_QUEUE;
 	s->inflight++;
-	burst_request(s, y, s->prio[y]);
+	burst_request(s, y, s->t[y].prio);
 }
 
-/* The callback of @d starts now on the current CPU; returns its length. */
-static int64_t callback_begin(struct sim *s, uint32_t d, bool *deferred)
+/* Position @i's callback (not a deferring probe attempt) started in this phase. */
+static void mark_ran(struct sim *s, uint32_t i)
 {
+	if (!s->t[i].ran) {
+		s->t[i].ran = 1;
+		s->nran++;
+	}
+}
+
+/* The callback of position @i starts now on the current CPU; returns its length. */
+static int64_t callback_begin(struct sim *s, uint32_t i, bool *deferred)
+{
+	uint32_t d = dev_at(s, i);
+
 	*deferred = false;
 	if (s->pk == PK_SUSPEND || s->pk == PK_RESUME) {
+		mark_ran(s, i);
 		emit(s, s->pk == PK_SUSPEND ? DL_EV_SUSPEND_START : DL_EV_RESUME_START, d,
 		     s->phase, 0);
-		return s->lat[d];
+		return s->t[i].lat;
 	}
 	/* probe */
 	if (dl_probe_begin(&s->core, d, !s->pol->link_aware) != 0) {
@@ -339,12 +572,14 @@ static int64_t callback_begin(struct sim *s, uint32_t d, bool *deferred)
 		return cost(s->sc->cost.probe_check_ns, DL_COST_PROBE_CHECK_NS);
 	}
 	s->opr->probe_attempts++;
+	mark_ran(s, i);
 	emit(s, DL_EV_PROBE_START, d, 0, 0);
-	return s->lat[d];
+	return s->t[i].lat;
 }
 
-static void callback_end(struct sim *s, uint32_t d, bool deferred)
+static void callback_end(struct sim *s, uint32_t i, bool deferred)
 {
+	uint32_t d = dev_at(s, i);
 	int err;
 
 	if (s->pk == PK_SUSPEND || s->pk == PK_RESUME) {
@@ -359,12 +594,13 @@ static void callback_end(struct sim *s, uint32_t d, bool deferred)
 					s->abort_dev = d;
 				}
 			} else {
-				s->core.dev[d].pm_depth = (uint8_t)(s->phase + 1);
+				s->g.depth[i] = (uint8_t)(s->phase + 1);
 			}
 		} else {
-			s->core.dev[d].pm_depth = (uint8_t)(DL_PH_COMPLETE - s->phase);
+			s->g.depth[i] = (uint8_t)(DL_PH_COMPLETE - s->phase);
 		}
-		device_finished(s, d);
+		s->g.depth_dirty = true;
+		device_finished(s, i);
 		return;
 	}
 	if (!deferred) {
@@ -372,23 +608,25 @@ static void callback_end(struct sim *s, uint32_t d, bool deferred)
 		dl_probe_end(&s->core, d, err);
 		emit(s, DL_EV_PROBE_END, d, 0, err);
 	}
-	device_finished(s, d);
+	device_finished(s, i);
 }
 
 /* ---- the main thread ---- */
 
-static bool main_next(struct sim *s, uint32_t *d)
+static bool main_next(struct sim *s, uint32_t *i)
 {
 	if (s->deferral_walk) {
-		*d = dl_deferred_next(&s->core);
-		return *d != DL_NONE;
+		uint32_t d = dl_deferred_next(&s->core);
+
+		*i = d == DL_NONE ? DL_NONE : s->g.pos[d];
+		return d != DL_NONE;
 	}
 	while (s->widx < s->nwalk) {
 		uint32_t x = s->walk[s->widx++];
 
-		if (s->part[x] && (s->on_main[x] || s->pol->queue_up_front ||
+		if (s->t[x].part && (s->t[x].on_main || s->pol->queue_up_front ||
 				   s->pk == PK_PROBE_DEFER)) {
-			*d = x;
+			*i = x;
 			return true;
 		}
 	}
@@ -402,11 +640,11 @@ static void main_kick(struct sim *s)
 
 	for (;;) {
 		if (s->mstate == M_WAIT_DEV) {
-			if (s->wait[s->mdev] > 0 && s->pol->link_aware && !s->aborted)
+			if (s->t[s->mdev].wait > 0 && s->pol->link_aware && !s->aborted)
 				return;
 			s->mkind = 0;
 			s->mstate = M_QUEUED;
-			burst_request(s, UINT32_MAX, MAIN_PRIO);
+			burst_request(s, MAIN_TASK, 0);
 			return;
 		}
 		if (s->mstate == M_QUEUED || s->mstate == M_BURST)
@@ -433,38 +671,34 @@ static void main_kick(struct sim *s)
 					s->mstate = M_DONE;
 					return;
 				}
+				d = s->g.pos[d];
 			} else {
 				s->mstate = M_DONE;
 				return;
 			}
 		}
 		if (s->pk == PK_PROBE_DEFER &&
-		    (s->stage[d] == ST_QUEUED_CB || s->stage[d] == ST_CB ||
-		     s->core.dev[d].state != DL_DEV_NO_DRIVER))
+		    (s->t[d].stage == ST_QUEUED_CB || s->t[d].stage == ST_CB ||
+		     s->core.dev[dev_at(s, d)].state != DL_DEV_NO_DRIVER))
 			continue;   /* already probing or bound: bus_probe_device() is a no-op */
 		s->mdev = d;
 		if (s->pk == PK_PROBE_DEFER) {
-			if (!s->part[d]) {
-				s->part[d] = 1;
+			if (!s->t[d].part) {
+				s->t[d].part = 1;
 				s->remaining++;
+				s->nparts++;
 			}
-			s->stage[d] = ST_IDLE;
-			if (s->pol->use_async_flag && s->core.dev[d].async) {
-				s->mkind = 1;
-				s->mstate = M_QUEUED;
-				burst_request(s, UINT32_MAX, MAIN_PRIO);
-				return;
-			}
-			s->mkind = 0;
+			s->t[d].stage = ST_IDLE;
+			s->mkind = s->pol->use_async_flag && s->core.dev[dev_at(s, d)].async;
 			s->mstate = M_QUEUED;
-			burst_request(s, UINT32_MAX, MAIN_PRIO);
+			burst_request(s, MAIN_TASK, 0);
 			return;
 		}
-		if (!s->on_main[d]) {
+		if (!s->t[d].on_main) {
 			/* classic async: queue the item up front */
 			s->mkind = 1;
 			s->mstate = M_QUEUED;
-			burst_request(s, UINT32_MAX, MAIN_PRIO);
+			burst_request(s, MAIN_TASK, 0);
 			return;
 		}
 		s->mstate = M_WAIT_DEV;
@@ -481,11 +715,11 @@ static void main_got_cpu(struct sim *s)
 	} else {
 		bool deferred;
 
-		s->stage[s->mdev] = ST_CB;
+		s->t[s->mdev].stage = ST_CB;
 		len += callback_begin(s, s->mdev, &deferred);
 		s->main_cb_deferred = deferred;
 	}
-	burst_start(s, UINT32_MAX, len);
+	burst_start(s, MAIN_TASK, len);
 }
 
 static void main_burst_done(struct sim *s)
@@ -495,10 +729,10 @@ static void main_burst_done(struct sim *s)
 	s->mstate = M_IDLE;
 	if (s->mkind == 1) {
 		/* the queued item */
-		s->stage[d] = s->pk == PK_PROBE_DEFER ? ST_QUEUED_CB : ST_QUEUED_START;
-		s->burst[d] = s->pk == PK_PROBE_DEFER ? 0 : cost(s->sc->cost.wake_ns, DL_COST_WAKE_NS);
+		s->t[d].stage = s->pk == PK_PROBE_DEFER ? ST_QUEUED_CB : ST_QUEUED_START;
+		s->t[d].bk = s->pk == PK_PROBE_DEFER ? BK_NONE : BK_WAKE;
 		s->inflight++;
-		burst_request(s, d, s->prio[d]);
+		burst_request(s, d, s->t[d].prio);
 	} else {
 		callback_end(s, d, s->main_cb_deferred);
 	}
@@ -512,23 +746,23 @@ static void item_got_cpu(struct sim *s, uint32_t d)
 	s->alive++;
 	if (s->alive > s->opr->peak_workers)
 		s->opr->peak_workers = s->alive;
-	if (s->stage[d] == ST_QUEUED_START) {
-		s->stage[d] = ST_START;
-		burst_start(s, d, s->burst[d]);
+	if (s->t[d].stage == ST_QUEUED_START) {
+		s->t[d].stage = ST_START;
+		burst_start(s, d, overhead(s, s->t[d].bk));
 		return;
 	}
 	/* ST_QUEUED_CB: the overhead, then the callback */
-	s->stage[d] = ST_CB;
+	s->t[d].stage = ST_CB;
 	if (s->aborted && s->pk != PK_PROBE_DEFER && s->pk != PK_PROBE_READY) {
-		burst_start(s, d, s->burst[d]);   /* skips the callback: async_error */
-		s->lat[d] = -1;
+		burst_start(s, d, overhead(s, s->t[d].bk));   /* skips the callback: async_error */
+		s->t[d].lat = -1;
 		return;
 	}
 	{
 		bool deferred;
-		int64_t len = s->burst[d] + callback_begin(s, d, &deferred);
+		int64_t len = overhead(s, s->t[d].bk) + callback_begin(s, d, &deferred);
 
-		s->burst[d] = deferred ? -2 : 0;
+		s->t[d].bk = deferred ? BK_DEFERRED : BK_NONE;
 		burst_start(s, d, len);
 	}
 }
@@ -540,35 +774,35 @@ static void cpu_release(struct sim *s, uint32_t cpu)
 
 static void item_burst_done(struct sim *s, uint32_t d)
 {
-	if (s->stage[d] == ST_START) {
+	if (s->t[d].stage == ST_START) {
 		if (s->aborted) {
-			s->stage[d] = ST_DONE;
+			s->t[d].stage = ST_DONE;
 			s->remaining--;
 			s->inflight--;
 			s->alive--;
 			return;
 		}
-		if (s->wait[d] == 0) {
+		if (s->t[d].wait == 0) {
 			bool deferred;
 
-			s->stage[d] = ST_CB;
-			s->burst[d] = 0;
+			s->t[d].stage = ST_CB;
+			s->t[d].bk = BK_NONE;
 			burst_start(s, d, callback_begin(s, d, &deferred));
-			s->cpu[d] = s->cur_worker;   /* keeps its CPU */
+			s->t[d].cpu = (uint16_t)s->cur_worker;   /* keeps its CPU */
 			return;
 		}
-		s->stage[d] = ST_BLOCKED;
+		s->t[d].stage = ST_BLOCKED;
 		s->blocked_since[d] = s->now;
 		s->opr->blocked_ns += cost(s->sc->cost.switch_ns, DL_COST_SWITCH_NS);
 		return;
 	}
 	s->alive--;
 	s->inflight--;
-	if (s->lat[d] == -1 && s->aborted) {
-		s->stage[d] = ST_DONE;
+	if (s->t[d].lat == -1 && s->aborted) {
+		s->t[d].stage = ST_DONE;
 		s->remaining--;
 	} else {
-		callback_end(s, d, s->burst[d] == -2);
+		callback_end(s, d, s->t[d].bk == BK_DEFERRED);
 	}
 	if (s->mstate == M_WAIT_DRAIN && s->inflight == 0) {
 		s->mstate = M_IDLE;
@@ -579,18 +813,18 @@ static void item_burst_done(struct sim *s, uint32_t d)
 /* Hand free CPUs to queued bursts. */
 static void dispatch(struct sim *s)
 {
-	while (s->ncpu_free && s->rq.n) {
-		struct rq e = rq_heap_pop(&s->rq);
-		uint32_t cpu = s->cpu_free_stack[--s->ncpu_free];
+	while (s->ncpu_free && !rq_empty(s)) {
+		uint32_t task = rq_pop(s);
+		uint16_t cpu = s->cpu_free_stack[--s->ncpu_free];
 
 		s->cur_worker = (int16_t)cpu;
-		if (e.task == UINT32_MAX) {
+		if (task == MAIN_TASK) {
 			s->cur_worker = 0;
-			s->cpu[s->n] = cpu;
+			s->t[s->n].cpu = cpu;
 			main_got_cpu(s);
 		} else {
-			s->cpu[e.task] = cpu;
-			item_got_cpu(s, e.task);
+			s->t[task].cpu = cpu;
+			item_got_cpu(s, task);
 		}
 	}
 }
@@ -605,15 +839,22 @@ static int run_loop(struct sim *s)
 		uint32_t cpu;
 
 		s->now = e.t;
-		if (e.task == UINT32_MAX) {
-			cpu = s->cpu[s->n];
+		if (s->ev.n && s->ev.v[0].task != MAIN_TASK) {
+			/* the next burst to end: its row and record, while this one runs */
+			uint32_t nx = s->ev.v[0].task;
+
+			__builtin_prefetch(&s->g.cur->off[nx]);
+			__builtin_prefetch(&s->t[nx]);
+		}
+		if (e.task == MAIN_TASK) {
+			cpu = s->t[s->n].cpu;
 			s->cur_worker = 0;
 			cpu_release(s, cpu);
 			main_burst_done(s);
 		} else {
-			cpu = s->cpu[e.task];
+			cpu = s->t[e.task].cpu;
 			s->cur_worker = (int16_t)cpu;
-			if (s->stage[e.task] == ST_START && !s->aborted && s->wait[e.task] == 0) {
+			if (s->t[e.task].stage == ST_START && !s->aborted && s->t[e.task].wait == 0) {
 				item_burst_done(s, e.task);   /* continues on the same CPU */
 			} else {
 				cpu_release(s, cpu);
@@ -634,235 +875,323 @@ static int run_loop(struct sim *s)
 
 /* ---- phases ---- */
 
-static void lower_bound(struct sim *s, int64_t *cp_out, int64_t *work_out)
+/*
+ * One pass over the phase in topological order (dpm_list's, or the level
+ * order, both are): who runs on main, how many devices each one waits for,
+ * and the lower bound.  For the bound, visit every device before the devices
+ * it releases and push finish times: t[i].est ends as the earliest time
+ * position i could start (main_bound() reads it), cp as the longest chain of
+ * latencies, work as their sum.
+ */
+static void phase_scan(struct sim *s, int64_t *cp_out, int64_t *work_out)
 {
-	/*
-	 * Longest chain of latencies: visit devices before the ones that wait
-	 * for them (dpm_list is a topological order) and push finish times.
-	 */
 	int64_t cp = 0, work = 0;
-	int64_t *best = s->burst;
-	bool fwd = s->pk != PK_SUSPEND;
-	dl_dev_t d = fwd ? s->core.dpm_head : s->core.dpm_tail;
+	uint32_t m = s->g.m;
+	bool fwd = s->pk != PK_SUSPEND, count_waits = s->pk != PK_PROBE_DEFER;
 
-	for (uint32_t i = 0; i <= s->n; i++)
-		best[i] = 0;
-	while (d != DL_NONE) {
-		if (s->part[d]) {
-			int64_t ef = best[d] + s->lat[d];
+	for (uint32_t k = 0; k < m; k++) {
+		uint32_t i = fwd ? k : m - 1 - k;
+		struct task *x = &s->t[i];
+		int64_t ef;
 
-			work += s->lat[d];
-			if (ef > cp)
-				cp = ef;
-			FOR_EACH_DEPENDENT(s, d, y, {
-				if (best[y] < ef)
-					best[y] = ef;
-			});
-		}
-		d = fwd ? s->core.dev[d].dpm_next : s->core.dev[d].dpm_prev;
+		if (!x->part)
+			continue;
+		s->remaining++;
+		if (s->pk == PK_PROBE_DEFER)
+			x->on_main = !(s->pol->use_async_flag && s->g.async[i]);
+		else if (s->pol->all_async)
+			x->on_main = 0;
+		else if (s->pol->use_async_flag)
+			x->on_main = !s->g.async[i];
+		else
+			x->on_main = 1;
+		ef = x->est + x->lat;
+		work += x->lat;
+		if (ef > cp)
+			cp = ef;
+		/* (a released device outside the phase counts waits nobody reads) */
+		FOR_EACH_RELEASED(s, i, y, {
+			struct task *z = &s->t[y];
+
+			z->wait += count_waits;
+			if (z->est < ef)
+				z->est = ef;
+		});
 	}
 	*cp_out = cp;
 	*work_out = work;
 }
 
-/* cp-first priority (longest path to the end) and levels. */
+/*
+ * The bound of a phase in which some callbacks never ran: a fault aborted
+ * it (nothing new starts after the failure), or a failed probe left its
+ * consumers unprobed.  The bound of the whole phase may then exceed what
+ * was run; the callbacks that did run kept every wait among themselves, so
+ * the phase took at least max(their critical path, their work / K).
+ */
+static void ran_bound(struct sim *s, int64_t *cp_out, int64_t *work_out)
+{
+	int64_t cp = 0, work = 0;
+	uint32_t m = s->g.m;
+	bool fwd = s->pk != PK_SUSPEND;
+
+	for (uint32_t i = 0; i < m; i++)
+		s->t[i].est = 0;
+	for (uint32_t k = 0; k < m; k++) {
+		uint32_t i = fwd ? k : m - 1 - k;
+		struct task *x = &s->t[i];
+		int64_t ef;
+
+		if (!x->part || !x->ran)
+			continue;
+		ef = x->est + x->lat;
+		work += x->lat;
+		if (ef > cp)
+			cp = ef;
+		FOR_EACH_RELEASED(s, i, y, {
+			if (s->t[y].est < ef)
+				s->t[y].est = ef;
+		});
+	}
+	*cp_out = cp;
+	*work_out = work;
+}
+
+/*
+ * The main thread's serial share: it handles its devices one at a time in
+ * walk order, each no earlier than the devices it waits for could be done
+ * (t[i].est from phase_scan()), paying main_ns per device it walks and
+ * queue_ns per item it queues up front.  Whatever the workers do, the phase
+ * cannot end before main has, so this is a bound for the order being run
+ * (0 for the orders whose main thread only waits).
+ */
+static int64_t main_bound(const struct sim *s)
+{
+	int64_t t = 0, main_ns = cost(s->sc->cost.main_ns, DL_COST_MAIN_NS);
+	int64_t queue_ns = cost(s->sc->cost.queue_ns, DL_COST_QUEUE_NS);
+
+	if ((s->pk != PK_SUSPEND && s->pk != PK_RESUME) || s->pol->all_async)
+		return 0;   /* probe, or main only waits */
+	for (uint32_t k = 0; k < s->nwalk; k++) {
+		uint32_t i = s->walk[k];
+
+		if (!s->t[i].part)
+			continue;
+		if (s->t[i].on_main) {
+			if (s->pol->link_aware && s->t[i].est > t)
+				t = s->t[i].est;
+			t += main_ns + s->t[i].lat;
+		} else if (s->pol->queue_up_front) {
+			t += main_ns + queue_ns;
+		}
+	}
+	return t;
+}
+
+/* cp-first: priority = minus the longest path to the end of the phase. */
 static void priorities(struct sim *s)
 {
-	bool fwd = s->pk == PK_SUSPEND;   /* dependents come first in this direction */
-	dl_dev_t d = fwd ? s->core.dpm_head : s->core.dpm_tail;
-	uint32_t maxlevel = 0;
+	uint32_t m = s->g.m;
+	bool fwd = s->pk == PK_SUSPEND;   /* released devices come first in this direction */
 
-	for (uint32_t i = 0; i < s->n; i++) {
-		s->prio[i] = 0;
-		s->level[i] = 0;
-	}
-	while (d != DL_NONE) {
-		if (s->part[d]) {
-			int64_t best = 0;
+	for (uint32_t k = 0; k < m; k++) {
+		uint32_t i = fwd ? k : m - 1 - k;
+		int64_t best = 0;
 
-			FOR_EACH_DEPENDENT(s, d, y, {
-				if (s->part[y] && -s->prio[y] > best)
-					best = -s->prio[y];
-			});
-			s->prio[d] = -(best + s->lat[d]);
-		}
-		d = fwd ? s->core.dev[d].dpm_next : s->core.dev[d].dpm_prev;
+		s->t[i].prio = 0;
+		if (!s->t[i].part)
+			continue;
+		FOR_EACH_RELEASED(s, i, y, {
+			if (s->t[y].part && -s->t[y].prio > best)
+				best = -s->t[y].prio;
+		});
+		s->t[i].prio = -(best + s->t[i].lat);
 	}
-	/* levels: along the waits, i.e. the opposite direction */
-	d = fwd ? s->core.dpm_tail : s->core.dpm_head;
-	while (d != DL_NONE) {
-		if (s->part[d]) {
-			FOR_EACH_DEPENDENT(s, d, y, {
-				if (s->part[y] && s->level[y] < s->level[d] + 1)
-					s->level[y] = s->level[d] + 1;
-			});
-			if (s->level[d] > maxlevel)
-				maxlevel = s->level[d];
-		}
-		d = fwd ? s->core.dev[d].dpm_prev : s->core.dev[d].dpm_next;
+}
+
+/* levels: the topological level of each device, and the devices by level. */
+static int levels(struct sim *s)
+{
+	uint32_t m = s->g.m, maxlevel = 0, *fill;
+	bool fwd = s->pk != PK_SUSPEND;   /* along the waits */
+
+	for (uint32_t i = 0; i < m; i++)
+		s->t[i].level = 0;
+	for (uint32_t k = 0; k < m; k++) {
+		uint32_t i = fwd ? k : m - 1 - k;
+
+		if (!s->t[i].part)
+			continue;
+		FOR_EACH_RELEASED(s, i, y, {
+			if (s->t[y].part && s->t[y].level < s->t[i].level + 1)
+				s->t[y].level = s->t[i].level + 1;
+		});
+		if (s->t[i].level > maxlevel)
+			maxlevel = s->t[i].level;
 	}
-	if (!s->pol->critical_first)
-		for (uint32_t i = 0; i < s->n; i++)
-			s->prio[i] = 0;
 	s->nlevels = maxlevel + 1;
 	free(s->level_left);
 	free(s->lvl_off);
 	s->level_left = calloc(s->nlevels, sizeof(*s->level_left));
 	s->lvl_off = calloc(s->nlevels + 1, sizeof(*s->lvl_off));
-	if (!s->level_left || !s->lvl_off) {
+	fill = malloc((size_t)s->nlevels * sizeof(*fill));
+	if (!s->level_left || !s->lvl_off || !fill) {
+		free(fill);
 		s->nlevels = 0;
-		return;
+		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < s->n; i++)
-		if (s->part[i])
-			s->level_left[s->level[i]]++;
-	/* counting sort of the devices by level, for the barrier releases */
+	for (uint32_t i = 0; i < m; i++)
+		if (s->t[i].part)
+			s->level_left[s->t[i].level]++;
+	/* counting sort by level, each level in device-id order, for the barrier releases */
 	for (uint32_t l = 0; l < s->nlevels; l++)
 		s->lvl_off[l + 1] = s->lvl_off[l] + s->level_left[l];
-	{
-		uint32_t *fill = malloc((size_t)s->nlevels * sizeof(*fill));
+	for (uint32_t l = 0; l < s->nlevels; l++)
+		fill[l] = s->lvl_off[l];
+	for (uint32_t d = 0; d < s->n; d++) {
+		uint32_t i = s->g.pos[d];
 
-		if (!fill) {
-			s->nlevels = 0;
-			return;
-		}
-		for (uint32_t l = 0; l < s->nlevels; l++)
-			fill[l] = s->lvl_off[l];
-		for (uint32_t i = 0; i < s->n; i++)
-			if (s->part[i])
-				s->lvl_order[fill[s->level[i]]++] = i;
-		free(fill);
+		if (i != DL_NONE && s->t[i].part)
+			s->lvl_order[fill[s->t[i].level]++] = i;
 	}
+	free(fill);
 	s->cur_level = 0;
+	return 0;
 }
 
 /* Build the walk order: dpm_list (reverse for suspend), or registration order for naive. */
 static void build_walk(struct sim *s, bool reverse)
 {
+	uint32_t m = s->g.m;
+
 	s->nwalk = 0;
 	/* probing follows registration (device_add) order; naive PM does too */
 	if (!s->pol->link_aware || s->pk == PK_PROBE_DEFER) {
-		for (uint32_t i = 0; i < s->n; i++) {
-			uint32_t d = reverse ? s->n - 1 - i : i;
+		for (uint32_t k = 0; k < s->n; k++) {
+			uint32_t d = reverse ? s->n - 1 - k : k;
 
-			if (s->core.dev[d].registered)
-				s->walk[s->nwalk++] = d;
+			if (s->g.pos[d] != DL_NONE)
+				s->walk[s->nwalk++] = s->g.pos[d];
 		}
 	} else {
-		dl_dev_t d = reverse ? s->core.dpm_tail : s->core.dpm_head;
-
-		while (d != DL_NONE) {
-			s->walk[s->nwalk++] = d;
-			d = reverse ? s->core.dev[d].dpm_prev : s->core.dev[d].dpm_next;
-		}
+		for (uint32_t k = 0; k < m; k++)
+			s->walk[s->nwalk++] = reverse ? m - 1 - k : k;
 	}
 	s->widx = 0;
 }
 
-static void phase_reset(struct sim *s, int pk)
+/* Start a phase of kind @pk on the snapshot of its graph; part[] is cleared. */
+static int phase_reset(struct sim *s, int pk)
 {
+	int err;
+
 	s->pk = pk;
-	s->remaining = s->inflight = s->alive = 0;
+	s->remaining = s->inflight = s->alive = s->nran = 0;
 	s->mstate = M_IDLE;
 	s->deferral_walk = false;
 	s->ev.n = s->rq.n = 0;
-	for (uint32_t i = 0; i < s->n; i++) {
-		s->part[i] = 0;
-		s->stage[i] = ST_IDLE;
-		s->wait[i] = 0;
-		s->on_main[i] = 0;
+	s->main_req = false;
+	s->fifo_head = s->fifo_n = 0;
+	s->rq_seq0 = s->seq;
+	err = graph_get(s, graph_kind(pk));
+	if (err)
+		return err;
+	for (uint32_t i = 0; i < s->g.m; i++) {
+		struct task *x = &s->t[i];
+
+		x->part = x->on_main = x->ran = 0;
+		x->stage = ST_IDLE;
+		x->wait = 0;
+		x->est = 0;
 	}
+	return 0;
 }
 
-/* Run one phase over the devices marked in part[]; returns its makespan. */
+/* Run one phase over the positions marked in part[]; returns its makespan. */
 static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_out,
-		     int64_t *work_out)
+		     int64_t *work_out, int64_t *main_out)
 {
 	int64_t t0 = s->now, cp, work;
 	bool reverse = s->pk == PK_SUSPEND;
 	int err;
 
-	for (uint32_t d = 0; d < s->n; d++) {
-		if (!s->part[d])
-			continue;
-		s->remaining++;
-		if (s->pk == PK_PROBE_DEFER) {
-			s->on_main[d] = !(s->pol->use_async_flag && s->core.dev[d].async);
-			continue;
-		}
-		if (s->pol->all_async)
-			s->on_main[d] = 0;
-		else if (s->pol->use_async_flag)
-			s->on_main[d] = !s->core.dev[d].async;
-		else
-			s->on_main[d] = 1;
-	}
-	err = build_csr(s);
-	if (err)
-		return err;
-	/* waits */
-	for (uint32_t d = 0; d < s->n; d++) {
-		if (!s->part[d] || s->pk == PK_PROBE_DEFER)
-			continue;
-		FOR_EACH_DEPENDENT(s, d, y, {
-			if (s->part[y])
-				s->wait[y]++;
-		});
-	}
-	lower_bound(s, &cp, &work);
-	priorities(s);
+	phase_scan(s, &cp, &work);
+	s->nparts = s->remaining;
 	build_walk(s, reverse);
+	*main_out = main_bound(s);   /* before priorities() overwrites est */
+	if (s->pol->critical_first)
+		priorities(s);
+	if (s->pol->level_barrier && (err = levels(s)))
+		return err;
 	*cp_out = cp;
 	*work_out = work;
 	*lb = cp > (work + s->K - 1) / s->K ? cp : (work + s->K - 1) / s->K;
 
 	main_kick(s);
 	if (!s->pol->queue_up_front && s->pk != PK_PROBE_DEFER) {
-		for (uint32_t i = 0; i < s->nwalk; i++) {
-			uint32_t d = s->walk[i];
+		for (uint32_t k = 0; k < s->nwalk; k++) {
+			uint32_t i = s->walk[k];
 
-			if (s->part[d] && !s->on_main[d] && s->wait[d] == 0)
-				on_ready(s, d);
+			if (s->t[i].part && !s->t[i].on_main && s->t[i].wait == 0)
+				on_ready(s, i);
 		}
 	}
 	err = run_loop(s);
 	*makespan = s->now - t0;
+	if (s->aborted)
+		*main_out = 0;   /* main stopped early: no claim */
+	if (!err && s->nran < s->nparts) {
+		ran_bound(s, &cp, &work);
+		*cp_out = cp;
+		*work_out = work;
+		*lb = cp > (work + s->K - 1) / s->K ? cp : (work + s->K - 1) / s->K;
+	}
 	return err;
 }
 
-static void op_account(struct sim *s, int64_t mk, int64_t lb, int64_t cp, int64_t work)
+static void op_account(struct sim *s, int64_t mk, int64_t lb, int64_t cp, int64_t work,
+		       int64_t mainb)
 {
 	s->opr->makespan_ns += mk;
 	s->opr->lower_bound_ns += lb;
 	s->opr->critical_path_ns += cp;
 	s->opr->work_ns += work;
+	s->opr->main_bound_ns += mainb;
+	s->opr->order_bound_ns += lb > mainb ? lb : mainb;
 }
 
 static int op_probe(struct sim *s)
 {
-	int64_t mk, lb, cp, work;
+	int64_t mk, lb, cp, work, mainb;
 	int pk = s->pol->probe_deferral ? PK_PROBE_DEFER : PK_PROBE_READY;
 	int err;
 
-	phase_reset(s, pk);
-	for (uint32_t d = 0; d < s->n; d++) {
-		s->lat[d] = sample(s, d, DL_LAT_PROBE);
-		s->part[d] = s->core.dev[d].registered && s->core.dev[d].state == DL_DEV_NO_DRIVER;
+	err = phase_reset(s, pk);
+	if (err)
+		return err;
+	for (uint32_t i = 0; i < s->g.m; i++) {
+		uint32_t d = dev_at(s, i);
+
+		s->t[i].lat = sample_at(s, i, DL_LAT_PROBE);
+		s->t[i].part = s->core.dev[d].state == DL_DEV_NO_DRIVER;
 	}
 	if (pk == PK_PROBE_READY) {
 		dl_deferred_enable(&s->core);
 		dl_sync_state_resume(&s->core);
 		/* a supplier that cannot bind in this op blocks its consumers for good */
 	}
-	err = run_phase(s, &mk, &lb, &cp, &work);
+	err = run_phase(s, &mk, &lb, &cp, &work, &mainb);
 	if (pk == PK_PROBE_READY) {
 		/* devices never released (a supplier failed): they stay unbound,
-		 * deferred as the kernel would leave them */
-		for (uint32_t d = 0; d < s->n; d++)
-			if (s->part[d] && s->stage[d] != ST_DONE)
+		 * deferred as the kernel would leave them, in registration order */
+		for (uint32_t d = 0; d < s->n; d++) {
+			uint32_t i = s->g.pos[d];
+
+			if (i != DL_NONE && s->t[i].part && s->t[i].stage != ST_DONE)
 				dl_deferred_add(&s->core, d);
+		}
 	}
-	op_account(s, mk, lb, cp, work);
+	op_account(s, mk, lb, cp, work, mainb);
 	return err;
 }
 
@@ -872,17 +1201,19 @@ static int resume_phases(struct sim *s, int top)
 	int err = 0;
 
 	for (int q = top; q >= 0 && !err; q--) {
-		int64_t mk, lb, cp, work;
+		int64_t mk, lb, cp, work, mainb;
 
-		phase_reset(s, PK_RESUME);
+		err = phase_reset(s, PK_RESUME);
+		if (err)
+			break;
 		s->phase = DL_PH_COMPLETE - (unsigned)q;
 		s->aborted = false;
-		for (uint32_t d = 0; d < s->n; d++) {
-			s->part[d] = s->core.dev[d].registered && s->core.dev[d].pm_depth >= q + 1;
-			s->lat[d] = s->part[d] ? sample(s, d, phase_lat_key(s->phase)) : 0;
+		for (uint32_t i = 0; i < s->g.m; i++) {
+			s->t[i].part = s->g.depth[i] >= q + 1;
+			s->t[i].lat = s->t[i].part ? sample_at(s, i, phase_lat_key(s->phase)) : 0;
 		}
-		err = run_phase(s, &mk, &lb, &cp, &work);
-		op_account(s, mk, lb, cp, work);
+		err = run_phase(s, &mk, &lb, &cp, &work, &mainb);
+		op_account(s, mk, lb, cp, work, mainb);
 	}
 	return err;
 }
@@ -892,17 +1223,19 @@ static int op_suspend(struct sim *s)
 	int err = 0;
 
 	for (unsigned ph = DL_PH_PREPARE; ph <= DL_PH_SUSPEND_NOIRQ && !err; ph++) {
-		int64_t mk, lb, cp, work;
+		int64_t mk, lb, cp, work, mainb;
 
-		phase_reset(s, PK_SUSPEND);
+		err = phase_reset(s, PK_SUSPEND);
+		if (err)
+			break;
 		s->phase = ph;
 		s->aborted = false;
-		for (uint32_t d = 0; d < s->n; d++) {
-			s->part[d] = s->core.dev[d].registered && s->core.dev[d].pm_depth == ph;
-			s->lat[d] = s->part[d] ? sample(s, d, phase_lat_key(ph)) : 0;
+		for (uint32_t i = 0; i < s->g.m; i++) {
+			s->t[i].part = s->g.depth[i] == ph;
+			s->t[i].lat = s->t[i].part ? sample_at(s, i, phase_lat_key(ph)) : 0;
 		}
-		err = run_phase(s, &mk, &lb, &cp, &work);
-		op_account(s, mk, lb, cp, work);
+		err = run_phase(s, &mk, &lb, &cp, &work, &mainb);
+		op_account(s, mk, lb, cp, work, mainb);
 		if (!err && s->aborted) {
 			/* dpm_suspend*() failed: resume everything suspended, in order */
 			s->opr->err = s->abort_err;
@@ -996,25 +1329,27 @@ static int sim_alloc(struct sim *s)
 {
 	uint32_t n = s->n + 1;
 
-	s->lat = calloc(n, sizeof(*s->lat));
-	s->prio = calloc(n, sizeof(*s->prio));
-	s->burst = calloc(n, sizeof(*s->burst));
+	s->t = calloc(n, sizeof(*s->t));
 	s->blocked_since = calloc(n, sizeof(*s->blocked_since));
-	s->wait = calloc(n, sizeof(*s->wait));
-	s->level = calloc(n, sizeof(*s->level));
-	s->cpu = calloc(n, sizeof(*s->cpu));
 	s->walk = calloc(n, sizeof(*s->walk));
 	s->lvl_order = calloc(n, sizeof(*s->lvl_order));
-	s->dep_off = calloc(n + 1, sizeof(*s->dep_off));
-	s->part = calloc(n, 1);
-	s->stage = calloc(n, 1);
-	s->on_main = calloc(n, 1);
+	s->fifo = calloc(n, sizeof(*s->fifo));
+	s->fifo_cap = n;
+	s->g.ord = calloc(n, sizeof(*s->g.ord));
+	s->g.pos = calloc(n, sizeof(*s->g.pos));
+	s->g.prof = calloc(n, sizeof(*s->g.prof));
+	s->g.async = calloc(n, 1);
+	s->g.depth = calloc(n, 1);
+	for (int k = 0; k < G_COUNT; k++)
+		s->g.csr[k].off = calloc(n + 1, sizeof(*s->g.csr[k].off));
+	s->g.scratch.off = calloc(n + 1, sizeof(*s->g.scratch.off));
 	s->has_fault = calloc(n, 1);
 	s->fault_used = calloc(s->sc->nfault + 1, sizeof(*s->fault_used));
 	s->cpu_free_stack = calloc(s->K + 1, sizeof(*s->cpu_free_stack));
-	if (!s->lat || !s->prio || !s->burst || !s->blocked_since || !s->wait || !s->level ||
-	    !s->cpu || !s->walk || !s->lvl_order || !s->dep_off || !s->part || !s->stage || !s->on_main || !s->has_fault ||
-	    !s->fault_used || !s->cpu_free_stack)
+	if (!s->t || !s->blocked_since || !s->walk || !s->lvl_order || !s->fifo ||
+	    !s->g.ord || !s->g.pos || !s->g.prof || !s->g.async || !s->g.depth ||
+	    !s->g.csr[G_SUSPEND].off || !s->g.csr[G_RESUME].off || !s->g.csr[G_PROBE].off ||
+	    !s->g.scratch.off || !s->has_fault || !s->fault_used || !s->cpu_free_stack)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->K; i++)
 		s->cpu_free_stack[s->ncpu_free++] = (uint16_t)(s->K - i);
@@ -1026,11 +1361,17 @@ static int sim_alloc(struct sim *s)
 
 static void sim_free(struct sim *s)
 {
-	free(s->lat); free(s->prio); free(s->burst); free(s->blocked_since);
-	free(s->wait); free(s->level); free(s->cpu); free(s->walk); free(s->part);
-	free(s->stage); free(s->on_main); free(s->has_fault); free(s->fault_used);
+	free(s->t); free(s->blocked_since); free(s->walk);
+	free(s->has_fault); free(s->fault_used);
 	free(s->cpu_free_stack); free(s->level_left); free(s->lvl_off); free(s->lvl_order);
-	free(s->dep_off); free(s->dep);
+	free(s->fifo); free(s->g.ord); free(s->g.pos); free(s->g.prof); free(s->g.async);
+	free(s->g.depth);
+	for (int k = 0; k < G_COUNT; k++) {
+		free(s->g.csr[k].off);
+		free(s->g.csr[k].adj);
+	}
+	free(s->g.scratch.off);
+	free(s->g.scratch.adj);
 	ev_heap_free(&s->ev); rq_heap_free(&s->rq);
 	dl_core_fini(&s->core);
 }
@@ -1061,6 +1402,7 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	s.pol = dl_order_policy(o->order);
 	s.r = r;
 	s.n = sc->ndev;
+	s.gen = 1;   /* no snapshot taken yet (pm_graph.gen 0) */
 	s.K = o->workers ? o->workers : (sc->cost.cpus ? sc->cost.cpus : s.pol->default_workers);
 	if (s.K == 0)
 		s.K = 1;
@@ -1090,6 +1432,11 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 		s.opr->kind = op->kind;
 		s.opr->start_ns = s.now;
 		s.opr->fail_dev = DL_NONE;
+		if (op->kind != DL_OP_SUSPEND && op->kind != DL_OP_RESUME) {
+			/* the op may change the graph: a new snapshot next phase */
+			graph_flush(&s);
+			s.gen++;
+		}
 		switch (op->kind) {
 		case DL_OP_PROBE:
 			s.cur_worker = 0;
@@ -1115,6 +1462,8 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 			s.opr->lower_bound_ns = s.now - t0;
 			s.opr->critical_path_ns = s.now - t0;
 			s.opr->work_ns = s.now - t0;
+			s.opr->main_bound_ns = s.now - t0;
+			s.opr->order_bound_ns = s.now - t0;
 			break;
 		}
 		}
@@ -1126,11 +1475,12 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 				r->fail_dev = s.opr->fail_dev;
 			}
 		}
-		s.opr->probe_defers += 0;
 		r->makespan_ns += s.opr->makespan_ns;
 		r->lower_bound_ns += s.opr->lower_bound_ns;
 		r->critical_path_ns += s.opr->critical_path_ns;
 		r->work_ns += s.opr->work_ns;
+		r->main_bound_ns += s.opr->main_bound_ns;
+		r->order_bound_ns += s.opr->order_bound_ns;
 		r->blocked_ns += s.opr->blocked_ns;
 		r->probe_attempts += s.opr->probe_attempts;
 		r->probe_defers += s.opr->probe_defers;

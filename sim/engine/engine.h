@@ -37,6 +37,21 @@ struct dl_op_result {
 	uint8_t kind;            /* enum dl_op_kind */
 	int64_t start_ns, makespan_ns, lower_bound_ns, critical_path_ns, work_ns;
 	int64_t blocked_ns;      /* worker time spent blocked on dependencies */
+	/*
+	 * lower_bound_ns (the spec's): per phase max(critical path, work / K),
+	 * summed; it ignores who runs what, so it holds for every order.
+	 * main_bound_ns: per PM phase, the main thread's serial share under the
+	 * order that was run: walking the list in order, main runs each of its
+	 * devices (async=false, or all of them for sync and naive) for main_ns
+	 * plus its latency, no earlier than the longest chain of latencies
+	 * before it (link-aware orders), and pays main_ns + queue_ns for each
+	 * item it queues up front (kernel-async); 0 for levels and cp-first,
+	 * for probe, and for a phase a fault aborted.  order_bound_ns: per
+	 * phase the larger of the two, summed; never above the makespan of the
+	 * order run (tested for every order), not comparable across orders.
+	 * Both are computed by the DES engine only (0 in threads mode).
+	 */
+	int64_t main_bound_ns, order_bound_ns;
 	uint64_t wakeups, probe_attempts, probe_defers;
 	uint32_t peak_workers;   /* work items alive at once (running or blocked) */
 	int err;                 /* negative errno of a failing callback, 0 */
@@ -47,6 +62,7 @@ struct dl_run_result {
 	const char *status;      /* "ok", "failed", "interrupted" */
 	uint32_t workers, devices, links, links_refused;
 	int64_t makespan_ns, lower_bound_ns, critical_path_ns, work_ns, blocked_ns;
+	int64_t main_bound_ns, order_bound_ns;   /* sums of the ops' */
 	uint64_t events, probe_attempts, probe_defers, wakeups;
 	uint32_t peak_workers;
 	int64_t wall_ns;
