@@ -623,6 +623,35 @@ static void test_probe_defers_when_supplier_not_available(void)
 	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), 0);
 }
 
+/*
+ * A retry storm: every retried device defers again and a bind triggers
+ * before the active list drains.  The list must keep only what is queued,
+ * not every entry ever appended.
+ */
+static void test_deferred_active_list_does_not_grow_in_a_storm(void)
+{
+	dl_dev_t d[100];
+	uint32_t seen = 0;
+
+	for (int i = 0; i < 100; i++) {
+		d[i] = mk(DL_NONE);
+		dl_deferred_add(c, d[i]);
+	}
+	dl_deferred_enable(c);
+	for (int round = 0; round < 10000; round++) {
+		dl_dev_t x = dl_deferred_next(c);
+
+		CU_ASSERT_NOT_EQUAL_FATAL(x, DL_NONE);
+		seen += x == d[0];
+		dl_deferred_add(c, x);  /* deferred again */
+		dl_deferred_trigger(c); /* some other device bound */
+		CU_ASSERT_FATAL(c->deferred_active.n - c->deferred_active_head == 100);
+		CU_ASSERT_FATAL(c->deferred_active.n <= 201);
+	}
+	/* round robin: each device retried once per 100 rounds */
+	CU_ASSERT_EQUAL(seen, 100);
+}
+
 static void test_probe_ignores_sync_state_only_and_stateless_suppliers(void)
 {
 	dl_dev_t s1 = mk(DL_NONE), s2 = mk(DL_NONE), k = mk(DL_NONE);
@@ -1289,6 +1318,7 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_del_refuses_managed_link_of_registered_consumer),
 	T(test_del_managed_link_of_unregistered_consumer),
 	T(test_probe_defers_when_supplier_not_available),
+	T(test_deferred_active_list_does_not_grow_in_a_storm),
 	T(test_probe_ignores_sync_state_only_and_stateless_suppliers),
 	T(test_probe_begin_moves_links_to_consumer_probe),
 	T(test_probe_success_links_and_state),

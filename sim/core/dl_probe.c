@@ -6,6 +6,7 @@
  * (the driver's probe or remove callback) passes between the calls.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "sim/core/dl_internal.h"
 
@@ -29,13 +30,24 @@ void dl_deferred_add(struct dl_core *c, dl_dev_t d)
 /* driver_deferred_probe_trigger(): a no-op until late_initcall. */
 void dl_deferred_trigger(struct dl_core *c)
 {
-	struct dl_idvec *p = &c->deferred_pending;
+	struct dl_idvec *p = &c->deferred_pending, *a = &c->deferred_active;
 
 	if (!c->deferred_enabled)
 		return;
 	c->deferred_triggers++;
+	/*
+	 * The active list is a queue (head advances in dl_deferred_next); drop
+	 * the consumed front before appending, or a retry storm that never
+	 * drains it grows it by every trigger.
+	 */
+	if (c->deferred_active_head && c->deferred_active_head * 2 >= a->n) {
+		memmove(a->v, a->v + c->deferred_active_head,
+			(a->n - c->deferred_active_head) * sizeof(*a->v));
+		a->n -= c->deferred_active_head;
+		c->deferred_active_head = 0;
+	}
 	for (uint32_t i = 0; i < p->n; i++)
-		dl_idvec_push(&c->deferred_active, p->v[i]);
+		dl_idvec_push(a, p->v[i]);
 	p->n = 0;
 }
 
