@@ -247,10 +247,14 @@ static void write_util(struct report *r, FILE *f)
 		   "dependency and devices ready but not started, over time");
 	fprintf(f, "<p>On average over the run's phases %.2f of K = %lld CPUs ran a callback and %.2f workers "
 		   "were blocked. ", r->util_busy, (long long)r->sel->workers, r->util_blocked);
-	if (r->util_blocked_derived)
-		fputs("Blocked is derived, not logged: this order queues every async device's work up front "
-		      "and the item sleeps from its phase's start until its last dependency ends; the engine "
-		      "emits no event when a work item blocks or wakes.", f);
+	if (r->util_blocked_logged)
+		fputs("Blocked counts the work items asleep on their dependencies, from the engine's "
+		      "work_block and work_wake events; ready counts devices waiting for a CPU, the main "
+		      "thread's walk or a probe retry.", f);
+	else if (r->util_blocked_derived)
+		fputs("Blocked is derived, not logged (this log has no work_block events): this order queues "
+		      "every async device's work up front and the item sleeps from its phase's start until "
+		      "its last dependency ends.", f);
 	else
 		fputs("This order never blocks a worker on a dependency (work is queued when it is ready), so "
 		      "blocked stays 0; ready counts devices waiting for a CPU, the main thread's walk or a "

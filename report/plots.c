@@ -346,14 +346,47 @@ static void util_point(FILE *f, int64_t t, double busy, double blocked, double r
 }
 
 /*
+ * The run's logged work_block / work_wake events as +1 / -1 deltas of the
+ * blocked count, appended to *d (grown as needed); -1 on error.
+ */
+static int logged_blocks(struct report *r, struct delta **d, size_t *nd, size_t *cap)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->db, "SELECT t_ns, kind = 'work_block' FROM events WHERE run_id = ?"
+			       " AND kind IN ('work_block', 'work_wake')", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, r->sel->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*nd == *cap) {
+			size_t nc = *cap * 2 + 64;
+			struct delta *nv = realloc(*d, nc * sizeof(*nv));
+
+			if (!nv) {
+				sqlite3_finalize(st);
+				return -1;
+			}
+			*d = nv;
+			*cap = nc;
+		}
+		(*d)[(*nd)++] = (struct delta){ .t = sqlite3_column_int64(st, 0),
+						.blocked = sqlite3_column_int(st, 1) ? 1 : -1 };
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/*
  * util.tsv: callbacks running (busy CPUs, the main thread's included),
  * workers blocked on a dependency, and devices ready but not started, as a
- * step function of time.  Busy comes straight from the start/end pairs.
- * The engine logs no block or wake events, so blocked is derived: under
- * kernel-async every async device's work item is queued up front and sleeps
- * from its phase's start until its last dependency ends (the other orders
- * never block a worker).  Past DL_REPORT_UTIL_POINTS change points the
- * function is averaged over equal time buckets.
+ * step function of time.  Busy comes straight from the start/end pairs,
+ * blocked from the work_block / work_wake events the engines log.  Logs
+ * without them (older dlsim) get it derived: under kernel-async every async
+ * device's work item is queued up front and sleeps from its phase's start
+ * until its last dependency ends (the other orders never block a worker).
+ * Past DL_REPORT_UTIL_POINTS change points the function is averaged over
+ * equal time buckets.
  */
 static int write_util_data(struct report *r)
 {
@@ -361,21 +394,36 @@ static int write_util_data(struct report *r)
 	bool blocks = order_blocks_workers(r->sel->order);
 	struct delta *d;
 	int64_t *inst_start;
-	size_t nd = 0, npieces = 0;
+	size_t nd = 0, cap, npieces = 0;
 	char path[PATH_MAX];
 	double area_busy = 0, area_blocked = 0, span;
 	int64_t cur_b = 0, cur_k = 0, cur_r = 0, tmin, tmax;
 	FILE *f;
 
-	r->util_blocked_derived = blocks;
 	if (!t->nsegs)
 		return 0;
-	d = malloc(6 * t->nsegs * sizeof(*d));
+	cap = 6 * t->nsegs;
+	d = malloc(cap * sizeof(*d));
 	inst_start = malloc((t->ninst ? t->ninst : 1) * sizeof(*inst_start));
-	if (!d || !inst_start) {
+	if (!d || !inst_start || logged_blocks(r, &d, &nd, &cap)) {
 		free(d);
 		free(inst_start);
-		return rp_err(r, -ENOMEM, "out of memory");
+		return rp_err(r, -ENOMEM, "cannot read the work_block events: %s",
+			      sqlite3_errmsg(r->db));
+	}
+	r->util_blocked_logged = nd > 0;
+	if (nd)
+		blocks = false;         /* logged: nothing to derive */
+	r->util_blocked_derived = blocks;
+	if (cap < nd + 6 * t->nsegs) {
+		struct delta *nv = realloc(d, (nd + 6 * t->nsegs) * sizeof(*nv));
+
+		if (!nv) {
+			free(d);
+			free(inst_start);
+			return rp_err(r, -ENOMEM, "out of memory");
+		}
+		d = nv;
 	}
 	for (uint32_t i = 0; i < t->ninst; i++)
 		inst_start[i] = INT64_MAX;

@@ -63,6 +63,7 @@ struct report {
 	size_t util_points;
 	double util_busy, util_blocked;	/* time-averaged over the run's phases */
 	int util_blocked_derived;
+	int util_blocked_logged;        /* from work_block / work_wake events */
 	size_t probe_devs, probe_bins;
 	int64_t probe_max_attempts;
 	struct deferred top[TOP_DEFERRED];

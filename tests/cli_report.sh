@@ -70,6 +70,19 @@ INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
 	[ -s "$tmp/eq/index.html" ] || { echo "FAIL: --out=DIR ignored"; fail=$((fail + 1)); }
 	check 0 "report default --out" "$DLSIM" report "$tmp/log.db"
 	[ -s "$tmp/report/index.html" ] || { echo "FAIL: default out dir"; fail=$((fail + 1)); }
+	# a real kernel-async run logs its sleeping work items: blocked comes from
+	# the work_block/work_wake events, not the estimate
+	cat >"$tmp/ka.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "ka", "seed": 5,
+  "defaults": {"probe": "1ms", "suspend": "300us", "resume": "200us", "async": true},
+  "generate": {"topology": "random-dag", "devices": 200} }
+J
+	check 0 "run kernel-async" "$DLSIM" run "$tmp/ka.json" --order kernel-async --db "$tmp/ka.db"
+	check 0 "report of it" "$DLSIM" report "$tmp/ka.db" --out "$tmp/ka"
+	grep -q "from the engine's work_block" "$tmp/ka/index.html" ||
+		{ echo "FAIL: blocked workers not taken from the logged events"; fail=$((fail + 1)); }
+	awk -F'\t' '!/^#/ && $3 > 0 { found = 1 } END { exit !found }' "$tmp/ka/util.tsv" ||
+		{ echo "FAIL: util.tsv never shows a blocked worker"; fail=$((fail + 1)); }
 else
 	echo "skip: sqlite3 not installed, only usage errors tested"
 fi

@@ -365,6 +365,46 @@ static void test_graph_changes_between_pm_ops_are_obeyed(void)
 }
 
 /* Same scenario and seed: the very same event sequence, for every order. */
+/*
+ * Work items that sleep on their dependencies are logged: under
+ * kernel-async every wakeup is a work_wake after a work_block of the same
+ * device and phase, and the item's callback starts only after its wake;
+ * orders that queue work when it is ready never block.
+ */
+static void test_blocked_work_items_are_logged(void)
+{
+	for (int o = 0; o < DL_ORDER_COUNT; o++) {
+		struct tsc *t = make(1, 300, 11, false);
+		struct rec rec = { 0 };
+		struct dl_run_result r;
+		uint32_t n = t->sc.ndev;
+		int8_t (*asleep)[DL_PH_COUNT] = calloc(n, sizeof(*asleep));
+		uint64_t blocks = 0, wakes = 0, bad = 0;
+
+		CU_ASSERT_EQUAL(run(t, (enum dl_order)o, 4, &rec, &r), 0);
+		for (size_t i = 0; i < rec.n; i++) {
+			const struct dl_event *e = &rec.ev[i];
+
+			if (e->kind == DL_EV_WORK_BLOCK) {
+				blocks++;
+				bad += asleep[e->dev][e->phase]++ != 0;
+			} else if (e->kind == DL_EV_WORK_WAKE) {
+				wakes++;
+				bad += asleep[e->dev][e->phase]-- != 1;
+			} else if (e->kind == DL_EV_SUSPEND_START || e->kind == DL_EV_RESUME_START) {
+				bad += asleep[e->dev][e->phase] != 0;
+			}
+		}
+		CU_ASSERT_EQUAL(bad, 0);
+		CU_ASSERT_EQUAL(blocks, wakes);
+		CU_ASSERT_EQUAL(wakes, r.wakeups);
+		CU_ASSERT(o == DL_ORDER_KERNEL_ASYNC ? blocks > 0 : blocks == 0);
+		free(asleep);
+		free(rec.ev);
+		free(t);
+	}
+}
+
 static void test_event_sequences_are_reproducible(void)
 {
 	for (int o = 0; o < DL_ORDER_COUNT; o++) {
@@ -411,6 +451,7 @@ int main(void)
 	CU_add_test(s, "test_graph_changes_between_pm_ops_are_obeyed",
 		    test_graph_changes_between_pm_ops_are_obeyed);
 	CU_add_test(s, "test_event_sequences_are_reproducible", test_event_sequences_are_reproducible);
+	CU_add_test(s, "test_blocked_work_items_are_logged", test_blocked_work_items_are_logged);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	{

@@ -33,6 +33,8 @@ enum dl_ev_kind {
 	DL_EV_SYNC_STATE,      /* extension: the supplier's sync_state() ran */
 	DL_EV_DEVICE_DEL,      /* extension: device_del() finished */
 	DL_EV_DPM_MOVE,        /* extension: device_pm_move_last() of dev (reorder) */
+	DL_EV_WORK_BLOCK,      /* extension: dev's work item sleeps on its dependencies (phase) */
+	DL_EV_WORK_WAKE,       /* extension: ... and is woken: the last one finished */
 	DL_EV_KIND_COUNT
 };
 

@@ -25,7 +25,7 @@ static const char *const kind_names[DL_EV_KIND_COUNT] = {
 	"register", "probe_start", "probe_end", "probe_defer", "unbind_start",
 	"unbind_end", "suspend_start", "suspend_end", "resume_start", "resume_end",
 	"link_add", "link_refused", "link_del", "link_state", "rpm_resume",
-	"rpm_suspend", "sync_state", "device_del", "dpm_move",
+	"rpm_suspend", "sync_state", "device_del", "dpm_move", "work_block", "work_wake",
 };
 static const char *const phase_names[DL_PH_COUNT] = {
 	"prepare", "suspend", "suspend_late", "suspend_noirq",

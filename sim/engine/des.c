@@ -528,6 +528,7 @@ static void on_ready(struct sim *s, uint32_t y)
 		s->r->wakeups++;
 		s->opr->wakeups++;
 		s->opr->blocked_ns += s->now - s->blocked_since[y];
+		emit(s, DL_EV_WORK_WAKE, dev_at(s, y), s->phase, 0);
 		s->t[y].stage = ST_QUEUED_CB;
 		s->t[y].bk = BK_WAKE;
 		burst_request(s, y, s->t[y].prio);
@@ -793,6 +794,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 		}
 		s->t[d].stage = ST_BLOCKED;
 		s->blocked_since[d] = s->now;
+		emit(s, DL_EV_WORK_BLOCK, dev_at(s, d), s->phase, 0);
 		s->opr->blocked_ns += cost(s->sc->cost.switch_ns, DL_COST_SWITCH_NS);
 		return;
 	}

@@ -369,6 +369,7 @@ static const char *event_phase(const struct dl_event *ev)
 	switch (ev->kind) {
 	case DL_EV_SUSPEND_START: case DL_EV_SUSPEND_END:
 	case DL_EV_RESUME_START: case DL_EV_RESUME_END:
+	case DL_EV_WORK_BLOCK: case DL_EV_WORK_WAKE:
 		return dl_phase_name(ev->phase);
 	case DL_EV_LINK_STATE:
 		return dl_link_state_name(ev->phase);

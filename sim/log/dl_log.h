@@ -15,7 +15,9 @@
  * Extra event kinds: sync_state (a supplier's sync_state() ran), device_del
  * (device_del() finished; the device leaves dpm_list) and dpm_move (the core
  * moved the device to the tail of dpm_list in device_reorder_to_tail()):
- * with register they let `dlsim check` replay dpm_list (invariant 7).
+ * with register they let `dlsim check` replay dpm_list (invariant 7);
+ * work_block / work_wake (phase set): a work item of dev sleeps on its
+ * dependencies and is woken (kernel-async), for the report's blocked workers.
  */
 #ifndef DL_LOG_H
 #define DL_LOG_H
