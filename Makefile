@@ -7,9 +7,9 @@ BUILD := build-$(SAN)
 endif
 
 DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gnuplot-nox \
-            libcunit1-dev sqlite3 libfdt-dev device-tree-compiler chromium
+            libcunit1-dev sqlite3 libfdt-dev device-tree-compiler chromium python3 libxml2-utils
 
-.PHONY: all deps build test demo bench bench-smoke clean dtbs test-dtbs
+.PHONY: all deps build test demo bench bench-smoke bench-baseline clean dtbs test-dtbs
 
 all: build
 
@@ -43,8 +43,21 @@ demo: build
 	  echo "report: $(BUILD)/report/index.html"; \
 	else echo "report: not built yet (see the Reports issue)"; fi
 
+# The full suite (about 5 minutes: 3 repetitions, medians), then bench/compare
+# against bench/baseline.json: exits 1 on a regression (BENCH_COMPARE=--no-gate
+# to only print).  DLSIM_BENCH_FULL=1 adds the 1M-device sizes (not in the baseline).
+BENCH_ARGS ?= --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+BENCH_COMPARE ?=
 bench: build
-	./$(BUILD)/dlsim-bench --benchmark_format=json --benchmark_out=$(BUILD)/bench.json
+	./$(BUILD)/dlsim-bench $(BENCH_ARGS) --benchmark_out=$(BUILD)/bench.json --benchmark_out_format=json
+	python3 bench/compare $(BUILD)/bench.json $(BENCH_COMPARE)
+
+# Refresh the committed baseline (on the reference machine, otherwise idle).
+bench-baseline: build
+	./$(BUILD)/dlsim-bench $(BENCH_ARGS) --benchmark_out=$(BUILD)/baseline.json --benchmark_out_format=json \
+	  --benchmark_context=dlsim_commit=$$(git describe --always --dirty 2>/dev/null || echo unknown)
+	python3 bench/compare $(BUILD)/baseline.json --no-gate
+	mv $(BUILD)/baseline.json bench/baseline.json
 
 bench-smoke: build
 	cd $(BUILD) && ctest --output-on-failure -R bench_smoke

@@ -38,6 +38,11 @@ void bm_resume(struct bm_state *st);
  * unit: 'n', 'u', 'm' or 's' (time unit of the report). */
 void bm_register(const char *name, bm_fn fn, int64_t user, const int64_t *args, int nargs,
 		 char unit);
+/* The same, timed by the wall clock instead of the calling thread's CPU
+ * time (for work done by other threads: threads mode, the log writer).
+ * Google Benchmark appends /real_time to the name. */
+void bm_register_real_time(const char *name, bm_fn fn, int64_t user, const int64_t *args,
+			   int nargs, char unit);
 int64_t bm_user(struct bm_state *st);
 
 /* Environment: DLSIM_BENCH_FULL=1 adds the 1M-device sizes. */
@@ -47,6 +52,8 @@ bool bm_full(void);
 void bm_register_core(void);
 void bm_register_engine(void);
 void bm_register_log(void);
+void bm_register_queue(void);
+void bm_register_threads(void);
 
 #ifdef __cplusplus
 }

@@ -61,11 +61,29 @@ const struct dl_scenario *bench_default_scenario(uint32_t n)
 const struct dl_scenario *bench_gen_scenario(const char *topology, uint32_t n,
 					     const char *register_order)
 {
+	return bench_gen_scenario_ex(topology, n, register_order, NULL, 0);
+}
+
+#define GEN_MAX_EXTRA 4
+
+const struct dl_scenario *bench_gen_scenario_ex(const char *topology, uint32_t n,
+						const char *register_order,
+						const struct dl_override *extra, size_t nextra)
+{
 	static char path[64];
 	char key[96], num[16], topo[40], order[40];
+	struct dl_override ov[3 + GEN_MAX_EXTRA];
 	const struct dl_scenario *sc;
+	int len;
 
-	snprintf(key, sizeof(key), "%s/%s/%u", topology, register_order, n);
+	if (nextra > GEN_MAX_EXTRA)
+		return NULL;
+	len = snprintf(key, sizeof(key), "%s/%s/%u", topology, register_order, n);
+	for (size_t i = 0; i < nextra && len > 0 && (size_t)len < sizeof(key); i++)
+		len += snprintf(key + len, sizeof(key) - (size_t)len, "/%s=%s", extra[i].key,
+				extra[i].value);
+	if (len < 0 || (size_t)len >= sizeof(key))
+		return NULL;
 	if ((sc = lookup(key)))
 		return sc;
 	if (!path[0]) {
@@ -82,9 +100,12 @@ const struct dl_scenario *bench_gen_scenario(const char *topology, uint32_t n,
 	snprintf(num, sizeof(num), "%u", n);
 	snprintf(topo, sizeof(topo), "\"%s\"", topology);
 	snprintf(order, sizeof(order), "\"%s\"", register_order);
-	struct dl_override ov[] = { { "topology", topo }, { "devices", num },
-				    { "register_order", order } };
-	sc = load(key, path, ov, 3);
+	ov[0] = (struct dl_override){ "topology", topo };
+	ov[1] = (struct dl_override){ "devices", num };
+	ov[2] = (struct dl_override){ "register_order", order };
+	for (size_t i = 0; i < nextra; i++)
+		ov[3 + i] = extra[i];
+	sc = load(key, path, ov, 3 + nextra);
 	unlink(path);
 	path[0] = 0;
 	return sc;

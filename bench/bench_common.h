@@ -13,6 +13,10 @@ const struct dl_scenario *bench_default_scenario(uint32_t n);
 /* A pure generator scenario: topology, N devices, register_order; cached. */
 const struct dl_scenario *bench_gen_scenario(const char *topology, uint32_t n,
 					     const char *register_order);
+/* The same with further "generate" overrides (at most 4), e.g. fanout=0. */
+const struct dl_scenario *bench_gen_scenario_ex(const char *topology, uint32_t n,
+						const char *register_order,
+						const struct dl_override *extra, size_t nextra);
 
 struct bench_events {
 	struct dl_event *ev;

@@ -50,8 +50,8 @@ bool bm_full(void)
 
 int64_t bm_user(struct bm_state *st) { return st->user; }
 
-void bm_register(const char *name, bm_fn fn, int64_t user, const int64_t *args, int nargs,
-		 char unit)
+static benchmark::internal::Benchmark *register_one(const char *name, bm_fn fn, int64_t user,
+						     const int64_t *args, int nargs, char unit)
 {
 	auto *b = benchmark::RegisterBenchmark(name, [fn, user](benchmark::State &s) {
 		struct bm_state st{&s, user, false};
@@ -68,6 +68,19 @@ void bm_register(const char *name, bm_fn fn, int64_t user, const int64_t *args, 
 	case 's': b->Unit(benchmark::kSecond); break;
 	default: b->Unit(benchmark::kMillisecond); break;
 	}
+	return b;
+}
+
+void bm_register(const char *name, bm_fn fn, int64_t user, const int64_t *args, int nargs,
+		 char unit)
+{
+	register_one(name, fn, user, args, nargs, unit);
+}
+
+void bm_register_real_time(const char *name, bm_fn fn, int64_t user, const int64_t *args,
+			   int nargs, char unit)
+{
+	register_one(name, fn, user, args, nargs, unit)->UseRealTime();
 }
 
 }  // extern "C"
@@ -77,6 +90,8 @@ int main(int argc, char **argv)
 	bm_register_core();
 	bm_register_engine();
 	bm_register_log();
+	bm_register_queue();
+	bm_register_threads();
 	benchmark::Initialize(&argc, argv);
 	if (benchmark::ReportUnrecognizedArguments(argc, argv))
 		return 1;
