@@ -57,7 +57,7 @@ static void run_usage(FILE *f, bool compare)
 		   "  --db PATH         SQLite log to append runs to (default dlsim.db)\n"
 		   "%s"
 		   "  --mode des|threads  des: deterministic virtual time (default); threads: real\n"
-		   "                    POSIX threads, wall-clock timed (no lower bound computed)\n"
+		   "                    POSIX threads, wall-clock timed\n"
 		   "  --seed N          override the scenario's seed\n"
 		   "  --workers K       simulated CPUs shared by the main thread and workers\n"
 		   "                    (default: the order's own, 1 for sync and naive, else 8)\n"

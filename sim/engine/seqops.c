@@ -3,34 +3,86 @@
 
 #include "sim/engine/seqops.h"
 
-/* One probe attempt: check suppliers, then the driver's probe. */
+/* The threads engine's locks (seqops.h); no-ops in DES. */
+static void seq_lock(struct dl_seq *q)
+{
+	if (q->lock)
+		q->lock(q->ctx);
+}
+
+static void seq_unlock(struct dl_seq *q)
+{
+	if (q->unlock)
+		q->unlock(q->ctx);
+}
+
+static void seq_dev_lock(struct dl_seq *q, uint32_t d)
+{
+	if (q->dev_lock)
+		q->dev_lock(q->ctx, d);
+}
+
+static void seq_dev_unlock(struct dl_seq *q, uint32_t d)
+{
+	if (q->dev_unlock)
+		q->dev_unlock(q->ctx, d);
+}
+
+/* One probe attempt: check suppliers, then the driver's probe (device_lock held). */
 void dl_seq_probe_one(struct dl_seq *q, uint32_t d)
 {
 	int err;
 
-	if (q->core->dev[d].state != DL_DEV_NO_DRIVER || !q->core->dev[d].registered)
+	seq_dev_lock(q, d);
+	seq_lock(q);
+	if (q->core->dev[d].state != DL_DEV_NO_DRIVER || !q->core->dev[d].registered) {
+		seq_unlock(q);
+		seq_dev_unlock(q, d);
 		return;
+	}
 	q->opr->probe_attempts++;
+	if (q->probe_blocked && q->probe_blocked(q->ctx)) {
+		/* really_probe() under defer_all_probes: deferred until dpm_complete() */
+		dl_deferred_add(q->core, d);
+		q->opr->probe_defers++;
+		q->emit(q->ctx, DL_EV_PROBE_DEFER, d, 0, -DL_EPROBE_DEFER);
+		seq_unlock(q);
+		q->take_time(q->ctx, q->defer_ns);
+		seq_dev_unlock(q, d);
+		return;
+	}
 	if (dl_probe_begin(q->core, d, q->ignore_links) != 0) {
 		q->opr->probe_defers++;
 		q->emit(q->ctx, DL_EV_PROBE_DEFER, d, 0, -DL_EPROBE_DEFER);
+		seq_unlock(q);
 		q->take_time(q->ctx, q->defer_ns);
+		seq_dev_unlock(q, d);
 		return;
 	}
 	q->emit(q->ctx, DL_EV_PROBE_START, d, 0, 0);
+	seq_unlock(q);
 	q->take_time(q->ctx, q->sample(q->ctx, d, DL_LAT_PROBE));
 	err = q->fault(q->ctx, d, DL_LAT_PROBE);
+	seq_lock(q);
 	dl_probe_end(q->core, d, err);
 	q->emit(q->ctx, DL_EV_PROBE_END, d, 0, err);
+	seq_unlock(q);
+	seq_dev_unlock(q, d);
 }
 
 /* The deferred-probe work: retry the active list until it is empty. */
 void dl_seq_deferred(struct dl_seq *q)
 {
-	uint32_t d;
+	for (;;) {
+		uint32_t d;
 
-	while ((d = dl_deferred_next(q->core)) != DL_NONE)
+		seq_lock(q);
+		d = dl_deferred_next(q->core);
+		seq_unlock(q);
+		if (d == DL_NONE)
+			break;
 		dl_seq_probe_one(q, d);
+	}
 }
 
 /* __device_release_driver() with the consumer cascade, time passing in remove(). */
@@ -38,21 +90,35 @@ static void seq_unbind(struct dl_seq *q, uint32_t d)
 {
 	dl_dev_t x = DL_NONE;
 
-	if (q->core->dev[d].state != DL_DEV_DRIVER_BOUND)
+	seq_dev_lock(q, d);
+	seq_lock(q);
+	if (q->core->dev[d].state != DL_DEV_DRIVER_BOUND) {
+		seq_unlock(q);
+		seq_dev_unlock(q, d);
 		return;
+	}
 	while (dl_links_busy(q->core, d)) {
 		while ((x = dl_links_unbind_next(q->core, d)) != DL_NONE) {
 			if (x == DL_UNBIND_WAIT_PROBE)
-				break;   /* nothing probes during a sequential op */
+				break;
+			seq_unlock(q);
 			seq_unbind(q, x);
+			seq_lock(q);
 		}
-		if (x == DL_UNBIND_WAIT_PROBE)
-			break;
+		if (x == DL_UNBIND_WAIT_PROBE) {
+			if (!q->wait_probe)
+				break;   /* nothing probes during a sequential op */
+			q->wait_probe(q->ctx);
+		}
 	}
 	q->emit(q->ctx, DL_EV_UNBIND_START, d, 0, 0);
+	seq_unlock(q);
 	q->take_time(q->ctx, q->sample(q->ctx, d, DL_LAT_REMOVE));
+	seq_lock(q);
 	q->emit(q->ctx, DL_EV_UNBIND_END, d, 0, 0);
 	dl_driver_cleanup(q->core, d);
+	seq_unlock(q);
+	seq_dev_unlock(q, d);
 }
 
 /* device_del(): children first, then the driver, then the links. */
@@ -60,21 +126,56 @@ static void seq_remove(struct dl_seq *q, uint32_t d)
 {
 	const struct dl_device *x = &q->core->dev[d];
 
-	if (!x->registered)
+	seq_dev_lock(q, d);
+	seq_lock(q);
+	if (!x->registered) {
+		seq_unlock(q);
+		seq_dev_unlock(q, d);
 		return;
-	while (x->children.n)
-		seq_remove(q, x->children.v[x->children.n - 1]);
+	}
+	while (x->children.n) {
+		uint32_t ch = x->children.v[x->children.n - 1];
+
+		seq_unlock(q);
+		seq_remove(q, ch);
+		seq_lock(q);
+	}
+	seq_unlock(q);
 	seq_unbind(q, d);
+	seq_lock(q);
 	dl_device_del(q->core, d);
+	seq_unlock(q);
+	seq_dev_unlock(q, d);
 }
 
 static void rpm_events(struct dl_seq *q, struct dl_idvec *v, unsigned kind, unsigned key)
 {
 	for (uint32_t i = 0; i < v->n; i++) {
 		q->take_time(q->ctx, q->sample(q->ctx, v->v[i], key));
+		seq_lock(q);
 		q->emit(q->ctx, kind, v->v[i], 0, 0);
+		seq_unlock(q);
 	}
 	v->n = 0;
+}
+
+/* device_add() of a hot-plugged device: register, fw_devlink's links, probe. */
+static int seq_add(struct dl_seq *q, uint32_t d)
+{
+	int err = -EEXIST;
+
+	seq_lock(q);
+	if (!q->core->dev[d].registered) {
+		err = dl_device_register(q->core, d);
+		if (!err)
+			dl_engine_add_listed_links(q->core, q->sc, d);
+	}
+	seq_unlock(q);
+	if (err)
+		return err == -EEXIST ? 0 : err;   /* adding a registered device: no-op */
+	dl_seq_probe_one(q, d);
+	dl_seq_deferred(q);
+	return 0;
 }
 
 /**
@@ -99,31 +200,37 @@ int dl_seq_op(struct dl_seq *q, const struct dl_sc_op *op)
 		seq_remove(q, op->dev);
 		break;
 	case DL_OP_ADD:
-		if (q->core->dev[op->dev].registered)
-			break;
-		err = dl_device_register(q->core, op->dev);
-		if (err)
-			break;
-		dl_engine_add_listed_links(q->core, q->sc, op->dev);
-		dl_seq_probe_one(q, op->dev);
-		dl_seq_deferred(q);
+		err = seq_add(q, op->dev);
 		break;
 	case DL_OP_LINK_ADD:
+		seq_lock(q);
 		dl_link_add(q->core, op->dev, op->dev2, op->flags, NULL);
+		seq_unlock(q);
 		break;
 	case DL_OP_LINK_DEL: {
-		dl_link_t l = dl_link_find(q->core, op->dev, op->dev2);
+		dl_link_t l;
 
+		seq_lock(q);
+		l = dl_link_find(q->core, op->dev, op->dev2);
 		err = l == DL_NONE ? -ENOENT : dl_link_del(q->core, l);
+		seq_unlock(q);
 		break;
 	}
 	case DL_OP_RPM_GET:
-		if (dl_rpm_get(q->core, op->dev, &v) == 0)
+		seq_lock(q);
+		err = dl_rpm_get(q->core, op->dev, &v);
+		seq_unlock(q);
+		if (err == 0)
 			rpm_events(q, &v, DL_EV_RPM_RESUME, DL_LAT_RPM_RESUME);
+		err = 0;
 		break;
 	case DL_OP_RPM_PUT:
-		if (dl_rpm_put(q->core, op->dev, &v) == 0)
+		seq_lock(q);
+		err = dl_rpm_put(q->core, op->dev, &v);
+		seq_unlock(q);
+		if (err == 0)
 			rpm_events(q, &v, DL_EV_RPM_SUSPEND, DL_LAT_RPM_SUSPEND);
+		err = 0;
 		break;
 	}
 	dl_idvec_free(&v);

@@ -1,8 +1,10 @@
 /*
- * seqops.h - the script ops that both engines run one at a time on the main
- * thread (unbind, bind, remove, add, link_add, link_del, rpm_get, rpm_put),
- * and a single probe attempt.  Each engine supplies how time passes and how
- * events are stamped; the link-core steps are written once, here.
+ * seqops.h - the script ops that both engines run one at a time (unbind,
+ * bind, remove, add, link_add, link_del, rpm_get, rpm_put), and a single
+ * probe attempt.  Each engine supplies how time passes and how events are
+ * stamped; the link-core steps are written once, here.  DES runs them on its
+ * main thread; the threads engine from any thread (a racing op, a probe on a
+ * worker), with the lock hooks below.
  */
 #ifndef DL_SEQOPS_H
 #define DL_SEQOPS_H
@@ -25,6 +27,23 @@ struct dl_seq {
 	void (*take_time)(void *ctx, int64_t ns);
 	int64_t (*sample)(void *ctx, uint32_t dev, unsigned key);
 	int (*fault)(void *ctx, uint32_t dev, unsigned key);
+	/*
+	 * Threads mode only (NULL in DES, where nothing else runs meanwhile):
+	 * lock/unlock bracket every call into the core (device_links_write_lock;
+	 * time never passes inside), dev_lock/dev_unlock a device's whole probe,
+	 * unbind or removal (device_lock; recursive, taken parent/supplier
+	 * first, never while the core is locked), and wait_probe, called with
+	 * the core locked, drops it until some probe in flight has ended
+	 * (wait_for_device_probe()); probe_blocked, called with the core
+	 * locked, says that probing is blocked (device_block_probing() from
+	 * dpm_prepare() to dpm_complete()): the attempt defers.
+	 */
+	void (*lock)(void *ctx);
+	void (*unlock)(void *ctx);
+	void (*dev_lock)(void *ctx, uint32_t dev);
+	void (*dev_unlock)(void *ctx, uint32_t dev);
+	void (*wait_probe)(void *ctx);
+	bool (*probe_blocked)(void *ctx);
 };
 
 void dl_seq_probe_one(struct dl_seq *q, uint32_t d);

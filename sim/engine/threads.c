@@ -1,47 +1,79 @@
 /*
  * threads.c - the real-thread engine.
  *
- * The script's ops run through the link core with a main thread and a pool
- * of K POSIX worker threads; callbacks take latency * time_scale of real
- * time (nanosleep from 50us up, a clock_gettime spin below).
+ * The script's ops run through the same link core as des.c, with a main PM
+ * thread, a pool of worker threads and, for script ops marked "concurrent",
+ * a racing thread.  Callbacks take latency * time_scale of real time.
  *
- * Probe and the other non-PM ops run on the main thread, one callback at a
- * time, with the kernel's deferred-probe retry (like des.c's sequential ops).
- * System sleep phases run in parallel:
- *  - the link graph is guarded by a rwlock (read while collecting waits);
- *  - each device has a completion per phase: an atomic flag plus a striped
- *    mutex/condvar (dpm_wait / complete_all);
- *  - kernel-async queues every async device up front; its worker blocks on
+ * Locks, as the kernel's:
+ *  - graph (a rwlock) is device_links_write_lock: every call into the core
+ *    holds it for write, and never while time passes; readers snapshot the
+ *    graph of a phase under it;
+ *  - a recursive per-device lock (device_lock) is held across a device's
+ *    probe, unbind and removal, taken parent/supplier first (seqops.c);
+ *  - each device has a completion per phase (dpm_wait / complete_all): an
+ *    atomic flag plus one of NSTRIPE striped mutex/condvar pairs.
+ * Lock order: device locks, then graph, then the small mutexes (queue,
+ * stripes, probe ends); no thread waits for a CPU while holding any lock.
+ *
+ * The DES cost model is mirrored: K CPUs are K permits (the main thread
+ * first), every callback and every modelled overhead holds one, and the
+ * overheads of des.c (main_ns per device the main thread walks, queue_ns to
+ * queue an item, wake_ns to start or wake a blocked classic item,
+ * probe_check_ns per deferring probe) are taken as real time too, counting
+ * the real wake-up latency already paid against them.  Classic kernel-async
+ * gets a pool larger than K so that blocked items do not hold CPUs, as in
+ * des.c (and the kernel's async pool).
+ *
+ * Phases (probe, and every suspend or resume phase):
+ *  - the phase's dependency graph is copied into CSR arrays first, so ops
+ *    that race (link_del, add, unbind) change the core, not the phase;
+ *  - kernel-async-v2, cp-first and levels probe a device on a worker once
+ *    its suppliers are bound (a failed supplier releases nobody: its
+ *    consumers stay deferred); sync, naive and kernel-async probe in
+ *    registration order on the main thread (kernel-async hands async
+ *    devices to workers) with the deferred-probe retry of dd.c;
+ *  - kernel-async queues every async device up front; its item blocks on
  *    the completions of what it waits for;
  *  - kernel-async-v2 and cp-first queue a device when its atomic counter of
  *    unfinished dependencies drops to zero (cp-first: ready work by longest
- *    remaining path); levels queues a whole level at a time, with a barrier;
+ *    remaining path); levels queues a level at a time: the thread finishing
+ *    a level's last device releases the next (des.c's barrier);
  *  - sync devices (and every device under sync and naive) run on the main
  *    thread in walk order after waiting for their dependencies (naive:
  *    registration order, no waits).
- * A failing suspend callback sets an abort flag: nothing new starts, blocked
+ * A failing suspend callback sets the halt flag: nothing new starts, blocked
  * waiters wake and skip, work in flight finishes; then every suspended
- * device is resumed as des.c does.
+ * device is resumed as des.c does.  The stop flag (Ctrl-C) halts a phase
+ * the same way and the run ends 'interrupted'.  Probes racing a suspend or
+ * resume defer until it ends (device_block_probing()), as in the kernel.
  *
  * Events go to per-thread buffers stamped with (time, global sequence) and
- * are merged into o->sink on the main thread at the end of every phase/op,
- * so the sink is only ever called from one thread.
+ * are merged into o->sink on the main thread when no other thread runs, so
+ * the sink is only ever called from one thread.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "sim/core/dl_core.h"
-#include "sim/engine/threads.h"
+#include "sim/engine/bound.h"
 #include "sim/engine/seqops.h"
+#include "sim/engine/threads.h"
 
-#define NSTRIPE 64
-#define SPIN_BELOW_NS 50000
+#define NSTRIPE 1024             /* completion mutex/condvar pairs: few waiters per broadcast */
+#define SPIN_NS 3000             /* real ns: the end of every wait is spun, not slept */
+#define POLL_NS 2000000          /* real ns: blocked threads look at the stop flag */
+#define CLASSIC_POOL 512         /* kernel-async: threads, so that blocked items free CPUs */
+#define STACK_BYTES (512 * 1024)
 
-enum { PK_SUSPEND, PK_RESUME, PK_SEQ };
+enum { PK_SUSPEND, PK_RESUME, PK_PROBE, PK_PROBE_DEFER };
+enum { HALT_NONE, HALT_ABORT, HALT_STOP };
 
 struct tev {
 	struct dl_event e;
@@ -57,14 +89,20 @@ struct task {
 	int64_t prio;
 	uint64_t seq;
 	uint32_t dev;
+	int64_t pushed;         /* real ns it was queued at */
 };
 
 struct thr;
 
+/* One thread: 0 main, 1..P workers, P + 1 the racing ops. */
 struct tw {
 	struct thr *t;
-	int id;                 /* 0 main, 1..K workers */
-	struct dl_idvec scratch;
+	int id;
+	uint32_t op_index;      /* samples: the op this thread works for */
+	struct dl_op_result *opr;
+	int64_t taken_sim;      /* simulated ns taken by sequential ops (their bound) */
+	int64_t cursor;         /* real ns: where the thread's last wait was to end */
+	bool chained;           /* no blocking since: the next wait starts at cursor */
 	int64_t blocked_ns;
 	uint64_t wakeups;
 	char pad[64];
@@ -77,28 +115,49 @@ struct thr {
 	struct dl_run_result *r;
 	struct dl_op_result *opr;
 	struct dl_core core;
-	uint32_t n, K;
+	uint32_t n, K, P, nthr; /* devices, CPUs, workers, thread slots */
 	double scale;
 	int64_t t0;
-	uint32_t op_index;
+	uint32_t cur_op;
+	int64_t main_ns, queue_ns, wake_ns, check_ns;
 
 	pthread_rwlock_t graph;
+	int core_owner;         /* the thread holding graph for write */
+	bool probes_blocked;    /* under graph: from dpm_prepare() to dpm_complete() */
 
-	/* work queue and phase accounting, under mx */
+	/* device locks */
+	pthread_mutex_t dmx;
+	pthread_cond_t dcv;
+	int16_t *dev_owner;
+	uint16_t *dev_depth;
+	uint32_t dev_waiters;
+
+	/* probe ends, for wait_for_device_probe() */
+	pthread_mutex_t pmx;
+	pthread_cond_t pcv;
+	atomic_uint probe_gen, probe_waiters;
+
+	/* work queue, CPUs and phase accounting, under mx */
 	pthread_mutex_t mx;
-	pthread_cond_t qcv, mcv;
+	pthread_cond_t qcv, mcv, ccv, main_ccv;
 	struct task *q;
 	size_t qn, qcap;
 	uint64_t qseq;
-	bool shutdown;
-	uint32_t outstanding, remaining, alive, peak;
+	bool shutdown, main_wants_cpu;
+	uint32_t free_cpus;
+	uint32_t outstanding, remaining;
+	atomic_uint alive, peak;  /* items holding a CPU or blocked on a dependency (des.c's) */
 
 	/* completions */
 	pthread_mutex_t smx[NSTRIPE];
 	pthread_cond_t scv[NSTRIPE];
 	atomic_uchar *done;
 	atomic_uint *pending;
-	atomic_bool abort;
+	atomic_uchar *failed_dep, *queued;
+	atomic_uchar *ok;       /* the device's callback ran (probe: and bound); before done */
+	atomic_uchar *ran;      /* its callback started (not a deferring probe attempt) */
+	atomic_int_fast64_t *done_at;
+	atomic_int halt;
 
 	/* faults */
 	pthread_mutex_t fmx;
@@ -110,18 +169,24 @@ struct thr {
 
 	/* events */
 	atomic_uint_fast64_t evseq;
-	struct tbuf *buf;       /* K + 1 */
+	struct tbuf *buf;       /* nthr */
+	bool racing;            /* a racing thread runs: flush only when it is joined */
 
 	/* the phase (written by main before any work is queued) */
 	int pk;
 	unsigned phase;
-	uint8_t *part, *on_main, *depth_set, *newdepth;
-	uint32_t *wcount, *level, *walk, nwalk;
-	int64_t *lat, *prio;
+	uint8_t *part, *on_main, *depth_set, *newdepth, *attempted;
+	uint32_t *wcount, *level, *walk, nwalk, *topo, ntopo;
+	/* levels: the devices of each level in device order, released in turn, under lmx */
+	pthread_mutex_t lmx;
+	uint32_t *lvl_off, *lvl_dev, *lvl_left, *lvl_fill, maxlevel, cur_level;
+	uint32_t *w_off, *w_dep, *d_off, *d_dep;
+	size_t w_cap, d_cap;
+	int64_t *lat, *prio, *best;
 
 	pthread_t *tid;
 	uint32_t nthreads;
-	struct tw *tw;          /* K + 1 */
+	struct tw *tw;          /* nthr */
 };
 
 /* ---- time ---- */
@@ -139,24 +204,72 @@ static int64_t sim_now(const struct thr *t)
 	return (int64_t)((double)(mono_ns() - t->t0) / t->scale);
 }
 
-/* Let @sim_ns simulated nanoseconds pass in real time. */
-static void take_time(const struct thr *t, int64_t sim_ns)
+static int64_t real_of(const struct thr *t, int64_t sim_ns)
 {
-	int64_t real = (int64_t)((double)sim_ns * t->scale);
+	return sim_ns > 0 ? (int64_t)((double)sim_ns * t->scale) : 0;
+}
 
-	if (real <= 0)
-		return;
-	if (real >= SPIN_BELOW_NS) {
-		struct timespec ts = { real / 1000000000, real % 1000000000 };
+/*
+ * Sleep until the real time @deadline: an absolute clock_nanosleep (no drift
+ * from a late wake-up) to just before it, then a spin (the timer's wake-up
+ * latency is tens of us; the threads' timer slack is 1 ns).
+ */
+static void sleep_until(int64_t deadline)
+{
+	int64_t now = mono_ns();
 
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
-	} else {
-		int64_t end = mono_ns() + real;
+	if (deadline - now > SPIN_NS) {
+		int64_t to = deadline - SPIN_NS;
+		struct timespec ts = { to / 1000000000, to % 1000000000 };
 
-		while (mono_ns() < end)
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 	}
+	while (mono_ns() < deadline)
+		;
+}
+
+/*
+ * Thread @w works until the real time @deadline.  Back-to-back waits of one
+ * thread chain from the previous deadline, not from when the thread woke, so
+ * that timer overshoot does not add up (drift); any blocking on another
+ * thread breaks the chain (unchain()), so that real wake-up latencies count.
+ */
+static void pass_until(struct tw *w, int64_t deadline)
+{
+	sleep_until(deadline);
+	w->cursor = deadline;
+	w->chained = true;
+}
+
+static int64_t from_now(struct tw *w)
+{
+	return w->chained ? w->cursor : mono_ns();
+}
+
+static void unchain(struct tw *w)
+{
+	w->chained = false;
+}
+
+/* Let @sim_ns simulated nanoseconds pass in real time on thread @w. */
+static void take_time(struct tw *w, int64_t sim_ns)
+{
+	if (sim_ns > 0)
+		pass_until(w, from_now(w) + real_of(w->t, sim_ns));
+}
+
+static void timed_wait(pthread_cond_t *cv, pthread_mutex_t *m)
+{
+	int64_t to = mono_ns() + POLL_NS;
+	struct timespec ts = { to / 1000000000, to % 1000000000 };
+
+	pthread_cond_timedwait(cv, m, &ts);
+}
+
+static void precise_timers(void)
+{
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 }
 
 /* ---- events ---- */
@@ -182,9 +295,12 @@ static void tbuf_push(struct thr *t, int w, struct dl_event *e)
 	b->n++;
 }
 
+/* The core's sink: the core only runs under graph, written by core_owner. */
 static void core_emit(void *ctx, struct dl_event *e)
 {
-	tbuf_push(ctx, 0, e);   /* the core is only called from the main thread */
+	struct thr *t = ctx;
+
+	tbuf_push(t, t->core_owner, e);
 }
 
 static void emit(struct thr *t, int w, unsigned kind, uint32_t dev, unsigned phase, int err)
@@ -205,49 +321,49 @@ static int tev_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Main thread, no worker active: merge the buffers by time into the sink. */
+/* Main thread, no other thread active: merge the buffers by time into the sink. */
 static void flush_events(struct thr *t)
 {
 	size_t total = 0, k = 0;
 	struct tev *all;
 
-	for (uint32_t w = 0; w <= t->K; w++)
+	if (t->racing)
+		return;
+	for (uint32_t w = 0; w < t->nthr; w++)
 		total += t->buf[w].n;
 	if (!total)
 		return;
 	all = malloc(total * sizeof(*all));
 	if (all) {
-		for (uint32_t w = 0; w <= t->K; w++) {
+		for (uint32_t w = 0; w < t->nthr; w++) {
 			if (!t->buf[w].n)
 				continue;   /* an empty buffer may have no array yet */
 			memcpy(all + k, t->buf[w].v, t->buf[w].n * sizeof(*all));
 			k += t->buf[w].n;
 		}
 		qsort(all, total, sizeof(*all), tev_cmp);
-	}
-	for (size_t i = 0; i < total; i++) {
-		struct dl_event *e = all ? &all[i].e : NULL;
+		for (size_t i = 0; i < total; i++) {
+			struct dl_event *e = &all[i].e;
 
-		if (!e)
-			break;
-		t->r->events++;
-		if (e->kind == DL_EV_LINK_REFUSED)
-			t->r->links_refused++;
-		if (t->o->sink.emit)
-			t->o->sink.emit(t->o->sink.ctx, e);
+			t->r->events++;
+			if (e->kind == DL_EV_LINK_REFUSED)
+				t->r->links_refused++;
+			if (t->o->sink.emit)
+				t->o->sink.emit(t->o->sink.ctx, e);
+		}
 	}
 	free(all);
-	for (uint32_t w = 0; w <= t->K; w++)
+	for (uint32_t w = 0; w < t->nthr; w++)
 		t->buf[w].n = 0;
 }
 
 /* ---- samples and faults ---- */
 
-static int64_t sample(const struct thr *t, uint32_t d, unsigned key)
+static int64_t sample(const struct thr *t, uint32_t op, uint32_t d, unsigned key)
 {
 	const struct dl_profile *p = &t->sc->prof[t->sc->dev[d].profile];
 
-	return dl_latency_sample(&p->lat[key], t->o->seed, d, key, t->op_index);
+	return dl_latency_sample(&p->lat[key], t->o->seed, d, key, op);
 }
 
 static int fault_for(struct thr *t, uint32_t d, unsigned key)
@@ -272,93 +388,59 @@ static int fault_for(struct thr *t, uint32_t d, unsigned key)
 	return err;
 }
 
-/* ---- the graph within a phase ---- */
-
-/*
- * Collect into @v the participating neighbours of @d: @up = parent and
- * suppliers, else children and consumers (links that count for PM only).
- */
-static void nbrs(struct thr *t, uint32_t d, bool up, struct dl_idvec *v)
+static int64_t cost(int64_t v, int64_t def)
 {
-	const struct dl_device *x = &t->core.dev[d];
+	return v >= 0 ? v : def;
+}
 
-	v->n = 0;
-	pthread_rwlock_rdlock(&t->graph);
-	if (up) {
-		if (x->parent != DL_NONE && t->part[x->parent])
-			dl_idvec_push(v, x->parent);
-		for (uint32_t i = 0; i < x->suppliers.n; i++) {
-			const struct dl_link *k = &t->core.link[x->suppliers.v[i]];
+/* ---- locks ---- */
 
-			if (dl_link_counts_for_pm(k) && t->part[k->supplier])
-				dl_idvec_push(v, k->supplier);
-		}
-	} else {
-		for (uint32_t i = 0; i < x->children.n; i++)
-			if (t->part[x->children.v[i]])
-				dl_idvec_push(v, x->children.v[i]);
-		for (uint32_t i = 0; i < x->consumers.n; i++) {
-			const struct dl_link *k = &t->core.link[x->consumers.v[i]];
+static void core_lock(struct tw *w)
+{
+	pthread_rwlock_wrlock(&w->t->graph);
+	w->t->core_owner = w->id;
+}
 
-			if (dl_link_counts_for_pm(k) && t->part[k->consumer])
-				dl_idvec_push(v, k->consumer);
-		}
+static void core_unlock(struct tw *w)
+{
+	pthread_rwlock_unlock(&w->t->graph);
+}
+
+/* device_lock(): recursive, so that an unbind may remove() the same device. */
+static void dev_lock(struct tw *w, uint32_t d)
+{
+	struct thr *t = w->t;
+
+	pthread_mutex_lock(&t->dmx);
+	while (t->dev_depth[d] && t->dev_owner[d] != w->id) {
+		t->dev_waiters++;
+		unchain(w);
+		pthread_cond_wait(&t->dcv, &t->dmx);
+		t->dev_waiters--;
 	}
-	pthread_rwlock_unlock(&t->graph);
+	t->dev_owner[d] = (int16_t)w->id;
+	t->dev_depth[d]++;
+	pthread_mutex_unlock(&t->dmx);
 }
 
-/* What @d waits for in this phase. */
-static void waits_of(struct thr *t, uint32_t d, struct dl_idvec *v)
+static void dev_unlock(struct tw *w, uint32_t d)
 {
-	nbrs(t, d, t->pk == PK_RESUME, v);
+	struct thr *t = w->t;
+
+	pthread_mutex_lock(&t->dmx);
+	if (--t->dev_depth[d] == 0 && t->dev_waiters)
+		pthread_cond_broadcast(&t->dcv);
+	pthread_mutex_unlock(&t->dmx);
 }
 
-/* Who waits for @d in this phase. */
-static void dependents_of(struct thr *t, uint32_t d, struct dl_idvec *v)
+static bool halted(struct thr *t)
 {
-	nbrs(t, d, t->pk == PK_SUSPEND, v);
+	return atomic_load(&t->halt) != HALT_NONE;
 }
 
-/* ---- completions ---- */
-
-static void wait_done(struct thr *t, struct tw *w, uint32_t y)
+/* Wake every thread that waits for something, so that it sees the halt flag. */
+static void wake_all(struct thr *t)
 {
-	pthread_mutex_t *m = &t->smx[y % NSTRIPE];
-	int64_t b0;
-
-	if (atomic_load_explicit(&t->done[y], memory_order_acquire) ||
-	    atomic_load(&t->abort))
-		return;
-	b0 = mono_ns();
-	pthread_mutex_lock(m);
-	while (!atomic_load_explicit(&t->done[y], memory_order_acquire) &&
-	       !atomic_load(&t->abort))
-		pthread_cond_wait(&t->scv[y % NSTRIPE], m);
-	pthread_mutex_unlock(m);
-	w->blocked_ns += mono_ns() - b0;
-	w->wakeups++;
-}
-
-static void complete_all(struct thr *t, uint32_t d)
-{
-	pthread_mutex_t *m = &t->smx[d % NSTRIPE];
-
-	pthread_mutex_lock(m);
-	atomic_store_explicit(&t->done[d], 1, memory_order_release);
-	pthread_cond_broadcast(&t->scv[d % NSTRIPE]);
-	pthread_mutex_unlock(m);
-}
-
-static void set_abort(struct thr *t, int err, uint32_t d)
-{
-	pthread_mutex_lock(&t->fmx);
-	if (!t->abort_rec) {
-		t->abort_rec = true;
-		t->abort_err = err;
-		t->abort_dev = d;
-	}
-	pthread_mutex_unlock(&t->fmx);
-	atomic_store(&t->abort, true);
 	for (int i = 0; i < NSTRIPE; i++) {
 		pthread_mutex_lock(&t->smx[i]);
 		pthread_cond_broadcast(&t->scv[i]);
@@ -366,6 +448,94 @@ static void set_abort(struct thr *t, int err, uint32_t d)
 	}
 	pthread_mutex_lock(&t->mx);
 	pthread_cond_broadcast(&t->mcv);
+	pthread_mutex_unlock(&t->mx);
+	pthread_mutex_lock(&t->pmx);
+	pthread_cond_broadcast(&t->pcv);
+	pthread_mutex_unlock(&t->pmx);
+}
+
+static void set_abort(struct thr *t, int err, uint32_t d)
+{
+	int none = HALT_NONE;
+
+	pthread_mutex_lock(&t->fmx);
+	if (!t->abort_rec) {
+		t->abort_rec = true;
+		t->abort_err = err;
+		t->abort_dev = d;
+	}
+	pthread_mutex_unlock(&t->fmx);
+	atomic_compare_exchange_strong(&t->halt, &none, HALT_ABORT);
+	wake_all(t);
+}
+
+/* Main thread only: the signal handler's flag becomes the halt flag. */
+static bool poll_stop(struct thr *t)
+{
+	if (t->o->stop && *t->o->stop && atomic_load(&t->halt) != HALT_STOP) {
+		atomic_store(&t->halt, HALT_STOP);
+		wake_all(t);
+	}
+	return atomic_load(&t->halt) == HALT_STOP;
+}
+
+/* Probe ends wake wait_for_device_probe() (Dekker on two seq_cst counters). */
+static void probe_ended(struct thr *t)
+{
+	atomic_fetch_add(&t->probe_gen, 1);
+	if (atomic_load(&t->probe_waiters)) {
+		pthread_mutex_lock(&t->pmx);
+		pthread_cond_broadcast(&t->pcv);
+		pthread_mutex_unlock(&t->pmx);
+	}
+}
+
+/* ---- CPUs: K permits, the main thread first (des.c's run queue) ---- */
+
+/* Returns 0, or the real time the CPU was obtained if the thread had to wait for it. */
+static int64_t cpu_get(struct tw *w)
+{
+	struct thr *t = w->t;
+	bool waited = false;
+
+	pthread_mutex_lock(&t->mx);
+	if (w->id == 0) {
+		t->main_wants_cpu = true;
+		while (!t->free_cpus) {
+			unchain(w);
+			waited = true;
+			pthread_cond_wait(&t->main_ccv, &t->mx);
+		}
+		t->main_wants_cpu = false;
+		if (t->free_cpus > 1)
+			pthread_cond_signal(&t->ccv);   /* workers held back for main */
+	} else {
+		while (!t->free_cpus || t->main_wants_cpu) {
+			unchain(w);
+			waited = true;
+			pthread_cond_wait(&t->ccv, &t->mx);
+		}
+	}
+	t->free_cpus--;
+	pthread_mutex_unlock(&t->mx);
+	return waited ? mono_ns() : 0;
+}
+
+static void cpu_put(struct tw *w)
+{
+	struct thr *t = w->t;
+
+	pthread_mutex_lock(&t->mx);
+	t->free_cpus++;
+	/*
+	 * Main first; workers all race for it: the first to run takes it (a
+	 * signal would hand it to one thread and add that thread's wake-up
+	 * latency to every hand-over).
+	 */
+	if (t->main_wants_cpu)
+		pthread_cond_signal(&t->main_ccv);
+	else
+		pthread_cond_broadcast(&t->ccv);
 	pthread_mutex_unlock(&t->mx);
 }
 
@@ -378,7 +548,7 @@ static bool task_less(const struct task *a, const struct task *b)
 
 static int q_push_locked(struct thr *t, uint32_t d)
 {
-	struct task e = { .prio = t->prio[d], .seq = t->qseq++, .dev = d };
+	struct task e = { .prio = t->prio[d], .seq = t->qseq++, .dev = d, .pushed = mono_ns() };
 	size_t i;
 
 	if (t->qn == t->qcap) {
@@ -407,13 +577,13 @@ static int q_push_locked(struct thr *t, uint32_t d)
 
 static void q_push(struct thr *t, uint32_t d)
 {
+	int err;
+
 	pthread_mutex_lock(&t->mx);
-	if (q_push_locked(t, d) != 0 && !atomic_load(&t->abort)) {
-		pthread_mutex_unlock(&t->mx);
-		set_abort(t, -ENOMEM, d);
-		return;
-	}
+	err = q_push_locked(t, d);
 	pthread_mutex_unlock(&t->mx);
+	if (err)
+		set_abort(t, -ENOMEM, d);
 }
 
 static struct task q_pop_locked(struct thr *t)
@@ -437,115 +607,105 @@ static struct task q_pop_locked(struct thr *t)
 	return top;
 }
 
-/* ---- callbacks ---- */
-
-static bool ready_queue_mode(const struct thr *t)
+/* A device of the phase is finished (run or skipped). */
+static void finished(struct thr *t)
 {
-	return t->pol->link_aware && !t->pol->queue_up_front && !t->pol->level_barrier;
+	pthread_mutex_lock(&t->mx);
+	if (--t->remaining == 0)
+		pthread_cond_broadcast(&t->mcv);
+	pthread_mutex_unlock(&t->mx);
 }
 
-/* Run @d's callback of this phase on thread @w, then complete it. */
-static void run_cb(struct thr *t, struct tw *w, uint32_t d)
-{
-	int err;
+/* ---- the phase's graph, a CSR snapshot ---- */
 
-	emit(t, w->id, t->pk == PK_SUSPEND ? DL_EV_SUSPEND_START : DL_EV_RESUME_START, d,
-	     t->phase, 0);
-	take_time(t, t->lat[d]);
-	err = fault_for(t, d, DL_LAT_PREPARE + t->phase);
-	emit(t, w->id, t->pk == PK_SUSPEND ? DL_EV_SUSPEND_END : DL_EV_RESUME_END, d,
-	     t->phase, err);
-	if (t->pk == PK_SUSPEND) {
-		if (err) {
-			set_abort(t, err, d);
-		} else {
-			t->newdepth[d] = (uint8_t)(t->phase + 1);
-			t->depth_set[d] = 1;
+static bool probe_link(const struct dl_link *k)
+{
+	return k->live && (k->flags & DL_FLAG_MANAGED) &&
+	       !(k->flags & (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE));
+}
+
+/*
+ * Visit the participating devices that @d waits for (@up) or that wait for
+ * @d: suspend waits for children and consumers, resume for the parent and
+ * suppliers (links that count for PM), probe for suppliers (links that
+ * block probing).
+ */
+static uint32_t edges_of(struct thr *t, uint32_t d, bool up, uint32_t *out)
+{
+	const struct dl_device *x = &t->core.dev[d];
+	bool probe = t->pk == PK_PROBE || t->pk == PK_PROBE_DEFER;
+	bool toward_parent = probe ? up : (up == (t->pk == PK_RESUME));
+	uint32_t n = 0;
+
+	if (toward_parent) {
+		if (!probe && x->parent != DL_NONE && t->part[x->parent]) {
+			if (out)
+				out[n] = x->parent;
+			n++;
+		}
+		for (uint32_t i = 0; i < x->suppliers.n; i++) {
+			const struct dl_link *k = &t->core.link[x->suppliers.v[i]];
+
+			if ((probe ? probe_link(k) : dl_link_counts_for_pm(k)) && t->part[k->supplier]) {
+				if (out)
+					out[n] = k->supplier;
+				n++;
+			}
 		}
 	} else {
-		t->newdepth[d] = (uint8_t)(DL_PH_COMPLETE - t->phase);
-		t->depth_set[d] = 1;
-	}
-	complete_all(t, d);
-	if (ready_queue_mode(t) && !atomic_load(&t->abort)) {
-		dependents_of(t, d, &w->scratch);
-		for (uint32_t i = 0; i < w->scratch.n; i++) {
-			uint32_t y = w->scratch.v[i];
+		if (!probe)
+			for (uint32_t i = 0; i < x->children.n; i++)
+				if (t->part[x->children.v[i]]) {
+					if (out)
+						out[n] = x->children.v[i];
+					n++;
+				}
+		for (uint32_t i = 0; i < x->consumers.n; i++) {
+			const struct dl_link *k = &t->core.link[x->consumers.v[i]];
 
-			if (atomic_fetch_sub(&t->pending[y], 1) == 1 && !t->on_main[y])
-				q_push(t, y);
-		}
-	}
-}
-
-static void *worker_main(void *arg)
-{
-	struct tw *w = arg;
-	struct thr *t = w->t;
-
-	pthread_mutex_lock(&t->mx);
-	for (;;) {
-		struct task k;
-		bool ran = false;
-
-		while (!t->qn && !t->shutdown)
-			pthread_cond_wait(&t->qcv, &t->mx);
-		if (!t->qn)
-			break;
-		k = q_pop_locked(t);
-		t->alive++;
-		if (t->alive > t->peak)
-			t->peak = t->alive;
-		pthread_mutex_unlock(&t->mx);
-
-		if (!atomic_load(&t->abort)) {
-			if (t->pol->queue_up_front) {
-				/* classic async: block on what this device waits for */
-				waits_of(t, k.dev, &w->scratch);
-				for (uint32_t i = 0; i < w->scratch.n; i++)
-					wait_done(t, w, w->scratch.v[i]);
-			}
-			if (!atomic_load(&t->abort)) {
-				run_cb(t, w, k.dev);
-				ran = true;
+			if ((probe ? probe_link(k) : dl_link_counts_for_pm(k)) && t->part[k->consumer]) {
+				if (out)
+					out[n] = k->consumer;
+				n++;
 			}
 		}
-
-		pthread_mutex_lock(&t->mx);
-		t->alive--;
-		t->outstanding--;
-		if (ran)
-			t->remaining--;
-		pthread_cond_broadcast(&t->mcv);
 	}
-	pthread_mutex_unlock(&t->mx);
-	return NULL;
+	return n;
 }
 
-/* ---- a PM phase ---- */
-
-static void main_ran_one(struct thr *t)
+static int build_csr_dir(struct thr *t, bool up, uint32_t *off, uint32_t **dep, size_t *cap)
 {
-	pthread_mutex_lock(&t->mx);
-	t->remaining--;
-	pthread_mutex_unlock(&t->mx);
+	size_t total = 0;
+
+	for (uint32_t d = 0; d < t->n; d++) {
+		off[d] = (uint32_t)total;
+		if (t->part[d])
+			total += edges_of(t, d, up, NULL);
+	}
+	off[t->n] = (uint32_t)total;
+	if (total > *cap) {
+		uint32_t *nd = realloc(*dep, total * sizeof(*nd));
+
+		if (!nd)
+			return -ENOMEM;
+		*dep = nd;
+		*cap = total;
+	}
+	for (uint32_t d = 0; d < t->n; d++)
+		if (t->part[d])
+			edges_of(t, d, up, *dep + off[d]);
+	return 0;
 }
 
-/* Wait until every queued item finished (or, on abort, was skipped). */
-static void wait_drain(struct thr *t, bool all)
-{
-	pthread_mutex_lock(&t->mx);
-	while (t->outstanding > 0 || (all && t->remaining > 0 && !atomic_load(&t->abort)))
-		pthread_cond_wait(&t->mcv, &t->mx);
-	pthread_mutex_unlock(&t->mx);
-}
-
-static void build_walk(struct thr *t)
+/* Under graph (read): the walk, and what waits for what in this phase. */
+static int snapshot_phase(struct thr *t)
 {
 	bool reverse = t->pk == PK_SUSPEND;
+	int err;
 
 	t->nwalk = 0;
-	if (!t->pol->link_aware) {
+	if (!t->pol->link_aware || t->pk == PK_PROBE_DEFER) {
+		/* registration order: naive, and probing through the deferred list */
 		for (uint32_t i = 0; i < t->n; i++) {
 			uint32_t d = reverse ? t->n - 1 - i : i;
 
@@ -560,27 +720,436 @@ static void build_walk(struct thr *t)
 			d = reverse ? t->core.dev[d].dpm_prev : t->core.dev[d].dpm_next;
 		}
 	}
+	/* dpm_list (reversed for suspend) lists every device after what it waits for */
+	t->ntopo = 0;
+	for (dl_dev_t d = reverse ? t->core.dpm_tail : t->core.dpm_head; d != DL_NONE;
+	     d = reverse ? t->core.dev[d].dpm_prev : t->core.dev[d].dpm_next)
+		if (t->part[d])
+			t->topo[t->ntopo++] = d;
+	err = build_csr_dir(t, true, t->w_off, &t->w_dep, &t->w_cap);
+	if (!err)
+		err = build_csr_dir(t, false, t->d_off, &t->d_dep, &t->d_cap);
+	return err;
+}
+
+/*
+ * The phase's lower bound, added to the op: over every participating
+ * device, or, as des.c does, only over those whose callback started when
+ * some never did (a fault aborted the phase, a failed probe left consumers
+ * unprobed, a stop), so that the bound stays below the makespan.
+ */
+static void account_bound(struct thr *t)
+{
+	uint32_t n = 0;
+	struct dl_bound b;
+
+	for (uint32_t i = 0; i < t->ntopo; i++)
+		if (atomic_load(&t->ran[t->topo[i]]))
+			t->topo[n++] = t->topo[i];   /* the phase is over: topo may shrink */
+	t->ntopo = n;
+	b = dl_bound_phase(t->topo, t->ntopo, t->d_off, t->d_dep, t->lat, t->K, t->best);
+	t->opr->lower_bound_ns += b.lower_bound_ns;
+	t->opr->critical_path_ns += b.critical_path_ns;
+	t->opr->work_ns += b.work_ns;
+}
+
+/* Levels and cp-first priorities from the snapshot. */
+static void plan_phase(struct thr *t, uint32_t *maxlevel)
+{
+	*maxlevel = 0;
+	for (uint32_t i = 0; i < t->ntopo; i++) {
+		uint32_t d = t->topo[i];
+
+		t->level[d] = 0;
+		for (uint32_t j = t->w_off[d]; j < t->w_off[d + 1]; j++)
+			if (t->level[t->w_dep[j]] + 1 > t->level[d])
+				t->level[d] = t->level[t->w_dep[j]] + 1;
+		if (t->level[d] > *maxlevel)
+			*maxlevel = t->level[d];
+	}
+	if (t->pol->critical_first)
+		for (uint32_t i = t->ntopo; i-- > 0;) {
+			uint32_t d = t->topo[i];
+			int64_t best = 0;
+
+			for (uint32_t j = t->d_off[d]; j < t->d_off[d + 1]; j++)
+				if (-t->prio[t->d_dep[j]] > best)
+					best = -t->prio[t->d_dep[j]];
+			t->prio[d] = -(best + t->lat[d]);
+		}
+}
+
+/* ---- completions ---- */
+
+/* dpm_wait(): returns the real time @y completed (0 if it had, or on halt). */
+static int64_t wait_done(struct thr *t, struct tw *w, uint32_t y)
+{
+	pthread_mutex_t *m = &t->smx[y % NSTRIPE];
+	int64_t b0;
+
+	if (atomic_load_explicit(&t->done[y], memory_order_acquire) || halted(t))
+		return 0;
+	b0 = mono_ns();
+	unchain(w);
+	pthread_mutex_lock(m);
+	while (!atomic_load_explicit(&t->done[y], memory_order_acquire) && !halted(t)) {
+		if (w->id == 0) {
+			pthread_mutex_unlock(m);
+			poll_stop(t);
+			pthread_mutex_lock(m);
+			if (halted(t))
+				break;
+			timed_wait(&t->scv[y % NSTRIPE], m);
+		} else {
+			pthread_cond_wait(&t->scv[y % NSTRIPE], m);
+		}
+	}
+	pthread_mutex_unlock(m);
+	w->blocked_ns += mono_ns() - b0;
+	w->wakeups++;
+	return atomic_load(&t->done_at[y]);
+}
+
+static void complete_all(struct thr *t, uint32_t d)
+{
+	pthread_mutex_t *m = &t->smx[d % NSTRIPE];
+
+	atomic_store(&t->done_at[d], mono_ns());
+	pthread_mutex_lock(m);
+	atomic_store_explicit(&t->done[d], 1, memory_order_release);
+	pthread_cond_broadcast(&t->scv[d % NSTRIPE]);
+	pthread_mutex_unlock(m);
+}
+
+static bool ready_queue_mode(const struct thr *t)
+{
+	return t->pol->link_aware && !t->pol->queue_up_front && !t->pol->level_barrier;
+}
+
+/*
+ * @d finished (@ok: bound, or its PM callback ran): count it off its
+ * dependents and queue those that became ready.  A probe that did not bind
+ * releases nobody: its dependents, and theirs, finish unattempted (a stack,
+ * not recursion: a chain may be long).
+ */
+static void release_dependents(struct thr *t, uint32_t d, bool ok)
+{
+	struct dl_idvec skip = { 0 };
+
+	for (;;) {
+		for (uint32_t j = t->d_off[d]; j < t->d_off[d + 1]; j++) {
+			uint32_t y = t->d_dep[j];
+
+			if (!ok)
+				atomic_store(&t->failed_dep[y], 1);
+			if (atomic_fetch_sub(&t->pending[y], 1) != 1 || t->pol->level_barrier)
+				continue;   /* levels: skipped when the level is released */
+			if (atomic_load(&t->failed_dep[y])) {
+				if (t->on_main[y])
+					continue;   /* the main thread sees it after its waits */
+				complete_all(t, y);
+				finished(t);
+				if (dl_idvec_push(&skip, y))
+					set_abort(t, -ENOMEM, y);
+			} else if (ready_queue_mode(t) && !t->on_main[y] && !halted(t)) {
+				q_push(t, y);
+			}
+		}
+		if (!skip.n)
+			break;
+		d = skip.v[--skip.n];
+		ok = false;
+	}
+	dl_idvec_free(&skip);
+}
+
+/*
+ * Levels: queue the devices of level cur_level (des.c's barrier release),
+ * and the next one at once if none of them is left to run.  A device whose
+ * supplier did not bind finishes unattempted.  Called with lmx held.
+ */
+static void release_level_locked(struct thr *t)
+{
+	while (t->cur_level <= t->maxlevel && !halted(t)) {
+		uint32_t l = t->cur_level;
+
+		for (uint32_t i = t->lvl_off[l]; i < t->lvl_off[l + 1]; i++) {
+			uint32_t d = t->lvl_dev[i];
+
+			if (!atomic_load(&t->failed_dep[d])) {
+				q_push(t, d);
+				continue;
+			}
+			complete_all(t, d);
+			finished(t);
+			release_dependents(t, d, false);
+			t->lvl_left[l]--;
+		}
+		if (t->lvl_left[l])
+			return;
+		t->cur_level++;
+	}
+}
+
+/* Levels: @d of the current level finished; the last one releases the next level. */
+static void level_finished(struct thr *t, uint32_t d)
+{
+	pthread_mutex_lock(&t->lmx);
+	if (--t->lvl_left[t->level[d]] == 0 && t->level[d] == t->cur_level) {
+		t->cur_level++;
+		release_level_locked(t);
+	}
+	pthread_mutex_unlock(&t->lmx);
+}
+
+/* Levels: the counting sort of the phase's devices by level. */
+static void plan_levels(struct thr *t)
+{
+	for (uint32_t l = 0; l <= t->maxlevel + 1; l++)
+		t->lvl_off[l] = 0;
+	for (uint32_t i = 0; i < t->ntopo; i++)
+		t->lvl_off[t->level[t->topo[i]] + 1]++;
+	for (uint32_t l = 0; l <= t->maxlevel; l++) {
+		t->lvl_left[l] = t->lvl_off[l + 1];
+		t->lvl_off[l + 1] += t->lvl_off[l];
+	}
+	for (uint32_t l = 0; l <= t->maxlevel; l++)
+		t->lvl_fill[l] = t->lvl_off[l];
+	for (uint32_t d = 0; d < t->n; d++)
+		if (t->part[d])
+			t->lvl_dev[t->lvl_fill[t->level[d]]++] = d;
+	t->cur_level = 0;
+}
+
+/* ---- callbacks ---- */
+
+static void seq_bind(struct tw *w, struct dl_seq *q);
+
+/* Run @d's callback of this phase on thread @w (holding a CPU), then complete it. */
+static void run_cb(struct thr *t, struct tw *w, uint32_t d)
+{
+	int err;
+	bool ok = true;
+
+	if (t->pk == PK_PROBE) {
+		struct dl_seq q;
+
+		seq_bind(w, &q);
+		t->attempted[d] = 1;
+		dl_seq_probe_one(&q, d);
+		core_lock(w);
+		ok = t->core.dev[d].state == DL_DEV_DRIVER_BOUND;
+		core_unlock(w);
+		atomic_store(&t->ok[d], ok);
+		complete_all(t, d);
+		release_dependents(t, d, ok);
+		return;
+	}
+	atomic_store(&t->ran[d], 1);
+	emit(t, w->id, t->pk == PK_SUSPEND ? DL_EV_SUSPEND_START : DL_EV_RESUME_START, d,
+	     t->phase, 0);
+	take_time(w, t->lat[d]);
+	err = fault_for(t, d, DL_LAT_PREPARE + t->phase);
+	emit(t, w->id, t->pk == PK_SUSPEND ? DL_EV_SUSPEND_END : DL_EV_RESUME_END, d,
+	     t->phase, err);
+	if (t->pk == PK_SUSPEND) {
+		if (err) {
+			set_abort(t, err, d);
+		} else {
+			t->newdepth[d] = (uint8_t)(t->phase + 1);
+			t->depth_set[d] = 1;
+		}
+	} else {
+		t->newdepth[d] = (uint8_t)(DL_PH_COMPLETE - t->phase);
+		t->depth_set[d] = 1;
+	}
+	atomic_store(&t->ok[d], 1);
+	complete_all(t, d);
+	if (t->pol->link_aware && !halted(t))
+		release_dependents(t, d, ok);
+}
+
+/*
+ * A classic kernel-async item: started (wake_ns), it waits for its
+ * dependencies without a CPU, and is woken (wake_ns after the last one).
+ * Returns true if the callback ran.
+ */
+static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
+{
+	int64_t last = 0;
+	bool blocked = false;
+
+	for (uint32_t j = t->w_off[d]; j < t->w_off[d + 1] && !halted(t); j++) {
+		uint32_t y = t->w_dep[j];
+		int64_t at;
+
+		if (atomic_load_explicit(&t->done[y], memory_order_acquire))
+			continue;
+		if (!blocked) {
+			emit(t, w->id, DL_EV_WORK_BLOCK, d, t->phase, 0);
+			cpu_put(w);
+			blocked = true;
+		}
+		at = wait_done(t, w, y);
+		if (at > last)
+			last = at;
+	}
+	if (blocked) {
+		int64_t got;
+
+		if (!halted(t))
+			emit(t, w->id, DL_EV_WORK_WAKE, d, t->phase, 0);
+		got = cpu_get(w);
+
+		/* woken at the last completion; a wait for a CPU does not count as the wake */
+		if (got > last)
+			last = got;
+		pass_until(w, (last ? last : mono_ns()) + real_of(t, t->wake_ns));
+	}
+	if (halted(t))
+		return false;
+	run_cb(t, w, d);
+	return true;
+}
+
+/* A queued item on worker @w: its overhead, then its work.  Returns true if a callback ran. */
+static bool run_task(struct thr *t, struct tw *w, const struct task *k)
+{
+	int64_t overhead = t->pk == PK_PROBE_DEFER ? 0 :
+			   t->pol->queue_up_front ? t->wake_ns : t->queue_ns;
+	/*
+	 * The overhead runs from when the item was queued if the worker was
+	 * idle (so the real wake-up latency counts against it), else from
+	 * when the worker's previous work ended.
+	 */
+	int64_t from = w->chained && w->cursor > k->pushed ? w->cursor : k->pushed, got;
+	bool ran = false;
+
+	got = cpu_get(w);
+	if (got > from)
+		from = got;   /* the overhead is paid on a CPU */
+	for (unsigned a = atomic_fetch_add(&t->alive, 1) + 1, p = atomic_load(&t->peak);
+	     a > p && !atomic_compare_exchange_weak(&t->peak, &p, a);)
+		;
+	pass_until(w, from + real_of(t, overhead));
+	if (t->pk == PK_PROBE_DEFER) {
+		struct dl_seq q;
+
+		/*
+		 * Cleared before the attempt: once it defers, a bind may put the
+		 * device back on the active list, and the main thread must not
+		 * skip it there as "already queued" (it would be lost).
+		 */
+		atomic_store(&t->queued[k->dev], 0);
+		seq_bind(w, &q);
+		dl_seq_probe_one(&q, k->dev);
+	} else if (!halted(t)) {
+		if (t->pol->queue_up_front) {
+			ran = run_classic(t, w, k->dev);
+		} else {
+			run_cb(t, w, k->dev);
+			ran = true;
+		}
+	}
+	atomic_fetch_sub(&t->alive, 1);
+	cpu_put(w);
+	if (ran && t->pol->level_barrier)
+		level_finished(t, k->dev);
+	return ran;
+}
+
+static void *worker_main(void *arg)
+{
+	struct tw *w = arg;
+	struct thr *t = w->t;
+
+	precise_timers();
+	pthread_mutex_lock(&t->mx);
+	for (;;) {
+		struct task k;
+		bool ran = false;
+
+		while (!t->qn && !t->shutdown) {
+			unchain(w);
+			pthread_cond_wait(&t->qcv, &t->mx);
+		}
+		if (!t->qn)
+			break;
+		k = q_pop_locked(t);
+		w->op_index = t->cur_op;
+		w->opr = t->opr;
+		pthread_mutex_unlock(&t->mx);
+
+		if (!halted(t))
+			ran = run_task(t, w, &k);
+		else if (t->pk == PK_PROBE_DEFER)
+			atomic_store(&t->queued[k.dev], 0);
+
+		pthread_mutex_lock(&t->mx);
+		t->outstanding--;
+		if (ran && t->pk != PK_PROBE_DEFER && --t->remaining == 0)
+			pthread_cond_broadcast(&t->mcv);
+		if (t->outstanding == 0)
+			pthread_cond_broadcast(&t->mcv);
+	}
+	pthread_mutex_unlock(&t->mx);
+	return NULL;
+}
+
+/* ---- phases ---- */
+
+/* Wait until every queued item finished and, with @all, every device did (or halt). */
+static void wait_drain(struct thr *t, bool all)
+{
+	unchain(&t->tw[0]);
+	pthread_mutex_lock(&t->mx);
+	while (t->outstanding > 0 || (all && t->remaining > 0 && !halted(t))) {
+		pthread_mutex_unlock(&t->mx);
+		poll_stop(t);
+		pthread_mutex_lock(&t->mx);
+		if (t->outstanding == 0 && (!all || t->remaining == 0 || halted(t)))
+			break;
+		timed_wait(&t->mcv, &t->mx);
+	}
+	pthread_mutex_unlock(&t->mx);
+}
+
+/* The main thread walks to device @d: main_ns on a CPU, then the callback or the queueing. */
+static void main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue)
+{
+	cpu_get(m);
+	take_time(m, t->main_ns + (queue ? t->queue_ns : 0));
+	if (queue) {
+		cpu_put(m);
+		q_push(t, d);
+		return;
+	}
+	run_cb(t, m, d);
+	cpu_put(m);
+	finished(t);
 }
 
 /* Run one phase over the devices marked in part[] (lat[] sampled). */
-static void run_phase(struct thr *t)
+static int run_phase(struct thr *t)
 {
 	struct tw *m = &t->tw[0];
-	int64_t w0 = mono_ns();
 	uint32_t remaining = 0, maxlevel = 0;
+	int64_t w0;
+	int err;
 
-	atomic_store(&t->abort, false);
-	t->peak = 0;
+	atomic_store(&t->halt, poll_stop(t) ? HALT_STOP : HALT_NONE);
+	atomic_store(&t->peak, 0);
 	for (uint32_t d = 0; d < t->n; d++) {
 		t->depth_set[d] = 0;
-		t->wcount[d] = 0;
 		t->prio[d] = 0;
-		t->level[d] = 0;
+		t->attempted[d] = 0;
 		atomic_store_explicit(&t->done[d], (unsigned char)!t->part[d], memory_order_relaxed);
+		atomic_store_explicit(&t->failed_dep[d], 0, memory_order_relaxed);
+		atomic_store_explicit(&t->ok[d], 0, memory_order_relaxed);
+		atomic_store_explicit(&t->ran[d], 0, memory_order_relaxed);
 		if (!t->part[d])
 			continue;
 		remaining++;
-		t->opr->work_ns += t->lat[d];
 		if (t->pol->all_async)
 			t->on_main[d] = 0;
 		else if (t->pol->use_async_flag)
@@ -588,61 +1157,34 @@ static void run_phase(struct thr *t)
 		else
 			t->on_main[d] = 1;
 	}
-	build_walk(t);
-	if (t->pol->link_aware) {
-		/* the walk lists every device after what it waits for */
-		for (uint32_t i = 0; i < t->nwalk; i++) {
-			uint32_t d = t->walk[i];
-
-			if (!t->part[d])
-				continue;
-			waits_of(t, d, &m->scratch);
-			t->wcount[d] = m->scratch.n;
-			for (uint32_t j = 0; j < m->scratch.n; j++)
-				if (t->level[m->scratch.v[j]] + 1 > t->level[d])
-					t->level[d] = t->level[m->scratch.v[j]] + 1;
-			if (t->level[d] > maxlevel)
-				maxlevel = t->level[d];
-		}
-		if (t->pol->critical_first) {
-			for (uint32_t i = t->nwalk; i-- > 0;) {
-				uint32_t d = t->walk[i];
-				int64_t best = 0;
-
-				if (!t->part[d])
-					continue;
-				dependents_of(t, d, &m->scratch);
-				for (uint32_t j = 0; j < m->scratch.n; j++)
-					if (-t->prio[m->scratch.v[j]] > best)
-						best = -t->prio[m->scratch.v[j]];
-				t->prio[d] = -(best + t->lat[d]);
-			}
-		}
-	}
-	for (uint32_t d = 0; d < t->n; d++)
+	pthread_rwlock_rdlock(&t->graph);
+	err = snapshot_phase(t);
+	pthread_rwlock_unlock(&t->graph);
+	if (err)
+		return err;
+	plan_phase(t, &maxlevel);
+	for (uint32_t d = 0; d < t->n; d++) {
+		t->wcount[d] = t->w_off[d + 1] - t->w_off[d];
 		atomic_store_explicit(&t->pending[d], t->wcount[d], memory_order_relaxed);
+	}
 	pthread_mutex_lock(&t->mx);
 	t->remaining = remaining;
 	t->outstanding = 0;
 	pthread_mutex_unlock(&t->mx);
 
+	w0 = mono_ns();
 	if (!t->pol->link_aware) {
 		/* naive: the main thread, registration order, no waits */
-		for (uint32_t i = 0; i < t->nwalk && !atomic_load(&t->abort); i++)
-			if (t->part[t->walk[i]]) {
-				run_cb(t, m, t->walk[i]);
-				main_ran_one(t);
-			}
+		for (uint32_t i = 0; i < t->nwalk && !halted(t) && !poll_stop(t); i++)
+			if (t->part[t->walk[i]])
+				main_visit(t, m, t->walk[i], false);
 	} else if (t->pol->level_barrier) {
-		for (uint32_t l = 0; l <= maxlevel && !atomic_load(&t->abort); l++) {
-			for (uint32_t i = 0; i < t->nwalk; i++) {
-				uint32_t d = t->walk[i];
-
-				if (t->part[d] && t->level[d] == l)
-					q_push(t, d);
-			}
-			wait_drain(t, false);
-		}
+		/* the last device of a level releases the next, on its own thread */
+		t->maxlevel = maxlevel;
+		plan_levels(t);
+		pthread_mutex_lock(&t->lmx);
+		release_level_locked(t);
+		pthread_mutex_unlock(&t->lmx);
 	} else {
 		if (!t->pol->queue_up_front)
 			for (uint32_t i = 0; i < t->nwalk; i++) {
@@ -651,33 +1193,48 @@ static void run_phase(struct thr *t)
 				if (t->part[d] && !t->on_main[d] && t->wcount[d] == 0)
 					q_push(t, d);
 			}
-		for (uint32_t i = 0; i < t->nwalk && !atomic_load(&t->abort); i++) {
+		for (uint32_t i = 0; i < t->nwalk && !halted(t) && !poll_stop(t); i++) {
 			uint32_t d = t->walk[i];
 
 			if (!t->part[d])
 				continue;
 			if (t->on_main[d]) {
-				waits_of(t, d, &m->scratch);
-				for (uint32_t j = 0; j < m->scratch.n; j++)
-					wait_done(t, m, m->scratch.v[j]);
-				if (atomic_load(&t->abort))
+				bool deps_ok = true;
+
+				for (uint32_t j = t->w_off[d]; j < t->w_off[d + 1]; j++) {
+					wait_done(t, m, t->w_dep[j]);
+					deps_ok = deps_ok && atomic_load(&t->ok[t->w_dep[j]]);
+				}
+				if (halted(t))
 					break;
-				run_cb(t, m, d);
-				main_ran_one(t);
+				if (!deps_ok) {
+					/* a supplier did not bind: finish unattempted */
+					complete_all(t, d);
+					finished(t);
+					release_dependents(t, d, false);
+					continue;
+				}
+				main_visit(t, m, d, false);
 			} else if (t->pol->queue_up_front) {
-				q_push(t, d);
+				main_visit(t, m, d, true);
 			}
 		}
 	}
 	wait_drain(t, true);
+	t->opr->makespan_ns += (int64_t)((double)(mono_ns() - w0) / t->scale);
+	account_bound(t);
 
-	for (uint32_t d = 0; d < t->n; d++)
+	core_lock(m);
+	for (uint32_t d = 0; d < t->n; d++) {
 		if (t->depth_set[d])
 			t->core.dev[d].pm_depth = t->newdepth[d];
-	t->opr->makespan_ns += (int64_t)((double)(mono_ns() - w0) / t->scale);
-	if (t->peak > t->opr->peak_workers)
-		t->opr->peak_workers = t->peak;
-	for (uint32_t w = 0; w <= t->K; w++) {
+		if (t->pk == PK_PROBE && t->part[d] && !t->attempted[d])
+			dl_deferred_add(&t->core, d);   /* as des.c: left deferred */
+	}
+	core_unlock(m);
+	if (atomic_load(&t->peak) > t->opr->peak_workers)
+		t->opr->peak_workers = atomic_load(&t->peak);
+	for (uint32_t w = 0; w < t->nthr; w++) {
 		t->opr->blocked_ns += (int64_t)((double)t->tw[w].blocked_ns / t->scale);
 		t->opr->wakeups += t->tw[w].wakeups;
 		t->r->wakeups += t->tw[w].wakeups;
@@ -685,109 +1242,452 @@ static void run_phase(struct thr *t)
 		t->tw[w].wakeups = 0;
 	}
 	flush_events(t);
+	return atomic_load(&t->halt) == HALT_STOP ? -EINTR : 0;
 }
 
 static void setup_phase(struct thr *t, int pk, unsigned phase, int min_depth, int eq_depth)
 {
 	t->pk = pk;
 	t->phase = phase;
+	pthread_rwlock_rdlock(&t->graph);
 	for (uint32_t d = 0; d < t->n; d++) {
 		const struct dl_device *x = &t->core.dev[d];
 
 		t->part[d] = x->registered &&
 			     (eq_depth >= 0 ? x->pm_depth == eq_depth : x->pm_depth >= min_depth);
-		t->lat[d] = t->part[d] ? sample(t, d, DL_LAT_PREPARE + phase) : 0;
+		t->lat[d] = t->part[d] ? sample(t, t->cur_op, d, DL_LAT_PREPARE + phase) : 0;
 	}
+	pthread_rwlock_unlock(&t->graph);
 }
 
 /* Resume every device that completed suspend phases >= q + 1, q = top..0. */
-static void resume_phases(struct thr *t, int top)
+static int resume_phases(struct thr *t, int top)
 {
-	for (int q = top; q >= 0; q--) {
+	int err = 0;
+
+	for (int q = top; q >= 0 && !err; q--) {
 		setup_phase(t, PK_RESUME, DL_PH_COMPLETE - (unsigned)q, q + 1, -1);
-		run_phase(t);
+		err = run_phase(t);
+	}
+	return err;
+}
+
+static void seq_bind(struct tw *w, struct dl_seq *q);
+
+/* device_block_probing(), in dpm_prepare(): a racing probe defers until dpm_complete(). */
+static void block_probing(struct thr *t)
+{
+	core_lock(&t->tw[0]);
+	t->probes_blocked = true;
+	core_unlock(&t->tw[0]);
+}
+
+/*
+ * device_unblock_probing(), in dpm_complete(): the probes deferred meanwhile
+ * are retried (driver_deferred_probe_trigger()) before the op ends.
+ */
+static void unblock_probing(struct thr *t)
+{
+	struct tw *m = &t->tw[0];
+	struct dl_seq q;
+	int64_t s0 = mono_ns();
+
+	core_lock(m);
+	t->probes_blocked = false;
+	dl_deferred_trigger(&t->core);
+	core_unlock(m);
+	seq_bind(m, &q);
+	unchain(m);
+	m->taken_sim = 0;
+	dl_seq_deferred(&q);
+	if (m->taken_sim) {
+		t->opr->makespan_ns += (int64_t)((double)(mono_ns() - s0) / t->scale);
+		t->opr->lower_bound_ns += m->taken_sim;
+		t->opr->critical_path_ns += m->taken_sim;
+		t->opr->work_ns += m->taken_sim;
 	}
 }
 
 static int op_suspend(struct thr *t)
 {
+	block_probing(t);
 	for (unsigned ph = DL_PH_PREPARE; ph <= DL_PH_SUSPEND_NOIRQ; ph++) {
+		int err;
+
 		t->abort_rec = false;
 		setup_phase(t, PK_SUSPEND, ph, 0, (int)ph);
-		run_phase(t);
-		if (atomic_load(&t->abort)) {
+		err = run_phase(t);
+		if (err)
+			return err;
+		if (atomic_load(&t->halt) == HALT_ABORT) {
 			t->opr->err = t->abort_err;
 			t->opr->fail_dev = t->abort_dev;
-			resume_phases(t, (int)ph);
-			return 1;   /* the op failed, as the kernel reports it */
+			err = resume_phases(t, (int)ph);
+			if (!err)
+				unblock_probing(t);   /* dpm_resume_end() */
+			return err ? err : 1;   /* the op failed, as the kernel reports it */
 		}
 	}
 	return 0;
 }
 
-/* ---- sequential ops on the main thread (graph write-locked; seqops.c) ---- */
+/* ---- sequential ops (seqops.c), from any thread ---- */
 
 static void seq_emit(void *ctx, unsigned kind, uint32_t dev, unsigned phase, int err)
 {
-	emit(ctx, 0, kind, dev, phase, err);
+	struct tw *w = ctx;
+
+	emit(w->t, w->id, kind, dev, phase, err);
+	if (kind == DL_EV_PROBE_START)
+		atomic_store(&w->t->ran[dev], 1);
+	if (kind == DL_EV_PROBE_END)
+		probe_ended(w->t);
 }
 
 static void seq_take_time(void *ctx, int64_t ns)
 {
-	take_time(ctx, ns);
+	struct tw *w = ctx;
+
+	w->taken_sim += ns;
+	take_time(w, ns);
 }
 
 static int64_t seq_sample(void *ctx, uint32_t dev, unsigned key)
 {
-	return sample(ctx, dev, key);
+	struct tw *w = ctx;
+
+	return sample(w->t, w->op_index, dev, key);
 }
 
 static int seq_fault(void *ctx, uint32_t dev, unsigned key)
 {
-	return fault_for(ctx, dev, key);
+	struct tw *w = ctx;
+
+	return fault_for(w->t, dev, key);
 }
 
-static struct dl_seq seq_of(struct thr *t)
+static void seq_lock(void *ctx)
 {
-	return (struct dl_seq){
-		.core = &t->core, .sc = t->sc, .opr = t->opr,
-		.ignore_links = !t->pol->link_aware, .defer_ns = 0,
-		.ctx = t, .emit = seq_emit, .take_time = seq_take_time,
+	core_lock(ctx);
+}
+
+static void seq_unlock(void *ctx)
+{
+	core_unlock(ctx);
+}
+
+static void seq_dev_lock(void *ctx, uint32_t d)
+{
+	dev_lock(ctx, d);
+}
+
+static void seq_dev_unlock(void *ctx, uint32_t d)
+{
+	dev_unlock(ctx, d);
+}
+
+static bool seq_probe_blocked(void *ctx)
+{
+	return ((struct tw *)ctx)->t->probes_blocked;
+}
+
+/* wait_for_device_probe(), called with graph held: drop it until a probe ends. */
+static void seq_wait_probe(void *ctx)
+{
+	struct tw *w = ctx;
+	struct thr *t = w->t;
+	unsigned gen = atomic_load(&t->probe_gen);
+
+	core_unlock(w);
+	unchain(w);
+	pthread_mutex_lock(&t->pmx);
+	atomic_fetch_add(&t->probe_waiters, 1);
+	while (atomic_load(&t->probe_gen) == gen)
+		timed_wait(&t->pcv, &t->pmx);
+	atomic_fetch_sub(&t->probe_waiters, 1);
+	pthread_mutex_unlock(&t->pmx);
+	core_lock(w);
+}
+
+static void seq_bind(struct tw *w, struct dl_seq *q)
+{
+	*q = (struct dl_seq){
+		.core = &w->t->core, .sc = w->t->sc, .opr = w->opr,
+		.ignore_links = !w->t->pol->link_aware, .defer_ns = w->t->check_ns,
+		.ctx = w, .emit = seq_emit, .take_time = seq_take_time,
 		.sample = seq_sample, .fault = seq_fault,
+		.lock = seq_lock, .unlock = seq_unlock, .dev_lock = seq_dev_lock,
+		.dev_unlock = seq_dev_unlock, .wait_probe = seq_wait_probe,
+		.probe_blocked = seq_probe_blocked,
 	};
 }
 
-static void add_listed_links(struct thr *t, uint32_t only)
+/* ---- probe ---- */
+
+static bool probe_free(struct tw *w, uint32_t d)
 {
-	dl_engine_add_listed_links(&t->core, t->sc, only);
+	bool free;
+
+	core_lock(w);
+	free = w->t->core.dev[d].registered && w->t->core.dev[d].state == DL_DEV_NO_DRIVER;
+	core_unlock(w);
+	return free;
 }
 
-static void op_probe(struct thr *t)
+/* Registration order, the deferred-probe retry; async drivers on workers (kernel-async). */
+static int probe_deferral(struct thr *t)
 {
-	struct dl_seq q = seq_of(t);
+	struct tw *m = &t->tw[0];
+	struct dl_seq q;
+	bool late = false;
 
+	seq_bind(m, &q);
+	for (uint32_t i = 0; !halted(t) && !poll_stop(t);) {
+		uint32_t d;
+
+		if (!late && i < t->nwalk) {
+			d = t->walk[i++];
+			if (!t->part[d])
+				continue;
+		} else {
+			core_lock(m);
+			if (!late) {
+				/* late_initcall, once the probes in flight are done */
+				core_unlock(m);
+				wait_drain(t, false);
+				core_lock(m);
+				dl_deferred_enable(&t->core);
+				dl_sync_state_resume(&t->core);
+				late = true;
+			}
+			d = dl_deferred_next(&t->core);
+			core_unlock(m);
+			if (d == DL_NONE) {
+				/* probes in flight may bind and re-trigger the list */
+				wait_drain(t, false);
+				core_lock(m);
+				d = dl_deferred_next(&t->core);
+				core_unlock(m);
+				if (d == DL_NONE)
+					break;
+			}
+		}
+		if (atomic_load(&t->queued[d]) || !probe_free(m, d))
+			continue;   /* already queued, probing or bound: bus_probe_device() is a no-op */
+		if (t->pol->use_async_flag && t->core.dev[d].async) {
+			atomic_store(&t->queued[d], 1);
+			main_visit(t, m, d, true);
+		} else {
+			cpu_get(m);
+			take_time(m, t->main_ns);
+			dl_seq_probe_one(&q, d);
+			cpu_put(m);
+		}
+	}
+	wait_drain(t, false);
+	return poll_stop(t) ? -EINTR : 0;
+}
+
+static int op_probe(struct thr *t)
+{
+	struct tw *m = &t->tw[0];
+	int err;
+
+	core_lock(m);
 	for (uint32_t d = 0; d < t->n; d++)
 		if (!t->sc->dev[d].hotplug && !t->core.dev[d].registered &&
 		    (t->sc->dev[d].parent == DL_NONE ||
 		     t->core.dev[t->sc->dev[d].parent].registered))
 			dl_device_register(&t->core, d);
-	add_listed_links(t, DL_NONE);
-	for (uint32_t d = 0; d < t->n; d++)
-		dl_seq_probe_one(&q, d);   /* registration order */
-	dl_deferred_enable(&t->core);   /* late_initcall */
-	dl_sync_state_resume(&t->core);
-	dl_seq_deferred(&q);
+	dl_engine_add_listed_links(&t->core, t->sc, DL_NONE);
+	if (!t->pol->probe_deferral) {
+		/* link-aware probing never defers: retries are on from the start */
+		dl_deferred_enable(&t->core);
+		dl_sync_state_resume(&t->core);
+	}
+	core_unlock(m);
+
+	t->pk = t->pol->probe_deferral ? PK_PROBE_DEFER : PK_PROBE;
+	pthread_rwlock_rdlock(&t->graph);
+	for (uint32_t d = 0; d < t->n; d++) {
+		t->part[d] = t->core.dev[d].registered && t->core.dev[d].state == DL_DEV_NO_DRIVER;
+		t->lat[d] = t->part[d] ? sample(t, t->cur_op, d, DL_LAT_PROBE) : 0;
+	}
+	pthread_rwlock_unlock(&t->graph);
+	if (t->pk == PK_PROBE)
+		return run_phase(t);
+
+	/* the deferral orders: a snapshot for the walk and the bound, then the retry loop */
+	{
+		uint32_t maxlevel;
+		int64_t w0;
+
+		atomic_store(&t->halt, HALT_NONE);
+		atomic_store(&t->peak, 0);
+		pthread_rwlock_rdlock(&t->graph);
+		err = snapshot_phase(t);
+		pthread_rwlock_unlock(&t->graph);
+		if (err)
+			return err;
+		plan_phase(t, &maxlevel);
+		for (uint32_t d = 0; d < t->n; d++) {
+			atomic_store(&t->queued[d], 0);
+			atomic_store(&t->ran[d], 0);
+		}
+		pthread_mutex_lock(&t->mx);
+		t->remaining = 0;
+		t->outstanding = 0;
+		pthread_mutex_unlock(&t->mx);
+		w0 = mono_ns();
+		err = probe_deferral(t);
+		t->opr->makespan_ns += (int64_t)((double)(mono_ns() - w0) / t->scale);
+		account_bound(t);
+		if (atomic_load(&t->peak) > t->opr->peak_workers)
+			t->opr->peak_workers = atomic_load(&t->peak);
+		flush_events(t);
+	}
+	return err;
 }
 
-static int op_seq(struct thr *t, const struct dl_sc_op *op)
-{
-	struct dl_seq q = seq_of(t);
+/* ---- script ops ---- */
 
-	if (op->kind == DL_OP_PROBE) {
-		op_probe(t);
-		return 0;
+/* A sequential op on thread @w: its bound is the simulated time it took. */
+static int op_seq(struct thr *t, struct tw *w, const struct dl_sc_op *op)
+{
+	struct dl_seq q;
+	int64_t s0 = mono_ns();
+	int err;
+
+	(void)t;
+	unchain(w);
+	w->taken_sim = 0;
+	seq_bind(w, &q);
+	err = dl_seq_op(&q, op);
+	w->opr->makespan_ns = (int64_t)((double)(mono_ns() - s0) / w->t->scale);
+	w->opr->lower_bound_ns = w->taken_sim;
+	w->opr->critical_path_ns = w->taken_sim;
+	w->opr->work_ns = w->taken_sim;
+	return err;
+}
+
+static int spawn(pthread_t *tid, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
+
+/* The racing thread: a run of "concurrent" ops, each issued delay after the op they race. */
+struct racer {
+	struct thr *t;
+	uint32_t first, end;    /* ops [first, end) */
+	int64_t start_real;     /* when the raced op started */
+	struct dl_op_result *opr;
+	int64_t end_real;
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *rc = arg;
+	struct thr *t = rc->t;
+	struct tw *w = &t->tw[t->nthr - 1];
+
+	precise_timers();
+	for (uint32_t i = rc->first; i < rc->end && atomic_load(&t->halt) != HALT_STOP; i++) {
+		const struct dl_sc_op *op = &t->sc->op[i];
+		int64_t at = rc->start_real + real_of(t, op->delay_ns);
+
+		/* in slices, so that a stop is seen */
+		while (mono_ns() < at && atomic_load(&t->halt) != HALT_STOP)
+			sleep_until(mono_ns() + POLL_NS < at ? mono_ns() + POLL_NS : at);
+		if (atomic_load(&t->halt) == HALT_STOP)
+			break;
+		unchain(w);
+		w->op_index = i;
+		w->opr = &rc->opr[i - rc->first];
+		w->opr->start_ns = sim_now(t);
+		op_seq(t, w, op);
 	}
-	return dl_seq_op(&q, op);
+	rc->end_real = mono_ns();
+	return NULL;
+}
+
+static void account_op(struct dl_run_result *r, const struct dl_op_result *op, bool overlaps)
+{
+	if (!overlaps)
+		r->makespan_ns += op->makespan_ns;
+	r->lower_bound_ns += op->lower_bound_ns;
+	r->critical_path_ns += op->critical_path_ns;
+	r->blocked_ns += op->blocked_ns;
+	r->work_ns += op->work_ns;
+	r->probe_attempts += op->probe_attempts;
+	r->probe_defers += op->probe_defers;
+	if (op->peak_workers > r->peak_workers)
+		r->peak_workers = op->peak_workers;
+	if (op->err && op->fail_dev != DL_NONE && r->fail_dev == DL_NONE) {
+		r->err = op->err;
+		r->fail_dev = op->fail_dev;
+	}
+}
+
+/* Op @i on the main thread (a racing thread running ops (i, end) beside it). */
+static int run_op(struct thr *t, uint32_t i, uint32_t end)
+{
+	const struct dl_sc_op *op = &t->sc->op[i];
+	struct dl_run_result *r = t->r;
+	struct tw *m = &t->tw[0];
+	struct racer rc = { .t = t, .first = i + 1, .end = end };
+	pthread_t rtid;
+	bool racer = false;
+	int64_t s0 = mono_ns();
+	int err;
+
+	t->cur_op = i;
+	m->op_index = i;
+	t->opr = m->opr = &r->op[r->nops++];
+	t->opr->kind = op->kind;
+	t->opr->start_ns = sim_now(t);
+	t->opr->fail_dev = DL_NONE;
+	if (end > i + 1) {
+		rc.opr = &r->op[r->nops];
+		for (uint32_t j = i + 1; j < end; j++) {
+			struct dl_op_result *x = &r->op[r->nops++];
+
+			x->kind = t->sc->op[j].kind;
+			x->fail_dev = DL_NONE;
+		}
+		rc.start_real = s0;
+		t->racing = true;
+		racer = spawn(&rtid, NULL, racer_main, &rc) == 0;
+		if (!racer) {
+			t->racing = false;
+			return -EAGAIN;
+		}
+	}
+	switch (op->kind) {
+	case DL_OP_PROBE:
+		err = op_probe(t);
+		break;
+	case DL_OP_SUSPEND:
+		err = op_suspend(t);
+		break;
+	case DL_OP_RESUME:
+		err = resume_phases(t, DL_PH_SUSPEND_NOIRQ);
+		if (!err)
+			unblock_probing(t);
+		break;
+	default:
+		err = op_seq(t, m, op);
+		break;
+	}
+	if (racer) {
+		int64_t end_main = mono_ns();
+
+		pthread_join(rtid, NULL);
+		t->racing = false;
+		if (rc.end_real > end_main)
+			r->makespan_ns += (int64_t)((double)(rc.end_real - end_main) / t->scale);
+	}
+	flush_events(t);
+	account_op(r, t->opr, false);
+	for (uint32_t j = i + 1; j < end && racer; j++)
+		account_op(r, &rc.opr[j - i - 1], true);
+	return err;
 }
 
 /* ---- setup ---- */
@@ -798,28 +1698,47 @@ static int thr_alloc(struct thr *t)
 
 	t->done = calloc(n, sizeof(*t->done));
 	t->pending = calloc(n, sizeof(*t->pending));
+	t->failed_dep = calloc(n, sizeof(*t->failed_dep));
+	t->ok = calloc(n, sizeof(*t->ok));
+	t->ran = calloc(n, sizeof(*t->ran));
+	t->queued = calloc(n, sizeof(*t->queued));
+	t->done_at = calloc(n, sizeof(*t->done_at));
 	t->part = calloc(n, 1);
 	t->on_main = calloc(n, 1);
 	t->depth_set = calloc(n, 1);
 	t->newdepth = calloc(n, 1);
+	t->attempted = calloc(n, 1);
 	t->has_fault = calloc(n, 1);
+	t->dev_owner = calloc(n, sizeof(*t->dev_owner));
+	t->dev_depth = calloc(n, sizeof(*t->dev_depth));
 	t->wcount = calloc(n, sizeof(*t->wcount));
 	t->level = calloc(n, sizeof(*t->level));
+	t->lvl_off = calloc(n + 2, sizeof(*t->lvl_off));
+	t->lvl_dev = calloc(n, sizeof(*t->lvl_dev));
+	t->lvl_left = calloc(n + 1, sizeof(*t->lvl_left));
+	t->lvl_fill = calloc(n + 1, sizeof(*t->lvl_fill));
 	t->walk = calloc(n, sizeof(*t->walk));
+	t->topo = calloc(n, sizeof(*t->topo));
+	t->w_off = calloc(n + 1, sizeof(*t->w_off));
+	t->d_off = calloc(n + 1, sizeof(*t->d_off));
 	t->lat = calloc(n, sizeof(*t->lat));
 	t->prio = calloc(n, sizeof(*t->prio));
+	t->best = calloc(n, sizeof(*t->best));
 	t->fault_used = calloc(t->sc->nfault + 1, sizeof(*t->fault_used));
-	t->buf = calloc(t->K + 1, sizeof(*t->buf));
-	t->tw = calloc(t->K + 1, sizeof(*t->tw));
-	t->tid = calloc(t->K, sizeof(*t->tid));
-	if (!t->done || !t->pending || !t->part || !t->on_main || !t->depth_set ||
-	    !t->newdepth || !t->has_fault || !t->wcount || !t->level || !t->walk ||
-	    !t->lat || !t->prio || !t->fault_used || !t->buf || !t->tw || !t->tid)
+	t->buf = calloc(t->nthr, sizeof(*t->buf));
+	t->tw = calloc(t->nthr, sizeof(*t->tw));
+	t->tid = calloc(t->P, sizeof(*t->tid));
+	if (!t->done || !t->pending || !t->failed_dep || !t->ok || !t->ran || !t->queued || !t->done_at ||
+	    !t->part || !t->on_main || !t->depth_set || !t->newdepth || !t->attempted ||
+	    !t->has_fault || !t->dev_owner || !t->dev_depth || !t->wcount || !t->level ||
+	    !t->lvl_off || !t->lvl_dev || !t->lvl_left || !t->lvl_fill ||
+	    !t->walk || !t->topo || !t->w_off || !t->d_off || !t->lat || !t->prio ||
+	    !t->best || !t->fault_used || !t->buf || !t->tw || !t->tid)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < t->sc->nfault; i++)
 		if (t->sc->fault[i].dev < t->n)
 			t->has_fault[t->sc->fault[i].dev] = 1;
-	for (uint32_t w = 0; w <= t->K; w++) {
+	for (uint32_t w = 0; w < t->nthr; w++) {
 		t->tw[w].t = t;
 		t->tw[w].id = (int)w;
 	}
@@ -828,17 +1747,92 @@ static int thr_alloc(struct thr *t)
 
 static void thr_free(struct thr *t)
 {
-	if (t->tw)
-		for (uint32_t w = 0; w <= t->K; w++)
-			dl_idvec_free(&t->tw[w].scratch);
 	if (t->buf)
-		for (uint32_t w = 0; w <= t->K; w++)
+		for (uint32_t w = 0; w < t->nthr; w++)
 			free(t->buf[w].v);
-	free(t->done); free(t->pending); free(t->part); free(t->on_main);
-	free(t->depth_set); free(t->newdepth); free(t->has_fault); free(t->wcount);
-	free(t->level); free(t->walk); free(t->lat); free(t->prio); free(t->fault_used);
-	free(t->buf); free(t->tw); free(t->tid); free(t->q);
+	free(t->done); free(t->pending); free(t->failed_dep); free(t->ok); free(t->ran); free(t->queued);
+	free(t->done_at); free(t->part); free(t->on_main); free(t->depth_set);
+	free(t->newdepth); free(t->attempted); free(t->has_fault); free(t->dev_owner);
+	free(t->dev_depth); free(t->wcount); free(t->level); free(t->walk); free(t->topo);
+	free(t->lvl_off); free(t->lvl_dev); free(t->lvl_left); free(t->lvl_fill);
+	free(t->w_off); free(t->d_off); free(t->w_dep); free(t->d_dep); free(t->lat);
+	free(t->prio); free(t->best); free(t->fault_used); free(t->buf); free(t->tw);
+	free(t->tid); free(t->q);
 	dl_core_fini(&t->core);
+}
+
+static void thr_init_sync(struct thr *t)
+{
+	pthread_rwlock_init(&t->graph, NULL);
+	pthread_mutex_init(&t->mx, NULL);
+	pthread_mutex_init(&t->fmx, NULL);
+	pthread_mutex_init(&t->dmx, NULL);
+	pthread_mutex_init(&t->pmx, NULL);
+	pthread_mutex_init(&t->lmx, NULL);
+	pthread_cond_init(&t->qcv, NULL);
+	pthread_cond_init(&t->mcv, NULL);
+	pthread_cond_init(&t->ccv, NULL);
+	pthread_cond_init(&t->main_ccv, NULL);
+	pthread_cond_init(&t->dcv, NULL);
+	pthread_cond_init(&t->pcv, NULL);
+	for (int i = 0; i < NSTRIPE; i++) {
+		pthread_mutex_init(&t->smx[i], NULL);
+		pthread_cond_init(&t->scv[i], NULL);
+	}
+}
+
+static void thr_destroy_sync(struct thr *t)
+{
+	for (int i = 0; i < NSTRIPE; i++) {
+		pthread_mutex_destroy(&t->smx[i]);
+		pthread_cond_destroy(&t->scv[i]);
+	}
+	pthread_cond_destroy(&t->qcv);
+	pthread_cond_destroy(&t->mcv);
+	pthread_cond_destroy(&t->ccv);
+	pthread_cond_destroy(&t->main_ccv);
+	pthread_cond_destroy(&t->dcv);
+	pthread_cond_destroy(&t->pcv);
+	pthread_mutex_destroy(&t->mx);
+	pthread_mutex_destroy(&t->fmx);
+	pthread_mutex_destroy(&t->dmx);
+	pthread_mutex_destroy(&t->pmx);
+	pthread_mutex_destroy(&t->lmx);
+	pthread_rwlock_destroy(&t->graph);
+}
+
+/*
+ * Threads the engine starts block every signal, so that Ctrl-C reaches the
+ * main thread, the only reader of the stop flag.
+ */
+static int spawn(pthread_t *tid, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(tid, a, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+static int start_workers(struct thr *t)
+{
+	pthread_attr_t a;
+	int err = 0;
+
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, STACK_BYTES);
+	for (uint32_t w = 1; w <= t->P; w++) {
+		if (spawn(&t->tid[w - 1], &a, worker_main, &t->tw[w]) != 0) {
+			err = -EAGAIN;
+			break;
+		}
+		t->nthreads++;
+	}
+	pthread_attr_destroy(&a);
+	return err;
 }
 
 int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
@@ -846,6 +1840,7 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 {
 	struct thr *t = calloc(1, sizeof(*t));
 	int64_t wall0 = mono_ns();
+	int slack = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
 	int err = 0, failed = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -854,30 +1849,37 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 		r->status = "error";
 		return -ENOMEM;
 	}
+	precise_timers();
 	t->sc = sc;
 	t->o = o;
 	t->pol = dl_order_policy(o->order);
 	t->r = r;
 	t->n = sc->ndev;
 	t->scale = time_scale > 0 ? time_scale : 1.0;
-	t->K = o->workers ? o->workers : t->pol->default_workers;
+	/* CPUs as des.c counts them */
+	t->K = o->workers ? o->workers : (sc->cost.cpus ? sc->cost.cpus : t->pol->default_workers);
 	if (t->K == 0)
 		t->K = 1;
+	t->P = t->K;
+	if (t->pol->queue_up_front && t->P < CLASSIC_POOL)
+		t->P = sc->ndev < CLASSIC_POOL ? (sc->ndev > t->K ? sc->ndev : t->K) : CLASSIC_POOL;
+	t->nthr = t->P + 2;
+	t->free_cpus = t->K;
+	t->main_ns = cost(sc->cost.main_ns, DL_COST_MAIN_NS);
+	t->queue_ns = cost(sc->cost.queue_ns, DL_COST_QUEUE_NS);
+	t->wake_ns = cost(sc->cost.wake_ns, DL_COST_WAKE_NS);
+	t->check_ns = cost(sc->cost.probe_check_ns, DL_COST_PROBE_CHECK_NS);
 	t->t0 = wall0;
 	atomic_init(&t->evseq, 0);
-	atomic_init(&t->abort, false);
+	atomic_init(&t->halt, HALT_NONE);
+	atomic_init(&t->alive, 0);
+	atomic_init(&t->peak, 0);
+	atomic_init(&t->probe_gen, 0);
+	atomic_init(&t->probe_waiters, 0);
 	r->workers = t->K;
 	r->devices = sc->ndev;
 	r->links = sc->nlink;
-	pthread_rwlock_init(&t->graph, NULL);
-	pthread_mutex_init(&t->mx, NULL);
-	pthread_mutex_init(&t->fmx, NULL);
-	pthread_cond_init(&t->qcv, NULL);
-	pthread_cond_init(&t->mcv, NULL);
-	for (int i = 0; i < NSTRIPE; i++) {
-		pthread_mutex_init(&t->smx[i], NULL);
-		pthread_cond_init(&t->scv[i], NULL);
-	}
+	thr_init_sync(t);
 	err = dl_core_init(&t->core, sc->ndev + 1, sc->nlink + 1);
 	if (!err)
 		err = thr_alloc(t);
@@ -889,62 +1891,32 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 
 		err = dl_device_new(&t->core, sc->dev[i].parent, sc->dev[i].async, &id);
 	}
+	if (!err)
+		err = start_workers(t);
 	if (err)
 		goto out;
-	for (uint32_t w = 1; w <= t->K; w++) {
-		if (pthread_create(&t->tid[w - 1], NULL, worker_main, &t->tw[w]) != 0) {
-			err = -EAGAIN;
-			goto out;
-		}
-		t->nthreads++;
-	}
 
-	for (uint32_t i = 0; i < sc->nop && i < DL_MAX_OPS && !err; i++) {
-		const struct dl_sc_op *op = &sc->op[i];
-		int64_t s0 = mono_ns();
+	for (uint32_t i = 0; i < sc->nop && r->nops < DL_MAX_OPS && !err;) {
+		uint32_t end = i + 1;
 
-		if (o->stop && *o->stop) {
+		while (end < sc->nop && end - i < DL_MAX_OPS - r->nops && sc->op[end].concurrent)
+			end++;
+		if (poll_stop(t)) {
 			err = -EINTR;
 			break;
 		}
-		t->op_index = i;
-		t->opr = &r->op[r->nops++];
-		t->opr->kind = op->kind;
-		t->opr->start_ns = sim_now(t);
-		t->opr->fail_dev = DL_NONE;
-		switch (op->kind) {
-		case DL_OP_SUSPEND:
-			err = op_suspend(t);
-			break;
-		case DL_OP_RESUME:
-			resume_phases(t, DL_PH_SUSPEND_NOIRQ);
-			break;
-		default:
-			pthread_rwlock_wrlock(&t->graph);
-			err = op_seq(t, op);
-			pthread_rwlock_unlock(&t->graph);
-			t->opr->makespan_ns = (int64_t)((double)(mono_ns() - s0) / t->scale);
-			flush_events(t);
-			break;
-		}
+		err = run_op(t, i, end);
 		if (err == 1) {
 			failed = 1;
 			err = 0;
-			if (r->fail_dev == DL_NONE) {
-				r->err = t->opr->err;
-				r->fail_dev = t->opr->fail_dev;
-			}
 		}
-		r->makespan_ns += t->opr->makespan_ns;
-		r->blocked_ns += t->opr->blocked_ns;
-		r->work_ns += t->opr->work_ns;
-		r->probe_attempts += t->opr->probe_attempts;
-		r->probe_defers += t->opr->probe_defers;
-		if (t->opr->peak_workers > r->peak_workers)
-			r->peak_workers = t->opr->peak_workers;
 		if (o->progress)
-			o->progress(o->progress_ctx, i, sc->nop, r->events);
+			o->progress(o->progress_ctx, end - 1, sc->nop, r->events);
+		i = end;
 	}
+	for (uint32_t i = 0; i < r->nops; i++)
+		if (r->op[i].err && r->op[i].fail_dev != DL_NONE)
+			failed = 1;
 out:
 	if (t->tid) {
 		pthread_mutex_lock(&t->mx);
@@ -964,16 +1936,10 @@ out:
 	else
 		r->status = failed ? "failed" : "ok";
 	thr_free(t);
-	for (int i = 0; i < NSTRIPE; i++) {
-		pthread_mutex_destroy(&t->smx[i]);
-		pthread_cond_destroy(&t->scv[i]);
-	}
-	pthread_cond_destroy(&t->qcv);
-	pthread_cond_destroy(&t->mcv);
-	pthread_mutex_destroy(&t->mx);
-	pthread_mutex_destroy(&t->fmx);
-	pthread_rwlock_destroy(&t->graph);
+	thr_destroy_sync(t);
 	free(t);
+	if (slack > 0)
+		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0UL, 0UL, 0UL);
 	if (err)
 		return err;
 	return failed;

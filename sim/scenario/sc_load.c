@@ -514,12 +514,40 @@ static int parse_faults(struct sc_build *b, json_t *arr)
 	return 0;
 }
 
+/* "concurrent": true and its optional "delay" (see struct dl_sc_op). */
+static int parse_concurrent(struct sc_build *b, const char *path, json_t *o,
+			    struct dl_sc_op *op)
+{
+	json_t *c = json_object_get(o, "concurrent"), *d = json_object_get(o, "delay");
+	char sub[96];
+	bool on = false;
+	int ret;
+
+	if (c) {
+		sc_path(sub, sizeof(sub), "%s.concurrent", path);
+		if ((ret = sc_get_bool(b, sub, c, &on)))
+			return ret;
+	}
+	if (d) {
+		sc_path(sub, sizeof(sub), "%s.delay", path);
+		if (!on)
+			return sc_fail(b, sub, "a delay without \"concurrent\": true; expected "
+				       "both or neither");
+		if ((ret = sc_parse_duration(b, sub, d, &op->delay_ns)))
+			return ret;
+	}
+	op->concurrent = on;
+	return 0;
+}
+
 static int parse_op(struct sc_build *b, const char *path, json_t *o, struct dl_sc_op *op)
 {
 	static const char *const k_none[] = { "op", NULL };
-	static const char *const k_dev[] = { "op", "device", NULL };
-	static const char *const k_link[] = { "op", "consumer", "supplier", "flags", NULL };
-	static const char *const k_link_del[] = { "op", "consumer", "supplier", NULL };
+	static const char *const k_dev[] = { "op", "device", "concurrent", "delay", NULL };
+	static const char *const k_link[] = { "op", "consumer", "supplier", "flags",
+					      "concurrent", "delay", NULL };
+	static const char *const k_link_del[] = { "op", "consumer", "supplier", "concurrent",
+						  "delay", NULL };
 	char sub[96];
 	const char *name = NULL;
 	unsigned k;
@@ -537,11 +565,17 @@ static int parse_op(struct sc_build *b, const char *path, json_t *o, struct dl_s
 	if (k == DL_OP_COUNT)
 		return sc_fail(b, sub, "unknown op '%s'; expected probe, suspend, resume, unbind, "
 			       "bind, remove, add, link_add, link_del, rpm_get or rpm_put", name);
-	*op = (struct dl_sc_op){ (uint8_t)k, DL_SC_NONE, DL_SC_NONE, 0 };
+	*op = (struct dl_sc_op){ (uint8_t)k, DL_SC_NONE, DL_SC_NONE, 0, 0, 0 };
+	if ((ret = parse_concurrent(b, path, o, op)))
+		return ret;
 	switch (k) {
 	case DL_OP_PROBE:
 	case DL_OP_SUSPEND:
 	case DL_OP_RESUME:
+		if (json_object_get(o, "concurrent") || json_object_get(o, "delay"))
+			return sc_fail(b, path, "a %s op cannot be concurrent; expected "
+				       "\"concurrent\" only on unbind, bind, remove, add, link_add, "
+				       "link_del, rpm_get or rpm_put", name);
 		return sc_check_keys(b, path, o, k_none);
 	case DL_OP_LINK_ADD:
 	case DL_OP_LINK_DEL:
@@ -588,7 +622,7 @@ static int parse_script(struct sc_build *b, json_t *arr)
 		/* Without a script: probe, suspend, resume (shared/SPEC.md). */
 		for (i = 0; i < 3; i++)
 			s->op[i] = (struct dl_sc_op){ (uint8_t)(DL_OP_PROBE + i), DL_SC_NONE,
-						      DL_SC_NONE, 0 };
+						      DL_SC_NONE, 0, 0, 0 };
 		s->nop = 3;
 		return 0;
 	}
@@ -596,6 +630,9 @@ static int parse_script(struct sc_build *b, json_t *arr)
 		sc_path(path, sizeof(path), "script[%zu]", i);
 		if ((ret = parse_op(b, path, o, &s->op[s->nop])))
 			return ret;
+		if (s->nop == 0 && s->op[0].concurrent)
+			return sc_fail(b, path, "the first op cannot be concurrent; expected an "
+				       "earlier op for it to race");
 		s->nop++;
 	}
 	return 0;

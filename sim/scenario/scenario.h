@@ -75,11 +75,20 @@ enum dl_op_kind {
 	DL_OP_ADD, DL_OP_LINK_ADD, DL_OP_LINK_DEL, DL_OP_RPM_GET, DL_OP_RPM_PUT, DL_OP_COUNT
 };
 
-/* One script step.  Link ops: dev = consumer, dev2 = supplier, flags. */
+/*
+ * One script step.  Link ops: dev = consumer, dev2 = supplier, flags.
+ * concurrent ("concurrent": true, ops other than probe, suspend and resume):
+ * the op races the nearest earlier op that is not concurrent, issued
+ * delay_ns ("delay", simulated) after that op started.  Threads mode runs
+ * it on its own thread (a run of concurrent ops: one thread, in order);
+ * DES serializes it after the previous op.
+ */
 struct dl_sc_op {
 	uint8_t kind;
 	uint32_t dev, dev2;	/* DL_SC_NONE when the op takes no device */
 	uint32_t flags;
+	uint8_t concurrent;
+	int64_t delay_ns;
 };
 
 /* An injected failure of one callback of one device. */
