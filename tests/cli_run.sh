@@ -74,6 +74,29 @@ expect 0 "rollback passes check" "$DLSIM" check "$T/f.db"
 [ "$(sqlite3 "$T/f.db" "select status from runs order by run_id desc limit 1")" = failed ] \
 	&& ok "run status failed" || bad "run status is not failed"
 
+# a failed probe releases nobody, but only its dependents stay unprobed: the
+# main thread's walk (sync devices) and the level barriers move past them
+cat >"$T/pfail.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "pfail", "seed": 1,
+  "defaults": {"probe": "1ms", "suspend": "100us", "resume": "100us"},
+  "devices": [ {"name": "a", "async": false}, {"name": "b", "async": false},
+               {"name": "c", "async": false}, {"name": "d"}, {"name": "e"} ],
+  "links": [ {"consumer": "b", "supplier": "a"}, {"consumer": "d", "supplier": "c"},
+             {"consumer": "e", "supplier": "d"} ],
+  "faults": [ {"device": "a", "op": "probe", "error": "EIO"} ],
+  "script": [ {"op": "probe"} ] }
+J
+for o in kernel-async-v2 cp-first levels threads:kernel-async-v2 threads:levels; do
+	case $o in threads:*) o=${o#threads:}; mode="--mode threads --time-scale 0.001" ;; *) mode= ;; esac
+	rm -f "$T/p.db"
+	expect 0 "failed probe, $o $mode" "$DLSIM" run "$T/pfail.json" --order $o $mode --db "$T/p.db"
+	got=$(sqlite3 "$T/p.db" "select group_concat(d.name, '') from (select d.name from events e
+		join devices d on d.run_id = e.run_id and d.dev_id = e.dev_id
+		where e.kind = 'probe_end' and e.err = 0 order by d.name) d")
+	[ "$got" = cde ] && ok "$o binds c, d and e past the failed a" || bad "$o bound '$got', expected cde"
+	expect 0 "check failed probe, $o" "$DLSIM" check "$T/p.db"
+done
+
 # --json and compare
 "$DLSIM" run "$T/small.json" --no-log --json >"$T/j" || bad "run --json"
 for k in run_id scenario order mode seed workers devices links links_refused status makespan_ns \

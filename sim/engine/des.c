@@ -151,6 +151,7 @@ struct sim {
 	uint32_t remaining, inflight, alive;
 	uint32_t nparts;         /* positions taking part (part[]) */
 	uint32_t nran;           /* positions whose callback started (mark_ran()) */
+	uint32_t *stk;           /* probe_failed()'s stack, one slot per device */
 	uint32_t *level_left, nlevels, cur_level, *lvl_off, *lvl_order;
 	bool main_cb_deferred;
 	int64_t *blocked_since;
@@ -483,12 +484,9 @@ static void on_ready(struct sim *s, uint32_t y);
 
 static void main_kick(struct sim *s);
 
-static void device_finished(struct sim *s, uint32_t d)
+/* Position @d is done with this phase: release the next level if it was the last of its. */
+static void level_done(struct sim *s, uint32_t d)
 {
-	s->t[d].stage = ST_DONE;
-	s->remaining--;
-	if (s->pk == PK_PROBE_DEFER)
-		return;
 	if (s->pol->level_barrier && s->t[d].part && --s->level_left[s->t[d].level] == 0) {
 		while (s->cur_level + 1 < s->nlevels && s->level_left[s->cur_level] == 0) {
 			s->cur_level++;
@@ -500,8 +498,46 @@ static void device_finished(struct sim *s, uint32_t d)
 			}
 		}
 	}
-	if (s->pk == PK_PROBE_READY && s->core.dev[dev_at(s, d)].state != DL_DEV_DRIVER_BOUND)
-		return;   /* a failed probe releases nobody */
+}
+
+/*
+ * A probe of position @d failed, so it releases nobody: the devices waiting
+ * for it (and those waiting for them) cannot probe in this op.  They are
+ * finished without a callback, so that the main thread's walk skips them and
+ * the level barriers move on, as the other devices would in the kernel.
+ */
+static void probe_failed(struct sim *s, uint32_t d)
+{
+	uint32_t n = 0;
+
+	s->stk[n++] = d;
+	while (n) {
+		uint32_t x = s->stk[--n];
+
+		FOR_EACH_RELEASED(s, x, y, {
+			if (s->t[y].part && s->t[y].stage == ST_IDLE && s->t[y].wait > 0) {
+				s->t[y].stage = ST_DONE;
+				s->remaining--;
+				level_done(s, y);
+				s->stk[n++] = y;        /* each position at most once */
+				if (s->mstate == M_WAIT_DEV && s->mdev == y)
+					main_kick(s);
+			}
+		});
+	}
+}
+
+static void device_finished(struct sim *s, uint32_t d)
+{
+	s->t[d].stage = ST_DONE;
+	s->remaining--;
+	if (s->pk == PK_PROBE_DEFER)
+		return;
+	level_done(s, d);
+	if (s->pk == PK_PROBE_READY && s->core.dev[dev_at(s, d)].state != DL_DEV_DRIVER_BOUND) {
+		probe_failed(s, d);
+		return;
+	}
 	/* the released devices are scattered: start every miss at once */
 	FOR_EACH_RELEASED(s, d, y, { __builtin_prefetch(&s->t[y]); });
 	FOR_EACH_RELEASED(s, d, y, {
@@ -625,6 +661,8 @@ static bool main_next(struct sim *s, uint32_t *i)
 	while (s->widx < s->nwalk) {
 		uint32_t x = s->walk[s->widx++];
 
+		if (s->pk == PK_PROBE_READY && s->t[x].stage == ST_DONE)
+			continue;       /* probe_failed() */
 		if (s->t[x].part && (s->t[x].on_main || s->pol->queue_up_front ||
 				   s->pk == PK_PROBE_DEFER)) {
 			*i = x;
@@ -641,6 +679,10 @@ static void main_kick(struct sim *s)
 
 	for (;;) {
 		if (s->mstate == M_WAIT_DEV) {
+			if (s->t[s->mdev].stage == ST_DONE) {
+				s->mstate = M_IDLE;     /* a supplier's probe failed: skip it */
+				continue;
+			}
 			if (s->t[s->mdev].wait > 0 && s->pol->link_aware && !s->aborted)
 				return;
 			s->mkind = 0;
@@ -1333,6 +1375,7 @@ static int sim_alloc(struct sim *s)
 
 	s->t = calloc(n, sizeof(*s->t));
 	s->blocked_since = calloc(n, sizeof(*s->blocked_since));
+	s->stk = malloc((n ? n : 1) * sizeof(*s->stk));
 	s->walk = calloc(n, sizeof(*s->walk));
 	s->lvl_order = calloc(n, sizeof(*s->lvl_order));
 	s->fifo = calloc(n, sizeof(*s->fifo));
@@ -1348,7 +1391,7 @@ static int sim_alloc(struct sim *s)
 	s->has_fault = calloc(n, 1);
 	s->fault_used = calloc(s->sc->nfault + 1, sizeof(*s->fault_used));
 	s->cpu_free_stack = calloc(s->K + 1, sizeof(*s->cpu_free_stack));
-	if (!s->t || !s->blocked_since || !s->walk || !s->lvl_order || !s->fifo ||
+	if (!s->t || !s->blocked_since || !s->stk || !s->walk || !s->lvl_order || !s->fifo ||
 	    !s->g.ord || !s->g.pos || !s->g.prof || !s->g.async || !s->g.depth ||
 	    !s->g.csr[G_SUSPEND].off || !s->g.csr[G_RESUME].off || !s->g.csr[G_PROBE].off ||
 	    !s->g.scratch.off || !s->has_fault || !s->fault_used || !s->cpu_free_stack)
@@ -1363,7 +1406,7 @@ static int sim_alloc(struct sim *s)
 
 static void sim_free(struct sim *s)
 {
-	free(s->t); free(s->blocked_since); free(s->walk);
+	free(s->t); free(s->blocked_since); free(s->walk); free(s->stk);
 	free(s->has_fault); free(s->fault_used);
 	free(s->cpu_free_stack); free(s->level_left); free(s->lvl_off); free(s->lvl_order);
 	free(s->fifo); free(s->g.ord); free(s->g.pos); free(s->g.prof); free(s->g.async);
