@@ -48,7 +48,9 @@ static void run_usage(FILE *f, bool compare)
 		fprintf(f, "usage: dlsim compare SCENARIO --orders A,B,... [--seeds N] [opts]\n\n"
 			   "Run each order on the same devices, links and sampled latencies (same seeds)\n"
 			   "and print one side-by-side table per op with mean and sd over the seeds and\n"
-			   "the ratio to the lower bound max(critical path, work / K).\n\n");
+			   "the ratio to the lower bound max(critical path, work / K), the same for\n"
+			   "every order, and to the order's own bound, which adds the main thread's\n"
+			   "serial share of sync devices (des mode; see README).\n\n");
 	else
 		fprintf(f, "usage: dlsim run SCENARIO [opts]\n\n"
 			   "Simulate the scenario's script, log every event to the database and print\n"
@@ -262,13 +264,15 @@ static void json_result(FILE *f, const struct dl_scenario *sc, const char *order
 		   "\"devices\":%u,\"links\":%u,\"links_refused\":%u,\"status\":\"%s\","
 		   "\"makespan_ns\":%lld,\"lower_bound_ns\":%lld,\"critical_path_ns\":%lld,"
 		   "\"work_ns\":%lld,\"events\":%llu,\"wall_ns\":%lld,\"probe_attempts\":%llu,"
-		   "\"probe_defers\":%llu,\"blocked_ns\":%lld,\"wakeups\":%llu,\"peak_workers\":%u",
+		   "\"probe_defers\":%llu,\"blocked_ns\":%lld,\"wakeups\":%llu,\"peak_workers\":%u,"
+		   "\"main_bound_ns\":%lld,\"order_bound_ns\":%lld",
 		order, mode, (unsigned long long)seed, r->workers, r->devices, r->links,
 		r->links_refused, r->status, (long long)r->makespan_ns,
 		(long long)r->lower_bound_ns, (long long)r->critical_path_ns,
 		(long long)r->work_ns, (unsigned long long)r->events, (long long)r->wall_ns,
 		(unsigned long long)r->probe_attempts, (unsigned long long)r->probe_defers,
-		(long long)r->blocked_ns, (unsigned long long)r->wakeups, r->peak_workers);
+		(long long)r->blocked_ns, (unsigned long long)r->wakeups, r->peak_workers,
+		(long long)r->main_bound_ns, (long long)r->order_bound_ns);
 	/* per op: the first op of each kind under its name, later ones suffixed */
 	for (uint32_t i = 0; i < r->nops; i++) {
 		const struct dl_op_result *op = &r->op[i];
@@ -279,12 +283,14 @@ static void json_result(FILE *f, const struct dl_scenario *sc, const char *order
 		fprintf(f, ",\"%s%.0u\":{\"makespan_ns\":%lld,\"lower_bound_ns\":%lld,"
 			   "\"critical_path_ns\":%lld,\"work_ns\":%lld,\"probe_attempts\":%llu,"
 			   "\"probe_defers\":%llu,\"blocked_ns\":%lld,\"wakeups\":%llu,"
-			   "\"peak_workers\":%u,\"err\":%d}",
+			   "\"peak_workers\":%u,\"err\":%d,\"main_bound_ns\":%lld,"
+			   "\"order_bound_ns\":%lld}",
 			dl_op_name(op->kind), seen ? seen + 1 : 0, (long long)op->makespan_ns,
 			(long long)op->lower_bound_ns, (long long)op->critical_path_ns,
 			(long long)op->work_ns, (unsigned long long)op->probe_attempts,
 			(unsigned long long)op->probe_defers, (long long)op->blocked_ns,
-			(unsigned long long)op->wakeups, op->peak_workers, op->err);
+			(unsigned long long)op->wakeups, op->peak_workers, op->err,
+			(long long)op->main_bound_ns, (long long)op->order_bound_ns);
 	}
 	fprintf(f, "}");
 }
@@ -335,8 +341,8 @@ static void table_result(FILE *f, const struct dl_scenario *sc, const char *orde
 
 static int log_metrics(struct dl_log *log, const struct dl_run_result *r)
 {
-	struct dl_metric m[16 + 3 * DL_MAX_OPS];
-	static char names[DL_MAX_OPS][3][40];
+	struct dl_metric m[16 + 4 * DL_MAX_OPS];
+	static char names[DL_MAX_OPS][4][40];
 	size_t n = 0;
 
 	m[n++] = (struct dl_metric){ "makespan_ns", (double)r->makespan_ns };
@@ -351,6 +357,9 @@ static int log_metrics(struct dl_log *log, const struct dl_run_result *r)
 	m[n++] = (struct dl_metric){ "blocked_ns", (double)r->blocked_ns };
 	m[n++] = (struct dl_metric){ "wakeups", (double)r->wakeups };
 	m[n++] = (struct dl_metric){ "links_refused", (double)r->links_refused };
+	/* DES only (0 in threads mode): bounds for the order run, see engine.h */
+	m[n++] = (struct dl_metric){ "main_bound_ns", (double)r->main_bound_ns };
+	m[n++] = (struct dl_metric){ "order_bound_ns", (double)r->order_bound_ns };
 	for (uint32_t i = 0; i < r->nops; i++) {
 		const struct dl_op_result *op = &r->op[i];
 		unsigned seen = 0;
@@ -365,6 +374,8 @@ static int log_metrics(struct dl_log *log, const struct dl_run_result *r)
 		m[n++] = (struct dl_metric){ names[i][0], (double)op->makespan_ns };
 		m[n++] = (struct dl_metric){ names[i][1], (double)op->lower_bound_ns };
 		m[n++] = (struct dl_metric){ names[i][2], (double)op->critical_path_ns };
+		snprintf(names[i][3], sizeof(names[i][3]), "%s.order_bound_ns", dl_op_name(op->kind));
+		m[n++] = (struct dl_metric){ names[i][3], (double)op->order_bound_ns };
 	}
 	return dl_log_run_end(log, r->status, r->makespan_ns, m, n);
 }
@@ -512,7 +523,7 @@ int cmd_compare(int argc, char **argv)
 	char list[256];
 	int rc = parse_args(argc, argv, &o, true), worst = 0;
 	/* [order][op][0 makespan, 1 lower bound] */
-	static struct agg stats[MAX_ORDERS][DL_MAX_OPS][2];
+	static struct agg stats[MAX_ORDERS][DL_MAX_OPS][3];
 	uint32_t nops = 0;
 	uint8_t opkind[DL_MAX_OPS] = { 0 };
 	bool first = true;
@@ -559,6 +570,7 @@ int cmd_compare(int argc, char **argv)
 				opkind[i] = r.op[i].kind;
 				agg_add(&stats[k][i][0], (double)r.op[i].makespan_ns);
 				agg_add(&stats[k][i][1], (double)r.op[i].lower_bound_ns);
+				agg_add(&stats[k][i][2], (double)r.op[i].order_bound_ns);
 			}
 		}
 	}
@@ -568,14 +580,15 @@ int cmd_compare(int argc, char **argv)
 		printf("compare: %s, %u devices, %u links, %u seed(s) from %llu, times in ms (mean ± sd)\n",
 		       sc->name, sc->ndev, sc->nlink, o.seeds, (unsigned long long)sc->seed);
 		for (uint32_t i = 0; i < nops; i++) {
-			printf("\n%-8s %-16s %22s %12s %7s\n", dl_op_name(opkind[i]), "order",
-			       "makespan", "lower bd", "ratio");
+			printf("\n%-8s %-16s %22s %12s %7s %12s %7s\n", dl_op_name(opkind[i]), "order",
+			       "makespan", "lower bd", "ratio", "order bd", "ratio");
 			for (uint32_t k = 0; k < norders; k++) {
 				double mk = agg_mean(&stats[k][i][0]), lb = agg_mean(&stats[k][i][1]);
+				double ob = agg_mean(&stats[k][i][2]);
 
-				printf("%-8s %-16s %12.3f ± %7.3f %12.3f %7.3f\n", "",
+				printf("%-8s %-16s %12.3f ± %7.3f %12.3f %7.3f %12.3f %7.3f\n", "",
 				       dl_order_name(orders[k]), mk / 1e6, agg_sd(&stats[k][i][0]) / 1e6,
-				       lb / 1e6, lb > 0 ? mk / lb : 1.0);
+				       lb / 1e6, lb > 0 ? mk / lb : 1.0, ob / 1e6, ob > 0 ? mk / ob : 1.0);
 			}
 		}
 	}
