@@ -6,11 +6,7 @@
 # writer is waited for (--busy-timeout) and then refused with exit 2, unchanged.
 DLSIM=$1
 SRC=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok: $1"; }
-bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
+. "$(dirname "$0")/lib_cli.sh"
 q() { sqlite3 "$1" "$2" 2>/dev/null; }
 
 # a run that takes seconds: the kernel's deferred-probe storm at 300k devices
@@ -77,5 +73,4 @@ wait "$holder"
 "$DLSIM" run "$SRC/scenarios/default.json" --busy-timeout x --no-log >/dev/null 2>&1
 [ $? = 2 ] && ok "bad --busy-timeout: exit 2" || bad "bad --busy-timeout accepted"
 
-[ $fail = 0 ] && echo "all ok" || echo "$fail failed"
-[ $fail = 0 ]
+finish cli_log

@@ -4,16 +4,7 @@
 # control, fault injection, and --json.
 DLSIM=$1
 SRC=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok: $1"; }
-bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
-expect() { # status description command...
-	want=$1; shift; what=$1; shift
-	"$@" >"$T/out" 2>"$T/err"; got=$?
-	if [ "$got" = "$want" ]; then ok "$what"; else bad "$what: exit $got, expected $want"; cat "$T/err"; fi
-}
+. "$(dirname "$0")/lib_cli.sh"
 
 cat >"$T/small.json" <<'J'
 { "format": "dlsim-scenario/1", "name": "small", "seed": 3,
@@ -107,5 +98,4 @@ expect 0 "compare" "$DLSIM" compare "$T/small.json" --orders sync,cp-first --see
 grep -q "cp-first" "$T/out" || bad "compare table names the orders"
 expect 2 "compare without --orders" "$DLSIM" compare "$T/small.json" --no-log
 
-echo "cli_run: $fail failed"
-[ "$fail" = 0 ]
+finish cli_run

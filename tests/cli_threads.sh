@@ -4,16 +4,7 @@
 # "concurrent" input refused with exit 2, and Ctrl-C inside a phase: exit
 # 130, the run 'interrupted', its log still passing check.
 DLSIM=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok() { echo "ok: $1"; }
-bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
-expect() { # status description command...
-	want=$1; shift; what=$1; shift
-	"$@" >"$T/out" 2>"$T/err"; got=$?
-	if [ "$got" = "$want" ]; then ok "$what"; else bad "$what: exit $got, expected $want"; cat "$T/err"; fi
-}
+. "$(dirname "$0")/lib_cli.sh"
 
 cat >"$T/race.json" <<'J'
 { "format": "dlsim-scenario/1", "name": "race", "seed": 4,
@@ -85,5 +76,4 @@ n=$(sqlite3 "$T/s.db" "select count(*) from events where kind = 'suspend_end' an
 [ "$n" -lt 240 ] && ok "stopped inside the phase ($n of 240 suspended)" || bad "the phase ran to its end"
 expect 0 "the interrupted log passes check" "$DLSIM" check "$T/s.db"
 
-echo "cli_threads: $fail failed"
-[ "$fail" = 0 ]
+finish cli_threads

@@ -31,6 +31,7 @@ static void seq_dev_unlock(struct dl_seq *q, uint32_t d)
 /* One probe attempt: check suppliers, then the driver's probe (device_lock held). */
 void dl_seq_probe_one(struct dl_seq *q, uint32_t d)
 {
+	bool blocked;
 	int err;
 
 	seq_dev_lock(q, d);
@@ -41,17 +42,10 @@ void dl_seq_probe_one(struct dl_seq *q, uint32_t d)
 		return;
 	}
 	q->opr->probe_attempts++;
-	if (q->probe_blocked && q->probe_blocked(q->ctx)) {
-		/* really_probe() under defer_all_probes: deferred until dpm_complete() */
-		dl_deferred_add(q->core, d);
-		q->opr->probe_defers++;
-		q->emit(q->ctx, DL_EV_PROBE_DEFER, d, 0, -DL_EPROBE_DEFER);
-		seq_unlock(q);
-		q->take_time(q->ctx, q->defer_ns);
-		seq_dev_unlock(q, d);
-		return;
-	}
-	if (dl_probe_begin(q->core, d, q->ignore_links) != 0) {
+	blocked = q->probe_blocked && q->probe_blocked(q->ctx);
+	if (blocked || dl_probe_begin(q->core, d, q->ignore_links) != 0) {
+		if (blocked)    /* really_probe() under defer_all_probes: until dpm_complete() */
+			dl_deferred_add(q->core, d);
 		q->opr->probe_defers++;
 		q->emit(q->ctx, DL_EV_PROBE_DEFER, d, 0, -DL_EPROBE_DEFER);
 		seq_unlock(q);

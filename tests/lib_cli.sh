@@ -1,0 +1,19 @@
+# lib_cli.sh - what the cli_*.sh tests share; sourced after DLSIM is set.
+# T is a scratch directory removed on exit; ok/bad report one check each and
+# count failures; expect STATUS WHAT CMD... runs CMD with stdout in $T/out and
+# stderr in $T/err and checks its exit status; finish prints the count and
+# exits non-zero if anything failed.
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+ok() { echo "ok: $1"; }
+bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
+expect() { # status description command...
+	want=$1; shift; what=$1; shift
+	"$@" >"$T/out" 2>"$T/err"; got=$?
+	if [ "$got" = "$want" ]; then ok "$what"; else bad "$what: exit $got, expected $want"; cat "$T/err"; fi
+}
+finish() { # name
+	[ "$fail" = 0 ] && echo "$1: all ok" || echo "$1: $fail failed"
+	[ "$fail" = 0 ]
+}
