@@ -29,6 +29,8 @@ cp "$T/a.db" "$T/nomove.db"
 sqlite3 "$T/nomove.db" "delete from events where run_id = 1 and kind = 'dpm_move'"
 expect 1 "check without dpm_move" "$DLSIM" check "$T/nomove.db" --run 1
 grep -q "invariant 7" "$T/out" || bad "check names invariant 7 when dpm_move events are missing"
+expect 0 "check --run=1 (GNU form)" "$DLSIM" check "$T/a.db" --run=1
+expect 2 "check --run without a value" "$DLSIM" check "$T/a.db" --run
 
 # threads mode: the same link core on real threads; check must pass on its log
 for o in sync kernel-async kernel-async-v2 levels cp-first; do

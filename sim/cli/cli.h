@@ -2,6 +2,8 @@
 #ifndef DL_CLI_H
 #define DL_CLI_H
 
+#include <string.h>
+
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_check(int argc, char **argv);
@@ -14,5 +16,24 @@ int cmd_orders(int argc, char **argv);
 enum { DL_EXIT_OK = 0, DL_EXIT_VIOLATION = 1, DL_EXIT_USAGE = 2, DL_EXIT_INTERRUPTED = 130 };
 
 int cli_not_built(const char *verb, const char *issue);
+
+/*
+ * argv[*i] is NAME VALUE or NAME=VALUE: returns VALUE (advancing *i past a
+ * separate one), "" when the value is missing, NULL when argv[*i] is not NAME.
+ */
+static inline const char *cli_opt_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(argv[*i], name, n) != 0)
+		return NULL;
+	if (argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (argv[*i][n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc)
+		return "";
+	return argv[++*i];
+}
 
 #endif

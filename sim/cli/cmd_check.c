@@ -81,21 +81,22 @@ int cmd_check(int argc, char **argv)
 	char err[512];
 
 	for (int i = 1; i < argc; i++) {
+		const char *v;
+
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			check_usage(stdout);
 			return DL_EXIT_OK;
-		} else if (!strcmp(argv[i], "--run")) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--run"))) {
 			char *end;
 
-			if (i + 1 >= argc) {
+			if (!*v) {
 				fprintf(stderr, "dlsim check: --run needs a run id\n");
 				return DL_EXIT_USAGE;
 			}
 			errno = 0;
-			run = strtoll(argv[++i], &end, 10);
-			if (errno || *end || end == argv[i] || run <= 0) {
-				fprintf(stderr, "dlsim check: --run '%s': expected a positive run id\n",
-					argv[i]);
+			run = strtoll(v, &end, 10);
+			if (errno || *end || end == v || run <= 0) {
+				fprintf(stderr, "dlsim check: --run '%s': expected a positive run id\n", v);
 				return DL_EXIT_USAGE;
 			}
 		} else if (!strcmp(argv[i], "--all")) {

@@ -31,27 +31,19 @@ int cmd_report(int argc, char **argv)
 	int ret;
 
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+		const char *a = argv[i], *v;
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			report_usage(stdout);
 			return DL_EXIT_OK;
-		} else if (!strcmp(a, "--out")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "dlsim report: --out needs a directory\n");
-				return DL_EXIT_USAGE;
-			}
-			out = argv[++i];
-		} else if (!strncmp(a, "--out=", 6)) {
-			out = a + 6;
-		} else if (!strcmp(a, "--run")) {
-			if (i + 1 >= argc) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--out"))) {
+			out = v;        /* "" (no value) is refused below */
+		} else if ((v = cli_opt_value(argc, argv, &i, "--run"))) {
+			if (!*v) {
 				fprintf(stderr, "dlsim report: --run needs a run_id\n");
 				return DL_EXIT_USAGE;
 			}
-			run_arg = argv[++i];
-		} else if (!strncmp(a, "--run=", 6)) {
-			run_arg = a + 6;
+			run_arg = v;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "dlsim report: unknown option '%s'; try 'dlsim report --help'\n", a);
 			return DL_EXIT_USAGE;

@@ -76,22 +76,6 @@ static void run_usage(FILE *f, bool compare)
 			: "  --order NAME      ordering algorithm (default kernel-async; see dlsim orders)\n");
 }
 
-/* --opt VALUE or --opt=VALUE */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(argv[*i], name, n) != 0)
-		return NULL;
-	if (argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (argv[*i][n] != '\0')
-		return NULL;
-	if (*i + 1 >= argc)
-		return "";
-	return argv[++*i];
-}
-
 static int parse_u64(const char *s, uint64_t *out)
 {
 	char *end;
@@ -124,47 +108,47 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 			o->json = true;
 		} else if (!strcmp(argv[i], "--no-log")) {
 			o->no_log = true;
-		} else if ((v = opt_value(argc, argv, &i, "--db"))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--db"))) {
 			o->db = v;
-		} else if ((v = opt_value(argc, argv, &i, "--busy-timeout"))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--busy-timeout"))) {
 			if (parse_u64(v, &u) || u > 3600000) {
 				fprintf(stderr, "dlsim %s: --busy-timeout '%s': expected 0..3600000 ms\n",
 					me, v);
 				return -1;
 			}
 			dl_log_set_busy_timeout((int)u);
-		} else if (!compare && (v = opt_value(argc, argv, &i, "--order"))) {
+		} else if (!compare && (v = cli_opt_value(argc, argv, &i, "--order"))) {
 			if (dl_order_parse(v, &o->order)) {
 				fprintf(stderr, "dlsim %s: unknown order '%s'; see 'dlsim orders'\n", me, v);
 				return -1;
 			}
-		} else if (compare && (v = opt_value(argc, argv, &i, "--orders"))) {
+		} else if (compare && (v = cli_opt_value(argc, argv, &i, "--orders"))) {
 			o->order_list = v;
-		} else if (compare && (v = opt_value(argc, argv, &i, "--seeds"))) {
+		} else if (compare && (v = cli_opt_value(argc, argv, &i, "--seeds"))) {
 			if (parse_u64(v, &u) || u < 1 || u > MAX_SEEDS) {
 				fprintf(stderr, "dlsim %s: --seeds '%s': expected 1..%d\n", me, v, MAX_SEEDS);
 				return -1;
 			}
 			o->seeds = (uint32_t)u;
-		} else if ((v = opt_value(argc, argv, &i, "--mode"))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--mode"))) {
 			if (strcmp(v, "des") && strcmp(v, "threads")) {
 				fprintf(stderr, "dlsim %s: --mode '%s': expected des or threads\n", me, v);
 				return -1;
 			}
 			o->mode = v;
-		} else if ((v = opt_value(argc, argv, &i, "--seed"))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
 			if (parse_u64(v, &o->seed)) {
 				fprintf(stderr, "dlsim %s: --seed '%s': expected a non-negative integer\n", me, v);
 				return -1;
 			}
 			o->have_seed = true;
-		} else if ((v = opt_value(argc, argv, &i, "--workers"))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--workers"))) {
 			if (parse_u64(v, &u) || u < 1 || u > 4096) {
 				fprintf(stderr, "dlsim %s: --workers '%s': expected 1..4096\n", me, v);
 				return -1;
 			}
 			o->workers = (uint32_t)u;
-		} else if ((v = opt_value(argc, argv, &i, "--time-scale"))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--time-scale"))) {
 			char *end;
 
 			o->time_scale = strtod(v, &end);
@@ -172,7 +156,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 				fprintf(stderr, "dlsim %s: --time-scale '%s': expected a positive number\n", me, v);
 				return -1;
 			}
-		} else if ((v = opt_value(argc, argv, &i, "--set"))) {
+		} else if ((v = cli_opt_value(argc, argv, &i, "--set"))) {
 			char *eq = strchr(v, '=');
 
 			if (!eq || eq == v || o->nset == MAX_SET) {
