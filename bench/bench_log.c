@@ -53,24 +53,42 @@ static int log_run(struct dl_log *log, const struct dl_scenario *sc, const struc
 	return dl_log_run_end(log, "ok", 0, NULL, 0);
 }
 
-static void bm_log_insert(struct bm_state *st)
+/*
+ * The scenario and captured events of size @n and a log opened on a fresh
+ * database at @path; NULL (the benchmark skipped) if any is missing.
+ */
+static struct dl_log *fresh_log(struct bm_state *st, const char *what, uint32_t n,
+				const struct dl_scenario **sc, const struct bench_events **b,
+				char *path, size_t len)
 {
-	uint32_t n = (uint32_t)bm_range(st, 0);
-	const struct dl_scenario *sc = bench_default_scenario(n);
-	const struct bench_events *b = bench_capture(n);
 	struct dl_log *log;
-	char path[256], msg[256];
+	char msg[256];
 
-	if (!sc || !b) {
+	*sc = bench_default_scenario(n);
+	*b = bench_capture(n);
+	if (!*sc || !*b) {
 		bm_skip(st, "no scenario or capture");
-		return;
+		return NULL;
 	}
-	db_path(path, sizeof(path), "log", n);
+	db_path(path, len, what, n);
 	db_remove(path);
 	if (dl_log_open(path, &log, msg, sizeof(msg))) {
 		bm_skip(st, msg);
-		return;
+		return NULL;
 	}
+	return log;
+}
+
+static void bm_log_insert(struct bm_state *st)
+{
+	const struct dl_scenario *sc;
+	const struct bench_events *b;
+	char path[256];
+	struct dl_log *log = fresh_log(st, "log", (uint32_t)bm_range(st, 0), &sc, &b, path,
+				       sizeof(path));
+
+	if (!log)
+		return;
 	while (bm_keep_running(st))
 		if (log_run(log, sc, b)) {
 			bm_skip(st, "log write failed");
@@ -85,23 +103,15 @@ static void bm_log_insert(struct bm_state *st)
 
 static void bm_check(struct bm_state *st)
 {
-	uint32_t n = (uint32_t)bm_range(st, 0);
-	const struct dl_scenario *sc = bench_default_scenario(n);
-	const struct bench_events *b = bench_capture(n);
-	struct dl_log *log;
-	char path[256], msg[256];
+	const struct dl_scenario *sc;
+	const struct bench_events *b;
+	char path[256];
 	uint64_t viol = 0;
+	struct dl_log *log = fresh_log(st, "check", (uint32_t)bm_range(st, 0), &sc, &b, path,
+				       sizeof(path));
 
-	if (!sc || !b) {
-		bm_skip(st, "no scenario or capture");
+	if (!log)
 		return;
-	}
-	db_path(path, sizeof(path), "check", n);
-	db_remove(path);
-	if (dl_log_open(path, &log, msg, sizeof(msg))) {
-		bm_skip(st, msg);
-		return;
-	}
 	if (log_run(log, sc, b)) {
 		dl_log_close(log);
 		db_remove(path);
