@@ -215,18 +215,19 @@ static void *writer_main(void *arg);
 
 static int prepare_all(struct dl_log *l)
 {
-	static const char row[] = ",(?,?,?,?,?,?,?,?,?,?,?,?)";
+	static const char row[] = ",(?,?,?,?,?,?,?,?,?,?,?,?)";   /* DL_LOG_COLS */
 	const char *one = stmt_sql[ST_EVENT];
-	size_t head = strlen(one) - (sizeof(row) - 2), len = head + DL_LOG_ROWS * (sizeof(row) - 1);
-	char *multi = malloc(len + 1);
+	size_t n1 = strlen(one), nrow = sizeof(row) - 1;
+	char *multi = malloc(n1 + (DL_LOG_ROWS - 1) * nrow + 1);
 	int rc = 0;
 
 	if (!multi)
 		return -1;
 	/* the one-row statement, then DL_LOG_ROWS - 1 more value tuples */
-	memcpy(multi, one, strlen(one) + 1);
+	memcpy(multi, one, n1);
 	for (int r = 1; r < DL_LOG_ROWS; r++)
-		strcat(multi, row);
+		memcpy(multi + n1 + (size_t)(r - 1) * nrow, row, nrow);
+	multi[n1 + (DL_LOG_ROWS - 1) * nrow] = '\0';
 	for (int i = 0; i < ST_COUNT && !rc; i++) {
 		if (sqlite3_prepare_v3(l->db, i == ST_EVENTS_N ? multi : stmt_sql[i], -1,
 				       SQLITE_PREPARE_PERSISTENT, &l->st[i], NULL) != SQLITE_OK)
