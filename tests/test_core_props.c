@@ -242,7 +242,18 @@ static void check_links(void)
 	}
 	for (dl_dev_t x = 0; x < c->ndev; x++) {
 		const struct dl_device *d = &c->dev[x];
+		uint32_t waiting = 0;
 
+		/* the counter dl_sync_state_ready() reads, against a recount */
+		for (uint32_t i = 0; i < d->consumers.n; i++) {
+			const struct dl_link *k = &c->link[d->consumers.v[i]];
+
+			waiting += (k->flags & DL_FLAG_MANAGED) && k->status != DL_STATE_ACTIVE;
+		}
+		if (waiting != d->sync_waiting) {
+			REPORT("device %u: sync_waiting %u, recount %u", x, d->sync_waiting, waiting);
+			CU_FAIL("sync_waiting out of step with the consumer links");
+		}
 		if (d->registered && d->rpm_status == DL_RPM_ACTIVE && d->parent != DL_NONE)
 			CU_ASSERT_EQUAL(c->dev[d->parent].rpm_status, DL_RPM_ACTIVE);
 		if (d->state == DL_DEV_UNBINDING)

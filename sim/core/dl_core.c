@@ -60,14 +60,35 @@ void dl_core_emit(struct dl_core *c, unsigned kind, dl_dev_t dev, dl_link_t link
 		c->sink.emit(c->sink.ctx, &ev);
 }
 
+/* Does link @k hold its supplier's sync_state() back? */
+static bool holds_sync_state(const struct dl_link *k)
+{
+	return k->live && (k->flags & DL_FLAG_MANAGED) && k->status != DL_STATE_ACTIVE;
+}
+
+/*
+ * Keep the supplier's sync_waiting count after a change to @k's liveness,
+ * MANAGED flag or status; @held is holds_sync_state() from before it.
+ */
+static void sync_waiting_update(struct dl_core *c, const struct dl_link *k, bool held)
+{
+	bool now = holds_sync_state(k);
+
+	if (now != held)
+		c->dev[k->supplier].sync_waiting += now ? 1u : (uint32_t)-1;
+}
+
 /* Every link status change goes through here so that it is logged once. */
 void dl_link_set_status(struct dl_core *c, dl_link_t l, unsigned status)
 {
 	struct dl_link *k = &c->link[l];
+	bool held;
 
 	if (k->status == status)
 		return;
+	held = holds_sync_state(k);
 	k->status = (uint8_t)status;
+	sync_waiting_update(c, k, held);
 	dl_core_emit(c, DL_EV_LINK_STATE, k->consumer, l, k->supplier, k->flags, status);
 }
 
@@ -232,6 +253,8 @@ static void link_free(struct dl_core *c, dl_link_t l)
 	struct dl_link *k = &c->link[l];
 
 	assert(k->live);
+	if (holds_sync_state(k))
+		c->dev[k->supplier].sync_waiting--;
 	idvec_swap_remove_link(c, &c->dev[k->consumer].suppliers, k->c_pos, true);
 	idvec_swap_remove_link(c, &c->dev[k->supplier].consumers, k->s_pos, false);
 	/* A consumer going away drops the runtime-PM references it held. */
@@ -256,8 +279,10 @@ static void link_kref_put(struct dl_core *c, dl_link_t l)
 void dl_link_drop_managed(struct dl_core *c, dl_link_t l)
 {
 	struct dl_link *k = &c->link[l];
+	bool held = holds_sync_state(k);
 
 	k->flags &= ~DL_FLAG_MANAGED;
+	sync_waiting_update(c, k, held);
 	dl_link_set_status(c, l, DL_STATE_NONE);
 	link_kref_put(c, l);
 }
@@ -564,8 +589,11 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 				k->flags &= ~(DL_FLAG_AUTOREMOVE_CONSUMER | DL_FLAG_AUTOREMOVE_SUPPLIER);
 			}
 			if (!(k->flags & DL_FLAG_MANAGED)) {
+				bool held = holds_sync_state(k);
+
 				k->kref++;
 				k->flags |= DL_FLAG_MANAGED;
+				sync_waiting_update(c, k, held);
 				dl_link_set_status(c, l, link_init_status(c, con, sup));
 			}
 			if ((k->flags & DL_FLAG_SYNC_STATE_ONLY) && !(flags & DL_FLAG_SYNC_STATE_ONLY)) {
@@ -615,6 +643,7 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 	c->nlink_live++;
 	k->status = (flags & DL_FLAG_STATELESS) ? DL_STATE_NONE
 						: (uint8_t)link_init_status(c, con, sup);
+	sync_waiting_update(c, k, false);
 	dl_core_emit(c, DL_EV_LINK_ADD, con, l, sup, k->flags, k->status);
 	if (!(flags & DL_FLAG_SYNC_STATE_ONLY) && c->dev[con].registered &&
 	    c->dev[con].dpm_key < c->dev[sup].dpm_key)

@@ -114,6 +114,7 @@ struct dl_device {
 	uint8_t pm_depth;       /* suspend phases completed in this transition, 0..4 */
 	int32_t rpm_usage;      /* runtime-PM usage count */
 	int32_t rpm_children;   /* runtime-active children */
+	uint32_t sync_waiting;  /* live managed consumer links not ACTIVE: sync_state() waits */
 	dl_dev_t dpm_prev, dpm_next;
 	uint64_t dpm_key;       /* grows along dpm_list */
 	uint32_t mark;          /* visit epoch for graph searches */

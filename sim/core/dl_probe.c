@@ -123,19 +123,16 @@ static void queue_sync_state(struct dl_core *c, dl_dev_t d)
 	dl_core_emit(c, DL_EV_SYNC_STATE, d, DL_NONE, DL_NONE, 0, 0);
 }
 
+/*
+ * Every managed consumer link ACTIVE: dl_core.c counts the others in
+ * sync_waiting as link statuses and flags change, so that a bind does not
+ * rescan every consumer of each of its suppliers (O(degree^2) per supplier).
+ */
 bool dl_sync_state_ready(const struct dl_core *c, dl_dev_t d)
 {
 	const struct dl_device *x = &c->dev[d];
 
-	if (x->state != DL_DEV_DRIVER_BOUND || x->state_synced)
-		return false;
-	for (uint32_t i = 0; i < x->consumers.n; i++) {
-		const struct dl_link *k = &c->link[x->consumers.v[i]];
-
-		if ((k->flags & DL_FLAG_MANAGED) && k->status != DL_STATE_ACTIVE)
-			return false;
-	}
-	return true;
+	return x->state == DL_DEV_DRIVER_BOUND && !x->state_synced && x->sync_waiting == 0;
 }
 
 /* device_links_supplier_sync_state_resume(), at late boot. */
