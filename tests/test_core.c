@@ -1007,6 +1007,40 @@ static void test_device_del_purges_links(void)
 
 /* ---- system sleep readiness --------------------------------------------- */
 
+/* dl_core_presize(): vectors start in the pool, outgrow it intact, and are freed once. */
+static void test_presize_vectors_outgrow_the_pool(void)
+{
+	dl_dev_t a = mk_unreg(DL_NONE), b = mk_unreg(DL_NONE), d[4];
+	uint32_t nsup[6] = { 0 }, ncon[6] = { 0 }, nchild[6] = { 0 };
+
+	for (int i = 0; i < 4; i++)
+		d[i] = mk_unreg(a);
+	nchild[a] = 1;          /* room for one child of the four */
+	ncon[b] = 2;            /* and two of b's four consumer links */
+	CU_ASSERT_EQUAL_FATAL(dl_core_presize(c, nsup, ncon, nchild), 0);
+	CU_ASSERT_TRUE(c->dev[a].children.cap & DL_IDVEC_POOLED);
+	CU_ASSERT_EQUAL(c->dev[b].consumers.cap, 2u | DL_IDVEC_POOLED);
+	CU_ASSERT_EQUAL(dl_core_presize(c, nsup, ncon, nchild), -EINVAL);
+	CU_ASSERT_FATAL(dl_device_register(c, a) == 0 && dl_device_register(c, b) == 0);
+	for (int i = 0; i < 4; i++) {
+		CU_ASSERT_FATAL(dl_device_register(c, d[i]) == 0);
+		CU_ASSERT_EQUAL_FATAL(dl_link_add(c, d[i], b, 0, NULL), 0);
+	}
+	CU_ASSERT_FALSE(c->dev[a].children.cap & DL_IDVEC_POOLED);
+	CU_ASSERT_FALSE(c->dev[b].consumers.cap & DL_IDVEC_POOLED);
+	CU_ASSERT_EQUAL(c->dev[a].children.n, 4);
+	CU_ASSERT_EQUAL(c->dev[b].consumers.n, 4);
+	for (uint32_t i = 0; i < 4; i++) {
+		CU_ASSERT_EQUAL(c->dev[a].children.v[i], d[i]);
+		CU_ASSERT_EQUAL(c->link[c->dev[b].consumers.v[i]].consumer, d[i]);
+	}
+	/* and the probe order still follows the links */
+	CU_ASSERT_EQUAL(dl_probe_begin(c, d[0], false), -DL_EPROBE_DEFER);
+	bind(a);
+	bind(b);
+	bind(d[3]);
+}
+
 static void test_pm_suspend_waits_for_children_and_consumers(void)
 {
 	dl_dev_t x = mk(DL_NONE), kid = mk(x), k = mk(DL_NONE);
@@ -1337,6 +1371,7 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_sync_state_waits_for_late_boot),
 	T(test_sync_state_waits_for_all_managed_consumers),
 	T(test_device_del_purges_links),
+	T(test_presize_vectors_outgrow_the_pool),
 	T(test_pm_suspend_waits_for_children_and_consumers),
 	T(test_pm_resume_waits_for_parent_and_suppliers),
 	T(test_pm_dormant_link_does_not_count),

@@ -99,8 +99,10 @@ enum dl_rpm_status { DL_RPM_SUSPENDED, DL_RPM_ACTIVE };
 
 struct dl_idvec {
 	uint32_t *v;
-	uint32_t n, cap;
+	uint32_t n, cap;        /* cap may carry DL_IDVEC_POOLED */
 };
+/* cap flag: v is a slice of dl_core.pool (dl_core_presize()), not its own allocation. */
+#define DL_IDVEC_POOLED 0x80000000u
 
 struct dl_device {
 	dl_dev_t parent;
@@ -155,6 +157,7 @@ struct dl_core {
 	bool sync_state_paused;         /* until late boot */
 	uint64_t probe_attempts, probe_defers, deferred_triggers;
 
+	uint32_t *pool;                 /* dl_core_presize()'s vector storage */
 	struct dl_sink sink;
 };
 
@@ -162,6 +165,8 @@ struct dl_core {
 int dl_core_init(struct dl_core *c, uint32_t ndev_hint, uint32_t nlink_hint);
 void dl_core_fini(struct dl_core *c);
 void dl_core_set_sink(struct dl_core *c, struct dl_sink sink);
+int dl_core_presize(struct dl_core *c, const uint32_t *nsup, const uint32_t *ncon,
+		    const uint32_t *nchild);
 
 /* Devices. */
 int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out);

@@ -1328,6 +1328,31 @@ void dl_engine_add_listed_links(struct dl_core *c, const struct dl_scenario *sc,
 	}
 }
 
+/**
+ * dl_engine_presize - size the core's vectors for the scenario's devices and
+ * listed links (dl_core_presize()), once its devices are created.
+ */
+int dl_engine_presize(struct dl_core *c, const struct dl_scenario *sc)
+{
+	uint32_t n = c->ndev, *cnt = calloc(3 * (size_t)n + 1, sizeof(*cnt));
+	int err;
+
+	if (!cnt)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < sc->nlink; i++) {
+		if (sc->link[i].consumer < n && sc->link[i].supplier < n) {
+			cnt[sc->link[i].consumer]++;
+			cnt[n + sc->link[i].supplier]++;
+		}
+	}
+	for (uint32_t i = 0; i < sc->ndev && i < n; i++)
+		if (sc->dev[i].parent < n)
+			cnt[2 * (size_t)n + sc->dev[i].parent]++;
+	err = dl_core_presize(c, cnt, cnt + n, cnt + 2 * (size_t)n);
+	free(cnt);
+	return err;
+}
+
 static void add_listed_links(struct sim *s, uint32_t only)
 {
 	dl_engine_add_listed_links(&s->core, s->sc, only);
@@ -1466,6 +1491,8 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 
 		err = dl_device_new(&s.core, sc->dev[i].parent, sc->dev[i].async, &id);
 	}
+	if (!err)
+		err = dl_engine_presize(&s.core, sc);
 	if (err)
 		goto out;
 

@@ -1892,6 +1892,8 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 		err = dl_device_new(&t->core, sc->dev[i].parent, sc->dev[i].async, &id);
 	}
 	if (!err)
+		err = dl_engine_presize(&t->core, sc);
+	if (!err)
 		err = start_workers(t);
 	if (err)
 		goto out;
