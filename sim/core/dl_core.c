@@ -26,7 +26,8 @@
 
 #include "sim/core/dl_internal.h"
 
-int dl_idvec_push(struct dl_idvec *v, uint32_t x)
+/* dl_idvec_push() when the vector is full: grow it, then append. */
+int dl_idvec_push_slow(struct dl_idvec *v, uint32_t x)
 {
 	uint32_t have = v->cap & ~DL_IDVEC_POOLED;
 

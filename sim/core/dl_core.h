@@ -222,7 +222,17 @@ int dl_flag_parse(const char *name, uint32_t *bit);
 size_t dl_flags_format(uint32_t flags, char *buf, size_t len);
 
 /* Small vector helpers shared by the layers. */
-int dl_idvec_push(struct dl_idvec *v, uint32_t x);
+int dl_idvec_push_slow(struct dl_idvec *v, uint32_t x);
+
+/* Append @x (0, or -ENOMEM): inline while there is room, since the searches push per visit. */
+static inline int dl_idvec_push(struct dl_idvec *v, uint32_t x)
+{
+	if (v->n < (v->cap & ~DL_IDVEC_POOLED)) {
+		v->v[v->n++] = x;
+		return 0;
+	}
+	return dl_idvec_push_slow(v, x);
+}
 void dl_idvec_free(struct dl_idvec *v);
 
 static inline const struct dl_device *dl_dev(const struct dl_core *c, dl_dev_t d)
