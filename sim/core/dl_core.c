@@ -508,14 +508,14 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 	return false;
 }
 
-/**
- * dl_reorder_to_tail - device_reorder_to_tail(): move d, its children and its
- * consumers (recursively, SYNC_STATE_ONLY links excluded) to the tail of
- * dpm_list, in a topological order of the moved set.  Each device is visited
- * once: an iterative DFS records postorder, then the set is appended in
- * reverse postorder.
+/*
+ * The set device_reorder_to_tail() moves: d, its children and its consumers
+ * (recursively, SYNC_STATE_ONLY links excluded), each visited once by an
+ * iterative DFS that leaves them in c->scratch2 in postorder.  Returns true
+ * if @target is in the set (then the DFS stops early), or on running out of
+ * memory; DL_NONE for no target.
  */
-void dl_reorder_to_tail(struct dl_core *c, dl_dev_t d)
+static bool reorder_collect(struct dl_core *c, dl_dev_t d, dl_dev_t target)
 {
 	struct dl_idvec *st = &c->scratch;      /* (device, next edge) pairs */
 	struct dl_idvec *post = &c->scratch2;
@@ -524,7 +524,7 @@ void dl_reorder_to_tail(struct dl_core *c, dl_dev_t d)
 	st->n = post->n = 0;
 	c->dev[d].mark = ep;
 	if (dl_idvec_push(st, d) || dl_idvec_push(st, 0))
-		return;
+		return true;
 	while (st->n) {
 		dl_dev_t x = st->v[st->n - 2];
 		uint32_t e = st->v[st->n - 1];
@@ -552,15 +552,36 @@ void dl_reorder_to_tail(struct dl_core *c, dl_dev_t d)
 		if (y == DL_NONE) {
 			st->n -= 2;
 			if (dl_idvec_push(post, x))
-				return;
+				return true;
 			continue;
 		}
+		if (y == target)
+			return true;
 		c->dev[y].mark = ep;
 		if (dl_idvec_push(st, y) || dl_idvec_push(st, 0))
-			return;
+			return true;
 	}
+	return false;
+}
+
+/* Append the set reorder_collect() left, in reverse postorder: a topological order of it. */
+static void reorder_move(struct dl_core *c)
+{
+	const struct dl_idvec *post = &c->scratch2;
+
 	for (uint32_t i = post->n; i-- > 0;)
 		dpm_move_last(c, post->v[i]);
+}
+
+/**
+ * dl_reorder_to_tail - device_reorder_to_tail(): move d, its children and its
+ * consumers (recursively, SYNC_STATE_ONLY links excluded) to the tail of
+ * dpm_list, in a topological order of the moved set, each device once.
+ */
+void dl_reorder_to_tail(struct dl_core *c, dl_dev_t d)
+{
+	if (!reorder_collect(c, d, DL_NONE))
+		reorder_move(c);
 }
 
 static int refuse(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
@@ -579,7 +600,7 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 {
 	struct dl_link *k;
 	dl_link_t l;
-	bool rpm_taken = false;
+	bool rpm_taken = false, collected;
 
 	if (con >= c->ndev || sup >= c->ndev)
 		return refuse(c, con, sup, flags, DL_REFUSE_MISSING_DEVICE);
@@ -606,7 +627,17 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 			dl_rpm_put_noidle(c, sup);
 		return refuse(c, con, sup, flags, DL_REFUSE_SUPPLIER_UNREGISTERED);
 	}
-	if (!(flags & DL_FLAG_SYNC_STATE_ONLY) && dl_is_dependent(c, con, sup)) {
+	l = dl_link_find(c, con, sup);
+	/*
+	 * A new link whose consumer precedes the supplier moves the consumer's
+	 * set (every device that depends on it) to the tail, below.  That set
+	 * answers device_is_dependent() too, so one walk does both: collected
+	 * means c->scratch2 holds the set for reorder_move().
+	 */
+	collected = !(flags & DL_FLAG_SYNC_STATE_ONLY) && l == DL_NONE &&
+		    c->dev[con].registered && c->dev[con].dpm_key < c->dev[sup].dpm_key;
+	if (collected ? reorder_collect(c, con, sup) :
+	    !(flags & DL_FLAG_SYNC_STATE_ONLY) && dl_is_dependent(c, con, sup)) {
 		if (rpm_taken)
 			dl_rpm_put_noidle(c, sup);
 		return refuse(c, con, sup, flags, DL_REFUSE_REVERSE_DEPENDENCY);
@@ -620,7 +651,6 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 	if (flags & DL_FLAG_AUTOREMOVE_SUPPLIER)
 		flags &= ~DL_FLAG_AUTOREMOVE_CONSUMER;
 
-	l = dl_link_find(c, con, sup);
 	if (l != DL_NONE) {
 		/* Adding again: update the existing link. */
 		bool reorder = false;
@@ -704,9 +734,8 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 						: (uint8_t)link_init_status(c, con, sup);
 	sync_waiting_update(c, k, false);
 	dl_core_emit(c, DL_EV_LINK_ADD, con, l, sup, k->flags, k->status);
-	if (!(flags & DL_FLAG_SYNC_STATE_ONLY) && c->dev[con].registered &&
-	    c->dev[con].dpm_key < c->dev[sup].dpm_key)
-		dl_reorder_to_tail(c, con);
+	if (collected)
+		reorder_move(c);
 	if (out)
 		*out = l;
 	return 0;
