@@ -539,7 +539,7 @@ static void device_finished(struct sim *s, uint32_t d)
 		return;
 	}
 	/* the released devices are scattered: start every miss at once */
-	FOR_EACH_RELEASED(s, d, y, { __builtin_prefetch(&s->t[y]); });
+	FOR_EACH_RELEASED(s, d, y, { dl_prefetch(&s->t[y]); });
 	FOR_EACH_RELEASED(s, d, y, {
 		if (s->t[y].part && s->t[y].stage != ST_DONE && s->t[y].wait > 0) {
 			if (--s->t[y].wait == 0)
@@ -650,13 +650,29 @@ static void callback_end(struct sim *s, uint32_t i, bool deferred)
 
 /* ---- the main thread ---- */
 
+/*
+ * The position of the next device of the deferred-probe retry walk, or
+ * DL_NONE.  Prefetches, a few entries ahead, the position and then the task
+ * that main_kick() reads (the core prefetches its own device and link).
+ */
+static uint32_t deferred_next_pos(struct sim *s)
+{
+	uint32_t d = dl_deferred_next(&s->core), a;
+
+	if (d == DL_NONE)
+		return DL_NONE;
+	if ((a = dl_deferred_peek(&s->core, 16)) != DL_NONE)
+		dl_prefetch(&s->g.pos[a]);
+	if ((a = dl_deferred_peek(&s->core, 8)) != DL_NONE && s->g.pos[a] != DL_NONE)
+		dl_prefetch(&s->t[s->g.pos[a]]);
+	return s->g.pos[d];
+}
+
 static bool main_next(struct sim *s, uint32_t *i)
 {
 	if (s->deferral_walk) {
-		uint32_t d = dl_deferred_next(&s->core);
-
-		*i = d == DL_NONE ? DL_NONE : s->g.pos[d];
-		return d != DL_NONE;
+		*i = deferred_next_pos(s);
+		return *i != DL_NONE;
 	}
 	while (s->widx < s->nwalk) {
 		uint32_t x = s->walk[s->widx++];
@@ -709,12 +725,11 @@ static void main_kick(struct sim *s)
 					dl_sync_state_resume(&s->core);
 					continue;
 				}
-				d = dl_deferred_next(&s->core);
+				d = deferred_next_pos(s);
 				if (d == DL_NONE) {
 					s->mstate = M_DONE;
 					return;
 				}
-				d = s->g.pos[d];
 			} else {
 				s->mstate = M_DONE;
 				return;
@@ -887,8 +902,8 @@ static int run_loop(struct sim *s)
 			/* the next burst to end: its row and record, while this one runs */
 			uint32_t nx = s->ev.v[0].task;
 
-			__builtin_prefetch(&s->g.cur->off[nx]);
-			__builtin_prefetch(&s->t[nx]);
+			dl_prefetch(&s->g.cur->off[nx]);
+			dl_prefetch(&s->t[nx]);
 		}
 		if (e.task == MAIN_TASK) {
 			cpu = s->t[s->n].cpu;
