@@ -115,13 +115,18 @@ struct dl_device {
 	uint8_t rpm_fail;       /* fault: runtime resume fails (rule 6) */
 	uint8_t pm_depth;       /* suspend phases completed in this transition, 0..4 */
 	int32_t rpm_usage;      /* runtime-PM usage count */
+	/*
+	 * A probe attempt reads the bytes above and the supplier vector.  At
+	 * offset 16 it shares their 32 bytes, so it is in the same cache line
+	 * as them whether the 96-byte record starts a line or sits mid-line.
+	 */
+	struct dl_idvec suppliers;  /* link ids where this device is the consumer */
 	int32_t rpm_children;   /* runtime-active children */
 	uint32_t sync_waiting;  /* live managed consumer links not ACTIVE: sync_state() waits */
 	dl_dev_t dpm_prev, dpm_next;
 	uint64_t dpm_key;       /* grows along dpm_list */
 	uint32_t mark;          /* visit epoch for graph searches */
 	uint32_t child_pos;     /* slot in the parent's children vector */
-	struct dl_idvec suppliers;  /* link ids where this device is the consumer */
 	struct dl_idvec consumers;  /* link ids where this device is the supplier */
 	struct dl_idvec children;   /* device ids */
 };
