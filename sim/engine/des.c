@@ -254,6 +254,12 @@ static int burst_request(struct sim *s, uint32_t task, int64_t prio)
 		s->main_req = true;
 		return 0;
 	}
+	/*
+	 * device_finished() reads the task's row of the phase's graph; rows are
+	 * visited in no order, so start its offset's miss now and the row's in
+	 * burst_start(), a few events before they are needed.
+	 */
+	dl_prefetch(&s->g.cur->off[task]);
 	if (s->pol->critical_first) {
 		struct rq e = { .prio = prio, .seq = (uint32_t)(seq - s->rq_seq0), .task = task };
 
@@ -295,7 +301,10 @@ static int64_t overhead(const struct sim *s, unsigned bk)
 static int burst_start(struct sim *s, uint32_t task, int64_t len)
 {
 	struct ev e = { .t = s->now + (len > 0 ? len : 0), .seq = s->seq++, .task = task };
+	const struct pm_csr *g = s->g.cur;
 
+	if (task != MAIN_TASK && g->adj)
+		dl_prefetch(&g->adj[g->off[task]]);   /* see burst_request() */
 	return ev_heap_push(&s->ev, e);
 }
 
