@@ -942,11 +942,17 @@ static int run_loop(struct sim *s)
 
 		s->now = e.t;
 		if (s->ev.n && s->ev.v[0].task != MAIN_TASK) {
-			/* the next burst to end: its row and record, while this one runs */
+			/*
+			 * The next burst to end: its record, and the records of the
+			 * tasks it may release (its row is in cache by now, see
+			 * burst_request()), while this one runs.
+			 */
 			uint32_t nx = s->ev.v[0].task;
+			const struct pm_csr *g = s->g.cur;
 
-			dl_prefetch(&s->g.cur->off[nx]);
 			dl_prefetch(&s->t[nx]);
+			for (uint32_t j = g->off[nx], k = 0; j < g->off[nx + 1] && k < 8; j++, k++)
+				dl_prefetch(&s->t[g->adj[j]]);
 		}
 		if (e.task == MAIN_TASK) {
 			cpu = s->t[s->n].cpu;
