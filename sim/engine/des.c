@@ -991,6 +991,8 @@ static int run_loop(struct sim *s)
  * position i could start (main_bound() reads it), cp as the longest chain of
  * latencies, work as their sum.
  */
+#define SCAN_AHEAD 8
+
 static void phase_scan(struct sim *s, int64_t *cp_out, int64_t *work_out)
 {
 	int64_t cp = 0, work = 0;
@@ -1002,6 +1004,12 @@ static void phase_scan(struct sim *s, int64_t *cp_out, int64_t *work_out)
 		struct task *x = &s->t[i];
 		int64_t ef;
 
+		/* the rows are read in order, the records they update are scattered */
+		if (k + SCAN_AHEAD < m) {
+			uint32_t a = fwd ? k + SCAN_AHEAD : m - 1 - k - SCAN_AHEAD;
+
+			FOR_EACH_RELEASED(s, a, y, { dl_prefetch(&s->t[y]); });
+		}
 		if (!x->part)
 			continue;
 		s->remaining++;
