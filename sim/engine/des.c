@@ -250,15 +250,18 @@ static int burst_request(struct sim *s, uint32_t task, int64_t prio)
 {
 	uint64_t seq = s->seq++;
 
+	/*
+	 * device_finished() reads the task's row of the phase's graph (the main
+	 * thread's: its device's, when it runs a callback); rows are visited in
+	 * no order, so start its offset's miss now and the row's in
+	 * burst_start(), a few events before they are needed.
+	 */
 	if (task == MAIN_TASK) {
+		if (s->mkind == 0)
+			dl_prefetch(&s->g.cur->off[s->mdev]);
 		s->main_req = true;
 		return 0;
 	}
-	/*
-	 * device_finished() reads the task's row of the phase's graph; rows are
-	 * visited in no order, so start its offset's miss now and the row's in
-	 * burst_start(), a few events before they are needed.
-	 */
 	dl_prefetch(&s->g.cur->off[task]);
 	if (s->pol->critical_first) {
 		struct rq e = { .prio = prio, .seq = (uint32_t)(seq - s->rq_seq0), .task = task };
@@ -298,13 +301,22 @@ static int64_t overhead(const struct sim *s, unsigned bk)
 	       bk == BK_WAKE ? cost(s->sc->cost.wake_ns, DL_COST_WAKE_NS) : 0;
 }
 
+/* The position whose callback or overhead burst @task runs, or DL_NONE (main, not a callback). */
+static uint32_t burst_device(const struct sim *s, uint32_t task)
+{
+	if (task != MAIN_TASK)
+		return task;
+	return s->mkind == 0 ? s->mdev : DL_NONE;
+}
+
 static int burst_start(struct sim *s, uint32_t task, int64_t len)
 {
 	struct ev e = { .t = s->now + (len > 0 ? len : 0), .seq = s->seq++, .task = task };
 	const struct pm_csr *g = s->g.cur;
+	uint32_t who = burst_device(s, task);
 
-	if (task != MAIN_TASK && g->adj)
-		dl_prefetch(&g->adj[g->off[task]]);   /* see burst_request() */
+	if (who != DL_NONE && g->adj)
+		dl_prefetch(&g->adj[g->off[who]]);   /* see burst_request() */
 	return ev_heap_push(&s->ev, e);
 }
 
@@ -938,16 +950,15 @@ static int run_loop(struct sim *s)
 	dispatch(s);
 	while (s->ev.n) {
 		struct ev e = ev_heap_pop(&s->ev);
-		uint32_t cpu;
+		uint32_t cpu, nx;
 
 		s->now = e.t;
-		if (s->ev.n && s->ev.v[0].task != MAIN_TASK) {
+		if (s->ev.n && (nx = burst_device(s, s->ev.v[0].task)) != DL_NONE) {
 			/*
 			 * The next burst to end: its record, and the records of the
 			 * tasks it may release (its row is in cache by now, see
 			 * burst_request()), while this one runs.
 			 */
-			uint32_t nx = s->ev.v[0].task;
 			const struct pm_csr *g = s->g.cur;
 
 			dl_prefetch(&s->t[nx]);
