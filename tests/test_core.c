@@ -720,6 +720,30 @@ static void test_probe_success_retriggers_deferred(void)
 	CU_ASSERT_EQUAL(c->dev[k].state, DL_DEV_DRIVER_BOUND);
 }
 
+/* dl_deferred_peek() names the devices dl_deferred_next() will return, in order. */
+static void test_deferred_peek_follows_the_walk(void)
+{
+	enum { N = 40 };        /* past the retry walk's deepest prefetch (24 ahead) */
+	dl_dev_t s = mk(DL_NONE), k[N];
+
+	for (int i = 0; i < N; i++) {
+		k[i] = mk(DL_NONE);
+		add(k[i], s, 0);
+		CU_ASSERT_EQUAL(dl_probe_begin(c, k[i], false), -DL_EPROBE_DEFER);
+	}
+	CU_ASSERT_EQUAL(dl_deferred_peek(c, 0), DL_NONE);   /* not triggered yet */
+	dl_deferred_enable(c);
+	CU_ASSERT_EQUAL(dl_deferred_peek(c, 0), k[0]);
+	CU_ASSERT_EQUAL(dl_deferred_peek(c, N - 1), k[N - 1]);
+	CU_ASSERT_EQUAL(dl_deferred_peek(c, N), DL_NONE);
+	for (int i = 0; i < N; i++) {
+		CU_ASSERT_EQUAL(dl_deferred_next(c), k[i]);
+		CU_ASSERT_EQUAL(dl_deferred_peek(c, 0), i + 1 < N ? k[i + 1] : DL_NONE);
+		CU_ASSERT_EQUAL(dl_deferred_peek(c, 7), i + 8 < N ? k[i + 8] : DL_NONE);
+	}
+	CU_ASSERT_EQUAL(dl_deferred_next(c), DL_NONE);
+}
+
 static void test_probe_success_autoprobe_queues_consumer(void)
 {
 	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), j = mk(DL_NONE);
@@ -1353,6 +1377,7 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_del_managed_link_of_unregistered_consumer),
 	T(test_probe_defers_when_supplier_not_available),
 	T(test_deferred_active_list_does_not_grow_in_a_storm),
+	T(test_deferred_peek_follows_the_walk),
 	T(test_probe_ignores_sync_state_only_and_stateless_suppliers),
 	T(test_probe_begin_moves_links_to_consumer_probe),
 	T(test_probe_success_links_and_state),
