@@ -188,6 +188,15 @@ static void links_driver_bound(struct dl_core *c, dl_dev_t d)
 {
 	struct dl_device *x = &c->dev[d];
 
+	/*
+	 * Each consumer link leads to a scattered link and then a scattered
+	 * consumer (dl_deferred_add reads it): take the misses in two rounds
+	 * of parallel loads rather than one chain per link.
+	 */
+	for (uint32_t i = 0; i < x->consumers.n; i++)
+		dl_prefetch(&c->link[x->consumers.v[i]]);
+	for (uint32_t i = 0; i < x->consumers.n; i++)
+		dl_prefetch(&c->dev[c->link[x->consumers.v[i]].consumer]);
 	for (uint32_t i = 0; i < x->consumers.n; i++) {
 		dl_link_t l = x->consumers.v[i];
 		const struct dl_link *k = &c->link[l];
