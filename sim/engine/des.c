@@ -246,23 +246,30 @@ static unsigned phase_lat_key(unsigned phase)
  * most one is pending); items are served FIFO, or by priority for cp-first.
  * Every request takes a sequence number, the tie-breaker of the heaps.
  */
+/* The position whose callback or overhead burst @task runs, or DL_NONE (main, not a callback). */
+static uint32_t burst_device(const struct sim *s, uint32_t task)
+{
+	if (task != MAIN_TASK)
+		return task;
+	return s->mkind == 0 ? s->mdev : DL_NONE;
+}
+
 static int burst_request(struct sim *s, uint32_t task, int64_t prio)
 {
 	uint64_t seq = s->seq++;
+	uint32_t who = burst_device(s, task);
 
 	/*
-	 * device_finished() reads the task's row of the phase's graph (the main
-	 * thread's: its device's, when it runs a callback); rows are visited in
-	 * no order, so start its offset's miss now and the row's in
-	 * burst_start(), a few events before they are needed.
+	 * device_finished() reads the row of the burst's position in the phase's
+	 * graph; rows are visited in no order, so start its offset's miss now
+	 * and the row's in burst_start(), a few events before they are needed.
 	 */
+	if (who != DL_NONE)
+		dl_prefetch(&s->g.cur->off[who]);
 	if (task == MAIN_TASK) {
-		if (s->mkind == 0)
-			dl_prefetch(&s->g.cur->off[s->mdev]);
 		s->main_req = true;
 		return 0;
 	}
-	dl_prefetch(&s->g.cur->off[task]);
 	if (s->pol->critical_first) {
 		struct rq e = { .prio = prio, .seq = (uint32_t)(seq - s->rq_seq0), .task = task };
 
@@ -299,14 +306,6 @@ static int64_t overhead(const struct sim *s, unsigned bk)
 {
 	return bk == BK_QUEUE ? cost(s->sc->cost.queue_ns, DL_COST_QUEUE_NS) :
 	       bk == BK_WAKE ? cost(s->sc->cost.wake_ns, DL_COST_WAKE_NS) : 0;
-}
-
-/* The position whose callback or overhead burst @task runs, or DL_NONE (main, not a callback). */
-static uint32_t burst_device(const struct sim *s, uint32_t task)
-{
-	if (task != MAIN_TASK)
-		return task;
-	return s->mkind == 0 ? s->mdev : DL_NONE;
 }
 
 static int burst_start(struct sim *s, uint32_t task, int64_t len)
