@@ -314,7 +314,7 @@ static int burst_start(struct sim *s, uint32_t task, int64_t len)
 	const struct pm_csr *g = s->g.cur;
 	uint32_t who = burst_device(s, task);
 
-	if (who != DL_NONE && g->adj)
+	if (who != DL_NONE)
 		dl_prefetch(&g->adj[g->off[who]]);   /* see burst_request() */
 	return ev_heap_push(&s->ev, e);
 }
@@ -415,9 +415,10 @@ static int64_t sample_at(struct sim *s, uint32_t i, unsigned key)
 	return dl_latency_sample(&p->lat[key], s->o->seed, s->g.ord[i], key, s->op_index);
 }
 
+/* Room for @need entries in c->adj; allocated even for none, so that a row's address is always one. */
 static int csr_reserve(struct pm_csr *c, size_t need)
 {
-	if (need > c->cap) {
+	if (need > c->cap || !c->adj) {
 		size_t cap = c->cap ? c->cap : 1024;
 		uint32_t *na;
 
