@@ -994,6 +994,8 @@ static int run_loop(struct sim *s)
 
 /* ---- phases ---- */
 
+#define SCAN_AHEAD 8           /* phase_scan()'s prefetch distance, in positions */
+
 /*
  * One pass over the phase in topological order (dpm_list's, or the level
  * order, both are): who runs on main, how many devices each one waits for,
@@ -1002,8 +1004,6 @@ static int run_loop(struct sim *s)
  * position i could start (main_bound() reads it), cp as the longest chain of
  * latencies, work as their sum.
  */
-#define SCAN_AHEAD 8
-
 static void phase_scan(struct sim *s, int64_t *cp_out, int64_t *work_out)
 {
 	int64_t cp = 0, work = 0;
