@@ -18,6 +18,7 @@ static const struct verb verbs[] = {
 	{ "validate", cmd_validate, "validate SCENARIO        parse and validate only" },
 	{ "import-dtb", cmd_import_dtb, "import-dtb FILE.dtb      derive a scenario from a device tree (fw_devlink rules)" },
 	{ "orders", cmd_orders, "orders                   list the ordering algorithms" },
+	{ "diff", cmd_diff, "diff DB RUN_A RUN_B       two runs side by side: makespans, order agreement" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,725 @@
+/*
+ * dl_diff.c - compare two logged runs of one scenario (dl_diff.h): per op
+ * and phase makespans from the events, and the order agreement of the
+ * device callbacks.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "sim/core/dl_event.h"
+#include "sim/log/dl_diff.h"
+
+#define NONE UINT32_MAX
+
+/* Callback families; a maximal stretch of one family's events is one op. */
+enum { FAM_PROBE, FAM_UNBIND, FAM_SUSPEND, FAM_RESUME, FAM_COUNT };
+static const char *const fam_name[FAM_COUNT] = { "probe", "unbind", "suspend", "resume" };
+
+/* Phase numbers: the eight PM phases (enum dl_phase), then these. */
+enum { PH_PROBE = DL_PH_COUNT, PH_UNBIND, PH_OTHER, PH_COUNT };
+
+/* Group: family (8 bits), occurrence (16 bits), phase (8 bits). */
+#define GRP(fam, occ, ph) (((uint32_t)(fam) << 24) | ((uint32_t)(occ) << 8) | (uint32_t)(ph))
+#define GRP_FAM(g) ((g) >> 24)
+#define GRP_OCC(g) (((g) >> 8) & 0xFFFFu)
+#define GRP_PH(g)  ((g) & 0xFFu)
+#define GRP_OP(g)  ((g) >> 8)        /* family and occurrence */
+
+struct rec {
+	uint32_t grp, dev;
+	int64_t start, end;
+};
+
+struct run {
+	int64_t id;
+	char **name;            /* by dev_id */
+	uint32_t nname;
+	uint64_t ndev;
+	struct rec *rec;
+	size_t nrec;
+	uint32_t *ops;          /* GRP_OP of each op, in order of appearance */
+	uint32_t nops;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	void *np;
+	size_t nc;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : 1024;
+	while (nc < need)
+		nc *= 2;
+	np = realloc(*p, nc * size);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+/* ---- the counting kernel ---- */
+
+static const int64_t *sort_key;
+
+static int cmp_by_key(const void *x, const void *y)
+{
+	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+
+	if (sort_key[i] != sort_key[j])
+		return sort_key[i] < sort_key[j] ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static void fen_add(uint32_t *f, uint32_t n, uint32_t r)
+{
+	for (r++; r <= n; r += r & -r)
+		f[r - 1]++;
+}
+
+/* How many inserted ranks are < r. */
+static uint64_t fen_prefix(const uint32_t *f, uint32_t r)
+{
+	uint64_t s = 0;
+
+	for (; r; r -= r & -r)
+		s += f[r - 1];
+	return s;
+}
+
+/* The rank of the k-th (1-based) inserted element. */
+static uint32_t fen_kth(const uint32_t *f, uint32_t n, uint64_t k)
+{
+	uint32_t pos = 0, step = 1;
+
+	while (step * 2 <= n)
+		step *= 2;
+	for (; step; step /= 2) {
+		if (pos + step <= n && f[pos + step - 1] < k) {
+			pos += step;
+			k -= f[pos - 1];
+		}
+	}
+	return pos;
+}
+
+/* First position in sorted @v (n values) with v >= x (lower) or v > x (upper). */
+static uint32_t bound(const int64_t *v, uint32_t n, int64_t x, bool upper)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < x || (upper && v[mid] == x))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int dl_diff_order_agreement(const int64_t *a, const int64_t *b, uint32_t n, int64_t tol,
+			    uint64_t *pairs, uint64_t *agree, uint32_t max_list,
+			    void (*list)(void *ctx, uint32_t i, uint32_t j), void *ctx)
+{
+	uint32_t *by_a = malloc((size_t)n * sizeof(*by_a) + 1);
+	uint32_t *by_b = malloc((size_t)n * sizeof(*by_b) + 1);
+	uint32_t *rank = malloc((size_t)n * sizeof(*rank) + 1);
+	uint32_t *fen = calloc((size_t)n + 1, sizeof(*fen));
+	int64_t *bs = malloc((size_t)n * sizeof(*bs) + 1);
+	uint64_t conc = 0, disc = 0, listed = 0;
+	uint32_t p = 0;
+
+	*pairs = *agree = 0;
+	if (!by_a || !by_b || !rank || !fen || !bs) {
+		free(by_a);
+		free(by_b);
+		free(rank);
+		free(fen);
+		free(bs);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		by_a[i] = by_b[i] = i;
+	sort_key = a;
+	qsort(by_a, n, sizeof(*by_a), cmp_by_key);
+	sort_key = b;
+	qsort(by_b, n, sizeof(*by_b), cmp_by_key);
+	for (uint32_t r = 0; r < n; r++) {
+		rank[by_b[r]] = r;
+		bs[r] = b[by_b[r]];
+	}
+	/*
+	 * Walk A's order; the Fenwick tree holds the B-ranks of every j with
+	 * a[j] < a[i] - tol.  Of those, b[j] < b[i] - tol agree (j first in
+	 * both), b[j] > b[i] + tol disagree.
+	 */
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = by_a[k], lo, hi;
+		uint64_t below, above;
+
+		while (p < n && a[by_a[p]] < a[i] - tol)
+			fen_add(fen, n, rank[by_a[p++]]);
+		lo = bound(bs, n, b[i] - tol, false);
+		hi = bound(bs, n, b[i] + tol, true);
+		below = fen_prefix(fen, lo);
+		above = p - fen_prefix(fen, hi);
+		conc += below;
+		disc += above;
+		if (list && above && listed < max_list) {
+			uint64_t first = p - above;   /* inserted elements ranked below hi */
+
+			for (uint64_t t = 1; t <= above && listed < max_list; t++, listed++)
+				list(ctx, by_b[fen_kth(fen, n, first + t)], i);
+		}
+	}
+	*pairs = conc + disc;
+	*agree = conc;
+	free(by_a);
+	free(by_b);
+	free(rank);
+	free(fen);
+	free(bs);
+	return 0;
+}
+
+/* ---- reading a run ---- */
+
+static int ev_family(const char *kind, bool *start, bool *end)
+{
+	static const struct { const char *k; int fam; bool start, end; } map[] = {
+		{ "probe_start", FAM_PROBE, true, false }, { "probe_end", FAM_PROBE, false, true },
+		{ "probe_defer", FAM_PROBE, false, false },
+		{ "unbind_start", FAM_UNBIND, true, false }, { "unbind_end", FAM_UNBIND, false, true },
+		{ "suspend_start", FAM_SUSPEND, true, false }, { "suspend_end", FAM_SUSPEND, false, true },
+		{ "resume_start", FAM_RESUME, true, false }, { "resume_end", FAM_RESUME, false, true },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		if (!strcmp(kind, map[i].k)) {
+			*start = map[i].start;
+			*end = map[i].end;
+			return map[i].fam;
+		}
+	}
+	return -1;
+}
+
+static unsigned phase_index(int fam, const char *phase)
+{
+	if (fam == FAM_PROBE)
+		return PH_PROBE;
+	if (fam == FAM_UNBIND)
+		return PH_UNBIND;
+	for (unsigned p = 0; phase && p < DL_PH_COUNT; p++)
+		if (!strcmp(phase, dl_phase_name(p)))
+			return p;
+	return PH_OTHER;
+}
+
+static const char *phase_label(unsigned ph)
+{
+	if (ph < DL_PH_COUNT)
+		return dl_phase_name(ph);
+	return ph == PH_PROBE ? "probe" : ph == PH_UNBIND ? "unbind" : "other";
+}
+
+static int read_names(sqlite3 *db, struct run *r)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT dev_id, name FROM devices WHERE run_id = ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, r->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		const char *nm = (const char *)sqlite3_column_text(st, 1);
+
+		if (id < 0 || id >= (int64_t)UINT32_MAX || !nm)
+			continue;
+		if ((uint32_t)id >= r->nname) {
+			uint32_t nn = r->nname ? r->nname : 1024;
+			char **p;
+
+			while (nn <= (uint32_t)id)
+				nn *= 2;
+			p = realloc(r->name, nn * sizeof(*p));
+			if (!p)
+				goto nomem;
+			memset(p + r->nname, 0, (nn - r->nname) * sizeof(*p));
+			r->name = p;
+			r->nname = nn;
+		}
+		if (r->name[id])
+			continue;       /* a device listed twice: keep the first */
+		if (!(r->name[id] = strdup(nm)))
+			goto nomem;
+		r->ndev++;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+nomem:
+	sqlite3_finalize(st);
+	return -ENOMEM;
+}
+
+static int read_events(sqlite3 *db, struct run *r)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0, opcap = 0;
+	uint32_t occ[FAM_COUNT] = { 0 }, seg = 0, *last_seg = NULL;
+	int64_t *last_start = NULL;
+	int cur = -1, rc, ret = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT t_ns, dev_id, kind, phase FROM events WHERE run_id = ?"
+			       " AND kind IN ('probe_start','probe_end','probe_defer','unbind_start',"
+			       "'unbind_end','suspend_start','suspend_end','resume_start','resume_end')"
+			       " ORDER BY seq", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	last_start = malloc(((size_t)r->nname + 1) * sizeof(*last_start));
+	last_seg = calloc((size_t)r->nname + 1, sizeof(*last_seg));
+	if (!last_start || !last_seg) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, r->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t t = sqlite3_column_int64(st, 0), dev = sqlite3_column_int64(st, 1);
+		const char *kind = (const char *)sqlite3_column_text(st, 2);
+		const char *phase = (const char *)sqlite3_column_text(st, 3);
+		bool is_start, is_end;
+		int fam = kind ? ev_family(kind, &is_start, &is_end) : -1;
+
+		if (fam < 0 || sqlite3_column_type(st, 1) == SQLITE_NULL || dev < 0 ||
+		    dev >= (int64_t)r->nname)
+			continue;
+		if (fam != cur) {          /* a new op */
+			cur = fam;
+			seg++;
+			if (grow((void **)&r->ops, &opcap, r->nops + 1, sizeof(*r->ops))) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			r->ops[r->nops++] = GRP_OP(GRP(fam, occ[fam], 0));
+			if (occ[fam] < 0xFFFF)
+				occ[fam]++;
+		}
+		if (is_start) {
+			last_start[dev] = t;
+			last_seg[dev] = seg;
+		} else if (last_seg[dev] == seg) {   /* an end, or a deferral, of a started callback */
+			last_seg[dev] = 0;
+			if (!is_end)
+				continue;
+			if (grow((void **)&r->rec, &cap, r->nrec + 1, sizeof(*r->rec))) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			r->rec[r->nrec++] = (struct rec){ GRP(fam, occ[fam] - 1, phase_index(fam, phase)),
+							  (uint32_t)dev, last_start[dev], t };
+		}
+	}
+	if (rc != SQLITE_DONE)
+		ret = -EIO;
+out:
+	sqlite3_finalize(st);
+	free(last_start);
+	free(last_seg);
+	return ret;
+}
+
+static int read_run_row(sqlite3 *db, int64_t id, char **scenario, char **mode, char **order,
+			int64_t *seed)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT scenario, mode, order_name, seed FROM runs WHERE run_id = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *s[3];
+
+		for (int i = 0; i < 3; i++)
+			s[i] = (const char *)sqlite3_column_text(st, i);
+		*scenario = strdup(s[0] ? s[0] : "");
+		*mode = strdup(s[1] ? s[1] : "");
+		*order = strdup(s[2] ? s[2] : "");
+		*seed = sqlite3_column_int64(st, 3);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return -EIO;
+	return (*scenario && *mode && *order) ? 0 : -ENOMEM;
+}
+
+static void run_free(struct run *r)
+{
+	for (uint32_t i = 0; i < r->nname; i++)
+		free(r->name[i]);
+	free(r->name);
+	free(r->rec);
+	free(r->ops);
+}
+
+/* ---- matching ---- */
+
+struct name_id {
+	const char *name;
+	uint32_t id;
+};
+
+static int cmp_name(const void *x, const void *y)
+{
+	return strcmp(((const struct name_id *)x)->name, ((const struct name_id *)y)->name);
+}
+
+/* Rewrites B's device ids to A's (NONE when A has no device of that name). */
+static int map_devices(struct run *a, struct run *b, uint64_t *common)
+{
+	struct name_id *tab = malloc((a->ndev + 1) * sizeof(*tab));
+	uint32_t *map = malloc(((size_t)b->nname + 1) * sizeof(*map));
+	size_t n = 0;
+
+	*common = 0;
+	if (!tab || !map) {
+		free(tab);
+		free(map);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < a->nname; i++)
+		if (a->name[i])
+			tab[n++] = (struct name_id){ a->name[i], i };
+	qsort(tab, n, sizeof(*tab), cmp_name);
+	for (uint32_t i = 0; i < b->nname; i++) {
+		struct name_id key = { b->name[i], 0 }, *hit;
+
+		map[i] = NONE;
+		if (!b->name[i])
+			continue;
+		hit = bsearch(&key, tab, n, sizeof(*tab), cmp_name);
+		if (hit) {
+			map[i] = hit->id;
+			(*common)++;
+		}
+	}
+	for (size_t k = 0; k < b->nrec; k++)
+		b->rec[k].dev = map[b->rec[k].dev];
+	free(tab);
+	free(map);
+	return 0;
+}
+
+static int cmp_rec(const void *x, const void *y)
+{
+	const struct rec *p = x, *q = y;
+
+	if (p->grp != q->grp)
+		return p->grp < q->grp ? -1 : 1;
+	if (p->dev != q->dev)
+		return p->dev < q->dev ? -1 : 1;
+	return (p->start > q->start) - (p->start < q->start);
+}
+
+/* ---- the diff ---- */
+
+struct list_ctx {
+	struct dl_diff *d;
+	const struct run *a;
+	const uint32_t *dev;
+	const int64_t *ta, *tb;
+	uint32_t row;
+	int err;
+};
+
+static void list_pair(void *ctx, uint32_t i, uint32_t j)
+{
+	struct list_ctx *c = ctx;
+	struct dl_diff_pair *p = &c->d->pair[c->d->npair];
+
+	p->row = c->row;
+	p->dev1 = strdup(c->a->name[c->dev[i]]);
+	p->dev2 = strdup(c->a->name[c->dev[j]]);
+	p->a1_ns = c->ta[i];
+	p->a2_ns = c->ta[j];
+	p->b1_ns = c->tb[i];
+	p->b2_ns = c->tb[j];
+	if (!p->dev1 || !p->dev2) {
+		free(p->dev1);
+		free(p->dev2);
+		c->err = -ENOMEM;
+		return;
+	}
+	c->d->npair++;
+}
+
+/* Span (min start, max end) and callbacks of group @g in sorted @r; *k advances. */
+static void span(const struct rec *r, size_t n, size_t *k, uint32_t g, int64_t *lo, int64_t *hi,
+		 uint64_t *count)
+{
+	for (; *k < n && r[*k].grp == g; (*k)++) {
+		if (r[*k].start < *lo)
+			*lo = r[*k].start;
+		if (r[*k].end > *hi)
+			*hi = r[*k].end;
+		(*count)++;
+	}
+}
+
+static int add_row(struct dl_diff *d, size_t *cap, uint32_t g, bool whole)
+{
+	struct dl_diff_row *row;
+	unsigned occ = GRP_OCC(g);
+
+	if (grow((void **)&d->rows, cap, d->nrows + 1, sizeof(*d->rows)))
+		return -ENOMEM;
+	row = &d->rows[d->nrows++];
+	memset(row, 0, sizeof(*row));
+	if (occ)
+		snprintf(row->op, sizeof(row->op), "%s#%u", fam_name[GRP_FAM(g)], occ + 1);
+	else
+		snprintf(row->op, sizeof(row->op), "%s", fam_name[GRP_FAM(g)]);
+	if (!whole)
+		snprintf(row->phase, sizeof(row->phase), "%s", phase_label(GRP_PH(g)));
+	row->a_ns = row->b_ns = -1;
+	return 0;
+}
+
+/* Every op of A in order, then B's extra ones. */
+static int op_order(const struct run *a, const struct run *b, uint32_t **ops, uint32_t *nops)
+{
+	uint32_t n = 0;
+
+	*ops = malloc(((size_t)a->nops + b->nops + 1) * sizeof(**ops));
+	if (!*ops)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < a->nops; i++)
+		(*ops)[n++] = a->ops[i];
+	for (uint32_t i = 0; i < b->nops; i++) {
+		bool seen = false;
+
+		for (uint32_t k = 0; k < a->nops && !seen; k++)
+			seen = a->ops[k] == b->ops[i];
+		if (!seen)
+			(*ops)[n++] = b->ops[i];
+	}
+	*nops = n;
+	return 0;
+}
+
+/* Lower and upper index of op @op's records in sorted @r. */
+static void op_range(const struct rec *r, size_t n, uint32_t op, size_t *lo, size_t *hi)
+{
+	size_t l = 0, h = n;
+
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+
+		if (GRP_OP(r[m].grp) < op)
+			l = m + 1;
+		else
+			h = m;
+	}
+	*lo = l;
+	for (h = l; h < n && GRP_OP(r[h].grp) == op; h++)
+		;
+	*hi = h;
+}
+
+static int diff_phase(struct dl_diff *d, const struct run *a, const struct run *b, uint32_t g,
+		      size_t ka, size_t ea, size_t kb, size_t eb, uint32_t max_pairs,
+		      int64_t **buf, size_t *bufcap)
+{
+	struct dl_diff_row *row = &d->rows[d->nrows - 1];
+	size_t m = 0, need = (ea - ka) < (eb - kb) ? ea - ka : eb - kb;
+	int64_t *ta, *tb;
+	uint32_t *dev;
+	struct list_ctx lc;
+	uint64_t pairs, agree;
+	int ret;
+
+	if (grow((void **)buf, bufcap, 3 * need + 3, sizeof(int64_t)))
+		return -ENOMEM;
+	ta = *buf;
+	tb = ta + need + 1;
+	dev = (uint32_t *)(tb + need + 1);
+	/* merge-join on device; a device twice in one phase counts once (its first) */
+	while (ka < ea && kb < eb) {
+		uint32_t da = a->rec[ka].dev, db = b->rec[kb].dev;
+
+		if (db == NONE || db < da) {
+			kb++;
+		} else if (da < db) {
+			ka++;
+		} else {
+			ta[m] = a->rec[ka].start;
+			tb[m] = b->rec[kb].start;
+			dev[m++] = da;
+			for (ka++; ka < ea && a->rec[ka].dev == da; ka++)
+				;
+			for (kb++; kb < eb && b->rec[kb].dev == db; kb++)
+				;
+		}
+	}
+	row->matched = m;
+	lc = (struct list_ctx){ d, a, dev, ta, tb, d->nrows - 1, 0 };
+	(void)g;
+	ret = dl_diff_order_agreement(ta, tb, (uint32_t)m, d->tol_ns, &pairs, &agree,
+				      max_pairs - d->npair, list_pair, &lc);
+	if (ret)
+		return ret;
+	if (lc.err)
+		return lc.err;
+	row->pairs = pairs;
+	row->agree = agree;
+	d->pairs += pairs;
+	d->agree += agree;
+	d->disagree_unlisted += pairs - agree;
+	return 0;
+}
+
+static int build(struct dl_diff *d, struct run *a, struct run *b, uint32_t max_pairs)
+{
+	uint32_t *ops, nops;
+	size_t cap = 0, bufcap = 0;
+	int64_t *buf = NULL;
+	uint32_t listed0;
+	int ret;
+
+	qsort(a->rec, a->nrec, sizeof(*a->rec), cmp_rec);
+	qsort(b->rec, b->nrec, sizeof(*b->rec), cmp_rec);
+	d->pair = calloc((size_t)max_pairs + 1, sizeof(*d->pair));
+	if (!d->pair || (ret = op_order(a, b, &ops, &nops)))
+		return -ENOMEM;
+	for (uint32_t o = 0; o < nops; o++) {
+		size_t la, ha, lb, hb, ka, kb;
+		struct dl_diff_row *whole;
+		uint32_t wi;
+
+		op_range(a->rec, a->nrec, ops[o], &la, &ha);
+		op_range(b->rec, b->nrec, ops[o], &lb, &hb);
+		if ((ret = add_row(d, &cap, ops[o] << 8, true)))
+			goto out;
+		wi = d->nrows - 1;
+		ka = la;
+		kb = lb;
+		while (ka < ha || kb < hb) {
+			uint32_t g = ka < ha ? a->rec[ka].grp : UINT32_MAX;
+			size_t sa = ka, sb = kb;
+			int64_t alo = INT64_MAX, ahi = INT64_MIN, blo = INT64_MAX, bhi = INT64_MIN;
+			struct dl_diff_row *row;
+
+			if (kb < hb && b->rec[kb].grp < g)
+				g = b->rec[kb].grp;
+			if ((ret = add_row(d, &cap, g, false)))
+				goto out;
+			row = &d->rows[d->nrows - 1];
+			span(a->rec, ha, &ka, g, &alo, &ahi, &row->a_devices);
+			span(b->rec, hb, &kb, g, &blo, &bhi, &row->b_devices);
+			row->a_ns = row->a_devices ? ahi - alo : -1;
+			row->b_ns = row->b_devices ? bhi - blo : -1;
+			listed0 = d->npair;
+			if ((ret = diff_phase(d, a, b, g, sa, ka, sb, kb, max_pairs, &buf, &bufcap)))
+				goto out;
+			d->disagree_unlisted -= d->npair - listed0;
+		}
+		/* the op as a whole: first start to last end over its phases */
+		whole = &d->rows[wi];
+		{
+			int64_t alo = INT64_MAX, ahi = INT64_MIN, blo = INT64_MAX, bhi = INT64_MIN;
+			size_t k;
+
+			for (k = la; k < ha; k++) {
+				alo = a->rec[k].start < alo ? a->rec[k].start : alo;
+				ahi = a->rec[k].end > ahi ? a->rec[k].end : ahi;
+			}
+			for (k = lb; k < hb; k++) {
+				blo = b->rec[k].start < blo ? b->rec[k].start : blo;
+				bhi = b->rec[k].end > bhi ? b->rec[k].end : bhi;
+			}
+			whole->a_ns = ha > la ? ahi - alo : -1;
+			whole->b_ns = hb > lb ? bhi - blo : -1;
+			for (uint32_t r = wi + 1; r < d->nrows; r++) {
+				whole->pairs += d->rows[r].pairs;
+				whole->agree += d->rows[r].agree;
+				if (d->rows[r].matched > whole->matched)
+					whole->matched = d->rows[r].matched;
+				whole->a_devices += d->rows[r].a_devices;
+				whole->b_devices += d->rows[r].b_devices;
+			}
+		}
+	}
+	ret = 0;
+out:
+	free(ops);
+	free(buf);
+	return ret;
+}
+
+int dl_diff_runs(sqlite3 *db, int64_t a, int64_t b, int64_t tol_ns, uint32_t max_pairs,
+		 struct dl_diff **out, int64_t *which)
+{
+	struct dl_diff *d = calloc(1, sizeof(*d));
+	struct run ra = { .id = a }, rb = { .id = b };
+	int ret;
+
+	*out = NULL;
+	if (!d)
+		return -ENOMEM;
+	d->run_a = a;
+	d->run_b = b;
+	d->tol_ns = tol_ns;
+	*which = a;
+	ret = read_run_row(db, a, &d->scenario_a, &d->mode_a, &d->order_a, &d->seed_a);
+	if (!ret) {
+		*which = b;
+		ret = read_run_row(db, b, &d->scenario_b, &d->mode_b, &d->order_b, &d->seed_b);
+	}
+	if (!ret && !(ret = read_names(db, &ra)) && !(ret = read_names(db, &rb)) &&
+	    !(ret = read_events(db, &ra)) && !(ret = read_events(db, &rb)) &&
+	    !(ret = map_devices(&ra, &rb, &d->devices_common))) {
+		d->devices_a = ra.ndev;
+		d->devices_b = rb.ndev;
+		ret = build(d, &ra, &rb, max_pairs);
+	}
+	run_free(&ra);
+	run_free(&rb);
+	if (ret) {
+		dl_diff_free(d);
+		return ret;
+	}
+	*out = d;
+	return 0;
+}
+
+void dl_diff_free(struct dl_diff *d)
+{
+	if (!d)
+		return;
+	for (uint32_t i = 0; i < d->npair; i++) {
+		free(d->pair[i].dev1);
+		free(d->pair[i].dev2);
+	}
+	free(d->pair);
+	free(d->rows);
+	free(d->scenario_a);
+	free(d->scenario_b);
+	free(d->mode_a);
+	free(d->mode_b);
+	free(d->order_a);
+	free(d->order_b);
+	free(d);
+}
