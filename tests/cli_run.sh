@@ -5,6 +5,8 @@
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
+# correctness, not timing: no wake-up floor under threads mode's time scales
+export DLSIM_WAKEUP_NS=0
 
 cat >"$T/small.json" <<'J'
 { "format": "dlsim-scenario/1", "name": "small", "seed": 3,
@@ -20,6 +22,8 @@ done
 expect 0 "run --order naive" "$DLSIM" run "$T/small.json" --order naive --db "$T/a.db"
 expect 1 "check catches naive" "$DLSIM" check "$T/a.db"
 grep -q "invariant" "$T/out" || bad "check prints the violated invariant"
+st=$(sqlite3 "$T/a.db" "select status from runs order by run_id desc limit 1")
+[ "$st" = violations ] && ok "check marks the naive run 'violations'" || bad "naive run left '$st' after check"
 
 # consumer-first registration makes the core reorder dpm_list; without the
 # logged dpm_move events the replayed list is not topological: invariant 7
@@ -63,6 +67,8 @@ cat >"$T/fault.json" <<'J'
 J
 expect 1 "fault fails the run" "$DLSIM" run "$T/fault.json" --db "$T/f.db"
 grep -q "clk" "$T/err" || bad "the failing device is named"
+grep -q -- "-EBUSY" "$T/err" && grep -q "returned -EBUSY" "$T/out" \
+	&& ok "the error is named -EBUSY" || { bad "the error is not named -EBUSY"; cat "$T/out" "$T/err"; }
 expect 0 "rollback passes check" "$DLSIM" check "$T/f.db"
 [ "$(sqlite3 "$T/f.db" "select status from runs order by run_id desc limit 1")" = failed ] \
 	&& ok "run status failed" || bad "run status is not failed"
@@ -98,6 +104,58 @@ for k in run_id scenario order mode seed workers devices links links_refused sta
 done
 expect 0 "compare" "$DLSIM" compare "$T/small.json" --orders sync,cp-first --seeds 2 --no-log
 grep -q "cp-first" "$T/out" || bad "compare table names the orders"
-expect 2 "compare without --orders" "$DLSIM" compare "$T/small.json" --no-log
+expect 0 "compare without --orders runs every order but naive" "$DLSIM" compare "$T/small.json" --no-log
+for o in sync kernel-async kernel-async-v2 levels cp-first; do
+	grep -q " $o " "$T/out" || bad "compare without --orders lacks $o"
+done
+grep -q " naive " "$T/out" && bad "compare without --orders runs naive"
+grep -q "±" "$T/out" && bad "one seed shows '± sd'" || ok "one seed: no '± sd'"
+expect 0 "compare, 2 seeds" "$DLSIM" compare "$T/small.json" --orders cp-first --seeds 2 --no-log
+grep -q "cp-first .*±" "$T/out" && ok "two seeds: mean ± sd" || bad "two seeds show no sd"
+
+# no ratio to a bound of 0: a probe without latency has a lower bound of 0
+cat >"$T/nolat.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "nolat", "seed": 3, "defaults": {"suspend": "300us"},
+  "generate": {"topology": "random-dag", "devices": 50} }
+J
+expect 0 "run, probe without latency" "$DLSIM" run "$T/nolat.json" --no-log
+grep -E -q '^probe +[0-9.]+ +0\.000 +- ' "$T/out" && ok "ratio to a bound of 0 is '-'" \
+	|| { bad "ratio to a bound of 0 printed"; cat "$T/out"; }
+expect 0 "compare, probe without latency" "$DLSIM" compare "$T/nolat.json" --orders sync --no-log
+grep -E -q '^ +sync +[0-9.]+ +0\.000 +- ' "$T/out" && ok "compare: ratio to a bound of 0 is '-'" \
+	|| { bad "compare: ratio to a bound of 0 printed"; cat "$T/out"; }
+
+# every column header of the tables is explained in --help
+"$DLSIM" run --help >"$T/help"
+for h in "makespan ms" "lower bd ms" ratio attempts defers "peak items" "blocked wkr-ms"; do
+	grep -q "^  $h" "$T/help" || bad "run --help does not explain '$h'"
+done
+"$DLSIM" run "$T/small.json" --no-log >"$T/tab"
+grep -q "peak items .*blocked wkr-ms" "$T/tab" && ok "run table: peak items, blocked wkr-ms" \
+	|| bad "run table headers"
+"$DLSIM" compare --help >"$T/help"
+for h in makespan "lower bd" ratio "order bd"; do
+	grep -q "^  $h" "$T/help" || bad "compare --help does not explain '$h'"
+done
+
+# did you mean
+expect 2 "--order cpfirst" "$DLSIM" run "$T/small.json" --order cpfirst --no-log
+grep -q "did you mean 'cp-first'" "$T/err" && ok "did you mean 'cp-first'" || bad "no suggestion: $(cat "$T/err")"
+expect 2 "--orders sync,kernelasync" "$DLSIM" compare "$T/small.json" --orders sync,kernelasync --no-log
+grep -q "did you mean 'kernel-async'" "$T/err" && ok "did you mean 'kernel-async'" || bad "no suggestion: $(cat "$T/err")"
+expect 2 "--order fastest" "$DLSIM" run "$T/small.json" --order fastest --no-log
+grep -q "did you mean" "$T/err" && bad "a suggestion for 'fastest'" || ok "no suggestion for 'fastest'"
+
+# JSON is JSON, whatever the scenario's name
+sed 's/"name": "small"/"name": "q\\"uo\\\\te\\u0001 <tab>\\t"/' "$T/small.json" >"$T/hostile.json"
+"$DLSIM" run "$T/hostile.json" --no-log --json >"$T/j" || bad "run --json (hostile name)"
+"$DLSIM" compare "$T/hostile.json" --orders sync,cp-first --no-log --json >"$T/jc" || bad "compare --json"
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+assert r["scenario"] == "q\"uo\\te\u0001 <tab>\t", repr(r["scenario"])
+assert [x["order"] for x in c] == ["sync", "cp-first"]
+assert r["probe"]["makespan_ns"] > 0 and r["main_bound_ns"] is not None
+' "$T/j" "$T/jc" && ok "--json parses, names intact" || bad "--json does not parse or lost the name"
 
 finish cli_run

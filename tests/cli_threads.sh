@@ -5,6 +5,8 @@
 # 130, the run 'interrupted', its log still passing check.
 DLSIM=$1
 . "$(dirname "$0")/lib_cli.sh"
+# correctness, not timing: no wake-up floor under the time scales below
+export DLSIM_WAKEUP_NS=0
 
 cat >"$T/race.json" <<'J'
 { "format": "dlsim-scenario/1", "name": "race", "seed": 4,
@@ -75,5 +77,30 @@ st=$(sqlite3 "$T/s.db" "select status from runs order by run_id desc limit 1")
 n=$(sqlite3 "$T/s.db" "select count(*) from events where kind = 'suspend_end' and phase = 'suspend'")
 [ "$n" -lt 240 ] && ok "stopped inside the phase ($n of 240 suspended)" || bad "the phase ran to its end"
 expect 0 "the interrupted log passes check" "$DLSIM" check "$T/s.db"
+
+# the wake-up floor: a time scale at which the machine's wake-up latency
+# (here set to 30 us) would be measured instead of the order is refused,
+# naming one that works; without --time-scale that one is picked
+cat >"$T/floor.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "floor", "seed": 2,
+  "defaults": {"probe": "1ms", "suspend": "200us", "resume": "300us"},
+  "generate": {"topology": "random-dag", "devices": 20} }
+J
+DLSIM_WAKEUP_NS=30000 expect 2 "a time scale under the wake-up floor" "$DLSIM" run "$T/floor.json" \
+	--mode threads --time-scale 0.001 --db "$T/floor.db"
+grep -q -- "use --time-scale 5 or more" "$T/err" && ok "the refusal names --time-scale 5" \
+	|| bad "refusal: $(cat "$T/err")"
+[ ! -e "$T/floor.db" ] && ok "no database for the refused scale" || bad "database created for a refused scale"
+DLSIM_WAKEUP_NS=30000 expect 0 "default time scale" "$DLSIM" run "$T/floor.json" --mode threads --no-log --json
+grep -q '"time_scale":5\.0' "$T/out" && grep -q '"wakeup_ns":30000' "$T/out" \
+	&& ok "default time scale 5 (200 us x 5 = 20 x 30 us, rounded up)" || bad "default scale: $(cat "$T/out")"
+grep -q '"order_bound_ns":null' "$T/out" && ok "threads --json: order bound null" || bad "threads order bound not null"
+DLSIM_WAKEUP_NS=30000 expect 0 "threads table" "$DLSIM" run "$T/floor.json" --mode threads --no-log
+grep -q "time scale 5, wake-up latency 30.0 us" "$T/out" && ok "the table says scale and wake-up latency" \
+	|| bad "table: $(head -3 "$T/out")"
+expect 0 "compare in threads mode" "$DLSIM" compare "$T/floor.json" --mode threads --time-scale 0.05 \
+	--orders cp-first --no-log
+grep -E -q '^ +cp-first +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +- *$' "$T/out" \
+	&& ok "threads compare: order bd and its ratio are '-'" || { bad "threads compare columns"; cat "$T/out"; }
 
 finish cli_threads

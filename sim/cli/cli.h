@@ -18,6 +18,14 @@ enum { DL_EXIT_OK = 0, DL_EXIT_VIOLATION = 1, DL_EXIT_USAGE = 2, DL_EXIT_INTERRU
 
 int cli_not_built(const char *verb, const char *issue);
 
+/* "-EBUSY" for -16, "EPROBE_DEFER" for 517, the number if unknown; into BUF. */
+const char *cli_errno_name(int err, char *buf, size_t len);
+
+/* Longest name cli_suggest() compares. */
+#define CLI_NAME_MAX 63
+/* The one of NAMES that WORD was probably meant to be ("cpfirst": "cp-first"), or NULL. */
+const char *cli_suggest(const char *word, const char *const *names, size_t n);
+
 /*
  * argv[*i] is NAME VALUE or NAME=VALUE: returns VALUE (advancing *i past a
  * separate one), "" when the value is missing, NULL when argv[*i] is not NAME.

@@ -3,6 +3,7 @@
  * under one or several orders, log to SQLite, print a summary.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "sim/core/dl_core.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/threads.h"
+#include "sim/engine/wakeup.h"
 #include "sim/log/dl_log.h"
 #include "sim/scenario/scenario.h"
 
@@ -27,13 +29,15 @@ struct run_opts {
 	const char *scenario, *db, *order_list, *mode;
 	enum dl_order order;
 	uint64_t seed;
-	bool have_seed, json, no_log;
+	bool have_seed, json, no_log, have_scale;
 	uint32_t workers, seeds;
+	int busy_ms;
 	double time_scale;
 	struct dl_override set[MAX_SET];
 	size_t nset;
 };
 
+/* The only state a signal handler may touch: Ctrl-C stops the run. */
 static volatile sig_atomic_t stop_flag;
 
 static void on_signal(int sig)
@@ -45,12 +49,13 @@ static void on_signal(int sig)
 static void run_usage(FILE *f, bool compare)
 {
 	if (compare)
-		fprintf(f, "usage: dlsim compare SCENARIO --orders A,B,... [--seeds N] [opts]\n\n"
+		fprintf(f, "usage: dlsim compare SCENARIO [--orders A,B,...] [--seeds N] [opts]\n\n"
 			   "Run each order on the same devices, links and sampled latencies (same seeds)\n"
-			   "and print one side-by-side table per op with mean and sd over the seeds and\n"
-			   "the ratio to the lower bound max(critical path, work / K), the same for\n"
-			   "every order, and to the order's own bound, which adds the main thread's\n"
-			   "serial share of sync devices (des mode; see README).\n\n");
+			   "and print one side-by-side table per op with the mean (and sd, with two\n"
+			   "seeds or more) over the seeds, and the ratio to the lower bound\n"
+			   "max(critical path, work / K), the same for every order, and to the order's\n"
+			   "own bound, which adds the main thread's serial share of sync devices (des\n"
+			   "mode; see README).\n\n");
 	else
 		fprintf(f, "usage: dlsim run SCENARIO [opts]\n\n"
 			   "Simulate the scenario's script, log every event to the database and print\n"
@@ -67,13 +72,44 @@ static void run_usage(FILE *f, bool compare)
 		   "  --json            print the summary as JSON on stdout\n"
 		   "  --no-log          simulate without writing the database\n"
 		   "  --busy-timeout MS wait this long for another writer's lock on the\n"
-		   "                    database, then give up with exit 2 (default 5000)\n"
-		   "  --time-scale X    threads mode: real seconds per simulated second (0.01)\n"
+		   "                    database, then give up with exit 2 (default %d)\n"
+		   "  --time-scale X    threads mode: real seconds per simulated second.  dlsim\n"
+		   "                    measures this machine's wake-up latency W at start\n"
+		   "                    (DLSIM_WAKEUP_NS=N overrides it) and needs the shortest\n"
+		   "                    callback to take %d W of real time; default: the\n"
+		   "                    smallest 1, 2 or 5 x 10^k that does; a smaller X is\n"
+		   "                    refused (exit 2), naming one that works\n"
+		   "\n%s"
 		   "\nexit status: 0 ok, 1 an injected fault made an op fail, 2 bad usage or input,\n"
 		   "130 interrupted (what was simulated is committed, the run is 'interrupted')\n",
-		compare ? "  --orders A,B,...  the orders to compare (see dlsim orders)\n"
+		compare ? "  --orders A,B,...  the orders to compare (default: every order but naive,\n"
+			  "                    the negative control; see dlsim orders)\n"
 			  "  --seeds N         seeds per order: seed, seed+1, ... (default 1)\n"
-			: "  --order NAME      ordering algorithm (default kernel-async; see dlsim orders)\n");
+			: "  --order NAME      ordering algorithm (default kernel-async; see dlsim orders)\n",
+		DL_LOG_BUSY_MS, DL_WAKEUP_FACTOR,
+		compare ? "columns (times in ms of simulated time; '-': not computed in this mode):\n"
+			  "  makespan          from the op's start to its last callback's end; with\n"
+			  "                    several seeds: mean +- standard deviation\n"
+			  "  lower bd          per phase max(critical path, work / K), summed over the\n"
+			  "                    op's phases: no order on K CPUs can do better\n"
+			  "  ratio             makespan / lower bd ('-' when the bound is 0: the op\n"
+			  "                    has no latency at all, only modelled overhead)\n"
+			  "  order bd          the bound for this order: adds what its main PM thread\n"
+			  "                    must run alone (des only; '-' in threads mode)\n"
+			  "  ratio             makespan / order bd\n"
+			: "columns (times in ms of simulated time):\n"
+			  "  makespan ms       from the op's start to its last callback's end\n"
+			  "  lower bd ms       per phase max(critical path, work / K), summed: no order\n"
+			  "                    on K CPUs can do better\n"
+			  "  ratio             makespan / lower bd ('-' when the bound is 0: the op has\n"
+			  "                    no latency, only modelled overhead)\n"
+			  "  attempts          probe attempts, deferred ones included\n"
+			  "  defers            probes that returned -EPROBE_DEFER (a supplier not bound)\n"
+			  "  peak items        most work items alive at once, running or asleep on a\n"
+			  "                    dependency; above K when items block (kernel-async)\n"
+			  "  blocked wkr-ms    worker time asleep on dependencies, summed over the\n"
+			  "                    workers (can exceed the makespan: 8 workers blocked\n"
+			  "                    for 1 ms are 8 ms)\n");
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -87,6 +123,24 @@ static int parse_u64(const char *s, uint64_t *out)
 	return (errno || *end) ? -EINVAL : 0;
 }
 
+/* NAME as an order; an unknown one is named with what it probably meant. */
+static int parse_order(const char *me, const char *name, enum dl_order *out)
+{
+	const char *names[DL_ORDER_COUNT], *guess;
+
+	if (!dl_order_parse(name, out))
+		return 0;
+	for (int i = 0; i < DL_ORDER_COUNT; i++)
+		names[i] = dl_order_name((enum dl_order)i);
+	guess = cli_suggest(name, names, DL_ORDER_COUNT);
+	if (guess)
+		fprintf(stderr, "dlsim %s: unknown order '%s'; did you mean '%s'? (see 'dlsim orders')\n",
+			me, name, guess);
+	else
+		fprintf(stderr, "dlsim %s: unknown order '%s'; see 'dlsim orders'\n", me, name);
+	return -EINVAL;
+}
+
 static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 {
 	const char *me = compare ? "compare" : "run";
@@ -96,7 +150,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 	o->order = DL_ORDER_KERNEL_ASYNC;
 	o->mode = "des";
 	o->seeds = 1;
-	o->time_scale = 0.01;
+	o->busy_ms = DL_LOG_BUSY_MS;
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		uint64_t u;
@@ -116,12 +170,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 					me, v);
 				return -1;
 			}
-			dl_log_set_busy_timeout((int)u);
+			o->busy_ms = (int)u;
 		} else if (!compare && (v = cli_opt_value(argc, argv, &i, "--order"))) {
-			if (dl_order_parse(v, &o->order)) {
-				fprintf(stderr, "dlsim %s: unknown order '%s'; see 'dlsim orders'\n", me, v);
+			if (parse_order(me, v, &o->order))
 				return -1;
-			}
 		} else if (compare && (v = cli_opt_value(argc, argv, &i, "--orders"))) {
 			o->order_list = v;
 		} else if (compare && (v = cli_opt_value(argc, argv, &i, "--seeds"))) {
@@ -152,7 +204,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 			char *end;
 
 			o->time_scale = strtod(v, &end);
-			if (*end || !(o->time_scale > 0)) {
+			o->have_scale = true;
+			if (!*v || *end || !(o->time_scale > 0) || !isfinite(o->time_scale)) {
 				fprintf(stderr, "dlsim %s: --time-scale '%s': expected a positive number\n", me, v);
 				return -1;
 			}
@@ -178,10 +231,6 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 	}
 	if (!o->scenario) {
 		fprintf(stderr, "dlsim %s: missing SCENARIO; try 'dlsim %s --help'\n", me, me);
-		return -1;
-	}
-	if (compare && !o->order_list) {
-		fprintf(stderr, "dlsim compare: missing --orders A,B,...\n");
 		return -1;
 	}
 	return 0;
@@ -227,56 +276,106 @@ static void batch_emit(void *ctx, struct dl_event *e)
 	}
 }
 
-static void json_result(FILE *f, const struct dl_scenario *sc, const char *order,
-			const char *mode, uint64_t seed, int64_t run_id, const struct dl_run_result *r)
-{
-	fprintf(f, "{\"run_id\":%lld,\"scenario\":", (long long)run_id);
-	/* scenario names are data: escape for JSON */
-	fputc('"', f);
-	for (const char *p = sc->name; *p; p++) {
-		unsigned char ch = (unsigned char)*p;
+/* Everything one `run` or `compare` owns, on the verb's stack. */
+struct runner {
+	struct run_opts o;
+	struct dl_scenario *sc;
+	struct dl_log *log;		/* NULL with --no-log */
+	struct batch *batch;		/* NULL with --no-log */
+	struct dl_run_result *r;	/* the last simulation's result */
+	int64_t wakeup_ns;		/* threads mode: measured (or DLSIM_WAKEUP_NS) */
+};
 
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
+static bool threads_mode(const struct run_opts *o)
+{
+	return !strcmp(o->mode, "threads");
+}
+
+/* N-th op of its kind: "suspend", then "suspend2", ... (JSON keys, metrics). */
+static void op_key(const struct dl_run_result *r, uint32_t i, char *buf, size_t len)
+{
+	unsigned seen = 0;
+
+	for (uint32_t j = 0; j < i; j++)
+		seen += r->op[j].kind == r->op[i].kind;
+	if (seen)
+		snprintf(buf, len, "%s%u", dl_op_name(r->op[i].kind), seen + 1);
+	else
+		snprintf(buf, len, "%s", dl_op_name(r->op[i].kind));
+}
+
+/* Bounds des.c computes and threads mode does not: null there. */
+static json_t *des_only(const struct runner *rn, int64_t v)
+{
+	return threads_mode(&rn->o) ? json_null() : json_integer(v);
+}
+
+static json_t *result_json(const struct runner *rn, const char *order, uint64_t seed, int64_t run_id)
+{
+	const struct dl_run_result *r = rn->r;
+	json_t *j = json_object();
+	char err[32];
+
+	json_object_set_new(j, "run_id", json_integer(run_id));
+	json_object_set_new(j, "scenario", json_string(rn->sc->name));
+	json_object_set_new(j, "order", json_string(order));
+	json_object_set_new(j, "mode", json_string(rn->o.mode));
+	json_object_set_new(j, "seed", json_integer((json_int_t)seed));
+	json_object_set_new(j, "workers", json_integer(r->workers));
+	json_object_set_new(j, "devices", json_integer(r->devices));
+	json_object_set_new(j, "links", json_integer(r->links));
+	json_object_set_new(j, "links_refused", json_integer(r->links_refused));
+	json_object_set_new(j, "status", json_string(r->status));
+	json_object_set_new(j, "makespan_ns", json_integer(r->makespan_ns));
+	json_object_set_new(j, "lower_bound_ns", json_integer(r->lower_bound_ns));
+	json_object_set_new(j, "critical_path_ns", json_integer(r->critical_path_ns));
+	json_object_set_new(j, "work_ns", json_integer(r->work_ns));
+	json_object_set_new(j, "events", json_integer((json_int_t)r->events));
+	json_object_set_new(j, "wall_ns", json_integer(r->wall_ns));
+	json_object_set_new(j, "probe_attempts", json_integer((json_int_t)r->probe_attempts));
+	json_object_set_new(j, "probe_defers", json_integer((json_int_t)r->probe_defers));
+	json_object_set_new(j, "blocked_ns", json_integer(r->blocked_ns));
+	json_object_set_new(j, "wakeups", json_integer((json_int_t)r->wakeups));
+	json_object_set_new(j, "peak_workers", json_integer(r->peak_workers));
+	json_object_set_new(j, "main_bound_ns", des_only(rn, r->main_bound_ns));
+	json_object_set_new(j, "order_bound_ns", des_only(rn, r->order_bound_ns));
+	if (threads_mode(&rn->o)) {
+		json_object_set_new(j, "time_scale", json_real(rn->o.time_scale));
+		json_object_set_new(j, "wakeup_ns", json_integer(rn->wakeup_ns));
 	}
-	fputc('"', f);
-	fprintf(f, ",\"order\":\"%s\",\"mode\":\"%s\",\"seed\":%llu,\"workers\":%u,"
-		   "\"devices\":%u,\"links\":%u,\"links_refused\":%u,\"status\":\"%s\","
-		   "\"makespan_ns\":%lld,\"lower_bound_ns\":%lld,\"critical_path_ns\":%lld,"
-		   "\"work_ns\":%lld,\"events\":%llu,\"wall_ns\":%lld,\"probe_attempts\":%llu,"
-		   "\"probe_defers\":%llu,\"blocked_ns\":%lld,\"wakeups\":%llu,\"peak_workers\":%u,"
-		   "\"main_bound_ns\":%lld,\"order_bound_ns\":%lld",
-		order, mode, (unsigned long long)seed, r->workers, r->devices, r->links,
-		r->links_refused, r->status, (long long)r->makespan_ns,
-		(long long)r->lower_bound_ns, (long long)r->critical_path_ns,
-		(long long)r->work_ns, (unsigned long long)r->events, (long long)r->wall_ns,
-		(unsigned long long)r->probe_attempts, (unsigned long long)r->probe_defers,
-		(long long)r->blocked_ns, (unsigned long long)r->wakeups, r->peak_workers,
-		(long long)r->main_bound_ns, (long long)r->order_bound_ns);
-	/* per op: the first op of each kind under its name, later ones suffixed */
+	if (r->fail_dev != DL_NONE) {
+		json_object_set_new(j, "failed_device", json_string(dl_sc_name(rn->sc, r->fail_dev)));
+		json_object_set_new(j, "error", json_string(cli_errno_name(r->err, err, sizeof(err))));
+	}
 	for (uint32_t i = 0; i < r->nops; i++) {
 		const struct dl_op_result *op = &r->op[i];
-		unsigned seen = 0;
+		json_t *oj = json_object();
+		char key[40];
 
-		for (uint32_t j = 0; j < i; j++)
-			seen += r->op[j].kind == op->kind;
-		fprintf(f, ",\"%s%.0u\":{\"makespan_ns\":%lld,\"lower_bound_ns\":%lld,"
-			   "\"critical_path_ns\":%lld,\"work_ns\":%lld,\"probe_attempts\":%llu,"
-			   "\"probe_defers\":%llu,\"blocked_ns\":%lld,\"wakeups\":%llu,"
-			   "\"peak_workers\":%u,\"err\":%d,\"main_bound_ns\":%lld,"
-			   "\"order_bound_ns\":%lld}",
-			dl_op_name(op->kind), seen ? seen + 1 : 0, (long long)op->makespan_ns,
-			(long long)op->lower_bound_ns, (long long)op->critical_path_ns,
-			(long long)op->work_ns, (unsigned long long)op->probe_attempts,
-			(unsigned long long)op->probe_defers, (long long)op->blocked_ns,
-			(unsigned long long)op->wakeups, op->peak_workers, op->err,
-			(long long)op->main_bound_ns, (long long)op->order_bound_ns);
+		json_object_set_new(oj, "makespan_ns", json_integer(op->makespan_ns));
+		json_object_set_new(oj, "lower_bound_ns", json_integer(op->lower_bound_ns));
+		json_object_set_new(oj, "critical_path_ns", json_integer(op->critical_path_ns));
+		json_object_set_new(oj, "work_ns", json_integer(op->work_ns));
+		json_object_set_new(oj, "probe_attempts", json_integer((json_int_t)op->probe_attempts));
+		json_object_set_new(oj, "probe_defers", json_integer((json_int_t)op->probe_defers));
+		json_object_set_new(oj, "blocked_ns", json_integer(op->blocked_ns));
+		json_object_set_new(oj, "wakeups", json_integer((json_int_t)op->wakeups));
+		json_object_set_new(oj, "peak_workers", json_integer(op->peak_workers));
+		json_object_set_new(oj, "err", json_integer(op->err));
+		json_object_set_new(oj, "main_bound_ns", des_only(rn, op->main_bound_ns));
+		json_object_set_new(oj, "order_bound_ns", des_only(rn, op->order_bound_ns));
+		op_key(r, i, key, sizeof(key));
+		json_object_set_new(j, key, oj);
 	}
-	fprintf(f, "}");
+	return j;
+}
+
+/* One JSON value on a line of stdout. */
+static void print_json(json_t *j)
+{
+	json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	putchar('\n');
+	json_decref(j);
 }
 
 static double ms(int64_t ns)
@@ -284,49 +383,65 @@ static double ms(int64_t ns)
 	return (double)ns / 1e6;
 }
 
-static void table_result(FILE *f, const struct dl_scenario *sc, const char *order,
-			 int64_t run_id, const struct dl_run_result *r)
+/* "%.3f" of A / B into BUF, or "-" when B is 0 (a ratio to nothing) or CUT. */
+static const char *ratio(char *buf, size_t len, double a, double b, bool cut)
 {
+	if (cut || !(b > 0))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.3f", a / b);
+	return buf;
+}
+
+static void table_result(const struct runner *rn, const char *order, int64_t run_id)
+{
+	const struct dl_run_result *r = rn->r;
 	/* an interrupted run's last op stopped early: its bound is for the whole op */
 	bool cut = !strcmp(r->status, "interrupted");
-	char rs[16];
+	char rs[16], err[32];
 
-	fprintf(f, "run %lld: %s, order %s, %u workers, %u devices, %u links (%u refused): %s\n",
-		(long long)run_id, sc->name, order, r->workers, r->devices, r->links,
-		r->links_refused, r->status);
-	fprintf(f, "%-10s %12s %12s %7s %9s %8s %6s %12s\n", "op", "makespan ms",
-		"lower bd ms", "ratio", "attempts", "defers", "peak", "blocked ms");
+	if (run_id)
+		printf("run %lld: ", (long long)run_id);
+	else
+		printf("run (not logged): ");
+	printf("%s, order %s, K = %u CPUs, %u devices, %u links (%u refused): %s\n", rn->sc->name, order, r->workers, r->devices, r->links,
+	       r->links_refused, r->status);
+	if (threads_mode(&rn->o))
+		printf("threads: time scale %g, wake-up latency %.1f us\n", rn->o.time_scale,
+		       (double)rn->wakeup_ns / 1e3);
+	printf("%-10s %12s %12s %7s %9s %8s %10s %15s\n", "op", "makespan ms", "lower bd ms", "ratio",
+	       "attempts", "defers", "peak items", "blocked wkr-ms");
 	for (uint32_t i = 0; i < r->nops; i++) {
 		const struct dl_op_result *op = &r->op[i];
-		double ratio = op->lower_bound_ns ? (double)op->makespan_ns / (double)op->lower_bound_ns : 1.0;
 
-		if (cut && i + 1 == r->nops)
-			snprintf(rs, sizeof(rs), "-");
-		else
-			snprintf(rs, sizeof(rs), "%.3f", ratio);
-		fprintf(f, "%-10s %12.3f %12.3f %7s %9llu %8llu %6u %12.3f\n", dl_op_name(op->kind),
-			ms(op->makespan_ns), ms(op->lower_bound_ns), rs,
-			(unsigned long long)op->probe_attempts, (unsigned long long)op->probe_defers,
-			op->peak_workers, ms(op->blocked_ns));
+		printf("%-10s %12.3f %12.3f %7s %9llu %8llu %10u %15.3f\n", dl_op_name(op->kind),
+		       ms(op->makespan_ns), ms(op->lower_bound_ns),
+		       ratio(rs, sizeof(rs), (double)op->makespan_ns, (double)op->lower_bound_ns,
+			     cut && i + 1 == r->nops),
+		       (unsigned long long)op->probe_attempts, (unsigned long long)op->probe_defers,
+		       op->peak_workers, ms(op->blocked_ns));
 	}
+	printf("%-10s %12.3f %12.3f %7s   events %llu, wall %.1f ms\n", "total",
+	       ms(r->makespan_ns), ms(r->lower_bound_ns),
+	       ratio(rs, sizeof(rs), (double)r->makespan_ns, (double)r->lower_bound_ns, cut),
+	       (unsigned long long)r->events, ms(r->wall_ns));
 	if (cut)
-		snprintf(rs, sizeof(rs), "-");
-	else
-		snprintf(rs, sizeof(rs), "%.3f", r->lower_bound_ns ?
-			 (double)r->makespan_ns / (double)r->lower_bound_ns : 1.0);
-	fprintf(f, "%-10s %12.3f %12.3f %7s   events %llu, wall %.1f ms\n", "total",
-		ms(r->makespan_ns), ms(r->lower_bound_ns), rs,
-		(unsigned long long)r->events, ms(r->wall_ns));
-	if (cut)
-		fprintf(f, "interrupted: the last op did not finish, so it has no ratio\n");
+		printf("interrupted: the last op did not finish, so it has no ratio\n");
 	if (r->fail_dev != DL_NONE)
-		fprintf(f, "failed: device '%s' returned %d\n", dl_sc_name(sc, r->fail_dev), r->err);
+		printf("failed: device '%s' returned %s\n", dl_sc_name(rn->sc, r->fail_dev),
+		       cli_errno_name(r->err, err, sizeof(err)));
+	if (!dl_order_policy(rn->o.order)->link_aware)
+		printf("note: %s ignores device links; 'dlsim check' finds the orderings it breaks\n",
+		       order);
 }
+
+/* Per-op metrics name the first op of each kind. */
+#define OP_METRICS 4
 
 static int log_metrics(struct dl_log *log, const struct dl_run_result *r)
 {
-	struct dl_metric m[16 + 4 * DL_MAX_OPS];
-	static char names[DL_MAX_OPS][4][40];
+	struct dl_metric m[16 + OP_METRICS * DL_MAX_OPS];
+	char names[DL_MAX_OPS][OP_METRICS][40];
 	size_t n = 0;
 
 	m[n++] = (struct dl_metric){ "makespan_ns", (double)r->makespan_ns };
@@ -346,35 +461,38 @@ static int log_metrics(struct dl_log *log, const struct dl_run_result *r)
 	m[n++] = (struct dl_metric){ "order_bound_ns", (double)r->order_bound_ns };
 	for (uint32_t i = 0; i < r->nops; i++) {
 		const struct dl_op_result *op = &r->op[i];
-		unsigned seen = 0;
+		const char *k = dl_op_name(op->kind);
+		bool first = true;
 
 		for (uint32_t j = 0; j < i; j++)
-			seen += r->op[j].kind == op->kind;
-		if (seen)
-			continue;   /* per-op metrics name the first op of each kind */
-		snprintf(names[i][0], sizeof(names[i][0]), "%s.makespan_ns", dl_op_name(op->kind));
-		snprintf(names[i][1], sizeof(names[i][1]), "%s.lower_bound_ns", dl_op_name(op->kind));
-		snprintf(names[i][2], sizeof(names[i][2]), "%s.critical_path_ns", dl_op_name(op->kind));
+			first &= r->op[j].kind != op->kind;
+		if (!first)
+			continue;
+		snprintf(names[i][0], sizeof(names[i][0]), "%s.makespan_ns", k);
+		snprintf(names[i][1], sizeof(names[i][1]), "%s.lower_bound_ns", k);
+		snprintf(names[i][2], sizeof(names[i][2]), "%s.critical_path_ns", k);
+		snprintf(names[i][3], sizeof(names[i][3]), "%s.order_bound_ns", k);
 		m[n++] = (struct dl_metric){ names[i][0], (double)op->makespan_ns };
 		m[n++] = (struct dl_metric){ names[i][1], (double)op->lower_bound_ns };
 		m[n++] = (struct dl_metric){ names[i][2], (double)op->critical_path_ns };
-		snprintf(names[i][3], sizeof(names[i][3]), "%s.order_bound_ns", dl_op_name(op->kind));
 		m[n++] = (struct dl_metric){ names[i][3], (double)op->order_bound_ns };
 	}
 	return dl_log_run_end(log, r->status, r->makespan_ns, m, n);
 }
 
-/* One simulation, logged; returns the engine's result code. */
-static int simulate(const struct run_opts *o, const struct dl_scenario *sc, struct dl_log *log,
-		    enum dl_order order, uint64_t seed, struct dl_run_result *r, int64_t *run_id)
+/* One simulation, logged, into rn->r; returns the engine's result code. */
+static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64_t *run_id)
 {
-	static struct batch b;
+	const struct run_opts *o = &rn->o;
+	const struct dl_scenario *sc = rn->sc;
 	struct dl_engine_opts eo = { .order = order, .workers = o->workers, .seed = seed,
 				     .stop = &stop_flag };
+	struct progress pr = { .sc = sc };
 	int rc;
 
 	*run_id = 0;
-	if (log) {
+	memset(rn->r, 0, sizeof(*rn->r));
+	if (rn->log) {
 		struct dl_run_info info = {
 			.scenario = sc->name, .order = dl_order_name(order), .mode = o->mode,
 			.version = DLSIM_VERSION, .seed = seed, .devices = sc->ndev,
@@ -382,54 +500,127 @@ static int simulate(const struct run_opts *o, const struct dl_scenario *sc, stru
 			.workers = o->workers ? o->workers : dl_order_policy(order)->default_workers,
 		};
 
-		if (dl_log_run_begin(log, &info, run_id))
+		if (dl_log_run_begin(rn->log, &info, run_id))
 			return -EIO;
 		for (uint32_t i = 0; i < sc->ndev; i++)
-			dl_log_device(log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
-		b.log = log;
-		b.n = 0;
-		eo.sink = (struct dl_sink){ .emit = batch_emit, .ctx = &b };
+			dl_log_device(rn->log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
+		rn->batch->log = rn->log;
+		rn->batch->n = 0;
+		eo.sink = (struct dl_sink){ .emit = batch_emit, .ctx = rn->batch };
 	}
-	{
-		static struct progress pr;
-
-		pr = (struct progress){ .sc = sc };
-		clock_gettime(CLOCK_MONOTONIC, &pr.t0);
-		if (isatty(STDERR_FILENO)) {
-			eo.progress = show_progress;
-			eo.progress_ctx = &pr;
-		}
-		if (!strcmp(o->mode, "threads"))
-			rc = dl_threads_run(sc, &eo, o->time_scale, r);
-		else
-			rc = dl_engine_run(sc, &eo, r);
-		if (pr.shown)
-			fprintf(stderr, "\r%60s\r", "");
+	clock_gettime(CLOCK_MONOTONIC, &pr.t0);
+	if (isatty(STDERR_FILENO)) {
+		eo.progress = show_progress;
+		eo.progress_ctx = &pr;
 	}
-	if (log) {
-		if (b.n)
-			dl_log_events(log, b.ev, b.n);
-		b.n = 0;
-		if (log_metrics(log, r))
+	if (threads_mode(o))
+		rc = dl_threads_run(sc, &eo, o->time_scale, rn->r);
+	else
+		rc = dl_engine_run(sc, &eo, rn->r);
+	if (pr.shown)
+		fprintf(stderr, "\r%60s\r", "");
+	if (rn->log) {
+		if (rn->batch->n)
+			dl_log_events(rn->log, rn->batch->ev, rn->batch->n);
+		rn->batch->n = 0;
+		if (log_metrics(rn->log, rn->r))
 			return -EIO;
 	}
 	return rc;
 }
 
-static int setup(const struct run_opts *o, const char *me, struct dl_scenario **sc,
-		 struct dl_log **log)
+/* The smallest 1, 2 or 5 x 10^k at or above X. */
+static double nice_up(double x)
 {
+	double p = pow(10, floor(log10(x)));
+
+	for (int i = 0; i < 4; i++, p *= 10)
+		for (int m = 1; m <= 5; m += m == 1 ? 1 : 3)
+			if (m * p >= x * (1 - 1e-9))
+				return m * p;
+	return 10 * p;
+}
+
+/*
+ * Threads mode times callbacks in real time, so a wake-up latency that is
+ * not small beside the shortest of them is measured instead of the order:
+ * pick, or insist on, a time scale at which it is.
+ */
+static int pick_time_scale(struct runner *rn, const char *me)
+{
+	const char *env = getenv("DLSIM_WAKEUP_NS");
+	int64_t shortest = dl_shortest_callback_ns(rn->sc);
+	double need;
+
+	if (env && *env) {
+		char *end;
+
+		rn->wakeup_ns = strtoll(env, &end, 10);
+		if (*end || rn->wakeup_ns < 0) {
+			fprintf(stderr, "dlsim %s: DLSIM_WAKEUP_NS='%s': expected ns >= 0\n", me, env);
+			return -EINVAL;
+		}
+	} else {
+		rn->wakeup_ns = dl_wakeup_latency_ns();
+		if (rn->wakeup_ns < 0) {
+			fprintf(stderr, "dlsim %s: cannot start a thread to measure the wake-up latency\n", me);
+			return -EINVAL;
+		}
+	}
+	if (!shortest || !rn->wakeup_ns) {
+		if (!rn->o.have_scale)
+			rn->o.time_scale = 1;
+		return 0;
+	}
+	need = (double)DL_WAKEUP_FACTOR * (double)rn->wakeup_ns / (double)shortest;
+	if (!rn->o.have_scale) {
+		rn->o.time_scale = nice_up(need);
+		return 0;
+	}
+	if (rn->o.time_scale * (1 + 1e-9) >= need)
+		return 0;
+	fprintf(stderr, "dlsim %s: --time-scale %g: the shortest callback (%.1f us) would take %.2f us "
+		"of real time, less than %d x this machine's wake-up latency (%.1f us), which would "
+		"then be measured instead of the order; use --time-scale %g or more (the default "
+		"picks it)\n", me, rn->o.time_scale, (double)shortest / 1e3,
+		(double)shortest * rn->o.time_scale / 1e3, DL_WAKEUP_FACTOR,
+		(double)rn->wakeup_ns / 1e3, nice_up(need));
+	return -EINVAL;
+}
+
+static void runner_free(struct runner *rn)
+{
+	if (rn->log)
+		dl_log_close(rn->log);
+	dl_scenario_free(rn->sc);
+	free(rn->batch);
+	free(rn->r);
+}
+
+static int setup(struct runner *rn, const char *me)
+{
+	const struct run_opts *o = &rn->o;
 	struct dl_error err;
 	char msg[512];
 
-	if (dl_scenario_load(o->scenario, o->set, o->nset, o->have_seed ? &o->seed : NULL, sc, &err)) {
+	if (dl_scenario_load(o->scenario, o->set, o->nset, o->have_seed ? &o->seed : NULL, &rn->sc,
+			     &err)) {
 		fprintf(stderr, "dlsim %s: %s\n", me, err.msg);
 		return DL_EXIT_USAGE;
 	}
-	*log = NULL;
-	if (!o->no_log && dl_log_open(o->db, log, msg, sizeof(msg))) {
+	rn->r = malloc(sizeof(*rn->r));
+	if (!rn->r || (!o->no_log && !(rn->batch = malloc(sizeof(*rn->batch))))) {
+		fprintf(stderr, "dlsim %s: out of memory\n", me);
+		runner_free(rn);
+		return DL_EXIT_USAGE;
+	}
+	if (threads_mode(o) && pick_time_scale(rn, me)) {
+		runner_free(rn);
+		return DL_EXIT_USAGE;
+	}
+	if (!o->no_log && dl_log_open_wait(o->db, o->busy_ms, &rn->log, msg, sizeof(msg))) {
 		fprintf(stderr, "dlsim %s: %s\n", me, msg);
-		dl_scenario_free(*sc);
+		runner_free(rn);
 		return DL_EXIT_USAGE;
 	}
 	signal(SIGINT, on_signal);
@@ -448,33 +639,28 @@ static int exit_for(int rc)
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_opts o;
-	struct dl_scenario *sc;
-	struct dl_log *log;
-	static struct dl_run_result r;
+	struct runner rn = { 0 };
 	int64_t run_id;
-	int rc = parse_args(argc, argv, &o, false);
+	char err[32];
+	int rc = parse_args(argc, argv, &rn.o, false);
 
 	if (rc)
 		return rc > 0 ? DL_EXIT_OK : DL_EXIT_USAGE;
-	rc = setup(&o, "run", &sc, &log);
+	rc = setup(&rn, "run");
 	if (rc)
 		return rc;
-	rc = simulate(&o, sc, log, o.order, sc->seed, &r, &run_id);
+	rc = simulate(&rn, rn.o.order, rn.sc->seed, &run_id);
 	if (rc == -EIO || (rc < 0 && rc != -EINTR))
 		fprintf(stderr, "dlsim run: simulation failed: %s\n", strerror(-rc));
-	if (o.json) {
-		json_result(stdout, sc, dl_order_name(o.order), o.mode, sc->seed, run_id, &r);
-		printf("\n");
-	} else {
-		table_result(stdout, sc, dl_order_name(o.order), run_id, &r);
-	}
-	if (r.fail_dev != DL_NONE)
-		fprintf(stderr, "dlsim run: %s failed on device '%s' (error %d)\n",
-			r.nops ? "an op" : "the run", dl_sc_name(sc, r.fail_dev), r.err);
-	if (log)
-		dl_log_close(log);
-	dl_scenario_free(sc);
+	if (rn.o.json)
+		print_json(result_json(&rn, dl_order_name(rn.o.order), rn.sc->seed, run_id));
+	else
+		table_result(&rn, dl_order_name(rn.o.order), run_id);
+	if (rn.r->fail_dev != DL_NONE)
+		fprintf(stderr, "dlsim run: %s failed on device '%s' (%s)\n",
+			rn.r->nops ? "an op" : "the run", dl_sc_name(rn.sc, rn.r->fail_dev),
+			cli_errno_name(rn.r->err, err, sizeof(err)));
+	runner_free(&rn);
 	return exit_for(rc);
 }
 
@@ -496,88 +682,135 @@ static double agg_sd(const struct agg *a)
 	return v > 0 ? sqrt(v) : 0;
 }
 
+/* compare's statistics: per order and op, makespan, lower bound and order bound. */
+enum { AGG_MK, AGG_LB, AGG_OB, AGG_N };
+
+struct compare_stats {
+	struct agg a[MAX_ORDERS][DL_MAX_OPS][AGG_N];
+	uint8_t opkind[DL_MAX_OPS];
+	uint32_t nops;
+};
+
+/* --orders, or every order but the negative control. */
+static int parse_orders(const struct run_opts *o, enum dl_order *orders, uint32_t *n)
+{
+	char list[256];
+
+	*n = 0;
+	if (!o->order_list) {
+		for (int i = 0; i < DL_ORDER_COUNT; i++)
+			if (dl_order_policy((enum dl_order)i)->link_aware)
+				orders[(*n)++] = (enum dl_order)i;
+		return 0;
+	}
+	snprintf(list, sizeof(list), "%s", o->order_list);
+	for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (*n == MAX_ORDERS) {
+			fprintf(stderr, "dlsim compare: at most %d orders\n", MAX_ORDERS);
+			return -EINVAL;
+		}
+		if (parse_order("compare", t, &orders[*n]))
+			return -EINVAL;
+		(*n)++;
+	}
+	if (!*n) {
+		fprintf(stderr, "dlsim compare: --orders is empty\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void compare_table(const struct runner *rn, const struct compare_stats *st,
+			  const enum dl_order *orders, uint32_t norders)
+{
+	bool sd = rn->o.seeds > 1, des = !threads_mode(&rn->o);
+	char r1[16], r2[16], ob[16];
+
+	printf("compare: %s, %u devices, %u links, ", rn->sc->name, rn->sc->ndev, rn->sc->nlink);
+	if (sd)
+		printf("%u seeds from %llu, times in ms (mean ± sd)\n", rn->o.seeds,
+		       (unsigned long long)rn->sc->seed);
+	else
+		printf("seed %llu, times in ms\n", (unsigned long long)rn->sc->seed);
+	if (!des)
+		printf("threads: time scale %g, wake-up latency %.1f us\n", rn->o.time_scale,
+		       (double)rn->wakeup_ns / 1e3);
+	for (uint32_t i = 0; i < st->nops; i++) {
+		printf("\n%-8s %-16s %*s %12s %7s %12s %7s\n", dl_op_name(st->opkind[i]), "order",
+		       sd ? 22 : 12, "makespan", "lower bd", "ratio", "order bd", "ratio");
+		for (uint32_t k = 0; k < norders; k++) {
+			const struct agg *a = st->a[k][i];
+			double mk = agg_mean(&a[AGG_MK]), lb = agg_mean(&a[AGG_LB]);
+			double obd = agg_mean(&a[AGG_OB]);
+
+			printf("%-8s %-16s %12.3f", "", dl_order_name(orders[k]), mk / 1e6);
+			if (sd)
+				printf(" ± %7.3f", agg_sd(&a[AGG_MK]) / 1e6);
+			if (des)
+				snprintf(ob, sizeof(ob), "%.3f", obd / 1e6);
+			else
+				snprintf(ob, sizeof(ob), "-");
+			printf(" %12.3f %7s %12s %7s\n", lb / 1e6, ratio(r1, sizeof(r1), mk, lb, false), ob,
+			       ratio(r2, sizeof(r2), mk, obd, !des));
+		}
+	}
+}
+
 int cmd_compare(int argc, char **argv)
 {
-	struct run_opts o;
-	struct dl_scenario *sc;
-	struct dl_log *log;
-	static struct dl_run_result r;
+	struct runner rn = { 0 };
 	enum dl_order orders[MAX_ORDERS];
+	struct compare_stats *st;
+	json_t *all = NULL;
 	uint32_t norders = 0;
-	char list[256];
-	int rc = parse_args(argc, argv, &o, true), worst = 0;
-	/* [order][op][0 makespan, 1 lower bound] */
-	static struct agg stats[MAX_ORDERS][DL_MAX_OPS][3];
-	uint32_t nops = 0;
-	uint8_t opkind[DL_MAX_OPS] = { 0 };
-	bool first = true;
+	int rc = parse_args(argc, argv, &rn.o, true), worst = 0;
 
 	if (rc)
 		return rc > 0 ? DL_EXIT_OK : DL_EXIT_USAGE;
-	snprintf(list, sizeof(list), "%s", o.order_list);
-	for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (norders == MAX_ORDERS || dl_order_parse(t, &orders[norders])) {
-			fprintf(stderr, "dlsim compare: unknown order '%s'; see 'dlsim orders'\n", t);
-			return DL_EXIT_USAGE;
-		}
-		norders++;
-	}
-	if (!norders) {
-		fprintf(stderr, "dlsim compare: --orders is empty\n");
+	if (parse_orders(&rn.o, orders, &norders))
+		return DL_EXIT_USAGE;
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		fprintf(stderr, "dlsim compare: out of memory\n");
 		return DL_EXIT_USAGE;
 	}
-	rc = setup(&o, "compare", &sc, &log);
-	if (rc)
+	rc = setup(&rn, "compare");
+	if (rc) {
+		free(st);
 		return rc;
-	memset(stats, 0, sizeof(stats));
-	if (o.json)
-		printf("[");
-	for (uint32_t s = 0; s < o.seeds && !stop_flag; s++) {
+	}
+	if (rn.o.json)
+		all = json_array();
+	for (uint32_t s = 0; s < rn.o.seeds && !stop_flag; s++) {
 		for (uint32_t k = 0; k < norders && !stop_flag; k++) {
+			const struct dl_run_result *r = rn.r;
+			uint64_t seed = rn.sc->seed + s;
 			int64_t run_id;
-			uint64_t seed = sc->seed + s;
 
-			rc = simulate(&o, sc, log, orders[k], seed, &r, &run_id);
+			rc = simulate(&rn, orders[k], seed, &run_id);
 			if (rc < 0) {
 				worst = rc;
 				break;
 			}
 			if (rc > worst)
 				worst = rc;
-			if (o.json) {
-				printf("%s\n", first ? "" : ",");
-				json_result(stdout, sc, dl_order_name(orders[k]), o.mode, seed, run_id, &r);
-				first = false;
-			}
-			nops = r.nops;
-			for (uint32_t i = 0; i < r.nops; i++) {
-				opkind[i] = r.op[i].kind;
-				agg_add(&stats[k][i][0], (double)r.op[i].makespan_ns);
-				agg_add(&stats[k][i][1], (double)r.op[i].lower_bound_ns);
-				agg_add(&stats[k][i][2], (double)r.op[i].order_bound_ns);
+			if (all)
+				json_array_append_new(all, result_json(&rn, dl_order_name(orders[k]), seed,
+								       run_id));
+			st->nops = r->nops;
+			for (uint32_t i = 0; i < r->nops; i++) {
+				st->opkind[i] = r->op[i].kind;
+				agg_add(&st->a[k][i][AGG_MK], (double)r->op[i].makespan_ns);
+				agg_add(&st->a[k][i][AGG_LB], (double)r->op[i].lower_bound_ns);
+				agg_add(&st->a[k][i][AGG_OB], (double)r->op[i].order_bound_ns);
 			}
 		}
 	}
-	if (o.json) {
-		printf("\n]\n");
-	} else {
-		printf("compare: %s, %u devices, %u links, %u seed(s) from %llu, times in ms (mean ± sd)\n",
-		       sc->name, sc->ndev, sc->nlink, o.seeds, (unsigned long long)sc->seed);
-		for (uint32_t i = 0; i < nops; i++) {
-			printf("\n%-8s %-16s %22s %12s %7s %12s %7s\n", dl_op_name(opkind[i]), "order",
-			       "makespan", "lower bd", "ratio", "order bd", "ratio");
-			for (uint32_t k = 0; k < norders; k++) {
-				double mk = agg_mean(&stats[k][i][0]), lb = agg_mean(&stats[k][i][1]);
-				double ob = agg_mean(&stats[k][i][2]);
-
-				printf("%-8s %-16s %12.3f ± %7.3f %12.3f %7.3f %12.3f %7.3f\n", "",
-				       dl_order_name(orders[k]), mk / 1e6, agg_sd(&stats[k][i][0]) / 1e6,
-				       lb / 1e6, lb > 0 ? mk / lb : 1.0, ob / 1e6, ob > 0 ? mk / ob : 1.0);
-			}
-		}
-	}
-	if (log)
-		dl_log_close(log);
-	dl_scenario_free(sc);
+	if (all)
+		print_json(all);
+	else
+		compare_table(&rn, st, orders, norders);
+	free(st);
+	runner_free(&rn);
 	return exit_for(worst);
 }

@@ -936,6 +936,18 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		end_of_run(&k, t_last);
 		check_dpm_order(&k, t_last);
 	}
+	/* the verdict is the log's too: an 'ok' run that breaks an invariant is not ok */
+	if (k.store && res->total && !strcmp(res->status, "ok")) {
+		sqlite3_stmt *up;
+
+		if (sqlite3_prepare_v2(db, "UPDATE runs SET status = 'violations' WHERE run_id = ?",
+				       -1, &up, NULL) == SQLITE_OK) {
+			sqlite3_bind_int64(up, 1, run_id);
+			if (sqlite3_step(up) == SQLITE_DONE)
+				snprintf(res->status, sizeof(res->status), "violations");
+			sqlite3_finalize(up);
+		}
+	}
 out:
 	if (k.ins)
 		sqlite3_finalize(k.ins);

@@ -13,7 +13,8 @@
  * 7 (the dpm_list replayed from register/dpm_move/device_del events is a
  * topological order at every PM walk and at the end of the run).
  * Every violation is inserted into the violations table (the run's old rows
- * are replaced) unless the database is read-only.
+ * are replaced) and a run with violations whose status was 'ok' becomes
+ * 'violations', unless the database is read-only.
  */
 #ifndef DL_CHECK_H
 #define DL_CHECK_H

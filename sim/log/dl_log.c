@@ -100,12 +100,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 		       " VALUES(?,?,?,?,?,?)",
 };
 
-static int busy_ms = 5000;
-
-void dl_log_set_busy_timeout(int ms)
-{
-	busy_ms = ms < 0 ? 0 : ms;
-}
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -199,7 +193,7 @@ int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errl
 		sqlite3_close(db);
 		return -EIO;
 	}
-	sqlite3_busy_timeout(db, busy_ms);
+	sqlite3_busy_timeout(db, DL_LOG_BUSY_MS);
 	kind = dl_log_is_dlsim(db);
 	if (kind != 1) {
 		seterr(err, errlen, "%s: not a dlsim database (expected the tables runs and events%s)",
@@ -239,6 +233,11 @@ static int prepare_all(struct dl_log *l)
 
 int dl_log_open(const char *path, struct dl_log **out, char *err, size_t errlen)
 {
+	return dl_log_open_wait(path, DL_LOG_BUSY_MS, out, err, errlen);
+}
+
+int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *err, size_t errlen)
+{
 	struct dl_log *l;
 	struct stat sb;
 	int existed, rc;
@@ -269,6 +268,8 @@ int dl_log_open(const char *path, struct dl_log **out, char *err, size_t errlen)
 		sqlite3_close(db);
 		return -EACCES;
 	}
+	if (busy_ms < 0)
+		busy_ms = 0;
 	sqlite3_busy_timeout(db, busy_ms);
 	if (existed && sb.st_size > 0) {
 		int kind = dl_log_is_dlsim(db);

@@ -43,12 +43,15 @@ struct dl_metric {
 	double value;
 };
 
+/* How long an open waits for another writer's lock by default. */
+#define DL_LOG_BUSY_MS 5000
+
 /* Opens or creates PATH.  Refuses (negative return, message in err) a file
  * that is not a dlsim database or an unwritable path, without modifying it.
- * WAL journal, busy_timeout 5 s (see dl_log_set_busy_timeout). */
+ * WAL journal; waits up to DL_LOG_BUSY_MS for another writer's lock. */
 int dl_log_open(const char *path, struct dl_log **out, char *err, size_t errlen);
-/* How long an open waits for another writer's lock (default 5000 ms). */
-void dl_log_set_busy_timeout(int ms);
+/* dl_log_open() waiting up to BUSY_MS (>= 0) for another writer's lock. */
+int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *err, size_t errlen);
 /* Inserts a runs row with status 'running'; started_at is ISO-8601 UTC. */
 int dl_log_run_begin(struct dl_log *, const struct dl_run_info *, int64_t *run_id);
 /* parent_id UINT32_MAX: NULL (a root).  Queued like events. */
