@@ -10,6 +10,7 @@
  * value is bound as a parameter; names reach the data files sanitised and
  * the page escaped.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -356,20 +357,41 @@ static int make_dirs(struct report *r)
 
 int dl_report_default_outdir(const char *db, char *buf, size_t len)
 {
-	const char *slash = strrchr(db, '/');
-	int n;
+	const char *slash = strrchr(db, '/'), *base = slash ? slash + 1 : db;
+	const char *dot = strrchr(base, '.');
+	int stem = (int)(dot && dot != base ? (size_t)(dot - base) : strlen(base)), n;
 
-	if (slash == db)
-		n = snprintf(buf, len, "/report");
-	else if (slash)
-		n = snprintf(buf, len, "%.*s/report", (int)(slash - db), db);
+	if (slash)
+		n = snprintf(buf, len, "%.*s%.*s-report", (int)(base - db), db, stem, base);
 	else
-		n = snprintf(buf, len, "report");
+		n = snprintf(buf, len, "%.*s-report", stem, base);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* The first file of DIR that says it is a source folder (C, CMake), into WHICH; 0 if none. */
+static int source_folder(const char *dir, char *which, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		found = !strcmp(e->d_name, "CMakeLists.txt") ||
+			(n > 2 && e->d_name[n - 2] == '.' && (e->d_name[n - 1] == 'c' || e->d_name[n - 1] == 'h'));
+		if (found)
+			snprintf(which, len, "%s", e->d_name);
+	}
+	closedir(d);
+	return found;
 }
 
 static int set_outdir(struct report *r, const char *db, const char *outdir)
 {
+	char which[256];
 	int n = 0;
 
 	if (outdir) {
@@ -381,6 +403,9 @@ static int set_outdir(struct report *r, const char *db, const char *outdir)
 	}
 	if (n < 0 || !r->outdir[0])
 		return rp_err(r, -EINVAL, "output directory name too long or empty");
+	if (source_folder(r->outdir, which, sizeof(which)))
+		return rp_err(r, -EINVAL, "%s holds source files (%s): a report is never written into a "
+			      "source folder; choose another with --out", r->outdir, which);
 	return 0;
 }
 

@@ -33,7 +33,7 @@
 
 /**
  * dl_report_default_outdir() - the output directory used when none is given:
- * "report" in the directory of DB.
+ * beside DB, named after it: "runs/dlsim.db" gives "runs/dlsim-report".
  * Return: 0, or -ENAMETOOLONG if it does not fit in LEN bytes.
  */
 int dl_report_default_outdir(const char *db, char *buf, size_t len);
@@ -42,7 +42,9 @@ int dl_report_default_outdir(const char *db, char *buf, size_t len);
  * dl_report_write() - write plots and index.html for the database DB.
  * @db:      path of an existing dlsim database (opened read-only)
  * @outdir:  directory to write into (created with its parents if missing);
- *           NULL: "report" beside DB
+ *           NULL: "NAME-report" beside DB (dl_report_default_outdir()).
+ *           A directory holding source files (CMakeLists.txt, *.c, *.h) is
+ *           refused with -EINVAL: a report never lands in a source folder.
  * @err:     receives a one-line message when the result is not 0
  * @errlen:  size of @err
  *

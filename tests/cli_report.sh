@@ -69,7 +69,15 @@ INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
 	check 0 "report --out=DIR" "$DLSIM" report "$tmp/log.db" "--out=$tmp/eq"
 	[ -s "$tmp/eq/index.html" ] || { echo "FAIL: --out=DIR ignored"; fail=$((fail + 1)); }
 	check 0 "report default --out" "$DLSIM" report "$tmp/log.db"
-	[ -s "$tmp/report/index.html" ] || { echo "FAIL: default out dir"; fail=$((fail + 1)); }
+	[ -s "$tmp/log-report/index.html" ] || { echo "FAIL: default out dir is not log-report/ beside log.db"; fail=$((fail + 1)); }
+	# from the repository root, the default is never the source tree's report/
+	mkdir -p "$tmp/repo/report" && touch "$tmp/repo/report/page.c" "$tmp/repo/CMakeLists.txt"
+	cp "$tmp/log.db" "$tmp/repo/dlsim.db"
+	(cd "$tmp/repo" && "$DLSIM" report dlsim.db >"$tmp/out" 2>&1) || { echo "FAIL: report from a repo root"; fail=$((fail + 1)); }
+	[ -s "$tmp/repo/dlsim-report/index.html" ] && [ ! -e "$tmp/repo/report/index.html" ] ||
+		{ echo "FAIL: the report went into the source folder report/"; fail=$((fail + 1)); }
+	check 2 "report --out into a source folder" "$DLSIM" report "$tmp/log.db" --out "$tmp/repo/report"
+	[ ! -e "$tmp/repo/report/index.html" ] || { echo "FAIL: wrote into a source folder"; fail=$((fail + 1)); }
 	# a real kernel-async run logs its sleeping work items: blocked comes from
 	# the work_block/work_wake events, not the estimate
 	cat >"$tmp/ka.json" <<'J'

@@ -723,11 +723,29 @@ static void test_report_defaults_out_beside_db(void)
 	char db[DIR_LEN], out[DIR_LEN], err[512];
 
 	path_in(db, sizeof(db), "default.db");
-	path_in(out, sizeof(out), "report");
+	path_in(out, sizeof(out), "default-report");
 	make_db(db, 1);
 	CU_ASSERT_EQUAL(dl_report_write(db, NULL, err, sizeof(err)), 0);
 	CU_ASSERT(file_nonempty(out, "index.html"));
 	CU_ASSERT(file_nonempty(out, "gantt.svg"));
+	CU_ASSERT_EQUAL(dl_report_default_outdir("dlsim.db", out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "dlsim-report");
+	CU_ASSERT_EQUAL(dl_report_default_outdir("/a.b/runs", out, sizeof(out)), 0);
+	CU_ASSERT_STRING_EQUAL(out, "/a.b/runs-report");
+}
+
+/* Run from the repository root, `dlsim report dlsim.db` once wrote into report/, beside page.c. */
+static void test_report_never_writes_into_a_source_folder(void)
+{
+	char db[DIR_LEN], src[PATH_LEN], err[512];
+
+	path_in(db, sizeof(db), "src.db");
+	make_db(db, 1);
+	snprintf(src, sizeof(src), "%s/report", DLSIM_SOURCE_DIR);
+	CU_ASSERT_EQUAL(dl_report_write(db, src, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "source"));
+	snprintf(src, sizeof(src), "%s/report/index.html", DLSIM_SOURCE_DIR);
+	CU_ASSERT(access(src, F_OK) != 0);
 }
 
 static void test_report_without_events_writes_table(void)
@@ -794,6 +812,7 @@ int main(void)
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
 	s = CU_add_suite("report", NULL, NULL);
+	CU_add_test(s, "never writes into a source folder", test_report_never_writes_into_a_source_folder);
 	CU_add_test(s, "test_report_writes_plots_and_index", test_report_writes_plots_and_index);
 	CU_add_test(s, "test_report_critical_path_is_the_chain", test_report_critical_path_is_the_chain);
 	CU_add_test(s, "test_report_seeds_and_sizes", test_report_seeds_and_sizes);

@@ -18,7 +18,8 @@ static void report_usage(FILE *f)
 		   "interactive timeline (at most %d devices) with the critical path and what\n"
 		   "each callback waited for, busy/blocked workers over time, probe attempts\n"
 		   "and defers, and a suspend/resume Gantt (at most %d devices).\n\n"
-		   "  --out DIR   output directory (default: 'report' beside DB)\n"
+		   "  --out DIR   output directory (default: DB's name with -report, beside\n"
+		   "              DB: dlsim.db gives dlsim-report/); never a source folder\n"
 		   "  --run ID    the run drawn in detail (default: the newest)\n",
 		DL_REPORT_TIMELINE_DEVICES, DL_REPORT_GANTT_DEVICES);
 }
