@@ -320,7 +320,7 @@ static void test_flag_names_are_kernel_bits(void)
 
 static void test_samples_reproducible_and_order_independent(void)
 {
-	struct dl_latency l = { DL_DIST_LOGNORMAL, 1000000, 400000, 0, INT64_MAX };
+	struct dl_latency l = { DL_DIST_LOGNORMAL, 1000000, 400000, 0, INT64_MAX, 0, NULL };
 	int64_t fwd[64], x;
 	int differ = 0;
 
@@ -337,11 +337,11 @@ static void test_samples_reproducible_and_order_independent(void)
 
 static void test_samples_clamped_never_negative(void)
 {
-	struct dl_latency n = { DL_DIST_NORMAL, 0, 1000000, 0, INT64_MAX };
-	struct dl_latency c = { DL_DIST_EXP, 1000, 0, 500, 2000 };
-	struct dl_latency u = { DL_DIST_UNIFORM, 0, 0, 100, 200 };
-	struct dl_latency f = { DL_DIST_FIXED, 777, 0, 0, INT64_MAX };
-	struct dl_latency z = { DL_DIST_NONE, 0, 0, 0, INT64_MAX };
+	struct dl_latency n = { DL_DIST_NORMAL, 0, 1000000, 0, INT64_MAX, 0, NULL };
+	struct dl_latency c = { DL_DIST_EXP, 1000, 0, 500, 2000, 0, NULL };
+	struct dl_latency u = { DL_DIST_UNIFORM, 0, 0, 100, 200, 0, NULL };
+	struct dl_latency f = { DL_DIST_FIXED, 777, 0, 0, INT64_MAX, 0, NULL };
+	struct dl_latency z = { DL_DIST_NONE, 0, 0, 0, INT64_MAX, 0, NULL };
 	double sum = 0;
 
 	for (uint32_t i = 0; i < 10000; i++) {
@@ -361,7 +361,7 @@ static void test_samples_clamped_never_negative(void)
 
 static void test_lognormal_mean_is_the_samples_mean(void)
 {
-	struct dl_latency l = { DL_DIST_LOGNORMAL, 1000000, 400000, 0, INT64_MAX };
+	struct dl_latency l = { DL_DIST_LOGNORMAL, 1000000, 400000, 0, INT64_MAX, 0, NULL };
 	double sum = 0;
 
 	for (uint32_t i = 0; i < 20000; i++)

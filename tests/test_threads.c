@@ -448,8 +448,8 @@ static void test_stress_seeds(void)
 			struct dl_run_result r;
 
 			for (unsigned k = DL_LAT_PREPARE; k <= DL_LAT_COMPLETE; k++)
-				t->prof[0].lat[k] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 0, 2000 };
-			t->prof[0].lat[DL_LAT_PROBE] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 0, 2000 };
+				t->prof[0].lat[k] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 0, 2000, 0, NULL };
+			t->prof[0].lat[DL_LAT_PROBE] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 0, 2000, 0, NULL };
 			if (seed % 4 == 0) {
 				t->fault[0] = (struct dl_sc_fault){ .dev = (uint32_t)(seed * 7 % 120),
 								    .lat_key = (uint8_t)(DL_LAT_PREPARE + seed % 4),
@@ -531,10 +531,10 @@ static void make_race(struct tsc *t, struct dl_sc_op *ops)
 {
 	uint32_t n = t->sc.ndev, u = 2 + rnd(n - 2), a = 2 + rnd(n - 12), b = a + 1 + rnd(10);
 
-	t->prof[0].lat[DL_LAT_PROBE] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 0, 20000 };
-	t->prof[0].lat[DL_LAT_REMOVE] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 0, 10000 };
+	t->prof[0].lat[DL_LAT_PROBE] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 0, 20000, 0, NULL };
+	t->prof[0].lat[DL_LAT_REMOVE] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 0, 10000, 0, NULL };
 	for (unsigned k = DL_LAT_PREPARE; k <= DL_LAT_COMPLETE; k++)
-		t->prof[0].lat[k] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 0, 10000 };
+		t->prof[0].lat[k] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 0, 10000, 0, NULL };
 	t->dev[0].hotplug = 1;
 	t->dev[1].hotplug = 1;
 	ops[0] = race_op(DL_OP_PROBE, DL_SC_NONE, DL_SC_NONE, 0, false, 0);

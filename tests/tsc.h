@@ -57,9 +57,9 @@ static struct tsc *make(int shape, uint32_t n, uint64_t seed, bool zero_cost)
 	rng_state = seed;
 	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
 		fixed(&t->prof[0].lat[k], 0);
-	t->prof[0].lat[DL_LAT_PROBE] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 100000, 900000 };
+	t->prof[0].lat[DL_LAT_PROBE] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 100000, 900000, 0, NULL };
 	for (unsigned k = DL_LAT_PREPARE; k <= DL_LAT_COMPLETE; k++)
-		t->prof[0].lat[k] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 10000, 500000 };
+		t->prof[0].lat[k] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 10000, 500000, 0, NULL };
 	for (uint32_t i = 0; i < n; i++) {
 		/* topological index of device i is n-1-i: suppliers have higher i */
 		t->dev[i].name_off = i * 8;

@@ -22,7 +22,7 @@ static const char *const op_names[DL_OP_COUNT] = {
 };
 
 static const char *const dist_names[] = {
-	"none", "fixed", "uniform", "exp", "normal", "lognormal",
+	"none", "fixed", "uniform", "exp", "normal", "lognormal", "empirical",
 };
 
 /* Bit i of a DL_FLAG_* value, named as in include/linux/device.h. */
@@ -255,6 +255,9 @@ void dl_scenario_free(struct dl_scenario *s)
 	free(s->op);
 	free(s->fault);
 	free(s->topology);
+	for (uint32_t i = 0; i < s->nemp; i++)
+		free(s->emp[i]);
+	free(s->emp);
 	free(s);
 }
 
@@ -320,6 +323,9 @@ int64_t dl_latency_sample(const struct dl_latency *l, uint64_t seed, uint32_t de
 		x = m > 0 ? exp(log(m) - s2 / 2 + sqrt(s2) * std_normal(r1, r2)) : 0;
 		break;
 	}
+	case DL_DIST_EMPIRICAL:
+		x = l->nsamp ? (double)l->samp[r1 % l->nsamp] : 0;
+		break;
 	default:
 		return 0;
 	}

@@ -144,16 +144,60 @@ int sc_parse_duration(struct sc_build *b, const char *path, json_t *v, int64_t *
 	return 0;
 }
 
+/*
+ * {"dist": "empirical", "samples": [...]}: measured latencies (import-log),
+ * each a latency as above; a sample is drawn uniformly among them.
+ */
+static int parse_empirical(struct sc_build *b, const char *path, json_t *samples,
+			   bool other_keys, struct dl_latency *l)
+{
+	struct dl_scenario *s = b->s;
+	char sub[160];
+	double sum = 0;
+	int64_t *arr, **emp;
+	json_t *x;
+	size_t i, n;
+	int ret;
+
+	if (other_keys)
+		return sc_fail(b, path, "\"empirical\" takes no mean, sd, min or max; "
+			       "expected only \"samples\"");
+	sc_path(sub, sizeof(sub), "%s.samples", path);
+	if (!json_is_array(samples) || !json_array_size(samples) ||
+	    json_array_size(samples) > UINT32_MAX)
+		return sc_fail(b, sub, "expected a non-empty array of latencies");
+	n = json_array_size(samples);
+	emp = realloc(s->emp, (s->nemp + 1) * sizeof(*emp));
+	if (!emp)
+		return sc_nomem(b);
+	s->emp = emp;
+	arr = malloc(n * sizeof(*arr));
+	if (!arr)
+		return sc_nomem(b);
+	s->emp[s->nemp++] = arr;
+	json_array_foreach(samples, i, x) {
+		sc_path(sub, sizeof(sub), "%s.samples[%zu]", path, i);
+		if ((ret = sc_parse_duration(b, sub, x, &arr[i])))
+			return ret;
+		sum += (double)arr[i];
+	}
+	l->dist = DL_DIST_EMPIRICAL;
+	l->nsamp = (uint32_t)n;
+	l->samp = arr;
+	l->mean = (int64_t)llround(sum / (double)n);
+	return 0;
+}
+
 static int parse_latency(struct sc_build *b, const char *path, json_t *v,
 			 struct dl_latency *l)
 {
-	static const char *const keys[] = { "dist", "mean", "sd", "min", "max", NULL };
+	static const char *const keys[] = { "dist", "mean", "sd", "min", "max", "samples", NULL };
 	char sub[160];
 	const char *dist = NULL;
-	json_t *mean, *sd, *min, *max;
+	json_t *mean, *sd, *min, *max, *samples;
 	int ret;
 
-	*l = (struct dl_latency){ DL_DIST_FIXED, 0, 0, 0, INT64_MAX };
+	*l = (struct dl_latency){ DL_DIST_FIXED, 0, 0, 0, INT64_MAX, 0, NULL };
 	if (!json_is_object(v))
 		return sc_parse_duration(b, path, v, &l->mean);
 	ret = sc_check_keys(b, path, v, keys);
@@ -162,7 +206,7 @@ static int parse_latency(struct sc_build *b, const char *path, json_t *v,
 	sc_path(sub, sizeof(sub), "%s.dist", path);
 	if (!json_object_get(v, "dist"))
 		return sc_fail(b, sub, "missing; expected \"fixed\", \"uniform\", \"exp\", "
-			       "\"normal\" or \"lognormal\"");
+			       "\"normal\", \"lognormal\" or \"empirical\"");
 	ret = get_string(b, sub, json_object_get(v, "dist"), &dist);
 	if (ret)
 		return ret;
@@ -171,11 +215,18 @@ static int parse_latency(struct sc_build *b, const char *path, json_t *v,
 			break;
 	if (!dl_dist_name(l->dist))
 		return sc_fail(b, sub, "unknown distribution '%s'; expected \"fixed\", "
-			       "\"uniform\", \"exp\", \"normal\" or \"lognormal\"", dist);
+			       "\"uniform\", \"exp\", \"normal\", \"lognormal\" or "
+			       "\"empirical\"", dist);
 	mean = json_object_get(v, "mean");
 	sd = json_object_get(v, "sd");
 	min = json_object_get(v, "min");
 	max = json_object_get(v, "max");
+	samples = json_object_get(v, "samples");
+	if (l->dist == DL_DIST_EMPIRICAL)
+		return parse_empirical(b, path, samples, mean || sd || min || max, l);
+	if (samples)
+		return sc_fail(b, path, "\"samples\" with \"%s\"; expected them only with "
+			       "\"empirical\"", dist);
 #define FIELD(j, name, dst)                                                   \
 	do {                                                                  \
 		if (j) {                                                      \
@@ -253,7 +304,8 @@ static int parse_profile(struct sc_build *b, const char *path, json_t *obj,
 static bool lat_equal(const struct dl_latency *a, const struct dl_latency *c)
 {
 	return a->dist == c->dist && a->mean == c->mean && a->sd == c->sd &&
-	       a->min == c->min && a->max == c->max;
+	       a->min == c->min && a->max == c->max && a->nsamp == c->nsamp &&
+	       (!a->nsamp || !memcmp(a->samp, c->samp, a->nsamp * sizeof(*a->samp)));
 }
 
 /* Index of a profile equal to @p, appending it if new. */
@@ -772,7 +824,7 @@ static int load_root(struct sc_build *b, json_t *root, const uint64_t *seed_over
 
 	memset(&def, 0, sizeof(def));
 	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
-		def.lat[k] = (struct dl_latency){ DL_DIST_NONE, 0, 0, 0, INT64_MAX };
+		def.lat[k] = (struct dl_latency){ DL_DIST_NONE, 0, 0, 0, INT64_MAX, 0, NULL };
 	v = json_object_get(root, "defaults");
 	if (v) {
 		static const char *const keys[] = {
@@ -818,6 +870,61 @@ static int load_root(struct sc_build *b, json_t *root, const uint64_t *seed_over
 	return 0;
 }
 
+/* A scenario shell with its path and unset cost; NULL when out of memory. */
+static struct dl_scenario *sc_new(const char *path)
+{
+	struct dl_scenario *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->cost = (struct dl_cost){ 0, -1, -1, -1, -1, -1 };
+	s->path = strdup(path);
+	if (!s->path) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Validate @root into b->s; on success *out takes it. */
+static int sc_finish(struct sc_build *b, json_t *root, const uint64_t *seed_override,
+		     struct dl_scenario **out)
+{
+	int ret = load_root(b, root, seed_override);
+
+	sc_build_fini(b);
+	if (ret) {
+		if (!b->err->msg[0])
+			sc_nomem(b);
+		dl_scenario_free(b->s);
+		return ret;
+	}
+	*out = b->s;
+	return 0;
+}
+
+int dl_scenario_load_json(const char *label, json_t *root, const struct dl_override *ov,
+			  size_t nov, const uint64_t *seed_override, struct dl_scenario **out,
+			  struct dl_error *err)
+{
+	struct sc_build b = { .err = err, .file = label, .ov = ov, .nov = nov };
+	json_t *copy;
+	int ret;
+
+	*out = NULL;
+	err->msg[0] = '\0';
+	b.s = sc_new(label);
+	copy = nov ? json_deep_copy(root) : json_incref(root);
+	if (!b.s || !copy) {
+		json_decref(copy);
+		dl_scenario_free(b.s);
+		return sc_nomem(&b);
+	}
+	ret = sc_finish(&b, copy, seed_override, out);
+	json_decref(copy);
+	return ret;
+}
+
 int dl_scenario_load(const char *path, const struct dl_override *ov, size_t nov,
 		     const uint64_t *seed_override, struct dl_scenario **out,
 		     struct dl_error *err)
@@ -829,15 +936,9 @@ int dl_scenario_load(const char *path, const struct dl_override *ov, size_t nov,
 
 	*out = NULL;
 	err->msg[0] = '\0';
-	b.s = calloc(1, sizeof(*b.s));
+	b.s = sc_new(path);
 	if (!b.s)
 		return sc_nomem(&b);
-	b.s->cost = (struct dl_cost){ 0, -1, -1, -1, -1, -1 };
-	b.s->path = strdup(path);
-	if (!b.s->path) {
-		free(b.s);
-		return sc_nomem(&b);
-	}
 	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		FILE *f = fopen(path, "r");
@@ -856,15 +957,7 @@ int dl_scenario_load(const char *path, const struct dl_override *ov, size_t nov,
 		dl_scenario_free(b.s);
 		return ret;
 	}
-	ret = load_root(&b, root, seed_override);
+	ret = sc_finish(&b, root, seed_override, out);
 	json_decref(root);
-	sc_build_fini(&b);
-	if (ret) {
-		if (!err->msg[0])
-			sc_nomem(&b);
-		dl_scenario_free(b.s);
-		return ret;
-	}
-	*out = b.s;
-	return 0;
+	return ret;
 }

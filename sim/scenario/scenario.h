@@ -32,17 +32,21 @@ enum dl_lat_key {
 };
 
 enum dl_dist { DL_DIST_NONE, DL_DIST_FIXED, DL_DIST_UNIFORM, DL_DIST_EXP, DL_DIST_NORMAL,
-	       DL_DIST_LOGNORMAL };
+	       DL_DIST_LOGNORMAL, DL_DIST_EMPIRICAL };
 
 /*
  * One latency, all in ns.  NONE: the phase takes no time.  FIXED: mean.
  * UNIFORM: [min, max].  EXP: mean.  NORMAL: mean, sd.  LOGNORMAL: mean and sd
- * of the sample itself (not of its logarithm).  Every sample is clamped to
- * [min, max]; min defaults to 0 and max to INT64_MAX.
+ * of the sample itself (not of its logarithm).  EMPIRICAL: one of the nsamp
+ * measured values samp[] (owned by the scenario), each equally likely; mean
+ * is their mean.  Every sample is clamped to [min, max]; min defaults to 0
+ * and max to INT64_MAX.
  */
 struct dl_latency {
 	uint8_t dist;
 	int64_t mean, sd, min, max;
+	uint32_t nsamp;
+	const int64_t *samp;
 };
 
 /* Devices share profiles: a million devices, a few profiles. */
@@ -125,6 +129,8 @@ struct dl_scenario {
 	uint32_t ndev_listed;	/* devices[0..ndev_listed) came from "devices", the rest from "generate" */
 	uint32_t nlink_generated; /* link[0..nlink_generated) came from "generate", the rest from "links" */
 	char *topology;		/* generator name, or NULL */
+	int64_t **emp;		/* the sample arrays of "empirical" latencies, to free */
+	uint32_t nemp;
 };
 
 /* "FILE:LINE:COL: what is wrong; expected ..." or "FILE: key.path: ...". */
@@ -148,6 +154,15 @@ struct dl_override {
 int dl_scenario_load(const char *path, const struct dl_override *ov, size_t nov,
 		     const uint64_t *seed_override, struct dl_scenario **out,
 		     struct dl_error *err);
+/*
+ * dl_scenario_load_json() - the same from a JSON object already in memory
+ * (import-log's replay, advise); @label stands for the file name in messages.
+ * @root is not modified (--set works on a copy).
+ */
+struct json_t;
+int dl_scenario_load_json(const char *label, struct json_t *root, const struct dl_override *ov,
+			  size_t nov, const uint64_t *seed_override, struct dl_scenario **out,
+			  struct dl_error *err);
 void dl_scenario_free(struct dl_scenario *s);
 
 /* The name of device @dev. */

@@ -1,0 +1,342 @@
+/*
+ * cmd_import_log.c - `dlsim import-log FILE... [--into SCENARIO.json]`:
+ * real callback timings in (sim/measure/), a scenario out; `--replay`
+ * prints the replay check instead.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/cli/cli.h"
+#include "sim/measure/log_import.h"
+#include "sim/measure/replay.h"
+
+#define REPLAY_TOLERANCE 0.10	/* the "within 10%" */
+
+static void import_usage(FILE *f)
+{
+	fprintf(f, "usage: dlsim import-log FILE... [--into SCENARIO.json] [--replay [--order O] "
+		   "[--workers K]] [--with-printing] [--name NAME]\n\n"
+		   "Read real kernel logs and write a scenario (JSON, stdout): devices named as in\n"
+		   "the log, parents from \"parent:\", per-device per-phase callback times (several\n"
+		   "cycles: the empirical distribution), the async flag (a callback that ran off the\n"
+		   "main PM thread), the dpm order the log shows (the order of \"devices\"), failed\n"
+		   "callbacks (x-log.failed_callbacks) and the main thread's median gap between\n"
+		   "callbacks (x-log.main_gap_ns: mostly the console printing of initcall_debug,\n"
+		   "which a system without it does not pay).  Formats: %s.\n\n"
+		   "  --into S.json   overlay the measured latencies and async flags on S's devices\n"
+		   "                  by name (a device-tree path also matches \"UNIT.NAME\", as the\n"
+		   "                  kernel names platform devices) and write S; the names that did\n"
+		   "                  not match on either side go to stderr\n"
+		   "  --replay        instead of the scenario, replay each cycle that printed phase\n"
+		   "                  totals under the order the log shows (sync when every callback\n"
+		   "                  ran on the main thread, else kernel-async) and print each total\n"
+		   "                  beside the prediction, with the reason where they differ by\n"
+		   "                  more than 10%%\n"
+		   "  --order O       the order to replay under; --workers K its CPUs\n"
+		   "  --with-printing add the phase's median main-thread gap to every callback, so\n"
+		   "                  that 'dlsim run' reproduces the logged run, printing included\n"
+		   "  --name NAME     the scenario's name (default: the first file's base name)\n\n"
+		   "Lines in no known format are skipped and counted (stderr); contradictions\n"
+		   "(a return without its call, time going backwards) are reported with their\n"
+		   "line and skipped.\n\n"
+		   "exit status: 0 success, 2 bad usage, unreadable file or a file with no line in a\n"
+		   "known format\n", dl_log_formats_help);
+}
+
+static char *base_name(const char *path)
+{
+	const char *p = strrchr(path, '/'), *dot;
+	char *s;
+
+	p = p ? p + 1 : path;
+	dot = strrchr(p, '.');
+	s = strndup(p, dot && dot != p ? (size_t)(dot - p) : strlen(p));
+	return s;
+}
+
+static void summary(const struct dl_logimport *li)
+{
+	static const char *const fmt_names[DL_LG_FORMAT_COUNT] = {
+		"PM calling/returned", "3.x PM calling/call", "phase totals", "ftrace",
+		"boot probe/initcall", "failure lines", "sleep markers",
+	};
+	uint32_t pm = 0;
+
+	for (uint32_t i = 0; i < li->nsmp; i++)
+		pm += li->smp[i].key != DL_LAT_PROBE;
+	fprintf(stderr, "dlsim import-log: %llu lines, %llu skipped (no known format); recognised:",
+		(unsigned long long)li->lines, (unsigned long long)li->skipped);
+	for (unsigned f = 0; f < DL_LG_FORMAT_COUNT; f++)
+		if (li->matched[f])
+			fprintf(stderr, " %s %llu,", fmt_names[f], (unsigned long long)li->matched[f]);
+	fprintf(stderr, "\ndlsim import-log: %u devices, %u PM callbacks in %u cycles, %u boot "
+		"probes, %u failed callbacks, %u phase totals; main-thread gap %.1f us (median)\n",
+		li->ndev, pm, li->ncyc, li->probes, li->failures, li->ntot,
+		li->main_gap_ns >= 0 ? (double)li->main_gap_ns / 1e3 : 0.0);
+	for (uint32_t c = 0; c < li->ncyc; c++)
+		fprintf(stderr, "  cycle %u (%s:%u): %u callbacks, %u off the main thread (pid %d)%s\n",
+			c, li->files[li->cyc[c].file], li->cyc[c].line, li->cyc[c].ncb,
+			li->cyc[c].nasync, li->cyc[c].main_pid == DL_LG_NONE ? -1
+									  : (int)li->cyc[c].main_pid,
+			li->cyc[c].gap ? "; lines lost (garbage or skipped phases)" : "");
+	if (li->order_conflicts)
+		fprintf(stderr, "  the phases' walks disagree on the dpm order %u times (async "
+			"cycles or reorders); the order written breaks those constraints\n",
+			li->order_conflicts);
+	for (uint32_t i = 0; i < li->nnote; i++)
+		fprintf(stderr, "  %s:%u: %s\n", li->files[li->note[i].file], li->note[i].line,
+			li->note[i].msg);
+	if (li->ncontradictions > li->nnote)
+		fprintf(stderr, "  ... %u contradictions in all\n", li->ncontradictions);
+}
+
+static double pct(int64_t pred, int64_t logged)
+{
+	return logged > 0 ? 100.0 * ((double)pred - (double)logged) / (double)logged : 0;
+}
+
+/* Why a prediction misses the logged total. */
+static void why(const struct dl_logimport *li, const struct dl_replay *rp,
+		const struct dl_replay_row *row, char *buf, size_t len)
+{
+	double miss = pct(row->replay_ns, row->logged_ns) / 100;
+	double dmiss = pct(row->replay_default_ns, row->logged_ns) / 100;
+	uint32_t k = rp->workers ? rp->workers : 1;
+	int64_t gap = li->gap_ns[row->last] >= 0 ? li->gap_ns[row->last] : li->main_gap_ns;
+
+	if (miss <= REPLAY_TOLERANCE && miss >= -REPLAY_TOLERANCE) {
+		if (dmiss > REPLAY_TOLERANCE || dmiss < -REPLAY_TOLERANCE)
+			snprintf(buf, len, "ok with the log's %.0f us gap per callback (console "
+				 "printing of initcall_debug); without it %+.1f%%", (double)gap / 1e3,
+				 100 * dmiss);
+		else
+			snprintf(buf, len, "ok");
+		return;
+	}
+	if (li->cyc[rp->cycle].gap && row->ncb == 0)
+		snprintf(buf, len, "missing phase: its lines were lost (garbage in the log)");
+	else if (row->logged_ns < 1000000)
+		snprintf(buf, len, "a phase under 1 ms: the engine's fixed per-device costs (walk, "
+			 "queue, wake) over all %u devices decide it, not its %u callbacks (%.3f ms)",
+			 li->ndev, row->ncb, (double)row->cb_sum_ns / 1e6);
+	else if (li->cyc[rp->cycle].gap && row->first <= DL_LAT_RESUME &&
+		 row->last >= DL_LAT_RESUME_NOIRQ)
+		snprintf(buf, len, "lines lost in this cycle: the phase's callbacks are incomplete");
+	else if (row->first == DL_LAT_PREPARE && row->ncb == 0 && rp->order == DL_ORDER_SYNC)
+		snprintf(buf, len, "missing phase: the log does not time prepare callbacks, and the "
+			 "replay charges the printing gap to all %u devices' walk", li->ndev);
+	else if (rp->order != DL_ORDER_SYNC && row->cb_sum_ns / k > row->logged_ns)
+		snprintf(buf, len, "the cost model: a callback holds a CPU for all its time, so %.1f "
+			 "ms of callbacks need %.1f ms on %u CPUs; in the log they overlapped more "
+			 "(they sleep, e.g. PCI power-state delays)", (double)row->cb_sum_ns / 1e6,
+			 (double)row->cb_sum_ns / k / 1e6, k);
+	else if (rp->order != DL_ORDER_SYNC && miss < 0)
+		snprintf(buf, len, "the cost model: in the log callbacks waited on dependencies it "
+			 "does not show (no links in a log, only parents) or for the console");
+	else if (rp->order != DL_ORDER_SYNC)
+		snprintf(buf, len, "the cost model: %s on %u CPUs with parent/child waits only "
+			 "(longest callback %.3f ms, sum %.3f ms)", dl_order_name(rp->order), k,
+			 (double)row->cb_max_ns / 1e6, (double)row->cb_sum_ns / 1e6);
+	else
+		snprintf(buf, len, "the cost model: one median gap (%.0f us) per callback where the "
+			 "log's gaps vary", (double)gap / 1e3);
+}
+
+static int print_replays(const struct dl_logimport *li, int order, uint32_t workers)
+{
+	struct dl_replay *rp = malloc(sizeof(*rp));
+	struct dl_error err;
+	uint32_t shown = 0, ok = 0, rows = 0;
+
+	if (!rp)
+		return DL_EXIT_USAGE;
+	for (uint32_t c = 0; c < li->ncyc; c++) {
+		int ret = dl_log_replay(li, c, order, workers, rp, &err);
+
+		if (ret == -ENODATA)
+			continue;
+		if (ret) {
+			fprintf(stderr, "dlsim import-log: %s\n", err.msg);
+			free(rp);
+			return DL_EXIT_USAGE;
+		}
+		printf("%scycle %u (%s:%u): %u callbacks (%u off the main thread), replayed %s on "
+		       "K=%u%s; median main-thread gap %.1f us\n",
+		       shown++ ? "\n" : "", c, li->files[li->cyc[c].file], li->cyc[c].line,
+		       li->cyc[c].ncb, li->cyc[c].nasync, dl_order_name(rp->order), rp->workers,
+		       !workers && rp->workers > (li->cpus ? li->cpus : 8) && rp->order != DL_ORDER_SYNC
+		       ? " (the log ran that many callbacks at once: they sleep, they do not hold "
+			 "a CPU)" : "",
+		       rp->main_ns >= 0 ? (double)rp->main_ns / 1e3 : 0.0);
+		printf("%-20s %6s %5s %11s %11s %7s %11s %7s  %s\n", "phase (log's name)", "line",
+		       "cbs", "logged ms", "replay ms", "diff", "no-gap ms", "diff", "why");
+		for (uint32_t i = 0; i < rp->nrow; i++) {
+			const struct dl_replay_row *row = &rp->row[i];
+			double d = pct(row->replay_ns, row->logged_ns);
+			char buf[256];
+
+			why(li, rp, row, buf, sizeof(buf));
+			rows++;
+			ok += d <= 100 * REPLAY_TOLERANCE && d >= -100 * REPLAY_TOLERANCE;
+			printf("%-20s %6u %5u %11.3f %11.3f %+6.1f%% %11.3f %+6.1f%%  %s\n", row->label,
+			       row->line, row->ncb, (double)row->logged_ns / 1e6,
+			       (double)row->replay_ns / 1e6, d, (double)row->replay_default_ns / 1e6,
+			       pct(row->replay_default_ns, row->logged_ns), buf);
+		}
+	}
+	if (!shown)
+		printf("no cycle printed a phase total: nothing to replay against\n");
+	else
+		printf("\n%u of %u phase totals predicted within 10%%\n", ok, rows);
+	free(rp);
+	return DL_EXIT_OK;
+}
+
+/* The overlay, the unmatched names to stderr. */
+static int overlay(const struct dl_logimport *li, const char *into, json_t **out)
+{
+	json_error_t jerr;
+	json_t *sc = json_load_file(into, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *un_log = json_array(), *un_sc = json_array(), *v;
+	size_t i;
+	int ret;
+
+	if (!sc) {
+		fprintf(stderr, "dlsim import-log: %s:%d:%d: %s; expected a scenario file\n", into,
+			jerr.line, jerr.column, jerr.text);
+		json_decref(un_log);
+		json_decref(un_sc);
+		return DL_EXIT_USAGE;
+	}
+	ret = un_log && un_sc ? dl_log_overlay(li, sc, un_log, un_sc) : -ENOMEM;
+	if (ret) {
+		fprintf(stderr, "dlsim import-log: %s: %s\n", into, ret == -EINVAL
+			? "no \"devices\" array; expected a scenario that lists its devices "
+			  "(a generated one has no names to match)" : "out of memory");
+		json_decref(sc);
+		json_decref(un_log);
+		json_decref(un_sc);
+		return DL_EXIT_USAGE;
+	}
+	fprintf(stderr, "dlsim import-log: --into %s: %zu devices of the log matched, %zu did "
+		"not; %zu listed devices of the scenario have no timing in the log\n", into,
+		(size_t)0 + json_array_size(json_object_get(sc, "devices")) - json_array_size(un_sc),
+		json_array_size(un_log), json_array_size(un_sc));
+	fprintf(stderr, "  in the log, not in the scenario:");
+	json_array_foreach(un_log, i, v)
+		fprintf(stderr, "%s %s", i ? "," : "", json_string_value(v));
+	fprintf(stderr, "\n  in the scenario, not in the log:");
+	json_array_foreach(un_sc, i, v)
+		fprintf(stderr, "%s %s", i ? "," : "", json_string_value(v));
+	fprintf(stderr, "\n");
+	json_decref(un_log);
+	json_decref(un_sc);
+	*out = sc;
+	return DL_EXIT_OK;
+}
+
+int cmd_import_log(int argc, char **argv)
+{
+	const char *into = NULL, *name = NULL, *v;
+	struct dl_logimport li;
+	struct dl_error err;
+	bool replay = false, with_gap = false;
+	int order = -1, nfiles = 0, rc = DL_EXIT_USAGE;
+	uint32_t workers = 0;
+	json_t *sc = NULL;
+	char *text, *dflt = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			import_usage(stdout);
+			return DL_EXIT_OK;
+		}
+	}
+	dl_log_init(&li);
+	for (int i = 1; i < argc; i++) {
+		if ((v = cli_opt_value(argc, argv, &i, "--into"))) {
+			into = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--name"))) {
+			name = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--order"))) {
+			enum dl_order o;
+
+			if (dl_order_parse(v, &o)) {
+				fprintf(stderr, "dlsim import-log: unknown order '%s'; see 'dlsim orders'\n",
+					v);
+				goto out;
+			}
+			order = (int)o;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--workers"))) {
+			char *end;
+			unsigned long k = strtoul(v, &end, 10);
+
+			if (!*v || *end || !k || k > 65536) {
+				fprintf(stderr, "dlsim import-log: --workers '%s'; expected 1..65536\n", v);
+				goto out;
+			}
+			workers = (uint32_t)k;
+		} else if (!strcmp(argv[i], "--replay")) {
+			replay = true;
+		} else if (!strcmp(argv[i], "--with-printing")) {
+			with_gap = true;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "dlsim import-log: unknown option '%s'\n", argv[i]);
+			import_usage(stderr);
+			goto out;
+		} else {
+			int ret = dl_log_read_file(&li, argv[i], &err);
+
+			if (ret) {
+				fprintf(stderr, "dlsim import-log: %s\n", err.msg);
+				goto out;
+			}
+			if (!nfiles++)
+				dflt = base_name(argv[i]);
+		}
+	}
+	if (into && !*into) {
+		fprintf(stderr, "dlsim import-log: --into without a file\n");
+		goto out;
+	}
+	if (!nfiles) {
+		import_usage(stderr);
+		goto out;
+	}
+	if (dl_log_finish(&li)) {
+		fprintf(stderr, "dlsim import-log: out of memory\n");
+		goto out;
+	}
+	summary(&li);
+	if (replay) {
+		rc = print_replays(&li, order, workers);
+		goto out;
+	}
+	if (into) {
+		if ((rc = overlay(&li, into, &sc)) != DL_EXIT_OK)
+			goto out;
+		rc = DL_EXIT_USAGE;
+	} else {
+		sc = dl_log_scenario(&li, DL_LG_NONE, with_gap,
+				     name ? name : dflt ? dflt : "imported");
+		if (!sc) {
+			fprintf(stderr, "dlsim import-log: out of memory\n");
+			goto out;
+		}
+	}
+	text = json_dumps(sc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	if (!text || puts(text) == EOF || fflush(stdout)) {
+		fprintf(stderr, "dlsim import-log: writing stdout: %s\n", strerror(errno));
+		free(text);
+		goto out;
+	}
+	free(text);
+	rc = DL_EXIT_OK;
+out:
+	json_decref(sc);
+	free(dflt);
+	dl_log_free(&li);
+	return rc;
+}

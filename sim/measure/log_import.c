@@ -1,0 +1,1096 @@
+/*
+ * log_import.c - the line parser of import-log: each line of a kernel log
+ * is matched against the formats of log_import.h by hand (no regex: a 10 MB
+ * log must take well under a second), callbacks are paired and assigned to
+ * a cycle and a phase.  Lines that match nothing are counted.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/measure/log_import.h"
+
+const char dl_log_formats_help[] =
+	"dmesg with initcall_debug (\"DRV DEV: PM: calling CB @ PID, parent: P\" / \"... returned R "
+	"after N usecs\", 3.x \"calling  DEV+ @ PID, parent: P\" / \"call DEV+ returned R after N "
+	"usecs\", \"probe of DEV returned R after N usecs\"), phase totals (\"PM: suspend of devices "
+	"complete after X msecs\"), or ftrace (device_pm_callback_start/end, suspend_resume)";
+
+/* A "calling" seen, waiting for its "returned". */
+struct dl_lg_pending {
+	int64_t ts;
+	uint32_t pid, line;
+	uint8_t open;
+};
+
+/* Where in the input we are, for notes. */
+struct cursor {
+	uint32_t file, line;
+	uint32_t tpid;		/* [Tn] caller prefix, or DL_LG_NONE */
+	int64_t ts;		/* -1 when the line has no time stamp */
+};
+
+void dl_log_init(struct dl_logimport *li)
+{
+	memset(li, 0, sizeof(*li));
+	li->main_gap_ns = -1;
+	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
+		li->gap_ns[k] = -1;
+}
+
+void dl_log_free(struct dl_logimport *li)
+{
+	free(li->names);
+	free(li->hash);
+	free(li->dev);
+	free(li->smp);
+	free(li->tot);
+	free(li->cyc);
+	free(li->pend);
+	free(li->order);
+	for (uint32_t i = 0; i < li->nfiles; i++)
+		free(li->files[i]);
+	free(li->files);
+	memset(li, 0, sizeof(*li));
+}
+
+static void note(struct dl_logimport *li, const struct cursor *c, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A contradiction in the data: counted, and the first DL_LG_MAX_NOTES kept. */
+static void note(struct dl_logimport *li, const struct cursor *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	li->ncontradictions++;
+	if (li->nnote == DL_LG_MAX_NOTES)
+		return;
+	li->note[li->nnote].file = c->file;
+	li->note[li->nnote].line = c->line;
+	va_start(ap, fmt);
+	vsnprintf(li->note[li->nnote].msg, sizeof(li->note[0].msg), fmt, ap);
+	va_end(ap);
+	li->nnote++;
+}
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
+{
+	uint32_t c = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	q = realloc(*p, (size_t)c * size);
+	if (!q)
+		return -ENOMEM;
+	memset((char *)q + (size_t)*cap * size, 0, (size_t)(c - *cap) * size);
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static uint32_t name_hash(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 16777619u;
+	return h;
+}
+
+const char *dl_lg_name(const struct dl_logimport *li, uint32_t dev)
+{
+	return li->names + li->dev[dev].name_off;
+}
+
+static uint32_t find_n(const struct dl_logimport *li, const char *s, size_t n)
+{
+	if (!li->hash)
+		return DL_LG_NONE;
+	for (uint32_t h = name_hash(s, n) & li->hash_mask;; h = (h + 1) & li->hash_mask) {
+		uint32_t d = li->hash[h];
+		const char *nm;
+
+		if (!d)
+			return DL_LG_NONE;
+		nm = li->names + li->dev[d - 1].name_off;
+		if (!strncmp(nm, s, n) && !nm[n])
+			return d - 1;
+	}
+}
+
+uint32_t dl_lg_find(const struct dl_logimport *li, const char *name)
+{
+	return find_n(li, name, strlen(name));
+}
+
+static int rehash(struct dl_logimport *li, uint32_t size)
+{
+	uint32_t *h = calloc(size, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	free(li->hash);
+	li->hash = h;
+	li->hash_mask = size - 1;
+	for (uint32_t d = 0; d < li->ndev; d++) {
+		const char *nm = li->names + li->dev[d].name_off;
+		uint32_t i = name_hash(nm, strlen(nm)) & li->hash_mask;
+
+		while (h[i])
+			i = (i + 1) & li->hash_mask;
+		h[i] = d + 1;
+	}
+	return 0;
+}
+
+/* The device named s[0..n), created when new; DL_LG_NONE when out of memory. */
+static uint32_t intern(struct dl_logimport *li, const char *s, size_t n)
+{
+	uint32_t d = find_n(li, s, n);
+
+	if (d != DL_LG_NONE)
+		return d;
+	if (n > DL_SC_MAX_NAME)
+		n = DL_SC_MAX_NAME;
+	if ((li->ndev + 1) * 2 > li->hash_mask + 1 &&
+	    rehash(li, li->hash ? 2 * (li->hash_mask + 1) : 1024))
+		return DL_LG_NONE;
+	if (grow((void **)&li->dev, &li->cap_dev, li->ndev + 1, sizeof(*li->dev)) ||
+	    grow((void **)&li->pend, &li->cap_pend, li->ndev + 1, sizeof(*li->pend)))
+		return DL_LG_NONE;
+	if (li->names_len + n + 1 > li->names_cap) {
+		size_t c = li->names_cap ? li->names_cap * 2 : 4096;
+		char *q;
+
+		while (c < li->names_len + n + 1)
+			c *= 2;
+		q = realloc(li->names, c);
+		if (!q)
+			return DL_LG_NONE;
+		li->names = q;
+		li->names_cap = c;
+	}
+	memcpy(li->names + li->names_len, s, n);
+	li->names[li->names_len + n] = '\0';
+	d = li->ndev++;
+	li->dev[d] = (struct dl_lg_device){ .name_off = (uint32_t)li->names_len,
+					    .parent = DL_LG_NONE };
+	li->names_len += n + 1;
+	{
+		uint32_t i = name_hash(s, n) & li->hash_mask;
+
+		while (li->hash[i])
+			i = (i + 1) & li->hash_mask;
+		li->hash[i] = d + 1;
+	}
+	return d;
+}
+
+/* ---- small matchers over [p, e) ---- */
+
+static bool starts(const char *p, const char *e, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return (size_t)(e - p) >= n && !memcmp(p, lit, n);
+}
+
+static const char *find(const char *p, const char *e, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	for (; (size_t)(e - p) >= n; p++) {
+		p = memchr(p, lit[0], (size_t)(e - p) - n + 1);
+		if (!p)
+			return NULL;
+		if (!memcmp(p, lit, n))
+			return p;
+	}
+	return NULL;
+}
+
+/* A token ends at a space or at @e. */
+static const char *tok_end(const char *p, const char *e)
+{
+	while (p < e && *p != ' ')
+		p++;
+	return p;
+}
+
+/* Unsigned decimal; false when there is none. */
+static bool num_u(const char **pp, const char *e, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+
+	if (p >= e || *p < '0' || *p > '9')
+		return false;
+	while (p < e && *p >= '0' && *p <= '9') {
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	}
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+static bool num_i(const char **pp, const char *e, int64_t *out)
+{
+	const char *p = *pp;
+	bool neg = p < e && *p == '-';
+	uint64_t v;
+
+	if (neg)
+		p++;
+	if (!num_u(&p, e, &v) || v > INT32_MAX)
+		return false;
+	*pp = p;
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	return true;
+}
+
+/* "SEC.FRAC" to ns (FRAC up to 9 digits). */
+static bool num_time(const char **pp, const char *e, int64_t *ns, int64_t unit_ns)
+{
+	const char *p = *pp;
+	uint64_t whole, frac = 0, scale = 1;
+
+	if (!num_u(&p, e, &whole) || whole > (uint64_t)INT64_MAX / (uint64_t)unit_ns / 2)
+		return false;
+	if (p < e && *p == '.') {
+		p++;
+		while (p < e && *p >= '0' && *p <= '9') {
+			if (scale < 1000000000ull) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				scale *= 10;
+			}
+			p++;
+		}
+	}
+	*pp = p;
+	*ns = (int64_t)whole * unit_ns + (int64_t)((double)frac * (double)unit_ns / (double)scale);
+	return true;
+}
+
+/* "[ 123.456789]" with optional "[ T123]"/"[ C1]" after it. */
+static bool parse_stamp(const char **pp, const char *e, struct cursor *c)
+{
+	const char *p = *pp;
+
+	if (p >= e || *p != '[')
+		return false;
+	p++;
+	while (p < e && *p == ' ')
+		p++;
+	if (!num_time(&p, e, &c->ts, 1000000000) || p >= e || *p != ']')
+		return false;
+	p++;
+	if (p < e && *p == '[') {
+		const char *q = p + 1;
+		uint64_t v;
+
+		while (q < e && *q == ' ')
+			q++;
+		if (q < e && (*q == 'T' || *q == 'C')) {
+			bool task = *q == 'T';
+
+			q++;
+			if (num_u(&q, e, &v) && q < e && *q == ']') {
+				if (task && v <= UINT32_MAX - 1)
+					c->tpid = (uint32_t)v;
+				p = q + 1;
+			}
+		}
+	}
+	while (p < e && *p == ' ')
+		p++;
+	*pp = p;
+	return true;
+}
+
+/* ---- phases ---- */
+
+static bool suspend_side(unsigned key)
+{
+	return key <= DL_LAT_SUSPEND_NOIRQ;
+}
+
+/* Sequence position of a PM key: prepare 0 .. complete 7. */
+static unsigned ph_pos(unsigned key)
+{
+	return key - DL_LAT_PREPARE;
+}
+
+/* The phase a callback's name gives, or DL_LAT_COUNT; *side: 1 suspend, 2 resume, 0 none. */
+static unsigned cb_hint(const char *p, const char *e, int *side)
+{
+	bool noirq = find(p, e, "noirq"), late = find(p, e, "_late"), early = find(p, e, "_early");
+	bool sus = find(p, e, "suspend") || find(p, e, "freeze") || find(p, e, "poweroff");
+	bool res = find(p, e, "resume") || find(p, e, "thaw") || find(p, e, "restore");
+
+	*side = sus && !res ? 1 : res && !sus ? 2 : 0;
+	if (find(p, e, "prepare"))
+		return DL_LAT_PREPARE;
+	if (find(p, e, "complete"))
+		return DL_LAT_COMPLETE;
+	if (noirq && *side)
+		return *side == 1 ? DL_LAT_SUSPEND_NOIRQ : DL_LAT_RESUME_NOIRQ;
+	if (late && *side == 1)
+		return DL_LAT_SUSPEND_LATE;
+	if (early && *side == 2)
+		return DL_LAT_RESUME_EARLY;
+	return DL_LAT_COUNT;
+}
+
+static int new_cycle(struct dl_logimport *li, const struct cursor *c)
+{
+	if (grow((void **)&li->cyc, &li->cap_cyc, li->ncyc + 1, sizeof(*li->cyc)))
+		return -ENOMEM;
+	if (li->ncyc >= UINT16_MAX)
+		return 0;	/* later callbacks join the last cycle */
+	li->cyc[li->ncyc++] = (struct dl_lg_cycle){ c->file, c->line, DL_LG_NONE, 0, 0, 0, 0 };
+	li->cur_key = DL_LAT_SUSPEND;
+	li->cycle_open = 1;
+	li->cycle_has_cb = 0;
+	li->seg_start = li->nsmp;
+	for (uint32_t d = 0; d < li->ndev; d++)
+		li->pend[d].open = 0;
+	return 0;
+}
+
+/* A line that starts a system sleep: the next callback opens a new cycle. */
+static void cycle_marker(struct dl_logimport *li)
+{
+	if (li->cycle_has_cb)
+		li->cycle_open = 0;
+}
+
+/*
+ * Move to the phase a callback's name says when it is later than the
+ * current one (lines were lost: the log skipped a total), or to a new cycle
+ * when a suspend-side callback comes after resume-side ones.
+ */
+static int apply_hint(struct dl_logimport *li, const struct cursor *c, unsigned hint, int side,
+		      bool *provisional)
+{
+	unsigned cur = li->cur_key;
+
+	*provisional = false;
+	if (hint != DL_LAT_COUNT) {
+		if (ph_pos(hint) > ph_pos(cur)) {
+			if (ph_pos(hint) > ph_pos(cur) + 1 || suspend_side(cur) != suspend_side(hint))
+				li->cyc[li->ncyc - 1].gap = 1;
+			li->cur_key = (uint8_t)hint;
+			li->seg_start = li->nsmp;
+		} else if (!suspend_side(cur) && suspend_side(hint) && li->cycle_has_cb) {
+			return new_cycle(li, c);
+		}
+		return 0;
+	}
+	if (side == 2 && suspend_side(cur)) {
+		/* a resume callback in a suspend phase: lines were lost */
+		li->cyc[li->ncyc - 1].gap = 1;
+		li->cur_key = DL_LAT_RESUME;
+		li->seg_start = li->nsmp;
+		*provisional = true;
+	} else if (side == 1 && !suspend_side(cur) && li->cycle_has_cb) {
+		return new_cycle(li, c);
+	}
+	return 0;
+}
+
+static int begin_callback(struct dl_logimport *li, const struct cursor *c, uint32_t dev,
+			  uint32_t pid)
+{
+	struct dl_lg_pending *pe = &li->pend[dev];
+
+	if (pe->open)
+		note(li, c, "'%s': a second call before the first returned (line %u)",
+		     dl_lg_name(li, dev), pe->line);
+	*pe = (struct dl_lg_pending){ c->ts, pid, c->line, 1 };
+	return 0;
+}
+
+/* A callback of @dev returned @ret after @lat_ns: record it in the current phase. */
+static int end_callback(struct dl_logimport *li, const struct cursor *c, uint32_t dev,
+			int64_t ret, int64_t lat_ns, uint32_t pid, bool provisional)
+{
+	struct dl_lg_pending *pe = &li->pend[dev];
+	struct dl_lg_sample *s;
+	int64_t start = c->ts >= 0 ? c->ts - lat_ns : -1;
+
+	if (!pe->open) {
+		note(li, c, "'%s' returned without its call (no \"calling\" line before it)",
+		     dl_lg_name(li, dev));
+	} else {
+		start = pe->ts;
+		if (pid == DL_LG_NONE)
+			pid = pe->pid;
+		pe->open = 0;
+	}
+	if (grow((void **)&li->smp, &li->cap_smp, li->nsmp + 1, sizeof(*li->smp)))
+		return -ENOMEM;
+	if (ret)
+		li->failures++;
+	s = &li->smp[li->nsmp++];
+	*s = (struct dl_lg_sample){ .dev = dev, .file = c->file, .line = c->line, .pid = pid,
+				    .cycle = (uint16_t)(li->ncyc - 1), .key = li->cur_key,
+				    .provisional = provisional, .ret = (int32_t)ret,
+				    .start_ns = start, .lat_ns = lat_ns };
+	li->dev[dev].nsamples++;
+	li->cyc[li->ncyc - 1].ncb++;
+	li->cycle_has_cb = 1;
+	return 0;
+}
+
+static int ensure_cycle(struct dl_logimport *li, const struct cursor *c)
+{
+	return li->cycle_open ? 0 : new_cycle(li, c);
+}
+
+static int set_parent(struct dl_logimport *li, const struct cursor *c, uint32_t dev,
+		      const char *p, const char *e)
+{
+	uint32_t par;
+
+	if (e - p == 4 && !memcmp(p, "none", 4))
+		return 0;
+	par = intern(li, p, (size_t)(e - p));
+	if (par == DL_LG_NONE)
+		return -ENOMEM;
+	if (par == dev) {
+		note(li, c, "'%s' is its own parent", dl_lg_name(li, dev));
+		return 0;
+	}
+	if (li->dev[dev].parent == DL_LG_NONE) {
+		/* refuse a parent loop: walk up from the new parent */
+		for (uint32_t a = par, n = 0; a != DL_LG_NONE && n <= li->ndev;
+		     a = li->dev[a].parent, n++)
+			if (a == dev) {
+				note(li, c, "parent '%s' of '%s' would make a loop; ignored",
+				     dl_lg_name(li, par), dl_lg_name(li, dev));
+				return 0;
+			}
+		li->dev[dev].parent = par;
+	} else if (li->dev[dev].parent != par) {
+		note(li, c, "'%s': parent '%s' here, '%s' before", dl_lg_name(li, dev),
+		     dl_lg_name(li, par), dl_lg_name(li, li->dev[dev].parent));
+	}
+	return 0;
+}
+
+/* ---- the formats ---- */
+
+/* "PM: [start ][late |early |noirq ]PHASE of devices complete after X msecs" */
+static int match_total(struct dl_logimport *li, const struct cursor *c, const char *p,
+		       const char *e)
+{
+	static const struct { const char *w; int side; } base[] = {
+		{ "suspend", 1 }, { "freeze", 1 }, { "poweroff", 1 },
+		{ "resume", 2 }, { "thaw", 2 }, { "restore", 2 },
+	};
+	const char *q = find(p, e, "PM: "), *lab, *after;
+	bool start = false;
+	unsigned level = 0;	/* 0 plain, 1 late/early, 2 noirq */
+	int side = 0;
+	int64_t ns;
+	struct dl_lg_total *t;
+	unsigned first, last;
+
+	if (!q)
+		return 0;
+	lab = q + 4;
+	q = lab;
+	if (starts(q, e, "start ")) {
+		start = true;
+		q += 6;
+	}
+	if (starts(q, e, "late ") || starts(q, e, "early ")) {
+		level = 1;
+		q = tok_end(q, e) + 1;
+	} else if (starts(q, e, "noirq ")) {
+		level = 2;
+		q += 6;
+	}
+	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+		if (starts(q, e, base[i].w)) {
+			side = base[i].side;
+			q += strlen(base[i].w);
+			break;
+		}
+	if (!side || !starts(q, e, " of devices complete after "))
+		return 0;
+	after = q + strlen(" of devices complete after ");
+	if (!num_time(&after, e, &ns, 1000000) || !starts(after, e, " msecs"))
+		return 0;
+	if (side == 1)
+		last = level == 0 ? DL_LAT_SUSPEND : level == 1 ? DL_LAT_SUSPEND_LATE
+								: DL_LAT_SUSPEND_NOIRQ;
+	else
+		last = level == 0 ? DL_LAT_RESUME : level == 1 ? DL_LAT_RESUME_EARLY
+								: DL_LAT_RESUME_NOIRQ;
+	first = start && side == 1 && level == 0 ? DL_LAT_PREPARE : last;
+	if (start && first == last)
+		return 0;	/* "start resume"? not a format we know */
+	if (ensure_cycle(li, c))
+		return -ENOMEM;
+	if (grow((void **)&li->tot, &li->cap_tot, li->ntot + 1, sizeof(*li->tot)))
+		return -ENOMEM;
+	t = &li->tot[li->ntot++];
+	*t = (struct dl_lg_total){ (uint16_t)(li->ncyc - 1), (uint8_t)first, (uint8_t)last,
+				   c->file, c->line, c->tpid, ns, "" };
+	snprintf(t->label, sizeof(t->label), "%.*s", (int)(q - lab), lab);
+	if (first == last) {
+		/* the callbacks since the last boundary whose phase was a guess are this one's */
+		for (uint32_t i = li->seg_start; i < li->nsmp; i++)
+			if (li->smp[i].provisional && li->smp[i].cycle == li->ncyc - 1) {
+				li->smp[i].key = (uint8_t)last;
+				li->smp[i].provisional = 0;
+			}
+		if (last != DL_LAT_RESUME && last != DL_LAT_COMPLETE)
+			li->cur_key = (uint8_t)(last + 1);
+		else
+			li->cur_key = DL_LAT_COMPLETE;
+		li->seg_start = li->nsmp;
+	}
+	return 1;
+}
+
+/* Strip "+0x0/0x50" and " [module]" from a callback name: [p, *e) becomes the symbol. */
+static const char *cb_symbol_end(const char *p, const char *e)
+{
+	const char *q = p;
+
+	while (q < e && *q != ' ' && *q != '+')
+		q++;
+	return q;
+}
+
+/*
+ * Modern: "DRV DEV: [PM: ]calling CB[ [MOD]] @ PID, parent: P" and
+ * "DRV DEV: [PM: ]CB[ [MOD]] returned R after N usecs".
+ */
+static int match_modern(struct dl_logimport *li, const struct cursor *c, const char *p,
+			const char *e)
+{
+	const char *sep = find(p, e, ": PM: "), *dev_p, *dev_e, *q, *cb, *cb_e;
+	uint32_t dev;
+	int side, ret;
+	unsigned hint;
+	bool prov;
+
+	/* the device is the token before ": PM: " (drivers' names may have spaces) */
+	if (sep) {
+		q = sep + 6;
+	} else if ((sep = find(p, e, ": calling "))) {
+		q = sep + 2;
+	} else {
+		const char *r = find(p, e, " returned "), *x;
+
+		if (!r)
+			return 0;
+		for (sep = NULL, x = p; (x = find(x, r, ": ")); x += 2)
+			sep = x;
+		if (!sep)
+			return 0;
+		q = sep + 2;
+	}
+	dev_e = sep;
+	for (dev_p = dev_e; dev_p > p && dev_p[-1] != ' '; dev_p--)
+		;
+	if (dev_p == dev_e || dev_p - p < 2)
+		return 0;	/* no device, or no driver before it */
+	dev_e++;		/* dev_e - 1 is where the name ends, as below */
+	if (starts(q, e, "calling ")) {
+		const char *at = find(q, e, " @ "), *par;
+		uint64_t pid;
+
+		cb = q + 8;
+		if (!at || !(par = find(at, e, ", parent: ")))
+			return 0;
+		q = at + 3;
+		if (!num_u(&q, e, &pid) || q != par || par + 10 >= e)
+			return 0;
+		cb_e = cb_symbol_end(cb, at);
+		hint = cb_hint(cb, cb_e, &side);
+		if ((ret = ensure_cycle(li, c)) || (ret = apply_hint(li, c, hint, side, &prov)))
+			return ret;
+		dev = intern(li, dev_p, (size_t)(dev_e - 1 - dev_p));
+		if (dev == DL_LG_NONE || set_parent(li, c, dev, par + 10, e))
+			return -ENOMEM;
+		return begin_callback(li, c, dev, pid > UINT32_MAX - 1 ? DL_LG_NONE : (uint32_t)pid)
+			       ?: 1;
+	}
+	cb = q;
+	q = find(q, e, " returned ");
+	if (q) {
+		const char *r = q + 10;
+		int64_t rv;
+		uint64_t us;
+
+		if (!num_i(&r, e, &rv) || !starts(r, e, " after "))
+			return 0;
+		r += 7;
+		if (!num_u(&r, e, &us) || us > INT64_MAX / 1000 || !starts(r, e, " usecs") ||
+		    r + 6 != e)
+			return 0;
+		cb_e = cb_symbol_end(cb, q);
+		hint = cb_hint(cb, cb_e, &side);
+		if ((ret = ensure_cycle(li, c)) || (ret = apply_hint(li, c, hint, side, &prov)))
+			return ret;
+		dev = intern(li, dev_p, (size_t)(dev_e - 1 - dev_p));
+		if (dev == DL_LG_NONE)
+			return -ENOMEM;
+		return end_callback(li, c, dev, rv, (int64_t)us * 1000, c->tpid, prov) ?: 1;
+	}
+	return 0;
+}
+
+/* 3.x: "calling  DEV+ @ PID, parent: P" and "call DEV+ returned R after N usecs". */
+static int match_3x(struct dl_logimport *li, const struct cursor *c, const char *p,
+		    const char *e)
+{
+	const char *q, *dev_e;
+	uint32_t dev;
+	int ret;
+
+	if (starts(p, e, "calling  ")) {
+		const char *par = find(p, e, ", parent: ");
+		uint64_t pid;
+
+		p += 9;
+		dev_e = find(p, e, "+ @ ");
+		if (!par || !dev_e || dev_e > par || dev_e == p)
+			return 0;
+		q = dev_e + 4;
+		if (!num_u(&q, e, &pid) || q != par || par + 10 >= e)
+			return 0;
+		if ((ret = ensure_cycle(li, c)))
+			return ret;
+		dev = intern(li, p, (size_t)(dev_e - p));
+		if (dev == DL_LG_NONE || set_parent(li, c, dev, par + 10, e))
+			return -ENOMEM;
+		return begin_callback(li, c, dev, pid > UINT32_MAX - 1 ? DL_LG_NONE : (uint32_t)pid)
+			       ?: 1;
+	}
+	if (starts(p, e, "call ")) {
+		int64_t rv;
+		uint64_t us;
+
+		p += 5;
+		dev_e = find(p, e, "+ returned ");
+		if (!dev_e || dev_e == p)
+			return 0;
+		q = dev_e + 11;
+		if (!num_i(&q, e, &rv) || !starts(q, e, " after "))
+			return 0;
+		q += 7;
+		if (!num_u(&q, e, &us) || us > INT64_MAX / 1000 || !starts(q, e, " usecs"))
+			return 0;
+		if ((ret = ensure_cycle(li, c)))
+			return ret;
+		dev = intern(li, p, (size_t)(dev_e - p));
+		if (dev == DL_LG_NONE)
+			return -ENOMEM;
+		return end_callback(li, c, dev, rv, (int64_t)us * 1000, DL_LG_NONE, false) ?: 1;
+	}
+	return 0;
+}
+
+/* Boot: "probe of DEV returned R after N usecs", initcalls. */
+static int match_boot(struct dl_logimport *li, const struct cursor *c, const char *p,
+		      const char *e)
+{
+	const char *q;
+	int64_t rv;
+	uint64_t us;
+
+	(void)c;
+	if (starts(p, e, "probe of ")) {
+		const char *dev_e;
+		uint32_t dev;
+
+		p += 9;
+		dev_e = find(p, e, " returned ");
+		if (!dev_e || dev_e == p)
+			return 0;
+		q = dev_e + 10;
+		if (!num_i(&q, e, &rv) || !starts(q, e, " after "))
+			return 0;
+		q += 7;
+		if (!num_u(&q, e, &us) || us > INT64_MAX / 1000 || !starts(q, e, " usecs"))
+			return 0;
+		dev = intern(li, p, (size_t)(dev_e - p));
+		if (dev == DL_LG_NONE)
+			return -ENOMEM;
+		if (grow((void **)&li->smp, &li->cap_smp, li->nsmp + 1, sizeof(*li->smp)))
+			return -ENOMEM;
+		li->smp[li->nsmp++] = (struct dl_lg_sample){
+			.dev = dev, .file = c->file, .line = c->line, .pid = c->tpid,
+			.cycle = UINT16_MAX, .key = DL_LAT_PROBE, .ret = (int32_t)rv,
+			.start_ns = c->ts >= 0 ? c->ts - (int64_t)us * 1000 : -1,
+			.lat_ns = (int64_t)us * 1000 };
+		li->dev[dev].nsamples++;
+		li->probes++;
+		li->probes_failed += rv != 0;
+		return 1;
+	}
+	if (starts(p, e, "calling  ") && (q = find(p, e, "+0x")) && find(q, e, " @ ") &&
+	    !find(q, e, ", parent: "))
+		return 1;
+	if (starts(p, e, "initcall ") && find(p, e, "+0x") && find(p, e, " returned ") &&
+	    find(p, e, " usecs")) {
+		li->initcalls++;
+		return 1;
+	}
+	return 0;
+}
+
+/* Failure lines: counted (the failing "returned" line itself carries the sample). */
+static int match_failure(const char *p, const char *e)
+{
+	return find(p, e, "PM: dpm_run_callback(): ") || find(p, e, "PM: failed to ") ||
+	       (find(p, e, "PM: Device ") && find(p, e, " failed to ") && find(p, e, "error "));
+}
+
+static int match_marker(struct dl_logimport *li, const char *p, const char *e)
+{
+	static const char *const starts_sleep[] = {
+		"PM: suspend entry", "PM: Syncing filesystems", "PM: Preparing system for",
+		"PM: hibernation entry", "Freezing user space processes", "PM: Entering ",
+	};
+	static const char *const ends_sleep[] = { "PM: suspend exit", "Restarting tasks",
+						  "PM: Finishing wakeup", "PM: hibernation exit" };
+
+	for (size_t i = 0; i < sizeof(starts_sleep) / sizeof(starts_sleep[0]); i++)
+		if (find(p, e, starts_sleep[i])) {
+			cycle_marker(li);
+			return 1;
+		}
+	for (size_t i = 0; i < sizeof(ends_sleep) / sizeof(ends_sleep[0]); i++)
+		if (find(p, e, ends_sleep[i])) {
+			cycle_marker(li);
+			return 1;
+		}
+	return 0;
+}
+
+/* ftrace: "TASK-PID [cpu] flags TS: EVENT: ..." */
+static const struct { const char *name; uint8_t key; } dpm_phases[] = {
+	{ "dpm_prepare", DL_LAT_PREPARE }, { "dpm_suspend_late", DL_LAT_SUSPEND_LATE },
+	{ "dpm_suspend_noirq", DL_LAT_SUSPEND_NOIRQ }, { "dpm_suspend", DL_LAT_SUSPEND },
+	{ "dpm_resume_noirq", DL_LAT_RESUME_NOIRQ }, { "dpm_resume_early", DL_LAT_RESUME_EARLY },
+	{ "dpm_resume", DL_LAT_RESUME }, { "dpm_complete", DL_LAT_COMPLETE },
+};
+
+static int match_ftrace(struct dl_logimport *li, struct cursor *c, const char *p, const char *e)
+{
+	const char *ev = find(p, e, ": device_pm_callback_"), *q, *dash, *te;
+	uint64_t pid = UINT32_MAX;
+	int ret;
+
+	if (!ev)
+		ev = find(p, e, ": suspend_resume: ");
+	if (!ev)
+		return 0;
+	/* the time stamp is the token before ": EVENT", the pid ends the first token */
+	te = ev;
+	q = te;
+	while (q > p && q[-1] != ' ')
+		q--;
+	if (!num_time(&q, te, &c->ts, 1000000000) || q != te)
+		return 0;
+	while (p < e && *p == ' ')
+		p++;
+	dash = NULL;
+	for (q = p; q < e && *q != ' '; q++)
+		if (*q == '-')
+			dash = q;
+	if (dash) {
+		q = dash + 1;
+		if (!num_u(&q, e, &pid) || pid >= UINT32_MAX)
+			pid = UINT32_MAX;
+	}
+	ev += 2;
+	if (starts(ev, e, "suspend_resume: ")) {
+		const char *n = ev + 16, *br = n;
+		bool begin;
+
+		while (br < e && *br != '[')
+			br++;
+		if (br >= e)
+			return 0;
+		begin = find(br, e, "] begin") != NULL;
+		if (!begin && !find(br, e, "] end"))
+			return 0;
+		if (br - n == 13 && !memcmp(n, "suspend_enter", 13) && begin) {
+			cycle_marker(li);
+			return 1;
+		}
+		for (size_t i = 0; i < sizeof(dpm_phases) / sizeof(dpm_phases[0]); i++) {
+			const char *nm = dpm_phases[i].name;
+			unsigned key = dpm_phases[i].key;
+
+			if ((size_t)(br - n) != strlen(nm) || memcmp(n, nm, (size_t)(br - n)))
+				continue;
+			if ((ret = ensure_cycle(li, c)))
+				return ret;
+			if (begin) {
+				if (ph_pos(key) < ph_pos(li->cur_key) && li->cycle_has_cb &&
+				    (ret = new_cycle(li, c)))
+					return ret;
+				li->cur_key = (uint8_t)key;
+				li->seg_start = li->nsmp;
+				li->ph_begin[key] = c->ts;
+				li->ph_begin_pid = (uint32_t)pid;
+			} else {
+				struct dl_lg_total *t;
+
+				if (li->ph_begin[key] < 0 || li->cur_key != key) {
+					note(li, c, "%s end without its begin", nm);
+					return 1;
+				}
+				if (grow((void **)&li->tot, &li->cap_tot, li->ntot + 1,
+					 sizeof(*li->tot)))
+					return -ENOMEM;
+				t = &li->tot[li->ntot++];
+				*t = (struct dl_lg_total){ (uint16_t)(li->ncyc - 1), (uint8_t)key,
+							   (uint8_t)key, c->file, c->line,
+							   (uint32_t)pid, c->ts - li->ph_begin[key], "" };
+				snprintf(t->label, sizeof(t->label), "%s", nm);
+				li->ph_begin[key] = -1;
+			}
+			return 1;
+		}
+		return 1;	/* another suspend_resume event: recognised, not used */
+	}
+	if (starts(ev, e, "device_pm_callback_start: ")) {
+		const char *d = tok_end(ev + 26, e), *dev_e = find(d, e, ", parent: "), *par_e;
+		uint32_t dev;
+
+		if (d >= e || !dev_e)
+			return 0;
+		d++;
+		par_e = find(dev_e + 10, e, ", ");
+		if (!par_e)
+			return 0;
+		if ((ret = ensure_cycle(li, c)))
+			return ret;
+		dev = intern(li, d, (size_t)(dev_e - d));
+		if (dev == DL_LG_NONE || set_parent(li, c, dev, dev_e + 10, par_e))
+			return -ENOMEM;
+		return begin_callback(li, c, dev, (uint32_t)pid) ?: 1;
+	}
+	if (starts(ev, e, "device_pm_callback_end: ")) {
+		const char *d = tok_end(ev + 24, e), *dev_e = find(d, e, ", err=");
+		uint32_t dev;
+		int64_t rv;
+
+		if (d >= e || !dev_e)
+			return 0;
+		d++;
+		q = dev_e + 6;
+		if (!num_i(&q, e, &rv))
+			return 0;
+		if ((ret = ensure_cycle(li, c)))
+			return ret;
+		dev = intern(li, d, (size_t)(dev_e - d));
+		if (dev == DL_LG_NONE)
+			return -ENOMEM;
+		if (!li->pend[dev].open) {
+			note(li, c, "'%s' callback end without its start", dl_lg_name(li, dev));
+			return 1;
+		}
+		return end_callback(li, c, dev, rv, c->ts - li->pend[dev].ts, (uint32_t)pid,
+				    false) ?: 1;
+	}
+	return 0;
+}
+
+/* One line [p, e): 1 recognised, 0 not, negative errno. */
+static int parse_line(struct dl_logimport *li, struct cursor *c, const char *p, const char *e)
+{
+	const char *body;
+	int r;
+
+	c->tpid = DL_LG_NONE;
+	c->ts = -1;
+	if (starts(p, e, "#") ) {
+		const char *q = find(p, e, "#P:");
+		uint64_t n;
+
+		if (q) {
+			q += 3;
+			if (num_u(&q, e, &n) && n && n <= 65536)
+				li->cpus = (uint32_t)n;
+			return 1;
+		}
+		return 0;
+	}
+	if (find(p, e, ": device_pm_callback_") || find(p, e, ": suspend_resume: ")) {
+		r = match_ftrace(li, c, p, e);
+		if (r)
+			li->matched[DL_LG_FTRACE] += r > 0;
+		return r;
+	}
+	body = p;
+	if (!parse_stamp(&body, e, c))
+		return 0;
+	if (c->ts < li->last_ts && li->last_ts >= 0 && c->ts >= 0 &&
+	    li->last_ts - c->ts > 1000000000) {
+		/* dmesg is monotonic; a big step back is a reboot or a spliced log */
+		note(li, c, "time goes back %.6f s (from %.6f)", (double)(li->last_ts - c->ts) / 1e9,
+		     (double)li->last_ts / 1e9);
+		cycle_marker(li);
+	}
+	li->last_ts = c->ts;
+	if ((r = match_total(li, c, body, e))) {
+		li->matched[DL_LG_TOTAL] += r > 0;
+		return r;
+	}
+	if ((r = match_3x(li, c, body, e))) {
+		li->matched[DL_LG_PM_3X] += r > 0;
+		return r;
+	}
+	if ((r = match_boot(li, c, body, e))) {
+		li->matched[DL_LG_BOOT] += r > 0;
+		return r;
+	}
+	if ((r = match_modern(li, c, body, e))) {
+		li->matched[DL_LG_PM_MODERN] += r > 0;
+		return r;
+	}
+	if (match_failure(body, e)) {
+		li->matched[DL_LG_FAILURE]++;
+		return 1;
+	}
+	if (match_marker(li, body, e)) {
+		li->matched[DL_LG_MARKER]++;
+		return 0;	/* context, not data: still counted as skipped */
+	}
+	return 0;
+}
+
+/* A '[' at a stamp inside the line: where a line lost its end (garbage) and a new one starts. */
+static const char *embedded_stamp(const char *p, const char *e)
+{
+	for (const char *q = p + 1; q < e; q++) {
+		struct cursor c;
+		const char *b = q;
+
+		q = memchr(q, '[', (size_t)(e - q));
+		if (!q)
+			return NULL;
+		b = q;
+		if (b[-1] != ' ' && parse_stamp(&b, e, &c))
+			return q;
+	}
+	return NULL;
+}
+
+int dl_log_read_buf(struct dl_logimport *li, const char *label, const char *buf, size_t len,
+		    struct dl_error *err)
+{
+	uint64_t recognised = 0;
+	struct cursor c = { 0 };
+	const char *p = buf, *end = buf + len;
+	char **files;
+	int r;
+
+	files = realloc(li->files, (li->nfiles + 1) * sizeof(*files));
+	if (!files)
+		return -ENOMEM;
+	li->files = files;
+	if (!(li->files[li->nfiles] = strdup(label)))
+		return -ENOMEM;
+	c.file = li->nfiles++;
+	li->cycle_open = 0;
+	li->cycle_has_cb = 0;
+	li->last_ts = -1;
+	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
+		li->ph_begin[k] = -1;
+	while (p < end) {
+		const char *e = memchr(p, '\n', (size_t)(end - p)), *next, *s;
+
+		if (!e)
+			e = end;
+		next = e + 1;
+		if (e > p && e[-1] == '\r')
+			e--;
+		c.line++;
+		li->lines++;
+		/* indentation, and "^C" echoed into the console */
+		while (p < e && (*p == ' ' || *p == '\t'))
+			p++;
+		while (e - p >= 2 && p[0] == '^' && p[1] == 'C')
+			p += 2;
+		r = parse_line(li, &c, p, e);
+		if (r == 0 && (s = embedded_stamp(p, e))) {
+			li->skipped++;	/* the garbled head */
+			if (li->ncyc && li->cycle_open)
+				li->cyc[li->ncyc - 1].gap = 1;
+			r = parse_line(li, &c, s, e);
+		}
+		if (r < 0) {
+			snprintf(err->msg, sizeof(err->msg), "%s: out of memory", label);
+			return r;
+		}
+		if (r)
+			recognised++;
+		else
+			li->skipped++;
+		p = next;
+	}
+	if (!recognised) {
+		snprintf(err->msg, sizeof(err->msg), "%s: no line in a known format (%llu lines "
+			 "read); expected %s", label, (unsigned long long)c.line, dl_log_formats_help);
+		return -ENODATA;
+	}
+	return 0;
+}
+
+int dl_log_read_file(struct dl_logimport *li, const char *path, struct dl_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+	int ret;
+
+	if (!f) {
+		snprintf(err->msg, sizeof(err->msg), "%s: cannot open: %s", path, strerror(errno));
+		return errno == ENOENT ? -ENOENT : -EIO;
+	}
+	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		snprintf(err->msg, sizeof(err->msg), "%s: cannot read: not a regular file", path);
+		fclose(f);
+		return -EIO;
+	}
+	if ((unsigned long)n > DL_LG_MAX_FILE) {
+		snprintf(err->msg, sizeof(err->msg), "%s: %ld bytes; expected a log of at most "
+			 "%u MB", path, n, DL_LG_MAX_FILE >> 20);
+		fclose(f);
+		return -EIO;
+	}
+	buf = malloc((size_t)n + 1);
+	if (!buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		snprintf(err->msg, sizeof(err->msg), "%s: cannot read: %s", path, strerror(errno));
+		free(buf);
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	ret = dl_log_read_buf(li, path, buf, (size_t)n, err);
+	free(buf);
+	return ret;
+}

@@ -1,0 +1,168 @@
+/*
+ * log_import.h - real measurements in: read kernel logs (dmesg with
+ * initcall_debug / pm_print_times, ftrace's device_pm_callback_* and
+ * suspend_resume events) into per-device, per-phase callback timings, and
+ * turn them into a scenario (JSON, Jansson) or overlay them on one.
+ *
+ * Formats (shared/real/INDEX.md "Line formats"):
+ *   modern PM   "[ts][Tn] DRV DEV: PM: calling CB @ PID, parent: P" /
+ *               "... DRV DEV: PM: CB returned R after N usecs" ("PM: " optional,
+ *               as before 5.x; CB may carry "+0x0/0x50" and " [module]")
+ *   3.x PM      "[ts] calling  DEV+ @ PID, parent: P" / "[ts] call DEV+ returned R after N usecs"
+ *   totals      "PM: [start ][late |early |noirq ]PHASE of devices complete after X msecs"
+ *               (PHASE: suspend, resume, freeze, thaw, poweroff, restore)
+ *   ftrace      "TASK-PID [cpu] flags TS: device_pm_callback_start: DRV DEV, parent: P, ... [EV]",
+ *               "device_pm_callback_end: DRV DEV, err=E", "suspend_resume: NAME[n] begin|end"
+ *   boot        "probe of DEV returned R after N usecs", "calling  FN+0x.. @ PID",
+ *               "initcall FN+0x.. returned R after N usecs"
+ *   failures    "PM: dpm_run_callback(): CB returns R", "DEV: PM: failed to suspend: error E",
+ *               "PM: Device DEV failed to resume async: error E"
+ *
+ * Phases: callbacks are assigned to the phase whose total line follows them,
+ * to the dpm_* phase an ftrace begin/end pair brackets, and to the phase a
+ * callback's name says (…_noirq, …_late, …_early, …resume) when lines were
+ * lost.  A cycle starts at "PM: suspend entry", "Freezing user space
+ * processes", ftrace's suspend_enter and the like.  The main PM thread of a
+ * cycle is the pid that printed its total lines (a [Tn] prefix, ftrace's
+ * suspend_resume events), else the pid that ran most of its callbacks; a
+ * callback on any other pid ran async.  Nothing here prints.
+ */
+#ifndef DL_LOG_IMPORT_H
+#define DL_LOG_IMPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "sim/scenario/scenario.h"
+
+#define DL_LG_NONE UINT32_MAX
+#define DL_LG_MAX_FILE (1u << 30)	/* bytes per log file */
+#define DL_LG_MAX_NOTES 64		/* contradictions kept (all are counted) */
+
+enum dl_lg_format {
+	DL_LG_PM_MODERN, DL_LG_PM_3X, DL_LG_TOTAL, DL_LG_FTRACE, DL_LG_BOOT, DL_LG_FAILURE,
+	DL_LG_MARKER, DL_LG_FORMAT_COUNT
+};
+
+/* One callback: a calling/returned pair (or an ftrace start/end pair). */
+struct dl_lg_sample {
+	uint32_t dev, file, line;	/* line of its "returned" */
+	uint32_t pid;
+	uint16_t cycle;
+	uint8_t key;			/* enum dl_lat_key */
+	uint8_t provisional;		/* phase guessed; the next total line decides */
+	int32_t ret;
+	int64_t start_ns, lat_ns;	/* log time of the call; its duration */
+};
+
+/* A phase total: "PM: suspend of devices complete after 471.873 msecs". */
+struct dl_lg_total {
+	uint16_t cycle;
+	uint8_t first, last;		/* lat keys it covers ("start suspend": prepare..suspend) */
+	uint32_t file, line, pid;	/* pid: [Tn] prefix or ftrace task, else DL_LG_NONE */
+	int64_t ns;
+	char label[32];			/* as logged: "late suspend", "dpm_resume" */
+};
+
+struct dl_lg_cycle {
+	uint32_t file, line;		/* where it starts */
+	uint32_t main_pid;		/* DL_LG_NONE until dl_log_finish() */
+	uint32_t ncb, nasync;		/* callbacks, of which off the main thread */
+	uint32_t peak;			/* most callbacks running at once */
+	uint8_t gap;			/* lines were lost in it (garbage, phases skipped) */
+};
+
+struct dl_lg_device {
+	uint32_t name_off;
+	uint32_t parent;		/* device index or DL_LG_NONE */
+	uint32_t nsamples;
+	uint8_t async;			/* 1: a callback ran off the main thread */
+	uint8_t sync_seen;		/* 1: on the main thread in a cycle that had async ones */
+	uint32_t rank;			/* registration position (dl_log_finish) */
+};
+
+struct dl_lg_note {
+	uint32_t file, line;
+	char msg[200];
+};
+
+struct dl_logimport {
+	char *names;			/* arena of NUL-terminated device names */
+	size_t names_len, names_cap;
+	uint32_t *hash, hash_mask;
+	struct dl_lg_device *dev;
+	uint32_t ndev, cap_dev;
+	struct dl_lg_sample *smp;
+	uint32_t nsmp, cap_smp;
+	struct dl_lg_total *tot;
+	uint32_t ntot, cap_tot;
+	struct dl_lg_cycle *cyc;
+	uint32_t ncyc, cap_cyc;
+	struct dl_lg_note note[DL_LG_MAX_NOTES];
+	uint32_t nnote, ncontradictions;
+	char **files;
+	uint32_t nfiles;
+	uint32_t probes, probes_failed, initcalls, failures;
+	uint64_t lines, skipped, matched[DL_LG_FORMAT_COUNT];
+	uint32_t cpus;			/* ftrace "#P:N", 0 unknown */
+	uint32_t *order;		/* devices by rank (dl_log_finish) */
+	uint32_t order_conflicts;	/* order constraints the merge had to break */
+	int64_t main_gap_ns;		/* median gap between main-thread callbacks, -1 none */
+	int64_t gap_ns[DL_LAT_COUNT];	/* the same per phase, -1 none */
+	/* parser state of the file being read */
+	struct dl_lg_pending *pend;
+	uint32_t cap_pend;
+	uint8_t cur_key, cycle_open, cycle_has_cb;
+	uint32_t seg_start;		/* first sample since the last phase boundary */
+	int64_t last_ts, ph_begin[DL_LAT_COUNT];
+	uint32_t ph_begin_pid;
+};
+
+/* Text naming the formats, for "no recognised line" errors. */
+extern const char dl_log_formats_help[];
+
+void dl_log_init(struct dl_logimport *li);
+void dl_log_free(struct dl_logimport *li);
+
+/**
+ * dl_log_read_file() - parse one log file into @li (several files: call once each).
+ * Return: 0; -ENOENT/-EIO (cannot read, @err says why), -ENODATA (no line in
+ * a known format: @err names the formats), -ENOMEM.
+ */
+int dl_log_read_file(struct dl_logimport *li, const char *path, struct dl_error *err);
+/* The same on a buffer (tests, fuzzing); @label names it in notes. */
+int dl_log_read_buf(struct dl_logimport *li, const char *label, const char *buf, size_t len,
+		    struct dl_error *err);
+
+/* After the last file: main threads, async flags, the registration order. */
+int dl_log_finish(struct dl_logimport *li);
+
+const char *dl_lg_name(const struct dl_logimport *li, uint32_t dev);
+uint32_t dl_lg_find(const struct dl_logimport *li, const char *name);
+
+/*
+ * dl_log_scenario() - the scenario (dlsim-scenario/1) of everything read:
+ * devices in the observed dpm order, parents, latencies (one cycle: fixed;
+ * several: "empirical" over the cycles), async flags, cost.cpus, and "x-log"
+ * with the cycles, totals, gaps and failed callbacks.  @cycle: DL_LG_NONE
+ * for all cycles, else only that cycle's latencies (the replay).
+ * @with_gap: add the phase's median main-thread gap to every logged callback
+ * (the console printing of the logged run: what its totals include).
+ * @name: the scenario's name.
+ */
+json_t *dl_log_scenario(const struct dl_logimport *li, uint32_t cycle, bool with_gap,
+			const char *name);
+
+/*
+ * dl_log_overlay() - overlay measured latencies and async flags on the
+ * scenario @sc (modified) by device name.  @unmatched_log gets the names of
+ * the log not in @sc, @unmatched_sc the listed devices of @sc not in the log
+ * (JSON arrays of strings).  Return 0, -EINVAL (@sc has no "devices" array)
+ * or -ENOMEM.
+ */
+int dl_log_overlay(const struct dl_logimport *li, json_t *sc, json_t *unmatched_log,
+		   json_t *unmatched_sc);
+
+#endif

@@ -1,0 +1,667 @@
+/*
+ * log_scenario.c - from parsed callbacks to a scenario: each cycle's main
+ * PM thread and the async flags, the median gap between the main thread's
+ * callbacks (its per-device cost in the logged system), the dpm order the
+ * log shows, and the scenario JSON (Jansson) or an overlay on another one.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/measure/log_import.h"
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Samples by (cycle, key, start, line): the walk of each phase in time order. */
+static const struct dl_lg_sample *sort_base;
+
+static int cmp_walk(const void *a, const void *b)
+{
+	const struct dl_lg_sample *x = &sort_base[*(const uint32_t *)a];
+	const struct dl_lg_sample *y = &sort_base[*(const uint32_t *)b];
+
+	if (x->cycle != y->cycle)
+		return x->cycle < y->cycle ? -1 : 1;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+/* The main PM thread of each cycle. */
+static int find_main_threads(struct dl_logimport *li)
+{
+	uint32_t *pids = malloc(((size_t)li->nsmp + li->ntot + 1) * sizeof(*pids));
+
+	if (!pids)
+		return -ENOMEM;
+	for (uint32_t c = 0; c < li->ncyc; c++) {
+		uint32_t n = 0, best = DL_LG_NONE, best_n = 0;
+
+		/* whoever printed the cycle's totals is the main thread */
+		for (uint32_t t = 0; t < li->ntot; t++)
+			if (li->tot[t].cycle == c && li->tot[t].pid != DL_LG_NONE)
+				pids[n++] = li->tot[t].pid;
+		if (!n)
+			for (uint32_t i = 0; i < li->nsmp; i++)
+				if (li->smp[i].cycle == c && li->smp[i].pid != DL_LG_NONE)
+					pids[n++] = li->smp[i].pid;
+		qsort(pids, n, sizeof(*pids), cmp_u32);
+		for (uint32_t i = 0, j; i < n; i = j) {
+			for (j = i; j < n && pids[j] == pids[i]; j++)
+				;
+			if (j - i > best_n) {
+				best_n = j - i;
+				best = pids[i];
+			}
+		}
+		li->cyc[c].main_pid = best;
+	}
+	free(pids);
+	return 0;
+}
+
+static bool off_main(const struct dl_logimport *li, const struct dl_lg_sample *s)
+{
+	return s->cycle < li->ncyc && s->pid != DL_LG_NONE &&
+	       li->cyc[s->cycle].main_pid != DL_LG_NONE && s->pid != li->cyc[s->cycle].main_pid;
+}
+
+/* Binary min-heap of device ids by rank, then id. */
+struct heap {
+	uint32_t *a, n;
+	const double *rank;
+};
+
+static bool before(const struct heap *h, uint32_t x, uint32_t y)
+{
+	return h->rank[x] < h->rank[y] || (h->rank[x] == h->rank[y] && x < y);
+}
+
+static void heap_push(struct heap *h, uint32_t v)
+{
+	uint32_t i = h->n++;
+
+	while (i && before(h, v, h->a[(i - 1) / 2])) {
+		h->a[i] = h->a[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->a[i] = v;
+}
+
+static uint32_t heap_pop(struct heap *h)
+{
+	uint32_t top = h->a[0], v = h->a[--h->n], i = 0;
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && before(h, h->a[c + 1], h->a[c]))
+			c++;
+		if (!before(h, h->a[c], v))
+			break;
+		h->a[i] = h->a[c];
+		i = c;
+	}
+	if (h->n)
+		h->a[i] = v;
+	return top;
+}
+
+/*
+ * The registration order: a topological merge of every phase's walk (the
+ * forward direction: suspend-side phases walk dpm_list backwards) and of
+ * parent before child, ties broken by first appearance.  Async cycles
+ * contribute only their main thread's walk.  Where the walks disagree, the
+ * merge breaks a constraint and counts it.
+ */
+static int find_order(struct dl_logimport *li, const uint32_t *walk, uint32_t nwalk)
+{
+	uint32_t n = li->ndev, *indeg = NULL, *row = NULL, *col = NULL, *eu = NULL, *ev = NULL;
+	uint32_t ne = 0, placed = 0;
+	double *rank = NULL;
+	uint8_t *done = NULL;
+	struct heap h = { 0 };
+	int ret = -ENOMEM;
+
+	rank = malloc(((size_t)n + 1) * sizeof(*rank));
+	indeg = calloc((size_t)n + 1, sizeof(*indeg));
+	row = calloc((size_t)n + 2, sizeof(*row));
+	done = calloc((size_t)n + 1, 1);
+	eu = malloc(((size_t)nwalk + n + 1) * sizeof(*eu));
+	ev = malloc(((size_t)nwalk + n + 1) * sizeof(*ev));
+	h.a = malloc(((size_t)n + 1) * sizeof(*h.a));
+	li->order = malloc(((size_t)n + 1) * sizeof(*li->order));
+	if (!rank || !indeg || !row || !done || !eu || !ev || !h.a || !li->order)
+		goto out;
+	for (uint32_t d = 0; d < n; d++)
+		rank[d] = 1e18;
+	/* walks: runs of equal (cycle, key) in walk[], forward direction */
+	{
+		double next = 0;
+
+		for (uint32_t i = 0, j; i < nwalk; i = j) {
+			const struct dl_lg_sample *s0 = &li->smp[walk[i]];
+			bool back = s0->key <= DL_LAT_SUSPEND_NOIRQ || s0->key == DL_LAT_COMPLETE;
+			uint32_t prev = DL_LG_NONE;
+
+			for (j = i; j < nwalk && li->smp[walk[j]].cycle == s0->cycle &&
+			     li->smp[walk[j]].key == s0->key; j++)
+				;
+			for (uint32_t k = 0; k < j - i; k++) {
+				uint32_t d = li->smp[walk[back ? j - 1 - k : i + k]].dev;
+
+				if (rank[d] > next)
+					rank[d] = next;
+				next += 1;
+				if (prev != DL_LG_NONE && prev != d) {
+					eu[ne] = prev;
+					ev[ne++] = d;
+				}
+				prev = d;
+			}
+		}
+	}
+	/* a device only seen as a parent ranks just before its first child */
+	for (uint32_t d = 0; d < n; d++)
+		for (uint32_t a = li->dev[d].parent, k = 0; a != DL_LG_NONE && k < n;
+		     a = li->dev[a].parent, k++)
+			if (rank[a] > rank[d] - 0.5)
+				rank[a] = rank[d] - 0.5;
+	for (uint32_t d = 0; d < n; d++)
+		if (li->dev[d].parent != DL_LG_NONE) {
+			eu[ne] = li->dev[d].parent;
+			ev[ne++] = d;
+		}
+	for (uint32_t e = 0; e < ne; e++)
+		row[eu[e] + 1]++;
+	for (uint32_t d = 0; d < n; d++)
+		row[d + 1] += row[d];
+	col = malloc(((size_t)ne + 1) * sizeof(*col));
+	if (!col)
+		goto out;
+	{
+		uint32_t *fill = calloc((size_t)n + 1, sizeof(*fill));
+
+		if (!fill)
+			goto out;
+		for (uint32_t e = 0; e < ne; e++) {
+			col[row[eu[e]] + fill[eu[e]]++] = ev[e];
+			indeg[ev[e]]++;
+		}
+		free(fill);
+	}
+	h.rank = rank;
+	for (uint32_t d = 0; d < n; d++)
+		if (!indeg[d])
+			heap_push(&h, d);
+	while (placed < n) {
+		uint32_t d;
+
+		if (!h.n) {
+			/* the walks contradict each other: place the best-ranked root first */
+			uint32_t best = DL_LG_NONE;
+
+			for (uint32_t x = 0; x < n; x++)
+				if (!done[x] && (best == DL_LG_NONE || before(&h, x, best)))
+					best = x;
+			while (li->dev[best].parent != DL_LG_NONE && !done[li->dev[best].parent])
+				best = li->dev[best].parent;
+			indeg[best] = 0;
+			heap_push(&h, best);
+			li->order_conflicts++;
+		}
+		d = heap_pop(&h);
+		if (done[d])
+			continue;
+		done[d] = 1;
+		li->dev[d].rank = placed;
+		li->order[placed++] = d;
+		for (uint32_t e = row[d]; e < row[d + 1]; e++)
+			if (!done[col[e]] && indeg[col[e]] && !--indeg[col[e]])
+				heap_push(&h, col[e]);
+	}
+	ret = 0;
+out:
+	free(rank);
+	free(indeg);
+	free(row);
+	free(col);
+	free(done);
+	free(eu);
+	free(ev);
+	free(h.a);
+	return ret;
+}
+
+/* The most callbacks of one cycle running at once (starts +1, ends -1, swept in time). */
+static int find_peaks(struct dl_logimport *li)
+{
+	int64_t *ev = malloc(((size_t)li->nsmp * 2 + 1) * sizeof(*ev));
+
+	if (!ev)
+		return -ENOMEM;
+	for (uint32_t c = 0; c < li->ncyc; c++) {
+		uint32_t n = 0, run = 0;
+
+		for (uint32_t i = 0; i < li->nsmp; i++) {
+			const struct dl_lg_sample *s = &li->smp[i];
+
+			if (s->cycle != c || s->start_ns < 0 || s->start_ns > INT64_MAX / 4)
+				continue;
+			/* time * 2, +1 for a start, so an end sorts before a start at the same time */
+			ev[n++] = s->start_ns * 2 + 1;
+			ev[n++] = (s->start_ns + s->lat_ns) * 2;
+		}
+		qsort(ev, n, sizeof(*ev), cmp_i64);
+		for (uint32_t i = 0; i < n; i++) {
+			if (ev[i] & 1)
+				run++;
+			else if (run)
+				run--;
+			if (run > li->cyc[c].peak)
+				li->cyc[c].peak = run;
+		}
+	}
+	free(ev);
+	return 0;
+}
+
+int dl_log_finish(struct dl_logimport *li)
+{
+	uint32_t *walk, nwalk = 0, ngap = 0;
+	uint8_t *gkey;
+	int64_t *gaps, *sorted;
+	int ret;
+
+	if ((ret = find_main_threads(li)) || (ret = find_peaks(li)))
+		return ret;
+	for (uint32_t i = 0; i < li->nsmp; i++) {
+		struct dl_lg_sample *s = &li->smp[i];
+
+		if (s->cycle >= li->ncyc)
+			continue;
+		if (off_main(li, s)) {
+			li->cyc[s->cycle].nasync++;
+			li->dev[s->dev].async = 1;
+		}
+	}
+	for (uint32_t i = 0; i < li->nsmp; i++) {
+		struct dl_lg_sample *s = &li->smp[i];
+
+		if (s->cycle < li->ncyc && li->cyc[s->cycle].nasync && !off_main(li, s))
+			li->dev[s->dev].sync_seen = 1;
+	}
+	walk = malloc(((size_t)li->nsmp + 1) * sizeof(*walk));
+	gaps = malloc(((size_t)li->nsmp + 1) * sizeof(*gaps));
+	gkey = malloc((size_t)li->nsmp + 1);
+	sorted = malloc(((size_t)li->nsmp + 1) * sizeof(*sorted));
+	if (!walk || !gaps || !gkey || !sorted) {
+		free(walk);
+		free(gaps);
+		free(gkey);
+		free(sorted);
+		return -ENOMEM;
+	}
+	/* the main thread's walks (all of a sync cycle) */
+	for (uint32_t i = 0; i < li->nsmp; i++) {
+		const struct dl_lg_sample *s = &li->smp[i];
+
+		if (s->cycle < li->ncyc && s->start_ns >= 0 && !off_main(li, s))
+			walk[nwalk++] = i;
+	}
+	sort_base = li->smp;
+	qsort(walk, nwalk, sizeof(*walk), cmp_walk);
+	for (uint32_t i = 0; i + 1 < nwalk; i++) {
+		const struct dl_lg_sample *a = &li->smp[walk[i]], *b = &li->smp[walk[i + 1]];
+		int64_t g = b->start_ns - (a->start_ns + a->lat_ns);
+
+		if (a->cycle == b->cycle && a->key == b->key && a->file == b->file && g >= 0) {
+			gkey[ngap] = a->key;
+			gaps[ngap++] = g;
+		}
+	}
+	/* medians: over every phase, and per phase */
+	for (unsigned k = 0; k <= DL_LAT_COUNT; k++) {
+		uint32_t n = 0;
+
+		for (uint32_t i = 0; i < ngap; i++)
+			if (k == DL_LAT_COUNT || gkey[i] == k)
+				sorted[n++] = gaps[i];
+		if (!n)
+			continue;
+		qsort(sorted, n, sizeof(*sorted), cmp_i64);
+		if (k == DL_LAT_COUNT)
+			li->main_gap_ns = sorted[n / 2];
+		else
+			li->gap_ns[k] = sorted[n / 2];
+	}
+	ret = find_order(li, walk, nwalk);
+	free(walk);
+	free(gaps);
+	free(gkey);
+	free(sorted);
+	return ret;
+}
+
+/* ---- JSON ---- */
+
+/* "123us" when whole microseconds, else a number of ns. */
+static json_t *ns_json(int64_t ns)
+{
+	char buf[32];
+
+	if (ns % 1000)
+		return json_integer(ns);
+	snprintf(buf, sizeof(buf), "%lldus", (long long)(ns / 1000));
+	return json_string(buf);
+}
+
+static int cmp_dev_key(const void *a, const void *b)
+{
+	const struct dl_lg_sample *x = &sort_base[*(const uint32_t *)a];
+	const struct dl_lg_sample *y = &sort_base[*(const uint32_t *)b];
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->cycle != y->cycle)
+		return x->cycle < y->cycle ? -1 : 1;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+/* The samples of @li grouped by device: idx[grp[d]..grp[d+1]) sorted by key. */
+static int group_by_device(const struct dl_logimport *li, uint32_t cycle, uint32_t **idx_out,
+			   uint32_t **grp_out)
+{
+	uint32_t *idx = malloc(((size_t)li->nsmp + 1) * sizeof(*idx));
+	uint32_t *grp = calloc((size_t)li->ndev + 2, sizeof(*grp)), n = 0;
+
+	if (!idx || !grp) {
+		free(idx);
+		free(grp);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < li->nsmp; i++) {
+		const struct dl_lg_sample *s = &li->smp[i];
+
+		if (s->key >= DL_LAT_COUNT)
+			continue;
+		if (cycle != DL_LG_NONE && s->cycle != cycle && s->key != DL_LAT_PROBE)
+			continue;
+		idx[n++] = i;
+		grp[s->dev + 1]++;
+	}
+	for (uint32_t d = 0; d < li->ndev; d++)
+		grp[d + 1] += grp[d];
+	sort_base = li->smp;
+	qsort(idx, n, sizeof(*idx), cmp_dev_key);
+	*idx_out = idx;
+	*grp_out = grp;
+	return 0;
+}
+
+/* Set the latency keys of device @d on @obj from idx[from..to). */
+static int64_t sample_ns(const struct dl_logimport *li, const struct dl_lg_sample *s,
+			 bool with_gap)
+{
+	int64_t g = li->gap_ns[s->key] >= 0 ? li->gap_ns[s->key] : li->main_gap_ns;
+
+	return s->lat_ns + (with_gap && s->key != DL_LAT_PROBE && g > 0 ? g : 0);
+}
+
+static int put_latencies(const struct dl_logimport *li, json_t *obj, const uint32_t *idx,
+			 uint32_t from, uint32_t to, bool with_gap)
+{
+	for (uint32_t i = from, j; i < to; i = j) {
+		const struct dl_lg_sample *s = &li->smp[idx[i]];
+		bool same = true;
+		json_t *v;
+
+		for (j = i; j < to && li->smp[idx[j]].key == s->key; j++)
+			same = same && li->smp[idx[j]].lat_ns == s->lat_ns;
+		if (same) {
+			v = ns_json(sample_ns(li, s, with_gap));
+		} else {
+			json_t *arr = json_array();
+
+			v = json_object();
+			if (!v || !arr || json_object_set_new(v, "dist", json_string("empirical")) ||
+			    json_object_set_new(v, "samples", arr)) {
+				json_decref(v);
+				return -ENOMEM;
+			}
+			for (uint32_t k = i; k < j; k++)
+				if (json_array_append_new(arr, ns_json(sample_ns(li, &li->smp[idx[k]],
+										 with_gap))))
+					return -ENOMEM;
+		}
+		if (!v || json_object_set_new(obj, dl_lat_key_name(s->key), v))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static json_t *xlog_json(const struct dl_logimport *li, uint32_t only, bool with_gap)
+{
+	json_t *x = json_object(), *files = json_array(), *cycles = json_array();
+	json_t *fails = json_array(), *notes = json_array();
+
+	if (!x || !files || !cycles || !fails || !notes)
+		goto nomem;
+	json_object_set_new(x, "files", files);
+	json_object_set_new(x, "cycles", cycles);
+	json_object_set_new(x, "failed_callbacks", fails);
+	json_object_set_new(x, "contradictions", notes);
+	for (uint32_t f = 0; f < li->nfiles; f++)
+		json_array_append_new(files, json_string(li->files[f]));
+	json_object_set_new(x, "lines", json_integer((json_int_t)li->lines));
+	json_object_set_new(x, "lines_skipped", json_integer((json_int_t)li->skipped));
+	json_object_set_new(x, "boot_probes", json_integer(li->probes));
+	json_object_set_new(x, "main_gap_ns", json_integer(li->main_gap_ns));
+	json_object_set_new(x, "gaps_added", json_boolean(with_gap));
+	{
+		json_t *g = json_object();
+
+		json_object_set_new(x, "main_gap_ns_by_phase", g);
+		for (unsigned k = 0; g && k < DL_LAT_COUNT; k++)
+			if (li->gap_ns[k] >= 0)
+				json_object_set_new(g, dl_lat_key_name(k), json_integer(li->gap_ns[k]));
+	}
+	json_object_set_new(x, "order_conflicts", json_integer(li->order_conflicts));
+	for (uint32_t c = 0; c < li->ncyc; c++) {
+		json_t *o = json_object(), *tots = json_array();
+
+		if (!o || !tots || json_array_append_new(cycles, o)) {
+			json_decref(tots);
+			goto nomem;
+		}
+		json_object_set_new(o, "cycle", json_integer(c));
+		json_object_set_new(o, "file", json_string(li->files[li->cyc[c].file]));
+		json_object_set_new(o, "line", json_integer(li->cyc[c].line));
+		if (li->cyc[c].main_pid != DL_LG_NONE)
+			json_object_set_new(o, "main_pid", json_integer(li->cyc[c].main_pid));
+		json_object_set_new(o, "callbacks", json_integer(li->cyc[c].ncb));
+		json_object_set_new(o, "async_callbacks", json_integer(li->cyc[c].nasync));
+		json_object_set_new(o, "lines_lost", json_boolean(li->cyc[c].gap));
+		json_object_set_new(o, "totals", tots);
+		if (only != DL_LG_NONE)
+			json_object_set_new(o, "replayed", json_boolean(c == only));
+		for (uint32_t t = 0; t < li->ntot; t++) {
+			const struct dl_lg_total *tt = &li->tot[t];
+			json_t *to;
+
+			if (tt->cycle != c)
+				continue;
+			to = json_object();
+			if (!to || json_array_append_new(tots, to))
+				goto nomem;
+			json_object_set_new(to, "phase", json_string(tt->label));
+			json_object_set_new(to, "from", json_string(dl_lat_key_name(tt->first)));
+			json_object_set_new(to, "to", json_string(dl_lat_key_name(tt->last)));
+			json_object_set_new(to, "ns", json_integer(tt->ns));
+			json_object_set_new(to, "line", json_integer(tt->line));
+		}
+	}
+	for (uint32_t i = 0; i < li->nsmp; i++) {
+		const struct dl_lg_sample *s = &li->smp[i];
+		json_t *o;
+
+		if (!s->ret)
+			continue;
+		o = json_object();
+		if (!o || json_array_append_new(fails, o))
+			goto nomem;
+		json_object_set_new(o, "device", json_string(dl_lg_name(li, s->dev)));
+		json_object_set_new(o, "phase", json_string(dl_lat_key_name(s->key)));
+		json_object_set_new(o, "error", json_integer(s->ret));
+		json_object_set_new(o, "file", json_string(li->files[s->file]));
+		json_object_set_new(o, "line", json_integer(s->line));
+	}
+	for (uint32_t i = 0; i < li->nnote; i++) {
+		char buf[300];
+
+		snprintf(buf, sizeof(buf), "%s:%u: %s", li->files[li->note[i].file],
+			 li->note[i].line, li->note[i].msg);
+		json_array_append_new(notes, json_string(buf));
+	}
+	return x;
+nomem:
+	json_decref(x);
+	return NULL;
+}
+
+json_t *dl_log_scenario(const struct dl_logimport *li, uint32_t cycle, bool with_gap,
+			const char *name)
+{
+	json_t *sc = json_object(), *devs = json_array(), *script = json_array(), *cost, *x;
+	uint32_t *idx = NULL, *grp = NULL;
+	bool pm = false;
+
+	if (!sc || !devs || !script || group_by_device(li, cycle, &idx, &grp))
+		goto nomem;
+	json_object_set_new(sc, "format", json_string(DL_SC_FORMAT));
+	json_object_set_new(sc, "name", json_string(name));
+	json_object_set_new(sc, "seed", json_integer(1));
+	json_object_set_new(sc, "x-doc", json_string(
+		"Written by dlsim import-log from real logs (x-log.files).  Devices are listed in "
+		"the dpm order the log shows (the main thread's walks merged, parents first); "
+		"latencies are the logged callback times (several cycles: the empirical "
+		"distribution); async is true for a device whose callback ran off the main PM "
+		"thread, false for one that ran on it while others ran async, absent without "
+		"evidence; x-log.main_gap_ns is the median gap between the main thread's callbacks "
+		"in the log (console printing of initcall_debug), added to every callback when "
+		"x-log.gaps_added (import-log --with-printing); failed callbacks are listed in "
+		"x-log.failed_callbacks, not injected as faults.  No links: logs do not show them."));
+	x = xlog_json(li, cycle, with_gap);
+	if (!x || json_object_set_new(sc, "x-log", x))
+		goto nomem;
+	json_object_set_new(sc, "devices", devs);
+	for (uint32_t r = 0; r < li->ndev; r++) {
+		uint32_t d = li->order[r];
+		json_t *o = json_object();
+
+		if (!o || json_array_append_new(devs, o))
+			goto nomem;
+		json_object_set_new(o, "name", json_string(dl_lg_name(li, d)));
+		if (li->dev[d].parent != DL_LG_NONE)
+			json_object_set_new(o, "parent",
+					    json_string(dl_lg_name(li, li->dev[d].parent)));
+		if (li->dev[d].async)
+			json_object_set_new(o, "async", json_true());
+		else if (li->dev[d].sync_seen)
+			json_object_set_new(o, "async", json_false());
+		if (put_latencies(li, o, idx, grp[d], grp[d + 1], with_gap))
+			goto nomem;
+		for (uint32_t i = grp[d]; i < grp[d + 1]; i++)
+			pm = pm || li->smp[idx[i]].key != DL_LAT_PROBE;
+	}
+	cost = json_object();
+	if (!cost || json_object_set_new(sc, "cost", cost))
+		goto nomem;
+	if (li->cpus)
+		json_object_set_new(cost, "cpus", json_integer(li->cpus));
+	json_array_append_new(script, json_pack("{s:s}", "op", "probe"));
+	if (pm) {
+		json_array_append_new(script, json_pack("{s:s}", "op", "suspend"));
+		json_array_append_new(script, json_pack("{s:s}", "op", "resume"));
+	}
+	json_object_set_new(sc, "script", script);
+	script = NULL;
+	free(idx);
+	free(grp);
+	return sc;
+nomem:
+	json_decref(sc);
+	json_decref(script);
+	free(idx);
+	free(grp);
+	return NULL;
+}
+
+int dl_log_overlay(const struct dl_logimport *li, json_t *sc, json_t *unmatched_log,
+		   json_t *unmatched_sc)
+{
+	json_t *devs = json_object_get(sc, "devices"), *d;
+	uint32_t *idx, *grp, *hit;
+	size_t i;
+	int ret = -ENOMEM;
+
+	if (!json_is_array(devs))
+		return -EINVAL;
+	if (group_by_device(li, DL_LG_NONE, &idx, &grp))
+		return -ENOMEM;
+	hit = calloc((size_t)li->ndev + 1, sizeof(*hit));
+	if (!hit)
+		goto out;
+	json_array_foreach(devs, i, d) {
+		const char *nm = json_string_value(json_object_get(d, "name"));
+		uint32_t x = nm ? dl_lg_find(li, nm) : DL_LG_NONE;
+
+		if (x == DL_LG_NONE || grp[x] == grp[x + 1]) {
+			if (nm && json_array_append_new(unmatched_sc, json_string(nm)))
+				goto out;
+			continue;
+		}
+		hit[x] = 1;
+		if (put_latencies(li, d, idx, grp[x], grp[x + 1], false))
+			goto out;
+		if (li->dev[x].async)
+			json_object_set_new(d, "async", json_true());
+		else if (li->dev[x].sync_seen)
+			json_object_set_new(d, "async", json_false());
+	}
+	for (uint32_t r = 0; r < li->ndev; r++) {
+		uint32_t x = li->order[r];
+
+		if (!hit[x] && grp[x] != grp[x + 1] &&
+		    json_array_append_new(unmatched_log, json_string(dl_lg_name(li, x))))
+			goto out;
+	}
+	ret = 0;
+out:
+	free(hit);
+	free(idx);
+	free(grp);
+	return ret;
+}
