@@ -16,7 +16,8 @@ static void validate_usage(FILE *f)
 	fprintf(f, "usage: dlsim validate SCENARIO [--set KEY=VALUE]... [--seed N]\n\n"
 		   "Parse and validate a scenario file (and expand its generator); print\n"
 		   "\"FILE: N devices, M links, K ops\".\n\n"
-		   "  --set KEY=VALUE  override a field of the scenario's \"generate\" object\n"
+		   "  --set KEY=VALUE  override a field of the scenario's \"generate\" object;\n"
+		   "                   dev.NAME.KEY=VALUE: a listed device's latency or async\n"
 		   "  --seed N         override the scenario's seed\n\n"
 		   "exit status: 0 valid, 2 bad usage or bad input\n");
 }

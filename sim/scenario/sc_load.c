@@ -739,13 +739,99 @@ static int parse_seed(struct sc_build *b, json_t *v, uint64_t *seed)
 		       "for seeds above 2^63)");
 }
 
+#define DEV_PREFIX "dev."
+
+static bool dev_key(const char *key)
+{
+	return !strncmp(key, DEV_PREFIX, strlen(DEV_PREFIX));
+}
+
+/* VALUE as JSON when it parses, else as a string. */
+static json_t *override_value(const char *value)
+{
+	json_t *v = json_loads(value, JSON_DECODE_ANY, NULL);
+
+	return v ? v : json_string(value);
+}
+
+/*
+ * --set dev.NAME.KEY=VALUE: set KEY (a latency key or "async") of the listed
+ * device NAME (which may itself hold dots: KEY is after the last one).  The
+ * device's fields are validated with the rest, afterwards.
+ */
+static int apply_device_overrides(struct sc_build *b, json_t *root)
+{
+	json_t *devs = json_object_get(root, "devices");
+
+	for (size_t i = 0; i < b->nov; i++) {
+		const char *key = b->ov[i].key, *name, *dot;
+		char sub[320];
+		size_t n, j;
+		json_t *d = NULL, *v;
+		bool known;
+
+		if (!key || !dev_key(key))
+			continue;
+		name = key + strlen(DEV_PREFIX);
+		dot = strrchr(name, '.');
+		sc_path(sub, sizeof(sub), "--set %s", key);
+		if (!dot || dot == name || !dot[1])
+			return sc_fail(b, sub, "expected dev.NAME.KEY=VALUE (KEY: a latency key such as "
+				       "suspend, or async)");
+		known = !strcmp(dot + 1, "async");
+		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
+			known = known || !strcmp(dot + 1, dl_lat_key_name(k));
+		if (!known)
+			return sc_fail(b, sub, "unknown key '%s'; expected async or a latency key "
+				       "(probe, remove, prepare, suspend, suspend_late, suspend_noirq, "
+				       "resume_noirq, resume_early, resume, complete, rpm_suspend, "
+				       "rpm_resume)", dot + 1);
+		n = (size_t)(dot - name);
+		if (!json_is_array(devs))
+			return sc_fail(b, sub, "the scenario lists no \"devices\"; expected dev.NAME "
+				       "to name a listed device");
+		json_array_foreach(devs, j, d) {
+			const char *dn = json_string_value(json_object_get(d, "name"));
+
+			if (dn && strlen(dn) == n && !memcmp(dn, name, n))
+				break;
+		}
+		if (j == json_array_size(devs))
+			return sc_fail(b, sub, "no listed device named '%.*s'; expected the name of a "
+				       "device of \"devices\" (generated devices take generate keys)",
+				       (int)n, name);
+		v = override_value(b->ov[i].value);
+		if (!v || json_object_set_new(d, dot + 1, v))
+			return sc_nomem(b);
+	}
+	return 0;
+}
+
 /* Apply --set KEY=VALUE to the "generate" object, creating it if need be. */
 static int apply_overrides(struct sc_build *b, json_t *root)
 {
 	json_t *gen = json_object_get(root, "generate");
+	size_t ngen = 0;
 
-	if (!b->nov)
+	for (size_t i = 0; i < b->nov; i++) {
+		if (!b->ov[i].key || !*b->ov[i].key)
+			return sc_fail(b, "--set", "empty key; expected KEY=VALUE");
+		ngen += !dev_key(b->ov[i].key);
+	}
+	if (!ngen)
 		return 0;
+	if (!gen && json_object_get(root, "devices")) {
+		for (size_t i = 0; i < b->nov; i++)
+			if (!dev_key(b->ov[i].key)) {
+				char sub[300];
+
+				sc_path(sub, sizeof(sub), "--set %s", b->ov[i].key);
+				return sc_fail(b, sub, "this scenario has no \"generate\" object, so "
+					       "there is no generator key to set; expected "
+					       "dev.NAME.KEY=VALUE for a listed device (e.g. "
+					       "--set dev.%s=%s)", b->ov[i].key, b->ov[i].value);
+			}
+	}
 	if (!gen) {
 		gen = json_object();
 		if (!gen || json_object_set_new(root, "generate", gen))
@@ -754,12 +840,11 @@ static int apply_overrides(struct sc_build *b, json_t *root)
 	if (!json_is_object(gen))
 		return sc_fail(b, "generate", "expected an object");
 	for (size_t i = 0; i < b->nov; i++) {
-		json_t *v = json_loads(b->ov[i].value, JSON_DECODE_ANY, NULL);
+		json_t *v;
 
-		if (!b->ov[i].key || !*b->ov[i].key)
-			return sc_fail(b, "--set", "empty key; expected KEY=VALUE");
-		if (!v)
-			v = json_string(b->ov[i].value);
+		if (dev_key(b->ov[i].key))
+			continue;
+		v = override_value(b->ov[i].value);
 		if (!v || json_object_set_new(gen, b->ov[i].key, v))
 			return sc_nomem(b);
 	}
@@ -841,6 +926,8 @@ static int load_root(struct sc_build *b, json_t *root, const uint64_t *seed_over
 	if (intern_profile(b, &def) < 0)	/* profile 0: the defaults */
 		return -ENOMEM;
 
+	if ((ret = apply_device_overrides(b, root)))
+		return ret;
 	v = json_object_get(root, "devices");
 	if (v && (ret = parse_devices(b, v, &def, def_async)))
 		return ret;

@@ -1,0 +1,30 @@
+#!/bin/sh
+# --set dev.NAME.KEY=VALUE: per-device overrides of a scenario that lists its
+# devices (a name with dots, a latency, async), the errors that name what is
+# wrong, and a generate key on such a file says to use dev.NAME.KEY.
+DLSIM=$1
+SRC=$2
+. "$(dirname "$0")/lib_cli.sh"
+
+cat >"$T/cam.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "cam",
+  "devices": [ {"name": "i2c.0"}, {"name": "ov5640", "parent": "i2c.0", "probe": "1ms"} ] }
+J
+expect 0 "dev.ov5640.probe=10ms" "$DLSIM" run "$T/cam.json" --set dev.ov5640.probe=10ms --no-log --json
+grep -q '"probe":{"makespan_ns":1000' "$T/out" || { bad "probe takes the 10 ms"; cat "$T/out"; }
+expect 0 "a name with a dot" "$DLSIM" run "$T/cam.json" --set dev.i2c.0.suspend=3ms --no-log --json
+grep -q '"suspend":{"makespan_ns":30' "$T/out" || { bad "i2c.0 suspends for 3 ms"; cat "$T/out"; }
+expect 0 "async=false" "$DLSIM" validate "$T/cam.json" --set dev.ov5640.async=false
+expect 2 "a generate key without generate" "$DLSIM" run "$T/cam.json" --set ov5640.probe=10ms --no-log
+grep -q 'no "generate" object.*dev.ov5640.probe=10ms' "$T/err" || { bad "says to use dev.NAME.KEY"; cat "$T/err"; }
+grep -q "topology" "$T/err" && bad "no misleading generate.topology message"
+expect 2 "unknown device" "$DLSIM" run "$T/cam.json" --set dev.nope.probe=1ms --no-log
+grep -q "no listed device named 'nope'" "$T/err" || bad "names the unknown device"
+expect 2 "unknown key" "$DLSIM" run "$T/cam.json" --set dev.ov5640.bogus=1 --no-log
+grep -q "unknown key 'bogus'" "$T/err" || bad "names the unknown key"
+expect 2 "bad value" "$DLSIM" run "$T/cam.json" --set dev.ov5640.probe=-1 --no-log
+expect 2 "no name" "$DLSIM" validate "$T/cam.json" --set dev.probe=1ms
+expect 2 "dev. on a generated scenario" "$DLSIM" validate "$SRC/scenarios/default.json" --set dev.x.probe=1ms
+grep -q 'lists no "devices"' "$T/err" || bad "says the scenario lists no devices"
+expect 0 "generate keys still work" "$DLSIM" validate "$SRC/scenarios/default.json" --set devices=50
+finish cli_set_dev
