@@ -7,9 +7,10 @@ BUILD := build-$(SAN)
 endif
 
 DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gnuplot-nox \
-            libcunit1-dev sqlite3 libfdt-dev device-tree-compiler chromium python3 libxml2-utils
+            libcunit1-dev sqlite3 libfdt-dev device-tree-compiler chromium python3 libxml2-utils \
+            qemu-system-x86 busybox-static
 
-.PHONY: all deps build test demo bench bench-smoke bench-baseline clean dtbs test-dtbs
+.PHONY: all deps build test demo bench bench-smoke bench-baseline clean dtbs test-dtbs kernels test-kernel
 
 all: build
 
@@ -82,6 +83,18 @@ dtbs:
 
 test-dtbs: build dtbs
 	sh tests/dtbs_table.sh ./$(BUILD)/dlsim $(DTB_CACHE)
+
+# Kernels for `--mode kernel`: Debian's packages, fetched once with apt-get download
+# and unpacked into a cache outside the tree (KERNELS=6.12; 7.3 is not done yet).
+# dlsim builds its test module against them on first use (cached beside them).
+KERNELS ?= 6.12
+KERNEL_CACHE ?= /var/cache/dlsim-kernels
+kernels: deps
+	sh sim/kernel/fetch-kernel.sh $(KERNEL_CACHE) $(KERNELS)
+
+# Boots for real (not part of `make test`): see tests/kernel_boot.sh.
+test-kernel: build kernels
+	DLSIM_KERNEL_CACHE=$(KERNEL_CACHE) sh tests/kernel_boot.sh ./$(BUILD)/dlsim $(CURDIR)
 
 clean:
 	rm -rf build build-*

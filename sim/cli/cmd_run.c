@@ -16,6 +16,7 @@
 #include "sim/core/dl_core.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/threads.h"
+#include "sim/kernel/kmode.h"
 #include "sim/engine/wakeup.h"
 #include "sim/log/dl_log.h"
 #include "sim/scenario/scenario.h"
@@ -35,6 +36,9 @@ struct run_opts {
 	double time_scale;
 	struct dl_override set[MAX_SET];
 	size_t nset;
+	/* --mode kernel */
+	const char *kernel, *kernel_dump, *kernel_save;
+	int64_t kernel_timeout_ms;
 };
 
 /* The only state a signal handler may touch: Ctrl-C stops the run. */
@@ -63,8 +67,16 @@ static void run_usage(FILE *f, bool compare)
 	fprintf(f, "options:\n"
 		   "  --db PATH         SQLite log to append runs to (default dlsim.db)\n"
 		   "%s"
-		   "  --mode des|threads  des: deterministic virtual time (default); threads: real\n"
-		   "                    POSIX threads, wall-clock timed\n"
+		   "  --mode des|threads|kernel  des: deterministic virtual time (default);\n"
+		   "                    threads: real POSIX threads, wall-clock timed; kernel: the\n"
+		   "                    script played on a real Linux kernel booted in QEMU (one\n"
+		   "                    boot for all the runs; 'make kernels' fetches it), timed\n"
+		   "                    by the guest; bounds are not computed ('-')\n"
+		   "  --kernel VERSION  kernel mode: the kernel booted, 6.12 (default)\n"
+		   "  --kernel-timeout S  kernel mode: kill the guest after S seconds (default:\n"
+		   "                    60 plus 2 ms per callback); its runs are marked failed\n"
+		   "  --kernel-save FILE  kernel mode: keep the guest's raw dump in FILE\n"
+		   "  --kernel-dump FILE  kernel mode: convert a dump kept earlier, do not boot\n"
 		   "  --seed N          override the scenario's seed\n"
 		   "  --workers K       simulated CPUs shared by the main thread and workers\n"
 		   "                    (default: the order's own, 1 for sync and naive, else 8)\n"
@@ -184,11 +196,23 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 			}
 			o->seeds = (uint32_t)u;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--mode"))) {
-			if (strcmp(v, "des") && strcmp(v, "threads")) {
-				fprintf(stderr, "dlsim %s: --mode '%s': expected des or threads\n", me, v);
+			if (strcmp(v, "des") && strcmp(v, "threads") && strcmp(v, "kernel")) {
+				fprintf(stderr, "dlsim %s: --mode '%s': expected des, threads or kernel\n", me, v);
 				return -1;
 			}
 			o->mode = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
+			o->kernel = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-dump"))) {
+			o->kernel_dump = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-save"))) {
+			o->kernel_save = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-timeout"))) {
+			if (parse_u64(v, &u) || u < 1 || u > 86400) {
+				fprintf(stderr, "dlsim %s: --kernel-timeout '%s': expected 1..86400 s\n", me, v);
+				return -1;
+			}
+			o->kernel_timeout_ms = (int64_t)u * 1000;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
 			if (parse_u64(v, &o->seed)) {
 				fprintf(stderr, "dlsim %s: --seed '%s': expected a non-negative integer\n", me, v);
@@ -234,6 +258,13 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 		fprintf(stderr, "dlsim %s: missing SCENARIO; try 'dlsim %s --help'\n", me, me);
 		return -1;
 	}
+	if ((o->kernel_dump || o->kernel_save || o->kernel_timeout_ms) && strcmp(o->mode, "kernel")) {
+		fprintf(stderr, "dlsim %s: --kernel-dump, --kernel-save and --kernel-timeout need"
+			" --mode kernel\n", me);
+		return -1;
+	}
+	if (!o->kernel)
+		o->kernel = DL_KERNEL_DEFAULT;
 	return 0;
 }
 
@@ -285,11 +316,20 @@ struct runner {
 	struct batch *batch;		/* NULL with --no-log */
 	struct dl_run_result *r;	/* the last simulation's result */
 	int64_t wakeup_ns;		/* threads mode: measured (or DLSIM_WAKEUP_NS) */
+	/* kernel mode: every run's dump, booted before the database is opened */
+	struct dl_kjob *kjobs;
+	size_t nkjobs, kjob_next;
+	int64_t kboot_wall_ns;
 };
 
 static bool threads_mode(const struct run_opts *o)
 {
 	return !strcmp(o->mode, "threads");
+}
+
+static bool kernel_mode(const struct run_opts *o)
+{
+	return !strcmp(o->mode, "kernel");
 }
 
 /* N-th op of its kind: "suspend", then "suspend2", ... (JSON keys, metrics). */
@@ -305,10 +345,10 @@ static void op_key(const struct dl_run_result *r, uint32_t i, char *buf, size_t 
 		snprintf(buf, len, "%s", dl_op_name(r->op[i].kind));
 }
 
-/* Bounds des.c computes and threads mode does not: null there. */
+/* Bounds des.c computes and threads and kernel mode do not: null there. */
 static json_t *des_only(const struct runner *rn, int64_t v)
 {
-	return threads_mode(&rn->o) ? json_null() : json_integer(v);
+	return strcmp(rn->o.mode, "des") ? json_null() : json_integer(v);
 }
 
 static json_t *result_json(const struct runner *rn, const char *order, uint64_t seed, int64_t run_id)
@@ -481,6 +521,117 @@ static int log_metrics(struct dl_log *log, const struct dl_run_result *r)
 	return dl_log_run_end(log, r->status, r->makespan_ns, m, n);
 }
 
+static int64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/*
+ * --mode kernel: every run of the command is booted at once (or read from
+ * --kernel-dump) before the database is opened, so that a missing kernel,
+ * a module that does not build or a scenario the kernel cannot play leaves
+ * it untouched; kernel_run() then converts the runs' dumps one by one.
+ */
+static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *orders,
+			uint32_t norders)
+{
+	const struct run_opts *o = &rn->o;
+	struct dl_kernel_opts ko = { .version = o->kernel, .timeout_ms = o->kernel_timeout_ms,
+				     .dump_out = o->kernel_save, .stop = &stop_flag };
+	char msg[4096], why[512], kept[512] = "";
+	int64_t t0 = mono_ns();
+	int rc;
+
+	for (uint32_t k = 0; k < norders; k++)
+		if (dl_kernel_refuse(rn->sc, orders[k], o->kernel, why, sizeof(why))) {
+			fprintf(stderr, "dlsim %s: %s: %s\n", me, rn->sc->path, why);
+			return DL_EXIT_USAGE;
+		}
+	rn->nkjobs = (size_t)o->seeds * norders;
+	rn->kjobs = calloc(rn->nkjobs, sizeof(*rn->kjobs));
+	if (!rn->kjobs) {
+		fprintf(stderr, "dlsim %s: out of memory\n", me);
+		return DL_EXIT_USAGE;
+	}
+	/* in the order compare runs them: seeds outside, orders inside */
+	for (uint32_t s = 0, j = 0; s < o->seeds; s++)
+		for (uint32_t k = 0; k < norders; k++, j++)
+			rn->kjobs[j] = (struct dl_kjob){ .sc = rn->sc, .order = orders[k],
+							 .seed = rn->sc->seed + s };
+	if (o->kernel_dump)
+		rc = dl_kernel_load_dump(rn->kjobs, rn->nkjobs, o->kernel_dump, msg, sizeof(msg));
+	else
+		rc = dl_kernel_boot(rn->kjobs, rn->nkjobs, &ko, msg, sizeof(msg), kept, sizeof(kept));
+	rn->kboot_wall_ns = mono_ns() - t0;
+	if (rc == -EINTR)
+		return DL_EXIT_INTERRUPTED;
+	if (rc && rc != -ETIMEDOUT) {
+		fprintf(stderr, "dlsim %s: %s\n", me, msg);
+		return DL_EXIT_USAGE;
+	}
+	if (rc)
+		fprintf(stderr, "dlsim %s: %s%s%s\n", me, msg, kept[0] ? "; kept: " : "", kept);
+	return 0;
+}
+
+/* The next run's dump, converted and logged like a simulation. */
+static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run_id)
+{
+	const struct dl_scenario *sc = rn->sc;
+	const struct dl_kjob *j = &rn->kjobs[rn->kjob_next++];
+	const char *dump = j->dump ? j->dump : "";
+	struct dl_engine_opts dry = *eo;
+	struct dl_kernel_info ki;
+	char version[160];
+	int rc;
+
+	/* a dump of another scenario is refused before anything is logged */
+	dry.sink = (struct dl_sink){ 0 };
+	rc = dl_kernel_convert(sc, dump, j->len, &dry, rn->r, &ki);
+	if (rc == -EINVAL || rc == -ENOMEM) {
+		fprintf(stderr, "dlsim: kernel dump: %s\n", ki.msg);
+		return rc;
+	}
+	snprintf(version, sizeof(version), "%s kernel %s", DLSIM_VERSION,
+		 ki.release[0] ? ki.release : rn->o.kernel);
+	if (rn->log) {
+		struct dl_run_info info = {
+			.scenario = sc->name, .order = dl_order_name(j->order), .mode = "kernel",
+			.version = version, .seed = j->seed, .devices = sc->ndev,
+			.links = sc->nlink, .workers = 1,
+		};
+
+		if (dl_log_run_begin(rn->log, &info, run_id))
+			return -EIO;
+		for (uint32_t i = 0; i < sc->ndev; i++)
+			dl_log_device(rn->log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
+		rn->batch->log = rn->log;
+		rn->batch->n = 0;
+		eo->sink = (struct dl_sink){ .emit = batch_emit, .ctx = rn->batch };
+	}
+	rc = dl_kernel_convert(sc, dump, j->len, eo, rn->r, &ki);
+	rn->r->wall_ns = rn->kboot_wall_ns / (int64_t)rn->nkjobs;
+	if (rc == -EPIPE) {
+		fprintf(stderr, "dlsim: kernel run (order %s, seed %llu) failed: %s; last op %d (%s),"
+			" last phase %s\n", dl_order_name(j->order), (unsigned long long)j->seed, ki.msg,
+			ki.last_op + 1, ki.last_op >= 0 && (uint32_t)ki.last_op < sc->nop ?
+			dl_op_name(sc->op[ki.last_op].kind) : "none",
+			ki.last_phase >= 0 ? dl_phase_name((unsigned)ki.last_phase) : "none");
+		rc = 1;
+	}
+	if (rn->log) {
+		if (rn->batch->n)
+			dl_log_events(rn->log, rn->batch->ev, rn->batch->n);
+		rn->batch->n = 0;
+		if (log_metrics(rn->log, rn->r))
+			return -EIO;
+	}
+	return rc;
+}
+
 /* One simulation, logged, into rn->r; returns the engine's result code. */
 static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64_t *run_id)
 {
@@ -493,6 +644,8 @@ static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64
 
 	*run_id = 0;
 	memset(rn->r, 0, sizeof(*rn->r));
+	if (kernel_mode(o))
+		return kernel_run(rn, &eo, run_id);
 	if (rn->log) {
 		struct dl_run_info info = {
 			.scenario = sc->name, .order = dl_order_name(order), .mode = o->mode,
@@ -591,6 +744,9 @@ static int pick_time_scale(struct runner *rn, const char *me)
 
 static void runner_free(struct runner *rn)
 {
+	if (rn->kjobs)
+		dl_kernel_jobs_free(rn->kjobs, rn->nkjobs);
+	free(rn->kjobs);
 	if (rn->log)
 		dl_log_close(rn->log);
 	dl_scenario_free(rn->sc);
@@ -598,7 +754,7 @@ static void runner_free(struct runner *rn)
 	free(rn->r);
 }
 
-static int setup(struct runner *rn, const char *me)
+static int setup(struct runner *rn, const char *me, const enum dl_order *orders, uint32_t norders)
 {
 	const struct run_opts *o = &rn->o;
 	struct dl_error err;
@@ -618,6 +774,16 @@ static int setup(struct runner *rn, const char *me)
 	if (threads_mode(o) && pick_time_scale(rn, me)) {
 		runner_free(rn);
 		return DL_EXIT_USAGE;
+	}
+	if (kernel_mode(o)) {
+		int rc;
+
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		if ((rc = kernel_batch(rn, me, orders, norders))) {
+			runner_free(rn);
+			return rc;
+		}
 	}
 	if (!o->no_log && dl_log_open_wait(o->db, o->busy_ms, &rn->log, msg, sizeof(msg))) {
 		fprintf(stderr, "dlsim %s: %s\n", me, msg);
@@ -647,7 +813,7 @@ int cmd_run(int argc, char **argv)
 
 	if (rc)
 		return rc > 0 ? DL_EXIT_OK : DL_EXIT_USAGE;
-	rc = setup(&rn, "run");
+	rc = setup(&rn, "run", &rn.o.order, 1);
 	if (rc)
 		return rc;
 	rc = simulate(&rn, rn.o.order, rn.sc->seed, &run_id);
@@ -724,7 +890,7 @@ static int parse_orders(const struct run_opts *o, enum dl_order *orders, uint32_
 static void compare_table(const struct runner *rn, const struct compare_stats *st,
 			  const enum dl_order *orders, uint32_t norders)
 {
-	bool sd = rn->o.seeds > 1, des = !threads_mode(&rn->o);
+	bool sd = rn->o.seeds > 1, des = !strcmp(rn->o.mode, "des");
 	char r1[16], r2[16], ob[16];
 
 	printf("compare: %s, %u devices, %u links, ", rn->sc->name, rn->sc->ndev, rn->sc->nlink);
@@ -775,7 +941,7 @@ int cmd_compare(int argc, char **argv)
 		fprintf(stderr, "dlsim compare: out of memory\n");
 		return DL_EXIT_USAGE;
 	}
-	rc = setup(&rn, "compare");
+	rc = setup(&rn, "compare", orders, norders);
 	if (rc) {
 		free(st);
 		return rc;
