@@ -406,7 +406,12 @@ static void on_suspend_start(struct checker *k, uint32_t d, int p, int64_t t)
 	if (D->susp & (1u << p))
 		violation(k, 4, d, DL_NONE, DL_NONE, t, "suspended twice in %s without resume",
 			  dl_phase_name((unsigned)p));
-	for (uint32_t i = 0; i < D->sup.n; i++) {
+	/*
+	 * dpm_prepare() walks dpm_list forward on the main thread and waits for
+	 * no one: parents and suppliers are prepared first (kernel/6.12
+	 * drivers/base/power/main.c), so prepare has no dependency rule.
+	 */
+	for (uint32_t i = 0; p != DL_PH_PREPARE && i < D->sup.n; i++) {
 		uint32_t l = D->sup.v[i];
 		struct clink *L = &k->link[l];
 		struct cdev *C = &k->dev[L->c];
@@ -416,7 +421,7 @@ static void on_suspend_start(struct checker *k, uint32_t d, int p, int64_t t)
 				  " consumer's suspend_end (link %" PRIu32 ")",
 				  dl_phase_name((unsigned)p), l);
 	}
-	for (uint32_t i = 0; i < D->children.n; i++) {
+	for (uint32_t i = 0; p != DL_PH_PREPARE && i < D->children.n; i++) {
 		uint32_t c = D->children.v[i];
 		struct cdev *C = &k->dev[c];
 
@@ -438,7 +443,8 @@ static void on_resume_start(struct checker *k, uint32_t d, int q, int64_t t)
 	if (!(D->susp & (1u << m)))
 		violation(k, 4, d, DL_NONE, DL_NONE, t, "%s of a device not suspended in %s",
 			  dl_phase_name((unsigned)q), dl_phase_name((unsigned)m));
-	for (uint32_t i = 0; i < D->cons.n; i++) {
+	/* dpm_complete() walks the list backward and waits for no one either */
+	for (uint32_t i = 0; q != DL_PH_COMPLETE && i < D->cons.n; i++) {
 		uint32_t l = D->cons.v[i];
 		struct clink *L = &k->link[l];
 		struct cdev *S = &k->dev[L->s];
@@ -448,7 +454,7 @@ static void on_resume_start(struct checker *k, uint32_t d, int q, int64_t t)
 				  " supplier's resume_end (link %" PRIu32 ")",
 				  dl_phase_name((unsigned)q), l);
 	}
-	if (D->parent != DL_NONE && D->parent < k->ndev) {
+	if (q != DL_PH_COMPLETE && D->parent != DL_NONE && D->parent < k->ndev) {
 		struct cdev *P = &k->dev[D->parent];
 
 		if (present(k, P) && (P->susp & (1u << m)))
