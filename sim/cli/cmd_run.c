@@ -574,6 +574,19 @@ static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *
 	}
 	if (rc)
 		fprintf(stderr, "dlsim %s: %s%s%s\n", me, msg, kept[0] ? "; kept: " : "", kept);
+	/* a dump that is not of this scenario is refused before the database opens */
+	for (size_t j = 0; j < rn->nkjobs; j++) {
+		struct dl_engine_opts eo = { .order = rn->kjobs[j].order, .seed = rn->kjobs[j].seed };
+		struct dl_kernel_info ki;
+		const char *d = rn->kjobs[j].dump ? rn->kjobs[j].dump : "";
+
+		rc = dl_kernel_convert(rn->sc, d, rn->kjobs[j].len, &eo, rn->r, &ki);
+		if (rc == -EINVAL || rc == -ENOMEM) {
+			fprintf(stderr, "dlsim %s: %s: %s\n", me,
+				o->kernel_dump ? o->kernel_dump : "the guest's dump", ki.msg);
+			return DL_EXIT_USAGE;
+		}
+	}
 	return 0;
 }
 
@@ -583,20 +596,14 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 	const struct dl_scenario *sc = rn->sc;
 	const struct dl_kjob *j = &rn->kjobs[rn->kjob_next++];
 	const char *dump = j->dump ? j->dump : "";
-	struct dl_engine_opts dry = *eo;
 	struct dl_kernel_info ki;
-	char version[160];
+	char version[160], release[96];
 	int rc;
 
-	/* a dump of another scenario is refused before anything is logged */
-	dry.sink = (struct dl_sink){ 0 };
-	rc = dl_kernel_convert(sc, dump, j->len, &dry, rn->r, &ki);
-	if (rc == -EINVAL || rc == -ENOMEM) {
-		fprintf(stderr, "dlsim: kernel dump: %s\n", ki.msg);
-		return rc;
-	}
+	/* kernel_batch() refused the dumps that do not convert */
+	dl_kernel_release(dump, j->len, release, sizeof(release));
 	snprintf(version, sizeof(version), "%s kernel %s", DLSIM_VERSION,
-		 ki.release[0] ? ki.release : rn->o.kernel);
+		 release[0] ? release : rn->o.kernel);
 	if (rn->log) {
 		struct dl_run_info info = {
 			.scenario = sc->name, .order = dl_order_name(j->order), .mode = "kernel",

@@ -7,8 +7,10 @@
  * as data.  /init writes lines into debugfs dlsim/ctl:
  *
  *   devices N                 N platform devices, indices 0..N-1
- *   dev I PARENT ASYNC        parent index or -1; ASYNC: async probe driver
- *                             and device_enable_async_suspend()
+ *   dev I PARENT ASYNC RPM    parent index or -1; ASYNC: async probe driver
+ *                             and device_enable_async_suspend(); RPM: the
+ *                             driver enables runtime PM at probe (the device
+ *                             stays runtime-suspended until someone gets it)
  *   lat KEY V0 ... VN-1       the latency (ns) of callback KEY of every device
  *                             for the ops that follow (dlsim samples them)
  *   fault I KEY ERR TIMES     callback KEY of device I returns -ERR, TIMES
@@ -81,7 +83,7 @@ struct rec {
 struct kdev {
 	struct platform_device *pdev;
 	s32 parent;
-	u8 async;
+	u8 async, rpm;
 	s64 lat[K_COUNT];
 };
 
@@ -177,8 +179,23 @@ static int callback(struct device *d, int key)
 	return err;
 }
 
-static int kmod_probe(struct platform_device *p) { return callback(&p->dev, K_PROBE); }
-static void kmod_remove(struct platform_device *p) { callback(&p->dev, K_REMOVE); }
+static int kmod_probe(struct platform_device *p)
+{
+	int i = dev_index(&p->dev), e = callback(&p->dev, K_PROBE);
+
+	if (!e && i >= 0 && devs[i].rpm)
+		pm_runtime_enable(&p->dev);
+	return e;
+}
+
+static void kmod_remove(struct platform_device *p)
+{
+	int i = dev_index(&p->dev);
+
+	callback(&p->dev, K_REMOVE);
+	if (i >= 0 && devs[i].rpm)
+		pm_runtime_disable(&p->dev);
+}
 static int kmod_prepare(struct device *d) { return callback(d, K_PREPARE); }
 static void kmod_complete(struct device *d) { callback(d, K_COMPLETE); }
 static int kmod_suspend(struct device *d) { return callback(d, K_SUSPEND); }
@@ -370,15 +387,16 @@ static int cmd_devices(char **p)
 static int cmd_dev(char **p)
 {
 	u32 i;
-	s64 parent, async;
+	s64 parent, async, rpm;
 	int e = tok_idx(p, &i);
 
-	if (e || (e = tok_s64(p, &parent)) || (e = tok_s64(p, &async)))
+	if (e || (e = tok_s64(p, &parent)) || (e = tok_s64(p, &async)) || (e = tok_s64(p, &rpm)))
 		return e;
 	if (parent >= (s64)i || parent < -1)
 		return -EINVAL;
 	devs[i].parent = (s32)parent;
 	devs[i].async = async != 0;
+	devs[i].rpm = rpm != 0;
 	return 0;
 }
 

@@ -161,8 +161,37 @@ static int close_file(FILE *f)
 	return (fclose(f) || e) ? -EIO : 0;
 }
 
+/*
+ * The devices whose driver enables runtime PM: those an rpm op names or a
+ * PM_RUNTIME link joins, and their ancestors (a parent must be able to
+ * runtime-resume under its child).  calloc'd, one byte per device.
+ */
+static uint8_t *runtime_pm_users(const struct dl_scenario *sc)
+{
+	uint8_t *u = calloc(sc->ndev + 1, 1);
+
+	if (!u)
+		return NULL;
+	for (uint32_t i = 0; i < sc->nop; i++)
+		if ((sc->op[i].kind == DL_OP_RPM_GET || sc->op[i].kind == DL_OP_RPM_PUT) &&
+		    sc->op[i].dev < sc->ndev)
+			u[sc->op[i].dev] = 1;
+	for (uint32_t i = 0; i < sc->nlink; i++)
+		if (sc->link[i].flags & DL_FLAG_PM_RUNTIME)
+			u[sc->link[i].consumer] = u[sc->link[i].supplier] = 1;
+	for (uint32_t i = 0; i < sc->nop; i++)
+		if (sc->op[i].kind == DL_OP_LINK_ADD && (sc->op[i].flags & DL_FLAG_PM_RUNTIME) &&
+		    sc->op[i].dev < sc->ndev && sc->op[i].dev2 < sc->ndev)
+			u[sc->op[i].dev] = u[sc->op[i].dev2] = 1;
+	/* parents precede children: one backward pass marks every ancestor */
+	for (uint32_t d = sc->ndev; d-- > 0;)
+		if (u[d] && sc->dev[d].parent != DL_SC_NONE)
+			u[sc->dev[d].parent] = 1;
+	return u;
+}
+
 /* One run: a file per op (a sleep cycle is one .sleep file and the next op's marks). */
-static int write_run(const char *dir, const struct dl_kjob *j)
+static int write_run_files(const char *dir, const struct dl_kjob *j, const uint8_t *rpm)
 {
 	const struct dl_scenario *sc = j->sc;
 	uint32_t fileno = 0;
@@ -187,9 +216,9 @@ static int write_run(const char *dir, const struct dl_kjob *j)
 		if (op->kind == DL_OP_PROBE) {
 			fprintf(f, "devices %u\n", sc->ndev);
 			for (uint32_t d = 0; d < sc->ndev; d++)
-				fprintf(f, "dev %u %" PRId64 " %d\n", d,
+				fprintf(f, "dev %u %" PRId64 " %d %d\n", d,
 					sc->dev[d].parent == DL_SC_NONE ? (int64_t)-1 : (int64_t)sc->dev[d].parent,
-					j->order != DL_ORDER_SYNC && sc->dev[d].async);
+					j->order != DL_ORDER_SYNC && sc->dev[d].async, rpm[d]);
 			for (uint32_t k = 0; k < sc->nfault; k++)
 				fprintf(f, "fault %u %u %d %u\n", sc->fault[k].dev, sc->fault[k].lat_key,
 					sc->fault[k].err, sc->fault[k].times);
@@ -250,6 +279,15 @@ static int write_run(const char *dir, const struct dl_kjob *j)
 		fprintf(f, "opend %u\nsnap\n", i);
 		err = close_file(f);
 	}
+	return err;
+}
+
+static int write_run(const char *dir, const struct dl_kjob *j)
+{
+	uint8_t *rpm = runtime_pm_users(j->sc);
+	int err = rpm ? write_run_files(dir, j, rpm) : -ENOMEM;
+
+	free(rpm);
 	return err;
 }
 

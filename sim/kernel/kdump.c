@@ -271,6 +271,7 @@ static void phase_mark(struct conv *c, const struct krec *k, int begin)
 		c->info->last_phase = p;
 		if (p == DL_PH_PREPARE) {
 			c->sleep_op = c->cur_op;
+			c->failed_sleep = 0;
 			if ((op = op_at(c, c->cur_op)))
 				op->start_ns = k->t - c->t0;
 		} else if (p == DL_PH_RESUME_NOIRQ && !c->failed_sleep && c->sleep_op >= 0) {
@@ -299,6 +300,27 @@ static int parse_line(const char *s, struct krec *k)
 	k->t = t;
 	k->kind = (uint8_t)kind;
 	return 0;
+}
+
+/*
+ * A snapshot's order and link records are written by one thread right after
+ * its snap record, but records of other threads (an async runtime suspend,
+ * say) may take buffer slots and times in between: give the snapshot's
+ * records the snap record's time, so that sorting keeps them together.
+ */
+static void snap_times(struct krec *k, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (k[i].kind != R_SNAP)
+			continue;
+		for (uint32_t j = i + 1; j < n; j++) {
+			if (k[j].pid != k[i].pid)
+				continue;
+			if (k[j].kind != R_ORDER && k[j].kind != R_LINK)
+				break;
+			k[j].t = k[i].t;
+		}
+	}
 }
 
 /*
@@ -446,6 +468,7 @@ int dl_kernel_convert(const struct dl_scenario *sc, const char *dump, size_t len
 	memset(info, 0, sizeof(*info));
 	info->last_op = info->last_phase = -1;
 	memset(r, 0, sizeof(*r));
+	r->status = "failed";
 	r->fail_dev = DL_NONE;
 	r->nops = sc->nop < DL_MAX_OPS ? sc->nop : DL_MAX_OPS;
 	for (uint32_t i = 0; i < r->nops; i++) {
@@ -463,6 +486,7 @@ int dl_kernel_convert(const struct dl_scenario *sc, const char *dump, size_t len
 		rc = -ENOMEM;
 		goto out;
 	}
+	snap_times(k, n);
 	sort_by_time(k, n);
 	c.t0 = n ? k[0].t : 0;
 	for (uint32_t i = 0; i < n; i++) {

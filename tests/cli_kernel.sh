@@ -1,0 +1,82 @@
+#!/bin/sh
+# --mode kernel without QEMU: dumps recorded on the real 6.12 kernel (tests/kernel/,
+# `dlsim run S --mode kernel --kernel-save F` on this tree's scenarios) are
+# converted with --kernel-dump into ordinary runs, which `dlsim check` must pass,
+# with prepare in dpm_list order and complete in reverse (tests/kernel_order.py);
+# then the refusals: bad dumps, scenarios the kernel cannot play, a missing kernel.
+DLSIM=$1
+SRC=$2
+. "$(dirname "$0")/lib_cli.sh"
+K=$SRC/tests/kernel
+
+# scenario, dump, --set, expected exit of run (faults: an injected fault fails an op)
+while read -r sc dump set want; do
+	[ "$set" = - ] && set="" || set="--set $set"
+	# shellcheck disable=SC2086
+	expect "$want" "run $sc from its kernel dump" "$DLSIM" run "$SRC/scenarios/$sc.json" $set \
+		--mode kernel --kernel-dump "$K/$dump" --db "$T/k.db" --json
+	grep -q '"mode":"kernel"' "$T/out" || bad "$sc: --json says mode kernel"
+done <<'L'
+soc-small soc-small-6.12.dump - 0
+camera camera-6.12.dump - 0
+default default-50-6.12.dump devices=50 0
+flags flags-6.12.dump - 0
+runtime-pm runtime-pm-6.12.dump - 0
+faults faults-6.12.dump - 1
+unbind-fault unbind-fault-6.12.dump - 1
+L
+expect 0 "check passes on every kernel run" "$DLSIM" check "$T/k.db" --all
+[ "$(grep -c 'no violation' "$T/out")" = 7 ] || bad "check: 7 runs without violation"
+expect 0 "prepare in dpm_list order, complete in reverse" python3 "$SRC/tests/kernel_order.py" "$T/k.db"
+[ "$(sqlite3 "$T/k.db" "select count(*) from runs where mode = 'kernel' and version like '% kernel 6.12.%'")" = 7 ] \
+	&& ok "runs.mode is kernel, the kernel release is recorded" || bad "runs.mode/version of kernel runs"
+# what the kernel did, as events: the unbind cascade (consumers' remove first), the
+# fault, the refused links, runtime PM through links, the deferred-probe reorder
+sqlite3 "$T/k.db" "select group_concat(name, ' ') from (select d.name from events e
+	join devices d on d.run_id = e.run_id and d.dev_id = e.dev_id join runs r on r.run_id = e.run_id
+	where r.scenario = 'unbind-fault' and e.kind = 'unbind_start' order by e.seq)" >"$T/casc"
+[ "$(cat "$T/casc")" = "sound0 amp0 codec0 reg0" ] \
+	&& ok "unbinding reg0 unbinds its consumers first ($(cat "$T/casc"))" || bad "unbind cascade: $(cat "$T/casc")"
+[ "$(sqlite3 "$T/k.db" "select status from runs where scenario = 'faults'")" = failed ] \
+	&& ok "the EBUSY suspend fails the faults run" || bad "faults run status"
+[ "$(sqlite3 "$T/k.db" "select count(*) from events e join runs using (run_id) where scenario = 'flags' and kind = 'link_refused'")" -gt 0 ] \
+	&& ok "flags: the kernel's refused links are logged" || bad "flags: no link_refused"
+[ "$(sqlite3 "$T/k.db" "select count(*) from events e join runs using (run_id) where scenario = 'runtime-pm' and kind = 'rpm_resume'")" -gt 0 ] \
+	&& ok "runtime-pm: runtime resumes are logged" || bad "runtime-pm: no rpm_resume"
+
+# the same dumps through compare: one run per order and seed, in that order
+expect 0 "compare from a dump" "$DLSIM" compare "$SRC/scenarios/soc-small.json" --orders kernel-async \
+	--mode kernel --kernel-dump "$K/soc-small-6.12.dump" --db "$T/c.db"
+expect 0 "check the compare run" "$DLSIM" check "$T/c.db"
+
+# bad input: nothing written
+cp "$T/k.db" "$T/before.db"
+expect 2 "a dump of another scenario" "$DLSIM" run "$SRC/scenarios/camera.json" --mode kernel \
+	--kernel-dump "$K/soc-small-6.12.dump" --db "$T/k.db"
+grep -q "another scenario" "$T/err" || bad "the refusal says it is another scenario's dump"
+printf '@run 000\ndlsim-kdump 1 6.12.0 x86_64 devices 25 records 3 lost 0\nnot a record\n@done 000\n@end\n' >"$T/bad.dump"
+expect 2 "a dump with a bad line" "$DLSIM" run "$SRC/scenarios/soc-small.json" --mode kernel \
+	--kernel-dump "$T/bad.dump" --db "$T/k.db"
+grep -q "line 3" "$T/err" || bad "the bad line is named"
+expect 2 "a scenario with hot-plug" "$DLSIM" run "$SRC/scenarios/hotplug-unbind.json" --mode kernel \
+	--kernel-dump "$K/soc-small-6.12.dump" --db "$T/k.db"
+grep -q "hot-plugged" "$T/err" || bad "the refusal names hot-plug"
+expect 2 "kernel-async-v2 on 6.12" "$DLSIM" run "$SRC/scenarios/soc-small.json" --mode kernel \
+	--order kernel-async-v2 --kernel-dump "$K/soc-small-6.12.dump" --db "$T/k.db"
+expect 2 "levels is not the kernel's" "$DLSIM" run "$SRC/scenarios/soc-small.json" --mode kernel \
+	--order levels --db "$T/k.db"
+expect 2 "--kernel-dump needs --mode kernel" "$DLSIM" run "$SRC/scenarios/soc-small.json" \
+	--kernel-dump "$K/soc-small-6.12.dump" --db "$T/k.db"
+DLSIM_KERNEL_CACHE=$T/nokernels expect 2 "no kernel fetched" "$DLSIM" run "$SRC/scenarios/soc-small.json" \
+	--mode kernel --db "$T/k.db"
+grep -q "make kernels" "$T/err" || bad "the missing kernel names 'make kernels'"
+cmp -s "$T/k.db" "$T/before.db" && ok "bad input leaves the database untouched" || bad "the database changed"
+
+# a guest that stopped mid-run: the run is logged as failed, with the last op
+head -n 60 "$K/camera-6.12.dump" >"$T/cut.dump"
+expect 1 "a dump cut short" "$DLSIM" run "$SRC/scenarios/camera.json" --mode kernel \
+	--kernel-dump "$T/cut.dump" --db "$T/cut.db"
+grep -q "last op" "$T/err" || bad "the failure names the last op reached"
+[ "$(sqlite3 "$T/cut.db" "select status from runs")" = failed ] && ok "the cut run is marked failed" \
+	|| bad "cut run status"
+finish cli_kernel
