@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/assets.h"
 #include "report/report_int.h"
 
 /* ---- index.html ------------------------------------------------------- */
@@ -223,17 +224,26 @@ static void write_timeline(struct report *r, FILE *f)
 
 static void write_traces_links(struct report *r, FILE *f)
 {
-	fputs("<h2 id=\"traces\">Traces</h2>\n<p>Every device of the run as Chrome trace events, one track per "
-	      "worker (tid 0: the main PM thread), with a flow arrow from each awaited callback's end to the "
-	      "start of the one that waited for it: <a href=\"trace.json\">trace.json</a> (run ", f);
-	fprintf(f, "%lld; open it in the Perfetto UI or chrome://tracing).", (long long)r->sel->id);
+	const char *ext = rp_trace_ext(r);
+
+	fprintf(f, "<h2 id=\"traces\">Traces</h2>\n<p>The run as Chrome trace events, %s, with a flow "
+		   "arrow from each awaited callback's end to the start of the one that waited for it: "
+		   "<a href=\"trace%s\">trace%s</a> (run %lld; open it in the Perfetto UI, "
+		   "chrome://tracing or the DevTools Performance panel%s).",
+		r->trace_per_device ? "one track per device" : "one track per worker (tid 0: the main PM thread)",
+		ext, ext, (long long)r->sel->id, r->trace_plain ? "" : ", which read gzip as is");
 	if (r->ntraced) {
 		fputs(" Per run:", f);
 		for (size_t i = 0; i < r->ntraced; i++)
-			fprintf(f, " <a href=\"trace-%lld.json\">%lld</a>", (long long)r->traced[i],
+			fprintf(f, " <a href=\"trace-%lld%s\">%lld</a>", (long long)r->traced[i], ext,
 				(long long)r->traced[i]);
 	}
 	fputs("</p>\n", f);
+	if (r->tl.ndevs > r->trace_devs)
+		fprintf(f, "<p class=\"note\">Size cap: these trace files hold %zu of the run's %zu devices "
+			   "(the devices on the critical path first, then the lowest dev_ids), about 4 KB of JSON "
+			   "each; larger traces do not load in the viewers' JSON importers. <code>dlsim report "
+			   "--trace-devices N</code> raises the cap.</p>\n", r->trace_devs, r->tl.ndevs);
 }
 
 static void write_util(struct report *r, FILE *f)
@@ -342,11 +352,12 @@ out:
 	free(dev_of);
 }
 
-static void write_limits(FILE *f)
+static void write_limits(struct report *r, FILE *f)
 {
 	fprintf(f, "<h2 id=\"limits\">Limits</h2>\n<ul>\n"
 		   "<li>Interactive timeline: at most %d device rows (critical path first, then the lowest "
-		   "dev_ids); trace.json always holds every device.</li>\n"
+		   "dev_ids).</li>\n<li>Trace files: at most %zu devices each, chosen the same way "
+		   "(<code>--trace-devices N</code>).</li>\n"
 		   "<li>Gantt plot: at most %d device rows, chosen the same way.</li>\n"
 		   "<li>Makespan per run: the newest %d runs; per order: the newest %d scenario/order groups.</li>\n"
 		   "<li>Utilization: exact steps up to %d change points, averages over %d equal time buckets "
@@ -354,7 +365,7 @@ static void write_limits(FILE *f)
 		   "<li>Trace files: the chosen run and the newest %d runs.</li>\n"
 		   "<li>Waits and the critical path are derived from the log alone: for each callback, the "
 		   "dependency of the same phase that ended last before it started.</li>\n</ul>\n",
-		DL_REPORT_TIMELINE_DEVICES, DL_REPORT_GANTT_DEVICES, DL_REPORT_PLOT_RUNS, DL_REPORT_PLOT_GROUPS,
+		DL_REPORT_TIMELINE_DEVICES, r->trace_devices, DL_REPORT_GANTT_DEVICES, DL_REPORT_PLOT_RUNS, DL_REPORT_PLOT_GROUPS,
 		DL_REPORT_UTIL_POINTS, DL_REPORT_UTIL_POINTS / 2, DL_REPORT_TRACE_RUNS);
 }
 
@@ -366,14 +377,9 @@ int rp_write_index(struct report *r, const char *dbpath)
 	if (!f)
 		return rp_err(r, -EIO, "%s/index.html: %s", r->outdir, strerror(errno));
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-	      "<title>dlsim report</title>\n<style>\n"
-	      "body{font-family:sans-serif;margin:1.5em;color:#222}\n"
-	      "table{border-collapse:collapse;margin:.5em 0 1.5em}\n"
-	      "th,td{border:1px solid #bbb;padding:.2em .6em;text-align:left;white-space:pre-wrap}\n"
-	      "th{background:#eee}\ntd.n{text-align:right;font-variant-numeric:tabular-nums}\n"
-	      "tr.sel td{background:#fff6d8}\nnav a{margin-right:1em}\n"
-	      "img{max-width:100%;border:1px solid #ddd}\nfigure{margin:1em 0}\n"
-	      ".err{color:#a00}\n</style>\n</head>\n<body>\n<h1>dlsim report</h1>\n<p>Database: <code>", f);
+	      "<title>dlsim report</title>\n<style>\n", f);
+	fwrite(rp_asset_page_css, 1, rp_asset_page_css_len, f);
+	fputs("</style>\n</head>\n<body>\n<h1>dlsim report</h1>\n<p>Database: <code>", f);
 	put_html(f, dbpath);
 	fputs("</code>", f);
 	if (r->sel) {
@@ -407,7 +413,7 @@ int rp_write_index(struct report *r, const char *dbpath)
 		write_gantt(r, f);
 		write_traces_links(r, f);
 	}
-	write_limits(f);
+	write_limits(r, f);
 	fputs("</body>\n</html>\n", f);
 	return rp_close_out(r, f, path);
 }

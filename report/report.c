@@ -274,33 +274,43 @@ int rp_close_out(struct report *r, FILE *f, const char *path)
 
 static int write_trace_file(struct report *r, const struct tl_run *t, const char *scenario, const char *name)
 {
+	struct tl_trace_opts o = { .max_devices = r->trace_devices, .per_device = r->trace_per_device,
+				   .gzip = !r->trace_plain };
 	char path[PATH_MAX];
+	size_t n = 0;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", r->outdir, name) >= sizeof(path))
 		return rp_err(r, -EIO, "%s/%s: path too long", r->outdir, name);
 	errno = 0;
-	if (tl_write_trace(t, scenario, path))
+	if (tl_write_trace(t, scenario, &o, path, &n))
 		return rp_err(r, -EIO, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
+	if (t == &r->tl)
+		r->trace_devs = n;
 	return 0;
 }
 
-/* trace.json as a hard link to NAME (the same bytes, written once); -1 when links fail. */
+/* trace.json(.gz) as a hard link to NAME (the same bytes, written once); -1 when links fail. */
 static int link_trace(struct report *r, const char *name)
 {
 	char from[PATH_MAX], to[PATH_MAX];
 
 	if ((size_t)snprintf(from, sizeof(from), "%s/%s", r->outdir, name) >= sizeof(from) ||
-	    (size_t)snprintf(to, sizeof(to), "%s/trace.json", r->outdir) >= sizeof(to))
+	    (size_t)snprintf(to, sizeof(to), "%s/trace%s", r->outdir, rp_trace_ext(r)) >= sizeof(to))
 		return -1;
 	if (unlink(to) != 0 && errno != ENOENT)
 		return -1;
 	return link(from, to) == 0 ? 0 : -1;
 }
 
+const char *rp_trace_ext(const struct report *r)
+{
+	return r->trace_plain ? ".json" : ".json.gz";
+}
+
 static int write_run_trace(struct report *r, const struct run_row *row)
 {
 	struct tl_run t, *tp = row == r->sel ? &r->tl : &t;
-	char name[64];
+	char name[64], main[64];
 	int ret = 0;
 
 	if (tp != &r->tl) {
@@ -308,11 +318,12 @@ static int write_run_trace(struct report *r, const struct run_row *row)
 		if (!ret)
 			ret = tl_analyse(r->db, tp, r->err, r->errlen);
 	}
-	snprintf(name, sizeof(name), "trace-%lld.json", (long long)row->id);
+	snprintf(name, sizeof(name), "trace-%lld%s", (long long)row->id, rp_trace_ext(r));
+	snprintf(main, sizeof(main), "trace%s", rp_trace_ext(r));
 	if (!ret)
 		ret = write_trace_file(r, tp, row->scenario, name);
 	if (!ret && row == r->sel && link_trace(r, name))
-		ret = write_trace_file(r, tp, row->scenario, "trace.json");
+		ret = write_trace_file(r, tp, row->scenario, main);
 	if (tp != &r->tl)
 		tl_free(tp);
 	if (!ret)
@@ -320,7 +331,7 @@ static int write_run_trace(struct report *r, const struct run_row *row)
 	return ret;
 }
 
-/* trace.json for the chosen run; trace-<run_id>.json for it and the newest DL_REPORT_TRACE_RUNS runs. */
+/* trace.json(.gz) for the chosen run; trace-<run_id> for it and the newest DL_REPORT_TRACE_RUNS runs. */
 static int write_traces(struct report *r)
 {
 	size_t first = r->nruns > DL_REPORT_TRACE_RUNS ? r->nruns - DL_REPORT_TRACE_RUNS : 0;
@@ -424,7 +435,7 @@ static void report_free(struct report *r)
 	sqlite3_close(r->db);
 }
 
-int dl_report_write_run(const char *db, const char *outdir, int64_t run, char *err, size_t errlen)
+int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *err, size_t errlen)
 {
 	char own_err[512];
 	struct report r = { .err = err, .errlen = errlen };
@@ -435,17 +446,20 @@ int dl_report_write_run(const char *db, const char *outdir, int64_t run, char *e
 		r.errlen = sizeof(own_err);
 	}
 	r.err[0] = '\0';
+	r.trace_devices = o->trace_devices ? o->trace_devices : DL_REPORT_TRACE_DEVICES;
+	r.trace_per_device = o->trace_per_device;
+	r.trace_plain = o->trace_plain;
 	ret = open_db(&r, db);
 	if (!ret)
 		ret = check_tables(&r, db);
 	if (!ret)
 		ret = read_runs(&r);
 	if (!ret)
-		ret = select_run(&r, db, run);
+		ret = select_run(&r, db, o->run);
 	if (!ret)
 		ret = read_timeline(&r);
 	if (!ret)
-		ret = set_outdir(&r, db, outdir);
+		ret = set_outdir(&r, db, o->outdir);
 	if (!ret)
 		ret = make_dirs(&r);
 	if (!ret)
@@ -460,6 +474,13 @@ int dl_report_write_run(const char *db, const char *outdir, int64_t run, char *e
 	}
 	report_free(&r);
 	return ret;
+}
+
+int dl_report_write_run(const char *db, const char *outdir, int64_t run, char *err, size_t errlen)
+{
+	struct dl_report_opts o = { .outdir = outdir, .run = run };
+
+	return dl_report_write_opts(db, &o, err, errlen);
 }
 
 int dl_report_write(const char *db, const char *outdir, char *err, size_t errlen)

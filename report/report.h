@@ -19,9 +19,15 @@
 /*
  * Device rows drawn in index.html's interactive timeline: the devices on the
  * critical path first, then the lowest dev_ids (about 5.6 MB of page at 10k
- * devices; trace.json always holds every device).
+ * devices; the trace files hold up to DL_REPORT_TRACE_DEVICES).
  */
 #define DL_REPORT_TIMELINE_DEVICES 10000
+/*
+ * Devices in a trace file by default, chosen the same way: about 4 KB of
+ * JSON per device (100 MB at 25k, 400 KB gzipped per 1k devices), past
+ * which Perfetto's and chrome://tracing's JSON importers run out of room.
+ */
+#define DL_REPORT_TRACE_DEVICES 25000
 /* Device rows of the chosen run's suspend/resume Gantt (critical path first). */
 #define DL_REPORT_GANTT_DEVICES 200
 /* Scenario/order groups drawn in the makespan-per-order plot (newest first). */
@@ -66,5 +72,23 @@ int dl_report_write(const char *db, const char *outdir, char *err, size_t errlen
  * Return: as dl_report_write(); -EINVAL also when RUN is not in the database.
  */
 int dl_report_write_run(const char *db, const char *outdir, int64_t run, char *err, size_t errlen);
+
+/* Everything `dlsim report` can choose. */
+struct dl_report_opts {
+	const char *outdir;	/* NULL: dl_report_default_outdir() */
+	int64_t run;		/* the run drawn in detail, -1: the newest */
+	size_t trace_devices;	/* devices per trace file, 0: DL_REPORT_TRACE_DEVICES */
+	int trace_per_device;	/* trace tracks per device instead of per worker */
+	int trace_plain;	/* trace.json instead of gzipped trace.json.gz */
+};
+
+/**
+ * dl_report_write_opts() - dl_report_write_run() with every choice: trace
+ * files are trace-ID.json.gz (gzip, which Perfetto, chrome://tracing and
+ * DevTools open as is) or, with trace_plain, trace-ID.json; trace.json(.gz)
+ * is the chosen run's.
+ * Return: as dl_report_write_run().
+ */
+int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *err, size_t errlen);
 
 #endif

@@ -70,6 +70,9 @@ struct report {
 	size_t ntop;
 	size_t ntraced;
 	int64_t traced[DL_REPORT_TRACE_RUNS + 1];
+	size_t trace_devices;		/* cap per trace file */
+	size_t trace_devs;		/* devices in the chosen run's trace */
+	int trace_per_device, trace_plain;
 	unsigned plotted;		/* 1 << enum plot_id */
 	int plot_ret;
 	char plot_err[512];
@@ -84,6 +87,8 @@ int rp_close_out(struct report *r, FILE *f, const char *path);
 void rp_acc_add(struct stat_acc *a, double v);
 double rp_acc_mean(const struct stat_acc *a);
 double rp_acc_sd(const struct stat_acc *a);
+/* ".json.gz", or ".json" for plain trace files. */
+const char *rp_trace_ext(const struct report *r);
 
 /* plots.c: every data file, and its PNG and SVG when it has something to show. */
 int rp_write_plots(struct report *r);

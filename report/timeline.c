@@ -1,15 +1,19 @@
 /*
- * timeline.c - trace.json and the interactive timeline of index.html (see
- * timeline.h).  Every string from the database is written JSON-escaped;
- * inside index.html also '<', '>' and '&' are escaped (\u003c ...) so that
- * no name can end the <script> element, and the script only ever puts
- * names into the page through textContent or the canvas.
+ * timeline.c - the Chrome trace files and the interactive timeline of
+ * index.html (see timeline.h).  All JSON is written by Jansson; inside
+ * index.html '<', '>' and '&' are escaped as well (\u003c ...) so that no
+ * name can end the <script> element, and the script (timeline.js) only
+ * ever puts names into the page through textContent or the canvas.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+#include <zlib.h>
+
+#include "report/assets.h"
 #include "report/timeline.h"
 
 static const char *const op_name[TL_NOPS] = { "probe", "unbind", "suspend", "resume" };
@@ -274,126 +278,196 @@ static size_t utf8_seq(const unsigned char *s)
 }
 
 /*
- * Writes S as a JSON string: '"', '\\' and control characters escaped
- * (\u00XX), invalid UTF-8 as U+FFFD.  HTML: also '<', '>', '&', U+2028 and
- * U+2029 as \uXXXX, so the text can sit inside a <script> element.
+ * S as a JSON string.  Names come from logs and device trees and need not
+ * be UTF-8, which Jansson refuses: invalid bytes become U+FFFD.
  */
-static void put_json_str(FILE *f, const char *s, int html)
+static json_t *jstr(const char *s)
 {
+	json_t *j = json_string(s);
 	const unsigned char *p = (const unsigned char *)s;
+	char *fix, *o;
 
-	fputc('"', f);
+	if (j)
+		return j;
+	fix = o = malloc(3 * strlen(s) + 1);
+	if (!fix)
+		return json_string("?");
 	while (*p) {
 		size_t n = utf8_seq(p);
 
 		if (!n) {
-			fputs("\\ufffd", f);
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
 			p++;
 			continue;
 		}
-		if (n == 1) {
-			if (*p == '"' || *p == '\\')
-				fprintf(f, "\\%c", *p);
-			else if (*p < 0x20 || *p == 0x7f || (html && (*p == '<' || *p == '>' || *p == '&')))
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		} else if (html && n == 3 && p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
-			fprintf(f, "\\u%04x", p[2] == 0xa8 ? 0x2028 : 0x2029);
-		} else {
-			fwrite(p, 1, n, f);
-		}
+		memcpy(o, p, n);
+		o += n;
 		p += n;
 	}
-	fputc('"', f);
+	*o = '\0';
+	j = json_string(fix);
+	free(fix);
+	return j ? j : json_string("?");
 }
 
-/* ns as microseconds, exact: "1234.567". */
-static void put_us(FILE *f, int64_t ns)
+/* ns as microseconds, the unit of Chrome trace timestamps. */
+static json_t *jus(int64_t ns)
 {
-	if (ns < 0) {
-		fputc('-', f);
-		ns = -ns;
-	}
-	fprintf(f, "%" PRId64 ".%03d", ns / 1000, (int)(ns % 1000));
+	return json_real((double)ns / 1000.0);
 }
 
-int tl_write_trace(const struct tl_run *t, const char *scenario, const char *path)
+/* Where a trace goes: a plain file or a gzip stream; the first error sticks. */
+struct tl_out {
+	FILE *f;
+	gzFile gz;
+	int bad;
+};
+
+static int out_write(const char *buf, size_t n, void *ctx)
 {
-	FILE *f = fopen(path, "w");
+	struct tl_out *o = ctx;
+
+	if (o->bad || !n)
+		return o->bad ? -1 : 0;
+	if (o->gz)
+		o->bad = gzwrite(o->gz, buf, (unsigned)n) != (int)n;
+	else
+		o->bad = fwrite(buf, 1, n, o->f) != n;
+	return o->bad ? -1 : 0;
+}
+
+static void out_puts(struct tl_out *o, const char *s)
+{
+	out_write(s, strlen(s), o);
+}
+
+/* Timestamps to the ns, without %.17g's noise digits. */
+#define TL_JSON_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+
+/* One element of the traceEvents array (J is consumed). */
+static void out_event(struct tl_out *o, json_t *j, int *first)
+{
+	out_puts(o, *first ? "\n" : ",\n");
+	*first = 0;
+	if (j)
+		json_dump_callback(j, out_write, o, TL_JSON_FLAGS);
+	else
+		o->bad = 1;
+	json_decref(j);
+}
+
+static json_t *meta(int64_t tid, const char *what, json_t *args)
+{
+	return json_pack("{s:s, s:i, s:I, s:s, s:o}", "ph", "M", "pid", 1, "tid", (json_int_t)tid,
+			 "name", what, "args", args);
+}
+
+/* The track of segment S: its worker, or its device's row (per-device tracks). */
+static int64_t track_of(const struct tl_seg *s, const uint32_t *row_of, int per_device)
+{
+	return per_device ? (int64_t)row_of[s->row] + 1 : s->worker;
+}
+
+int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl_trace_opts *opt,
+		   const char *path, size_t *devices)
+{
+	struct tl_out o = { 0 };
+	uint32_t *row_of = malloc((t->ndevs ? t->ndevs : 1) * sizeof(*row_of));
 	unsigned char seen[256] = { 0 };
 	char label[128];
-	int bad;
+	size_t rows;
+	int first = 1, ret;
 
-	if (!f)
+	if (!row_of)
+		return -ENOMEM;
+	rows = tl_select_rows(t, opt->max_devices ? opt->max_devices : t->ndevs, ~0u, row_of);
+	if (devices)
+		*devices = rows;
+	if (opt->gzip)
+		o.gz = gzopen(path, "wb6");
+	else
+		o.f = fopen(path, "w");
+	if (!o.gz && !o.f) {
+		free(row_of);
 		return -EIO;
-	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
+	}
+	out_puts(&o, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
 	snprintf(label, sizeof(label), "dlsim run %" PRId64 ": ", t->run_id);
-	fprintf(f, "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":");
 	{
-		/* label + scenario as one string */
 		size_t ll = strlen(label), sl = strlen(scenario ? scenario : "");
 		char *full = malloc(ll + sl + 1);
 
 		if (full) {
 			memcpy(full, label, ll);
 			memcpy(full + ll, scenario ? scenario : "", sl + 1);
-			put_json_str(f, full, 0);
-			free(full);
-		} else {
-			put_json_str(f, label, 0);
 		}
+		out_event(&o, meta(0, "process_name", json_pack("{s:o}", "name", jstr(full ? full : label))),
+			  &first);
+		free(full);
 	}
-	fputs("}}", f);
-	/* One thread_name per worker seen (workers beyond 255 are named too, once per segment). */
-	for (size_t i = 0; i < t->nsegs; i++) {
-		int w = t->segs[i].worker;
-
-		if (w >= 0 && w < 256) {
-			if (seen[w])
+	if (opt->per_device) {
+		/* a track per device: named by the device, in dev_id order */
+		for (size_t i = 0; i < t->ndevs; i++) {
+			if (row_of[i] == TL_NONE)
 				continue;
-			seen[w] = 1;
+			out_event(&o, meta(row_of[i] + 1, "thread_name",
+					   json_pack("{s:o}", "name", jstr(t->devs[i].name))), &first);
+			out_event(&o, meta(row_of[i] + 1, "thread_sort_index",
+					   json_pack("{s:I}", "sort_index", (json_int_t)row_of[i] + 1)), &first);
 		}
-		fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":"
-			   "{\"name\":\"worker %d\"}}", w, w);
-		fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\",\"args\":"
-			   "{\"sort_index\":%d}}", w, w);
+	} else {
+		/* one track per worker seen (beyond 255 named once per segment); tid 0 is main */
+		for (size_t i = 0; i < t->nsegs; i++) {
+			int w = t->segs[i].worker;
+			char name[32];
+
+			if (row_of[t->segs[i].row] == TL_NONE)
+				continue;
+			if (w >= 0 && w < 256) {
+				if (seen[w])
+					continue;
+				seen[w] = 1;
+			}
+			if (w == 0)
+				snprintf(name, sizeof(name), "main PM thread");
+			else
+				snprintf(name, sizeof(name), "worker %d", w);
+			out_event(&o, meta(w, "thread_name", json_pack("{s:s}", "name", name)), &first);
+			out_event(&o, meta(w, "thread_sort_index", json_pack("{s:i}", "sort_index", w)), &first);
+		}
 	}
 	for (size_t i = 0; i < t->nsegs; i++) {
 		const struct tl_seg *s = &t->segs[i];
 		const struct tl_dev *d = &t->devs[s->row];
+		json_t *args, *ev;
 
-		fputs(",\n{\"ph\":\"X\",\"pid\":1,\"tid\":", f);
-		fprintf(f, "%d,\"cat\":\"%s\",\"ts\":", s->worker, op_name[s->op]);
-		put_us(f, s->t0);
-		fputs(",\"dur\":", f);
-		put_us(f, s->t1 - s->t0);
-		fputs(",\"name\":", f);
-		put_json_str(f, d->name, 0);
-		fputs(",\"args\":{\"phase\":", f);
-		put_json_str(f, t->phases[s->phase], 0);
-		fprintf(f, ",\"op\":\"%s\",\"dev_id\":%" PRId64, op_name[s->op], d->dev_id);
+		if (row_of[s->row] == TL_NONE)
+			continue;
+		args = json_pack("{s:o, s:s, s:I, s:i}", "phase", jstr(t->phases[s->phase]),
+				 "op", op_name[s->op], "dev_id", (json_int_t)d->dev_id, "worker", s->worker);
 		if (s->flags & TL_SEG_CRIT)
-			fputs(",\"critical_path\":true", f);
+			json_object_set_new(args, "critical_path", json_true());
 		if (s->wait != TL_NONE) {
 			const struct tl_seg *w = &t->segs[s->wait];
 
-			fputs(",\"waited_for\":", f);
-			put_json_str(f, t->devs[w->row].name, 0);
-			fputs(",\"waited_for_phase\":", f);
-			put_json_str(f, t->phases[w->phase], 0);
-			fputs(",\"waited_for_end_us\":", f);
-			put_us(f, w->t1);
+			json_object_set_new(args, "waited_for", jstr(t->devs[w->row].name));
+			json_object_set_new(args, "waited_for_phase", jstr(t->phases[w->phase]));
+			json_object_set_new(args, "waited_for_end_us", jus(w->t1));
 			if (s->flags & TL_SEG_BARRIER)
-				fputs(",\"wait\":\"phase barrier\"", f);
+				json_object_set_new(args, "barrier", json_true());
 		}
-		fputs("}}", f);
+		ev = json_pack("{s:s, s:i, s:I, s:s, s:o, s:o, s:o, s:o}", "ph", "X", "pid", 1,
+			       "tid", (json_int_t)track_of(s, row_of, opt->per_device), "cat", op_name[s->op],
+			       "ts", jus(s->t0), "dur", jus(s->t1 - s->t0), "name", jstr(d->name), "args", args);
+		out_event(&o, ev, &first);
 	}
 	/*
-	 * Flow arrows (legacy flow events, which Perfetto and chrome://tracing
-	 * both read): "s" inside the awaited slice at its end, "f" with
-	 * binding point "e" (the enclosing slice) at the waiting slice's start;
-	 * the id is the waiting segment's index, unique in the file.
+	 * Flows: from the end of the awaited segment to the start of the one
+	 * that waited ("s" inside the first slice, "f" with binding point
+	 * "e" inside the second), so that the viewers draw an arrow.  The
+	 * timestamps sit 1 ns inside each slice, which viewers need to bind a
+	 * flow event to its enclosing slice.
 	 */
 	for (size_t i = 0; i < t->nsegs; i++) {
 		const struct tl_seg *s = &t->segs[i], *w;
@@ -404,18 +478,26 @@ int tl_write_trace(const struct tl_run *t, const char *scenario, const char *pat
 		if (s->wait == TL_NONE || ((s->flags & TL_SEG_BARRIER) && !(s->flags & TL_SEG_CRIT)))
 			continue;
 		w = &t->segs[s->wait];
+		if (row_of[s->row] == TL_NONE || row_of[w->row] == TL_NONE)
+			continue;
 		cat = s->flags & TL_SEG_BARRIER ? "barrier" : "dependency";
-		fprintf(f, ",\n{\"ph\":\"s\",\"pid\":1,\"tid\":%d,\"id\":%zu,\"cat\":\"%s\","
-			   "\"name\":\"waits for\",\"ts\":", w->worker, i, cat);
-		put_us(f, w->t1 > w->t0 ? w->t1 - 1 : w->t0);
-		fprintf(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"pid\":1,\"tid\":%d,\"id\":%zu,"
-			   "\"cat\":\"%s\",\"name\":\"waits for\",\"ts\":", s->worker, i, cat);
-		put_us(f, s->t1 > s->t0 ? s->t0 + 1 : s->t0);
-		fputc('}', f);
+		out_event(&o, json_pack("{s:s, s:i, s:I, s:I, s:s, s:s, s:o}", "ph", "s", "pid", 1,
+					"tid", (json_int_t)track_of(w, row_of, opt->per_device),
+					"id", (json_int_t)i, "cat", cat, "name", "waits for",
+					"ts", jus(w->t1 > w->t0 ? w->t1 - 1 : w->t0)), &first);
+		out_event(&o, json_pack("{s:s, s:s, s:i, s:I, s:I, s:s, s:s, s:o}", "ph", "f", "bp", "e",
+					"pid", 1, "tid", (json_int_t)track_of(s, row_of, opt->per_device),
+					"id", (json_int_t)i, "cat", cat, "name", "waits for",
+					"ts", jus(s->t1 > s->t0 ? s->t0 + 1 : s->t0)), &first);
 	}
-	fputs("\n]}\n", f);
-	bad = ferror(f);
-	if (fclose(f) != 0 || bad) {
+	out_puts(&o, "\n]}\n");
+	free(row_of);
+	ret = o.bad;
+	if (o.gz)
+		ret |= gzclose(o.gz) != Z_OK;
+	else
+		ret |= ferror(o.f) | (fclose(o.f) != 0);
+	if (ret) {
 		if (!errno)
 			errno = EIO;
 		return -EIO;
@@ -425,291 +507,151 @@ int tl_write_trace(const struct tl_run *t, const char *scenario, const char *pat
 
 /* ---- index.html ------------------------------------------------------- */
 
-/*
- * The viewer.  Rows: devices; x: time.  Wheel zooms about the pointer,
- * shift+wheel scrolls the rows, dragging pans, buttons zoom/reset/page.
- * Names reach the page only through the canvas and textContent.
- */
-static const char tl_script[] =
-"(function () {\n"
-"'use strict';\n"
-"var box = document.getElementById('tl');\n"
-"var D = JSON.parse(document.getElementById('tl-data').textContent);\n"
-"var names = D.names, segs = D.segs, phases = D.phases, ops = D.ops, n = D.rows;\n"
-"var CRIT = 1, BARRIER = 2, hl = false, hover = null;\n"
-"var ROW = 14, LAB = 190, AX = 24, MAXH = 600;\n"
-"var COL = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',\n"
-"  '#ff9da7', '#9c755f', '#86bcb6', '#d37295', '#8cd17d', '#b6992d', '#499894', '#79706e'];\n"
-"function colour(p) { return COL[p % COL.length]; }\n"
-"var tmin = Infinity, tmax = -Infinity, byRow = [], crit = [], i;\n"
-"for (i = 0; i < n; i++) byRow.push([]);\n"
-"for (i = 0; i < segs.length; i++) {\n"
-"  var s = segs[i];\n"
-"  if (s[0] < n) byRow[s[0]].push(s);\n"
-"  if (s[9] & CRIT) crit.push(s);\n"
-"  if (s[3] < tmin) tmin = s[3];\n"
-"  if (s[4] > tmax) tmax = s[4];\n"
-"}\n"
-"if (!(tmax > tmin)) { tmin = 0; tmax = isFinite(tmax) && tmax > 0 ? tmax : 1000; }\n"
-"var pad = (tmax - tmin) * 0.01; tmin -= pad; tmax += pad;\n"
-"var v0 = tmin, v1 = tmax, top = 0, W = 800, H = 100, dpr = 1;\n"
-"var bar = document.createElement('div'); bar.className = 'tl-bar';\n"
-"function button(label, title, f) {\n"
-"  var b = document.createElement('button'); b.type = 'button'; b.textContent = label;\n"
-"  b.title = title; b.addEventListener('click', f); bar.appendChild(b);\n"
-"}\n"
-"var cv = document.createElement('canvas'); cv.className = 'tl-canvas';\n"
-"var ctx = cv.getContext('2d');\n"
-"var tip = document.createElement('div'); tip.className = 'tl-tip'; tip.hidden = true;\n"
-"var legend = document.createElement('div'); legend.className = 'tl-legend';\n"
-"var used = {};\n"
-"for (i = 0; i < segs.length; i++) used[segs[i][2]] = 1;\n"
-"for (i = 0; i < phases.length; i++) {\n"
-"  if (!used[i]) continue;\n"
-"  var item = document.createElement('span'), sw = document.createElement('span');\n"
-"  sw.className = 'tl-sw'; sw.style.background = colour(i);\n"
-"  item.appendChild(sw); item.appendChild(document.createTextNode(phases[i]));\n"
-"  legend.appendChild(item);\n"
-"}\n"
-"function ms(t) { return (t / 1e6).toFixed(3) + ' ms'; }\n"
-"function plotH() { return H - AX; }\n"
-"function clampView() {\n"
-"  var span = v1 - v0, full = tmax - tmin;\n"
-"  if (span > full) { span = full; }\n"
-"  if (span < 100) span = 100;\n"
-"  if (v0 < tmin) v0 = tmin;\n"
-"  v1 = v0 + span;\n"
-"  if (v1 > tmax) { v1 = tmax; v0 = v1 - span; }\n"
-"  var maxTop = Math.max(0, n * ROW - plotH());\n"
-"  top = Math.max(0, Math.min(top, maxTop));\n"
-"}\n"
-"function xOf(t) { return LAB + (t - v0) / (v1 - v0) * (W - LAB); }\n"
-"function tOf(x) { return v0 + (x - LAB) / (W - LAB) * (v1 - v0); }\n"
-"function niceStep(span, px) {\n"
-"  var raw = span / Math.max(1, px / 90), p = Math.pow(10, Math.floor(Math.log(raw) / Math.LN10));\n"
-"  var m = raw / p;\n"
-"  return (m < 2 ? 2 : m < 5 ? 5 : 10) * p;\n"
-"}\n"
-"function draw() {\n"
-"  clampView();\n"
-"  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);\n"
-"  ctx.clearRect(0, 0, W, H);\n"
-"  ctx.font = '11px sans-serif'; ctx.textBaseline = 'middle';\n"
-"  var r0 = Math.floor(top / ROW), r1 = Math.min(n, Math.ceil((top + plotH()) / ROW)), r, k;\n"
-"  ctx.save(); ctx.beginPath(); ctx.rect(0, AX, W, plotH()); ctx.clip();\n"
-"  for (r = r0; r < r1; r++) {\n"
-"    var y = AX + r * ROW - top;\n"
-"    if (r % 2) { ctx.fillStyle = '#f4f4f4'; ctx.fillRect(0, y, W, ROW); }\n"
-"  }\n"
-"  ctx.save(); ctx.beginPath(); ctx.rect(LAB, AX, W - LAB, plotH()); ctx.clip();\n"
-"  var step = niceStep(v1 - v0, W - LAB), g;\n"
-"  ctx.strokeStyle = '#ddd'; ctx.lineWidth = 1;\n"
-"  for (g = Math.ceil(v0 / step) * step; g <= v1; g += step) {\n"
-"    var gx = Math.round(xOf(g)) + 0.5; ctx.beginPath(); ctx.moveTo(gx, AX); ctx.lineTo(gx, H); ctx.stroke();\n"
-"  }\n"
-"  for (r = r0; r < r1; r++) {\n"
-"    var yy = AX + r * ROW - top + 2, row = byRow[r];\n"
-"    for (k = 0; k < row.length; k++) {\n"
-"      var q = row[k];\n"
-"      if (q[4] < v0 || q[3] > v1) continue;\n"
-"      var xa = Math.max(LAB - 1, xOf(q[3])), xb = Math.min(W + 1, xOf(q[4]));\n"
-"      ctx.globalAlpha = hl && !(q[9] & CRIT) ? 0.2 : 1;\n"
-"      ctx.fillStyle = colour(q[2]); ctx.fillRect(xa, yy, Math.max(1, xb - xa), ROW - 4);\n"
-"      if (q[9] & CRIT) {\n"
-"        ctx.globalAlpha = 1; ctx.strokeStyle = '#b00020'; ctx.lineWidth = 2;\n"
-"        ctx.strokeRect(xa, yy, Math.max(1, xb - xa), ROW - 4);\n"
-"      }\n"
-"    }\n"
-"  }\n"
-"  ctx.globalAlpha = 1;\n"
-"  for (k = 0; k < crit.length; k++) link(crit[k], '#b00020', 1.5);\n"
-"  if (hover) link(hover, '#222', 1.5);\n"
-"  ctx.restore();\n"
-"  ctx.fillStyle = '#222';\n"
-"  ctx.save(); ctx.beginPath(); ctx.rect(0, AX, LAB - 6, plotH()); ctx.clip();\n"
-"  for (r = r0; r < r1; r++) ctx.fillText(names[r], 4, AX + r * ROW - top + ROW / 2);\n"
-"  ctx.restore(); ctx.restore();\n"
-"  ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, W, AX);\n"
-"  ctx.fillStyle = '#222'; ctx.strokeStyle = '#888';\n"
-"  ctx.beginPath(); ctx.moveTo(LAB, AX - 0.5); ctx.lineTo(W, AX - 0.5); ctx.stroke();\n"
-"  ctx.textAlign = 'center';\n"
-"  var dec = Math.max(0, Math.min(6, Math.ceil(-Math.log(step / 1e6) / Math.LN10)));\n"
-"  for (g = Math.ceil(v0 / step) * step; g <= v1; g += step)\n"
-"    ctx.fillText((g / 1e6).toFixed(dec), xOf(g), AX / 2);\n"
-"  ctx.textAlign = 'left';\n"
-"  ctx.fillText('device / time (ms)', 4, AX / 2);\n"
-"}\n"
-"function link(q, c, w) {\n"
-"  if (q[6] < 0 || q[6] >= n || q[8] > v1 || q[3] < v0) return;\n"
-"  var ya = AX + q[6] * ROW - top + ROW / 2, yb = AX + q[0] * ROW - top + ROW / 2;\n"
-"  var xa = xOf(q[8]), xb = xOf(q[3]);\n"
-"  ctx.strokeStyle = c; ctx.lineWidth = w; ctx.beginPath(); ctx.moveTo(xa, ya);\n"
-"  ctx.lineTo(xb, yb); ctx.stroke();\n"
-"  ctx.beginPath(); ctx.arc(xb, yb, 2.5, 0, 2 * Math.PI); ctx.fillStyle = c; ctx.fill();\n"
-"}\n"
-"function resize() {\n"
-"  dpr = window.devicePixelRatio || 1;\n"
-"  W = Math.max(480, box.clientWidth || 800);\n"
-"  H = Math.min(Math.max(n, 1) * ROW, MAXH) + AX;\n"
-"  cv.width = Math.round(W * dpr); cv.height = Math.round(H * dpr);\n"
-"  cv.style.width = W + 'px'; cv.style.height = H + 'px';\n"
-"  draw();\n"
-"}\n"
-"function zoom(f, at) {\n"
-"  var t = at === undefined ? (v0 + v1) / 2 : at;\n"
-"  v0 = t - (t - v0) * f; v1 = t + (v1 - t) * f; draw();\n"
-"}\n"
-"function pos(e) { var b = cv.getBoundingClientRect(); return [e.clientX - b.left, e.clientY - b.top]; }\n"
-"function hit(x, y) {\n"
-"  if (x < LAB || y < AX) return null;\n"
-"  var r = Math.floor((y - AX + top) / ROW);\n"
-"  if (r < 0 || r >= n) return null;\n"
-"  var t = tOf(x), tol = 2 * (v1 - v0) / (W - LAB), best = null, k;\n"
-"  for (k = 0; k < byRow[r].length; k++) {\n"
-"    var q = byRow[r][k];\n"
-"    if (q[3] - tol <= t && t <= q[4] + tol && (!best || q[4] - q[3] < best[4] - best[3])) best = q;\n"
-"  }\n"
-"  return best;\n"
-"}\n"
-"cv.addEventListener('wheel', function (e) {\n"
-"  e.preventDefault();\n"
-"  var p = pos(e);\n"
-"  if (e.shiftKey) { top += (e.deltaY || e.deltaX) > 0 ? 3 * ROW : -3 * ROW; draw(); return; }\n"
-"  zoom(e.deltaY < 0 ? 0.8 : 1.25, p[0] >= LAB ? tOf(p[0]) : undefined);\n"
-"}, { passive: false });\n"
-"var drag = null;\n"
-"cv.addEventListener('mousedown', function (e) { drag = pos(e); tip.hidden = true; });\n"
-"window.addEventListener('mouseup', function () { drag = null; });\n"
-"cv.addEventListener('mouseleave', function () { tip.hidden = true; if (hover) { hover = null; draw(); } });\n"
-"cv.addEventListener('mousemove', function (e) {\n"
-"  var p = pos(e);\n"
-"  if (drag) {\n"
-"    var dt = (p[0] - drag[0]) / (W - LAB) * (v1 - v0);\n"
-"    v0 -= dt; v1 -= dt; top -= p[1] - drag[1]; drag = p; draw(); return;\n"
-"  }\n"
-"  var q = hit(p[0], p[1]);\n"
-"  if (q !== hover) { hover = q; draw(); }\n"
-"  if (!q) { tip.hidden = true; return; }\n"
-"  var w = q[6] < 0 ? 'waited for: nothing (first to start)' :\n"
-"    'waited for: ' + names[q[6]] + ' (' + phases[q[7]] + ', ended at ' + ms(q[8]) +\n"
-"    ((q[9] & BARRIER) ? '; the previous phase\\'s last callback' : '') + ')';\n"
-"  tip.textContent = names[q[0]] + '\\n' + ops[q[1]] + ' / ' + phases[q[2]] +\n"
-"    '\\nstart ' + ms(q[3]) + '\\nduration ' + ms(q[4] - q[3]) + '\\nworker ' + q[5] +\n"
-"    ', dev_id ' + D.ids[q[0]] + '\\n' + w + ((q[9] & CRIT) ? '\\non the critical path' : '');\n"
-"  tip.hidden = false;\n"
-"  tip.style.left = Math.min(p[0] + 14, W - 220) + 'px'; tip.style.top = (p[1] + 14) + 'px';\n"
-"});\n"
-"button('+', 'zoom in', function () { zoom(0.5); });\n"
-"button('\\u2212', 'zoom out', function () { zoom(2); });\n"
-"button('reset', 'whole run', function () { v0 = tmin; v1 = tmax; top = 0; draw(); });\n"
-"button('\\u25b2', 'previous rows', function () { top -= plotH() * 0.9; draw(); });\n"
-"button('\\u25bc', 'next rows', function () { top += plotH() * 0.9; draw(); });\n"
-"button('critical path', 'fade every bar that is not on the critical path', function () {\n"
-"  hl = !hl; this.setAttribute('aria-pressed', hl ? 'true' : 'false'); draw();\n"
-"});\n"
-"var wrap = document.createElement('div'); wrap.className = 'tl-wrap';\n"
-"wrap.appendChild(cv); wrap.appendChild(tip);\n"
-"box.appendChild(bar); box.appendChild(legend); box.appendChild(wrap);\n"
-"window.addEventListener('resize', resize);\n"
-"resize();\n"
-"var ready = document.createElement('p'); ready.id = 'tl-ready';\n"
-"ready.textContent = 'Timeline: ' + n + ' device rows' +\n"
-"  (D.devices_total > n ? ' (of ' + D.devices_total + ')' : '') + ', ' + segs.length +\n"
-"  ' bars, ' + ms(tmax - tmin) + '; critical path: ' + D.crit.segments + ' callbacks' +\n"
-"  (D.crit.hidden ? ' (' + D.crit.hidden + ' of them on rows not drawn)' : '') +\n"
-"  '. Wheel: zoom; shift+wheel or \\u25b2\\u25bc: scroll rows; drag: pan.';\n"
-"box.appendChild(ready);\n"
-"})();\n";
-
-/* NAME_OF[i]: index of devs[i] in the page's names array (rows, then awaited devices), or -1. */
-static size_t name_slots(const struct tl_run *t, const uint32_t *row_of, size_t rows, int64_t *name_of)
+/* Dumps into a <script> element: no '<', '>' or '&' (JSON escapes them). */
+static int html_write(const char *buf, size_t n, void *ctx)
 {
-	size_t next = rows;
+	FILE *f = ctx;
+	size_t from = 0;
 
-	for (size_t i = 0; i < t->ndevs; i++)
-		name_of[i] = row_of[i] == TL_NONE ? -1 : (int64_t)row_of[i];
-	for (size_t i = 0; i < t->nsegs; i++) {
-		const struct tl_seg *s = &t->segs[i];
-		uint32_t wd;
-
-		if (row_of[s->row] == TL_NONE || s->wait == TL_NONE)
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] != '<' && buf[i] != '>' && buf[i] != '&')
 			continue;
-		wd = t->segs[s->wait].row;
-		if (name_of[wd] < 0)
-			name_of[wd] = (int64_t)next++;
+		fwrite(buf + from, 1, i - from, f);
+		fprintf(f, "\\u%04x", (unsigned char)buf[i]);
+		from = i + 1;
 	}
-	return next;
+	fwrite(buf + from, 1, n - from, f);
+	return 0;
+}
+
+/* J (consumed) as JSON inside a <script type="application/json" id=ID>. */
+static void html_json(FILE *f, const char *id, json_t *j)
+{
+	fprintf(f, "<script type=\"application/json\" id=\"%s\">", id);
+	if (j)
+		json_dump_callback(j, html_write, f, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
+	else
+		fputs("null", f);
+	fputs("</script>\n", f);
+	json_decref(j);
+}
+
+/* The slot of devs[D] in the page's names, given it one if it has none. */
+static int64_t slot_of(size_t d, int64_t *name_of, uint32_t *dev_of, size_t *next)
+{
+	if (name_of[d] < 0) {
+		name_of[d] = (int64_t)*next;
+		dev_of[(*next)++] = (uint32_t)d;
+	}
+	return name_of[d];
+}
+
+/* Links listed per device in the click panel; the rest are counted. */
+#define TL_LINKS_LISTED 24
+
+/* JSON array of the slots of devices IDX[OFF[d] .. OFF[d+1]), at most TL_LINKS_LISTED. */
+static json_t *link_slots(const uint32_t *off, const uint32_t *idx, size_t d, int64_t *name_of,
+			  uint32_t *dev_of, size_t *next)
+{
+	json_t *a = json_array();
+
+	for (uint32_t j = off[d]; j < off[d + 1] && j - off[d] < TL_LINKS_LISTED; j++)
+		json_array_append_new(a, json_integer(slot_of(idx[j], name_of, dev_of, next)));
+	return a;
 }
 
 void tl_write_html(const struct tl_run *t, size_t max_rows, FILE *f)
 {
-	uint32_t *row_of = malloc((t->ndevs ? t->ndevs : 1) * sizeof(*row_of));
-	int64_t *name_of = malloc((t->ndevs ? t->ndevs : 1) * sizeof(*name_of));
-	uint32_t *dev_of = NULL;
-	size_t rows = 0, nnames = 0, nseg = 0, crit_hidden = 0;
+	size_t n = t->ndevs ? t->ndevs : 1;
+	uint32_t *row_of = malloc(n * sizeof(*row_of)), *dev_of = malloc(n * sizeof(*dev_of));
+	int64_t *name_of = malloc(n * sizeof(*name_of));
+	size_t rows = 0, next = 0, crit_hidden = 0;
+	json_t *d = json_object(), *segs = json_array(), *a;
+	json_t *sup = json_array(), *con = json_array(), *nsup = json_array(), *ncon = json_array();
 
-	if (row_of && name_of) {
+	fputs("<style>\n", f);
+	fwrite(rp_asset_timeline_css, 1, rp_asset_timeline_css_len, f);
+	fputs("</style>\n<div id=\"tl\"><noscript><p>The interactive timeline needs JavaScript.</p></noscript></div>\n", f);
+	if (row_of && dev_of && name_of) {
 		rows = tl_select_rows(t, max_rows, ~0u, row_of);
-		nnames = name_slots(t, row_of, rows, name_of);
-		dev_of = malloc((nnames ? nnames : 1) * sizeof(*dev_of));
-	}
-	if (!dev_of) {
-		/* Out of memory: an empty timeline, still a valid page. */
-		rows = nnames = 0;
-	} else {
 		for (size_t i = 0; i < t->ndevs; i++)
-			if (name_of[i] >= 0)
-				dev_of[name_of[i]] = (uint32_t)i;
-	}
-	for (size_t i = 0; dev_of && i < t->nsegs; i++)
-		crit_hidden += (t->segs[i].flags & TL_SEG_CRIT) && row_of[t->segs[i].row] == TL_NONE;
-	fputs("<style>\n#tl{position:relative;margin:.5em 0 1.5em}\n"
-	      ".tl-bar button{margin-right:.3em;min-width:2.2em}\n"
-	      ".tl-bar button[aria-pressed=true]{background:#b00020;color:#fff}\n"
-	      ".tl-legend{margin:.4em 0;font-size:90%}\n.tl-legend>span{margin-right:1em;white-space:nowrap}\n"
-	      ".tl-sw{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:-.1em}\n"
-	      ".tl-wrap{position:relative;border:1px solid #ccc;display:inline-block}\n"
-	      ".tl-canvas{display:block;cursor:crosshair}\n"
-	      ".tl-tip{position:absolute;pointer-events:none;background:#ffffe8;border:1px solid #999;"
-	      "padding:.3em .5em;font-size:85%;white-space:pre;box-shadow:1px 1px 3px #aaa}\n</style>\n", f);
-	fputs("<div id=\"tl\"><noscript><p>The interactive timeline needs JavaScript.</p></noscript></div>\n", f);
-	fputs("<script type=\"application/json\" id=\"tl-data\">{\"run\":", f);
-	fprintf(f, "%" PRId64 ",\"limit\":%zu,\"rows\":%zu,\"devices_total\":%zu,"
-		   "\"crit\":{\"segments\":%zu,\"hidden\":%zu,\"end\":%" PRId64 "},\"ops\":[",
-		t->run_id, max_rows, rows, t->total_devs, t->ncrit, crit_hidden, t->crit_end);
-	for (int i = 0; i < TL_NOPS; i++)
-		fprintf(f, "%s\"%s\"", i ? "," : "", op_name[i]);
-	fputs("],\n\"phases\":[", f);
-	for (size_t i = 0; i < t->nphases; i++) {
-		if (i)
-			fputc(',', f);
-		put_json_str(f, t->phases[i], 1);
-	}
-	fputs("],\n\"ids\":[", f);
-	for (size_t i = 0; i < nnames; i++)
-		fprintf(f, "%s%" PRId64, i ? "," : "", t->devs[dev_of[i]].dev_id);
-	fputs("],\n\"names\":[", f);
-	for (size_t i = 0; i < nnames; i++) {
-		if (i)
-			fputs(i % 16 ? "," : ",\n", f);
-		put_json_str(f, t->devs[dev_of[i]].name, 1);
-	}
-	/* [row, op, phase, t0, t1, worker, waited-for name or -1, its phase, its end, flags] */
-	fputs("],\n\"segs\":[", f);
-	for (size_t i = 0; dev_of && i < t->nsegs; i++) {
-		const struct tl_seg *s = &t->segs[i];
-		const struct tl_seg *w = s->wait == TL_NONE ? NULL : &t->segs[s->wait];
+			name_of[i] = -1;
+		for (size_t i = 0; i < t->ndevs; i++)	/* the drawn rows are slots 0 .. rows-1 */
+			if (row_of[i] != TL_NONE) {
+				name_of[i] = row_of[i];
+				dev_of[row_of[i]] = (uint32_t)i;
+			}
+		next = rows;
+		for (size_t r = 0; r < rows && t->sup_off; r++) {
+			size_t i = dev_of[r];
 
-		if (row_of[s->row] == TL_NONE)
-			continue;
-		fprintf(f, "%s[%" PRIu32 ",%d,%d,%" PRId64 ",%" PRId64 ",%" PRId32 ",%" PRId64 ",%d,%" PRId64
-			   ",%d]", nseg ? (nseg % 6 ? "," : ",\n") : "",
-			row_of[s->row], (int)s->op, (int)s->phase, s->t0, s->t1, s->worker,
-			w ? name_of[w->row] : -1, w ? (int)w->phase : -1, w ? w->t1 : -1, (int)s->flags);
-		nseg++;
+			json_array_append_new(sup, link_slots(t->sup_off, t->sup, i, name_of, dev_of, &next));
+			json_array_append_new(con, link_slots(t->con_off, t->con, i, name_of, dev_of, &next));
+			json_array_append_new(nsup, json_integer(t->sup_off[i + 1] - t->sup_off[i]));
+			json_array_append_new(ncon, json_integer(t->con_off[i + 1] - t->con_off[i]));
+		}
+		/* [slot, op, phase, t0, t1, worker, waited-for slot or -1, its phase, its end, flags, instance] */
+		for (size_t i = 0; i < t->nsegs; i++) {
+			const struct tl_seg *s = &t->segs[i];
+			const struct tl_seg *w = s->wait == TL_NONE ? NULL : &t->segs[s->wait];
+
+			if (row_of[s->row] == TL_NONE) {
+				crit_hidden += (s->flags & TL_SEG_CRIT) != 0;
+				continue;
+			}
+			json_array_append_new(segs, json_pack("[I,i,i,I,I,i,I,i,I,i,I]",
+				(json_int_t)row_of[s->row], (int)s->op, (int)s->phase, (json_int_t)s->t0,
+				(json_int_t)s->t1, (int)s->worker,
+				(json_int_t)(w ? slot_of(w->row, name_of, dev_of, &next) : -1),
+				w ? (int)w->phase : -1, (json_int_t)(w ? w->t1 : -1), (int)s->flags,
+				(json_int_t)s->inst));
+		}
+		/* parents last: they may add slots, which need a parent of their own only when drawn */
+		for (size_t k = 0; k < rows; k++)
+			if (t->devs[dev_of[k]].parent != TL_NONE)
+				slot_of(t->devs[dev_of[k]].parent, name_of, dev_of, &next);
+	} else {
+		rows = 0;	/* out of memory: an empty timeline, still a valid page */
 	}
-	fputs("]}</script>\n<script>\n", f);
-	fputs(tl_script, f);
+	json_object_set_new(d, "run", json_integer(t->run_id));
+	json_object_set_new(d, "limit", json_integer((json_int_t)max_rows));
+	json_object_set_new(d, "rows", json_integer((json_int_t)rows));
+	json_object_set_new(d, "devices_total", json_integer((json_int_t)t->total_devs));
+	json_object_set_new(d, "crit", json_pack("{s:I, s:I, s:I}", "segments", (json_int_t)t->ncrit,
+						 "hidden", (json_int_t)crit_hidden, "end", (json_int_t)t->crit_end));
+	a = json_array();
+	for (int i = 0; i < TL_NOPS; i++)
+		json_array_append_new(a, json_string(op_name[i]));
+	json_object_set_new(d, "ops", a);
+	a = json_array();
+	for (size_t i = 0; i < t->nphases; i++)
+		json_array_append_new(a, jstr(t->phases[i]));
+	json_object_set_new(d, "phases", a);
+	{
+		json_t *ids = json_array(), *names = json_array(), *par = json_array(), *as = json_array();
+
+		for (size_t k = 0; k < next; k++) {
+			const struct tl_dev *dv = &t->devs[dev_of[k]];
+
+			json_array_append_new(ids, json_integer(dv->dev_id));
+			json_array_append_new(names, jstr(dv->name));
+			json_array_append_new(par, json_integer(dv->parent != TL_NONE && name_of[dv->parent] >= 0 ?
+								name_of[dv->parent] : -1));
+			json_array_append_new(as, json_integer(dv->async));
+		}
+		json_object_set_new(d, "ids", ids);
+		json_object_set_new(d, "names", names);
+		json_object_set_new(d, "parent", par);
+		json_object_set_new(d, "async", as);
+	}
+	json_object_set_new(d, "sup", sup);
+	json_object_set_new(d, "con", con);
+	json_object_set_new(d, "nsup", nsup);
+	json_object_set_new(d, "ncon", ncon);
+	html_json(f, "tl-data", d);
+	html_json(f, "tl-segs", segs);
+	fputs("<script>\n", f);
+	fwrite(rp_asset_timeline_js, 1, rp_asset_timeline_js_len, f);
 	fputs("</script>\n", f);
 	free(row_of);
 	free(name_of);

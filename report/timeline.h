@@ -93,19 +93,29 @@ int tl_analyse(sqlite3 *db, struct tl_run *t, char *err, size_t errlen);
  */
 size_t tl_select_rows(const struct tl_run *t, size_t max_rows, unsigned op_mask, uint32_t *row_of);
 
+/* How a trace file is written. */
+struct tl_trace_opts {
+	size_t max_devices;	/* 0: every device; else tl_select_rows() picks them */
+	int per_device;		/* a track per device (tid: its row + 1), not per worker */
+	int gzip;		/* gzip-compressed (.json.gz), which the viewers open as is */
+};
+
 /*
- * Writes T as a Chrome trace event JSON file: one complete event ("X") per
- * segment on the track of its worker, and one flow ("s" at the awaited
- * segment's end, "f" at the waiting segment's start, same id) per wait for
- * a dependency, and per barrier wait on the critical path.
- * Return: 0 or -EIO (errno set).
+ * Writes T as a Chrome trace event JSON file (Jansson): one complete event
+ * ("X") per segment on the track of its worker (tid 0: "main PM thread")
+ * or of its device, and one flow ("s" at the awaited segment's end, "f" at
+ * the waiting segment's start, same id) per wait for a dependency, and per
+ * barrier wait on the critical path, between devices that are in the file.
+ * *DEVICES (may be NULL) receives the number of devices written.
+ * Return: 0, -ENOMEM or -EIO (errno set).
  */
-int tl_write_trace(const struct tl_run *t, const char *scenario, const char *path);
+int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl_trace_opts *o,
+		   const char *path, size_t *devices);
 
 /*
  * Writes index.html's timeline: a <div id="tl">, the data as
- * <script type="application/json" id="tl-data"> (no '<' in it) and the
- * inline script that draws it.  At most MAX_ROWS devices are drawn
+ * <script type="application/json" id="tl-data"> and id="tl-segs" (no '<'
+ * in them) and the script that draws it (timeline.js, embedded).  At most MAX_ROWS devices are drawn
  * (tl_select_rows); the critical path is outlined and the hover names what
  * a bar waited for.
  */

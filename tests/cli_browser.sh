@@ -75,27 +75,50 @@ if [ -s "$tmp/out/index.html" ]; then
 	for f in util.png probe.png gantt.png makespan.png; do
 		grep -q "<img src=\"$f\"" "$tmp/dom.html" || { echo "FAIL: no $f on the page"; fail=$((fail + 1)); }
 	done
-	# Hover: a copy of the page with a probe script appended that moves the
-	# mouse over the canvas (row by row) until the tooltip names what a bar
-	# waited for, and writes the tooltip's text into the DOM.
+	# Panes: probe, then suspend and resume as the two halves of one block,
+	# each with its own canvas (and so its own time axis).
+	grep -q 'class="tl-pane" data-op="probe"' "$tmp/dom.html" || { echo "FAIL: no probe pane"; fail=$((fail + 1)); }
+	if grep -o '<div class="tl-block tl-halves"><div class="tl-pane" data-op="suspend">.*' "$tmp/dom.html" |
+	   grep -q 'data-op="resume"'; then
+		echo "ok: suspend and resume are two halves of one block"
+	else
+		echo "FAIL: suspend and resume are not side by side"; fail=$((fail + 1))
+	fi
+	n=$(grep -o '<canvas class="tl-canvas"' "$tmp/dom.html" | wc -l)
+	[ "$n" -ge 3 ] && echo "ok: $n panes with their own canvas" || { echo "FAIL: $n canvases"; fail=$((fail + 1)); }
+	# Hover and click: a copy of the page with a probe script appended that
+	# moves the mouse over each pane until the tooltip names what a bar
+	# waited for, clicks that bar, and writes the tooltip and the device
+	# panel into the DOM.
 	sed 's|</body>|<script src="hover.js"></script></body>|' "$tmp/out/index.html" >"$tmp/out/hover.html"
 	cat >"$tmp/out/hover.js" <<'EOF'
 (function () {
-  var cv = document.querySelector('.tl-canvas'), tip = document.querySelector('.tl-tip');
-  var b = cv.getBoundingClientRect(), out = document.createElement('pre'), y, x;
-  function found() { return !tip.hidden && tip.textContent.indexOf('ended at') >= 0; }
+  var panes = document.querySelectorAll('.tl-pane'), out = document.createElement('pre'), p, y, x, hit = null;
   out.id = 'hover-result';
-  for (y = 31; y < Math.min(b.height, 31 + 14 * 30) && !found(); y += 14)
-    for (x = 192; x < b.width && !found(); x += 2)
-      cv.dispatchEvent(new MouseEvent('mousemove', { clientX: b.left + x, clientY: b.top + y, bubbles: true }));
-  out.textContent = tip.hidden ? 'no tooltip' : tip.textContent;
+  for (p = 0; p < panes.length && !hit; p++) {
+    var cv = panes[p].querySelector('.tl-canvas'), tip = panes[p].querySelector('.tl-tip');
+    var b = cv.getBoundingClientRect();
+    for (y = 40; y < b.height && !hit; y += 6)
+      for (x = 215; x < b.width && !hit; x += 3) {
+        var ev = { clientX: b.left + x, clientY: b.top + y, bubbles: true };
+        cv.dispatchEvent(new MouseEvent('mousemove', ev));
+        if (!tip.hidden && tip.textContent.indexOf('ended at') >= 0) {
+          hit = panes[p].getAttribute('data-op') + ': ' + tip.textContent;
+          cv.dispatchEvent(new MouseEvent('mousedown', ev));
+          cv.dispatchEvent(new MouseEvent('mouseup', ev));
+          cv.dispatchEvent(new MouseEvent('click', ev));
+        }
+      }
+  }
+  var info = document.getElementById('tl-info');
+  out.textContent = (hit || 'no tooltip') + '\n--- panel ---\n' + (info ? info.innerText : 'no panel');
   document.body.appendChild(out);
 })();
 EOF
 	profile=$(mktemp -d /tmp/dlsim-chromium.XXXXXX) || exit 1
 	$to "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
 		--disable-component-update --disable-sync --no-first-run --user-data-dir="$profile" \
-		--enable-logging=stderr --v=0 --dump-dom \
+		--enable-logging=stderr --v=0 --window-size=1400,1200 --dump-dom \
 		"file://$tmp/out/hover.html" >"$tmp/hover.html" 2>"$tmp/chromium-hover.err"
 	rm -rf "$profile"
 	if grep -E 'Uncaught|SyntaxError' "$tmp/chromium-hover.err"; then
@@ -108,6 +131,23 @@ EOF
 		echo "FAIL: no hover tooltip with 'waited for'"; grep -A6 '<pre id="hover-result">' "$tmp/hover.html"
 		fail=$((fail + 1))
 	fi
+	# the click opened the device panel: its callbacks, links and waits
+	sed -n '/--- panel ---/,/<\/pre>/p' "$tmp/hover.html" >"$tmp/panel.txt"
+	if grep -q 'dev_id' "$tmp/panel.txt" && grep -q 'callbacks' "$tmp/panel.txt" &&
+	   grep -q 'suppliers' "$tmp/panel.txt" && grep -q 'ended at' "$tmp/panel.txt"; then
+		echo "ok: click shows the device's callbacks, links and waits"
+	else
+		echo "FAIL: click did not open the device panel"; head -20 "$tmp/panel.txt"; fail=$((fail + 1))
+	fi
+	# a screenshot of the timeline alone, for a human to look at (KEEP=1 keeps it)
+	sed 's|</head>|<style>body > :not(#tl){display:none !important}</style></head>|' "$tmp/out/index.html" \
+		>"$tmp/out/shot.html"
+	profile=$(mktemp -d /tmp/dlsim-chromium.XXXXXX) || exit 1
+	$to "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$profile" \
+		--window-size=1300,1000 --screenshot="$tmp/timeline.png" "file://$tmp/out/shot.html" \
+		>/dev/null 2>&1
+	rm -rf "$profile"
+	[ -s "$tmp/timeline.png" ] && echo "ok: screenshot taken" || { echo "FAIL: no screenshot"; fail=$((fail + 1)); }
 else
 	echo "FAIL: no index.html"; fail=$((fail + 1))
 fi

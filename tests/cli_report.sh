@@ -42,19 +42,37 @@ INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
   (1, 4, 2000000, 0, NULL, 'suspend_end', 'suspend', 0, 0);"
 	# An output path with a quote and a space must not reach gnuplot's command.
 	check 0 "report --out with a quote" "$DLSIM" report "$tmp/log.db" --out "$tmp/it's out"
-	for f in index.html makespan.png makespan.svg gantt.png gantt.svg util.png util.svg trace.json trace-1.json; do
+	for f in index.html makespan.png makespan.svg gantt.png gantt.svg util.png util.svg trace.json.gz trace-1.json.gz; do
 		[ -s "$tmp/it's out/$f" ] || { echo "FAIL: $f missing"; fail=$((fail + 1)); }
 	done
 	grep -q 'x&lt;y' "$tmp/it's out/index.html" || { echo "FAIL: scenario not escaped"; fail=$((fail + 1)); }
 	grep -q 'a&amp;b' "$tmp/it's out/index.html" || { echo "FAIL: device not escaped"; fail=$((fail + 1)); }
 	grep -q '<script type="application/json" id="tl-data">' "$tmp/it's out/index.html" ||
 		{ echo "FAIL: no timeline data"; fail=$((fail + 1)); }
-	grep -q '"ph":"X".*"name":"a&b"' "$tmp/it's out/trace.json" ||
+	gzip -dc "$tmp/it's out/trace.json.gz" >"$tmp/trace.json" || { echo "FAIL: trace.json.gz is not gzip"; fail=$((fail + 1)); }
+	grep -q '"ph":"X".*"name":"a&b"' "$tmp/trace.json" ||
 		{ echo "FAIL: trace.json lacks the X event of a&b"; fail=$((fail + 1)); }
-	grep -q '"ph":"s".*"name":"waits for"' "$tmp/it's out/trace.json" ||
+	grep -q '"ph":"s".*"name":"waits for"' "$tmp/trace.json" ||
 		{ echo "FAIL: trace.json lacks the flow of c -> a&b"; fail=$((fail + 1)); }
-	grep -q '"waited_for":"c"' "$tmp/it's out/trace.json" ||
+	grep -q '"waited_for":"c"' "$tmp/trace.json" ||
 		{ echo "FAIL: a&b's suspend did not wait for its child c"; fail=$((fail + 1)); }
+	# traces: gzip, tid 0 named for what it is, per-device tracks, a size cap the page names
+	gzip -t "$tmp/it's out/trace.json.gz" && echo "ok: trace.json.gz is gzip" || { echo "FAIL: trace not gzip"; fail=$((fail + 1)); }
+	grep -q '"tid":0,"name":"thread_name","args":{"name":"main PM thread"}' "$tmp/trace.json" &&
+		echo "ok: tid 0 is the main PM thread" || { echo "FAIL: tid 0 not named main PM thread"; fail=$((fail + 1)); }
+	check 0 "report --trace-tracks device --trace-json" "$DLSIM" report "$tmp/log.db" --out "$tmp/dev" \
+		--trace-tracks device --trace-json
+	grep -q '"name":"thread_name","args":{"name":"a&b"}' "$tmp/dev/trace.json" &&
+	grep -q '"name":"thread_name","args":{"name":"c"}' "$tmp/dev/trace.json" &&
+		echo "ok: one track per device, named by it" || { echo "FAIL: no per-device tracks"; fail=$((fail + 1)); }
+	check 0 "report --trace-devices 1" "$DLSIM" report "$tmp/log.db" --out "$tmp/cap" --trace-devices 1
+	n=$(gzip -dc "$tmp/cap/trace.json.gz" | grep -c '"ph":"X"')
+	[ "$n" = 1 ] && echo "ok: the cap keeps one device" || { echo "FAIL: capped trace has $n slices"; fail=$((fail + 1)); }
+	grep -q 'Size cap: these trace files hold 1 of the run' "$tmp/cap/index.html" &&
+		echo "ok: the page names the cap" || { echo "FAIL: no note of the cap"; fail=$((fail + 1)); }
+	grep -q 'Size cap' "$tmp/dev/index.html" && { echo "FAIL: a cap note without a cap"; fail=$((fail + 1)); }
+	check 2 "report --trace-devices 0" "$DLSIM" report "$tmp/log.db" --out "$tmp/cap" --trace-devices 0
+	check 2 "report --trace-tracks cpu" "$DLSIM" report "$tmp/log.db" --out "$tmp/cap" --trace-tracks cpu
 	for f in gantt.svg makespan.svg util.svg; do
 		if command -v xmllint >/dev/null 2>&1; then
 			xmllint --noout --nonet "$tmp/it's out/$f" || { echo "FAIL: $f is not XML"; fail=$((fail + 1)); }

@@ -17,6 +17,7 @@
 #include <CUnit/Basic.h>
 #include <jansson.h>
 #include <sqlite3.h>
+#include <zlib.h>
 
 #include "report/report.h"
 
@@ -194,41 +195,55 @@ static int is_svg(const char *dir, const char *name)
 	return ok;
 }
 
-/* The tl-data block: present, '<'-free JSON that holds EVIL_NAME unchanged. */
-static void check_timeline_data(const char *html)
+/* The JSON inside <script type="application/json" id=ID>: '<'-free, parsed. */
+static json_t *script_json(const char *html, const char *id)
 {
-	static const char open_tag[] = "<script type=\"application/json\" id=\"tl-data\">";
-	const char *start = strstr(html, open_tag), *end;
-	json_t *root, *names, *segs;
+	char open_tag[96], *text;
+	const char *start, *end;
 	json_error_t jerr;
-	int found = 0;
-	char *text;
+	json_t *root;
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(start);
+	snprintf(open_tag, sizeof(open_tag), "<script type=\"application/json\" id=\"%s\">", id);
+	start = strstr(html, open_tag);
+	CU_ASSERT_PTR_NOT_NULL(start);
+	if (!start)
+		return NULL;
 	start += strlen(open_tag);
 	end = strstr(start, "</script");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(end);
+	CU_ASSERT_PTR_NOT_NULL(end);
+	if (!end)
+		return NULL;
 	text = strndup(start, (size_t)(end - start));
-	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	if (!text)
+		return NULL;
 	/* No '<' at all: no "</script" and no "<!--" inside the JSON. */
 	CU_ASSERT_PTR_NULL(strchr(text, '<'));
 	root = json_loads(text, 0, &jerr);
 	if (!root)
-		fprintf(stderr, "tl-data: %s at %d:%d\n", jerr.text, jerr.line, jerr.column);
+		fprintf(stderr, "%s: %s at %d:%d\n", id, jerr.text, jerr.line, jerr.column);
+	free(text);
+	return root;
+}
+
+/* The tl-data and tl-segs blocks: present, '<'-free JSON that holds EVIL_NAME unchanged. */
+static void check_timeline_data(const char *html)
+{
+	json_t *root = script_json(html, "tl-data"), *names, *segs = script_json(html, "tl-segs");
+	int found = 0;
+
 	CU_ASSERT_PTR_NOT_NULL_FATAL(root);
 	names = json_object_get(root, "names");
-	segs = json_object_get(root, "segs");
 	CU_ASSERT(json_is_array(names));
 	CU_ASSERT(json_is_array(segs));
 	CU_ASSERT_EQUAL(json_array_size(names), 3);
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(root, "rows")), 3);
 	CU_ASSERT_EQUAL(json_array_size(segs), 6);	/* 3 devices x (suspend, resume) */
-	/* [row, op, phase, t0, t1, worker, waited-for name, its phase, its end, flags]:
+	/* [row, op, phase, t0, t1, worker, waited-for name, its phase, its end, flags, instance]:
 	 * a chain through the parent links, so every bar is on the critical path. */
 	for (size_t i = 0; i < json_array_size(segs); i++) {
 		json_t *q = json_array_get(segs, i);
 
-		CU_ASSERT_EQUAL(json_array_size(q), 10);
+		CU_ASSERT_EQUAL(json_array_size(q), 11);
 		CU_ASSERT(json_integer_value(json_array_get(q, 9)) & 1);
 	}
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(root, "crit"), "segments")), 6);
@@ -238,9 +253,9 @@ static void check_timeline_data(const char *html)
 	CU_ASSERT_EQUAL(found, 1);
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(root, "limit")), 10000);
 	json_decref(root);
-	free(text);
-	/* The script that draws it is inline, and marks the page when done. */
-	CU_ASSERT_PTR_NOT_NULL(strstr(end, "</script>\n<script>\n"));
+	json_decref(segs);
+	/* The script that draws it is inline (timeline.js), and marks the page when done. */
+	CU_ASSERT_PTR_NOT_NULL(strstr(html, "</script>\n<script>\n/*\n * timeline.js"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(html, "'tl-ready'"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(html, "at most 10000 device rows"));
 }
@@ -308,6 +323,26 @@ static int check_flows(json_t *evs)
 	return flows;
 }
 
+/* A trace file, gzipped (the default) or not: gzread reads both. */
+static size_t gz_read(void *buf, size_t len, void *ctx)
+{
+	int n = gzread(ctx, buf, (unsigned)len);
+
+	return n < 0 ? (size_t)-1 : (size_t)n;
+}
+
+static json_t *load_gz_json(const char *path, json_error_t *jerr)
+{
+	gzFile gz = gzopen(path, "rb");
+	json_t *j;
+
+	if (!gz)
+		return NULL;
+	j = json_load_callback(gz_read, gz, 0, jerr);
+	gzclose(gz);
+	return j;
+}
+
 /*
  * trace.json: Chrome trace events; X events per device and phase, EVIL_NAME
  * unchanged, EXPECT_FLOWS flow arrows.
@@ -320,7 +355,7 @@ static void check_trace(const char *dir, const char *name, int expect_x, int exp
 	int nx = 0, evil = 0, threads = 0, nflow = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	root = json_load_file(path, 0, &jerr);
+	root = load_gz_json(path, &jerr);
 	if (!root)
 		fprintf(stderr, "%s: %s at %d:%d\n", path, jerr.text, jerr.line, jerr.column);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(root);
@@ -395,14 +430,14 @@ static void test_report_writes_plots_and_index(void)
 	/* one run per order and one size: no per-order or scaling plot, a note instead */
 	CU_ASSERT(!file_nonempty(out, "orders.png"));
 	CU_ASSERT(!file_nonempty(out, "scaling.png"));
-	CU_ASSERT(file_nonempty(out, "trace.json"));
-	CU_ASSERT(file_nonempty(out, "trace-1.json"));
-	CU_ASSERT(file_nonempty(out, "trace-2.json"));
+	CU_ASSERT(file_nonempty(out, "trace.json.gz"));
+	CU_ASSERT(file_nonempty(out, "trace-1.json.gz"));
+	CU_ASSERT(file_nonempty(out, "trace-2.json.gz"));
 	/* 4 waits for a parent or child, and soc's resume waited for the suspend
 	 * phase's end (a barrier wait, drawn because it is on the critical path). */
-	check_trace(out, "trace.json", 6, 5);
-	check_trace(out, "trace-2.json", 6, 5);
-	check_trace(out, "trace-1.json", 0, 0);
+	check_trace(out, "trace.json.gz", 6, 5);
+	check_trace(out, "trace-2.json.gz", 6, 5);
+	check_trace(out, "trace-1.json.gz", 0, 0);
 
 	snprintf(path, sizeof(path), "%s/index.html", out);
 	html = slurp(path);
@@ -545,8 +580,8 @@ static void test_report_critical_path_is_the_chain(void)
 	path_in(out, sizeof(out), "chain-out");
 	make_chain_db(db);
 	CU_ASSERT_EQUAL_FATAL(dl_report_write(db, out, err, sizeof(err)), 0);
-	snprintf(path, sizeof(path), "%s/trace.json", out);
-	root = json_load_file(path, 0, &jerr);
+	snprintf(path, sizeof(path), "%s/trace.json.gz", out);
+	root = load_gz_json(path, &jerr);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(root);
 	evs = json_object_get(root, "traceEvents");
 	for (size_t i = 0; i < json_array_size(evs); i++) {
@@ -715,7 +750,7 @@ static void test_report_run_choice(void)
 	CU_ASSERT_EQUAL_FATAL(dl_report_write_run(db, out, 1, err, sizeof(err)), 0);
 	/* run 1 has no events: no timeline plots, trace.json is run 1's */
 	CU_ASSERT(!file_nonempty(out, "gantt.png"));
-	check_trace(out, "trace.json", 0, 0);
+	check_trace(out, "trace.json.gz", 0, 0);
 }
 
 static void test_report_defaults_out_beside_db(void)

@@ -10,7 +10,8 @@
 
 static void report_usage(FILE *f)
 {
-	fprintf(f, "usage: dlsim report DB [--out DIR] [--run ID]\n\n"
+	fprintf(f, "usage: dlsim report DB [--out DIR] [--run ID] [--trace-devices N]\n"
+		   "                        [--trace-tracks worker|device] [--trace-json]\n\n"
 		   "Write plots (gnuplot, PNG and SVG), Chrome trace files and an index.html\n"
 		   "for the dlsim database DB: the runs table; makespan per run and operation\n"
 		   "with the lower bound; per scenario/order the mean and sd over seeds; time\n"
@@ -20,13 +21,21 @@ static void report_usage(FILE *f)
 		   "and defers, and a suspend/resume Gantt (at most %d devices).\n\n"
 		   "  --out DIR   output directory (default: DB's name with -report, beside\n"
 		   "              DB: dlsim.db gives dlsim-report/); never a source folder\n"
-		   "  --run ID    the run drawn in detail (default: the newest)\n",
-		DL_REPORT_TIMELINE_DEVICES, DL_REPORT_GANTT_DEVICES);
+		   "  --run ID    the run drawn in detail (default: the newest)\n"
+		   "  --trace-devices N  devices per trace file (default %d, about 4 KB of JSON\n"
+		   "              each): the critical path first, then the lowest dev_ids;\n"
+		   "              the page says when the cap cut a run\n"
+		   "  --trace-tracks worker|device  one trace track per worker (default; tid 0\n"
+		   "              is the main PM thread) or one per device\n"
+		   "  --trace-json  plain trace-ID.json instead of trace-ID.json.gz (Perfetto,\n"
+		   "              chrome://tracing and DevTools open the gzip as is)\n",
+		DL_REPORT_TIMELINE_DEVICES, DL_REPORT_GANTT_DEVICES, DL_REPORT_TRACE_DEVICES);
 }
 
 int cmd_report(int argc, char **argv)
 {
 	const char *db = NULL, *out = NULL, *run_arg = NULL;
+	struct dl_report_opts o = { .run = -1 };
 	char err[1024], dir[PATH_MAX];
 	long long run = -1;
 	int ret;
@@ -45,6 +54,25 @@ int cmd_report(int argc, char **argv)
 				return DL_EXIT_USAGE;
 			}
 			run_arg = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--trace-devices"))) {
+			char *end;
+			long long n;
+
+			errno = 0;
+			n = strtoll(v, &end, 10);
+			if (errno || end == v || *end || n < 1 || n > 100000000) {
+				fprintf(stderr, "dlsim report: --trace-devices '%s': expected 1..100000000\n", v);
+				return DL_EXIT_USAGE;
+			}
+			o.trace_devices = (size_t)n;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--trace-tracks"))) {
+			if (strcmp(v, "worker") && strcmp(v, "device")) {
+				fprintf(stderr, "dlsim report: --trace-tracks '%s': expected worker or device\n", v);
+				return DL_EXIT_USAGE;
+			}
+			o.trace_per_device = !strcmp(v, "device");
+		} else if (!strcmp(a, "--trace-json")) {
+			o.trace_plain = 1;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "dlsim report: unknown option '%s'; try 'dlsim report --help'\n", a);
 			return DL_EXIT_USAGE;
@@ -80,7 +108,9 @@ int cmd_report(int argc, char **argv)
 		}
 		out = dir;
 	}
-	ret = dl_report_write_run(db, out, (int64_t)run, err, sizeof(err));
+	o.outdir = out;
+	o.run = (int64_t)run;
+	ret = dl_report_write_opts(db, &o, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "dlsim report: %s\n", err);
 		return DL_EXIT_USAGE;
