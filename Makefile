@@ -10,7 +10,8 @@ DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gn
             libcunit1-dev sqlite3 libfdt-dev device-tree-compiler chromium python3 libxml2-utils \
             qemu-system-x86 busybox-static zlib1g-dev
 
-.PHONY: all deps build test demo bench bench-smoke bench-baseline clean dtbs test-dtbs kernels test-kernel
+.PHONY: all deps build test demo bench bench-smoke bench-baseline clean dtbs test-dtbs kernels test-kernel \
+        trace-check
 
 all: build
 
@@ -95,6 +96,20 @@ kernels: deps
 # Boots for real (not part of `make test`): see tests/kernel_boot.sh.
 test-kernel: build kernels
 	DLSIM_KERNEL_CACHE=$(KERNEL_CACHE) sh tests/kernel_boot.sh ./$(BUILD)/dlsim $(CURDIR)
+
+# Does a 100k-device trace load in a real viewer?  Chrome DevTools' trace engine
+# (npm, installed once into a cache outside the tree) reads trace.json.gz of a
+# 100k-device run; see tests/tools/trace_viewer.mjs.  About a minute.
+NPM_CACHE ?= /var/cache/dlsim-npm
+TRACE_ENGINE := $(NPM_CACHE)/node_modules/@paulirish/trace_engine
+TRACE_DEVICES ?= 100000
+trace-check: build
+	@[ -d $(TRACE_ENGINE) ] || npm install --silent --no-audit --no-fund --prefix $(NPM_CACHE) @paulirish/trace_engine@0.0.65
+	rm -f $(BUILD)/trace-check.db*
+	./$(BUILD)/dlsim run scenarios/default.json --order kernel-async-v2 --set devices=$(TRACE_DEVICES) \
+	  --db $(BUILD)/trace-check.db >/dev/null
+	./$(BUILD)/dlsim report $(BUILD)/trace-check.db --out $(BUILD)/trace-check --trace-devices $(TRACE_DEVICES)
+	node tests/tools/trace_viewer.mjs $(TRACE_ENGINE) $(BUILD)/trace-check/trace.json.gz
 
 clean:
 	rm -rf build build-*

@@ -158,4 +158,30 @@ assert [x["order"] for x in c] == ["sync", "cp-first"]
 assert r["probe"]["makespan_ns"] > 0 and r["main_bound_ns"] is not None
 ' "$T/j" "$T/jc" && ok "--json parses, names intact" || bad "--json does not parse or lost the name"
 
+# semantic errors name file:line:column (1-based) and the device (SPEC.md)
+cat >"$T/e1.json" <<'J'
+{ "format": "dlsim-scenario/1",
+  "devices": [
+    { "name": "soc" },
+    { "name": "/soc@0/i2c@a8c0/cam", "parent": "i2c3" }
+  ]
+}
+J
+expect 2 "unknown parent" "$DLSIM" validate "$T/e1.json"
+grep -q "e1.json:4:48: devices\[1\].parent (device '/soc@0/i2c@a8c0/cam'): unknown device 'i2c3'" "$T/err" \
+	&& ok "unknown parent: file:line:column and the device" || bad "unknown parent: $(cat "$T/err")"
+cat >"$T/e2.json" <<'J'
+{ "format": "dlsim-scenario/1",
+  "devices": [ { "name": "soc" },
+    { "name": "cam", "parent": "soc", "probe": 1.5 } ],
+  "links": [ {"consumer": "cam", "supplier": "gpio9"} ] }
+J
+expect 2 "a latency of 1.5 (ns)" "$DLSIM" validate "$T/e2.json"
+grep -q "e2.json:3:48: devices\[1\].probe (device 'cam'): 1.5 would be a fraction of a nanosecond" "$T/err" \
+	&& ok "1.5 ns is refused, the unit asked for" || bad "1.5: $(cat "$T/err")"
+sed 's/"probe": 1.5/"probe": 1500/' "$T/e2.json" >"$T/e3.json"
+expect 2 "unknown supplier" "$DLSIM" validate "$T/e3.json"
+grep -q "e3.json:4:46: links\[0\].supplier (link 'cam' -> 'gpio9'): unknown device 'gpio9'" "$T/err" \
+	&& ok "unknown supplier: file:line:column and the link" || bad "unknown supplier: $(cat "$T/err")"
+
 finish cli_run

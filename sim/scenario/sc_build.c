@@ -62,12 +62,66 @@ int dl_flag_from_name(const char *name, uint32_t *bit)
 	return -EINVAL;
 }
 
+/* " (device 'cam0')": whom the array element at the head of PATH describes, or "". */
+static void sc_who(const struct sc_build *b, const char *path, char *buf, size_t len)
+{
+	char key[16];
+	unsigned long n;
+	json_t *e;
+	const char *a, *z;
+
+	buf[0] = '\0';
+	if (!b->root || sscanf(path, "%15[a-z][%lu]", key, &n) != 2)
+		return;
+	e = json_array_get(json_object_get(b->root, key), n);
+	if (!json_is_object(e))
+		return;
+	if (!strcmp(key, "devices") && (a = json_string_value(json_object_get(e, "name"))))
+		snprintf(buf, len, " (device '%s')", a);
+	else if (!strcmp(key, "links") && (a = json_string_value(json_object_get(e, "consumer"))) &&
+		 (z = json_string_value(json_object_get(e, "supplier"))))
+		snprintf(buf, len, " (link '%s' -> '%s')", a, z);
+	else if ((!strcmp(key, "faults") || !strcmp(key, "script")) &&
+		 (a = json_string_value(json_object_get(e, "device"))))
+		snprintf(buf, len, " (device '%s')", a);
+}
+
+/* ":LINE:COL" of PATH's value in the file, or "" (not found, or from --set). */
+static void sc_where(const struct sc_build *b, const char *path, char *buf, size_t len)
+{
+	unsigned line, col;
+	FILE *f;
+	char *text;
+	long n;
+
+	buf[0] = '\0';
+	if (!b->src || !path || !*path || *path == '-' || (b->nov && !strncmp(path, "generate", 8)))
+		return;
+	f = fopen(b->src, "rb");
+	if (!f)
+		return;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (text = malloc((size_t)n))) {
+		if (fread(text, 1, (size_t)n, f) == (size_t)n && !sc_locate(text, (size_t)n, path, &line, &col))
+			snprintf(buf, len, ":%u:%u", line, col);
+		free(text);
+	}
+	fclose(f);
+}
+
 int sc_fail(struct sc_build *b, const char *path, const char *fmt, ...)
 {
+	char where[32], who[2 * DL_SC_MAX_NAME + 32];
 	va_list ap;
-	int n = snprintf(b->err->msg, sizeof(b->err->msg), "%s: %s%s", b->file,
-			 path ? path : "", path && *path ? ": " : "");
+	int n;
 
+	sc_where(b, path, where, sizeof(where));
+	if (path)
+		sc_who(b, path, who, sizeof(who));
+	else
+		who[0] = '\0';
+	n = snprintf(b->err->msg, sizeof(b->err->msg), "%s%s: %s%s%s", b->file, where,
+		     path ? path : "", who, path && *path ? ": " : "");
 	if (n < 0 || (size_t)n >= sizeof(b->err->msg))
 		return -EINVAL;
 	va_start(ap, fmt);

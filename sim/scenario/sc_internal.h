@@ -20,10 +20,19 @@ struct sc_build {
 	uint32_t *hash;		/* open addressing: device index + 1, 0 = empty */
 	uint32_t hash_mask;
 	const struct dl_override *ov;	/* to tell "--set" values in messages */
+	json_t *root;			/* the file, to name the device of a message */
+	const char *src;		/* the file's path, to locate a value; NULL: not from a file */
 	size_t nov;
 };
 
-/* Fill b->err with "FILE: PATH: what" and return -EINVAL. */
+/*
+ * sc_locate() - the line and column (1-based) in TEXT of the value at PATH
+ * ("devices[5].parent"), TEXT being valid JSON.  Return: 0, or -1 if the
+ * path is not in the text.
+ */
+int sc_locate(const char *text, size_t len, const char *path, unsigned *line, unsigned *col);
+
+/* Fill b->err with "FILE:LINE:COL: PATH (its device): what" and return -EINVAL. */
 int sc_fail(struct sc_build *b, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int sc_nomem(struct sc_build *b);

@@ -116,6 +116,11 @@ int sc_parse_duration(struct sc_build *b, const char *path, json_t *v, int64_t *
 
 	if (json_is_number(v)) {
 		x = json_number_value(v);
+		/* SPEC.md: a bare number is nanoseconds, so 1.5 is surely a unit left out */
+		if (json_is_real(v) && isfinite(x) && x != floor(x))
+			return sc_fail(b, path, "%g would be a fraction of a nanosecond (a bare number "
+				       "is in ns); expected whole ns or a string with its unit, like "
+				       "\"%gms\" or \"%gus\"", x, x, x);
 	} else if (json_is_string(v)) {
 		const char *str = json_string_value(v), *p;
 		char *end;
@@ -977,8 +982,11 @@ static struct dl_scenario *sc_new(const char *path)
 static int sc_finish(struct sc_build *b, json_t *root, const uint64_t *seed_override,
 		     struct dl_scenario **out)
 {
-	int ret = load_root(b, root, seed_override);
+	int ret;
 
+	b->root = root;
+	ret = load_root(b, root, seed_override);
+	b->root = NULL;
 	sc_build_fini(b);
 	if (ret) {
 		if (!b->err->msg[0])
@@ -1044,6 +1052,7 @@ int dl_scenario_load(const char *path, const struct dl_override *ov, size_t nov,
 		dl_scenario_free(b.s);
 		return ret;
 	}
+	b.src = path;
 	ret = sc_finish(&b, root, seed_override, out);
 	json_decref(root);
 	return ret;
