@@ -40,13 +40,20 @@ test: build
 
 # A fresh demo database: the orders compared on identical samples (2 seeds),
 # then one kernel-async run on a third seed, the one the report draws in detail.
-demo: build
-	rm -f $(BUILD)/demo.db $(BUILD)/demo.db-wal $(BUILD)/demo.db-shm
-	./$(BUILD)/dlsim compare scenarios/default.json --orders sync,kernel-async,kernel-async-v2,levels,cp-first \
+# Quiet: the results come first; the build's output is shown only if it fails
+# (it is in $(BUILD)/build.log).  Progress lines appear only on a terminal.
+demo: deps
+	@mkdir -p $(BUILD)
+	@{ cmake -S . -B $(BUILD) -DDLSIM_WERROR=ON -DDLSIM_SAN=$(SAN) && cmake --build $(BUILD) -j$(JOBS); } \
+	  >$(BUILD)/build.log 2>&1 || { cat $(BUILD)/build.log; echo "demo: the build failed (log: $(BUILD)/build.log)"; exit 1; }
+	@rm -f $(BUILD)/demo.db $(BUILD)/demo.db-wal $(BUILD)/demo.db-shm
+	@$(BUILD)/dlsim compare scenarios/default.json --orders sync,kernel-async,kernel-async-v2,levels,cp-first \
 	  --seeds 2 --db $(BUILD)/demo.db
-	./$(BUILD)/dlsim run scenarios/default.json --order kernel-async --seed 3 --db $(BUILD)/demo.db
-	./$(BUILD)/dlsim report $(BUILD)/demo.db --out $(BUILD)/demo-report
-	@echo "report: $(BUILD)/demo-report/index.html"
+	@echo
+	@$(BUILD)/dlsim run scenarios/default.json --order kernel-async --seed 3 --db $(BUILD)/demo.db
+	@echo
+	@$(BUILD)/dlsim report $(BUILD)/demo.db --out $(BUILD)/demo-report >/dev/null
+	@echo "report: $(BUILD)/demo-report/index.html (open it in a browser)"
 
 # The full suite (about 5 minutes: 3 repetitions, medians), then bench/compare
 # against bench/baseline.json: exits 1 on a regression (BENCH_COMPARE=--no-gate

@@ -455,7 +455,7 @@ int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl
 			json_object_set_new(args, "waited_for_phase", jstr(t->phases[w->phase]));
 			json_object_set_new(args, "waited_for_end_us", jus(w->t1));
 			if (s->flags & TL_SEG_BARRIER)
-				json_object_set_new(args, "barrier", json_true());
+				json_object_set_new(args, "wait", json_string("phase barrier"));
 		}
 		ev = json_pack("{s:s, s:i, s:I, s:s, s:o, s:o, s:o, s:o}", "ph", "X", "pid", 1,
 			       "tid", (json_int_t)track_of(s, row_of, opt->per_device), "cat", op_name[s->op],
@@ -463,11 +463,10 @@ int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl
 		out_event(&o, ev, &first);
 	}
 	/*
-	 * Flows: from the end of the awaited segment to the start of the one
-	 * that waited ("s" inside the first slice, "f" with binding point
-	 * "e" inside the second), so that the viewers draw an arrow.  The
-	 * timestamps sit 1 ns inside each slice, which viewers need to bind a
-	 * flow event to its enclosing slice.
+	 * Flow arrows (legacy flow events, which Perfetto and chrome://tracing
+	 * both read): "s" inside the awaited slice at its end, "f" with
+	 * binding point "e" (the enclosing slice) at the waiting slice's start;
+	 * the id is the waiting segment's index, unique in the file.
 	 */
 	for (size_t i = 0; i < t->nsegs; i++) {
 		const struct tl_seg *s = &t->segs[i], *w;
