@@ -13,6 +13,7 @@ int cmd_import_dtb(int argc, char **argv);
 int cmd_orders(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_import_log(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
 
 /* Exit statuses of every verb (shared/SPEC.md). */
 enum { DL_EXIT_OK = 0, DL_EXIT_VIOLATION = 1, DL_EXIT_USAGE = 2, DL_EXIT_INTERRUPTED = 130 };

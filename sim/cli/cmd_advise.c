@@ -1,0 +1,299 @@
+/*
+ * cmd_advise.c - `dlsim advise SCENARIO [--order O] [--top N]`: the single
+ * changes that save the most makespan, found by re-simulation (sim/advise/).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "sim/advise/advise.h"
+#include "sim/cli/cli.h"
+
+#define ADV_MAX_SET 64
+
+static volatile int adv_stop;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	adv_stop = 1;
+}
+
+static void advise_usage(FILE *f)
+{
+	fprintf(f, "usage: dlsim advise SCENARIO [--order O] [--top N] [--workers K] [--by OP]\n"
+		   "                    [--json] [--seed N] [--set KEY=VALUE]...\n\n"
+		   "Simulate the scenario (DES) as it is, then once per single change, and rank the\n"
+		   "changes by the makespan they save (baseline minus changed, per op of the script\n"
+		   "and in total; negative: the change costs time):\n"
+		   "  make X async        every device with async=false (orders that honour it:\n"
+		   "                      kernel-async, kernel-async-v2)\n"
+		   "  halve X's latencies every device with a latency\n"
+		   "  order O2            every other order but naive\n"
+		   "  2K CPUs             twice the baseline's CPUs\n"
+		   "  drop link S -> C    every link; UNSAFE: it removes an ordering guarantee the\n"
+		   "                      kernel relies on, so only worth it where the dependency is\n"
+		   "                      known to be spurious\n\n"
+		   "  --order O       the order of the baseline (default kernel-async-v2)\n"
+		   "  --top N         rows to print (default 20; 0: all)\n"
+		   "  --by OP         rank by one op's saving (probe, suspend, resume) instead of the total\n"
+		   "  --workers K     CPUs of the baseline (default: cost.cpus, else the order's)\n"
+		   "  --json          one JSON object on stdout\n"
+		   "  --seed N, --set KEY=VALUE  as for run (--set dev.NAME.KEY=VALUE too)\n\n"
+		   "A change is one re-simulation: devices without async + devices with a latency\n"
+		   "+ 4 orders + 1 + links.  Ctrl-C stops early and ranks what was simulated.\n\n"
+		   "exit status: 0 success, 2 bad usage or input\n");
+}
+
+static const char *op_label(const struct dl_run_result *r, uint32_t i, char *buf, size_t len)
+{
+	uint32_t nth = 0;
+
+	for (uint32_t j = 0; j < i; j++)
+		nth += r->op[j].kind == r->op[i].kind;
+	if (nth)
+		snprintf(buf, len, "%s%u", dl_op_name(r->op[i].kind), nth + 1);
+	else
+		snprintf(buf, len, "%s", dl_op_name(r->op[i].kind));
+	return buf;
+}
+
+static int by_op = -1;
+
+static int cmp_by_op(const void *x, const void *y)
+{
+	const struct dl_advice *a = x, *b = y;
+	int64_t sa = a->saved_ns[by_op], sb = b->saved_ns[by_op];
+
+	if (sa != sb)
+		return sa > sb ? -1 : 1;
+	return (a->total_saved_ns < b->total_saved_ns) - (a->total_saved_ns > b->total_saved_ns);
+}
+
+static const char *kind_name(unsigned k)
+{
+	static const char *const names[] = { "async", "halve", "order", "cpus", "drop_link" };
+
+	return k < DL_ADV_KIND_COUNT ? names[k] : "?";
+}
+
+static int print_json(const struct dl_scenario *sc, const struct dl_advise_result *res,
+		      enum dl_order order, uint32_t top)
+{
+	json_t *o = json_object(), *base = json_object(), *arr = json_array();
+	char lab[32], what[600];
+	char *text;
+
+	if (!o || !base || !arr)
+		return DL_EXIT_USAGE;
+	json_object_set_new(o, "scenario", json_string(sc->name));
+	json_object_set_new(o, "order", json_string(dl_order_name(order)));
+	json_object_set_new(o, "workers", json_integer(res->workers));
+	json_object_set_new(o, "resimulations", json_integer((json_int_t)res->resims));
+	json_object_set_new(o, "wall_ns", json_integer(res->wall_ns));
+	json_object_set_new(o, "baseline_makespan_ns", base);
+	for (uint32_t i = 0; i < res->base.nops; i++)
+		json_object_set_new(base, op_label(&res->base, i, lab, sizeof(lab)),
+				    json_integer(res->base.op[i].makespan_ns));
+	json_object_set_new(o, "changes", arr);
+	for (uint32_t i = 0; i < res->nadv && (!top || i < top); i++) {
+		const struct dl_advice *a = &res->adv[i];
+		json_t *c = json_object(), *saved = json_object();
+
+		if (!c || !saved || json_array_append_new(arr, c)) {
+			json_decref(saved);
+			break;
+		}
+		dl_advice_describe(sc, a, what, sizeof(what));
+		json_object_set_new(c, "rank", json_integer(i + 1));
+		json_object_set_new(c, "kind", json_string(kind_name(a->kind)));
+		json_object_set_new(c, "change", json_string(what));
+		if (a->dev != DL_SC_NONE)
+			json_object_set_new(c, a->kind == DL_ADV_DROP_LINK ? "consumer" : "device",
+					    json_string(dl_sc_name(sc, a->dev)));
+		if (a->dev2 != DL_SC_NONE)
+			json_object_set_new(c, "supplier", json_string(dl_sc_name(sc, a->dev2)));
+		if (a->kind == DL_ADV_ORDER)
+			json_object_set_new(c, "to_order", json_string(dl_order_name(a->order)));
+		if (a->kind == DL_ADV_CPUS)
+			json_object_set_new(c, "cpus", json_integer(a->cpus));
+		json_object_set_new(c, "unsafe", json_boolean(a->unsafe));
+		json_object_set_new(c, "status", json_string(a->status ? a->status : "?"));
+		json_object_set_new(c, "saved_ns", saved);
+		for (uint32_t k = 0; k < res->base.nops; k++)
+			json_object_set_new(saved, op_label(&res->base, k, lab, sizeof(lab)),
+					    json_integer(a->saved_ns[k]));
+		json_object_set_new(c, "total_saved_ns", json_integer(a->total_saved_ns));
+	}
+	text = json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!text || puts(text) == EOF) {
+		free(text);
+		return DL_EXIT_USAGE;
+	}
+	free(text);
+	return DL_EXIT_OK;
+}
+
+static void print_table(const struct dl_scenario *sc, const struct dl_advise_result *res,
+			enum dl_order order, uint32_t top)
+{
+	char lab[32], what[600];
+
+	printf("%s under %s on %u CPUs; baseline makespan:", sc->name, dl_order_name(order),
+	       res->workers);
+	for (uint32_t i = 0; i < res->base.nops; i++)
+		printf(" %s %.3f ms%s", op_label(&res->base, i, lab, sizeof(lab)),
+		       (double)res->base.op[i].makespan_ns / 1e6, i + 1 < res->base.nops ? "," : "");
+	printf("\n%llu re-simulations in %.2f s; makespan saved per op (ms), best first%s\n\n",
+	       (unsigned long long)res->resims, (double)res->wall_ns / 1e9,
+	       adv_stop ? " (interrupted: what was simulated)" : "");
+	printf("%4s  %-48s", "rank", "change");
+	for (uint32_t i = 0; i < res->base.nops; i++)
+		printf(" %10s", op_label(&res->base, i, lab, sizeof(lab)));
+	printf(" %10s\n", "total");
+	for (uint32_t i = 0; i < res->nadv && (!top || i < top); i++) {
+		const struct dl_advice *a = &res->adv[i];
+
+		dl_advice_describe(sc, a, what, sizeof(what));
+		printf("%4u  %-48.48s", i + 1, what);
+		for (uint32_t k = 0; k < res->base.nops; k++)
+			printf(" %10.3f", (double)a->saved_ns[k] / 1e6);
+		if (a->status && strcmp(a->status, "ok"))
+			printf(" %10s\n", a->status);
+		else
+			printf(" %10.3f\n", (double)a->total_saved_ns / 1e6);
+	}
+	if (!res->nadv)
+		printf("(no change to try: no sync device, no latency, no link)\n");
+	for (uint32_t i = 0; i < res->nadv && (!top || i < top); i++)
+		if (res->adv[i].unsafe) {
+			printf("\nUNSAFE: dropping a link removes the guarantee that the consumer "
+			       "suspends before and resumes after its supplier; only where the "
+			       "dependency is known to be spurious.\n");
+			break;
+		}
+}
+
+int cmd_advise(int argc, char **argv)
+{
+	struct dl_override set[ADV_MAX_SET];
+	struct dl_advise_opts ao = { .order = DL_ORDER_KERNEL_ASYNC_V2 };
+	struct dl_advise_result res;
+	struct dl_scenario *sc = NULL;
+	struct dl_error err;
+	const char *path = NULL, *v, *by = NULL;
+	uint64_t seed = 0;
+	bool have_seed = false, json = false;
+	uint32_t top = 20;
+	size_t nset = 0;
+	int rc = DL_EXIT_USAGE, ret;
+
+	for (int i = 1; i < argc; i++) {
+		char *end;
+
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			advise_usage(stdout);
+			return DL_EXIT_OK;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--order"))) {
+			if (dl_order_parse(v, &ao.order)) {
+				fprintf(stderr, "dlsim advise: unknown order '%s'; see 'dlsim orders'\n", v);
+				return DL_EXIT_USAGE;
+			}
+		} else if ((v = cli_opt_value(argc, argv, &i, "--top"))) {
+			unsigned long n = strtoul(v, &end, 10);
+
+			if (!*v || *end || n > UINT32_MAX) {
+				fprintf(stderr, "dlsim advise: --top '%s'; expected a count (0: all)\n", v);
+				return DL_EXIT_USAGE;
+			}
+			top = (uint32_t)n;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--workers"))) {
+			unsigned long n = strtoul(v, &end, 10);
+
+			if (!*v || *end || !n || n > 65536) {
+				fprintf(stderr, "dlsim advise: --workers '%s'; expected 1..65536\n", v);
+				return DL_EXIT_USAGE;
+			}
+			ao.workers = (uint32_t)n;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
+			seed = strtoull(v, &end, 0);
+			if (!*v || *end) {
+				fprintf(stderr, "dlsim advise: --seed '%s'; expected an integer\n", v);
+				return DL_EXIT_USAGE;
+			}
+			have_seed = true;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--by"))) {
+			by = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--set"))) {
+			const char *eq = strchr(v, '=');
+
+			if (!eq || nset == ADV_MAX_SET) {
+				fprintf(stderr, "dlsim advise: --set '%s'; expected KEY=VALUE (at most %d)\n",
+					v, ADV_MAX_SET);
+				goto out;
+			}
+			set[nset].key = strndup(v, (size_t)(eq - v));
+			set[nset++].value = eq + 1;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "dlsim advise: unknown option '%s'\n", argv[i]);
+			advise_usage(stderr);
+			goto out;
+		} else if (path) {
+			fprintf(stderr, "dlsim advise: more than one scenario ('%s')\n", argv[i]);
+			goto out;
+		} else {
+			path = argv[i];
+		}
+	}
+	if (!path) {
+		advise_usage(stderr);
+		goto out;
+	}
+	ret = dl_scenario_load(path, set, nset, have_seed ? &seed : NULL, &sc, &err);
+	if (ret) {
+		fprintf(stderr, "dlsim advise: %s\n", err.msg);
+		goto out;
+	}
+	signal(SIGINT, on_sigint);
+	ao.stop = &adv_stop;
+	ret = dl_advise(sc, &ao, &res);
+	signal(SIGINT, SIG_DFL);
+	if (ret) {
+		fprintf(stderr, "dlsim advise: %s: the engine refused the scenario (%s)\n", path,
+			strerror(-ret));
+		goto out;
+	}
+	if (by) {
+		char lab[32];
+
+		for (uint32_t i = 0; i < res.base.nops; i++)
+			if (!strcmp(op_label(&res.base, i, lab, sizeof(lab)), by))
+				by_op = (int)i;
+		if (by_op < 0) {
+			fprintf(stderr, "dlsim advise: --by '%s': no such op in the script; expected "
+				"one of its ops (probe, suspend, resume, ...)\n", by);
+			free(res.adv);
+			goto out;
+		}
+		qsort(res.adv, res.nadv, sizeof(*res.adv), cmp_by_op);
+	}
+	if (json)
+		rc = print_json(sc, &res, ao.order, top);
+	else {
+		print_table(sc, &res, ao.order, top);
+		rc = DL_EXIT_OK;
+	}
+	free(res.adv);
+out:
+	for (size_t i = 0; i < nset; i++)
+		free((char *)set[i].key);
+	dl_scenario_free(sc);
+	return rc;
+}

@@ -1,0 +1,50 @@
+#!/bin/sh
+# dlsim advise: single changes re-simulated and ranked by makespan saved, on
+# scenarios whose answer is known by hand; the unsafe link drop is marked;
+# --json, --top, --by; bad input exits 2.
+DLSIM=$1
+SRC=$2
+. "$(dirname "$0")/lib_cli.sh"
+
+# two sync devices of 10 ms each on the main thread: making one async saves
+# 10 ms of suspend, halving one saves 5 ms, more CPUs save nothing
+cat >"$T/two.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "two", "cost": {"cpus": 2},
+  "defaults": {"suspend": "10ms", "async": false},
+  "devices": [ {"name": "a"}, {"name": "b"} ], "script": [ {"op": "probe"}, {"op": "suspend"} ] }
+J
+expect 0 "advise two" "$DLSIM" advise "$T/two.json" --order kernel-async-v2 --json
+python3 - "$T/out" <<'PY' || { bad "two: the ranking"; cat "$T/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["resimulations"] == 1 + 2 + 2 + 4 + 1, d["resimulations"]   # base, async x2, halve x2, orders, cpus
+c = {x["change"]: x for x in d["changes"]}
+top = d["changes"][0]
+assert 9.9e6 <= top["saved_ns"]["suspend"] <= 10.1e6, top
+assert 4.9e6 <= c["halve a's latencies"]["saved_ns"]["suspend"] <= 5.1e6, c["halve a's latencies"]
+assert abs(c["4 CPUs"]["saved_ns"]["suspend"]) < 1e5, c["4 CPUs"]
+assert 9.9e6 <= c["make a async"]["saved_ns"]["suspend"] <= 10.1e6
+assert not any(x["unsafe"] for x in d["changes"])
+PY
+
+# a chain b -> a (a consumes b): dropping the link lets both suspend at once
+cat >"$T/chain.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "chain", "defaults": {"suspend": "10ms"},
+  "devices": [ {"name": "a"}, {"name": "b"} ], "links": [ {"consumer": "a", "supplier": "b"} ],
+  "script": [ {"op": "probe"}, {"op": "suspend"} ] }
+J
+expect 0 "advise chain" "$DLSIM" advise "$T/chain.json"
+grep -q "^   1  drop link b -> a (UNSAFE)" "$T/out" || { bad "chain: the link drop ranks first, marked UNSAFE"; cat "$T/out"; }
+grep -q "^UNSAFE: dropping a link" "$T/out" || bad "chain: the table explains UNSAFE"
+grep -q "re-simulations in" "$T/out" || bad "the count of re-simulations is printed"
+expect 0 "--top 2" "$DLSIM" advise "$T/chain.json" --top 2
+[ "$(grep -c '^ *[0-9]  ' "$T/out")" = 2 ] || { bad "--top 2 prints 2 rows"; cat "$T/out"; }
+expect 0 "--by suspend" "$DLSIM" advise "$SRC/scenarios/soc-small.json" --by suspend --top 3
+expect 0 "advise on soc-small" "$DLSIM" advise "$SRC/scenarios/soc-small.json" --json
+python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$T/out" || bad "--json parses"
+expect 2 "--by an op not in the script" "$DLSIM" advise "$T/chain.json" --by resume
+expect 2 "unknown order" "$DLSIM" advise "$T/chain.json" --order nope
+expect 2 "missing scenario" "$DLSIM" advise "$T/nonexistent.json"
+expect 2 "no scenario" "$DLSIM" advise
+expect 0 "--help" "$DLSIM" advise --help
+finish cli_advise
