@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report/assets.h"
+#include "report/explain.h"
 #include "report/report_int.h"
 
 /* ---- index.html ------------------------------------------------------- */
@@ -408,6 +409,8 @@ int rp_write_index(struct report *r, const char *dbpath)
 	write_scaling(r, f);
 	if (r->sel) {
 		write_timeline(r, f);
+		if (r->have_tl)
+			dl_explain_html(r->db, &r->tl, f);
 		write_util(r, f);
 		write_probe(r, f);
 		write_gantt(r, f);

@@ -2,6 +2,7 @@
 #ifndef DL_CLI_H
 #define DL_CLI_H
 
+#include <stdint.h>
 #include <string.h>
 
 int cmd_run(int argc, char **argv);
@@ -14,6 +15,9 @@ int cmd_orders(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_import_log(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
+/* The explain account of RUN_ID under run's (full) or compare's (short) table. */
+void cli_explain_after(const char *db, int64_t run_id, uint32_t devices, int is_short);
 
 /* Exit statuses of every verb (shared/SPEC.md). */
 enum { DL_EXIT_OK = 0, DL_EXIT_VIOLATION = 1, DL_EXIT_USAGE = 2, DL_EXIT_INTERRUPTED = 130 };

@@ -830,6 +830,8 @@ int cmd_run(int argc, char **argv)
 		print_json(result_json(&rn, dl_order_name(rn.o.order), rn.sc->seed, run_id));
 	else
 		table_result(&rn, dl_order_name(rn.o.order), run_id);
+	if (!rn.o.json && !rn.o.no_log)
+		cli_explain_after(rn.o.db, run_id, rn.r->devices, 0);
 	if (rn.r->fail_dev != DL_NONE)
 		fprintf(stderr, "dlsim run: %s failed on device '%s' (%s)\n",
 			rn.r->nops ? "an op" : "the run", dl_sc_name(rn.sc, rn.r->fail_dev),
@@ -937,6 +939,7 @@ int cmd_compare(int argc, char **argv)
 	struct compare_stats *st;
 	json_t *all = NULL;
 	uint32_t norders = 0;
+	int64_t first_run[MAX_ORDERS] = { 0 };	/* the first seed's run of each order: explained */
 	int rc = parse_args(argc, argv, &rn.o, true), worst = 0;
 
 	if (rc)
@@ -968,6 +971,8 @@ int cmd_compare(int argc, char **argv)
 			}
 			if (rc > worst)
 				worst = rc;
+			if (!s)
+				first_run[k] = run_id;
 			if (all)
 				json_array_append_new(all, result_json(&rn, dl_order_name(orders[k]), seed,
 								       run_id));
@@ -984,6 +989,8 @@ int cmd_compare(int argc, char **argv)
 		print_json(all);
 	else
 		compare_table(&rn, st, orders, norders);
+	for (uint32_t k = 0; !rn.o.json && !rn.o.no_log && k < norders && k < MAX_ORDERS; k++)
+		cli_explain_after(rn.o.db, first_run[k], rn.r->devices, 1);
 	free(st);
 	runner_free(&rn);
 	return exit_for(worst);

@@ -17,6 +17,7 @@ static const struct verb verbs[] = {
 	{ "report", cmd_report, "report DB [--out DIR]    plots and an index.html" },
 	{ "validate", cmd_validate, "validate SCENARIO        parse and validate only" },
 	{ "import-dtb", cmd_import_dtb, "import-dtb FILE.dtb      derive a scenario from a device tree (fw_devlink rules)" },
+	{ "explain", cmd_explain, "explain DB [--run ID]    per op and phase: bound, chain- or CPU-bound, critical path" },
 	{ "advise", cmd_advise, "advise SCENARIO          rank single changes (async, latency, order, CPUs, links) by makespan saved" },
 	{ "import-log", cmd_import_log, "import-log FILE...       a scenario from real dmesg/ftrace callback timings" },
 	{ "orders", cmd_orders, "orders                   list the ordering algorithms" },

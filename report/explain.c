@@ -1,0 +1,376 @@
+/*
+ * explain.c - the account of one run (explain.h), built on the report's
+ * reading of the log (tl_read) and its waits and critical path
+ * (tl_analyse): a phase instance's longest chain is the longest run of
+ * segments each waiting on the previous one inside the instance; its work
+ * the sum of its callbacks; K the run's CPUs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/explain.h"
+#include "report/timeline.h"
+
+#define EXPLAIN_CRIT_DEVS 5	/* critical devices named per phase */
+#define EXPLAIN_REFUSED 10	/* refused links listed */
+#define EXPLAIN_CASCADE 12	/* names listed per unbind cascade */
+
+static const char *const op_names[TL_NOPS] = { "probe", "unbind", "suspend", "resume" };
+
+struct inst {
+	int op;
+	uint16_t phase;
+	int64_t t0, t1, start, work, chain;
+	uint32_t nseg;
+};
+
+static const char *dev_name(const struct tl_run *t, int64_t dev_id)
+{
+	size_t lo = 0, hi = t->ndevs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->devs[mid].dev_id == dev_id)
+			return t->devs[mid].name ? t->devs[mid].name : "?";
+		if (t->devs[mid].dev_id < dev_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return "?";
+}
+
+static void put_ms(FILE *f, int64_t ns)
+{
+	fprintf(f, "%.3f ms", (double)ns / 1e6);
+}
+
+/* Per instance: span, work, longest chain (segments are in the order of their ends). */
+static struct inst *instances(const struct tl_run *t)
+{
+	struct inst *in = calloc(t->ninst ? t->ninst : 1, sizeof(*in));
+	int64_t *chain = malloc((t->nsegs ? t->nsegs : 1) * sizeof(*chain));
+
+	if (!in || !chain) {
+		free(in);
+		free(chain);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < t->ninst; i++) {
+		in[i].op = -1;
+		in[i].t0 = INT64_MAX;
+		in[i].t1 = -1;
+	}
+	for (size_t s = 0; s < t->nsegs; s++) {
+		const struct tl_seg *g = &t->segs[s];
+		struct inst *x = &in[g->inst];
+		int64_t d = g->t1 - g->t0;
+
+		chain[s] = d;
+		if (g->wait != TL_NONE && !(g->flags & TL_SEG_BARRIER) && g->wait < s &&
+		    t->segs[g->wait].inst == g->inst)
+			chain[s] += chain[g->wait];
+		x->op = g->op;
+		x->phase = g->phase;
+		if (g->t0 < x->t0)
+			x->t0 = g->t0;
+		if (g->t1 > x->t1)
+			x->t1 = g->t1;
+		x->work += d;
+		x->nseg++;
+		if (chain[s] > x->chain)
+			x->chain = chain[s];
+	}
+	for (uint32_t i = 0; i < t->ninst; i++) {
+		in[i].start = in[i].t0;
+		/* phases of one op follow each other across a barrier */
+		if (i && in[i - 1].op == in[i].op && in[i].op != TL_PROBE && in[i].op != TL_UNBIND &&
+		    in[i - 1].t1 <= in[i].t0)
+			in[i].start = in[i - 1].t1;
+	}
+	free(chain);
+	return in;
+}
+
+struct crit { size_t seg; int64_t dur; };
+
+static int cmp_crit(const void *a, const void *b)
+{
+	const struct crit *x = a, *y = b;
+
+	return (x->dur < y->dur) - (x->dur > y->dur);
+}
+
+/* "dev17 41%, dev9 22%": the longest callbacks on the critical path of instance I. */
+static void put_crit(FILE *f, const struct tl_run *t, const struct inst *x, uint32_t i,
+		     struct crit *buf)
+{
+	size_t n = 0;
+	int64_t span = x->t1 - x->start;
+
+	for (size_t s = 0; s < t->nsegs; s++)
+		if (t->segs[s].inst == i && (t->segs[s].flags & TL_SEG_CRIT))
+			buf[n++] = (struct crit){ s, t->segs[s].t1 - t->segs[s].t0 };
+	if (!n) {
+		fprintf(f, "none marked");
+		return;
+	}
+	qsort(buf, n, sizeof(*buf), cmp_crit);
+	for (size_t k = 0; k < n && k < EXPLAIN_CRIT_DEVS; k++)
+		fprintf(f, "%s%s %.0f%%", k ? ", " : "", t->devs[t->segs[buf[k].seg].row].name,
+			span > 0 ? 100.0 * (double)buf[k].dur / (double)span : 0.0);
+	if (n > EXPLAIN_CRIT_DEVS)
+		fprintf(f, " (+%zu more)", n - EXPLAIN_CRIT_DEVS);
+}
+
+static void put_verdict(FILE *f, int64_t chain, int64_t work, uint32_t k)
+{
+	int64_t wk = work / (k ? k : 1);
+
+	fprintf(f, "%s (chain ", chain >= wk ? "chain-bound" : "CPU-bound");
+	put_ms(f, chain);
+	fprintf(f, " %s work/K ", chain >= wk ? ">=" : "<");
+	put_ms(f, wk);
+	fprintf(f, ")");
+}
+
+static void refused_links(sqlite3 *db, const struct tl_run *t, FILE *f)
+{
+	sqlite3_stmt *st;
+	int64_t n = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT consumer_id, supplier_id, reason FROM refused "
+			       "WHERE run_id = ?1 ORDER BY seq", -1, &st, NULL) != SQLITE_OK)
+		return;		/* an older log without the table */
+	sqlite3_bind_int64(st, 1, t->run_id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (n < EXPLAIN_REFUSED) {
+			const char *reason = (const char *)sqlite3_column_text(st, 2);
+
+			fprintf(f, "%s  %s -> %s: %s\n", n ? "" : "refused links:\n",
+				dev_name(t, sqlite3_column_int64(st, 1)),
+				dev_name(t, sqlite3_column_int64(st, 0)), reason ? reason : "?");
+		}
+		n++;
+	}
+	sqlite3_finalize(st);
+	if (n > EXPLAIN_REFUSED)
+		fprintf(f, "  ... %lld refused in all\n", (long long)n);
+	else if (!n)
+		fprintf(f, "refused links: none\n");
+}
+
+/* An unbind instance: consumers end before their supplier, so the target ends last. */
+static void cascades(const struct tl_run *t, const struct inst *in, FILE *f)
+{
+	int any = 0;
+
+	for (uint32_t i = 0; i < t->ninst; i++) {
+		size_t last = SIZE_MAX, n = 0;
+
+		if (in[i].op != TL_UNBIND)
+			continue;
+		for (size_t s = 0; s < t->nsegs; s++)
+			if (t->segs[s].inst == i)
+				last = s;
+		if (last == SIZE_MAX)
+			continue;
+		fprintf(f, "%s  unbind %s (", any++ ? "" : "unbind cascades:\n",
+			t->devs[t->segs[last].row].name);
+		put_ms(f, in[i].t1 - in[i].start);
+		fprintf(f, "): ");
+		for (size_t s = 0; s < t->nsegs; s++) {
+			if (t->segs[s].inst != i || s == last)
+				continue;
+			if (n < EXPLAIN_CASCADE)
+				fprintf(f, "%s%s", n ? ", " : "its consumers first: ",
+					t->devs[t->segs[s].row].name);
+			n++;
+		}
+		if (n > EXPLAIN_CASCADE)
+			fprintf(f, " (+%zu more)", n - EXPLAIN_CASCADE);
+		fprintf(f, "%s\n", n ? "" : "no consumer bound");
+	}
+}
+
+static uint32_t run_workers(sqlite3 *db, int64_t run)
+{
+	sqlite3_stmt *st;
+	uint32_t k = 1;
+
+	if (sqlite3_prepare_v2(db, "SELECT workers FROM runs WHERE run_id = ?1", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+			k = (uint32_t)sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	return k;
+}
+
+static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detail detail,
+		      FILE *f)
+{
+	struct inst *in = instances(t);
+	struct crit *buf = malloc((t->nsegs ? t->nsegs : 1) * sizeof(*buf));
+	uint32_t k = run_workers(db, t->run_id);
+
+	if (!in || !buf) {
+		free(in);
+		free(buf);
+		return -ENOMEM;
+	}
+	fprintf(f, "why run %lld took what it took (K = %u CPUs; bound = max(chain, work/K) per "
+		"phase):\n", (long long)t->run_id, k);
+	for (uint32_t i = 0; i < t->ninst;) {
+		/* one op: the run of instances with its op (a probe or unbind: one instance) */
+		uint32_t j = i + 1;
+		int64_t span = 0, bound = 0, chain = 0, work = 0;
+
+		while (j < t->ninst && in[j].op == in[i].op && in[i].op != TL_PROBE &&
+		       in[i].op != TL_UNBIND && in[j].start == in[j - 1].t1)
+			j++;
+		for (uint32_t p = i; p < j; p++) {
+			int64_t wk = in[p].work / k;
+
+			span += in[p].t1 - in[p].start;
+			bound += in[p].chain > wk ? in[p].chain : wk;
+			chain += in[p].chain;
+			work += in[p].work;
+		}
+		fprintf(f, "%s: ", in[i].op >= 0 ? op_names[in[i].op] : "?");
+		put_ms(f, span);
+		fprintf(f, ", bound ");
+		put_ms(f, bound);
+		fprintf(f, ", ");
+		put_verdict(f, chain, work, k);
+		fprintf(f, "\n");
+		if (detail == DL_EXPLAIN_FULL) {
+			for (uint32_t p = i; p < j; p++) {
+				int64_t wk = in[p].work / k;
+
+				fprintf(f, "  %-14s ", t->phases[in[p].phase]);
+				put_ms(f, in[p].t1 - in[p].start);
+				fprintf(f, ", bound ");
+				put_ms(f, in[p].chain > wk ? in[p].chain : wk);
+				fprintf(f, ", ");
+				put_verdict(f, in[p].chain, in[p].work, k);
+				fprintf(f, "\n    critical path: ");
+				put_crit(f, t, &in[p], p, buf);
+				fprintf(f, "\n");
+			}
+		}
+		i = j;
+	}
+	if (detail == DL_EXPLAIN_FULL) {
+		refused_links(db, t, f);
+		cascades(t, in, f);
+	}
+	free(in);
+	free(buf);
+	return 0;
+}
+
+static int64_t newest_run(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int64_t id = -1;
+
+	if (sqlite3_prepare_v2(db, "SELECT max(run_id) FROM runs", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return id;
+}
+
+static int run_exists(sqlite3 *db, int64_t run)
+{
+	sqlite3_stmt *st;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM runs WHERE run_id = ?1", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, run);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+int dl_explain_run(sqlite3 *db, int64_t run, enum dl_explain_detail detail, FILE *out, char *err,
+		   size_t errlen)
+{
+	struct tl_run t;
+	int ret, ex;
+
+	if (run <= 0 && (run = newest_run(db)) < 0) {
+		snprintf(err, errlen, "no run in the database");
+		return -ENOENT;
+	}
+	ex = run_exists(db, run);
+	if (ex < 0) {
+		snprintf(err, errlen, "not a dlsim log: %s", sqlite3_errmsg(db));
+		return -EINVAL;
+	}
+	if (!ex) {
+		snprintf(err, errlen, "no run %lld in the database", (long long)run);
+		return -ENOENT;
+	}
+	ret = tl_read(db, run, 0, &t, err, errlen);
+	if (!ret)
+		ret = tl_analyse(db, &t, err, errlen);
+	if (!ret)
+		ret = explain_tl(db, &t, detail, out);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	tl_free(&t);
+	return ret;
+}
+
+int dl_explain_path(const char *path, int64_t run, enum dl_explain_detail detail, FILE *out,
+		    char *err, size_t errlen)
+{
+	sqlite3 *db;
+	int ret;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
+		sqlite3_close(db);
+		return -EINVAL;
+	}
+	sqlite3_busy_timeout(db, 5000);
+	ret = dl_explain_run(db, run, detail, out, err, errlen);
+	sqlite3_close(db);
+	return ret;
+}
+
+void dl_explain_html(sqlite3 *db, const struct tl_run *t, FILE *f)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		return;
+	if (explain_tl(db, t, DL_EXPLAIN_FULL, m)) {
+		fclose(m);
+		free(text);
+		return;
+	}
+	fclose(m);
+	fprintf(f, "<h2 id=\"explain\">Why run %lld took what it took</h2>\n<pre class=\"explain\">",
+		(long long)t->run_id);
+	for (const char *p = text; p && *p; p++) {
+		switch (*p) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*p, f);
+		}
+	}
+	fprintf(f, "</pre>\n");
+	free(text);
+}

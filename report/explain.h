@@ -1,0 +1,43 @@
+/*
+ * explain.h - why a run took what it took, from its log alone: per op and
+ * phase the makespan and its bound max(chain, work/K), whether the phase was
+ * chain-bound (its longest chain of waits, the critical path, against
+ * work/K) or CPU-bound, with both figures; the devices on the critical path
+ * with their share of the phase; the links the core refused and why; the
+ * unbind cascades by name.  `dlsim explain`, the accounts under `run` and
+ * `compare`, and the report's section share it.
+ */
+#ifndef DL_REPORT_EXPLAIN_H
+#define DL_REPORT_EXPLAIN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+struct tl_run;
+
+enum dl_explain_detail {
+	DL_EXPLAIN_FULL,	/* every phase, critical devices, refused links, cascades */
+	DL_EXPLAIN_SHORT,	/* one line per op (compare) */
+};
+
+/*
+ * dl_explain_run() - the account of RUN (<= 0: the newest) of DB on OUT.
+ * Return: 0, -ENOENT (no such run: ERR says so), -EINVAL (not a dlsim log,
+ * SQL error), -ENOMEM.
+ */
+int dl_explain_run(sqlite3 *db, int64_t run, enum dl_explain_detail detail, FILE *out, char *err,
+		   size_t errlen);
+
+/* The same for a path (opened read-only). */
+int dl_explain_path(const char *path, int64_t run, enum dl_explain_detail detail, FILE *out,
+		    char *err, size_t errlen);
+
+/*
+ * dl_explain_html() - the full account of the analysed run T (tl_analyse()
+ * done) as an HTML section (names escaped), for the report's page.
+ */
+void dl_explain_html(sqlite3 *db, const struct tl_run *t, FILE *f);
+
+#endif

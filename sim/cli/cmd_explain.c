@@ -1,0 +1,92 @@
+/*
+ * cmd_explain.c - `dlsim explain DB [--run ID]`, and the account printed
+ * under `run`'s and `compare`'s tables (report/explain.c does the work).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/explain.h"
+#include "sim/cli/cli.h"
+
+/* Past this many devices `run` and `compare` only say how to get the account. */
+#define EXPLAIN_AFTER_RUN_MAX_DEVICES 100000u
+
+static void explain_usage(FILE *f)
+{
+	fprintf(f, "usage: dlsim explain DB [--run ID]\n\n"
+		   "Why a run took what it took, from its log alone: per op and phase the makespan,\n"
+		   "the bound max(chain, work/K), and whether the phase was chain-bound (its longest\n"
+		   "chain of waits, the critical path, at least work/K: more CPUs would not help,\n"
+		   "shorter or asynchronous callbacks on the chain would) or CPU-bound (work/K above\n"
+		   "the chain: more CPUs or less work would help), with both figures; the devices on\n"
+		   "the critical path with their share of the phase; the links the core refused and\n"
+		   "why; the unbind cascades by name.  --run: the run (default: the newest).\n\n"
+		   "exit status: 0 success, 2 bad usage, no such database or run\n");
+}
+
+int cmd_explain(int argc, char **argv)
+{
+	const char *db = NULL, *v;
+	int64_t run = 0;
+	char err[512];
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			explain_usage(stdout);
+			return DL_EXIT_OK;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--run"))) {
+			char *end;
+
+			run = strtoll(v, &end, 10);
+			if (!*v || *end || run <= 0) {
+				fprintf(stderr, "dlsim explain: --run '%s'; expected a run id (1 or more)\n",
+					v);
+				return DL_EXIT_USAGE;
+			}
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "dlsim explain: unknown option '%s'\n", argv[i]);
+			explain_usage(stderr);
+			return DL_EXIT_USAGE;
+		} else if (db) {
+			fprintf(stderr, "dlsim explain: more than one database ('%s')\n", argv[i]);
+			return DL_EXIT_USAGE;
+		} else {
+			db = argv[i];
+		}
+	}
+	if (!db) {
+		explain_usage(stderr);
+		return DL_EXIT_USAGE;
+	}
+	if (access(db, R_OK)) {
+		fprintf(stderr, "dlsim explain: %s: %s; expected a dlsim database\n", db,
+			strerror(errno));
+		return DL_EXIT_USAGE;
+	}
+	if (dl_explain_path(db, run, DL_EXPLAIN_FULL, stdout, err, sizeof(err))) {
+		fprintf(stderr, "dlsim explain: %s: %s\n", db, err);
+		return DL_EXIT_USAGE;
+	}
+	return DL_EXIT_OK;
+}
+
+void cli_explain_after(const char *db, int64_t run_id, uint32_t devices, int is_short)
+{
+	char err[512];
+
+	if (!db || run_id <= 0)
+		return;
+	printf("\n");
+	if (devices > EXPLAIN_AFTER_RUN_MAX_DEVICES) {
+		printf("(%u devices: 'dlsim explain %s --run %lld' for why the run took what it "
+		       "took)\n", devices, db, (long long)run_id);
+		return;
+	}
+	fflush(stdout);
+	if (dl_explain_path(db, run_id, is_short ? DL_EXPLAIN_SHORT : DL_EXPLAIN_FULL, stdout, err,
+			    sizeof(err)))
+		fprintf(stderr, "dlsim: explain run %lld: %s\n", (long long)run_id, err);
+}
