@@ -54,6 +54,7 @@ void bm_register_engine(void);
 void bm_register_log(void);
 void bm_register_queue(void);
 void bm_register_threads(void);
+void bm_register_measure(void);
 
 #ifdef __cplusplus
 }

@@ -92,6 +92,7 @@ int main(int argc, char **argv)
 	bm_register_log();
 	bm_register_queue();
 	bm_register_threads();
+	bm_register_measure();
 	benchmark::Initialize(&argc, argv);
 	if (benchmark::ReportUnrecognizedArguments(argc, argv))
 		return 1;

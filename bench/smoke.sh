@@ -12,6 +12,7 @@ src=$2
 filter='/(chain|random)/1000$|/diamond/2$|reorder_to_tail/1000$|topo_pass/1000$'
 filter="$filter|engine_run/.*/1000$|BM_log_insert/2000/real_time$|BM_check/2000$"
 filter="$filter|BM_event_queue/.*/1024$|BM_threads_overhead/(flat|chain)/kernel-async-v2/2000/"
+filter="$filter|BM_import_log/10$|BM_advise/500$"
 
 tmp=$(mktemp -d /tmp/dlsim-bench-smoke.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -30,7 +31,7 @@ compare="python3 $src/bench/compare"
 # Every family ran, and no benchmark reported a failed self-check.
 for fam in BM_link_add/ BM_link_add_kernel_dfs/ BM_reorder_to_tail/ BM_topo_pass/ \
 	BM_engine_run/ BM_log_insert/ BM_check/ BM_event_queue/binary BM_event_queue/4ary \
-	BM_threads_overhead/; do
+	BM_threads_overhead/ BM_import_log/ BM_advise/; do
 	grep -q "\"name\": \"$fam" "$tmp/smoke.json" || fail "no $fam benchmark in the smoke run"
 done
 $compare "$tmp/smoke.json" --failures-only >"$tmp/out" 2>&1

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/advice_html.h"
 #include "report/assets.h"
 #include "report/explain.h"
 #include "report/report_int.h"
@@ -411,6 +412,7 @@ int rp_write_index(struct report *r, const char *dbpath)
 		write_timeline(r, f);
 		if (r->have_tl)
 			dl_explain_html(r->db, &r->tl, f);
+		dl_advice_html(r->db, r->sel->scenario, f);
 		write_util(r, f);
 		write_probe(r, f);
 		write_gantt(r, f);

@@ -42,6 +42,16 @@ expect 0 "--top 2" "$DLSIM" advise "$T/chain.json" --top 2
 expect 0 "--by suspend" "$DLSIM" advise "$SRC/scenarios/soc-small.json" --by suspend --top 3
 expect 0 "advise on soc-small" "$DLSIM" advise "$SRC/scenarios/soc-small.json" --json
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$T/out" || bad "--json parses"
+# --db keeps the ranking; the report of that database shows it for the run's scenario
+expect 0 "--db" "$DLSIM" advise "$T/chain.json" --top 5 --db "$T/a.db"
+expect 0 "a run of chain" "$DLSIM" run "$T/chain.json" --db "$T/a.db"
+expect 0 "report" "$DLSIM" report "$T/a.db" --out "$T/rep"
+grep -q 'id="advice"' "$T/rep/index.html" || bad "the report has the advice section"
+grep -q '<td>drop link b -&gt; a (UNSAFE)</td>' "$T/rep/index.html" || { bad "the ranking is in the report, escaped"; grep -A12 'id="advice"' "$T/rep/index.html"; }
+[ "$(sqlite3 "$T/a.db" "select count(distinct rank) from advice")" = 5 ] || bad "--top 5 keeps 5 changes"
+printf 'not a database' >"$T/bad.db"
+expect 2 "--db on a file that is not a dlsim database" "$DLSIM" advise "$T/chain.json" --db "$T/bad.db"
+[ "$(cat "$T/bad.db")" = "not a database" ] || bad "that file is left untouched"
 expect 2 "--by an op not in the script" "$DLSIM" advise "$T/chain.json" --by resume
 expect 2 "unknown order" "$DLSIM" advise "$T/chain.json" --order nope
 expect 2 "missing scenario" "$DLSIM" advise "$T/nonexistent.json"

@@ -99,6 +99,13 @@ grep -q '"suspend": "90us"' "$T/over.json" || bad "--into sets bar's measured su
 grep -q "in the log, not in the scenario: qux" "$T/err" || { bad "--into lists the log's unmatched"; cat "$T/err"; }
 grep -q "in the scenario, not in the log: other" "$T/err" || bad "--into lists the scenario's unmatched"
 expect 0 "validate the overlay" "$DLSIM" validate "$T/over.json"
+# a device-tree path matches the kernel's platform device name UNIT.NAME
+cat >"$T/dt.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "dt",
+  "devices": [ {"name": "/soc@0"}, {"name": "/soc@0/bus@30000000/spdif@30090000", "parent": "/soc@0"} ] }
+J
+expect 0 "--into a DT scenario" "$DLSIM" import-log "$REAL/imx8m-spdif-dpm-reorder.txt" --into "$T/dt.json"
+grep -A3 'spdif@30090000' "$T/out" | grep -q '"suspend": "0us"' || { bad "30090000.spdif matched its DT path"; cat "$T/out"; }
 # the "empirical" latency of scenario files: samples required, nothing else
 cat >"$T/emp.json" <<'J'
 { "format": "dlsim-scenario/1", "devices": [ {"name": "a", "suspend": {"dist": "empirical", "samples": ["1ms", 2000000]}} ] }

@@ -12,6 +12,7 @@
 
 #include "sim/advise/advise.h"
 #include "sim/cli/cli.h"
+#include "sim/log/dl_advice_log.h"
 
 #define ADV_MAX_SET 64
 
@@ -43,6 +44,8 @@ static void advise_usage(FILE *f)
 		   "  --by OP         rank by one op's saving (probe, suspend, resume) instead of the total\n"
 		   "  --workers K     CPUs of the baseline (default: cost.cpus, else the order's)\n"
 		   "  --json          one JSON object on stdout\n"
+		   "  --db PATH       also keep the ranking (the --top rows) in PATH's table advice,\n"
+		   "                  for the report of that database\n"
 		   "  --seed N, --set KEY=VALUE  as for run (--set dev.NAME.KEY=VALUE too)\n\n"
 		   "A change is one re-simulation: devices without async + devices with a latency\n"
 		   "+ 4 orders + 1 + links.  Ctrl-C stops early and ranks what was simulated.\n\n"
@@ -179,6 +182,40 @@ static void print_table(const struct dl_scenario *sc, const struct dl_advise_res
 		}
 }
 
+/* --db: the ranking into the advice table. */
+static int store(const char *db, const struct dl_scenario *sc, const struct dl_advise_result *res,
+		 enum dl_order order, uint32_t top)
+{
+	uint32_t n = top && top < res->nadv ? top : res->nadv;
+	struct dl_advice_row *rows = calloc(n + 1, sizeof(*rows));
+	char (*what)[600] = calloc(n + 1, sizeof(*what)), labs[DL_MAX_OPS][32];
+	const char *ops[DL_MAX_OPS];
+	char err[512];
+	int ret = -1;
+
+	if (rows && what) {
+		for (uint32_t i = 0; i < res->base.nops; i++)
+			ops[i] = op_label(&res->base, i, labs[i], sizeof(labs[i]));
+		for (uint32_t i = 0; i < n; i++) {
+			const struct dl_advice *a = &res->adv[i];
+
+			dl_advice_describe(sc, a, what[i], sizeof(what[i]));
+			rows[i] = (struct dl_advice_row){ i + 1, kind_name(a->kind), what[i],
+							  a->status ? a->status : "?", a->unsafe,
+							  a->saved_ns, a->total_saved_ns };
+		}
+		ret = dl_log_advice(db, sc->name, dl_order_name(order), res->workers, res->resims,
+				    res->base.nops, ops, rows, n, 5000, err, sizeof(err));
+		if (ret)
+			fprintf(stderr, "dlsim advise: %s: %s\n", db, err);
+	} else {
+		fprintf(stderr, "dlsim advise: out of memory\n");
+	}
+	free(rows);
+	free(what);
+	return ret;
+}
+
 int cmd_advise(int argc, char **argv)
 {
 	struct dl_override set[ADV_MAX_SET];
@@ -186,7 +223,7 @@ int cmd_advise(int argc, char **argv)
 	struct dl_advise_result res;
 	struct dl_scenario *sc = NULL;
 	struct dl_error err;
-	const char *path = NULL, *v, *by = NULL;
+	const char *path = NULL, *v, *by = NULL, *db = NULL;
 	uint64_t seed = 0;
 	bool have_seed = false, json = false;
 	uint32_t top = 20;
@@ -229,6 +266,12 @@ int cmd_advise(int argc, char **argv)
 			have_seed = true;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--by"))) {
 			by = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--db"))) {
+			if (!*v) {
+				fprintf(stderr, "dlsim advise: --db without a path\n");
+				goto out;
+			}
+			db = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--set"))) {
 			const char *eq = strchr(v, '=');
 
@@ -290,6 +333,8 @@ int cmd_advise(int argc, char **argv)
 		print_table(sc, &res, ao.order, top);
 		rc = DL_EXIT_OK;
 	}
+	if (db && rc == DL_EXIT_OK && store(db, sc, &res, ao.order, top))
+		rc = DL_EXIT_USAGE;
 	free(res.adv);
 out:
 	for (size_t i = 0; i < nset; i++)

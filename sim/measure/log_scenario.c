@@ -619,6 +619,25 @@ nomem:
 	return NULL;
 }
 
+/*
+ * A device-tree path ("/soc@0/bus@30000000/spdif@30090000", as import-dtb
+ * names devices) as the kernel names its platform device: "UNIT.NAME"
+ * (of_device_make_bus_id(): the address, then the node name without it).
+ */
+static uint32_t find_dt_path(const struct dl_logimport *li, const char *path)
+{
+	const char *leaf = strrchr(path, '/'), *at;
+	char buf[DL_SC_MAX_NAME + 2];
+	int n;
+
+	if (path[0] != '/' || !leaf || !(at = strchr(leaf, '@')) || !at[1] || at == leaf + 1)
+		return DL_LG_NONE;
+	n = snprintf(buf, sizeof(buf), "%s.%.*s", at + 1, (int)(at - leaf - 1), leaf + 1);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return DL_LG_NONE;
+	return dl_lg_find(li, buf);
+}
+
 int dl_log_overlay(const struct dl_logimport *li, json_t *sc, json_t *unmatched_log,
 		   json_t *unmatched_sc)
 {
@@ -637,6 +656,9 @@ int dl_log_overlay(const struct dl_logimport *li, json_t *sc, json_t *unmatched_
 	json_array_foreach(devs, i, d) {
 		const char *nm = json_string_value(json_object_get(d, "name"));
 		uint32_t x = nm ? dl_lg_find(li, nm) : DL_LG_NONE;
+
+		if (x == DL_LG_NONE && nm)
+			x = find_dt_path(li, nm);
 
 		if (x == DL_LG_NONE || grp[x] == grp[x + 1]) {
 			if (nm && json_array_append_new(unmatched_sc, json_string(nm)))
