@@ -149,8 +149,9 @@ function Pane(P, half, nth) {
   this.root.setAttribute('data-op', ops[P.op]);
   var head = el('div', 'tl-head');
   head.appendChild(el('b', null, ops[P.op] + (nth > 1 ? ' #' + nth : '')));
-  head.appendChild(document.createTextNode(' ' + ms(P.t1 - P.t0) + ' from ' + ms(P.t0) + ', ' +
-    this.rows.length + ' devices, ' + P.insts.length + ' phase' + (P.insts.length === 1 ? '' : 's') + ' '));
+  head.appendChild(document.createTextNode(' ' + ms(P.t1 - P.t0) + ', ' + this.rows.length + ' devices, ' +
+    P.insts.length + ' phase' + (P.insts.length === 1 ? '' : 's') + ' '));
+  head.title = ops[P.op] + ' ran from ' + ms(P.t0) + ' to ' + ms(P.t1) + ' of the run';
   function button(label, title, f) {
     var b = el('button', null, label); b.type = 'button'; b.title = title;
     b.addEventListener('click', f); head.appendChild(b);
