@@ -119,10 +119,10 @@ cat >"$T/nolat.json" <<'J'
   "generate": {"topology": "random-dag", "devices": 50} }
 J
 expect 0 "run, probe without latency" "$DLSIM" run "$T/nolat.json" --no-log
-grep -E -q '^probe +[0-9.]+ +0\.000 +- ' "$T/out" && ok "ratio to a bound of 0 is '-'" \
+grep -E -q '^probe +[0-9.]+ +0\.000 +– ' "$T/out" && ok "ratio to a bound of 0 is '–'" \
 	|| { bad "ratio to a bound of 0 printed"; cat "$T/out"; }
 expect 0 "compare, probe without latency" "$DLSIM" compare "$T/nolat.json" --orders sync --no-log
-grep -E -q '^ +sync +[0-9.]+ +0\.000 +- ' "$T/out" && ok "compare: ratio to a bound of 0 is '-'" \
+grep -E -q '^ +sync +[0-9.]+ +0\.000 +– ' "$T/out" && ok "compare: ratio to a bound of 0 is '–'" \
 	|| { bad "compare: ratio to a bound of 0 printed"; cat "$T/out"; }
 
 # every column header of the tables is explained in --help
@@ -183,5 +183,15 @@ sed 's/"probe": 1.5/"probe": 1500/' "$T/e2.json" >"$T/e3.json"
 expect 2 "unknown supplier" "$DLSIM" validate "$T/e3.json"
 grep -q "e3.json:4:46: links\[0\].supplier (link 'cam' -> 'gpio9'): unknown device 'gpio9'" "$T/err" \
 	&& ok "unknown supplier: file:line:column and the link" || bad "unknown supplier: $(cat "$T/err")"
+
+# progress: a line on stderr on a terminal (after 0.5 s), nothing off one
+big="run $SRC/scenarios/default.json --order sync --set devices=40000 --no-log"
+if command -v script >/dev/null 2>&1; then
+	script -qec "$DLSIM $big" /dev/null >"$T/tty" 2>&1
+	grep -q '\[op 1/3 probe' "$T/tty" && ok "progress on a terminal" || bad "no progress on a terminal"
+fi
+# shellcheck disable=SC2086
+"$DLSIM" $big >"$T/out" 2>"$T/err" </dev/null
+[ ! -s "$T/err" ] && ok "nothing on stderr off a terminal" || bad "stderr off a terminal: $(head -c 200 "$T/err")"
 
 finish cli_run

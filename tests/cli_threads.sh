@@ -100,7 +100,7 @@ grep -q "time scale 5, wake-up latency 30.0 us" "$T/out" && ok "the table says s
 	|| bad "table: $(head -3 "$T/out")"
 expect 0 "compare in threads mode" "$DLSIM" compare "$T/floor.json" --mode threads --time-scale 0.05 \
 	--orders cp-first --no-log
-grep -E -q '^ +cp-first +[0-9.]+ +[0-9.]+ +[0-9.]+ +- +- *$' "$T/out" \
-	&& ok "threads compare: order bd and its ratio are '-'" || { bad "threads compare columns"; cat "$T/out"; }
+grep -E -q '^ +cp-first +[0-9.]+ +[0-9.]+ +[0-9.]+ +– +– *$' "$T/out" \
+	&& ok "threads compare: order bd and its ratio are '–'" || { bad "threads compare columns"; cat "$T/out"; }
 
 finish cli_threads

@@ -71,7 +71,7 @@ static void run_usage(FILE *f, bool compare)
 		   "                    threads: real POSIX threads, wall-clock timed; kernel: the\n"
 		   "                    script played on a real Linux kernel booted in QEMU (one\n"
 		   "                    boot for all the runs; 'make kernels' fetches it), timed\n"
-		   "                    by the guest; bounds are not computed ('-')\n"
+		   "                    by the guest; bounds are not computed (\u2013)\n"
 		   "  --kernel VERSION  kernel mode: the kernel booted, 6.12 (default)\n"
 		   "  --kernel-timeout S  kernel mode: kill the guest after S seconds (default:\n"
 		   "                    60 plus 2 ms per callback); its runs are marked failed\n"
@@ -100,21 +100,21 @@ static void run_usage(FILE *f, bool compare)
 			  "  --seeds N         seeds per order: seed, seed+1, ... (default 1)\n"
 			: "  --order NAME      ordering algorithm (default kernel-async; see dlsim orders)\n",
 		DL_LOG_BUSY_MS, DL_WAKEUP_FACTOR,
-		compare ? "columns (times in ms of simulated time; '-': not computed in this mode):\n"
+		compare ? "columns (times in ms of simulated time; \u2013: not computed in this mode):\n"
 			  "  makespan          from the op's start to its last callback's end; with\n"
 			  "                    several seeds: mean +- standard deviation\n"
 			  "  lower bd          per phase max(critical path, work / K), summed over the\n"
 			  "                    op's phases: no order on K CPUs can do better\n"
-			  "  ratio             makespan / lower bd ('-' when the bound is 0: the op\n"
+			  "  ratio             makespan / lower bd (\u2013 when the bound is 0: the op\n"
 			  "                    has no latency at all, only modelled overhead)\n"
 			  "  order bd          the bound for this order: adds what its main PM thread\n"
-			  "                    must run alone (des only; '-' in threads mode)\n"
+			  "                    must run alone (des only; \u2013 in threads mode)\n"
 			  "  ratio             makespan / order bd\n"
 			: "columns (times in ms of simulated time):\n"
 			  "  makespan ms       from the op's start to its last callback's end\n"
 			  "  lower bd ms       per phase max(critical path, work / K), summed: no order\n"
 			  "                    on K CPUs can do better\n"
-			  "  ratio             makespan / lower bd ('-' when the bound is 0: the op has\n"
+			  "  ratio             makespan / lower bd (\u2013 when the bound is 0: the op has\n"
 			  "                    no latency, only modelled overhead)\n"
 			  "  attempts          probe attempts, deferred ones included\n"
 			  "  defers            probes that returned -EPROBE_DEFER (a supplier not bound)\n"
@@ -424,14 +424,37 @@ static double ms(int64_t ns)
 	return (double)ns / 1e6;
 }
 
-/* "%.3f" of A / B into BUF, or "-" when B is 0 (a ratio to nothing) or CUT. */
-static const char *ratio(char *buf, size_t len, double a, double b, bool cut)
+/* What a column prints where it has no value: not computed, or a ratio to nothing. */
+#define NO_VALUE "\u2013"
+
+/* S right-aligned in WIDTH terminal columns (S may hold UTF-8, such as NO_VALUE). */
+static const char *cell(char *buf, size_t len, int width, const char *s)
 {
-	if (cut || !(b > 0))
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%.3f", a / b);
+	size_t n = strlen(s), pad = 0;
+	int cols = 0;
+
+	for (const char *p = s; *p; p++)
+		cols += ((unsigned char)*p & 0xc0) != 0x80;
+	if (width > cols)
+		pad = (size_t)(width - cols);
+	if (pad + n >= len)
+		pad = 0, n = n < len ? n : len - 1;
+	memset(buf, ' ', pad);
+	memcpy(buf + pad, s, n);
+	buf[pad + n] = '\0';
 	return buf;
+}
+
+/* "%.3f" of A / B right-aligned in WIDTH, or NO_VALUE when B is 0 (a ratio to nothing) or CUT. */
+static const char *ratio(char *buf, size_t len, int width, double a, double b, bool cut)
+{
+	char v[32];
+
+	if (cut || !(b > 0))
+		snprintf(v, sizeof(v), NO_VALUE);
+	else
+		snprintf(v, sizeof(v), "%.3f", a / b);
+	return cell(buf, len, width, v);
 }
 
 static void table_result(const struct runner *rn, const char *order, int64_t run_id)
@@ -439,7 +462,7 @@ static void table_result(const struct runner *rn, const char *order, int64_t run
 	const struct dl_run_result *r = rn->r;
 	/* an interrupted run's last op stopped early: its bound is for the whole op */
 	bool cut = !strcmp(r->status, "interrupted");
-	char rs[16], err[32];
+	char rs[32], err[32];
 
 	if (run_id)
 		printf("run %lld: ", (long long)run_id);
@@ -455,19 +478,19 @@ static void table_result(const struct runner *rn, const char *order, int64_t run
 	for (uint32_t i = 0; i < r->nops; i++) {
 		const struct dl_op_result *op = &r->op[i];
 
-		printf("%-10s %12.3f %12.3f %7s %9llu %8llu %10u %15.3f\n", dl_op_name(op->kind),
+		printf("%-10s %12.3f %12.3f %s %9llu %8llu %10u %15.3f\n", dl_op_name(op->kind),
 		       ms(op->makespan_ns), ms(op->lower_bound_ns),
-		       ratio(rs, sizeof(rs), (double)op->makespan_ns, (double)op->lower_bound_ns,
+		       ratio(rs, sizeof(rs), 7, (double)op->makespan_ns, (double)op->lower_bound_ns,
 			     cut && i + 1 == r->nops),
 		       (unsigned long long)op->probe_attempts, (unsigned long long)op->probe_defers,
 		       op->peak_workers, ms(op->blocked_ns));
 	}
-	printf("%-10s %12.3f %12.3f %7s   events %llu, wall %.1f ms\n", "total",
+	printf("%-10s %12.3f %12.3f %s   events %llu, wall %.1f ms\n", "total",
 	       ms(r->makespan_ns), ms(r->lower_bound_ns),
-	       ratio(rs, sizeof(rs), (double)r->makespan_ns, (double)r->lower_bound_ns, cut),
+	       ratio(rs, sizeof(rs), 7, (double)r->makespan_ns, (double)r->lower_bound_ns, cut),
 	       (unsigned long long)r->events, ms(r->wall_ns));
 	if (cut)
-		printf("interrupted: the last op did not finish, so it has no ratio\n");
+		printf("interrupted: the last op did not finish, so it has no ratio (" NO_VALUE ")\n");
 	if (r->fail_dev != DL_NONE)
 		printf("failed: device '%s' returned %s\n", dl_sc_name(rn->sc, r->fail_dev),
 		       cli_errno_name(r->err, err, sizeof(err)));
@@ -900,7 +923,7 @@ static void compare_table(const struct runner *rn, const struct compare_stats *s
 			  const enum dl_order *orders, uint32_t norders)
 {
 	bool sd = rn->o.seeds > 1, des = !strcmp(rn->o.mode, "des");
-	char r1[16], r2[16], ob[16];
+	char r1[32], r2[32], ob[32], v[32];
 
 	printf("compare: %s, %u devices, %u links, ", rn->sc->name, rn->sc->ndev, rn->sc->nlink);
 	if (sd)
@@ -908,7 +931,7 @@ static void compare_table(const struct runner *rn, const struct compare_stats *s
 		       (unsigned long long)rn->sc->seed);
 	else
 		printf("seed %llu, times in ms\n", (unsigned long long)rn->sc->seed);
-	if (!des)
+	if (threads_mode(&rn->o))
 		printf("threads: time scale %g, wake-up latency %.1f us\n", rn->o.time_scale,
 		       (double)rn->wakeup_ns / 1e3);
 	for (uint32_t i = 0; i < st->nops; i++) {
@@ -922,12 +945,9 @@ static void compare_table(const struct runner *rn, const struct compare_stats *s
 			printf("%-8s %-16s %12.3f", "", dl_order_name(orders[k]), mk / 1e6);
 			if (sd)
 				printf(" ± %7.3f", agg_sd(&a[AGG_MK]) / 1e6);
-			if (des)
-				snprintf(ob, sizeof(ob), "%.3f", obd / 1e6);
-			else
-				snprintf(ob, sizeof(ob), "-");
-			printf(" %12.3f %7s %12s %7s\n", lb / 1e6, ratio(r1, sizeof(r1), mk, lb, false), ob,
-			       ratio(r2, sizeof(r2), mk, obd, !des));
+			snprintf(v, sizeof(v), "%.3f", obd / 1e6);
+			printf(" %12.3f %s %s %s\n", lb / 1e6, ratio(r1, sizeof(r1), 7, mk, lb, false),
+			       cell(ob, sizeof(ob), 12, des ? v : NO_VALUE), ratio(r2, sizeof(r2), 7, mk, obd, !des));
 		}
 	}
 }
