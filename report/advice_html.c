@@ -6,23 +6,10 @@
 #include <string.h>
 
 #include "report/advice_html.h"
+#include "report/explain.h"
 
 #define ADVICE_ROWS 20
 #define ADVICE_OPS 16
-
-static void esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
 
 static int64_t newest_advice(sqlite3 *db, const char *scenario)
 {
@@ -73,16 +60,16 @@ void dl_advice_html(sqlite3 *db, const char *scenario, FILE *f)
 
 		if (rank < 0) {
 			fputs("<p>Ranking of <code>dlsim advise</code> (", f);
-			esc(f, (const char *)sqlite3_column_text(st, 9));
+			dl_html_put(f, (const char *)sqlite3_column_text(st, 9));
 			fputs(") under ", f);
-			esc(f, (const char *)sqlite3_column_text(st, 6));
+			dl_html_put(f, (const char *)sqlite3_column_text(st, 6));
 			fprintf(f, " on %lld CPUs, %lld re-simulations: makespan saved per op in ms "
 				"(negative: the change costs time).</p>\n<table>\n<tr><th>rank</th>"
 				"<th>change</th>", (long long)sqlite3_column_int64(st, 7),
 				(long long)sqlite3_column_int64(st, 8));
 			for (int k = 0; k < nops; k++) {
 				fputs("<th>", f);
-				esc(f, ops[k]);
+				dl_html_put(f, ops[k]);
 				fputs("</th>", f);
 			}
 			fputs("</tr>\n", f);
@@ -91,7 +78,7 @@ void dl_advice_html(sqlite3 *db, const char *scenario, FILE *f)
 			if (rank >= 0)
 				fputs("</tr>\n", f);
 			fprintf(f, "<tr><td>%lld</td><td>", (long long)r);
-			esc(f, (const char *)sqlite3_column_text(st, 1));
+			dl_html_put(f, (const char *)sqlite3_column_text(st, 1));
 			fputs("</td>", f);
 			unsafe_seen |= sqlite3_column_int(st, 2);
 			rank = r;

@@ -346,6 +346,20 @@ int dl_explain_path(const char *path, int64_t run, enum dl_explain_detail detail
 	return ret;
 }
 
+void dl_html_put(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
 void dl_explain_html(sqlite3 *db, const struct tl_run *t, FILE *f)
 {
 	char *text = NULL;
@@ -362,15 +376,7 @@ void dl_explain_html(sqlite3 *db, const struct tl_run *t, FILE *f)
 	fclose(m);
 	fprintf(f, "<h2 id=\"explain\">Why run %lld took what it took</h2>\n<pre class=\"explain\">",
 		(long long)t->run_id);
-	for (const char *p = text; p && *p; p++) {
-		switch (*p) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*p, f);
-		}
-	}
+	dl_html_put(f, text);
 	fprintf(f, "</pre>\n");
 	free(text);
 }

@@ -34,6 +34,9 @@ int dl_explain_run(sqlite3 *db, int64_t run, enum dl_explain_detail detail, FILE
 int dl_explain_path(const char *path, int64_t run, enum dl_explain_detail detail, FILE *out,
 		    char *err, size_t errlen);
 
+/* S HTML-escaped (& < > " ') onto F. */
+void dl_html_put(FILE *f, const char *s);
+
 /*
  * dl_explain_html() - the full account of the analysed run T (tl_analyse()
  * done) as an HTML section (names escaped), for the report's page.

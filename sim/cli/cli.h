@@ -27,6 +27,10 @@ int cli_not_built(const char *verb, const char *issue);
 /* "-EBUSY" for -16, "EPROBE_DEFER" for 517, the number if unknown; into BUF. */
 const char *cli_errno_name(int err, char *buf, size_t len);
 
+struct dl_run_result;
+/* N-th op of its kind: "suspend", then "suspend2", ... (JSON keys, metrics); into BUF. */
+const char *cli_op_key(const struct dl_run_result *r, uint32_t i, char *buf, size_t len);
+
 /* Longest name cli_suggest() compares. */
 #define CLI_NAME_MAX 63
 /* The one of NAMES that WORD was probably meant to be ("cpfirst": "cp-first"), or NULL. */

@@ -1,6 +1,6 @@
 /*
  * cli_util.c - what several verbs print the same way: errno names as the
- * kernel spells them, and "did you mean" for a mistyped name.
+ * kernel spells them, "did you mean" for a mistyped name, op keys.
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sim/cli/cli.h"
+#include "sim/engine/engine.h"
 
 #define EPROBE_DEFER_NR 517	/* include/linux/errno.h: not a libc errno */
 
@@ -76,4 +77,17 @@ const char *cli_suggest(const char *word, const char *const *names, size_t n)
 	}
 	/* a third of the name may be wrong, and at least one letter */
 	return pick && best <= 1 + strlen(pick) / 3 ? pick : NULL;
+}
+
+const char *cli_op_key(const struct dl_run_result *r, uint32_t i, char *buf, size_t len)
+{
+	unsigned seen = 0;
+
+	for (uint32_t j = 0; j < i; j++)
+		seen += r->op[j].kind == r->op[i].kind;
+	if (seen)
+		snprintf(buf, len, "%s%u", dl_op_name(r->op[i].kind), seen + 1);
+	else
+		snprintf(buf, len, "%s", dl_op_name(r->op[i].kind));
+	return buf;
 }

@@ -52,19 +52,6 @@ static void advise_usage(FILE *f)
 		   "exit status: 0 success, 2 bad usage or input\n");
 }
 
-static const char *op_label(const struct dl_run_result *r, uint32_t i, char *buf, size_t len)
-{
-	uint32_t nth = 0;
-
-	for (uint32_t j = 0; j < i; j++)
-		nth += r->op[j].kind == r->op[i].kind;
-	if (nth)
-		snprintf(buf, len, "%s%u", dl_op_name(r->op[i].kind), nth + 1);
-	else
-		snprintf(buf, len, "%s", dl_op_name(r->op[i].kind));
-	return buf;
-}
-
 static int by_op = -1;
 
 static int cmp_by_op(const void *x, const void *y)
@@ -100,7 +87,7 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 	json_object_set_new(o, "wall_ns", json_integer(res->wall_ns));
 	json_object_set_new(o, "baseline_makespan_ns", base);
 	for (uint32_t i = 0; i < res->base.nops; i++)
-		json_object_set_new(base, op_label(&res->base, i, lab, sizeof(lab)),
+		json_object_set_new(base, cli_op_key(&res->base, i, lab, sizeof(lab)),
 				    json_integer(res->base.op[i].makespan_ns));
 	json_object_set_new(o, "changes", arr);
 	for (uint32_t i = 0; i < res->nadv && (!top || i < top); i++) {
@@ -128,7 +115,7 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 		json_object_set_new(c, "status", json_string(a->status ? a->status : "?"));
 		json_object_set_new(c, "saved_ns", saved);
 		for (uint32_t k = 0; k < res->base.nops; k++)
-			json_object_set_new(saved, op_label(&res->base, k, lab, sizeof(lab)),
+			json_object_set_new(saved, cli_op_key(&res->base, k, lab, sizeof(lab)),
 					    json_integer(a->saved_ns[k]));
 		json_object_set_new(c, "total_saved_ns", json_integer(a->total_saved_ns));
 	}
@@ -150,14 +137,14 @@ static void print_table(const struct dl_scenario *sc, const struct dl_advise_res
 	printf("%s under %s on %u CPUs; baseline makespan:", sc->name, dl_order_name(order),
 	       res->workers);
 	for (uint32_t i = 0; i < res->base.nops; i++)
-		printf(" %s %.3f ms%s", op_label(&res->base, i, lab, sizeof(lab)),
+		printf(" %s %.3f ms%s", cli_op_key(&res->base, i, lab, sizeof(lab)),
 		       (double)res->base.op[i].makespan_ns / 1e6, i + 1 < res->base.nops ? "," : "");
 	printf("\n%llu re-simulations in %.2f s; makespan saved per op (ms), best first%s\n\n",
 	       (unsigned long long)res->resims, (double)res->wall_ns / 1e9,
 	       adv_stop ? " (interrupted: what was simulated)" : "");
 	printf("%4s  %-48s", "rank", "change");
 	for (uint32_t i = 0; i < res->base.nops; i++)
-		printf(" %10s", op_label(&res->base, i, lab, sizeof(lab)));
+		printf(" %10s", cli_op_key(&res->base, i, lab, sizeof(lab)));
 	printf(" %10s\n", "total");
 	for (uint32_t i = 0; i < res->nadv && (!top || i < top); i++) {
 		const struct dl_advice *a = &res->adv[i];
@@ -195,7 +182,7 @@ static int store(const char *db, const struct dl_scenario *sc, const struct dl_a
 
 	if (rows && what) {
 		for (uint32_t i = 0; i < res->base.nops; i++)
-			ops[i] = op_label(&res->base, i, labs[i], sizeof(labs[i]));
+			ops[i] = cli_op_key(&res->base, i, labs[i], sizeof(labs[i]));
 		for (uint32_t i = 0; i < n; i++) {
 			const struct dl_advice *a = &res->adv[i];
 
@@ -317,7 +304,7 @@ int cmd_advise(int argc, char **argv)
 		char lab[32];
 
 		for (uint32_t i = 0; i < res.base.nops; i++)
-			if (!strcmp(op_label(&res.base, i, lab, sizeof(lab)), by))
+			if (!strcmp(cli_op_key(&res.base, i, lab, sizeof(lab)), by))
 				by_op = (int)i;
 		if (by_op < 0) {
 			fprintf(stderr, "dlsim advise: --by '%s': no such op in the script; expected "

@@ -335,14 +335,7 @@ static bool kernel_mode(const struct run_opts *o)
 /* N-th op of its kind: "suspend", then "suspend2", ... (JSON keys, metrics). */
 static void op_key(const struct dl_run_result *r, uint32_t i, char *buf, size_t len)
 {
-	unsigned seen = 0;
-
-	for (uint32_t j = 0; j < i; j++)
-		seen += r->op[j].kind == r->op[i].kind;
-	if (seen)
-		snprintf(buf, len, "%s%u", dl_op_name(r->op[i].kind), seen + 1);
-	else
-		snprintf(buf, len, "%s", dl_op_name(r->op[i].kind));
+	cli_op_key(r, i, buf, len);
 }
 
 /* Bounds des.c computes and threads and kernel mode do not: null there. */
