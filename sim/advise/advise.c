@@ -141,9 +141,13 @@ int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 	samp = malloc(((size_t)maxs * DL_LAT_COUNT + 1) * sizeof(*samp));
 	if (!wk.w.dev || !wk.w.prof || !wk.w.link || !samp)
 		goto out;
-	memcpy(wk.w.dev, sc->dev, sc->ndev * sizeof(*sc->dev));
-	memcpy(wk.w.prof, sc->prof, sc->nprof * sizeof(*sc->prof));
-	memcpy(wk.w.link, sc->link, sc->nlink * sizeof(*sc->link));
+	/* (an empty array may be NULL: memcpy must not see it) */
+	if (sc->ndev)
+		memcpy(wk.w.dev, sc->dev, sc->ndev * sizeof(*sc->dev));
+	if (sc->nprof)
+		memcpy(wk.w.prof, sc->prof, sc->nprof * sizeof(*sc->prof));
+	if (sc->nlink)
+		memcpy(wk.w.link, sc->link, sc->nlink * sizeof(*sc->link));
 
 	/* make X async: only where the order keeps sync devices on the main thread */
 	n = 0;

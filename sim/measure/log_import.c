@@ -1033,10 +1033,13 @@ int dl_log_read_buf(struct dl_logimport *li, const char *label, const char *buf,
 			p += 2;
 		r = parse_line(li, &c, p, e);
 		if (r == 0 && (s = embedded_stamp(p, e))) {
-			li->skipped++;	/* the garbled head */
-			if (li->ncyc && li->cycle_open)
-				li->cyc[li->ncyc - 1].gap = 1;
+			/* a line cut short by garbage, and a whole one after it */
 			r = parse_line(li, &c, s, e);
+			if (r > 0) {
+				li->skipped++;	/* the garbled head */
+				if (li->ncyc && li->cycle_open)
+					li->cyc[li->ncyc - 1].gap = 1;
+			}
 		}
 		if (r < 0) {
 			snprintf(err->msg, sizeof(err->msg), "%s: out of memory", label);
