@@ -606,6 +606,17 @@ static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *
 	return 0;
 }
 
+/* The batch's last events and the metrics into the log (none with --no-log). */
+static int log_finish(struct runner *rn)
+{
+	if (!rn->log)
+		return 0;
+	if (rn->batch->n)
+		dl_log_events(rn->log, rn->batch->ev, rn->batch->n);
+	rn->batch->n = 0;
+	return log_metrics(rn->log, rn->r);
+}
+
 /* The next run's dump, converted and logged like a simulation. */
 static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run_id)
 {
@@ -645,14 +656,7 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 			ki.last_phase >= 0 ? dl_phase_name((unsigned)ki.last_phase) : "none");
 		rc = 1;
 	}
-	if (rn->log) {
-		if (rn->batch->n)
-			dl_log_events(rn->log, rn->batch->ev, rn->batch->n);
-		rn->batch->n = 0;
-		if (log_metrics(rn->log, rn->r))
-			return -EIO;
-	}
-	return rc;
+	return log_finish(rn) ? -EIO : rc;
 }
 
 /* One simulation, logged, into rn->r; returns the engine's result code. */
@@ -696,14 +700,7 @@ static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64
 		rc = dl_engine_run(sc, &eo, rn->r);
 	if (pr.shown)
 		fprintf(stderr, "\r%60s\r", "");
-	if (rn->log) {
-		if (rn->batch->n)
-			dl_log_events(rn->log, rn->batch->ev, rn->batch->n);
-		rn->batch->n = 0;
-		if (log_metrics(rn->log, rn->r))
-			return -EIO;
-	}
-	return rc;
+	return log_finish(rn) ? -EIO : rc;
 }
 
 /* The smallest 1, 2 or 5 x 10^k at or above X. */
