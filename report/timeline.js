@@ -431,4 +431,9 @@ ready.textContent = 'Timeline: ' + nrows + ' device rows' +
   panes.length + ' panes (' + panes.map(function (p) { return ops[p.op]; }).join(', ') + '); critical path: ' +
   D.crit.segments + ' callbacks' + (D.crit.hidden ? ' (' + D.crit.hidden + ' of them on rows not drawn)' : '') + '.';
 box.appendChild(ready);
+/* for tests and the console: the row labels a pane draws, in row order */
+window.dlsimTimeline = {
+  panes: function () { return views.map(function (v) { return ops[v.P.op]; }); },
+  labels: function (k) { return views[k].labels.slice(); }
+};
 })();

@@ -29,7 +29,11 @@ cat >"$tmp/hostile.json" <<'EOF'
     { "name": "<script>alert(1)</script>", "parent": "soc" },
     { "name": "q\"uote\\back'slash", "parent": "soc" },
     { "name": "</script><img src=x onerror=alert(2)>", "parent": "soc" },
-    { "name": "<!--", "parent": "soc" }
+    { "name": "<!--", "parent": "soc" },
+    { "name": "/soc@0/geniqup@ac0000/i2c@a8c0", "parent": "soc" },
+    { "name": "/soc@0/geniqup@ac0000/i2c@a8c0/camera-sensor@10", "parent": "/soc@0/geniqup@ac0000/i2c@a8c0" },
+    { "name": "/soc@0/geniqup@ac0000/i2c@a8c0/eeprom@50", "parent": "/soc@0/geniqup@ac0000/i2c@a8c0" },
+    { "name": "/soc@0/geniqup@ac0000/i2c@a8c1/eeprom@50", "parent": "soc" }
   ],
   "generate": { "topology": "random-dag", "devices": 50 }
 }
@@ -67,9 +71,9 @@ if [ -s "$tmp/out/index.html" ]; then
 	if grep -q -i -E '<script>alert|<img src="?x' "$tmp/dom.html"; then
 		echo "FAIL: a device name became markup"; fail=$((fail + 1))
 	fi
-	# The timeline must hold rows for all 55 devices.
-	grep -q 'Timeline: 55 device rows' "$tmp/dom.html" ||
-		{ echo "FAIL: expected 55 device rows"; fail=$((fail + 1)); }
+	# The timeline must hold rows for all 59 devices.
+	grep -q 'Timeline: 59 device rows' "$tmp/dom.html" ||
+		{ echo "FAIL: expected 59 device rows"; fail=$((fail + 1)); }
 	grep -q -E 'critical path: [1-9][0-9]* callbacks' "$tmp/dom.html" ||
 		{ echo "FAIL: no critical path in the timeline"; fail=$((fail + 1)); }
 	for f in util.png probe.png gantt.png makespan.png; do
@@ -110,8 +114,9 @@ if [ -s "$tmp/out/index.html" ]; then
         }
       }
   }
-  var info = document.getElementById('tl-info');
-  out.textContent = (hit || 'no tooltip') + '\n--- panel ---\n' + (info ? info.innerText : 'no panel');
+  var info = document.getElementById('tl-info'), T = window.dlsimTimeline;
+  out.textContent = (hit || 'no tooltip') + '\n--- panel ---\n' + (info ? info.innerText : 'no panel') +
+    '\n--- labels ---\n' + (T ? T.labels(0).join('\n') : 'no labels') + '\n--- end ---';
   document.body.appendChild(out);
 })();
 EOF
@@ -133,12 +138,21 @@ EOF
 		fail=$((fail + 1))
 	fi
 	# the click opened the device panel: its callbacks, links and waits
-	sed -n '/--- panel ---/,/<\/pre>/p' "$tmp/hover.html" >"$tmp/panel.txt"
+	sed -n '/--- panel ---/,/--- labels ---/p' "$tmp/hover.html" >"$tmp/panel.txt"
 	if grep -q 'dev_id' "$tmp/panel.txt" && grep -q 'callbacks' "$tmp/panel.txt" &&
 	   grep -q 'suppliers' "$tmp/panel.txt" && grep -q 'ended at' "$tmp/panel.txt"; then
 		echo "ok: click shows the device's callbacks, links and waits"
 	else
 		echo "FAIL: click did not open the device panel"; head -20 "$tmp/panel.txt"; fail=$((fail + 1))
+	fi
+	# row labels: cut from the left to the unique tail of the path, never two alike
+	sed -n '/--- labels ---/,/--- end ---/p' "$tmp/hover.html" | sed '1d;$d' >"$tmp/labels.txt"
+	if grep -qx '…/camera-sensor@10' "$tmp/labels.txt" && grep -qx '…/i2c@a8c0/eeprom@50' "$tmp/labels.txt" &&
+	   grep -qx '…/i2c@a8c1/eeprom@50' "$tmp/labels.txt" && grep -qx '…/i2c@a8c0' "$tmp/labels.txt" &&
+	   [ "$(sort "$tmp/labels.txt" | uniq -d | wc -l)" = 0 ] && [ "$(wc -l <"$tmp/labels.txt")" = 59 ]; then
+		echo "ok: names shortened from the left to their unique tail"
+	else
+		echo "FAIL: row labels"; grep -e '@' "$tmp/labels.txt"; fail=$((fail + 1))
 	fi
 	# a screenshot of the timeline alone, for a human to look at (KEEP=1 keeps it)
 	sed 's|</head>|<style>body > :not(#tl){display:none !important}</style></head>|' "$tmp/out/index.html" \
