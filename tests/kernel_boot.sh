@@ -1,0 +1,45 @@
+#!/bin/sh
+# make test-kernel: boots the real 6.12 kernel in QEMU (`make kernels` fetched it) and
+# plays, each in one boot: the camera pipeline (scenarios/camera.json), a generated
+# 50-device DAG (default.json --set devices=50, two seeds) and an unbind cascade with a
+# failing suspend (scenarios/unbind-fault.json).  Every kernel run must pass
+# `dlsim check`, with prepare in dpm_list order and complete in its reverse
+# (tests/kernel_order.py).  Not part of `make test`: TCG takes tens of seconds a boot.
+DLSIM=$1
+SRC=$2
+. "$(dirname "$0")/lib_cli.sh"
+# one scenario per boot; the guest's wall time is printed for the record
+boot() { # expected-exit what args...
+	want=$1; what=$2; shift 2
+	t0=$(date +%s)
+	expect "$want" "$what" "$DLSIM" "$@" --mode kernel --db "$T/k.db"
+	echo "   ($what: $(($(date +%s) - t0)) s wall)"
+	grep -q "kept:" "$T/err" && { bad "$what: the guest did not finish"; cat "$T/err"; }
+}
+boot 0 "camera" run "$SRC/scenarios/camera.json"
+boot 0 "50-device DAG, 2 seeds" compare "$SRC/scenarios/default.json" --set devices=50 \
+	--orders kernel-async --seeds 2
+boot 1 "unbind cascade and suspend fault" run "$SRC/scenarios/unbind-fault.json"
+boot 0 "50-device DAG, sync" run "$SRC/scenarios/default.json" --set devices=50 --order sync
+n=$(sqlite3 "$T/k.db" "select count(*) from runs where mode = 'kernel'")
+[ "$n" = 5 ] && ok "5 kernel runs logged" || bad "$n kernel runs logged, expected 5"
+expect 0 "check passes on every kernel run" "$DLSIM" check "$T/k.db" --all
+cat "$T/out"
+expect 0 "prepare in dpm_list order, complete in reverse" python3 "$SRC/tests/kernel_order.py" "$T/k.db"
+cat "$T/out"
+sqlite3 "$T/k.db" "select group_concat(name, ' ') from (select d.name from events e
+	join devices d on d.run_id = e.run_id and d.dev_id = e.dev_id join runs r on r.run_id = e.run_id
+	where r.scenario = 'unbind-fault' and e.kind = 'unbind_start' order by e.seq)" >"$T/casc"
+[ "$(cat "$T/casc")" = "sound0 amp0 codec0 reg0" ] \
+	&& ok "unbinding reg0 unbinds its consumers first" || bad "unbind cascade: $(cat "$T/casc")"
+[ "$(sqlite3 "$T/k.db" "select count(*) from events e join runs r using (run_id)
+	where r.scenario = 'unbind-fault' and e.kind = 'suspend_end' and e.err != 0")" = 1 ] \
+	&& ok "amp0's suspend_late fails once" || bad "the injected suspend_late fault"
+# the sync run walks dpm_list on one thread: every callback on the main thread
+[ "$(sqlite3 "$T/k.db" "select count(*) from events e join runs r using (run_id)
+	where r.order_name = 'sync' and e.kind in ('suspend_start', 'resume_start') and e.worker != 0")" = 0 ] \
+	&& ok "order sync: every PM callback on the main thread" || bad "order sync ran callbacks on workers"
+[ "$(sqlite3 "$T/k.db" "select count(*) from events e join runs r using (run_id)
+	where r.order_name = 'kernel-async' and r.scenario = 'camera' and e.kind = 'suspend_start' and e.worker != 0")" -gt 0 ] \
+	&& ok "order kernel-async: async callbacks on kworkers" || bad "kernel-async ran nothing on workers"
+finish test-kernel
