@@ -320,6 +320,8 @@ struct runner {
 	struct dl_kjob *kjobs;
 	size_t nkjobs, kjob_next;
 	int64_t kboot_wall_ns;
+	struct dl_kernel_stats kstats;
+	char krelease[96];
 };
 
 static bool threads_mode(const struct run_opts *o)
@@ -376,6 +378,13 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 	if (threads_mode(&rn->o)) {
 		json_object_set_new(j, "time_scale", json_real(rn->o.time_scale));
 		json_object_set_new(j, "wakeup_ns", json_integer(rn->wakeup_ns));
+	}
+	if (kernel_mode(&rn->o)) {
+		json_object_set_new(j, "kernel", json_string(rn->krelease));
+		json_object_set_new(j, "kernel_runs_per_boot", json_integer((json_int_t)rn->nkjobs));
+		json_object_set_new(j, "kernel_build_wall_ns", json_integer(rn->kstats.build_ms * 1000000));
+		json_object_set_new(j, "kernel_boot_wall_ns", json_integer(rn->kstats.boot_ms * 1000000));
+		json_object_set_new(j, "kernel_qemu_wall_ns", json_integer(rn->kstats.qemu_ms * 1000000));
 	}
 	if (r->fail_dev != DL_NONE) {
 		json_object_set_new(j, "failed_device", json_string(dl_sc_name(rn->sc, r->fail_dev)));
@@ -450,6 +459,21 @@ static const char *ratio(char *buf, size_t len, int width, double a, double b, b
 	return cell(buf, len, width, v);
 }
 
+/* Kernel mode: the guest's release and where the boot's wall time went. */
+static void kernel_wall_line(const struct runner *rn)
+{
+	const struct dl_kernel_stats *k = &rn->kstats;
+
+	printf("kernel %s (guest time); ", rn->krelease);
+	if (k->qemu_ms < 0) {
+		printf("from a saved dump\n");
+		return;
+	}
+	printf("wall %.1f s for %zu run(s): module %.1f s, boot %.1f s, runs and power-off %.1f s\n",
+	       (double)(k->build_ms + k->qemu_ms) / 1e3, rn->nkjobs, (double)k->build_ms / 1e3,
+	       (double)k->boot_ms / 1e3, (double)(k->qemu_ms - k->boot_ms) / 1e3);
+}
+
 static void table_result(const struct runner *rn, const char *order, int64_t run_id)
 {
 	const struct dl_run_result *r = rn->r;
@@ -466,6 +490,8 @@ static void table_result(const struct runner *rn, const char *order, int64_t run
 	if (threads_mode(&rn->o))
 		printf("threads: time scale %g, wake-up latency %.1f us\n", rn->o.time_scale,
 		       (double)rn->wakeup_ns / 1e3);
+	if (kernel_mode(&rn->o))
+		kernel_wall_line(rn);
 	printf("%-10s %12s %12s %7s %9s %8s %10s %15s\n", "op", "makespan ms", "lower bd ms", "ratio",
 	       "attempts", "defers", "peak items", "blocked wkr-ms");
 	for (uint32_t i = 0; i < r->nops; i++) {
@@ -556,7 +582,8 @@ static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *
 {
 	const struct run_opts *o = &rn->o;
 	struct dl_kernel_opts ko = { .version = o->kernel, .timeout_ms = o->kernel_timeout_ms,
-				     .dump_out = o->kernel_save, .stop = &stop_flag };
+				     .dump_out = o->kernel_save, .stop = &stop_flag,
+				     .stats = &rn->kstats };
 	char msg[4096], why[512], kept[512] = "";
 	int64_t t0 = mono_ns();
 	int rc;
@@ -577,6 +604,7 @@ static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *
 		for (uint32_t k = 0; k < norders; k++, j++)
 			rn->kjobs[j] = (struct dl_kjob){ .sc = rn->sc, .order = orders[k],
 							 .seed = rn->sc->seed + s };
+	rn->kstats = (struct dl_kernel_stats){ -1, -1, -1 };
 	if (o->kernel_dump)
 		rc = dl_kernel_load_dump(rn->kjobs, rn->nkjobs, o->kernel_dump, msg, sizeof(msg));
 	else
@@ -629,6 +657,7 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 
 	/* kernel_batch() refused the dumps that do not convert */
 	dl_kernel_release(dump, j->len, release, sizeof(release));
+	snprintf(rn->krelease, sizeof(rn->krelease), "%s", release[0] ? release : rn->o.kernel);
 	snprintf(version, sizeof(version), "%s kernel %s", DLSIM_VERSION,
 		 release[0] ? release : rn->o.kernel);
 	if (rn->log) {
@@ -924,6 +953,8 @@ static void compare_table(const struct runner *rn, const struct compare_stats *s
 	if (threads_mode(&rn->o))
 		printf("threads: time scale %g, wake-up latency %.1f us\n", rn->o.time_scale,
 		       (double)rn->wakeup_ns / 1e3);
+	if (kernel_mode(&rn->o))
+		kernel_wall_line(rn);
 	for (uint32_t i = 0; i < st->nops; i++) {
 		printf("\n%-8s %-16s %*s %12s %7s %12s %7s\n", dl_op_name(st->opkind[i]), "order",
 		       sd ? 22 : 12, "makespan", "lower bd", "ratio", "order bd", "ratio");

@@ -32,6 +32,8 @@
 #define BOOT_BUDGET_MS 60000       /* boot and power-off, on a loaded TCG host */
 #define CALLBACK_BUDGET_NS 2000000 /* wall time per callback on TCG, generous */
 #define KMOD_SRC DLSIM_SOURCE_DIR "/sim/kernel"
+/* suspend.pm_test_delay=0: else pm_test waits 5 s a cycle */
+#define KERNEL_CMDLINE "console=ttyS0 loglevel=3 suspend.pm_test_delay=0 panic=-1 mitigations=off"
 
 /* snprintf for paths: vsnprintf, so that GCC does not second-guess the sizes; 0 or -ENAMETOOLONG. */
 static int pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -447,11 +449,12 @@ static int64_t now_ms(void)
 
 /*
  * Run @argv with stdout and stderr into @log; wait at most @timeout_ms
- * (0: forever) or until *@stop.  Return the exit status, -ETIMEDOUT, -EINTR
- * or -errno of the fork.
+ * (0: forever) or until *@stop.  With @watch, *@first_ms is set to the time
+ * (ms after the start) at which that file first had data.  Return the exit
+ * status, -ETIMEDOUT, -EINTR or -errno of the fork.
  */
 static int run_cmd(char *const argv[], const char *log, int64_t timeout_ms,
-		   volatile sig_atomic_t *stop)
+		   volatile sig_atomic_t *stop, const char *watch, int64_t *first_ms)
 {
 	int64_t t0 = now_ms();
 	pid_t pid = fork();
@@ -474,6 +477,12 @@ static int run_cmd(char *const argv[], const char *log, int64_t timeout_ms,
 		pid_t w = waitpid(pid, &st, WNOHANG);
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 
+		if (watch && *first_ms < 0) {
+			struct stat sb;
+
+			if (stat(watch, &sb) == 0 && sb.st_size > 0)
+				*first_ms = now_ms() - t0;
+		}
 		if (w == pid)
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		if ((timeout_ms && now_ms() - t0 > timeout_ms) || (stop && *stop)) {
@@ -572,7 +581,7 @@ static int module_path(const char *kdir, char *ko, size_t kolen, char *msg, size
 
 		pathf(mflag, sizeof(mflag), "M=%s", tmp);
 		pathf(log, sizeof(log), "%s/build.log", tmp);
-		rc = run_cmd(argv, log, 0, NULL);
+		rc = run_cmd(argv, log, 0, NULL, NULL, NULL);
 	}
 	if (rc) {
 		tail_into(log, msg, msglen);
@@ -645,7 +654,7 @@ static void rm_tree(const char *dir)
 {
 	char *argv[] = { "rm", "-rf", (char *)dir, NULL };
 
-	run_cmd(argv, "/dev/null", 0, NULL);
+	run_cmd(argv, "/dev/null", 0, NULL, NULL, NULL);
 }
 
 /* Wall time the guest may take: boot plus a budget per callback of the batch. */
@@ -685,7 +694,12 @@ int dl_kernel_boot(struct dl_kjob *jobs, size_t n, const struct dl_kernel_opts *
 			 " or 'make kernels'", BUSYBOX);
 		return -ENOENT;
 	}
-	rc = module_path(kdir, kofile, sizeof(kofile), msg, msglen);
+	{
+		int64_t t0 = now_ms();
+
+		rc = module_path(kdir, kofile, sizeof(kofile), msg, msglen);
+		ko->stats->build_ms = now_ms() - t0;
+	}
 	if (rc)
 		return rc;
 	if (!mkdtemp(tmpl)) {
@@ -712,20 +726,22 @@ int dl_kernel_boot(struct dl_kjob *jobs, size_t n, const struct dl_kernel_opts *
 	}
 	pathf(chardev, sizeof(chardev), "file,id=dump,path=%s", dump);
 	{
-		char serial[4300];
+		char serial[4300], append[1024];
 		char *argv[] = {
 			QEMU, "-M", "pc", "-m", "1024M", "-smp", "1", "-nodefaults", "-nographic",
 			"-no-reboot", "-icount", "shift=2,sleep=off", "-kernel", vmlinuz,
-			"-initrd", initrd, "-append",
-			"console=ttyS0 loglevel=3 suspend.pm_test_delay=0 panic=-1 mitigations=off"
-			" no_hash_pointers",
+			"-initrd", initrd, "-append", append,
 			"-serial", serial, "-device", "virtio-serial-pci", "-chardev", chardev,
 			"-device", "virtserialport,chardev=dump,name=dlsim", "-monitor", "none", NULL
 		};
 		int64_t to = ko->timeout_ms ? ko->timeout_ms : batch_timeout_ms(jobs, n);
 
 		pathf(serial, sizeof(serial), "file:%s", console);
-		rc = run_cmd(argv, "/dev/null", to, ko->stop);
+		int64_t t0 = now_ms();
+
+		ko->stats->boot_ms = -1;
+		rc = run_cmd(argv, "/dev/null", to, ko->stop, dump, &ko->stats->boot_ms);
+		ko->stats->qemu_ms = now_ms() - t0;
 		if (rc == -ETIMEDOUT)
 			snprintf(msg, msglen, "the guest did not power off within %.0f s"
 				 " (--kernel-timeout)", (double)to / 1000);

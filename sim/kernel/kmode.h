@@ -22,12 +22,20 @@
 #define DL_KERNEL_DEFAULT "6.12"
 #define DL_KERNEL_MAX_DEVICES 20000u   /* the module's table (KMOD_MAX_DEVICES) */
 
+/* Where a boot's wall time went (ms); filled by dl_kernel_boot(). */
+struct dl_kernel_stats {
+	int64_t build_ms;          /* finding (or building) the module */
+	int64_t boot_ms;           /* QEMU start to the guest's first output (-1: none) */
+	int64_t qemu_ms;           /* QEMU start to its exit: boot, runs, power-off */
+};
+
 struct dl_kernel_opts {
 	const char *version;       /* "6.12" or "7.3" */
 	const char *cache;         /* NULL: $DLSIM_KERNEL_CACHE or /var/cache/dlsim-kernels */
 	int64_t timeout_ms;        /* 0: scaled to the batch */
 	const char *dump_out;      /* keep the raw dump here (NULL: only on failure) */
 	volatile sig_atomic_t *stop;
+	struct dl_kernel_stats *stats;   /* out; required */
 };
 
 /* One run of a batch booted together; dump is filled by dl_kernel_boot(). */
