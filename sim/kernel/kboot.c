@@ -736,8 +736,17 @@ int dl_kernel_boot(struct dl_kjob *jobs, size_t n, const struct dl_kernel_opts *
 		};
 		int64_t to = ko->timeout_ms ? ko->timeout_ms : batch_timeout_ms(jobs, n);
 
+		int64_t t0;
+		const char *extra = getenv("DLSIM_KERNEL_APPEND");
+
 		pathf(serial, sizeof(serial), "file:%s", console);
-		int64_t t0 = now_ms();
+		/* DLSIM_KERNEL_APPEND: more kernel parameters, for experiments */
+		if (pathf(append, sizeof(append), "%s %s", KERNEL_CMDLINE, extra ? extra : "")) {
+			snprintf(msg, msglen, "DLSIM_KERNEL_APPEND is too long");
+			rm_tree(tmpl);
+			return -EINVAL;
+		}
+		t0 = now_ms();
 
 		ko->stats->boot_ms = -1;
 		rc = run_cmd(argv, "/dev/null", to, ko->stop, dump, &ko->stats->boot_ms);
