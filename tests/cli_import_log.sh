@@ -57,6 +57,12 @@ awk '$1 == "dpm_suspend" { d = $6; sub("%", "", d); if (d + 0 > 10 || d + 0 < -1
 expect 0 "replay skynet dmesg" "$DLSIM" import-log "$REAL/pmgraph-skynet-mem-dmesg.txt" --replay
 grep -q "^suspend .* ok$" "$T/out" || { bad "skynet dmesg: suspend ok"; cat "$T/out"; }
 grep -q "a phase under 1 ms" "$T/out" || bad "skynet dmesg: the early resume miss is explained"
+# the main thread idled 51 ms until the HDA controller resumed: a link the log implies
+grep -q '"supplier": "0000:00:1b.0"' "$T/pmgraph-skynet-mem-dmesg.txt.json" &&
+	grep -q '"x-implied-by": ".*sat idle 51.1.. ms in resume' "$T/pmgraph-skynet-mem-dmesg.txt.json" ||
+	bad "skynet: the wait for 0000:00:1b.0 becomes an implied link"
+grep -q "^resume .* ok$" "$T/out" || { bad "skynet dmesg: resume ok with the implied link"; cat "$T/out"; }
+grep -q '"links"' "$T/pixel6-v616rc4-suspend-initcall.txt.json" && bad "pixel6 (sync cycle): no implied link"
 
 # --with-printing: 'dlsim run' of the result reproduces the logged suspend (471.873 ms)
 "$DLSIM" import-log "$REAL/pixel6-v616rc4-suspend-initcall.txt" --with-printing >"$T/p.json" 2>/dev/null

@@ -51,6 +51,7 @@ void dl_log_free(struct dl_logimport *li)
 	free(li->cyc);
 	free(li->pend);
 	free(li->order);
+	free(li->wait);
 	for (uint32_t i = 0; i < li->nfiles; i++)
 		free(li->files[i]);
 	free(li->files);
@@ -443,7 +444,7 @@ static int end_callback(struct dl_logimport *li, const struct cursor *c, uint32_
 	*s = (struct dl_lg_sample){ .dev = dev, .file = c->file, .line = c->line, .pid = pid,
 				    .cycle = (uint16_t)(li->ncyc - 1), .key = li->cur_key,
 				    .provisional = provisional, .ret = (int32_t)ret,
-				    .start_ns = start, .lat_ns = lat_ns };
+				    .start_ns = start, .lat_ns = lat_ns, .end_ns = c->ts };
 	li->dev[dev].nsamples++;
 	li->cyc[li->ncyc - 1].ncb++;
 	li->cycle_has_cb = 1;
@@ -736,7 +737,7 @@ static int match_boot(struct dl_logimport *li, const struct cursor *c, const cha
 			.dev = dev, .file = c->file, .line = c->line, .pid = c->tpid,
 			.cycle = UINT16_MAX, .key = DL_LAT_PROBE, .ret = (int32_t)rv,
 			.start_ns = c->ts >= 0 ? c->ts - (int64_t)us * 1000 : -1,
-			.lat_ns = (int64_t)us * 1000 };
+			.lat_ns = (int64_t)us * 1000, .end_ns = c->ts };
 		li->dev[dev].nsamples++;
 		li->probes++;
 		li->probes_failed += rv != 0;

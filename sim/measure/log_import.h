@@ -55,6 +55,7 @@ struct dl_lg_sample {
 	uint8_t provisional;		/* phase guessed; the next total line decides */
 	int32_t ret;
 	int64_t start_ns, lat_ns;	/* log time of the call; its duration */
+	int64_t end_ns;			/* log time of its return line (-1: none) */
 };
 
 /* A phase total: "PM: suspend of devices complete after 471.873 msecs". */
@@ -83,6 +84,17 @@ struct dl_lg_device {
 	uint32_t rank;			/* registration position (dl_log_finish) */
 };
 
+/*
+ * A wait the log implies: the main thread sat idle before calling a device
+ * until an async callback ended; no parent explains it, so a link did.
+ */
+struct dl_lg_wait {
+	uint32_t consumer, supplier;	/* device indices */
+	uint32_t file, line;		/* the callback that waited */
+	uint8_t key;
+	int64_t idle_ns;
+};
+
 struct dl_lg_note {
 	uint32_t file, line;
 	char msg[200];
@@ -109,6 +121,8 @@ struct dl_logimport {
 	uint32_t cpus;			/* ftrace "#P:N", 0 unknown */
 	uint32_t *order;		/* devices by rank (dl_log_finish) */
 	uint32_t order_conflicts;	/* order constraints the merge had to break */
+	struct dl_lg_wait *wait;	/* implied links (dl_log_finish), one per pair */
+	uint32_t nwait, cap_wait;
 	int64_t main_gap_ns;		/* median gap between main-thread callbacks, -1 none */
 	int64_t gap_ns[DL_LAT_COUNT];	/* the same per phase, -1 none */
 	/* parser state of the file being read */

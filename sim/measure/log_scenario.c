@@ -286,6 +286,126 @@ static int find_peaks(struct dl_logimport *li)
 	return 0;
 }
 
+/* When a callback's end shows in the log: its return line, else start + duration. */
+static int64_t end_of(const struct dl_lg_sample *s)
+{
+	return s->end_ns >= s->start_ns ? s->end_ns : s->start_ns + s->lat_ns;
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+	const struct dl_lg_sample *x = &sort_base[*(const uint32_t *)a];
+	const struct dl_lg_sample *y = &sort_base[*(const uint32_t *)b];
+	int64_t ex = end_of(x), ey = end_of(y);
+
+	if (x->cycle != y->cycle)
+		return x->cycle < y->cycle ? -1 : 1;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (ex > ey) - (ex < ey);
+}
+
+static bool is_ancestor(const struct dl_logimport *li, uint32_t a, uint32_t d)
+{
+	for (uint32_t k = 0; d != DL_LG_NONE && k <= li->ndev; d = li->dev[d].parent, k++)
+		if (d == a)
+			return true;
+	return false;
+}
+
+static int cmp_wait(const void *a, const void *b)
+{
+	const struct dl_lg_wait *x = a, *y = b;
+
+	if (x->consumer != y->consumer)
+		return x->consumer < y->consumer ? -1 : 1;
+	if (x->supplier != y->supplier)
+		return x->supplier < y->supplier ? -1 : 1;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+/*
+ * Waits the log implies.  In a cycle with async callbacks, where the main
+ * thread sat idle (over 1 ms and 20 gaps) before a callback and an async
+ * callback ended right before it (within 4 gaps, at least 50 us), the main
+ * thread waited for that one.  Unless a parent explains it, a link did
+ * (resume side: the waiting device, or its topmost ancestor without
+ * callbacks of its own, consumes the one that ended; suspend side: the
+ * other way round).  Logs show no links; this is where they show through.
+ */
+static int find_waits(struct dl_logimport *li, const uint32_t *walk, uint32_t nwalk)
+{
+	uint32_t *off = malloc(((size_t)li->nsmp + 1) * sizeof(*off)), n = 0, u = 0;
+
+	if (!off)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < li->nsmp; i++)
+		if (off_main(li, &li->smp[i]) && li->smp[i].start_ns >= 0)
+			off[n++] = i;
+	sort_base = li->smp;
+	qsort(off, n, sizeof(*off), cmp_end);
+	for (uint32_t i = 0; n && i + 1 < nwalk; i++) {
+		const struct dl_lg_sample *a = &li->smp[walk[i]], *b = &li->smp[walk[i + 1]];
+		int64_t gap = li->gap_ns[b->key] > 0 ? li->gap_ns[b->key] : 0;
+		int64_t idle = b->start_ns - end_of(a);
+		int64_t tol = 4 * gap > 50000 ? 4 * gap : 50000;
+		uint32_t lo = 0, hi = n, con, sup;
+		const struct dl_lg_sample *s;
+
+		if (a->cycle != b->cycle || a->key != b->key || !li->cyc[b->cycle].nasync ||
+		    idle < 1000000 || idle < 20 * gap)
+			continue;
+		/* the last async callback of this phase to end at or before b's start */
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			const struct dl_lg_sample *m = &li->smp[off[mid]];
+
+			if (m->cycle < b->cycle || (m->cycle == b->cycle && (m->key < b->key ||
+			    (m->key == b->key && end_of(m) <= b->start_ns))))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo)
+			continue;
+		s = &li->smp[off[lo - 1]];
+		if (s->cycle != b->cycle || s->key != b->key || end_of(s) < b->start_ns - tol)
+			continue;
+		if (s->key >= DL_LAT_RESUME_NOIRQ && s->key <= DL_LAT_RESUME) {
+			con = b->dev;
+			while (li->dev[con].parent != DL_LG_NONE && !li->dev[li->dev[con].parent].nsamples)
+				con = li->dev[con].parent;
+			sup = s->dev;
+		} else {
+			con = s->dev;
+			sup = b->dev;
+		}
+		/* a parent explains it, or the link would close a loop with the parents */
+		if (con == sup || is_ancestor(li, sup, con) || is_ancestor(li, con, sup))
+			continue;
+		if (li->nwait == li->cap_wait) {
+			uint32_t c = li->cap_wait ? 2 * li->cap_wait : 16;
+			struct dl_lg_wait *q = realloc(li->wait, c * sizeof(*q));
+
+			if (!q) {
+				free(off);
+				return -ENOMEM;
+			}
+			li->wait = q;
+			li->cap_wait = c;
+		}
+		li->wait[li->nwait++] = (struct dl_lg_wait){ con, sup, b->file, b->line, b->key, idle };
+	}
+	free(off);
+	qsort(li->wait, li->nwait, sizeof(*li->wait), cmp_wait);
+	for (uint32_t i = 0; i < li->nwait; i++)
+		if (!u || li->wait[u - 1].consumer != li->wait[i].consumer ||
+		    li->wait[u - 1].supplier != li->wait[i].supplier)
+			li->wait[u++] = li->wait[i];
+	li->nwait = u;
+	return 0;
+}
+
 int dl_log_finish(struct dl_logimport *li)
 {
 	uint32_t *walk, nwalk = 0, ngap = 0;
@@ -356,6 +476,8 @@ int dl_log_finish(struct dl_logimport *li)
 			li->gap_ns[k] = sorted[n / 2];
 	}
 	ret = find_order(li, walk, nwalk);
+	if (!ret)
+		ret = find_waits(li, walk, nwalk);
 	free(walk);
 	free(gaps);
 	free(gkey);
@@ -551,6 +673,31 @@ nomem:
 	return NULL;
 }
 
+/* The implied links, STATELESS (they order PM only, as the waits did), with why. */
+static int put_waits(const struct dl_logimport *li, json_t *sc)
+{
+	json_t *arr = json_array();
+
+	if (!arr || json_object_set_new(sc, "links", arr))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < li->nwait; i++) {
+		const struct dl_lg_wait *w = &li->wait[i];
+		json_t *o = json_object();
+		char why[400];
+
+		if (!o || json_array_append_new(arr, o))
+			return -ENOMEM;
+		snprintf(why, sizeof(why), "%s:%u: the main thread sat idle %.3f ms in %s until "
+			 "'%s' ended, and no parent explains it", li->files[w->file], w->line,
+			 (double)w->idle_ns / 1e6, dl_lat_key_name(w->key), dl_lg_name(li, w->supplier));
+		json_object_set_new(o, "consumer", json_string(dl_lg_name(li, w->consumer)));
+		json_object_set_new(o, "supplier", json_string(dl_lg_name(li, w->supplier)));
+		json_object_set_new(o, "flags", json_pack("[s]", "STATELESS"));
+		json_object_set_new(o, "x-implied-by", json_string(why));
+	}
+	return 0;
+}
+
 json_t *dl_log_scenario(const struct dl_logimport *li, uint32_t cycle, bool with_gap,
 			const char *name)
 {
@@ -572,7 +719,9 @@ json_t *dl_log_scenario(const struct dl_logimport *li, uint32_t cycle, bool with
 		"evidence; x-log.main_gap_ns is the median gap between the main thread's callbacks "
 		"in the log (console printing of initcall_debug), added to every callback when "
 		"x-log.gaps_added (import-log --with-printing); failed callbacks are listed in "
-		"x-log.failed_callbacks, not injected as faults.  No links: logs do not show them."));
+		"x-log.failed_callbacks, not injected as faults.  Logs show no links: the only ones "
+		"here are STATELESS links a wait implies (x-implied-by: the main thread sat idle "
+		"until an async callback ended and no parent explains it)."));
 	x = xlog_json(li, cycle, with_gap);
 	if (!x || json_object_set_new(sc, "x-log", x))
 		goto nomem;
@@ -596,6 +745,8 @@ json_t *dl_log_scenario(const struct dl_logimport *li, uint32_t cycle, bool with
 		for (uint32_t i = grp[d]; i < grp[d + 1]; i++)
 			pm = pm || li->smp[idx[i]].key != DL_LAT_PROBE;
 	}
+	if (li->nwait && put_waits(li, sc))
+		goto nomem;
 	cost = json_object();
 	if (!cost || json_object_set_new(sc, "cost", cost))
 		goto nomem;
