@@ -74,7 +74,7 @@ static void run_usage(FILE *f, bool compare)
 		   "                    by the guest; bounds are not computed (\u2013)\n"
 		   "  --kernel VERSION  kernel mode: the kernel booted, 6.12 (default)\n"
 		   "  --kernel-timeout S  kernel mode: kill the guest after S seconds (default:\n"
-		   "                    60 plus 2 ms per callback); its runs are marked failed\n"
+		   "                    180 plus 5 ms per callback); its runs are marked failed\n"
 		   "  --kernel-save FILE  kernel mode: keep the guest's raw dump in FILE\n"
 		   "  --kernel-dump FILE  kernel mode: convert a dump kept earlier, do not boot\n"
 		   "  --seed N          override the scenario's seed\n"
