@@ -42,6 +42,16 @@ for o in sync kernel-async kernel-async-v2 levels cp-first; do
 		--time-scale 0.0005 --order $o --db "$T/t.db"
 	expect 0 "check threads $o" "$DLSIM" check "$T/t.db"
 done
+# K is chosen once: what --json prints is what the runs row stores (soc-small sets cost.cpus 8)
+for o in sync kernel-async; do
+	expect 0 "run soc-small --order $o --json" "$DLSIM" run "$SRC/scenarios/soc-small.json" \
+		--order $o --json --db "$T/k.db"
+	k_json=$(sed -n 's/.*"workers":\([0-9]*\).*/\1/p' "$T/out")
+	k_row=$(sqlite3 "$T/k.db" "select workers from runs order by run_id desc limit 1")
+	[ -n "$k_json" ] && [ "$k_json" = "$k_row" ] && [ "$k_row" = 8 ] \
+		&& ok "$o: workers $k_json in --json and in the runs row" \
+		|| bad "$o: workers '$k_json' in --json, '$k_row' in the runs row (cost.cpus is 8)"
+done
 expect 2 "unknown mode" "$DLSIM" run "$T/small.json" --mode quantum --no-log
 
 # bad input: exit 2, and no database is created

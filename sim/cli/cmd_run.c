@@ -707,7 +707,7 @@ static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64
 			.scenario = sc->name, .order = dl_order_name(order), .mode = o->mode,
 			.version = DLSIM_VERSION, .seed = seed, .devices = sc->ndev,
 			.links = sc->nlink,
-			.workers = o->workers ? o->workers : dl_order_policy(order)->default_workers,
+			.workers = dl_engine_workers(sc, order, o->workers),
 		};
 
 		if (dl_log_run_begin(rn->log, &info, run_id))

@@ -1537,6 +1537,14 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+uint32_t dl_engine_workers(const struct dl_scenario *sc, enum dl_order order, uint32_t requested)
+{
+	uint32_t k = requested ? requested :
+		     sc->cost.cpus ? sc->cost.cpus : dl_order_policy(order)->default_workers;
+
+	return k ? k : 1;
+}
+
 /**
  * dl_engine_run - simulate @sc's script under @o; fills @r.  Returns 0 when
  * every op completed, 1 when an injected fault made an op fail (r->status
@@ -1556,9 +1564,7 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	s.r = r;
 	s.n = sc->ndev;
 	s.gen = 1;   /* no snapshot taken yet (pm_graph.gen 0) */
-	s.K = o->workers ? o->workers : (sc->cost.cpus ? sc->cost.cpus : s.pol->default_workers);
-	if (s.K == 0)
-		s.K = 1;
+	s.K = dl_engine_workers(sc, o->order, o->workers);
 	r->workers = s.K;
 	r->devices = sc->ndev;
 	r->links = sc->nlink;

@@ -72,6 +72,14 @@ struct dl_run_result {
 	uint32_t fail_dev;
 };
 
+/**
+ * dl_engine_workers - K, the CPUs (simulated in DES, real in threads) a run
+ * of @sc under @order gets: @requested (--workers) if nonzero, else the
+ * scenario's "cost.cpus", else the order's default.  The one place K is
+ * chosen: the engines use it and the CLI logs it.
+ */
+uint32_t dl_engine_workers(const struct dl_scenario *sc, enum dl_order order, uint32_t requested);
+
 struct dl_core;
 void dl_engine_add_listed_links(struct dl_core *c, const struct dl_scenario *sc, uint32_t only);
 int dl_engine_presize(struct dl_core *c, const struct dl_scenario *sc);

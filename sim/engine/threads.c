@@ -1856,10 +1856,7 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	t->r = r;
 	t->n = sc->ndev;
 	t->scale = time_scale > 0 ? time_scale : 1.0;
-	/* CPUs as des.c counts them */
-	t->K = o->workers ? o->workers : (sc->cost.cpus ? sc->cost.cpus : t->pol->default_workers);
-	if (t->K == 0)
-		t->K = 1;
+	t->K = dl_engine_workers(sc, o->order, o->workers);
 	t->P = t->K;
 	if (t->pol->queue_up_front && t->P < CLASSIC_POOL)
 		t->P = sc->ndev < CLASSIC_POOL ? (sc->ndev > t->K ? sc->ndev : t->K) : CLASSIC_POOL;
