@@ -21,38 +21,11 @@
 #include "sim/scenario/scenario.h"
 
 #include "tests/tsc.h"
-
-/* ---- recording sink (mutex-protected: the test does not rely on the engine's merge) ---- */
-
-struct rec {
-	pthread_mutex_t mx;
-	struct dl_event *ev;
-	size_t n, cap;
-};
+#include "tests/tcheck.h"
 
 static void rec_emit(void *ctx, struct dl_event *e)
 {
-	struct rec *r = ctx;
-
-	pthread_mutex_lock(&r->mx);
-	if (r->n == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 4096;
-		r->ev = realloc(r->ev, r->cap * sizeof(*r->ev));
-	}
-	r->ev[r->n++] = *e;
-	pthread_mutex_unlock(&r->mx);
-}
-
-static void rec_init(struct rec *r)
-{
-	memset(r, 0, sizeof(*r));
-	pthread_mutex_init(&r->mx, NULL);
-}
-
-static void rec_fini(struct rec *r)
-{
-	free(r->ev);
-	pthread_mutex_destroy(&r->mx);
+	rec_push(ctx, e);
 }
 
 static int run_at(struct tsc *t, enum dl_order o, uint32_t workers, struct rec *rec,
@@ -71,73 +44,25 @@ static int run(struct tsc *t, enum dl_order o, uint32_t workers, struct rec *rec
 	return run_at(t, o, workers, rec, r, 0.001);
 }
 
-/*
- * Violations of the system-sleep ordering rules for the listed links and
- * parents: in every suspend phase the consumer's (child's) suspend_end
- * precedes the supplier's (parent's) suspend_start, by time and by event
- * order; resume phases the other way round.  Every occurrence counts (a
- * phase may run twice: the rollback after a fault).
- */
-struct occ {
-	int64_t t;
-	size_t idx;
-};
-
-static unsigned count_violations(const struct tsc *t, const struct rec *rec)
+/* A threads run at time scale 0.001, logged and re-verified by dl_check (tcheck.h). */
+static int run_checked(struct tsc *t, enum dl_order o, uint32_t workers, struct rec *rec,
+		       struct dl_run_result *r, int64_t *violations)
 {
-	uint32_t n = t->sc.ndev;
-	struct occ (*st)[DL_PH_COUNT] = calloc(n, sizeof(*st));
-	struct occ (*en)[DL_PH_COUNT] = calloc(n, sizeof(*en));
-	int64_t prev_t = INT64_MIN;
+	struct tc_run x = { .order = o, .workers = workers, .backend = TC_THREADS, .rec = rec,
+			    .quiet = o == DL_ORDER_NAIVE };
+	int rc = tc_run(t, &x, r);
+
+	*violations = x.violations;
+	return rc;
+}
+
+/* Events out of time order in the merged stream (the engine merges per-thread buffers). */
+static unsigned unordered_events(const struct rec *rec)
+{
 	unsigned bad = 0;
 
-	for (uint32_t i = 0; i < n; i++)
-		for (int p = 0; p < DL_PH_COUNT; p++)
-			st[i][p].idx = en[i][p].idx = SIZE_MAX;
-	for (size_t i = 0; i < rec->n; i++) {
-		const struct dl_event *e = &rec->ev[i];
-
-		if (e->t_ns < prev_t)
-			bad++;   /* the merged stream is ordered by time */
-		prev_t = e->t_ns;
-		if (e->kind == DL_EV_SUSPEND_START || e->kind == DL_EV_RESUME_START) {
-			if (st[e->dev][e->phase].idx == SIZE_MAX)
-				st[e->dev][e->phase] = (struct occ){ e->t_ns, i };
-		} else if (e->kind == DL_EV_SUSPEND_END || e->kind == DL_EV_RESUME_END) {
-			if (en[e->dev][e->phase].idx == SIZE_MAX)
-				en[e->dev][e->phase] = (struct occ){ e->t_ns, i };
-		}
-	}
-	for (uint32_t i = 0; i < t->sc.nlink + n; i++) {
-		uint32_t c, s;
-
-		if (i < t->sc.nlink) {
-			c = t->sc.link[i].consumer;
-			s = t->sc.link[i].supplier;
-		} else {
-			c = i - t->sc.nlink;
-			s = t->sc.dev[c].parent;
-			if (s == DL_SC_NONE)
-				continue;
-		}
-		for (int p = 0; p < DL_PH_COUNT; p++) {
-			bool susp = p <= DL_PH_SUSPEND_NOIRQ;
-			uint32_t first = susp ? c : s, second = susp ? s : c;
-			const struct occ *a = &en[first][p], *b = &st[second][p];
-
-			/*
-			 * Both must have taken part: after an aborted suspend a
-			 * device left running is not resumed, and its
-			 * dependents do not wait for it.
-			 */
-			if (a->idx == SIZE_MAX || b->idx == SIZE_MAX)
-				continue;
-			if (a->idx > b->idx || a->t > b->t)
-				bad++;
-		}
-	}
-	free(st);
-	free(en);
+	for (size_t i = 1; i < rec->n; i++)
+		bad += rec->ev[i].t_ns < rec->ev[i - 1].t_ns;
 	return bad;
 }
 
@@ -157,11 +82,13 @@ static void check_orders_on(int shape, uint32_t n)
 		struct tsc *t = make(shape, n, 7 + (uint64_t)shape, false);
 		struct rec rec;
 		struct dl_run_result r;
+		int64_t bad;
 		int rc;
 
 		rec_init(&rec);
-		rc = run(t, (enum dl_order)o, 4, &rec, &r);
+		rc = run_checked(t, (enum dl_order)o, 4, &rec, &r, &bad);
 		CU_ASSERT_EQUAL(rc, 0);
+		CU_ASSERT_EQUAL(unordered_events(&rec), 0);
 		CU_ASSERT_STRING_EQUAL(r.status, "ok");
 		CU_ASSERT_EQUAL(r.nops, 3);
 		CU_ASSERT_EQUAL(r.events, rec.n);
@@ -169,8 +96,8 @@ static void check_orders_on(int shape, uint32_t n)
 			CU_ASSERT_EQUAL(count_kind(&rec, DL_EV_SUSPEND_END, p) +
 					count_kind(&rec, DL_EV_RESUME_END, p), n);
 		}
-		if (o != DL_ORDER_NAIVE)
-			CU_ASSERT_EQUAL(count_violations(t, &rec), 0);
+		if (o != DL_ORDER_NAIVE)   /* (naive is caught on the DAG: test_naive_is_caught) */
+			CU_ASSERT_EQUAL(bad, 0);
 		for (uint32_t i = 0; i < r.nops; i++)
 			CU_ASSERT(r.op[i].makespan_ns > 0);
 		if (o == DL_ORDER_CP_FIRST || o == DL_ORDER_LEVELS)
@@ -188,13 +115,11 @@ static void test_orders_respect_parents_on_tree(void) { check_orders_on(2, 300);
 static void test_naive_is_caught(void)
 {
 	struct tsc *t = make(1, 200, 3, false);
-	struct rec rec;
 	struct dl_run_result r;
+	int64_t bad;
 
-	rec_init(&rec);
-	run(t, DL_ORDER_NAIVE, 4, &rec, &r);
-	CU_ASSERT(count_violations(t, &rec) > 0);
-	rec_fini(&rec);
+	CU_ASSERT_EQUAL(run_checked(t, DL_ORDER_NAIVE, 4, NULL, &r, &bad), 0);
+	CU_ASSERT(bad > 0);
 	free(t);
 }
 
@@ -354,8 +279,9 @@ static void *stopper_main(void *arg)
 
 /*
  * The stop flag is honoured inside a phase: workers take no new work, work
- * in flight finishes (every callback started also ends), and the run is
- * 'interrupted' long before the phase would have ended.
+ * in flight finishes (every callback started also ends), the run is
+ * 'interrupted' and some callbacks of the phase never start.  (How soon is
+ * a matter of timing: benchmarks, not tests.)
  */
 static void test_stop_inside_a_phase(void)
 {
@@ -388,8 +314,6 @@ static void test_stop_inside_a_phase(void)
 		pthread_join(tid, NULL);
 		CU_ASSERT_EQUAL(rc, -EINTR);
 		CU_ASSERT_STRING_EQUAL(r.status, "interrupted");
-		/* the suspend phase alone would take 64 * 20 ms / 4 workers */
-		CU_ASSERT(r.op[1].makespan_ns < 250000000);
 		for (size_t i = 0; i < rec.n; i++) {
 			starts += rec.ev[i].kind == DL_EV_SUSPEND_START && rec.ev[i].phase == DL_PH_SUSPEND;
 			ends += rec.ev[i].kind == DL_EV_SUSPEND_END && rec.ev[i].phase == DL_PH_SUSPEND;
@@ -409,13 +333,15 @@ static void test_suspend_fault_rolls_back(void)
 		struct rec rec;
 		struct dl_run_result r;
 		unsigned susp[DL_PH_COUNT] = { 0 }, res[DL_PH_COUNT] = { 0 };
+		int64_t bad;
 
 		rec_init(&rec);
 		t->fault[0] = (struct dl_sc_fault){ .dev = 50, .lat_key = DL_LAT_SUSPEND_LATE,
 						    .err = 16 };
 		t->sc.nfault = 1;
 		t->sc.nop = 2;   /* probe, suspend: the rollback must resume by itself */
-		CU_ASSERT_EQUAL(run(t, (enum dl_order)o, 4, &rec, &r), 1);
+		CU_ASSERT_EQUAL(run_checked(t, (enum dl_order)o, 4, &rec, &r, &bad), 1);
+		CU_ASSERT(o == DL_ORDER_NAIVE ? bad > 0 : bad == 0);
 		CU_ASSERT_STRING_EQUAL(r.status, "failed");
 		CU_ASSERT_EQUAL(r.fail_dev, 50);
 		CU_ASSERT_EQUAL(r.err, -16);
@@ -431,8 +357,6 @@ static void test_suspend_fault_rolls_back(void)
 		/* the aborted phase is bounded over the callbacks that ran, as in des.c */
 		for (uint32_t i = 0; i < r.nops; i++)
 			CU_ASSERT(r.op[i].makespan_ns + 1000 >= r.op[i].lower_bound_ns);
-		if (o != DL_ORDER_NAIVE)
-			CU_ASSERT_EQUAL(count_violations(t, &rec), 0);
 		rec_fini(&rec);
 		free(t);
 	}
@@ -444,8 +368,8 @@ static void test_stress_seeds(void)
 	for (uint64_t seed = 1; seed <= 20; seed++) {
 		for (int o = 0; o < DL_ORDER_COUNT; o++) {
 			struct tsc *t = make((int)(seed % 3), 120, seed, false);
-			struct rec rec;
 			struct dl_run_result r;
+			int64_t bad;
 
 			for (unsigned k = DL_LAT_PREPARE; k <= DL_LAT_COMPLETE; k++)
 				t->prof[0].lat[k] = (struct dl_latency){ DL_DIST_UNIFORM, 0, 0, 0, 2000, 0, NULL };
@@ -456,11 +380,109 @@ static void test_stress_seeds(void)
 								    .err = 5 };
 				t->sc.nfault = 1;
 			}
-			rec_init(&rec);
-			CU_ASSERT_EQUAL(run(t, (enum dl_order)o, 4, &rec, &r), t->sc.nfault ? 1 : 0);
+			CU_ASSERT_EQUAL(run_checked(t, (enum dl_order)o, 4, NULL, &r, &bad),
+					t->sc.nfault ? 1 : 0);
 			if (o != DL_ORDER_NAIVE)
-				CU_ASSERT_EQUAL(count_violations(t, &rec), 0);
-			rec_fini(&rec);
+				CU_ASSERT_EQUAL(bad, 0);
+			free(t);
+		}
+	}
+}
+
+/* ---- the two backends side by side ---- */
+
+static bool is_callback(unsigned kind)
+{
+	return kind == DL_EV_PROBE_START || kind == DL_EV_PROBE_END ||
+	       kind == DL_EV_UNBIND_START || kind == DL_EV_UNBIND_END ||
+	       kind == DL_EV_RPM_RESUME || kind == DL_EV_RPM_SUSPEND ||
+	       (kind >= DL_EV_SUSPEND_START && kind <= DL_EV_RESUME_END);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The callbacks of @rec as sorted (kind, phase, err, device) keys: a multiset per phase. */
+static size_t callback_multiset(const struct rec *rec, uint64_t **out)
+{
+	uint64_t *v = malloc((rec->n + 1) * sizeof(*v));
+	size_t n = 0;
+
+	for (size_t i = 0; i < rec->n; i++) {
+		const struct dl_event *e = &rec->ev[i];
+
+		if (is_callback(e->kind))
+			v[n++] = (uint64_t)e->kind << 56 | (uint64_t)e->phase << 48 |
+				 (uint64_t)(uint16_t)e->err << 32 | e->dev;
+	}
+	qsort(v, n, sizeof(*v), cmp_u64);
+	*out = v;
+	return n;
+}
+
+/*
+ * Both backends, on the same scenario (generated shapes; a probe that fails
+ * once; an unbind and a bind; runtime-PM get and put; a suspend/resume
+ * cycle), run the very same callbacks in every phase, and both logs pass
+ * every check of dl_check.  (A failing suspend callback is left out: it
+ * halts a threads phase wherever the other threads are, so which callbacks
+ * ran before the halt is a matter of timing; test_suspend_fault_rolls_back.)
+ */
+static void test_backends_run_the_same_callbacks(void)
+{
+	for (int shape = 0; shape < 3; shape++) {
+		for (int o = 0; o < DL_ORDER_COUNT; o++) {
+			struct tsc *t = make(shape, 120, 40 + (uint64_t)shape, false);
+			struct rec rd, rt;
+			struct dl_run_result r;
+			struct tc_run xd = { .order = (enum dl_order)o, .workers = 4, .backend = TC_DES,
+					     .rec = &rd, .quiet = o == DL_ORDER_NAIVE };
+			struct tc_run xt = xd;
+			uint64_t *md, *mt;
+			size_t nd, nt;
+			unsigned rpm = 0;
+			uint32_t u = 60, g = 100;
+
+			xt.backend = TC_THREADS;
+			xt.rec = &rt;
+			t->fault[0] = (struct dl_sc_fault){ .dev = 90, .lat_key = DL_LAT_PROBE,
+							    .err = 5, .times = 1 };
+			t->sc.nfault = 1;
+			t->op[1] = (struct dl_sc_op){ .kind = DL_OP_UNBIND, .dev = u, .dev2 = DL_SC_NONE };
+			t->op[2] = (struct dl_sc_op){ .kind = DL_OP_BIND, .dev = u, .dev2 = DL_SC_NONE };
+			t->op[3] = (struct dl_sc_op){ .kind = DL_OP_RPM_GET, .dev = g, .dev2 = DL_SC_NONE };
+			t->op[4] = (struct dl_sc_op){ .kind = DL_OP_RPM_PUT, .dev = g, .dev2 = DL_SC_NONE };
+			t->op[5] = (struct dl_sc_op){ .kind = DL_OP_SUSPEND, .dev = DL_SC_NONE,
+						      .dev2 = DL_SC_NONE };
+			t->op[6] = (struct dl_sc_op){ .kind = DL_OP_RESUME, .dev = DL_SC_NONE,
+						      .dev2 = DL_SC_NONE };
+			t->sc.nop = 7;
+			rec_init(&rd);
+			rec_init(&rt);
+			CU_ASSERT_EQUAL(tc_run(t, &xd, &r), 0);
+			CU_ASSERT_EQUAL(r.nops, 7);
+			CU_ASSERT_EQUAL(tc_run(t, &xt, &r), 0);
+			CU_ASSERT_EQUAL(r.nops, 7);
+			if (o != DL_ORDER_NAIVE) {
+				CU_ASSERT_EQUAL(xd.violations, 0);
+				CU_ASSERT_EQUAL(xt.violations, 0);
+			}
+			nd = callback_multiset(&rd, &md);
+			nt = callback_multiset(&rt, &mt);
+			CU_ASSERT(nd > 8 * 120);
+			CU_ASSERT_EQUAL(nd, nt);
+			CU_ASSERT(nd == nt && memcmp(md, mt, nd * sizeof(*md)) == 0);
+			for (size_t i = 0; i < nd; i++)
+				rpm += md[i] >> 56 == DL_EV_RPM_RESUME;
+			CU_ASSERT(shape != 1 || rpm > 0);   /* the DAG has PM_RUNTIME links */
+			free(md);
+			free(mt);
+			rec_fini(&rd);
+			rec_fini(&rt);
 			free(t);
 		}
 	}
@@ -468,47 +490,19 @@ static void test_stress_seeds(void)
 
 /* ---- racing script ops, every log re-checked by dl_check ---- */
 
-static char tmpdir[] = "/tmp/dlsim-test-threads-XXXXXX";
-
-static void log_emit(void *ctx, struct dl_event *e)
-{
-	dl_log_events(ctx, e, 1);
-}
-
 /*
- * Runs @t under @o (threads mode at time scale 1, or DES), logs it to a
- * database the way `dlsim run` does, and returns what `dlsim check` finds
- * on that log (-1: the check could not run).
+ * Runs @t under @o (threads mode at time scale 1, or DES), logged and
+ * re-verified by dl_check: returns what the checker found (-1: it could
+ * not run), the engine's result in *@rc.
  */
-static int64_t run_checked(struct tsc *t, enum dl_order o, bool threads, struct dl_run_result *r,
-			   int *rc)
+static int64_t race_checked(struct tsc *t, enum dl_order o, bool threads, struct dl_run_result *r,
+			    int *rc)
 {
-	struct dl_run_info ri = { .scenario = "race", .order = dl_order_name(o),
-				  .mode = threads ? "threads" : "des", .version = "test",
-				  .seed = t->sc.seed, .workers = 4, .devices = t->sc.ndev,
-				  .links = t->sc.nlink };
-	struct dl_engine_opts eo = { .order = o, .workers = 4, .seed = t->sc.seed };
-	struct dl_check_result res;
-	char path[600], err[512];
-	struct dl_log *l;
-	sqlite3 *db;
-	int64_t run_id = 0;
-	int c;
+	struct tc_run x = { .order = o, .workers = 4, .scale = 1.0,
+			    .backend = threads ? TC_THREADS : TC_DES, .quiet = o == DL_ORDER_NAIVE };
 
-	snprintf(path, sizeof(path), "%s/race.db", tmpdir);
-	if (dl_log_open(path, &l, err, sizeof(err)) || dl_log_run_begin(l, &ri, &run_id))
-		return -1;
-	for (uint32_t i = 0; i < t->sc.ndev; i++)
-		dl_log_device(l, i, dl_sc_name(&t->sc, i), t->sc.dev[i].parent, t->sc.dev[i].async);
-	eo.sink = (struct dl_sink){ .emit = log_emit, .ctx = l };
-	*rc = threads ? dl_threads_run(&t->sc, &eo, 1.0, r) : dl_engine_run(&t->sc, &eo, r);
-	dl_log_run_end(l, r->status, r->makespan_ns, NULL, 0);
-	dl_log_close(l);
-	if (dl_log_open_existing(path, &db, err, sizeof(err)))
-		return -1;
-	c = dl_check_run_ex(db, run_id, o != DL_ORDER_NAIVE, stdout, &res);
-	sqlite3_close(db);
-	return c == DL_CHECK_DONE ? (int64_t)res.total : -1;
+	*rc = tc_run(t, &x, r);
+	return x.violations;
 }
 
 static struct dl_sc_op race_op(unsigned kind, uint32_t dev, uint32_t dev2, uint32_t flags,
@@ -569,7 +563,7 @@ static void test_racing_ops_stress(void)
 		int rc = -1;
 
 		make_race(t, ops);
-		CU_ASSERT_EQUAL(run_checked(t, o, true, &r, &rc), 0);
+		CU_ASSERT_EQUAL(race_checked(t, o, true, &r, &rc), 0);
 		CU_ASSERT_EQUAL(rc, 0);
 		CU_ASSERT_STRING_EQUAL(r.status, "ok");
 		CU_ASSERT_EQUAL(r.nops, 9);
@@ -578,7 +572,7 @@ static void test_racing_ops_stress(void)
 		raced += r.op[6].start_ns < r.op[5].start_ns + r.op[5].makespan_ns;
 		runs++;
 		if (seed % 5 == 0) {
-			CU_ASSERT_EQUAL(run_checked(t, o, false, &r, &rc), 0);
+			CU_ASSERT_EQUAL(race_checked(t, o, false, &r, &rc), 0);
 			CU_ASSERT_EQUAL(rc, 0);
 			for (uint32_t i = 1; i < r.nops; i++)   /* DES: one op after the other */
 				CU_ASSERT(r.op[i].start_ns >= r.op[i - 1].start_ns + r.op[i - 1].makespan_ns);
@@ -594,7 +588,7 @@ static void test_racing_ops_stress(void)
 		int rc;
 
 		make_race(t, ops);
-		CU_ASSERT(run_checked(t, DL_ORDER_NAIVE, true, &r, &rc) > 0);
+		CU_ASSERT(race_checked(t, DL_ORDER_NAIVE, true, &r, &rc) > 0);
 		free(t);
 	}
 }
@@ -602,9 +596,6 @@ static void test_racing_ops_stress(void)
 int main(void)
 {
 	CU_pSuite s;
-
-	if (!mkdtemp(tmpdir))
-		return 2;
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 2;
@@ -622,18 +613,14 @@ int main(void)
 	CU_add_test(s, "test_suspend_fault_rolls_back", test_suspend_fault_rolls_back);
 	CU_add_test(s, "test_stress_seeds", test_stress_seeds);
 	CU_add_test(s, "test_racing_ops_stress", test_racing_ops_stress);
+	CU_add_test(s, "test_backends_run_the_same_callbacks", test_backends_run_the_same_callbacks);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	{
-		unsigned f = CU_get_number_of_failures();
-
-		char cmd[700];
+		/* DLSIM_TEST_KEEP=1 keeps the runs' database for a look with sqlite3 */
+		unsigned f = CU_get_number_of_failures() + (unsigned)tc_cleanup();
 
 		CU_cleanup_registry();
-		/* DLSIM_TEST_KEEP=1 keeps the racing runs' database for a look with sqlite3 */
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-		if (!getenv("DLSIM_TEST_KEEP") && system(cmd) != 0)
-			f++;
 		return f ? 1 : 0;
 	}
 }

@@ -1,0 +1,147 @@
+/*
+ * tcheck.h - run a test scenario (tsc.h) on either backend, record its
+ * events, log them to a database the way `dlsim run` does and re-verify the
+ * log with dl_check_run_ex(), the checker `dlsim check` uses, so that the
+ * engine suites judge runs by the real checker and not by a copy of it.
+ * Header-only: each test program includes it once, after tsc.h.
+ */
+#ifndef DL_TESTS_TCHECK_H
+#define DL_TESTS_TCHECK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "sim/engine/engine.h"
+#include "sim/engine/threads.h"
+#include "sim/log/dl_check.h"
+#include "sim/log/dl_log.h"
+
+/* ---- recording sink (mutex-protected: the test does not rely on the engine's merge) ---- */
+
+struct rec {
+	pthread_mutex_t mx;
+	struct dl_event *ev;
+	size_t n, cap;
+};
+
+static void rec_init(struct rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->mx, NULL);
+}
+
+static void rec_fini(struct rec *r)
+{
+	free(r->ev);
+	pthread_mutex_destroy(&r->mx);
+}
+
+static void rec_push(struct rec *r, const struct dl_event *e)
+{
+	pthread_mutex_lock(&r->mx);
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 4096;
+		r->ev = realloc(r->ev, r->cap * sizeof(*r->ev));
+	}
+	r->ev[r->n++] = *e;
+	pthread_mutex_unlock(&r->mx);
+}
+
+/* ---- a run, recorded and checked ---- */
+
+enum tc_backend { TC_DES, TC_THREADS };
+
+struct tc_run {
+	enum dl_order order;
+	uint32_t workers;
+	enum tc_backend backend;
+	double scale;                  /* threads: time scale (0: 0.001) */
+	volatile sig_atomic_t *stop;
+	struct rec *rec;               /* events, in sink order; may be NULL */
+	bool quiet;                    /* do not print the violations (a run that must have some) */
+	int64_t violations;            /* out: dl_check's total; -1: the check could not run */
+	struct dl_check_result check;  /* out */
+};
+
+static char tc_dir[] = "/tmp/dlsim-test-XXXXXX";
+static bool tc_have_dir;
+
+struct tc_tee {
+	struct dl_log *log;
+	struct rec *rec;
+};
+
+static void tc_emit(void *ctx, struct dl_event *e)
+{
+	struct tc_tee *k = ctx;
+
+	dl_log_events(k->log, e, 1);
+	if (k->rec)
+		rec_push(k->rec, e);
+}
+
+/*
+ * tc_run - run @t as @x says, with its events logged to a database in a
+ * scratch directory and then checked; returns the engine's result (0, 1 for
+ * a failed op, negative errno) and fills @r and @x->violations.
+ */
+static int tc_run(struct tsc *t, struct tc_run *x, struct dl_run_result *r)
+{
+	struct dl_run_info ri = { .scenario = "test", .order = dl_order_name(x->order),
+				  .mode = x->backend == TC_THREADS ? "threads" : "des",
+				  .version = "test", .seed = t->sc.seed,
+				  .workers = dl_engine_workers(&t->sc, x->order, x->workers),
+				  .devices = t->sc.ndev, .links = t->sc.nlink };
+	struct dl_engine_opts eo = { .order = x->order, .workers = x->workers,
+				     .seed = t->sc.seed, .stop = x->stop };
+	struct tc_tee tee = { .rec = x->rec };
+	char path[600], err[512];
+	sqlite3 *db;
+	int64_t run_id = 0;
+	int rc, c;
+
+	x->violations = -1;
+	if (!tc_have_dir && !(tc_have_dir = mkdtemp(tc_dir) != NULL))
+		return -EIO;
+	snprintf(path, sizeof(path), "%s/runs.db", tc_dir);
+	if (dl_log_open(path, &tee.log, err, sizeof(err)))
+		return -EIO;
+	if (dl_log_run_begin(tee.log, &ri, &run_id)) {
+		dl_log_close(tee.log);
+		return -EIO;
+	}
+	for (uint32_t i = 0; i < t->sc.ndev; i++)
+		dl_log_device(tee.log, i, dl_sc_name(&t->sc, i), t->sc.dev[i].parent,
+			      t->sc.dev[i].async);
+	eo.sink = (struct dl_sink){ .emit = tc_emit, .ctx = &tee };
+	rc = x->backend == TC_THREADS ?
+	     dl_threads_run(&t->sc, &eo, x->scale > 0 ? x->scale : 0.001, r) :
+	     dl_engine_run(&t->sc, &eo, r);
+	dl_log_run_end(tee.log, r->status, r->makespan_ns, NULL, 0);
+	dl_log_close(tee.log);
+	if (dl_log_open_existing(path, &db, err, sizeof(err)))
+		return rc;
+	c = dl_check_run_ex(db, run_id, x->quiet ? 0 : 1, stdout, &x->check);
+	sqlite3_close(db);
+	if (c == DL_CHECK_DONE)
+		x->violations = (int64_t)x->check.total;
+	return rc;
+}
+
+/* Remove the scratch directory (DLSIM_TEST_KEEP=1 keeps it); 0, or 1 if that failed. */
+static int tc_cleanup(void)
+{
+	char cmd[700];
+
+	if (!tc_have_dir || getenv("DLSIM_TEST_KEEP"))
+		return 0;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tc_dir);
+	return system(cmd) != 0;
+}
+
+#endif
