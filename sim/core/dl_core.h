@@ -210,7 +210,7 @@ dl_dev_t dl_links_unbind_next(struct dl_core *c, dl_dev_t d);
 void dl_driver_cleanup(struct dl_core *c, dl_dev_t d);
 int dl_release_driver(struct dl_core *c, dl_dev_t d, struct dl_idvec *order);
 
-/* System sleep. */
+/* System sleep (who waits for whom: the dependency iterators below). */
 bool dl_pm_ready(const struct dl_core *c, dl_dev_t d, bool suspend, const uint8_t *done);
 uint32_t dl_pm_wait_count(const struct dl_core *c, dl_dev_t d, bool suspend);
 bool dl_dpm_is_topological(const struct dl_core *c);
@@ -273,5 +273,113 @@ static inline bool dl_link_counts_for_pm(const struct dl_link *l)
 {
 	return l->live && l->status != DL_STATE_DORMANT && !dl_link_is_sync_state_only(l->flags);
 }
+
+/*
+ * dl_link_gates_probe - does @l hold its consumer's probe back until the
+ * supplier is bound (device_links_check_suppliers())?  Managed links only;
+ * SYNC_STATE_ONLY links never, nor the links fw_devlink found on a cycle
+ * (created SYNC_STATE_ONLY-like, DL_FLAG_CYCLE).
+ */
+static inline bool dl_link_gates_probe(const struct dl_link *l)
+{
+	return l->live && (l->flags & DL_FLAG_MANAGED) &&
+	       !(l->flags & (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE));
+}
+
+/*
+ * The dependency rules of a phase, once for every layer: what a device
+ * waits for, and whom it releases when it finishes.
+ *  - suspend phases (dpm_wait_for_subordinate()): a device waits for its
+ *    children and the consumers of its links that count for PM;
+ *  - resume phases (dpm_wait_for_superior()): for its parent and the
+ *    suppliers of those links;
+ *  - probe (device_links_check_suppliers()): for the suppliers of the links
+ *    that gate probe.
+ * Releasing is the same relation read backwards.  The iterator visits the
+ * parent or the children first, then the links in vector order; that order
+ * is part of every engine's deterministic event sequence.  Registration is
+ * not filtered here (children and parents of a registered device are
+ * registered; a link's other end may not be): callers that take part of
+ * the devices filter them.
+ */
+enum dl_dep_kind { DL_DEP_SUSPEND, DL_DEP_RESUME, DL_DEP_PROBE, DL_DEP_COUNT };
+
+struct dl_dep_iter {
+	const struct dl_core *c;
+	const struct dl_device *x;
+	uint32_t i;
+	uint8_t stage;          /* 0: parent or children, 1: links, 2: done */
+	uint8_t up;             /* toward the parent and the suppliers */
+	uint8_t probe;          /* links that gate probe, no parent or children */
+};
+
+static inline void dl_dep_iter_init(struct dl_dep_iter *it, const struct dl_core *c,
+				    unsigned kind, dl_dev_t d, bool up)
+{
+	it->c = c;
+	it->x = &c->dev[d];
+	it->i = 0;
+	it->stage = 0;
+	it->up = up;
+	it->probe = kind == DL_DEP_PROBE;
+}
+
+/* The next device of @it, or DL_NONE at the end. */
+static inline dl_dev_t dl_dep_next(struct dl_dep_iter *it)
+{
+	const struct dl_device *x = it->x;
+
+	if (it->stage == 0) {
+		if (!it->probe) {
+			if (!it->up && it->i < x->children.n)
+				return x->children.v[it->i++];
+			if (it->up && it->i++ == 0 && x->parent != DL_NONE)
+				return x->parent;
+		}
+		it->stage = 1;
+		it->i = 0;
+	}
+	if (it->stage == 1) {
+		const struct dl_idvec *v = it->up ? &x->suppliers : &x->consumers;
+
+		while (it->i < v->n) {
+			const struct dl_link *k = &it->c->link[v->v[it->i++]];
+
+			if (it->probe ? dl_link_gates_probe(k) : dl_link_counts_for_pm(k))
+				return it->up ? k->supplier : k->consumer;
+		}
+		it->stage = 2;
+	}
+	return DL_NONE;
+}
+
+/* The devices @d waits for in a phase of @kind (enum dl_dep_kind). */
+static inline void dl_waits_for_init(struct dl_dep_iter *it, const struct dl_core *c,
+				     unsigned kind, dl_dev_t d)
+{
+	dl_dep_iter_init(it, c, kind, d, kind != DL_DEP_SUSPEND);
+}
+
+/* The devices that wait for @d in a phase of @kind: @d's end releases them. */
+static inline void dl_releases_init(struct dl_dep_iter *it, const struct dl_core *c,
+				    unsigned kind, dl_dev_t d)
+{
+	dl_dep_iter_init(it, c, kind, d, kind == DL_DEP_SUSPEND);
+}
+
+/* An upper bound of what the iterator of @d in direction @up visits (for sizing). */
+static inline uint32_t dl_dep_most(const struct dl_core *c, unsigned kind, dl_dev_t d, bool up)
+{
+	const struct dl_device *x = &c->dev[d];
+
+	if (kind == DL_DEP_PROBE)
+		return up ? x->suppliers.n : x->consumers.n;
+	return up ? 1 + x->suppliers.n : x->children.n + x->consumers.n;
+}
+
+#define dl_for_each_waited(it, c, kind, d, y) \
+	for (dl_waits_for_init(&(it), c, kind, d); ((y) = dl_dep_next(&(it))) != DL_NONE;)
+#define dl_for_each_released(it, c, kind, d, y) \
+	for (dl_releases_init(&(it), c, kind, d); ((y) = dl_dep_next(&(it))) != DL_NONE;)
 
 #endif

@@ -7,31 +7,16 @@
 
 #include "sim/core/dl_internal.h"
 
+/* The registered devices @d waits for in a suspend or resume phase, less those @done. */
 static uint32_t count_waits(const struct dl_core *c, dl_dev_t d, bool suspend,
 			    const uint8_t *done)
 {
-	const struct dl_device *x = &c->dev[d];
+	struct dl_dep_iter it;
 	uint32_t n = 0;
+	dl_dev_t y;
 
-	if (suspend) {
-		for (uint32_t i = 0; i < x->children.n; i++)
-			n += !(done && done[x->children.v[i]]);
-		for (uint32_t i = 0; i < x->consumers.n; i++) {
-			const struct dl_link *k = &c->link[x->consumers.v[i]];
-
-			if (dl_link_counts_for_pm(k) && c->dev[k->consumer].registered)
-				n += !(done && done[k->consumer]);
-		}
-	} else {
-		if (x->parent != DL_NONE)
-			n += !(done && done[x->parent]);
-		for (uint32_t i = 0; i < x->suppliers.n; i++) {
-			const struct dl_link *k = &c->link[x->suppliers.v[i]];
-
-			if (dl_link_counts_for_pm(k) && c->dev[k->supplier].registered)
-				n += !(done && done[k->supplier]);
-		}
-	}
+	dl_for_each_waited(it, c, suspend ? DL_DEP_SUSPEND : DL_DEP_RESUME, d, y)
+		n += c->dev[y].registered && !(done && done[y]);
 	return n;
 }
 

@@ -10,12 +10,10 @@
 
 #include "sim/core/dl_internal.h"
 
+/* A link that gates probe and whose supplier is not bound yet. */
 static bool link_blocks_probe(const struct dl_link *k)
 {
-	/* CYCLE links are made SYNC_STATE_ONLY-like by fw_devlink. */
-	return (k->flags & DL_FLAG_MANAGED) &&
-	       !(k->flags & (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE)) &&
-	       k->status != DL_STATE_AVAILABLE;
+	return dl_link_gates_probe(k) && k->status != DL_STATE_AVAILABLE;
 }
 
 /* driver_deferred_probe_add() */

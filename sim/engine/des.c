@@ -7,9 +7,10 @@
  * for cp-first) until a CPU is free, and its end is an event in a binary heap
  * ordered by (time, sequence), so that runs are deterministic.
  *
- * Within a PM phase a device waits for the devices the link core says it
- * must (dl_pm_wait_count: children and consumers when suspending, parent and
- * suppliers when resuming), counted down as they finish.  How the waiting
+ * Within a phase a device waits for the devices the link core says it must
+ * (dl_for_each_waited(): children and consumers when suspending, parent and
+ * suppliers when resuming, suppliers whose links gate probe when probing),
+ * counted down as they finish.  How the waiting
  * happens is the order's business (order.h):
  *  - sync / naive: the main thread walks the list and runs every callback;
  *    naive walks registration order and never waits.
@@ -43,6 +44,7 @@
 #include <time.h>
 
 #include "sim/core/dl_core.h"
+#include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/heap.h"
 #include "sim/engine/seqops.h"
@@ -52,8 +54,9 @@
 enum { ST_IDLE, ST_QUEUED_START, ST_QUEUED_CB, ST_START, ST_BLOCKED, ST_CB, ST_DONE };
 enum { M_IDLE, M_QUEUED, M_BURST, M_WAIT_DEV, M_WAIT_DRAIN, M_DONE };
 enum { PK_SUSPEND, PK_RESUME, PK_PROBE_READY, PK_PROBE_DEFER };
-/* Kinds of release graph: who a finishing device releases. */
-enum { G_SUSPEND, G_RESUME, G_PROBE, G_COUNT };
+/* Kinds of release graph (who a finishing device releases): the core's dependency kinds. */
+enum { G_SUSPEND = DL_DEP_SUSPEND, G_RESUME = DL_DEP_RESUME, G_PROBE = DL_DEP_PROBE,
+       G_COUNT = DL_DEP_COUNT };
 
 /* What a work item pays before its callback (or alone, at its start). */
 enum { BK_NONE, BK_QUEUE, BK_WAKE, BK_DEFERRED };
@@ -146,8 +149,8 @@ struct sim {
 		uint8_t bk;          /* BK_*: overhead of its next burst */
 		uint8_t ran;         /* its callback started in this phase */
 	} *t;
-	uint8_t *has_fault;      /* per device id */
-	uint32_t *fault_used;
+	struct dl_costs cost;
+	struct dl_faults faults;
 	uint32_t remaining, inflight, alive;
 	uint32_t nparts;         /* positions taking part (part[]) */
 	uint32_t nran;           /* positions whose callback started (mark_ran()) */
@@ -205,33 +208,9 @@ static void emit(struct sim *s, unsigned kind, uint32_t dev, unsigned phase, int
 	sink_emit(s, &e);
 }
 
-static int64_t cost(int64_t v, int64_t def)
-{
-	return v >= 0 ? v : def;
-}
-
 static int64_t sample(struct sim *s, uint32_t d, unsigned key)
 {
-	const struct dl_profile *p = &s->sc->prof[s->sc->dev[d].profile];
-
-	return dl_latency_sample(&p->lat[key], s->o->seed, d, key, s->op_index);
-}
-
-static int fault_for(struct sim *s, uint32_t d, unsigned key)
-{
-	if (!s->has_fault[d])
-		return 0;
-	for (uint32_t i = 0; i < s->sc->nfault; i++) {
-		const struct dl_sc_fault *f = &s->sc->fault[i];
-
-		if (f->dev != d || f->lat_key != key)
-			continue;
-		if (f->times && s->fault_used[i] >= f->times)
-			continue;
-		s->fault_used[i]++;
-		return -f->err;
-	}
-	return 0;
+	return dl_cost_sample(s->sc, s->sc->dev[d].profile, s->o->seed, d, key, s->op_index);
 }
 
 static unsigned phase_lat_key(unsigned phase)
@@ -304,8 +283,8 @@ static uint32_t rq_pop(struct sim *s)
 
 static int64_t overhead(const struct sim *s, unsigned bk)
 {
-	return bk == BK_QUEUE ? cost(s->sc->cost.queue_ns, DL_COST_QUEUE_NS) :
-	       bk == BK_WAKE ? cost(s->sc->cost.wake_ns, DL_COST_WAKE_NS) : 0;
+	return bk == BK_QUEUE ? s->cost.queue_ns :
+	       bk == BK_WAKE ? s->cost.wake_ns : 0;
 }
 
 static int burst_start(struct sim *s, uint32_t task, int64_t len)
@@ -320,47 +299,6 @@ static int burst_start(struct sim *s, uint32_t task, int64_t len)
 }
 
 /* ---- the phase's graph (struct pm_graph) ---- */
-
-static bool probe_link(const struct dl_link *k)
-{
-	return k->live && (k->flags & DL_FLAG_MANAGED) &&
-	       !(k->flags & (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE));
-}
-
-/*
- * Visit, from the link core, the devices that device @d releases when it
- * finishes a phase of @kind: suspending, its parent and its suppliers (they
- * wait for their children and consumers); resuming, its children and its
- * consumers; probing, the consumers whose probe needs it bound.  The order
- * of the visits is the order of the releases, so it is part of the
- * deterministic event sequence.
- */
-#define FOR_EACH_RELEASED_RAW(c, kind, d, y, body) do {                              \
-	const struct dl_device *x_ = &(c)->dev[d];                                    \
-	if ((kind) == G_SUSPEND) {                                                    \
-		if (x_->parent != DL_NONE) { uint32_t y = x_->parent; body; }          \
-		for (uint32_t i_ = 0; i_ < x_->suppliers.n; i_++) {                   \
-			const struct dl_link *k_ = &(c)->link[x_->suppliers.v[i_]];     \
-			if (!dl_link_counts_for_pm(k_)) continue;                        \
-			{ uint32_t y = k_->supplier; body; }                             \
-		}                                                                     \
-	} else if ((kind) == G_RESUME) {                                              \
-		for (uint32_t i_ = 0; i_ < x_->children.n; i_++) {                    \
-			uint32_t y = x_->children.v[i_]; body;                           \
-		}                                                                     \
-		for (uint32_t i_ = 0; i_ < x_->consumers.n; i_++) {                   \
-			const struct dl_link *k_ = &(c)->link[x_->consumers.v[i_]];     \
-			if (!dl_link_counts_for_pm(k_)) continue;                        \
-			{ uint32_t y = k_->consumer; body; }                             \
-		}                                                                     \
-	} else {                                                                      \
-		for (uint32_t i_ = 0; i_ < x_->consumers.n; i_++) {                   \
-			const struct dl_link *k_ = &(c)->link[x_->consumers.v[i_]];     \
-			if (!probe_link(k_)) continue;                                   \
-			{ uint32_t y = k_->consumer; body; }                             \
-		}                                                                     \
-	}                                                                             \
-} while (0)
 
 /* The positions that position @i releases in the current phase. */
 #define FOR_EACH_RELEASED(s, i, y, body) do {                                        \
@@ -410,9 +348,7 @@ static void graph_take_order(struct sim *s)
 /* The latency of position @i for @key in this op (dl_latency_sample: keyed by device id). */
 static int64_t sample_at(struct sim *s, uint32_t i, unsigned key)
 {
-	const struct dl_profile *p = &s->sc->prof[s->g.prof[i]];
-
-	return dl_latency_sample(&p->lat[key], s->o->seed, s->g.ord[i], key, s->op_index);
+	return dl_cost_sample(s->sc, s->g.prof[i], s->o->seed, s->g.ord[i], key, s->op_index);
 }
 
 /* Room for @need entries in c->adj; allocated even for none, so that a row's address is always one. */
@@ -455,7 +391,11 @@ static void csr_build_prefetch(struct sim *s, unsigned kind, uint32_t d)
 				dl_prefetch(&c->link[x->consumers.v[i]]);
 	}
 	if (d + CSR_AHEAD < s->n) {
-		FOR_EACH_RELEASED_RAW(c, kind, d + CSR_AHEAD, y, { dl_prefetch(&s->g.pos[y]); });
+		struct dl_dep_iter it;
+		dl_dev_t y;
+
+		dl_for_each_released(it, c, kind, d + CSR_AHEAD, y)
+			dl_prefetch(&s->g.pos[y]);
 	}
 }
 
@@ -471,23 +411,18 @@ static int graph_build_csr(struct sim *s, unsigned kind)
 	size_t total = 0;
 
 	for (uint32_t d = 0; d < s->n; d++) {
-		const struct dl_device *x = &s->core.dev[d];
-		size_t most;
+		struct dl_dep_iter it;
+		dl_dev_t y;
 
 		csr_build_prefetch(s, kind, d);
-		most = kind == G_SUSPEND ? 1u + x->suppliers.n :
-			      kind == G_RESUME ? (size_t)x->children.n + x->consumers.n :
-			      x->consumers.n;
-
 		t->off[d] = (uint32_t)total;
 		if (g->pos[d] == DL_NONE)
 			continue;
-		if (csr_reserve(t, total + most))
+		if (csr_reserve(t, total + dl_dep_most(&s->core, kind, d, kind == G_SUSPEND)))
 			return -ENOMEM;
-		FOR_EACH_RELEASED_RAW(&s->core, kind, d, y, {
+		dl_for_each_released(it, &s->core, kind, d, y)
 			if (g->pos[y] != DL_NONE)
 				t->adj[total++] = g->pos[y];
-		});
 	}
 	t->off[s->n] = (uint32_t)total;
 	if (csr_reserve(c, total))
@@ -661,7 +596,7 @@ static int64_t callback_begin(struct sim *s, uint32_t i, bool *deferred)
 		s->opr->probe_attempts++;
 		s->opr->probe_defers++;
 		emit(s, DL_EV_PROBE_DEFER, d, 0, -DL_EPROBE_DEFER);
-		return cost(s->sc->cost.probe_check_ns, DL_COST_PROBE_CHECK_NS);
+		return s->cost.check_ns;
 	}
 	s->opr->probe_attempts++;
 	mark_ran(s, i);
@@ -675,7 +610,7 @@ static void callback_end(struct sim *s, uint32_t i, bool deferred)
 	int err;
 
 	if (s->pk == PK_SUSPEND || s->pk == PK_RESUME) {
-		err = fault_for(s, d, phase_lat_key(s->phase));
+		err = dl_faults_take(&s->faults, d, phase_lat_key(s->phase));
 		emit(s, s->pk == PK_SUSPEND ? DL_EV_SUSPEND_END : DL_EV_RESUME_END, d,
 		     s->phase, err);
 		if (s->pk == PK_SUSPEND) {
@@ -696,7 +631,7 @@ static void callback_end(struct sim *s, uint32_t i, bool deferred)
 		return;
 	}
 	if (!deferred) {
-		err = fault_for(s, d, DL_LAT_PROBE);
+		err = dl_faults_take(&s->faults, d, DL_LAT_PROBE);
 		dl_probe_end(&s->core, d, err);
 		emit(s, DL_EV_PROBE_END, d, 0, err);
 	}
@@ -820,11 +755,11 @@ static void main_kick(struct sim *s)
 
 static void main_got_cpu(struct sim *s)
 {
-	int64_t len = cost(s->sc->cost.main_ns, DL_COST_MAIN_NS);
+	int64_t len = s->cost.main_ns;
 
 	s->mstate = M_BURST;
 	if (s->mkind == 1) {
-		len += cost(s->sc->cost.queue_ns, DL_COST_QUEUE_NS);
+		len += s->cost.queue_ns;
 	} else {
 		bool deferred;
 
@@ -907,7 +842,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 		s->t[d].stage = ST_BLOCKED;
 		s->blocked_since[d] = s->now;
 		emit(s, DL_EV_WORK_BLOCK, dev_at(s, d), s->phase, 0);
-		s->opr->blocked_ns += cost(s->sc->cost.switch_ns, DL_COST_SWITCH_NS);
+		s->opr->blocked_ns += s->cost.switch_ns;
 		return;
 	}
 	s->alive--;
@@ -1094,8 +1029,8 @@ static void ran_bound(struct sim *s, int64_t *cp_out, int64_t *work_out)
  */
 static int64_t main_bound(const struct sim *s)
 {
-	int64_t t = 0, main_ns = cost(s->sc->cost.main_ns, DL_COST_MAIN_NS);
-	int64_t queue_ns = cost(s->sc->cost.queue_ns, DL_COST_QUEUE_NS);
+	int64_t t = 0, main_ns = s->cost.main_ns;
+	int64_t queue_ns = s->cost.queue_ns;
 
 	if ((s->pk != PK_SUSPEND && s->pk != PK_RESUME) || s->pol->all_async)
 		return 0;   /* probe, or main only waits */
@@ -1460,7 +1395,7 @@ static int64_t seq_sample(void *ctx, uint32_t dev, unsigned key)
 
 static int seq_fault(void *ctx, uint32_t dev, unsigned key)
 {
-	return fault_for(ctx, dev, key);
+	return dl_faults_take(&((struct sim *)ctx)->faults, dev, key);
 }
 
 static int op_seq(struct sim *s, const struct dl_sc_op *op)
@@ -1468,7 +1403,7 @@ static int op_seq(struct sim *s, const struct dl_sc_op *op)
 	struct dl_seq q = {
 		.core = &s->core, .sc = s->sc, .opr = s->opr,
 		.ignore_links = !s->pol->link_aware,
-		.defer_ns = cost(s->sc->cost.probe_check_ns, DL_COST_PROBE_CHECK_NS),
+		.defer_ns = s->cost.check_ns,
 		.ctx = s, .emit = seq_emit, .take_time = seq_take_time,
 		.sample = seq_sample, .fault = seq_fault,
 	};
@@ -1496,26 +1431,22 @@ static int sim_alloc(struct sim *s)
 	for (int k = 0; k < G_COUNT; k++)
 		s->g.csr[k].off = calloc(n + 1, sizeof(*s->g.csr[k].off));
 	s->g.scratch.off = calloc(n + 1, sizeof(*s->g.scratch.off));
-	s->has_fault = calloc(n, 1);
-	s->fault_used = calloc(s->sc->nfault + 1, sizeof(*s->fault_used));
 	s->cpu_free_stack = calloc(s->K + 1, sizeof(*s->cpu_free_stack));
 	if (!s->t || !s->blocked_since || !s->stk || !s->walk || !s->lvl_order || !s->fifo ||
 	    !s->g.ord || !s->g.pos || !s->g.prof || !s->g.async || !s->g.depth ||
 	    !s->g.csr[G_SUSPEND].off || !s->g.csr[G_RESUME].off || !s->g.csr[G_PROBE].off ||
-	    !s->g.scratch.off || !s->has_fault || !s->fault_used || !s->cpu_free_stack)
+	    !s->g.scratch.off || !s->cpu_free_stack)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < s->K; i++)
 		s->cpu_free_stack[s->ncpu_free++] = (uint16_t)(s->K - i);
-	for (uint32_t i = 0; i < s->sc->nfault; i++)
-		if (s->sc->fault[i].dev < s->n)
-			s->has_fault[s->sc->fault[i].dev] = 1;
-	return 0;
+	dl_costs_resolve(s->sc, &s->cost);
+	return dl_faults_init(&s->faults, s->sc);
 }
 
 static void sim_free(struct sim *s)
 {
 	free(s->t); free(s->blocked_since); free(s->walk); free(s->stk);
-	free(s->has_fault); free(s->fault_used);
+	dl_faults_fini(&s->faults);
 	free(s->cpu_free_stack); free(s->level_left); free(s->lvl_off); free(s->lvl_order);
 	free(s->fifo); free(s->g.ord); free(s->g.pos); free(s->g.prof); free(s->g.async);
 	free(s->g.depth);
@@ -1529,22 +1460,6 @@ static void sim_free(struct sim *s)
 	dl_core_fini(&s->core);
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-uint32_t dl_engine_workers(const struct dl_scenario *sc, enum dl_order order, uint32_t requested)
-{
-	uint32_t k = requested ? requested :
-		     sc->cost.cpus ? sc->cost.cpus : dl_order_policy(order)->default_workers;
-
-	return k ? k : 1;
-}
-
 /**
  * dl_engine_run - simulate @sc's script under @o; fills @r.  Returns 0 when
  * every op completed, 1 when an injected fault made an op fail (r->status
@@ -1554,7 +1469,7 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 		  struct dl_run_result *r)
 {
 	struct sim s = { 0 };
-	int64_t wall0 = mono_ns();
+	int64_t wall0 = dl_mono_ns();
 	int err = 0, failed = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -1649,7 +1564,7 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 			r->peak_workers = s.opr->peak_workers;
 	}
 out:
-	r->wall_ns = mono_ns() - wall0;
+	r->wall_ns = dl_mono_ns() - wall0;
 	if (err == -EINTR)
 		r->status = "interrupted";
 	else if (err)

@@ -63,6 +63,8 @@
 
 #include "sim/core/dl_core.h"
 #include "sim/engine/bound.h"
+#include "sim/engine/cost.h"
+#include "sim/engine/heap.h"
 #include "sim/engine/seqops.h"
 #include "sim/engine/threads.h"
 
@@ -92,6 +94,14 @@ struct task {
 	int64_t pushed;         /* real ns it was queued at */
 };
 
+/* The work queue: a binary heap by (prio, seq); seq is unique, so the order is deterministic. */
+static bool task_less(const struct task *a, const struct task *b)
+{
+	return a->prio < b->prio || (a->prio == b->prio && a->seq < b->seq);
+}
+
+DL_DEFINE_HEAP(task_heap, struct task, task_less, 2)
+
 struct thr;
 
 /* One thread: 0 main, 1..P workers, P + 1 the racing ops. */
@@ -119,7 +129,7 @@ struct thr {
 	double scale;
 	int64_t t0;
 	uint32_t cur_op;
-	int64_t main_ns, queue_ns, wake_ns, check_ns;
+	struct dl_costs cost;
 
 	pthread_rwlock_t graph;
 	int core_owner;         /* the thread holding graph for write */
@@ -140,8 +150,7 @@ struct thr {
 	/* work queue, CPUs and phase accounting, under mx */
 	pthread_mutex_t mx;
 	pthread_cond_t qcv, mcv, ccv, main_ccv;
-	struct task *q;
-	size_t qn, qcap;
+	struct task_heap q;
 	uint64_t qseq;
 	bool shutdown, main_wants_cpu;
 	uint32_t free_cpus;
@@ -161,8 +170,7 @@ struct thr {
 
 	/* faults */
 	pthread_mutex_t fmx;
-	uint32_t *fault_used;
-	uint8_t *has_fault;
+	struct dl_faults faults;
 	bool abort_rec;
 	int abort_err;
 	uint32_t abort_dev;
@@ -191,17 +199,9 @@ struct thr {
 
 /* ---- time ---- */
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int64_t sim_now(const struct thr *t)
 {
-	return (int64_t)((double)(mono_ns() - t->t0) / t->scale);
+	return (int64_t)((double)(dl_mono_ns() - t->t0) / t->scale);
 }
 
 static int64_t real_of(const struct thr *t, int64_t sim_ns)
@@ -216,7 +216,7 @@ static int64_t real_of(const struct thr *t, int64_t sim_ns)
  */
 static void sleep_until(int64_t deadline)
 {
-	int64_t now = mono_ns();
+	int64_t now = dl_mono_ns();
 
 	if (deadline - now > SPIN_NS) {
 		int64_t to = deadline - SPIN_NS;
@@ -225,7 +225,7 @@ static void sleep_until(int64_t deadline)
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 	}
-	while (mono_ns() < deadline)
+	while (dl_mono_ns() < deadline)
 		;
 }
 
@@ -244,7 +244,7 @@ static void pass_until(struct tw *w, int64_t deadline)
 
 static int64_t from_now(struct tw *w)
 {
-	return w->chained ? w->cursor : mono_ns();
+	return w->chained ? w->cursor : dl_mono_ns();
 }
 
 static void unchain(struct tw *w)
@@ -261,7 +261,7 @@ static void take_time(struct tw *w, int64_t sim_ns)
 
 static void timed_wait(pthread_cond_t *cv, pthread_mutex_t *m)
 {
-	int64_t to = mono_ns() + POLL_NS;
+	int64_t to = dl_mono_ns() + POLL_NS;
 	struct timespec ts = { to / 1000000000, to % 1000000000 };
 
 	pthread_cond_timedwait(cv, m, &ts);
@@ -361,36 +361,20 @@ static void flush_events(struct thr *t)
 
 static int64_t sample(const struct thr *t, uint32_t op, uint32_t d, unsigned key)
 {
-	const struct dl_profile *p = &t->sc->prof[t->sc->dev[d].profile];
-
-	return dl_latency_sample(&p->lat[key], t->o->seed, d, key, op);
+	return dl_cost_sample(t->sc, t->sc->dev[d].profile, t->o->seed, d, key, op);
 }
 
+/* dl_faults_take() under fmx: callbacks fail from any thread. */
 static int fault_for(struct thr *t, uint32_t d, unsigned key)
 {
-	int err = 0;
+	int err;
 
-	if (!t->has_fault[d])
+	if (!dl_faults_any(&t->faults, d))
 		return 0;
 	pthread_mutex_lock(&t->fmx);
-	for (uint32_t i = 0; i < t->sc->nfault; i++) {
-		const struct dl_sc_fault *f = &t->sc->fault[i];
-
-		if (f->dev != d || f->lat_key != key)
-			continue;
-		if (f->times && t->fault_used[i] >= f->times)
-			continue;
-		t->fault_used[i]++;
-		err = -f->err;
-		break;
-	}
+	err = dl_faults_take(&t->faults, d, key);
 	pthread_mutex_unlock(&t->fmx);
 	return err;
-}
-
-static int64_t cost(int64_t v, int64_t def)
-{
-	return v >= 0 ? v : def;
 }
 
 /* ---- locks ---- */
@@ -518,7 +502,7 @@ static int64_t cpu_get(struct tw *w)
 	}
 	t->free_cpus--;
 	pthread_mutex_unlock(&t->mx);
-	return waited ? mono_ns() : 0;
+	return waited ? dl_mono_ns() : 0;
 }
 
 static void cpu_put(struct tw *w)
@@ -541,35 +525,13 @@ static void cpu_put(struct tw *w)
 
 /* ---- the queue (a heap by (prio, seq)), under mx ---- */
 
-static bool task_less(const struct task *a, const struct task *b)
-{
-	return a->prio < b->prio || (a->prio == b->prio && a->seq < b->seq);
-}
-
 static int q_push_locked(struct thr *t, uint32_t d)
 {
-	struct task e = { .prio = t->prio[d], .seq = t->qseq++, .dev = d, .pushed = mono_ns() };
-	size_t i;
+	struct task e = { .prio = t->prio[d], .seq = t->qseq++, .dev = d, .pushed = dl_mono_ns() };
+	int err = task_heap_push(&t->q, e);
 
-	if (t->qn == t->qcap) {
-		size_t cap = t->qcap ? t->qcap * 2 : 1024;
-		struct task *nv = realloc(t->q, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		t->q = nv;
-		t->qcap = cap;
-	}
-	i = t->qn++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-
-		if (!task_less(&e, &t->q[p]))
-			break;
-		t->q[i] = t->q[p];
-		i = p;
-	}
-	t->q[i] = e;
+	if (err)
+		return err;
 	t->outstanding++;
 	pthread_cond_signal(&t->qcv);
 	return 0;
@@ -586,27 +548,6 @@ static void q_push(struct thr *t, uint32_t d)
 		set_abort(t, -ENOMEM, d);
 }
 
-static struct task q_pop_locked(struct thr *t)
-{
-	struct task top = t->q[0], last = t->q[--t->qn];
-	size_t i = 0;
-
-	for (;;) {
-		size_t l = 2 * i + 1, m;
-
-		if (l >= t->qn)
-			break;
-		m = (l + 1 < t->qn && task_less(&t->q[l + 1], &t->q[l])) ? l + 1 : l;
-		if (!task_less(&t->q[m], &last))
-			break;
-		t->q[i] = t->q[m];
-		i = m;
-	}
-	if (t->qn)
-		t->q[i] = last;
-	return top;
-}
-
 /* A device of the phase is finished (run or skipped). */
 static void finished(struct thr *t)
 {
@@ -618,57 +559,29 @@ static void finished(struct thr *t)
 
 /* ---- the phase's graph, a CSR snapshot ---- */
 
-static bool probe_link(const struct dl_link *k)
-{
-	return k->live && (k->flags & DL_FLAG_MANAGED) &&
-	       !(k->flags & (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE));
-}
-
 /*
- * Visit the participating devices that @d waits for (@up) or that wait for
- * @d: suspend waits for children and consumers, resume for the parent and
- * suppliers (links that count for PM), probe for suppliers (links that
- * block probing).
+ * The participating devices that @d waits for (@waits) or that wait for @d
+ * in this phase (the core's rules, dl_for_each_waited()), into @out if not
+ * NULL; returns how many.
  */
-static uint32_t edges_of(struct thr *t, uint32_t d, bool up, uint32_t *out)
+static uint32_t edges_of(struct thr *t, uint32_t d, bool waits, uint32_t *out)
 {
-	const struct dl_device *x = &t->core.dev[d];
-	bool probe = t->pk == PK_PROBE || t->pk == PK_PROBE_DEFER;
-	bool toward_parent = probe ? up : (up == (t->pk == PK_RESUME));
+	unsigned kind = t->pk == PK_SUSPEND ? DL_DEP_SUSPEND :
+			t->pk == PK_RESUME ? DL_DEP_RESUME : DL_DEP_PROBE;
+	struct dl_dep_iter it;
 	uint32_t n = 0;
+	dl_dev_t y;
 
-	if (toward_parent) {
-		if (!probe && x->parent != DL_NONE && t->part[x->parent]) {
-			if (out)
-				out[n] = x->parent;
-			n++;
-		}
-		for (uint32_t i = 0; i < x->suppliers.n; i++) {
-			const struct dl_link *k = &t->core.link[x->suppliers.v[i]];
-
-			if ((probe ? probe_link(k) : dl_link_counts_for_pm(k)) && t->part[k->supplier]) {
-				if (out)
-					out[n] = k->supplier;
-				n++;
-			}
-		}
-	} else {
-		if (!probe)
-			for (uint32_t i = 0; i < x->children.n; i++)
-				if (t->part[x->children.v[i]]) {
-					if (out)
-						out[n] = x->children.v[i];
-					n++;
-				}
-		for (uint32_t i = 0; i < x->consumers.n; i++) {
-			const struct dl_link *k = &t->core.link[x->consumers.v[i]];
-
-			if ((probe ? probe_link(k) : dl_link_counts_for_pm(k)) && t->part[k->consumer]) {
-				if (out)
-					out[n] = k->consumer;
-				n++;
-			}
-		}
+	if (waits)
+		dl_waits_for_init(&it, &t->core, kind, d);
+	else
+		dl_releases_init(&it, &t->core, kind, d);
+	while ((y = dl_dep_next(&it)) != DL_NONE) {
+		if (!t->part[y])
+			continue;
+		if (out)
+			out[n] = y;
+		n++;
 	}
 	return n;
 }
@@ -789,7 +702,7 @@ static int64_t wait_done(struct thr *t, struct tw *w, uint32_t y)
 
 	if (atomic_load_explicit(&t->done[y], memory_order_acquire) || halted(t))
 		return 0;
-	b0 = mono_ns();
+	b0 = dl_mono_ns();
 	unchain(w);
 	pthread_mutex_lock(m);
 	while (!atomic_load_explicit(&t->done[y], memory_order_acquire) && !halted(t)) {
@@ -805,7 +718,7 @@ static int64_t wait_done(struct thr *t, struct tw *w, uint32_t y)
 		}
 	}
 	pthread_mutex_unlock(m);
-	w->blocked_ns += mono_ns() - b0;
+	w->blocked_ns += dl_mono_ns() - b0;
 	w->wakeups++;
 	return atomic_load(&t->done_at[y]);
 }
@@ -814,7 +727,7 @@ static void complete_all(struct thr *t, uint32_t d)
 {
 	pthread_mutex_t *m = &t->smx[d % NSTRIPE];
 
-	atomic_store(&t->done_at[d], mono_ns());
+	atomic_store(&t->done_at[d], dl_mono_ns());
 	pthread_mutex_lock(m);
 	atomic_store_explicit(&t->done[d], 1, memory_order_release);
 	pthread_cond_broadcast(&t->scv[d % NSTRIPE]);
@@ -1004,7 +917,7 @@ static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
 		/* woken at the last completion; a wait for a CPU does not count as the wake */
 		if (got > last)
 			last = got;
-		pass_until(w, (last ? last : mono_ns()) + real_of(t, t->wake_ns));
+		pass_until(w, (last ? last : dl_mono_ns()) + real_of(t, t->cost.wake_ns));
 	}
 	if (halted(t))
 		return false;
@@ -1016,7 +929,7 @@ static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
 static bool run_task(struct thr *t, struct tw *w, const struct task *k)
 {
 	int64_t overhead = t->pk == PK_PROBE_DEFER ? 0 :
-			   t->pol->queue_up_front ? t->wake_ns : t->queue_ns;
+			   t->pol->queue_up_front ? t->cost.wake_ns : t->cost.queue_ns;
 	/*
 	 * The overhead runs from when the item was queued if the worker was
 	 * idle (so the real wake-up latency counts against it), else from
@@ -1069,13 +982,13 @@ static void *worker_main(void *arg)
 		struct task k;
 		bool ran = false;
 
-		while (!t->qn && !t->shutdown) {
+		while (!t->q.n && !t->shutdown) {
 			unchain(w);
 			pthread_cond_wait(&t->qcv, &t->mx);
 		}
-		if (!t->qn)
+		if (!t->q.n)
 			break;
-		k = q_pop_locked(t);
+		k = task_heap_pop(&t->q);
 		w->op_index = t->cur_op;
 		w->opr = t->opr;
 		pthread_mutex_unlock(&t->mx);
@@ -1118,7 +1031,7 @@ static void wait_drain(struct thr *t, bool all)
 static void main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue)
 {
 	cpu_get(m);
-	take_time(m, t->main_ns + (queue ? t->queue_ns : 0));
+	take_time(m, t->cost.main_ns + (queue ? t->cost.queue_ns : 0));
 	if (queue) {
 		cpu_put(m);
 		q_push(t, d);
@@ -1172,7 +1085,7 @@ static int run_phase(struct thr *t)
 	t->outstanding = 0;
 	pthread_mutex_unlock(&t->mx);
 
-	w0 = mono_ns();
+	w0 = dl_mono_ns();
 	if (!t->pol->link_aware) {
 		/* naive: the main thread, registration order, no waits */
 		for (uint32_t i = 0; i < t->nwalk && !halted(t) && !poll_stop(t); i++)
@@ -1221,7 +1134,7 @@ static int run_phase(struct thr *t)
 		}
 	}
 	wait_drain(t, true);
-	t->opr->makespan_ns += (int64_t)((double)(mono_ns() - w0) / t->scale);
+	t->opr->makespan_ns += (int64_t)((double)(dl_mono_ns() - w0) / t->scale);
 	account_bound(t);
 
 	core_lock(m);
@@ -1290,7 +1203,7 @@ static void unblock_probing(struct thr *t)
 {
 	struct tw *m = &t->tw[0];
 	struct dl_seq q;
-	int64_t s0 = mono_ns();
+	int64_t s0 = dl_mono_ns();
 
 	core_lock(m);
 	t->probes_blocked = false;
@@ -1301,7 +1214,7 @@ static void unblock_probing(struct thr *t)
 	m->taken_sim = 0;
 	dl_seq_deferred(&q);
 	if (m->taken_sim) {
-		t->opr->makespan_ns += (int64_t)((double)(mono_ns() - s0) / t->scale);
+		t->opr->makespan_ns += (int64_t)((double)(dl_mono_ns() - s0) / t->scale);
 		t->opr->lower_bound_ns += m->taken_sim;
 		t->opr->critical_path_ns += m->taken_sim;
 		t->opr->work_ns += m->taken_sim;
@@ -1413,7 +1326,7 @@ static void seq_bind(struct tw *w, struct dl_seq *q)
 {
 	*q = (struct dl_seq){
 		.core = &w->t->core, .sc = w->t->sc, .opr = w->opr,
-		.ignore_links = !w->t->pol->link_aware, .defer_ns = w->t->check_ns,
+		.ignore_links = !w->t->pol->link_aware, .defer_ns = w->t->cost.check_ns,
 		.ctx = w, .emit = seq_emit, .take_time = seq_take_time,
 		.sample = seq_sample, .fault = seq_fault,
 		.lock = seq_lock, .unlock = seq_unlock, .dev_lock = seq_dev_lock,
@@ -1479,7 +1392,7 @@ static int probe_deferral(struct thr *t)
 			main_visit(t, m, d, true);
 		} else {
 			cpu_get(m);
-			take_time(m, t->main_ns);
+			take_time(m, t->cost.main_ns);
 			dl_seq_probe_one(&q, d);
 			cpu_put(m);
 		}
@@ -1538,9 +1451,9 @@ static int op_probe(struct thr *t)
 		t->remaining = 0;
 		t->outstanding = 0;
 		pthread_mutex_unlock(&t->mx);
-		w0 = mono_ns();
+		w0 = dl_mono_ns();
 		err = probe_deferral(t);
-		t->opr->makespan_ns += (int64_t)((double)(mono_ns() - w0) / t->scale);
+		t->opr->makespan_ns += (int64_t)((double)(dl_mono_ns() - w0) / t->scale);
 		account_bound(t);
 		if (atomic_load(&t->peak) > t->opr->peak_workers)
 			t->opr->peak_workers = atomic_load(&t->peak);
@@ -1555,7 +1468,7 @@ static int op_probe(struct thr *t)
 static int op_seq(struct thr *t, struct tw *w, const struct dl_sc_op *op)
 {
 	struct dl_seq q;
-	int64_t s0 = mono_ns();
+	int64_t s0 = dl_mono_ns();
 	int err;
 
 	(void)t;
@@ -1563,7 +1476,7 @@ static int op_seq(struct thr *t, struct tw *w, const struct dl_sc_op *op)
 	w->taken_sim = 0;
 	seq_bind(w, &q);
 	err = dl_seq_op(&q, op);
-	w->opr->makespan_ns = (int64_t)((double)(mono_ns() - s0) / w->t->scale);
+	w->opr->makespan_ns = (int64_t)((double)(dl_mono_ns() - s0) / w->t->scale);
 	w->opr->lower_bound_ns = w->taken_sim;
 	w->opr->critical_path_ns = w->taken_sim;
 	w->opr->work_ns = w->taken_sim;
@@ -1593,8 +1506,8 @@ static void *racer_main(void *arg)
 		int64_t at = rc->start_real + real_of(t, op->delay_ns);
 
 		/* in slices, so that a stop is seen */
-		while (mono_ns() < at && atomic_load(&t->halt) != HALT_STOP)
-			sleep_until(mono_ns() + POLL_NS < at ? mono_ns() + POLL_NS : at);
+		while (dl_mono_ns() < at && atomic_load(&t->halt) != HALT_STOP)
+			sleep_until(dl_mono_ns() + POLL_NS < at ? dl_mono_ns() + POLL_NS : at);
 		if (atomic_load(&t->halt) == HALT_STOP)
 			break;
 		unchain(w);
@@ -1603,7 +1516,7 @@ static void *racer_main(void *arg)
 		w->opr->start_ns = sim_now(t);
 		op_seq(t, w, op);
 	}
-	rc->end_real = mono_ns();
+	rc->end_real = dl_mono_ns();
 	return NULL;
 }
 
@@ -1634,7 +1547,7 @@ static int run_op(struct thr *t, uint32_t i, uint32_t end)
 	struct racer rc = { .t = t, .first = i + 1, .end = end };
 	pthread_t rtid;
 	bool racer = false;
-	int64_t s0 = mono_ns();
+	int64_t s0 = dl_mono_ns();
 	int err;
 
 	t->cur_op = i;
@@ -1676,7 +1589,7 @@ static int run_op(struct thr *t, uint32_t i, uint32_t end)
 		break;
 	}
 	if (racer) {
-		int64_t end_main = mono_ns();
+		int64_t end_main = dl_mono_ns();
 
 		pthread_join(rtid, NULL);
 		t->racing = false;
@@ -1708,7 +1621,6 @@ static int thr_alloc(struct thr *t)
 	t->depth_set = calloc(n, 1);
 	t->newdepth = calloc(n, 1);
 	t->attempted = calloc(n, 1);
-	t->has_fault = calloc(n, 1);
 	t->dev_owner = calloc(n, sizeof(*t->dev_owner));
 	t->dev_depth = calloc(n, sizeof(*t->dev_depth));
 	t->wcount = calloc(n, sizeof(*t->wcount));
@@ -1724,25 +1636,21 @@ static int thr_alloc(struct thr *t)
 	t->lat = calloc(n, sizeof(*t->lat));
 	t->prio = calloc(n, sizeof(*t->prio));
 	t->best = calloc(n, sizeof(*t->best));
-	t->fault_used = calloc(t->sc->nfault + 1, sizeof(*t->fault_used));
 	t->buf = calloc(t->nthr, sizeof(*t->buf));
 	t->tw = calloc(t->nthr, sizeof(*t->tw));
 	t->tid = calloc(t->P, sizeof(*t->tid));
 	if (!t->done || !t->pending || !t->failed_dep || !t->ok || !t->ran || !t->queued || !t->done_at ||
 	    !t->part || !t->on_main || !t->depth_set || !t->newdepth || !t->attempted ||
-	    !t->has_fault || !t->dev_owner || !t->dev_depth || !t->wcount || !t->level ||
+	    !t->dev_owner || !t->dev_depth || !t->wcount || !t->level ||
 	    !t->lvl_off || !t->lvl_dev || !t->lvl_left || !t->lvl_fill ||
 	    !t->walk || !t->topo || !t->w_off || !t->d_off || !t->lat || !t->prio ||
-	    !t->best || !t->fault_used || !t->buf || !t->tw || !t->tid)
+	    !t->best || !t->buf || !t->tw || !t->tid)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < t->sc->nfault; i++)
-		if (t->sc->fault[i].dev < t->n)
-			t->has_fault[t->sc->fault[i].dev] = 1;
 	for (uint32_t w = 0; w < t->nthr; w++) {
 		t->tw[w].t = t;
 		t->tw[w].id = (int)w;
 	}
-	return 0;
+	return dl_faults_init(&t->faults, t->sc);
 }
 
 static void thr_free(struct thr *t)
@@ -1752,12 +1660,14 @@ static void thr_free(struct thr *t)
 			free(t->buf[w].v);
 	free(t->done); free(t->pending); free(t->failed_dep); free(t->ok); free(t->ran); free(t->queued);
 	free(t->done_at); free(t->part); free(t->on_main); free(t->depth_set);
-	free(t->newdepth); free(t->attempted); free(t->has_fault); free(t->dev_owner);
+	free(t->newdepth); free(t->attempted); free(t->dev_owner);
 	free(t->dev_depth); free(t->wcount); free(t->level); free(t->walk); free(t->topo);
 	free(t->lvl_off); free(t->lvl_dev); free(t->lvl_left); free(t->lvl_fill);
 	free(t->w_off); free(t->d_off); free(t->w_dep); free(t->d_dep); free(t->lat);
-	free(t->prio); free(t->best); free(t->fault_used); free(t->buf); free(t->tw);
-	free(t->tid); free(t->q);
+	free(t->prio); free(t->best); free(t->buf); free(t->tw);
+	free(t->tid);
+	task_heap_free(&t->q);
+	dl_faults_fini(&t->faults);
 	dl_core_fini(&t->core);
 }
 
@@ -1839,7 +1749,7 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 		   double time_scale, struct dl_run_result *r)
 {
 	struct thr *t = calloc(1, sizeof(*t));
-	int64_t wall0 = mono_ns();
+	int64_t wall0 = dl_mono_ns();
 	int slack = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
 	int err = 0, failed = 0;
 
@@ -1862,10 +1772,7 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 		t->P = sc->ndev < CLASSIC_POOL ? (sc->ndev > t->K ? sc->ndev : t->K) : CLASSIC_POOL;
 	t->nthr = t->P + 2;
 	t->free_cpus = t->K;
-	t->main_ns = cost(sc->cost.main_ns, DL_COST_MAIN_NS);
-	t->queue_ns = cost(sc->cost.queue_ns, DL_COST_QUEUE_NS);
-	t->wake_ns = cost(sc->cost.wake_ns, DL_COST_WAKE_NS);
-	t->check_ns = cost(sc->cost.probe_check_ns, DL_COST_PROBE_CHECK_NS);
+	dl_costs_resolve(sc, &t->cost);
 	t->t0 = wall0;
 	atomic_init(&t->evseq, 0);
 	atomic_init(&t->halt, HALT_NONE);
@@ -1927,7 +1834,7 @@ out:
 	}
 	if (t->buf)
 		flush_events(t);
-	r->wall_ns = mono_ns() - wall0;
+	r->wall_ns = dl_mono_ns() - wall0;
 	if (err == -EINTR)
 		r->status = "interrupted";
 	else if (err)
