@@ -1,10 +1,12 @@
-/* cost.c - the engines' cost model (see cost.h). */
+/* cost.c - the engines' cost model (cost.h) and the run bookkeeping both backends share (run.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "sim/core/dl_core.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/run.h"
 
 /* A "cost" field the scenario left unset is negative. */
 static int64_t cost_or(int64_t v, int64_t def)
@@ -75,4 +77,36 @@ uint32_t dl_engine_workers(const struct dl_scenario *sc, enum dl_order order, ui
 		     sc->cost.cpus ? sc->cost.cpus : dl_order_policy(order)->default_workers;
 
 	return k ? k : 1;
+}
+
+void dl_run_account_op(struct dl_run_result *r, const struct dl_op_result *op, bool overlaps)
+{
+	if (!overlaps)
+		r->makespan_ns += op->makespan_ns;
+	r->lower_bound_ns += op->lower_bound_ns;
+	r->critical_path_ns += op->critical_path_ns;
+	r->work_ns += op->work_ns;
+	r->main_bound_ns += op->main_bound_ns;
+	r->order_bound_ns += op->order_bound_ns;
+	r->blocked_ns += op->blocked_ns;
+	r->probe_attempts += op->probe_attempts;
+	r->probe_defers += op->probe_defers;
+	if (op->peak_workers > r->peak_workers)
+		r->peak_workers = op->peak_workers;
+	if (op->err && op->fail_dev != DL_NONE && r->fail_dev == DL_NONE) {
+		r->err = op->err;
+		r->fail_dev = op->fail_dev;
+	}
+}
+
+int dl_run_finish(struct dl_run_result *r, int64_t wall0, int err, bool failed)
+{
+	r->wall_ns = dl_mono_ns() - wall0;
+	if (err == -EINTR)
+		r->status = "interrupted";
+	else if (err)
+		r->status = "error";
+	else
+		r->status = failed ? "failed" : "ok";
+	return err ? err : failed;
 }

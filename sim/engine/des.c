@@ -47,6 +47,7 @@
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/heap.h"
+#include "sim/engine/run.h"
 #include "sim/engine/seqops.h"
 
 #define MAIN_TASK UINT32_MAX
@@ -1546,33 +1547,11 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 		if (err == 1) {
 			failed = 1;
 			err = 0;
-			if (r->fail_dev == DL_NONE) {
-				r->err = s.opr->err;
-				r->fail_dev = s.opr->fail_dev;
-			}
 		}
-		r->makespan_ns += s.opr->makespan_ns;
-		r->lower_bound_ns += s.opr->lower_bound_ns;
-		r->critical_path_ns += s.opr->critical_path_ns;
-		r->work_ns += s.opr->work_ns;
-		r->main_bound_ns += s.opr->main_bound_ns;
-		r->order_bound_ns += s.opr->order_bound_ns;
-		r->blocked_ns += s.opr->blocked_ns;
-		r->probe_attempts += s.opr->probe_attempts;
-		r->probe_defers += s.opr->probe_defers;
-		if (s.opr->peak_workers > r->peak_workers)
-			r->peak_workers = s.opr->peak_workers;
+		dl_run_account_op(r, s.opr, false);
 	}
 out:
-	r->wall_ns = dl_mono_ns() - wall0;
-	if (err == -EINTR)
-		r->status = "interrupted";
-	else if (err)
-		r->status = "error";
-	else
-		r->status = failed ? "failed" : "ok";
+	err = dl_run_finish(r, wall0, err, failed);
 	sim_free(&s);
-	if (err)
-		return err;
-	return failed;
+	return err;
 }

@@ -65,6 +65,7 @@
 #include "sim/engine/bound.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/heap.h"
+#include "sim/engine/run.h"
 #include "sim/engine/seqops.h"
 #include "sim/engine/threads.h"
 
@@ -1520,24 +1521,6 @@ static void *racer_main(void *arg)
 	return NULL;
 }
 
-static void account_op(struct dl_run_result *r, const struct dl_op_result *op, bool overlaps)
-{
-	if (!overlaps)
-		r->makespan_ns += op->makespan_ns;
-	r->lower_bound_ns += op->lower_bound_ns;
-	r->critical_path_ns += op->critical_path_ns;
-	r->blocked_ns += op->blocked_ns;
-	r->work_ns += op->work_ns;
-	r->probe_attempts += op->probe_attempts;
-	r->probe_defers += op->probe_defers;
-	if (op->peak_workers > r->peak_workers)
-		r->peak_workers = op->peak_workers;
-	if (op->err && op->fail_dev != DL_NONE && r->fail_dev == DL_NONE) {
-		r->err = op->err;
-		r->fail_dev = op->fail_dev;
-	}
-}
-
 /* Op @i on the main thread (a racing thread running ops (i, end) beside it). */
 static int run_op(struct thr *t, uint32_t i, uint32_t end)
 {
@@ -1597,9 +1580,9 @@ static int run_op(struct thr *t, uint32_t i, uint32_t end)
 			r->makespan_ns += (int64_t)((double)(rc.end_real - end_main) / t->scale);
 	}
 	flush_events(t);
-	account_op(r, t->opr, false);
+	dl_run_account_op(r, t->opr, false);
 	for (uint32_t j = i + 1; j < end && racer; j++)
-		account_op(r, &rc.opr[j - i - 1], true);
+		dl_run_account_op(r, &rc.opr[j - i - 1], true);
 	return err;
 }
 
@@ -1834,19 +1817,11 @@ out:
 	}
 	if (t->buf)
 		flush_events(t);
-	r->wall_ns = dl_mono_ns() - wall0;
-	if (err == -EINTR)
-		r->status = "interrupted";
-	else if (err)
-		r->status = "error";
-	else
-		r->status = failed ? "failed" : "ok";
+	err = dl_run_finish(r, wall0, err, failed);
 	thr_free(t);
 	thr_destroy_sync(t);
 	free(t);
 	if (slack > 0)
 		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0UL, 0UL, 0UL);
-	if (err)
-		return err;
-	return failed;
+	return err;
 }

@@ -1,0 +1,27 @@
+/*
+ * run.h - what both backends do around the ops of a run, once: add an op's
+ * figures to the run's, and close the run (wall time and status).
+ */
+#ifndef DL_RUN_H
+#define DL_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/engine/engine.h"
+
+/*
+ * dl_run_account_op - add @op to @r: every figure, except the makespan of an
+ * op that @overlaps another (a racing op, threads mode); the first op that
+ * failed on a device names the run's failure.
+ */
+void dl_run_account_op(struct dl_run_result *r, const struct dl_op_result *op, bool overlaps);
+
+/*
+ * dl_run_finish - the run's wall time from @wall0 (dl_mono_ns()) and its
+ * status from @err (the run's error, negative errno) and @failed (an op
+ * failed on an injected fault); returns what dl_engine_run() returns.
+ */
+int dl_run_finish(struct dl_run_result *r, int64_t wall0, int err, bool failed);
+
+#endif
