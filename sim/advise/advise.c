@@ -10,14 +10,7 @@
 #include <time.h>
 
 #include "sim/advise/advise.h"
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+#include "sim/engine/cost.h"
 
 struct work {
 	struct dl_scenario w;		/* shallow copy; dev, prof, link are ours */
@@ -119,12 +112,12 @@ int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 	const struct dl_order_policy *pol = dl_order_policy(o->order);
 	struct work wk = { .sc = sc, .res = res, .o = o };
 	uint32_t maxs = 0, limit = o->max_candidates ? o->max_candidates : UINT32_MAX, n;
-	int64_t *samp = NULL, t0 = now_ns();
+	int64_t *samp = NULL, t0 = dl_mono_ns();
 	struct dl_engine_opts eo = { .order = o->order, .workers = o->workers, .seed = sc->seed };
 	int ret = -ENOMEM;
 
 	memset(res, 0, sizeof(*res));
-	res->workers = o->workers ? o->workers : sc->cost.cpus ? sc->cost.cpus : pol->default_workers;
+	res->workers = dl_engine_workers(sc, o->order, o->workers);
 	ret = dl_engine_run(sc, &eo, &res->base);
 	res->resims = 1;
 	if (ret)
@@ -251,7 +244,7 @@ int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 	qsort(res->adv, res->nadv, sizeof(*res->adv), cmp_advice);
 	ret = 0;
 out:
-	res->wall_ns = now_ns() - t0;
+	res->wall_ns = dl_mono_ns() - t0;
 	free(wk.w.dev);
 	free(wk.w.prof);
 	free(wk.w.link);

@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "sim/engine/cost.h"
 #include "sim/engine/wakeup.h"
 
 #define WAKE_ROUNDS 41		/* odd: the median is one sample */
@@ -23,14 +24,6 @@ struct pingpong {
 	int64_t t_signal, t_wake[WAKE_ROUNDS];
 };
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void *sleeper(void *arg)
 {
 	struct pingpong *p = arg;
@@ -39,7 +32,7 @@ static void *sleeper(void *arg)
 	while (p->seen < WAKE_ROUNDS) {
 		while (p->round == p->seen)
 			pthread_cond_wait(&p->cv, &p->mu);
-		p->t_wake[p->seen] = now_ns() - p->t_signal;
+		p->t_wake[p->seen] = dl_mono_ns() - p->t_signal;
 		p->seen++;
 		pthread_cond_broadcast(&p->cv);
 	}
@@ -77,7 +70,7 @@ int64_t dl_wakeup_latency_ns(void)
 	for (int i = 0; i < WAKE_ROUNDS; i++) {
 		nanosleep(&gap, NULL);
 		pthread_mutex_lock(&p.mu);
-		p.t_signal = now_ns();
+		p.t_signal = dl_mono_ns();
 		p.round++;
 		pthread_cond_signal(&p.cv);
 		while (p.seen < p.round)
@@ -86,11 +79,11 @@ int64_t dl_wakeup_latency_ns(void)
 	}
 	pthread_join(th, NULL);
 	for (int i = 0; i < WAKE_ROUNDS; i++) {
-		int64_t t0 = now_ns(), want = t0 + WAKE_GAP_NS / 4;
+		int64_t t0 = dl_mono_ns(), want = t0 + WAKE_GAP_NS / 4;
 		struct timespec dl = { (time_t)(want / 1000000000), (long)(want % 1000000000) };
 
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &dl, NULL);
-		timer[i] = now_ns() - want;
+		timer[i] = dl_mono_ns() - want;
 	}
 	if (slack > 0)
 		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0UL, 0UL, 0UL);
