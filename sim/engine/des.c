@@ -738,7 +738,7 @@ static void main_kick(struct sim *s)
 				s->nparts++;
 			}
 			s->t[d].stage = ST_IDLE;
-			s->mkind = s->pol->use_async_flag && s->core.dev[dev_at(s, d)].async;
+			s->mkind = !dl_order_on_main(s->pol, true, s->core.dev[dev_at(s, d)].async);
 			s->mstate = M_QUEUED;
 			burst_request(s, MAIN_TASK, 0);
 			return;
@@ -960,14 +960,7 @@ static void phase_scan(struct sim *s, int64_t *cp_out, int64_t *work_out)
 		if (!x->part)
 			continue;
 		s->remaining++;
-		if (s->pk == PK_PROBE_DEFER)
-			x->on_main = !(s->pol->use_async_flag && s->g.async[i]);
-		else if (s->pol->all_async)
-			x->on_main = 0;
-		else if (s->pol->use_async_flag)
-			x->on_main = !s->g.async[i];
-		else
-			x->on_main = 1;
+		x->on_main = dl_order_on_main(s->pol, s->pk == PK_PROBE_DEFER, s->g.async[i]);
 		ef = x->est + x->lat;
 		work += x->lat;
 		if (ef > cp)

@@ -1064,12 +1064,7 @@ static int run_phase(struct thr *t)
 		if (!t->part[d])
 			continue;
 		remaining++;
-		if (t->pol->all_async)
-			t->on_main[d] = 0;
-		else if (t->pol->use_async_flag)
-			t->on_main[d] = !t->core.dev[d].async;
-		else
-			t->on_main[d] = 1;
+		t->on_main[d] = dl_order_on_main(t->pol, false, t->core.dev[d].async);
 	}
 	pthread_rwlock_rdlock(&t->graph);
 	err = snapshot_phase(t);
@@ -1388,7 +1383,7 @@ static int probe_deferral(struct thr *t)
 		}
 		if (atomic_load(&t->queued[d]) || !probe_free(m, d))
 			continue;   /* already queued, probing or bound: bus_probe_device() is a no-op */
-		if (t->pol->use_async_flag && t->core.dev[d].async) {
+		if (!dl_order_on_main(t->pol, true, t->core.dev[d].async)) {
 			atomic_store(&t->queued[d], 1);
 			main_visit(t, m, d, true);
 		} else {

@@ -1,7 +1,8 @@
 /*
  * order.h - the ordering algorithms: names, one-line descriptions, and the
  * policy knobs the engines read (who walks the list, who may run async, how
- * ready work is prioritised).  The engines implement the mechanics.
+ * ready work is prioritised).  The engines implement the mechanics; each
+ * order is one file of this folder and one line of order.c's registry.
  */
 #ifndef DL_ORDER_H
 #define DL_ORDER_H
@@ -29,6 +30,33 @@ struct dl_order_policy {
 	bool probe_deferral;   /* probe through the kernel's deferred-probe retry */
 	uint32_t default_workers;
 };
+
+/* One ordering algorithm: a file of its own (sync.c, ...) and a line in order.c's registry. */
+struct dl_order_def {
+	const char *name, *doc;
+	struct dl_order_policy policy;
+};
+
+extern const struct dl_order_def dl_order_sync, dl_order_kernel_async, dl_order_kernel_async_v2,
+	dl_order_levels, dl_order_cp_first, dl_order_naive;
+
+/*
+ * dl_order_on_main - does the main PM thread run the callback of a device
+ * (@async: its driver may run asynchronously) itself, rather than a work
+ * item?  @deferral_probe: a probe in registration order with the
+ * deferred-probe retry, where async drivers go to workers (the orders
+ * whose probing is link-aware never walk on the main thread).  Both
+ * backends ask this, so the rule is written once.
+ */
+static inline bool dl_order_on_main(const struct dl_order_policy *p, bool deferral_probe,
+				    bool async)
+{
+	if (deferral_probe)
+		return !(p->use_async_flag && async);
+	if (p->all_async)
+		return false;
+	return p->use_async_flag ? !async : true;
+}
 
 const char *dl_order_name(enum dl_order o);
 const char *dl_order_doc(enum dl_order o);
