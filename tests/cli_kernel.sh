@@ -79,4 +79,9 @@ expect 1 "a dump cut short" "$DLSIM" run "$SRC/scenarios/camera.json" --mode ker
 grep -q "last op" "$T/err" || bad "the failure names the last op reached"
 [ "$(sqlite3 "$T/cut.db" "select status from runs")" = failed ] && ok "the cut run is marked failed" \
 	|| bad "cut run status"
+# a dump whose module buffer overflowed has holes: the run fails, saying so
+sed 's/ lost 0$/ lost 5/' "$K/camera-6.12.dump" >"$T/lost.dump"
+expect 1 "a dump that lost records" "$DLSIM" run "$SRC/scenarios/camera.json" --mode kernel \
+	--kernel-dump "$T/lost.dump" --db "$T/cut.db"
+grep -q "5 records lost" "$T/err" || bad "the failure says records were lost"
 finish cli_kernel

@@ -6,7 +6,8 @@
  * Built once per kernel version (never per scenario); the scenario arrives
  * as data.  /init writes lines into debugfs dlsim/ctl:
  *
- *   devices N                 N platform devices, indices 0..N-1
+ *   devices N RECS            N platform devices, indices 0..N-1, and room
+ *                             for RECS records (dlsim sizes it from the script)
  *   dev I PARENT ASYNC RPM    parent index or -1; ASYNC: async probe driver
  *                             and device_enable_async_suspend(); RPM: the
  *                             driver enables runtime PM at probe (the device
@@ -55,6 +56,7 @@
 #define KMOD_MAX_DEVICES 20000
 #define KMOD_CTL_MAX (8u << 20)
 #define SETTLE_MS 20
+#define KMOD_MAX_RECS (16u << 20)
 
 /* Callback keys, as dlsim's enum dl_lat_key. */
 enum { K_PROBE, K_REMOVE, K_PREPARE, K_SUSPEND, K_SUSPEND_LATE, K_SUSPEND_NOIRQ,
@@ -366,15 +368,15 @@ static int tok_idx(char **p, u32 *v)
 
 static int cmd_devices(char **p)
 {
-	s64 n;
+	s64 n, cap;
 	int e = tok_s64(p, &n);
 
-	if (e)
+	if (e || (e = tok_s64(p, &cap)))
 		return e;
-	if (devs || n <= 0 || n > KMOD_MAX_DEVICES)
+	if (devs || n <= 0 || n > KMOD_MAX_DEVICES || cap <= 0 || cap > KMOD_MAX_RECS)
 		return -EINVAL;
 	devs = vzalloc(array_size(n, sizeof(*devs)));
-	rec_cap = (u32)n * 48 + 65536;
+	rec_cap = (u32)cap;
 	recs = vzalloc(array_size(rec_cap, sizeof(*recs)));
 	if (!devs || !recs)
 		return -ENOMEM;

@@ -32,6 +32,7 @@
 #define BOOT_BUDGET_MS 180000      /* boot and power-off: 8 s idle, 40 s and more on a loaded host */
 #define CALLBACK_BUDGET_NS 5000000 /* wall time per callback on TCG, generous */
 #define KMOD_SRC DLSIM_SOURCE_DIR "/sim/kernel"
+#define KMOD_MAX_RECS_HOST (16u << 20)   /* dlsim_kmod.c's KMOD_MAX_RECS */
 /* suspend.pm_test_delay=0: else pm_test waits 5 s a cycle */
 #define KERNEL_CMDLINE "console=ttyS0 loglevel=3 suspend.pm_test_delay=0 panic=-1 mitigations=off"
 
@@ -192,6 +193,21 @@ static uint8_t *runtime_pm_users(const struct dl_scenario *sc)
 	return u;
 }
 
+/*
+ * Records the module must hold for a run: per op, a start and an end per
+ * callback of every device (eight PM phases, probe retries), a snapshot of
+ * dpm_list and of every link, and runtime PM traffic: each probe resumes and
+ * suspends the suppliers of PM_RUNTIME links.  Generous; the module refuses
+ * more than KMOD_MAX_RECS, and a dump that lost records fails its run.
+ */
+static uint64_t record_budget(const struct dl_scenario *sc)
+{
+	uint64_t per_op = 24 * (uint64_t)sc->ndev + 12 * (uint64_t)sc->nlink;
+	uint64_t n = 65536 + per_op * (sc->nop + 1);
+
+	return n < KMOD_MAX_RECS_HOST ? n : KMOD_MAX_RECS_HOST;
+}
+
 /* One run: a file per op (a sleep cycle is one .sleep file and the next op's marks). */
 static int write_run_files(const char *dir, const struct dl_kjob *j, const uint8_t *rpm)
 {
@@ -216,7 +232,7 @@ static int write_run_files(const char *dir, const struct dl_kjob *j, const uint8
 		if (!(f = open_file(dir, fileno++, sleep ? "sleep" : "ctl")))
 			return -errno;
 		if (op->kind == DL_OP_PROBE) {
-			fprintf(f, "devices %u\n", sc->ndev);
+			fprintf(f, "devices %u %" PRIu64 "\n", sc->ndev, record_budget(sc));
 			for (uint32_t d = 0; d < sc->ndev; d++)
 				fprintf(f, "dev %u %" PRId64 " %d %d\n", d,
 					sc->dev[d].parent == DL_SC_NONE ? (int64_t)-1 : (int64_t)sc->dev[d].parent,

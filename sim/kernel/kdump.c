@@ -368,7 +368,7 @@ int dl_kernel_release(const char *dump, size_t len, char *out, size_t outlen)
 
 /* Split @dump into lines and parse the records; the header gives the release. */
 static int parse_dump(const char *dump, size_t len, uint32_t ndev, struct krec **out,
-		      uint32_t *nout, int *done, struct dl_kernel_info *info)
+		      uint32_t *nout, int *done, unsigned *lost, struct dl_kernel_info *info)
 {
 	struct krec *k = NULL;
 	uint32_t n = 0, cap = 0, lineno = 0;
@@ -397,11 +397,11 @@ static int parse_dump(const char *dump, size_t len, uint32_t ndev, struct krec *
 			continue;
 		}
 		if (!strncmp(line, "dlsim-kdump ", 12)) {
-			unsigned v, nd;
+			unsigned v, nd, nrec = 0, nlost = 0;
 			char rel[96], mach[32];
 
-			if (sscanf(line, "dlsim-kdump %u %95s %31s devices %u", &v, rel, mach, &nd) != 4 ||
-			    v != 1) {
+			if (sscanf(line, "dlsim-kdump %u %95s %31s devices %u records %u lost %u", &v, rel,
+				   mach, &nd, &nrec, &nlost) < 4 || v != 1) {
 				snprintf(info->msg, sizeof(info->msg), "line %u: not a dlsim-kdump 1 header",
 					 lineno);
 				goto bad;
@@ -413,6 +413,8 @@ static int parse_dump(const char *dump, size_t len, uint32_t ndev, struct krec *
 			}
 			snprintf(info->release, sizeof(info->release), "%s", rel);
 			header = 1;
+			if (nlost)
+				*lost = nlost;
 			continue;
 		}
 		if (n == cap) {
@@ -463,6 +465,7 @@ int dl_kernel_convert(const struct dl_scenario *sc, const char *dump, size_t len
 	struct conv c = { .sc = sc, .o = o, .r = r, .info = info, .cur_op = -1, .sleep_op = -1 };
 	struct krec *k = NULL, *order = NULL;
 	uint32_t n = 0, norder = 0, refused = 0;
+	unsigned lost = 0;
 	int done, rc, in_snap = 0;
 
 	memset(info, 0, sizeof(*info));
@@ -475,7 +478,7 @@ int dl_kernel_convert(const struct dl_scenario *sc, const char *dump, size_t len
 		r->op[i].kind = sc->op[i].kind;
 		r->op[i].fail_dev = DL_NONE;
 	}
-	rc = parse_dump(dump, len, sc->ndev, &k, &n, &done, info);
+	rc = parse_dump(dump, len, sc->ndev, &k, &n, &done, &lost, info);
 	if (rc)
 		return rc;
 	c.pos = calloc(sc->ndev + 1, sizeof(*c.pos));
@@ -593,7 +596,13 @@ int dl_kernel_convert(const struct dl_scenario *sc, const char *dump, size_t len
 			r->fail_dev = op->fail_dev;
 		}
 	}
-	if (!done) {
+	if (lost) {
+		/* the module's buffer was full: the log would have holes */
+		r->status = "failed";
+		snprintf(info->msg, sizeof(info->msg), "the module's buffer overflowed: %u records"
+			 " lost (dlsim's record budget is too small for this script)", lost);
+		rc = -EPIPE;
+	} else if (!done) {
 		r->status = "failed";
 		if (!info->msg[0])
 			snprintf(info->msg, sizeof(info->msg), "the guest stopped before the run's end");
