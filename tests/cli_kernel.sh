@@ -58,6 +58,9 @@ printf '@run 000\ndlsim-kdump 1 6.12.0 x86_64 devices 25 records 3 lost 0\nnot a
 expect 2 "a dump with a bad line" "$DLSIM" run "$SRC/scenarios/soc-small.json" --mode kernel \
 	--kernel-dump "$T/bad.dump" --db "$T/k.db"
 grep -q "line 3" "$T/err" || bad "the bad line is named"
+expect 2 "a dump without the run asked for" "$DLSIM" compare "$SRC/scenarios/soc-small.json" \
+	--orders sync,kernel-async --mode kernel --kernel-dump "$K/soc-small-6.12.dump" --db "$T/k.db"
+grep -q "no run 001" "$T/err" || bad "the missing run is named"
 expect 2 "a scenario with hot-plug" "$DLSIM" run "$SRC/scenarios/hotplug-unbind.json" --mode kernel \
 	--kernel-dump "$K/soc-small-6.12.dump" --db "$T/k.db"
 grep -q "hot-plugged" "$T/err" || bad "the refusal names hot-plug"

@@ -616,6 +616,12 @@ static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *
 		fprintf(stderr, "dlsim %s: %s\n", me, msg);
 		return DL_EXIT_USAGE;
 	}
+	for (size_t j = 0; o->kernel_dump && j < rn->nkjobs; j++)
+		if (!rn->kjobs[j].dump) {
+			fprintf(stderr, "dlsim %s: %s: no run %03zu in the dump (it holds the runs of"
+				" one command: orders x seeds)\n", me, o->kernel_dump, j);
+			return DL_EXIT_USAGE;
+		}
 	if (rc)
 		fprintf(stderr, "dlsim %s: %s%s%s\n", me, msg, kept[0] ? "; kept: " : "", kept);
 	/* a dump that is not of this scenario is refused before the database opens */
