@@ -73,6 +73,19 @@ expect 2 "--kernel-dump needs --mode kernel" "$DLSIM" run "$SRC/scenarios/soc-sm
 DLSIM_KERNEL_CACHE=$T/nokernels expect 2 "no kernel fetched" "$DLSIM" run "$SRC/scenarios/soc-small.json" \
 	--mode kernel --db "$T/k.db"
 grep -q "make kernels" "$T/err" || bad "the missing kernel names 'make kernels'"
+# a module that does not build: the compiler's own message, exit 2 (needs QEMU installed,
+# which is checked first; a fake kernel cache whose kbuild fails like a compiler)
+if command -v qemu-system-x86_64 >/dev/null && [ -x /bin/busybox ]; then
+	mkdir -p "$T/kc/6.12/build"
+	: >"$T/kc/6.12/vmlinuz"
+	printf 'modules:\n\t@echo "dlsim_kmod.c:42:1: error: fake compiler failure" >&2; exit 1\n' \
+		>"$T/kc/6.12/build/Makefile"
+	DLSIM_KERNEL_CACHE=$T/kc expect 2 "a module that does not build" "$DLSIM" run \
+		"$SRC/scenarios/soc-small.json" --mode kernel --db "$T/k.db"
+	grep -q "fake compiler failure" "$T/err" || bad "the compiler's message is shown"
+else
+	echo "skip: qemu-system-x86_64 or busybox-static missing (make deps)"
+fi
 cmp -s "$T/k.db" "$T/before.db" && ok "bad input leaves the database untouched" || bad "the database changed"
 
 # a guest that stopped mid-run: the run is logged as failed, with the last op

@@ -524,6 +524,8 @@ static void tail_into(const char *path, char *msg, size_t len)
 	free(b);
 }
 
+static void rm_tree(const char *dir);
+
 /* A 64-bit FNV-1a of the module's source: the cache key of its build. */
 static uint64_t fnv_file(const char *path)
 {
@@ -601,6 +603,7 @@ static int module_path(const char *kdir, char *ko, size_t kolen, char *msg, size
 	}
 	if (rc) {
 		tail_into(log, msg, msglen);
+		rm_tree(tmp);
 		return -ENOEXEC;
 	}
 	if (rename(tmp, dir) && access(ko, R_OK)) {
