@@ -8,7 +8,8 @@ endif
 
 DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gnuplot-nox \
             libcunit1-dev sqlite3 libfdt-dev device-tree-compiler chromium python3 libxml2-utils \
-            qemu-system-x86 busybox-static zlib1g-dev
+            qemu-system-x86 busybox-static zlib1g-dev \
+            libssl-dev libopenmpi-dev openmpi-bin
 
 .PHONY: all deps build test demo bench bench-smoke bench-baseline clean dtbs test-dtbs kernels test-kernel \
         trace-check

@@ -1,0 +1,648 @@
+/*
+ * cmd_sweep.c - `dlsim sweep`: scenarios/DTBs × orders × seeds × kernels,
+ * each a normal logged run, into one database; resumable; a local pool of
+ * worker processes (--jobs) or, under mpirun, the MPI ranks (sim/sweep/).
+ * Prints a progress line (stderr, terminal only) and a summary per scenario.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "sim/cli/cli.h"
+#include "sim/cli/sweep_cli.h"
+#include "sim/log/dl_log.h"
+#include "sim/sweep/sweep.h"
+
+#define MAX_JOBS 1024
+#define MAX_PROBLEMS 50
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static void sweep_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dlsim sweep [--scenarios PATH|DIR|GLOB]... [--dtbs DIR]... --orders A,B|all\n"
+		"                   [--seeds N] [--seed S] [--set KEY=VALUE]... [--db OUT.db]\n"
+		"                   [--jobs N] [--json] [opts]\n"
+		"       mpirun -np N dlsim sweep ...     (the ranks share the runs)\n\n"
+		"Run every scenario × order × seed (× kernel), each a normal run logged to\n"
+		"OUT.db as `dlsim run` logs it and re-checked from its log, and print a\n"
+		"summary per scenario: the best order, by how much, its ratio to the lower\n"
+		"bound, and the runs that failed or violated a rule.  DTBs are imported on\n"
+		"the fly (no JSON written).  Resumable: a run already in OUT.db (same\n"
+		"scenario content, order, seed, kernel, mode and workers) is skipped, so\n"
+		"running the same command again completes an interrupted sweep.\n\n"
+		"Each worker writes its own shard (OUT.db.shards/) and the coordinator\n"
+		"copies finished runs into OUT.db every second: SQLite keeps one writer.\n\n"
+		"options:\n"
+		"  --scenarios P     a scenario file, a directory of *.json or a glob (repeatable)\n"
+		"  --dtbs DIR        every *.dtb under DIR, or one .dtb file (repeatable)\n"
+		"  --orders A,B|all  orders to run (all: every order but naive; see dlsim orders)\n"
+		"  --seeds N         seeds S..S+N-1 for every scenario (default 1)\n"
+		"  --seed S          the first seed (default 1; overrides the scenarios' seeds)\n"
+		"  --kernel V,...    kernel rules to simulate (when the engine supports --kernel)\n"
+		"  --mode des|threads  as dlsim run (threads: runs in parallel disturb the timing)\n"
+		"  --workers K       simulated CPUs (default: each order's own)\n"
+		"  --time-scale X    threads mode: real seconds per simulated second (0.01)\n"
+		"  --set KEY=VALUE   override a field of every scenario's generate object\n"
+		"  --db OUT.db       the database (default dlsim.db)\n"
+		"  --jobs N          worker processes (default: the cores; under mpirun: 1 per rank)\n"
+		"  --distribute queue|static  under mpirun: a shared counter on rank 0 hands out\n"
+		"                    tasks (default), or rank r runs every N-th task\n"
+		"  --no-check        do not re-check the runs from their logs\n"
+		"  --verbose         a line per finished scenario/seed on stdout\n"
+		"  --json            the summary as one JSON object on stdout\n\n"
+		"exit status: 0 every run ok; 1 a run failed or violated a rule; 2 bad usage or\n"
+		"input (nothing written); 130 interrupted (finished runs are kept; run again)\n");
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return (errno || *end) ? -EINVAL : 0;
+}
+
+static int parse_orders(const char *v, struct dl_sweep_plan *p)
+{
+	char list[512];
+
+	p->norders = 0;
+	if (!strcmp(v, "all")) {
+		for (int o = 0; o < DL_ORDER_COUNT; o++)
+			if (o != DL_ORDER_NAIVE)
+				p->order[p->norders++] = (enum dl_order)o;
+		return 0;
+	}
+	snprintf(list, sizeof(list), "%s", v);
+	for (char *save = NULL, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (p->norders == DL_SWEEP_MAX_ORDERS || dl_order_parse(t, &p->order[p->norders])) {
+			fprintf(stderr, "dlsim sweep: unknown order '%s'; see 'dlsim orders'\n", t);
+			return -EINVAL;
+		}
+		for (uint32_t k = 0; k < p->norders; k++)
+			if (p->order[k] == p->order[p->norders]) {
+				fprintf(stderr, "dlsim sweep: order '%s' given twice\n", t);
+				return -EINVAL;
+			}
+		p->norders++;
+	}
+	return p->norders ? 0 : -EINVAL;
+}
+
+static int parse_args(int argc, char **argv, struct sweep_opts *o)
+{
+	struct dl_sweep_plan *p = &o->plan;
+	bool have_orders = false, have_input = false;
+	char err[512];
+
+	p->mode = "des";
+	p->nseeds = 1;
+	p->seed0 = 1;
+	p->time_scale = 0.01;
+	p->check = true;
+	p->nkernels = 1;
+	p->kernel[0] = NULL;
+	o->db = "dlsim.db";
+	o->distribute = "queue";
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		uint64_t u;
+		bool dtb = false;
+
+		err[0] = '\0';
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			sweep_usage(stdout);
+			return 1;
+		} else if (!strcmp(argv[i], "--json")) {
+			o->json = true;
+		} else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) {
+			o->verbose = true;
+		} else if (!strcmp(argv[i], "--no-check")) {
+			p->check = false;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--scenarios")) ||
+			   (dtb = true, v = cli_opt_value(argc, argv, &i, "--dtbs"))) {
+			if (!*v || dl_sweep_add_scenarios(p, v, dtb, err, sizeof(err))) {
+				fprintf(stderr, "dlsim sweep: %s\n", *v ? err : "--scenarios/--dtbs need a path");
+				return -1;
+			}
+			have_input = true;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--orders"))) {
+			if (parse_orders(v, p))
+				return -1;
+			have_orders = true;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--seeds"))) {
+			if (parse_u64(v, &u) || u < 1 || u > DL_SWEEP_MAX_SEEDS) {
+				fprintf(stderr, "dlsim sweep: --seeds '%s': expected 1..%d\n", v,
+					DL_SWEEP_MAX_SEEDS);
+				return -1;
+			}
+			p->nseeds = (uint32_t)u;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
+			if (parse_u64(v, &p->seed0)) {
+				fprintf(stderr, "dlsim sweep: --seed '%s': expected a non-negative integer\n", v);
+				return -1;
+			}
+		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
+			/* the engines take no kernel version yet: refuse rather than mislabel runs */
+			fprintf(stderr, "dlsim sweep: --kernel '%s': this build's engines simulate one"
+				" set of rules; --kernel comes with the kernel-faithful engine\n", v);
+			return -1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--mode"))) {
+			if (strcmp(v, "des") && strcmp(v, "threads")) {
+				fprintf(stderr, "dlsim sweep: --mode '%s': expected des or threads\n", v);
+				return -1;
+			}
+			p->mode = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--workers"))) {
+			if (parse_u64(v, &u) || u < 1 || u > 4096) {
+				fprintf(stderr, "dlsim sweep: --workers '%s': expected 1..4096\n", v);
+				return -1;
+			}
+			p->workers = (uint32_t)u;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--time-scale"))) {
+			char *end;
+
+			p->time_scale = strtod(v, &end);
+			if (*end || !(p->time_scale > 0)) {
+				fprintf(stderr, "dlsim sweep: --time-scale '%s': expected a positive number\n", v);
+				return -1;
+			}
+		} else if ((v = cli_opt_value(argc, argv, &i, "--set"))) {
+			char *eq = strchr(v, '=');
+
+			if (!eq || eq == v || p->nset == DL_SWEEP_MAX_SET) {
+				fprintf(stderr, "dlsim sweep: --set '%s': expected KEY=VALUE\n", v);
+				return -1;
+			}
+			*eq = '\0';
+			p->set[p->nset].key = v;
+			p->set[p->nset++].value = eq + 1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--db"))) {
+			if (!*v) {
+				fprintf(stderr, "dlsim sweep: --db needs a path\n");
+				return -1;
+			}
+			o->db = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--jobs"))) {
+			if (parse_u64(v, &u) || u < 1 || u > MAX_JOBS) {
+				fprintf(stderr, "dlsim sweep: --jobs '%s': expected 1..%d\n", v, MAX_JOBS);
+				return -1;
+			}
+			o->jobs = (uint32_t)u;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--distribute"))) {
+			if (strcmp(v, "queue") && strcmp(v, "static")) {
+				fprintf(stderr, "dlsim sweep: --distribute '%s': expected queue or static\n", v);
+				return -1;
+			}
+			o->distribute = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--busy-timeout"))) {
+			if (parse_u64(v, &u) || u > 3600000) {
+				fprintf(stderr, "dlsim sweep: --busy-timeout '%s': expected 0..3600000 ms\n", v);
+				return -1;
+			}
+			dl_log_set_busy_timeout((int)u);
+		} else {
+			fprintf(stderr, "dlsim sweep: %s '%s'; try 'dlsim sweep --help'\n",
+				argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
+			return -1;
+		}
+	}
+	if (!have_input) {
+		fprintf(stderr, "dlsim sweep: nothing to run: give --scenarios PATH or --dtbs DIR\n");
+		return -1;
+	}
+	if (!have_orders) {
+		fprintf(stderr, "dlsim sweep: missing --orders A,B,... (or all)\n");
+		return -1;
+	}
+	if ((uint64_t)p->nsc * p->nseeds > UINT32_MAX / 2) {
+		fprintf(stderr, "dlsim sweep: %u scenarios × %u seeds is too many tasks\n", p->nsc,
+			p->nseeds);
+		return -1;
+	}
+	if (!o->jobs) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		o->jobs = n > 0 ? (uint32_t)(n < MAX_JOBS ? n : MAX_JOBS) : 1;
+	}
+	return 0;
+}
+
+/* JSON scenario files are validated up front (bad input: exit 2, nothing written). */
+static int validate(const struct dl_sweep_plan *p)
+{
+	for (uint32_t i = 0; i < p->nsc; i++) {
+		struct dl_scenario *sc;
+		struct dl_error err;
+		uint64_t seed = p->seed0;
+
+		if (p->sc[i].dtb)
+			continue;
+		if (dl_scenario_load(p->sc[i].path, p->set, p->nset, &seed, &sc, &err)) {
+			fprintf(stderr, "dlsim sweep: %s\n", err.msg);
+			return -EINVAL;
+		}
+		dl_scenario_free(sc);
+	}
+	return 0;
+}
+
+static double elapsed(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+void sweep_progress(struct dl_sweep_coord *co)
+{
+	struct sweep_run *sr = co->ctx;
+	double el = elapsed(&sr->t0), rate = el > 0 ? co->done / el : 0;
+	double eta = rate > 0 ? (co->total - co->done) / rate : 0;
+
+	if (!sr->tty || el - sr->last_shown < 0.2)
+		return;
+	sr->last_shown = el;
+	fprintf(stderr, "\rsweep: %u/%u runs, %.1f runs/s, ETA %d:%02d, %u failed, %u violating   ",
+		co->done, co->total, rate, (int)eta / 60, (int)eta % 60, co->failed, co->violations);
+	sr->shown = true;
+}
+
+
+void sweep_task_line(struct dl_sweep_coord *co, uint32_t task,
+		     const struct dl_sweep_task_result *res)
+{
+	struct sweep_run *sr = co->ctx;
+	const struct dl_sweep_plan *p = sr->plan;
+
+	if (sr->shown)
+		fprintf(stderr, "\r%90s\r", "");
+	sr->shown = false;
+	printf("[%u/%u] %s seed %llu: %u run%s%s", co->done, co->total,
+	       p->sc[task / p->nseeds].label,
+	       (unsigned long long)(p->seed0 + task % p->nseeds), res->runs,
+	       res->runs == 1 ? "" : "s", res->failed || res->violations ? "," : " ok");
+	if (res->failed)
+		printf(" %u failed", res->failed);
+	if (res->violations)
+		printf(" %u violating", res->violations);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* ---- the summary, from OUT.db: every run of this plan, old or new ---- */
+
+struct order_stat {
+	uint32_t runs, ok, failed, violations;
+	double mk, ratio;            /* means over ok runs */
+};
+
+static int order_stats(sqlite3 *db, const struct dl_sweep_plan *p, uint32_t s, enum dl_order o,
+		       struct order_stat *st)
+{
+	static const char sql[] =
+		"SELECT w.status, r.makespan_ns, m.value FROM sweep w"
+		" LEFT JOIN runs r ON r.run_id = w.run_id"
+		" LEFT JOIN metrics m ON m.run_id = w.run_id AND m.name = 'lower_bound_ns'"
+		" WHERE w.scenario_hash = ?1 AND w.order_name = ?2 AND w.seed BETWEEN ?3 AND ?4"
+		" AND w.mode = ?5 AND w.workers = ?6";
+	sqlite3_stmt *q;
+
+	memset(st, 0, sizeof(*st));
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(q, 1, p->sc[s].hash, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, dl_order_name(o), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 3, (int64_t)p->seed0);
+	sqlite3_bind_int64(q, 4, (int64_t)(p->seed0 + p->nseeds - 1));
+	sqlite3_bind_text(q, 5, p->mode, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 6, dl_sweep_workers(p, o));
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		const char *status = (const char *)sqlite3_column_text(q, 0);
+		double mk = sqlite3_column_double(q, 1), lb = sqlite3_column_double(q, 2);
+
+		st->runs++;
+		if (status && !strcmp(status, "failed")) {
+			st->failed++;
+			continue;
+		}
+		if (status && !strcmp(status, "violations"))
+			st->violations++;
+		if (sqlite3_column_type(q, 1) == SQLITE_NULL)
+			continue;
+		st->ok++;
+		st->mk += mk;
+		st->ratio += lb > 0 ? mk / lb : 1.0;
+	}
+	sqlite3_finalize(q);
+	if (st->ok) {
+		st->mk /= st->ok;
+		st->ratio /= st->ok;
+	}
+	return 0;
+}
+
+static json_t *problems(sqlite3 *db, const struct dl_sweep_plan *p, uint32_t *count)
+{
+	json_t *arr = json_array();
+	sqlite3_stmt *q;
+
+	*count = 0;
+	if (!arr || sqlite3_prepare_v2(db, "SELECT w.run_id, w.order_name, w.seed, w.status, w.error"
+				       " FROM sweep w WHERE w.scenario_hash = ?1 AND w.mode = ?2 AND"
+				       " w.seed BETWEEN ?3 AND ?4 AND w.status <> 'ok' ORDER BY w.rowid",
+				       -1, &q, NULL) != SQLITE_OK)
+		return arr;
+	for (uint32_t s = 0; s < p->nsc; s++) {
+		sqlite3_bind_text(q, 1, p->sc[s].hash, -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 2, p->mode, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(q, 3, (int64_t)p->seed0);
+		sqlite3_bind_int64(q, 4, (int64_t)(p->seed0 + p->nseeds - 1));
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			const char *err = (const char *)sqlite3_column_text(q, 4);
+			json_t *r = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s?}", "scenario", p->sc[s].path,
+					      "label", p->sc[s].label,
+					      "order", (const char *)sqlite3_column_text(q, 1),
+					      "seed", (json_int_t)sqlite3_column_int64(q, 2),
+					      "status", (const char *)sqlite3_column_text(q, 3),
+					      "error", err);
+
+			if (!r)
+				continue;
+			json_object_set_new(r, "run_id", sqlite3_column_type(q, 0) == SQLITE_NULL ?
+					    json_null() : json_integer(sqlite3_column_int64(q, 0)));
+			json_array_append_new(arr, r);
+			(*count)++;
+		}
+		sqlite3_reset(q);
+	}
+	sqlite3_finalize(q);
+	return arr;
+}
+
+/* One JSON object with everything; the text summary is printed from it. */
+static json_t *summary(sqlite3 *db, const struct dl_sweep_plan *p, const struct sweep_run *sr,
+		       const struct dl_sweep_coord *co)
+{
+	json_t *o = json_object(), *groups = json_array();
+	uint32_t nprob = 0;
+	double wall = elapsed(&sr->t0);
+
+	for (uint32_t s = 0; s < p->nsc; s++) {
+		json_t *g = json_object(), *orders = json_array();
+		int best = -1, second = -1;
+		struct order_stat st[DL_SWEEP_MAX_ORDERS];
+
+		for (uint32_t k = 0; k < p->norders; k++) {
+			order_stats(db, p, s, p->order[k], &st[k]);
+			json_array_append_new(orders, json_pack(
+				"{s:s, s:i, s:i, s:i, s:o, s:o}", "order", dl_order_name(p->order[k]),
+				"runs", st[k].runs, "failed", st[k].failed, "violations", st[k].violations,
+				"mean_makespan_ns", st[k].ok ? json_real(st[k].mk) : json_null(),
+				"ratio_to_bound", st[k].ok ? json_real(st[k].ratio) : json_null()));
+			if (!st[k].ok)
+				continue;
+			if (best < 0 || st[k].mk < st[best].mk) {
+				second = best;
+				best = (int)k;
+			} else if (second < 0 || st[k].mk < st[second].mk) {
+				second = (int)k;
+			}
+		}
+		json_object_set_new(g, "scenario", json_string(p->sc[s].path));
+		json_object_set_new(g, "label", json_string(p->sc[s].label));
+		json_object_set_new(g, "orders", orders);
+		json_object_set_new(g, "best", best >= 0 ? json_string(dl_order_name(p->order[best]))
+				    : json_null());
+		json_object_set_new(g, "best_mean_makespan_ns", best >= 0 ? json_real(st[best].mk)
+				    : json_null());
+		json_object_set_new(g, "best_ratio_to_bound", best >= 0 ? json_real(st[best].ratio)
+				    : json_null());
+		json_object_set_new(g, "next", second >= 0 ? json_string(dl_order_name(p->order[second]))
+				    : json_null());
+		/* by how much the best beats the next: its makespan is this much shorter */
+		json_object_set_new(g, "margin", second >= 0 && st[second].mk > 0 ?
+				    json_real(1.0 - st[best].mk / st[second].mk) : json_null());
+		json_array_append_new(groups, g);
+	}
+	json_object_set_new(o, "database", json_string(sr->db));
+	json_object_set_new(o, "planned", json_integer(sr->planned));
+	json_object_set_new(o, "skipped", json_integer(sr->planned - co->total));
+	json_object_set_new(o, "ran", json_integer(co->done));
+	json_object_set_new(o, "failed", json_integer(co->failed));
+	json_object_set_new(o, "violations", json_integer(co->violations));
+	json_object_set_new(o, "interrupted", json_boolean(stop_flag));
+	json_object_set_new(o, "workers", json_integer(sr->workers));
+	json_object_set_new(o, "wall_s", json_real(wall));
+	json_object_set_new(o, "runs_per_s", json_real(wall > 0 ? co->done / wall : 0));
+	json_object_set_new(o, "groups", groups);
+	json_object_set_new(o, "problems", problems(db, p, &nprob));
+	return o;
+}
+
+static void print_text(const json_t *o)
+{
+	json_t *g, *pr;
+	size_t i;
+
+	printf("sweep: %lld runs planned, %lld already in %s, %lld run now by %lld worker%s in"
+	       " %.1f s (%.1f runs/s); %lld failed, %lld violating%s\n",
+	       (long long)json_integer_value(json_object_get(o, "planned")),
+	       (long long)json_integer_value(json_object_get(o, "skipped")),
+	       json_string_value(json_object_get(o, "database")),
+	       (long long)json_integer_value(json_object_get(o, "ran")),
+	       (long long)json_integer_value(json_object_get(o, "workers")),
+	       json_integer_value(json_object_get(o, "workers")) == 1 ? "" : "s",
+	       json_real_value(json_object_get(o, "wall_s")),
+	       json_real_value(json_object_get(o, "runs_per_s")),
+	       (long long)json_integer_value(json_object_get(o, "failed")),
+	       (long long)json_integer_value(json_object_get(o, "violations")),
+	       json_is_true(json_object_get(o, "interrupted")) ? " (interrupted: run again to finish)" : "");
+	printf("\n%-44s %5s  %-16s %12s %8s  %-16s %7s\n", "scenario", "runs", "best order",
+	       "makespan ms", "margin", "next", "/bound");
+	json_array_foreach(json_object_get(o, "groups"), i, g) {
+		json_t *orders = json_object_get(g, "orders"), *x;
+		const char *best = json_string_value(json_object_get(g, "best"));
+		const char *next = json_string_value(json_object_get(g, "next"));
+		json_int_t runs = 0;
+		size_t k;
+		char margin[32] = "-";
+
+		json_array_foreach(orders, k, x)
+			runs += json_integer_value(json_object_get(x, "runs"));
+		if (json_is_real(json_object_get(g, "margin")))
+			snprintf(margin, sizeof(margin), "%.1f%%",
+				 100 * json_real_value(json_object_get(g, "margin")));
+		printf("%-44.44s %5lld  %-16s %12.3f %8s  %-16s %7.3f\n",
+		       json_string_value(json_object_get(g, "label")), (long long)runs,
+		       best ? best : "-", json_real_value(json_object_get(g, "best_mean_makespan_ns")) / 1e6,
+		       margin, next ? next : "-",
+		       json_real_value(json_object_get(g, "best_ratio_to_bound")));
+	}
+	pr = json_object_get(o, "problems");
+	if (json_array_size(pr)) {
+		printf("\nruns that failed or violated a rule (%zu):\n", json_array_size(pr));
+		json_array_foreach(pr, i, g) {
+			const char *err = json_string_value(json_object_get(g, "error"));
+			json_t *id = json_object_get(g, "run_id");
+
+			if (i == MAX_PROBLEMS) {
+				printf("  ... and %zu more (--json lists them all)\n", json_array_size(pr) - i);
+				break;
+			}
+			printf("  %s %s seed %lld: %s%s%s", json_string_value(json_object_get(g, "label")),
+			       json_string_value(json_object_get(g, "order")),
+			       (long long)json_integer_value(json_object_get(g, "seed")),
+			       json_string_value(json_object_get(g, "status")), err ? ": " : "", err ? err : "");
+			if (json_is_integer(id))
+				printf(" (run %lld)", (long long)json_integer_value(id));
+			printf("\n");
+		}
+	}
+}
+
+int sweep_finish(sqlite3 *db, const struct dl_sweep_plan *p, struct sweep_run *sr,
+		 const struct dl_sweep_coord *co, bool json)
+{
+	json_t *o;
+	int ret;
+
+	if (sr->shown)
+		fprintf(stderr, "\r%90s\r", "");
+	o = summary(db, p, sr, co);
+	if (!o)
+		return DL_EXIT_USAGE;
+	if (json) {
+		json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		putchar('\n');
+	} else {
+		print_text(o);
+	}
+	ret = stop_flag ? DL_EXIT_INTERRUPTED :
+	      json_array_size(json_object_get(o, "problems")) ? DL_EXIT_VIOLATION : DL_EXIT_OK;
+	json_decref(o);
+	return ret;
+}
+
+/* Plan, validate, hash: 0 or an exit status. */
+int sweep_prepare(int argc, char **argv, struct sweep_opts *o)
+{
+	char err[512];
+	int rc = parse_args(argc, argv, o);
+
+	if (rc)
+		return rc > 0 ? -1 : DL_EXIT_USAGE;
+	if (dl_sweep_task_runs(&o->plan) > 64) {
+		fprintf(stderr, "dlsim sweep: at most 64 orders × kernels per sweep\n");
+		return DL_EXIT_USAGE;
+	}
+	if (validate(&o->plan))
+		return DL_EXIT_USAGE;
+	if (dl_sweep_hash_all(&o->plan, err, sizeof(err))) {
+		fprintf(stderr, "dlsim sweep: %s\n", err);
+		return DL_EXIT_USAGE;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	return 0;
+}
+
+volatile sig_atomic_t *sweep_stop_flag(void)
+{
+	return &stop_flag;
+}
+
+/* Open OUT.db, merge shards a killed sweep left, and find what is left to run. */
+int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint32_t *planned,
+		   uint32_t *todo)
+{
+	uint32_t nt = dl_sweep_ntasks(&o->plan), rec = 0;
+	char err[512];
+
+	if (dl_sweep_out_open(o->db, db, err, sizeof(err))) {
+		fprintf(stderr, "dlsim sweep: %s\n", err);
+		return DL_EXIT_USAGE;
+	}
+	if (dl_sweep_recover(*db, o->db, &rec, err, sizeof(err))) {
+		fprintf(stderr, "dlsim sweep: recovering the shards of an earlier sweep: %s\n", err);
+		return DL_EXIT_USAGE;
+	}
+	if (rec && !o->json)
+		fprintf(stderr, "dlsim sweep: kept %u runs an interrupted sweep had left in its shards\n",
+			rec);
+	*pending = calloc((size_t)nt + 1, sizeof(**pending));
+	if (!*pending || dl_sweep_pending(*db, &o->plan, *pending)) {
+		fprintf(stderr, "dlsim sweep: %s: cannot read the sweep table: %s\n", o->db,
+			sqlite3_errmsg(*db));
+		return DL_EXIT_USAGE;
+	}
+	*planned = nt * dl_sweep_task_runs(&o->plan);
+	*todo = 0;
+	for (uint32_t t = 0; t < nt; t++)
+		*todo += (uint32_t)__builtin_popcountll((*pending)[t]);
+	return 0;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	struct sweep_opts o = { 0 };
+	struct sweep_run sr = { 0 };
+	struct dl_sweep_coord co = { 0 };
+	uint64_t *pending = NULL;
+	sqlite3 *db = NULL;
+	int rc;
+
+	if (sweep_under_mpi())
+		return sweep_mpi_main(argc, argv);
+	rc = sweep_prepare(argc, argv, &o);
+	if (rc)
+		goto out;
+	rc = sweep_open_out(&o, &db, &pending, &sr.planned, &co.total);
+	if (rc)
+		goto out;
+	sr.db = o.db;
+	sr.workers = o.jobs;
+	sr.tty = isatty(STDERR_FILENO);
+	clock_gettime(CLOCK_MONOTONIC, &sr.t0);
+	co.outpath = o.db;
+	co.out = db;
+	co.stop = &stop_flag;
+	co.progress = sweep_progress;
+	co.task_done = o.verbose ? sweep_task_line : NULL;
+	co.ctx = &sr;
+	sr.plan = &o.plan;
+	if (co.total && dl_sweep_pool(&co, &o.plan, pending, o.jobs)) {
+		fprintf(stderr, "dlsim sweep: %s\n", co.err);
+		rc = DL_EXIT_USAGE;
+		goto out;
+	}
+	rc = sweep_finish(db, &o.plan, &sr, &co, o.json);
+out:
+	if (rc == -1)
+		rc = DL_EXIT_OK;        /* --help */
+	free(pending);
+	sqlite3_close(db);
+	dl_sweep_plan_free(&o.plan);
+	return rc;
+}

@@ -1,0 +1,48 @@
+/* sweep_cli.h - what cmd_sweep.c shares with its MPI front (cmd_sweep_mpi.c). */
+#ifndef DL_SWEEP_CLI_H
+#define DL_SWEEP_CLI_H
+
+#include <stdbool.h>
+#include <signal.h>
+#include <time.h>
+
+#include "sim/sweep/sweep.h"
+
+struct sqlite3;
+
+struct sweep_opts {
+	struct dl_sweep_plan plan;
+	const char *db, *distribute;
+	uint32_t jobs;
+	bool json, verbose;
+};
+
+/* What the progress line and the summary need. */
+struct sweep_run {
+	struct timespec t0;
+	const char *db;
+	const struct dl_sweep_plan *plan;
+	uint32_t planned, workers;
+	bool tty, shown;
+	double last_shown;
+};
+
+/* Parse, validate the JSON scenarios, hash; 0, -1 (--help printed) or an exit status. */
+int sweep_prepare(int argc, char **argv, struct sweep_opts *o);
+/* Open OUT.db, merge leftover shards, compute the pending runs; 0 or an exit status. */
+int sweep_open_out(struct sweep_opts *o, struct sqlite3 **db, uint64_t **pending,
+		   uint32_t *planned, uint32_t *todo);
+/* Print the summary (text or JSON); returns the exit status. */
+int sweep_finish(struct sqlite3 *db, const struct dl_sweep_plan *p, struct sweep_run *sr,
+		 const struct dl_sweep_coord *co, bool json);
+void sweep_progress(struct dl_sweep_coord *co);
+void sweep_task_line(struct dl_sweep_coord *co, uint32_t task,
+		     const struct dl_sweep_task_result *res);
+volatile sig_atomic_t *sweep_stop_flag(void);
+
+/* Under mpirun (the launcher's environment is set)? */
+bool sweep_under_mpi(void);
+/* The MPI sweep: every rank runs this. */
+int sweep_mpi_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,489 @@
+/*
+ * sw_out.c - the sweep's OUT.db: the sweep table (the resume key), what is
+ * still to run, and the merge of finished runs from the workers' shards.
+ *
+ * The merge copies every table of a shard that has a run_id column (the
+ * log's tables and whatever later issues add), column by column where both
+ * databases have the column, with the run renumbered: runs first (SQLite
+ * gives the new run_id), then the run's rows of every other table, then its
+ * sweep row, all in one transaction per shard pass.  A run is copied only
+ * when its sweep row exists in the shard (written after the run ended) and
+ * its key is not yet in OUT.db, so a pass can be repeated, interrupted or
+ * run on a shard left by a killed sweep without losing or doubling a run.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "sim/log/dl_log.h"
+#include "sim/sweep/sweep.h"
+#include "sim/sweep/sw_internal.h"
+
+const char sw_sweep_schema[] =
+	"CREATE TABLE IF NOT EXISTS sweep(run_id INTEGER, scenario_hash TEXT NOT NULL,"
+	" source TEXT, order_name TEXT NOT NULL, seed INTEGER NOT NULL, kernel TEXT,"
+	" mode TEXT NOT NULL, workers INTEGER NOT NULL, status TEXT NOT NULL, error TEXT);"
+	"CREATE UNIQUE INDEX IF NOT EXISTS sweep_key ON sweep(scenario_hash, order_name, seed,"
+	" ifnull(kernel, ''), mode, workers);"
+	"CREATE INDEX IF NOT EXISTS sweep_run ON sweep(run_id);";
+
+#define MAX_TABLES 32
+#define MAX_COLS   64
+
+int dl_sweep_out_open(const char *path, sqlite3 **db, char *err, size_t errlen)
+{
+	struct dl_log *log;
+	char *emsg = NULL;
+	int ret;
+
+	/* the log's own schema, exactly as a `dlsim run` creates it */
+	ret = dl_log_open(path, &log, err, errlen);
+	if (ret)
+		return ret;
+	dl_log_close(log);
+	ret = dl_log_open_existing(path, db, err, errlen);
+	if (ret)
+		return ret;
+	if (sqlite3_exec(*db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", NULL, NULL,
+			 &emsg) != SQLITE_OK ||
+	    sqlite3_exec(*db, sw_sweep_schema, NULL, NULL, &emsg) != SQLITE_OK ||
+	    sqlite3_exec(*db, "CREATE INDEX IF NOT EXISTS events_run_seq ON events(run_id, seq);"
+			 "CREATE INDEX IF NOT EXISTS devices_run ON devices(run_id, dev_id);"
+			 "CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id);"
+			 "CREATE INDEX IF NOT EXISTS violations_run ON violations(run_id);"
+			 "CREATE INDEX IF NOT EXISTS refused_run ON refused(run_id);",
+			 NULL, NULL, &emsg) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot create the sweep table: %s", path,
+			 emsg ? emsg : sqlite3_errmsg(*db));
+		sqlite3_free(emsg);
+		sqlite3_close(*db);
+		*db = NULL;
+		return -EIO;
+	}
+	return 0;
+}
+
+int dl_sweep_pending(sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pending)
+{
+	sqlite3_stmt *st;
+	uint32_t nrun = dl_sweep_task_runs(p);
+	int ret = 0;
+
+	if (sqlite3_prepare_v2(out, "SELECT 1 FROM sweep WHERE scenario_hash = ?1 AND order_name = ?2"
+			       " AND seed = ?3 AND ifnull(kernel, '') = ifnull(?4, '') AND mode = ?5"
+			       " AND workers = ?6", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	for (uint32_t t = 0; t < dl_sweep_ntasks(p) && !ret; t++) {
+		const struct dl_sweep_scenario *s = &p->sc[t / p->nseeds];
+
+		pending[t] = 0;
+		for (uint32_t r = 0; r < nrun; r++) {
+			enum dl_order o = p->order[r / p->nkernels];
+			const char *k = p->kernel[r % p->nkernels];
+			int rc;
+
+			sqlite3_bind_text(st, 1, s->hash, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 2, dl_order_name(o), -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 3, (int64_t)(p->seed0 + t % p->nseeds));
+			if (k)
+				sqlite3_bind_text(st, 4, k, -1, SQLITE_STATIC);
+			else
+				sqlite3_bind_null(st, 4);
+			sqlite3_bind_text(st, 5, p->mode, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 6, dl_sweep_workers(p, o));
+			rc = sqlite3_step(st);
+			if (rc == SQLITE_DONE)
+				pending[t] |= 1ull << r;
+			else if (rc != SQLITE_ROW)
+				ret = -EIO;
+			sqlite3_reset(st);
+		}
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* ---- merge ---- */
+
+struct table {
+	char *name;
+	char *copy_sql;        /* INSERT INTO main.T(cols) SELECT ... FROM s.T WHERE run_id = ?1 */
+	sqlite3_stmt *st;
+};
+
+struct merge {
+	sqlite3 *out;
+	struct table t[MAX_TABLES];
+	int nt;
+	sqlite3_stmt *runs_copy, *sel, *exists, *sweep_ins;
+};
+
+static int column_names(sqlite3 *db, const char *schema, const char *table, char **cols, int max)
+{
+	char *sql = sqlite3_mprintf("SELECT name FROM pragma_table_info(%Q, %Q)", table, schema);
+	sqlite3_stmt *st;
+	int n = 0;
+
+	if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_free(sql);
+		return -1;
+	}
+	sqlite3_free(sql);
+	while (sqlite3_step(st) == SQLITE_ROW && n < max)
+		cols[n++] = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return n;
+}
+
+static void free_cols(char **c, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(c[i]);
+}
+
+static bool has_col(char **c, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (c[i] && !strcmp(c[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * The copy statement of one table: the columns both databases have; run_id
+ * becomes ?2 (runs: left out, so that OUT assigns it).  Names come from the
+ * shard's schema (our own tables) and are quoted all the same.
+ */
+static char *copy_sql(sqlite3 *out, const char *table, bool is_runs)
+{
+	char *sc[MAX_COLS], *mc[MAX_COLS], *ins = sqlite3_mprintf(""), *sel = sqlite3_mprintf("");
+	char *sql = NULL;
+	int ns = column_names(out, "s", table, sc, MAX_COLS);
+	int nm = column_names(out, "main", table, mc, MAX_COLS);
+	bool first = true;
+
+	if (ns <= 0 || nm <= 0 || !ins || !sel)
+		goto out;
+	for (int i = 0; i < ns; i++) {
+		char *ni, *nsl;
+
+		if (!sc[i] || !has_col(mc, nm, sc[i]))
+			continue;
+		if (!strcmp(sc[i], "run_id")) {
+			if (is_runs)
+				continue;
+			ni = sqlite3_mprintf("%s%s\"run_id\"", ins, first ? "" : ",");
+			nsl = sqlite3_mprintf("%s%s?2", sel, first ? "" : ",");
+		} else {
+			ni = sqlite3_mprintf("%s%s\"%w\"", ins, first ? "" : ",", sc[i]);
+			nsl = sqlite3_mprintf("%s%s\"%w\"", sel, first ? "" : ",", sc[i]);
+		}
+		sqlite3_free(ins);
+		sqlite3_free(sel);
+		ins = ni;
+		sel = nsl;
+		first = false;
+		if (!ins || !sel)
+			goto out;
+	}
+	sql = sqlite3_mprintf("INSERT INTO main.\"%w\"(%s) SELECT %s FROM s.\"%w\" WHERE run_id = ?1",
+			      table, ins, sel, table);
+out:
+	if (ns > 0)
+		free_cols(sc, ns);
+	if (nm > 0)
+		free_cols(mc, nm);
+	sqlite3_free(ins);
+	sqlite3_free(sel);
+	return sql;
+}
+
+static void merge_fini(struct merge *m)
+{
+	for (int i = 0; i < m->nt; i++) {
+		sqlite3_finalize(m->t[i].st);
+		sqlite3_free(m->t[i].copy_sql);
+		free(m->t[i].name);
+	}
+	sqlite3_finalize(m->runs_copy);
+	sqlite3_finalize(m->sel);
+	sqlite3_finalize(m->exists);
+	sqlite3_finalize(m->sweep_ins);
+}
+
+/* Tables of the shard missing in OUT are created there first (schema from the shard). */
+static int merge_prepare(struct merge *m)
+{
+	sqlite3_stmt *st;
+	char *runs_sql;
+
+	if (sqlite3_prepare_v2(m->out, "SELECT name, sql FROM s.sqlite_master WHERE type = 'table'"
+			       " AND name NOT LIKE 'sqlite_%' AND name <> 'sweep'", -1, &st, NULL)
+	    != SQLITE_OK)
+		return -EIO;
+	while (sqlite3_step(st) == SQLITE_ROW && m->nt < MAX_TABLES) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		const char *create = (const char *)sqlite3_column_text(st, 1);
+		char *cols[MAX_COLS];
+		int n;
+		bool has_run;
+
+		if (!name || !create)
+			continue;
+		n = column_names(m->out, "main", name, cols, MAX_COLS);
+		if (n == 0 && sqlite3_exec(m->out, create, NULL, NULL, NULL) != SQLITE_OK) {
+			sqlite3_finalize(st);
+			return -EIO;
+		}
+		if (n > 0)
+			free_cols(cols, n);
+		n = column_names(m->out, "s", name, cols, MAX_COLS);
+		has_run = n > 0 && has_col(cols, n, "run_id");
+		if (n > 0)
+			free_cols(cols, n);
+		if (!has_run || !strcmp(name, "runs"))
+			continue;
+		m->t[m->nt].name = strdup(name);
+		m->t[m->nt].copy_sql = copy_sql(m->out, name, false);
+		if (!m->t[m->nt].name || !m->t[m->nt].copy_sql ||
+		    sqlite3_prepare_v2(m->out, m->t[m->nt].copy_sql, -1, &m->t[m->nt].st, NULL)
+		    != SQLITE_OK) {
+			m->nt++;
+			sqlite3_finalize(st);
+			return -EIO;
+		}
+		m->nt++;
+	}
+	sqlite3_finalize(st);
+	runs_sql = copy_sql(m->out, "runs", true);
+	if (!runs_sql || sqlite3_prepare_v2(m->out, runs_sql, -1, &m->runs_copy, NULL) != SQLITE_OK) {
+		sqlite3_free(runs_sql);
+		return -EIO;
+	}
+	sqlite3_free(runs_sql);
+	/* complete runs only: the sweep row is written after the run ended */
+	if (sqlite3_prepare_v2(m->out, "SELECT w.rowid, w.run_id, w.scenario_hash, w.order_name,"
+			       " w.seed, w.kernel, w.mode, w.workers, w.source, w.status, w.error"
+			       " FROM s.sweep w LEFT JOIN s.runs r ON r.run_id = w.run_id"
+			       " WHERE w.rowid > ?1 AND (w.run_id IS NULL OR r.status NOT IN"
+			       " ('running', 'interrupted')) ORDER BY w.rowid", -1, &m->sel, NULL)
+	    != SQLITE_OK ||
+	    sqlite3_prepare_v2(m->out, "SELECT 1 FROM main.sweep WHERE scenario_hash = ?1 AND"
+			       " order_name = ?2 AND seed = ?3 AND ifnull(kernel, '') = ifnull(?4, '')"
+			       " AND mode = ?5 AND workers = ?6", -1, &m->exists, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(m->out, "INSERT INTO main.sweep(run_id, scenario_hash, order_name,"
+			       " seed, kernel, mode, workers, source, status, error)"
+			       " VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &m->sweep_ins, NULL) != SQLITE_OK)
+		return -EIO;
+	return 0;
+}
+
+static int step_done(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* Copies one complete run (or a recorded failure) unless its key is in OUT. */
+static int merge_row(struct merge *m, sqlite3_stmt *sel, uint32_t *merged)
+{
+	int64_t old = sqlite3_column_int64(sel, 1), nid = 0;
+	bool has_run = sqlite3_column_type(sel, 1) != SQLITE_NULL;
+	int rc;
+
+	for (int c = 2; c <= 7; c++)
+		sqlite3_bind_value(m->exists, c - 1, sqlite3_column_value(sel, c));
+	rc = sqlite3_step(m->exists);
+	sqlite3_reset(m->exists);
+	if (rc == SQLITE_ROW)
+		return 0;               /* already in OUT: a repeated pass */
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	if (has_run) {
+		sqlite3_bind_int64(m->runs_copy, 1, old);
+		if (step_done(m->runs_copy))
+			return -EIO;
+		nid = sqlite3_last_insert_rowid(m->out);
+		for (int i = 0; i < m->nt; i++) {
+			sqlite3_bind_int64(m->t[i].st, 1, old);
+			sqlite3_bind_int64(m->t[i].st, 2, nid);
+			if (step_done(m->t[i].st))
+				return -EIO;
+		}
+		sqlite3_bind_int64(m->sweep_ins, 1, nid);
+	} else {
+		sqlite3_bind_null(m->sweep_ins, 1);
+	}
+	for (int c = 2; c <= 10; c++)
+		sqlite3_bind_value(m->sweep_ins, c, sqlite3_column_value(sel, c));
+	if (step_done(m->sweep_ins))
+		return -EIO;
+	(*merged)++;
+	return 0;
+}
+
+int dl_sweep_merge(sqlite3 *out, const char *shard, int64_t *hwm, uint32_t *merged, char *err,
+		   size_t errlen)
+{
+	struct merge m = { .out = out };
+	sqlite3_stmt *att;
+	int ret = 0, rc;
+
+	*merged = 0;
+	if (sqlite3_prepare_v2(out, "ATTACH ?1 AS s", -1, &att, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "attach: %s", sqlite3_errmsg(out));
+		return -EIO;
+	}
+	sqlite3_bind_text(att, 1, shard, -1, SQLITE_STATIC);
+	rc = sqlite3_step(att);
+	sqlite3_finalize(att);
+	if (rc != SQLITE_DONE) {
+		snprintf(err, errlen, "%s: cannot attach: %s", shard, sqlite3_errmsg(out));
+		return -EIO;
+	}
+	/* a shard that has not written its first run yet has no sweep table */
+	if (sqlite3_exec(out, "SELECT 1 FROM s.sweep LIMIT 0", NULL, NULL, NULL) != SQLITE_OK)
+		goto detach;
+	/* deferred: IMMEDIATE would write-lock the attached shard too, stalling its worker */
+	if (sqlite3_exec(out, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+		ret = -EIO;
+		goto detach;
+	}
+	ret = merge_prepare(&m);
+	if (!ret) {
+		int64_t last = *hwm;
+
+		sqlite3_bind_int64(m.sel, 1, *hwm);
+		while (!ret && (rc = sqlite3_step(m.sel)) == SQLITE_ROW) {
+			last = sqlite3_column_int64(m.sel, 0);
+			ret = merge_row(&m, m.sel, merged);
+		}
+		if (!ret && rc != SQLITE_DONE)
+			ret = -EIO;
+		if (!ret)
+			*hwm = last;
+	}
+	if (ret)
+		snprintf(err, errlen, "%s: merge: %s", shard, sqlite3_errmsg(out));
+	merge_fini(&m);
+	if (sqlite3_exec(out, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !ret) {
+		snprintf(err, errlen, "%s: commit: %s", shard, sqlite3_errmsg(out));
+		sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
+		ret = -EIO;
+	}
+	if (ret)
+		*merged = 0;
+detach:
+	sqlite3_exec(out, "DETACH s", NULL, NULL, NULL);
+	return ret;
+}
+
+void dl_sweep_shard_dir(const char *out, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.shards", out);
+}
+
+void dl_sweep_shard_path(const char *out, long pid, int rank, char *buf, size_t len)
+{
+	char dir[4096], host[64] = "host";
+
+	dl_sweep_shard_dir(out, dir, sizeof(dir));
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	for (char *c = host; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	if (rank >= 0)
+		snprintf(buf, len, "%s/%s-%ld-r%d.db", dir, host, pid, rank);
+	else
+		snprintf(buf, len, "%s/%s-%ld.db", dir, host, pid);
+}
+
+int dl_sweep_out_fail(sqlite3 *out, const struct dl_sweep_plan *p, uint32_t task,
+		      uint64_t pending, const char *why, uint32_t *failed)
+{
+	const struct dl_sweep_scenario *s = &p->sc[task / p->nseeds];
+	sqlite3_stmt *st;
+	int ret = 0;
+
+	if (sqlite3_prepare_v2(out, "INSERT OR IGNORE INTO sweep(run_id, scenario_hash, source,"
+			       " order_name, seed, kernel, mode, workers, status, error)"
+			       " VALUES(NULL,?,?,?,?,?,?,?,'failed',?)", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	for (uint32_t r = 0; r < dl_sweep_task_runs(p) && !ret; r++) {
+		enum dl_order o = p->order[r / p->nkernels];
+		const char *k = p->kernel[r % p->nkernels];
+
+		if (!(pending & (1ull << r)))
+			continue;
+		sqlite3_bind_text(st, 1, s->hash, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, s->path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, dl_order_name(o), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, (int64_t)(p->seed0 + task % p->nseeds));
+		if (k)
+			sqlite3_bind_text(st, 5, k, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, 5);
+		sqlite3_bind_text(st, 6, p->mode, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 7, dl_sweep_workers(p, o));
+		sqlite3_bind_text(st, 8, why, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			ret = -EIO;
+		else if (sqlite3_changes(out))
+			(*failed)++;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* Removes a shard and its WAL and shared-memory files. */
+void sw_shard_remove(const char *path)
+{
+	char aux[4300];
+
+	unlink(path);
+	snprintf(aux, sizeof(aux), "%s-wal", path);
+	unlink(aux);
+	snprintf(aux, sizeof(aux), "%s-shm", path);
+	unlink(aux);
+}
+
+int dl_sweep_recover(sqlite3 *out, const char *outpath, uint32_t *merged, char *err, size_t errlen)
+{
+	char dir[4096];
+	DIR *d;
+	struct dirent *e;
+	int ret = 0;
+
+	*merged = 0;
+	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (!ret && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		char path[4200];
+		int64_t hwm = 0;
+		uint32_t k = 0;
+
+		if (n < 4 || strcmp(e->d_name + n - 3, ".db"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		ret = dl_sweep_merge(out, path, &hwm, &k, err, errlen);
+		if (!ret) {
+			sw_shard_remove(path);
+			*merged += k;
+		}
+	}
+	closedir(d);
+	rmdir(dir);
+	return ret;
+}

@@ -1,0 +1,315 @@
+/*
+ * sw_pool.c - the local pool: N worker processes (fork), each writing its
+ * own shard, fed one task at a time over a pipe (a queue: the costliest
+ * tasks first, so that the last ones are short).  The parent is the single
+ * writer of OUT.db: it merges finished runs from the shards every second,
+ * and once more at the end.
+ *
+ * Processes, not threads: a run that crashes takes its worker with it, not
+ * the sweep.  The parent merges what the dead worker finished, records the
+ * rest of its task as failed, and starts another worker.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "sim/sweep/sw_internal.h"
+#include "sim/sweep/sweep.h"
+
+#define MERGE_EVERY_NS 1000000000LL
+#define TICK_MS 200
+
+struct msg_task {
+	uint32_t task;
+	uint64_t pending;
+};
+
+struct msg_done {
+	uint32_t task;
+	struct dl_sweep_task_result res;
+};
+
+struct child {
+	pid_t pid;
+	int to, from;                /* task pipe (write end), result pipe (read end) */
+	bool busy;
+	struct msg_task cur;
+	char shard[4200];
+	int64_t hwm;
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static bool full_read(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+
+	while (n) {
+		ssize_t k = read(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		p += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+static bool full_write(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		p += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/* The worker process: tasks in, results out, until the task pipe closes. */
+static void child_main(const char *outpath, const struct dl_sweep_plan *p, int in, int out,
+		       volatile sig_atomic_t *stop)
+{
+	struct dl_sweep_worker *w;
+	struct msg_task t;
+	char shard[4200], err[512];
+	int code = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	dl_sweep_shard_path(outpath, (long)getpid(), -1, shard, sizeof(shard));
+	if (dl_sweep_worker_open(shard, p, &w, err, sizeof(err))) {
+		fprintf(stderr, "dlsim sweep: worker: %s\n", err);
+		_exit(3);
+	}
+	while (!*stop && full_read(in, &t, sizeof(t))) {
+		struct msg_done d = { .task = t.task };
+
+		if (dl_sweep_worker_run(w, t.task, t.pending, stop, &d.res)) {
+			code = 4;
+			break;
+		}
+		if (!full_write(out, &d, sizeof(d)))
+			break;
+	}
+	dl_sweep_worker_close(w);
+	_exit(code);
+}
+
+static int spawn(struct child *c, struct child *all, uint32_t n, const char *outpath,
+		 const struct dl_sweep_plan *p, volatile sig_atomic_t *stop)
+{
+	int tp[2], rp[2];
+	pid_t pid;
+
+	if (pipe(tp))
+		return -errno;
+	if (pipe(rp)) {
+		close(tp[0]);
+		close(tp[1]);
+		return -errno;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(tp[0]);
+		close(tp[1]);
+		close(rp[0]);
+		close(rp[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		/* only its own pipes: another worker's must see EOF when the parent closes it */
+		for (uint32_t i = 0; i < n; i++) {
+			if (all[i].pid && all[i].to >= 0)
+				close(all[i].to);
+			if (all[i].pid && all[i].from >= 0)
+				close(all[i].from);
+		}
+		close(tp[1]);
+		close(rp[0]);
+		child_main(outpath, p, tp[0], rp[1], stop);
+	}
+	close(tp[0]);
+	close(rp[1]);
+	memset(c, 0, sizeof(*c));
+	c->pid = pid;
+	c->to = tp[1];
+	c->from = rp[0];
+	dl_sweep_shard_path(outpath, (long)pid, -1, c->shard, sizeof(c->shard));
+	return 0;
+}
+
+static int merge_child(struct dl_sweep_coord *co, struct child *c)
+{
+	uint32_t k = 0;
+	int ret;
+
+	if (access(c->shard, F_OK) != 0)
+		return 0;
+	ret = dl_sweep_merge(co->out, c->shard, &c->hwm, &k, co->err, sizeof(co->err));
+	co->merged += k;
+	return ret;
+}
+
+/* A worker is gone: keep what it finished, record the rest of its task as failed. */
+static int reap(struct dl_sweep_coord *co, struct child *c, const struct dl_sweep_plan *p)
+{
+	int status = 0, ret;
+	char why[160];
+
+	close(c->to);
+	close(c->from);
+	c->to = c->from = -1;
+	waitpid(c->pid, &status, 0);
+	ret = merge_child(co, c);
+	if (!ret && c->busy && !*co->stop) {
+		if (WIFSIGNALED(status))
+			snprintf(why, sizeof(why), "the worker died of signal %d during this run",
+				 WTERMSIG(status));
+		else
+			snprintf(why, sizeof(why), "the worker exited with status %d during this run",
+				 WEXITSTATUS(status));
+		ret = dl_sweep_out_fail(co->out, p, c->cur.task, c->cur.pending, why, &co->failed);
+		co->done += (uint32_t)__builtin_popcountll(c->cur.pending);
+	}
+	if (!ret)
+		sw_shard_remove(c->shard);
+	c->pid = 0;
+	c->busy = false;
+	return ret;
+}
+
+int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
+		  const uint64_t *pending, uint32_t jobs)
+{
+	uint32_t *order = dl_sweep_task_order(p), next = 0, ntask = dl_sweep_ntasks(p);
+	struct child *ch = calloc(jobs, sizeof(*ch));
+	struct pollfd *pf = calloc(jobs, sizeof(*pf));
+	int64_t last_merge = now_ns();
+	bool forwarded = false;
+	char dir[4096];
+	int ret = 0;
+
+	if (!order || !ch || !pf) {
+		free(order);
+		free(ch);
+		free(pf);
+		snprintf(co->err, sizeof(co->err), "out of memory");
+		return -ENOMEM;
+	}
+	dl_sweep_shard_dir(co->outpath, dir, sizeof(dir));
+	mkdir(dir, 0777);
+	signal(SIGPIPE, SIG_IGN);
+	for (uint32_t i = 0; i < jobs && !ret; i++)
+		ret = spawn(&ch[i], ch, jobs, co->outpath, p, co->stop);
+	for (;;) {
+		uint32_t alive = 0;
+
+		/* Ctrl-C: the runs in flight end as 'interrupted' (a terminal signals them too) */
+		if (*co->stop && !forwarded) {
+			for (uint32_t i = 0; i < jobs; i++)
+				if (ch[i].pid)
+					kill(ch[i].pid, SIGTERM);
+			forwarded = true;
+		}
+
+		/* hand out tasks to idle workers; close the pipes of idle ones at the end */
+		for (uint32_t i = 0; i < jobs; i++) {
+			struct child *c = &ch[i];
+
+			if (!c->pid || c->busy || c->to < 0)
+				continue;
+			while (next < ntask && !pending[order[next]])
+				next++;
+			if (next < ntask && !*co->stop && !ret) {
+				c->cur = (struct msg_task){ order[next], pending[order[next]] };
+				/* a worker that died idle: the task stays for its successor */
+				c->busy = full_write(c->to, &c->cur, sizeof(c->cur));
+				next += c->busy;
+			} else {
+				close(c->to);
+				c->to = -1;
+			}
+		}
+		for (uint32_t i = 0; i < jobs; i++) {
+			pf[i].fd = ch[i].pid ? ch[i].from : -1;
+			pf[i].events = POLLIN;
+			pf[i].revents = 0;
+			alive += ch[i].pid != 0;
+		}
+		if (!alive)
+			break;
+		if (poll(pf, jobs, TICK_MS) < 0 && errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+		for (uint32_t i = 0; i < jobs; i++) {
+			struct child *c = &ch[i];
+			struct msg_done d;
+
+			if (!c->pid || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (full_read(c->from, &d, sizeof(d))) {
+				c->busy = false;
+				co->done += (uint32_t)__builtin_popcountll(c->cur.pending) - d.res.interrupted;
+				co->failed += d.res.failed;
+				co->violations += d.res.violations;
+				if (co->task_done)
+					co->task_done(co, d.task, &d.res);
+				continue;
+			}
+			/* EOF: the worker exited (end of tasks, Ctrl-C, or a crash) */
+			{
+				int r = reap(co, c, p);
+
+				if (r && !ret)
+					ret = r;
+			}
+			if (next < ntask && !*co->stop && !ret && (ret = spawn(c, ch, jobs, co->outpath, p, co->stop)))
+				break;
+		}
+		if (now_ns() - last_merge >= MERGE_EVERY_NS) {
+			for (uint32_t i = 0; i < jobs && !ret; i++)
+				if (ch[i].pid)
+					ret = merge_child(co, &ch[i]);
+			last_merge = now_ns();
+		}
+		if (co->progress)
+			co->progress(co);
+	}
+	for (uint32_t i = 0; i < jobs; i++)
+		if (ch[i].pid) {
+			int r = reap(co, &ch[i], p);
+
+			if (r && !ret)
+				ret = r;
+		}
+	rmdir(dir);
+	free(order);
+	free(ch);
+	free(pf);
+	return ret;
+}

@@ -1,0 +1,289 @@
+/*
+ * sw_worker.c - one worker of a sweep: runs tasks (a scenario and a seed,
+ * every pending order × kernel) into its own shard through the engines'
+ * public entry points and the log writer, exactly as `dlsim run` logs a run,
+ * re-checks each run from its log, and then writes the run's sweep row:
+ * the mark the coordinator merges on.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "sim/engine/engine.h"
+#include "sim/engine/threads.h"
+#include "sim/log/dl_check.h"
+#include "sim/log/dl_log.h"
+#include "sim/scenario/dtb_import.h"
+#include "sim/sweep/sw_internal.h"
+#include "sim/sweep/sweep.h"
+
+#define EV_BATCH 8192
+
+struct dl_sweep_worker {
+	const struct dl_sweep_plan *p;
+	struct dl_log *log;
+	sqlite3 *db;                 /* second connection: sweep rows, check */
+	sqlite3_stmt *ins, *mark;
+	struct dl_run_result r;
+	struct dl_event ev[EV_BATCH];
+	size_t nev;
+};
+
+int dl_sweep_worker_open(const char *shard, const struct dl_sweep_plan *p,
+			 struct dl_sweep_worker **out, char *err, size_t errlen)
+{
+	struct dl_sweep_worker *w = calloc(1, sizeof(*w));
+	char *emsg = NULL;
+	int ret;
+
+	*out = NULL;
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	w->p = p;
+	ret = dl_log_open(shard, &w->log, err, errlen);
+	if (ret) {
+		free(w);
+		return ret;
+	}
+	ret = dl_log_open_existing(shard, &w->db, err, errlen);
+	if (!ret && (sqlite3_exec(w->db, sw_sweep_schema, NULL, NULL, &emsg) != SQLITE_OK ||
+		     sqlite3_prepare_v2(w->db, "INSERT INTO sweep(run_id, scenario_hash, source,"
+					" order_name, seed, kernel, mode, workers, status, error)"
+					" VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &w->ins, NULL) != SQLITE_OK ||
+		     sqlite3_prepare_v2(w->db, "UPDATE runs SET status = 'violations' WHERE run_id = ?",
+					-1, &w->mark, NULL) != SQLITE_OK)) {
+		snprintf(err, errlen, "%s: %s", shard, emsg ? emsg : sqlite3_errmsg(w->db));
+		sqlite3_free(emsg);
+		ret = -EIO;
+	}
+	if (ret) {
+		dl_sweep_worker_close(w);
+		return ret;
+	}
+	*out = w;
+	return 0;
+}
+
+void dl_sweep_worker_close(struct dl_sweep_worker *w)
+{
+	if (!w)
+		return;
+	sqlite3_finalize(w->ins);
+	sqlite3_finalize(w->mark);
+	sqlite3_close(w->db);
+	dl_log_close(w->log);
+	free(w);
+}
+
+static void batch_emit(void *ctx, struct dl_event *e)
+{
+	struct dl_sweep_worker *w = ctx;
+
+	w->ev[w->nev++] = *e;
+	if (w->nev == EV_BATCH) {
+		dl_log_events(w->log, w->ev, w->nev);
+		w->nev = 0;
+	}
+}
+
+int dl_sweep_log_result(struct dl_log *log, const struct dl_run_result *r)
+{
+	struct dl_metric m[16 + 4 * DL_MAX_OPS];
+	char names[DL_MAX_OPS][4][40];
+	size_t n = 0;
+
+	m[n++] = (struct dl_metric){ "makespan_ns", (double)r->makespan_ns };
+	m[n++] = (struct dl_metric){ "lower_bound_ns", (double)r->lower_bound_ns };
+	m[n++] = (struct dl_metric){ "critical_path_ns", (double)r->critical_path_ns };
+	m[n++] = (struct dl_metric){ "work_ns", (double)r->work_ns };
+	m[n++] = (struct dl_metric){ "events", (double)r->events };
+	m[n++] = (struct dl_metric){ "wall_ns", (double)r->wall_ns };
+	m[n++] = (struct dl_metric){ "probe_attempts", (double)r->probe_attempts };
+	m[n++] = (struct dl_metric){ "probe_defers", (double)r->probe_defers };
+	m[n++] = (struct dl_metric){ "peak_workers", (double)r->peak_workers };
+	m[n++] = (struct dl_metric){ "blocked_ns", (double)r->blocked_ns };
+	m[n++] = (struct dl_metric){ "wakeups", (double)r->wakeups };
+	m[n++] = (struct dl_metric){ "links_refused", (double)r->links_refused };
+	/* DES only (0 in threads mode): bounds for the order run, see engine.h */
+	m[n++] = (struct dl_metric){ "main_bound_ns", (double)r->main_bound_ns };
+	m[n++] = (struct dl_metric){ "order_bound_ns", (double)r->order_bound_ns };
+	for (uint32_t i = 0; i < r->nops; i++) {
+		const struct dl_op_result *op = &r->op[i];
+		static const char *const what[4] = { "makespan_ns", "lower_bound_ns",
+						     "critical_path_ns", "order_bound_ns" };
+		const int64_t v[4] = { op->makespan_ns, op->lower_bound_ns, op->critical_path_ns,
+				       op->order_bound_ns };
+		unsigned seen = 0;
+
+		for (uint32_t j = 0; j < i; j++)
+			seen += r->op[j].kind == op->kind;
+		if (seen)
+			continue;   /* per-op metrics name the first op of each kind */
+		for (int k = 0; k < 4; k++) {
+			snprintf(names[i][k], sizeof(names[i][k]), "%s.%s", dl_op_name(op->kind), what[k]);
+			m[n++] = (struct dl_metric){ names[i][k], (double)v[k] };
+		}
+	}
+	return dl_log_run_end(log, r->status, r->makespan_ns, m, n);
+}
+
+static int record(struct dl_sweep_worker *w, int64_t run_id, const struct dl_sweep_scenario *s,
+		  enum dl_order o, uint64_t seed, const char *kernel, const char *status,
+		  const char *error)
+{
+	sqlite3_stmt *st = w->ins;
+
+	if (run_id)
+		sqlite3_bind_int64(st, 1, run_id);
+	else
+		sqlite3_bind_null(st, 1);
+	sqlite3_bind_text(st, 2, s->hash, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, s->path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, dl_order_name(o), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, (int64_t)seed);
+	if (kernel)
+		sqlite3_bind_text(st, 6, kernel, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 6);
+	sqlite3_bind_text(st, 7, w->p->mode, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 8, dl_sweep_workers(w->p, o));
+	sqlite3_bind_text(st, 9, status, -1, SQLITE_STATIC);
+	if (error)
+		sqlite3_bind_text(st, 10, error, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 10);
+	return sqlite3_step(st) == SQLITE_DONE ? (sqlite3_reset(st), 0) : (sqlite3_reset(st), -EIO);
+}
+
+/* One logged run, as `dlsim run` logs it; then the check and the sweep row. */
+static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
+		   const struct dl_sweep_scenario *s, enum dl_order o, uint64_t seed,
+		   const char *kernel, volatile sig_atomic_t *stop, struct dl_sweep_task_result *res)
+{
+	const struct dl_sweep_plan *p = w->p;
+	struct dl_engine_opts eo = { .order = o, .workers = p->workers, .seed = seed, .stop = stop,
+				     .sink = { .emit = batch_emit, .ctx = w } };
+	struct dl_run_info info = {
+		.scenario = sc->name, .order = dl_order_name(o), .mode = p->mode,
+		.version = DLSIM_VERSION, .seed = seed, .devices = sc->ndev, .links = sc->nlink,
+		.workers = dl_sweep_workers(p, o),
+	};
+	struct dl_check_result cr;
+	const char *status;
+	char why[160] = "";
+	int64_t run_id;
+	int rc;
+
+	if (dl_log_run_begin(w->log, &info, &run_id))
+		return -EIO;
+	for (uint32_t i = 0; i < sc->ndev; i++)
+		dl_log_device(w->log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
+	w->nev = 0;
+	memset(&w->r, 0, sizeof(w->r));
+	if (!strcmp(p->mode, "threads"))
+		rc = dl_threads_run(sc, &eo, p->time_scale, &w->r);
+	else
+		rc = dl_engine_run(sc, &eo, &w->r);
+	if (w->nev)
+		dl_log_events(w->log, w->ev, w->nev);
+	w->nev = 0;
+	if (!w->r.status)
+		w->r.status = rc == -EINTR ? "interrupted" : "failed";
+	if (dl_sweep_log_result(w->log, &w->r))
+		return -EIO;
+	res->runs++;
+	if (rc == -EINTR || !strcmp(w->r.status, "interrupted")) {
+		res->interrupted++;
+		return 0;               /* no sweep row: the next sweep runs it again */
+	}
+	status = w->r.status;
+	if (rc < 0)
+		snprintf(why, sizeof(why), "the engine failed: %s", strerror(-rc));
+	else if (w->r.fail_dev != DL_SC_NONE && w->r.fail_dev < sc->ndev)
+		snprintf(why, sizeof(why), "device '%.100s' returned %d", dl_sc_name(sc, w->r.fail_dev),
+			 w->r.err);
+	if (p->check && rc >= 0) {
+		if (dl_check_run_ex(w->db, run_id, 0, NULL, &cr) < 0)
+			return -EIO;
+		if (cr.total) {
+			status = "violations";
+			snprintf(why, sizeof(why), "%llu violation%s (dlsim check --run ID lists them)",
+				 (unsigned long long)cr.total, cr.total == 1 ? "" : "s");
+			sqlite3_bind_int64(w->mark, 1, run_id);
+			sqlite3_step(w->mark);
+			sqlite3_reset(w->mark);
+		}
+	}
+	if (!strcmp(status, "failed"))
+		res->failed++;
+	else if (!strcmp(status, "violations"))
+		res->violations++;
+	return record(w, run_id, s, o, seed, kernel, status, why[0] ? why : NULL);
+}
+
+static int load(const struct dl_sweep_plan *p, const struct dl_sweep_scenario *s, uint64_t seed,
+		struct dl_scenario **sc, struct dl_error *err)
+{
+	json_t *root;
+	int ret;
+
+	if (!s->dtb)
+		return dl_scenario_load(s->path, p->set, p->nset, &seed, sc, err);
+	ret = dl_dtb_import_file(s->path, &root, NULL, err);
+	if (ret)
+		return ret;
+	ret = dl_scenario_load_json(s->path, root, p->set, p->nset, &seed, sc, err);
+	json_decref(root);
+	return ret;
+}
+
+int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
+			volatile sig_atomic_t *stop, struct dl_sweep_task_result *res)
+{
+	const struct dl_sweep_plan *p = w->p;
+	const struct dl_sweep_scenario *s = &p->sc[task / p->nseeds];
+	uint64_t seed = p->seed0 + task % p->nseeds;
+	struct dl_scenario *sc = NULL;
+	struct dl_error err;
+	int ret = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (!pending)
+		return 0;
+	if (load(p, s, seed, &sc, &err)) {
+		/* a scenario that does not load (a malformed DTB): each of its runs failed */
+		res->failed = (uint32_t)__builtin_popcountll(pending);
+		return dl_sweep_worker_fail(w, task, pending, err.msg);
+	}
+	for (uint32_t r = 0; r < dl_sweep_task_runs(p) && !ret && !*stop; r++) {
+		if (!(pending & (1ull << r)))
+			continue;
+		ret = run_one(w, sc, s, p->order[r / p->nkernels], seed, p->kernel[r % p->nkernels],
+			      stop, res);
+	}
+	dl_scenario_free(sc);
+	return ret;
+}
+
+int dl_sweep_worker_fail(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
+			 const char *why)
+{
+	const struct dl_sweep_plan *p = w->p;
+	const struct dl_sweep_scenario *s = &p->sc[task / p->nseeds];
+	uint64_t seed = p->seed0 + task % p->nseeds;
+
+	for (uint32_t r = 0; r < dl_sweep_task_runs(p); r++) {
+		if (!(pending & (1ull << r)))
+			continue;
+		if (record(w, 0, s, p->order[r / p->nkernels], seed, p->kernel[r % p->nkernels],
+			   "failed", why))
+			return -EIO;
+	}
+	return 0;
+}

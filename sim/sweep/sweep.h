@@ -1,0 +1,157 @@
+/*
+ * sweep.h - many runs: scenarios (files or DTBs imported on the fly) ×
+ * orders × seeds × kernels, each a normal logged run, resumable, in
+ * parallel (a local pool of processes or MPI ranks).
+ *
+ * SQLite stays single-writer: every worker writes its runs to its own shard
+ * (OUT.db.shards/HOST-PID.db, with the existing log writer), and one
+ * coordinator (the pool's parent, MPI rank 0) copies finished runs from the
+ * shards into OUT.db with fresh run ids, keyed so that nothing is copied
+ * twice: a sweep row (scenario content hash, order, seed, kernel, mode,
+ * workers) is written to the shard after its run is complete and is the
+ * run's commit mark; OUT.db's sweep table has a UNIQUE index on the key.
+ * A shard left behind by a killed sweep is merged by the next one.
+ */
+#ifndef DL_SWEEP_H
+#define DL_SWEEP_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/order/order.h"
+#include "sim/scenario/scenario.h"
+
+struct sqlite3;
+
+#define DL_SWEEP_MAX_ORDERS  16
+#define DL_SWEEP_MAX_KERNELS 4      /* orders × kernels <= 64: one bit per run of a task */
+#define DL_SWEEP_MAX_SET     64
+#define DL_SWEEP_MAX_SEEDS   100000
+#define DL_SWEEP_HASH_HEX    65
+
+struct dl_sweep_scenario {
+	char *path;
+	const char *label;           /* path relative to the directory it was found in, or its base name */
+	bool dtb;                    /* imported with dl_dtb_import_file() */
+	char hash[DL_SWEEP_HASH_HEX];  /* SHA-256 of the content and the --set overrides */
+	uint64_t cost;               /* a guess for scheduling: the file's size */
+};
+
+struct dl_sweep_plan {
+	struct dl_sweep_scenario *sc;
+	uint32_t nsc, capsc;
+	enum dl_order order[DL_SWEEP_MAX_ORDERS];
+	uint32_t norders;
+	const char *kernel[DL_SWEEP_MAX_KERNELS];   /* NULL: the order's own (no --kernel) */
+	uint32_t nkernels;
+	uint64_t seed0;
+	uint32_t nseeds;
+	const char *mode;            /* "des" or "threads" */
+	uint32_t workers;            /* 0: each order's default */
+	double time_scale;           /* threads mode */
+	struct dl_override set[DL_SWEEP_MAX_SET];
+	size_t nset;
+	bool check;                  /* re-verify every run from its log (dl_check) */
+};
+
+/* A task is one scenario and one seed; its runs are orders × kernels. */
+static inline uint32_t dl_sweep_ntasks(const struct dl_sweep_plan *p)
+{
+	return p->nsc * p->nseeds;
+}
+
+static inline uint32_t dl_sweep_task_runs(const struct dl_sweep_plan *p)
+{
+	return p->norders * p->nkernels;
+}
+
+/* The workers recorded for a run of @order: --workers or the order's default. */
+uint32_t dl_sweep_workers(const struct dl_sweep_plan *p, enum dl_order order);
+
+/**
+ * dl_sweep_add_scenarios() - add PATH (a scenario file, a directory of
+ * *.json, or a glob), or with @dtb a DTB file or a directory searched
+ * recursively for *.dtb.  Sorted by path within one argument.
+ * Return: 0, or -ENOENT / -EINVAL / -ENOMEM with @err filled.
+ */
+int dl_sweep_add_scenarios(struct dl_sweep_plan *p, const char *arg, bool dtb, char *err,
+			   size_t errlen);
+/* Drop repeated paths (first kept).  Hash every scenario's content; -EIO and @err on a read error. */
+int dl_sweep_hash_all(struct dl_sweep_plan *p, char *err, size_t errlen);
+void dl_sweep_plan_free(struct dl_sweep_plan *p);
+/* Task indices, the costliest first (for a queue and for a static split). */
+uint32_t *dl_sweep_task_order(const struct dl_sweep_plan *p);
+
+/* ---- OUT.db (coordinator) ---- */
+
+/* Create or open OUT.db with the log's schema and the sweep table. */
+int dl_sweep_out_open(const char *path, struct sqlite3 **db, char *err, size_t errlen);
+/* For each task the bits of the runs not yet in OUT.db (bit o * nkernels + k). */
+int dl_sweep_pending(struct sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pending);
+/**
+ * dl_sweep_merge() - copy the complete runs of SHARD not yet in OUT (by key)
+ * into OUT with new run ids, in one transaction.  @hwm: the shard's last
+ * sweep rowid already looked at (start at 0).  *@merged: runs (and
+ * recorded failures) copied.  Return 0 or -EIO with @err.
+ */
+int dl_sweep_merge(struct sqlite3 *out, const char *shard, int64_t *hwm, uint32_t *merged,
+		   char *err, size_t errlen);
+/* The shard directory of OUT (OUT.shards) into @buf. */
+void dl_sweep_shard_dir(const char *out, char *buf, size_t len);
+/* Merge and delete every shard in the directory (a sweep that was killed). */
+int dl_sweep_recover(struct sqlite3 *out, const char *outpath, uint32_t *merged, char *err,
+		     size_t errlen);
+
+/* Records the @pending runs of @task as failed with @why (INSERT OR IGNORE); *@failed counts them. */
+int dl_sweep_out_fail(struct sqlite3 *out, const struct dl_sweep_plan *p, uint32_t task,
+		      uint64_t pending, const char *why, uint32_t *failed);
+/* The shard of process @pid (and MPI rank @rank, or -1) of the sweep into OUT. */
+void dl_sweep_shard_path(const char *out, long pid, int rank, char *buf, size_t len);
+
+/* ---- the coordinator: the single writer of OUT.db ---- */
+
+struct dl_sweep_task_result {
+	uint32_t runs, failed, violations, interrupted;
+};
+
+struct dl_sweep_coord {
+	const char *outpath;
+	struct sqlite3 *out;
+	volatile sig_atomic_t *stop;
+	uint32_t total;              /* runs to do in this sweep */
+	uint32_t done, failed, violations;   /* runs finished (ok or not), of them failed, violating */
+	uint32_t merged;             /* rows of the sweep table written to OUT */
+	void (*progress)(struct dl_sweep_coord *co);   /* called now and then */
+	/* called when a worker reports a task done (NULL: not called) */
+	void (*task_done)(struct dl_sweep_coord *co, uint32_t task,
+			  const struct dl_sweep_task_result *res);
+	void *ctx;
+	char err[512];
+};
+
+/**
+ * dl_sweep_pool() - run every pending run with @jobs worker processes and
+ * merge them into co->out.  Stops handing out tasks when *co->stop is set
+ * (runs in flight end as 'interrupted' and are not merged).
+ * Return: 0, or negative with co->err.
+ */
+int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
+		  const uint64_t *pending, uint32_t jobs);
+
+/* ---- a worker ---- */
+
+struct dl_sweep_worker;
+
+
+int dl_sweep_worker_open(const char *shard, const struct dl_sweep_plan *p,
+			 struct dl_sweep_worker **out, char *err, size_t errlen);
+/* Runs the @pending runs of @task into the shard; stops early when *stop is set. */
+int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
+			volatile sig_atomic_t *stop, struct dl_sweep_task_result *res);
+/* Records the pending runs of @task as failed with @why (a worker that died on it). */
+int dl_sweep_worker_fail(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
+			 const char *why);
+void dl_sweep_worker_close(struct dl_sweep_worker *w);
+
+#endif

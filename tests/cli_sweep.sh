@@ -1,0 +1,160 @@
+#!/bin/sh
+# dlsim sweep with the local pool: scenario files and DTBs (imported on the
+# fly) × orders × seeds; 2 jobs give the same database content as 1 job; a
+# second run skips what is done and a larger one runs only the new seeds; a
+# fault and a malformed DTB are recorded as failed runs and the sweep goes
+# on; naive's violations are found; Ctrl-C keeps the finished runs and a
+# re-run completes them; a sweep killed with -9 leaves shards that the next
+# one merges; a worker killed with -9 costs only its task; bad input exits 2
+# with nothing written.
+DLSIM=$1
+SRC=$2
+. "$(dirname "$0")/lib_cli.sh"
+SAME="python3 $SRC/tests/sweep_same.py"
+command -v dtc >/dev/null 2>&1 || { echo "SKIP: dtc not installed"; exit 0; }
+
+mkdir -p "$T/in/dt" "$T/in/sc"
+for n in 1 2 3; do
+	cat >"$T/in/dt/b$n.dts" <<DTS
+/dts-v1/;
+/ {
+	model = "board $n";
+	#address-cells = <1>; #size-cells = <1>;
+	reg1: regulator { compatible = "regulator-fixed"; };
+	soc { compatible = "simple-bus"; #address-cells = <1>; #size-cells = <1>; ranges;
+		clk: clock@1000 { compatible = "x,clk"; reg = <0x1000 4>; #clock-cells = <1>; };
+		a@2000 { compatible = "x,a"; reg = <0x2000 4>; clocks = <&clk 0>; vdd-supply = <&reg1>; };
+		b@3000 { compatible = "x,b$n"; reg = <0x3000 4>; clocks = <&clk $n>; };
+	};
+};
+DTS
+	dtc -q -I dts -O dtb -o "$T/in/dt/b$n.dtb" "$T/in/dt/b$n.dts" || bad "dtc b$n"
+	rm "$T/in/dt/b$n.dts"
+done
+cp "$SRC/scenarios/soc-small.json" "$SRC/scenarios/flags.json" "$T/in/sc/"
+ARGS="--scenarios $T/in/sc --dtbs $T/in/dt --orders kernel-async-v2,cp-first,sync --seeds 2"
+
+expect 0 "sweep, 2 jobs" "$DLSIM" sweep $ARGS --db "$T/a.db" --jobs 2
+grep -q "^sweep: 30 runs planned, 0 already in $T/a.db, 30 run now by 2 workers" "$T/out" \
+	&& ok "30 runs (5 scenarios x 3 orders x 2 seeds)" || { bad "summary line"; cat "$T/out"; }
+grep -Eq "^b2.dtb +6  [a-z0-9-]+ +[0-9.]+ " "$T/out" && ok "a row per scenario" || { bad "scenario row"; cat "$T/out"; }
+[ "$(sqlite3 "$T/a.db" "SELECT count(*) FROM runs WHERE status = 'ok'")" = 30 ] \
+	&& ok "30 ok runs in the database" || bad "runs in the database"
+[ ! -e "$T/a.db.shards" ] && ok "shards merged and removed" || bad "shards left behind"
+expect 0 "every merged run passes check" "$DLSIM" check "$T/a.db" --all
+expect 0 "sweep, 1 job" "$DLSIM" sweep $ARGS --db "$T/b.db" --jobs 1
+expect 0 "2 jobs and 1 job: the same content" $SAME "$T/a.db" "$T/b.db"
+
+expect 0 "the same sweep again" "$DLSIM" sweep $ARGS --db "$T/a.db" --jobs 2
+grep -q "30 already in .*, 0 run now" "$T/out" && ok "everything skipped" || bad "resume skipped nothing"
+expect 0 "one more seed" "$DLSIM" sweep $ARGS --seeds 3 --db "$T/a.db" --json
+python3 - "$T/out" <<'PY' && ok "--json: only the 15 new runs ran" || { bad "--json of a resumed sweep"; cat "$T/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert (d["planned"], d["skipped"], d["ran"], d["failed"]) == (45, 30, 15, 0), d
+g = d["groups"][0]
+assert g["best"] in ("kernel-async-v2", "cp-first", "sync") and len(g["orders"]) == 3, g
+assert all(o["runs"] == 3 for o in g["orders"]) and g["best_ratio_to_bound"] >= 1.0, g
+PY
+[ "$(sqlite3 "$T/a.db" "SELECT count(*) FROM runs")" = 45 ] && ok "45 runs, none twice" \
+	|| bad "run count after resume"
+
+# failures are recorded and the sweep goes on
+mkdir "$T/in/bad"
+cp "$SRC/scenarios/faults.json" "$T/in/bad/"
+head -c 300 "$T/in/dt/b1.dtb" >"$T/in/bad/cut.dtb"
+expect 1 "a fault and a malformed DTB: exit 1" "$DLSIM" sweep --scenarios "$T/in/bad/faults.json" \
+	--dtbs "$T/in/bad/cut.dtb" --dtbs "$T/in/dt/b1.dtb" --orders cp-first --db "$T/f.db"
+grep -q "faults.json cp-first seed 1: failed: device 'cam0' returned -16 (run [0-9]*)" "$T/out" \
+	&& ok "the failed run and why" || { bad "failed run listed"; cat "$T/out"; }
+grep -q "cut.dtb cp-first seed 1: failed: .*cut.dtb" "$T/out" && ok "the malformed DTB and why" \
+	|| { bad "malformed DTB listed"; cat "$T/out"; }
+[ "$(sqlite3 "$T/f.db" "SELECT count(*) FROM sweep WHERE status = 'ok'")" = 1 ] \
+	&& ok "the good DTB ran" || bad "good DTB after failures"
+cat >"$T/in/bad/nv.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "consumer-first",
+  "defaults": {"probe": "1ms", "suspend": "1ms", "resume": "1ms"},
+  "devices": [ {"name": "cam"}, {"name": "clk"} ], "links": [ {"consumer": "cam", "supplier": "clk"} ] }
+J
+expect 1 "naive's violations" "$DLSIM" sweep --scenarios "$T/in/bad/nv.json" --orders naive --db "$T/v.db"
+grep -q "nv.json naive seed 1: violations: 10 violations" "$T/out" \
+	&& ok "the violating run is listed" || { bad "violations listed"; cat "$T/out"; }
+[ "$(sqlite3 "$T/v.db" "SELECT status FROM runs")" = violations ] && ok "runs.status is 'violations'" \
+	|| bad "status of the violating run"
+
+# waits until DB has N sweep rows (merged runs), at most 60 s
+wait_rows() {
+	i=0
+	while [ "$(sqlite3 "$1" "SELECT count(*) FROM sweep" 2>/dev/null || echo 0)" -lt "$2" ] && [ $i -lt 600 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+}
+# waits until DIR has a shard with a finished run, at most 60 s
+shard_has_run() {
+	for f in "$1"/*.db; do
+		[ -e "$f" ] && [ "$(sqlite3 "$f" "SELECT count(*) FROM sweep" 2>/dev/null || echo 0)" -gt 0 ] && return 0
+	done
+	return 1
+}
+wait_shard() {
+	i=0
+	until shard_has_run "$1" || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
+}
+
+# Ctrl-C commits what finished; the same command completes the sweep
+BIG="--scenarios $SRC/scenarios/default.json --set devices=200 --orders kernel-async-v2,cp-first --seeds 20"
+expect 0 "reference sweep" "$DLSIM" sweep $BIG --db "$T/ref.db" --jobs 2
+"$DLSIM" sweep $BIG --db "$T/c.db" --jobs 2 >"$T/out" 2>&1 &
+pid=$!
+wait_rows "$T/c.db" 1
+kill -INT $pid
+wait $pid; st=$?
+[ $st = 130 ] && ok "Ctrl-C: exit 130" || bad "Ctrl-C: exit $st"
+grep -q "interrupted: run again to finish" "$T/out" && ok "says how to finish" || bad "interrupted note"
+n=$(sqlite3 "$T/c.db" "SELECT count(*) FROM sweep")
+[ "$n" -gt 0 ] && [ "$n" -lt 40 ] && ok "Ctrl-C kept $n finished runs" || bad "runs after Ctrl-C: $n"
+expect 0 "the kept runs pass check" "$DLSIM" check "$T/c.db" --all
+[ ! -e "$T/c.db.shards" ] && ok "no shard left after Ctrl-C" || bad "shards after Ctrl-C"
+expect 0 "re-run after Ctrl-C" "$DLSIM" sweep $BIG --db "$T/c.db" --jobs 2
+expect 0 "completed after Ctrl-C = reference" $SAME "$T/ref.db" "$T/c.db"
+
+# kill -9 of the whole sweep: the next one merges the shards it left
+"$DLSIM" sweep $BIG --db "$T/k.db" --jobs 2 >"$T/out" 2>&1 &
+pid=$!
+wait_shard "$T/k.db.shards"
+kill -KILL $pid
+sleep 1
+[ "$(sqlite3 "$T/k.db" 'PRAGMA integrity_check')" = ok ] && ok "killed sweep: the database opens" \
+	|| bad "integrity after kill -9"
+ls "$T/k.db.shards"/*.db >/dev/null 2>&1 && ok "killed sweep left its shards" || bad "no shards"
+expect 0 "re-run after kill -9" "$DLSIM" sweep $BIG --db "$T/k.db" --jobs 2
+[ ! -e "$T/k.db.shards" ] && ok "the shards were merged and removed" || bad "shards after re-run"
+expect 0 "completed after kill -9 = reference" $SAME "$T/ref.db" "$T/k.db"
+
+# a worker killed with -9: its task is recorded as failed, the rest runs
+"$DLSIM" sweep $BIG --db "$T/w.db" --jobs 2 >"$T/out" 2>&1 &
+pid=$!
+wait_rows "$T/w.db" 1
+child=$(pgrep -P $pid | head -1)
+[ -n "$child" ] && kill -KILL "$child"
+wait $pid; st=$?
+[ "$(sqlite3 "$T/w.db" "SELECT count(*) FROM sweep")" = 40 ] && ok "worker killed: all 40 runs recorded" \
+	|| { bad "runs after a worker died"; cat "$T/out"; sqlite3 "$T/w.db" "SELECT status, error, count(*) FROM sweep GROUP BY 1, 2"; }
+if [ $st = 1 ]; then
+	grep -q "failed: the worker died of signal 9" "$T/out" && ok "the lost task is recorded as failed" \
+		|| bad "failed task message"
+else
+	[ $st = 0 ] && ok "worker killed between tasks: nothing lost" || bad "worker killed: exit $st"
+fi
+
+# bad input: exit 2, nothing written
+echo '{ "format": "dlsim-scenario/1", "devices": [ {"name": "a", "parent": "zz"} ] }' >"$T/bad.json"
+expect 2 "a bad scenario file" "$DLSIM" sweep --scenarios "$T/bad.json" --orders sync --db "$T/n.db"
+grep -q "bad.json" "$T/err" && ok "names the file" || bad "bad scenario message"
+expect 2 "unknown order" "$DLSIM" sweep --scenarios "$T/in/sc" --orders fastest --db "$T/n.db"
+expect 2 "no input" "$DLSIM" sweep --orders sync --db "$T/n.db"
+expect 2 "missing path" "$DLSIM" sweep --scenarios "$T/nothing/*.json" --orders sync --db "$T/n.db"
+expect 2 "not a dlsim database" "$DLSIM" sweep --scenarios "$T/in/sc" --orders sync --db "$T/bad.json"
+[ ! -e "$T/n.db" ] && ok "nothing written for bad input" || bad "database written for bad input"
+expect 0 "--help" "$DLSIM" sweep --help
+finish cli_sweep
