@@ -139,6 +139,16 @@ struct dl_sweep_coord {
 int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 		  const uint64_t *pending, uint32_t jobs);
 
+/**
+ * dl_sweep_mpi_run() - (dlsim-mpi only; between MPI_Init and MPI_Finalize)
+ * every rank runs its share of @pending into its own shard: tasks from a
+ * shared counter on rank 0 (@queue) or every N-th task.  Rank 0 (co->out
+ * set) merges all shards every second and at the end; co's counts are the
+ * whole sweep's there.  Return: 0, or negative with co->err.
+ */
+int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
+		     const uint64_t *pending, bool queue);
+
 /* ---- a worker ---- */
 
 struct dl_sweep_worker;

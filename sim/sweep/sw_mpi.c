@@ -1,0 +1,170 @@
+/*
+ * sw_mpi.c - the sweep on MPI ranks (built into dlsim-mpi when CMake finds
+ * MPI).  Every rank is a worker with its own shard; rank 0 is also the
+ * single writer of OUT.db and merges the shards every second between its
+ * own runs, and once more when every rank is done.
+ *
+ * Tasks are handed out by a shared counter in an MPI window on rank 0
+ * (MPI_Fetch_and_op: no rank serves requests, so rank 0's own runs delay
+ * nobody), in the costliest-first order; or, with --distribute static,
+ * rank r runs tasks r, r+N, r+2N, ... of that order.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mpi.h>
+#include <sqlite3.h>
+
+#include "sim/sweep/sw_internal.h"
+#include "sim/sweep/sweep.h"
+
+#define MERGE_EVERY_NS 1000000000LL
+#define MAX_SHARDS 4096
+
+struct shard_mark {
+	char *path;
+	int64_t hwm;
+};
+
+struct merger {
+	struct shard_mark s[MAX_SHARDS];
+	int n;
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Merge every shard in the directory; with @final, remove them afterwards. */
+static int merge_dir(struct dl_sweep_coord *co, struct merger *m, bool final)
+{
+	char dir[4096];
+	DIR *d;
+	struct dirent *e;
+	int ret = 0;
+
+	dl_sweep_shard_dir(co->outpath, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (!ret && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		char path[4200];
+		struct shard_mark *sm = NULL;
+		uint32_t k = 0;
+
+		if (n < 4 || strcmp(e->d_name + n - 3, ".db"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		for (int i = 0; i < m->n && !sm; i++)
+			if (!strcmp(m->s[i].path, path))
+				sm = &m->s[i];
+		if (!sm && m->n < MAX_SHARDS && (m->s[m->n].path = strdup(path)))
+			sm = &m->s[m->n++];
+		if (!sm)
+			continue;
+		ret = dl_sweep_merge(co->out, path, &sm->hwm, &k, co->err, sizeof(co->err));
+		co->merged += k;
+		co->done += k;
+		if (!ret && final)
+			sw_shard_remove(path);
+	}
+	closedir(d);
+	if (final)
+		rmdir(dir);
+	return ret;
+}
+
+int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
+		     const uint64_t *pending, bool queue)
+{
+	uint32_t ntask = dl_sweep_ntasks(p), *order = dl_sweep_task_order(p);
+	struct dl_sweep_worker *w = NULL;
+	struct merger *m = calloc(1, sizeof(*m));
+	int64_t last_merge = now_ns(), *counter = NULL;
+	unsigned long long mine[3] = { 0, 0, 0 }, all[3] = { 0, 0, 0 };
+	char shard[4200], dir[4096], err[512] = "";
+	int rank, size, bad = 0, anybad = 0, ret = 0;
+	MPI_Win win;
+
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	dl_sweep_shard_dir(co->outpath, dir, sizeof(dir));
+	mkdir(dir, 0777);
+	dl_sweep_shard_path(co->outpath, (long)getpid(), rank, shard, sizeof(shard));
+	if (!order || !m)
+		bad = 1;
+	else if (dl_sweep_worker_open(shard, p, &w, err, sizeof(err)))
+		bad = 1;
+	MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (anybad) {
+		snprintf(co->err, sizeof(co->err), "rank %d: %s", rank, err[0] ? err : "cannot start");
+		dl_sweep_worker_close(w);
+		free(order);
+		free(m);
+		return -EIO;
+	}
+	MPI_Win_allocate(rank == 0 ? (MPI_Aint)sizeof(int64_t) : 0, sizeof(int64_t), MPI_INFO_NULL,
+			 MPI_COMM_WORLD, &counter, &win);
+	if (rank == 0)
+		*counter = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+	for (uint32_t j = 0; !ret; j++) {
+		int64_t k = (int64_t)j * size + rank, one = 1;
+		struct dl_sweep_task_result res;
+
+		if (*co->stop)
+			break;
+		if (queue) {
+			MPI_Fetch_and_op(&one, &k, MPI_INT64_T, 0, 0, MPI_SUM, win);
+			MPI_Win_flush(0, win);
+		}
+		if (k >= (int64_t)ntask)
+			break;
+		if (!pending[order[k]])
+			continue;
+		ret = dl_sweep_worker_run(w, order[k], pending[order[k]], co->stop, &res);
+		mine[0] += res.runs - res.interrupted;
+		mine[1] += res.failed;
+		mine[2] += res.violations;
+		if (rank == 0 && now_ns() - last_merge >= MERGE_EVERY_NS) {
+			if (merge_dir(co, m, false) && !ret)
+				ret = -EIO;
+			last_merge = now_ns();
+			if (co->progress)
+				co->progress(co);
+		}
+	}
+	if (ret && !co->err[0])
+		snprintf(co->err, sizeof(co->err), "rank %d: writing its shard %.400s failed", rank, shard);
+	MPI_Win_unlock_all(win);
+	MPI_Win_free(&win);
+	dl_sweep_worker_close(w);
+	MPI_Reduce(mine, all, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+	/* every shard is closed now: rank 0 takes the rest */
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		co->done = 0;
+		if (merge_dir(co, m, true) && !ret)
+			ret = -EIO;
+		co->done = (uint32_t)all[0];
+		co->failed = (uint32_t)all[1];
+		co->violations = (uint32_t)all[2];
+	}
+	for (int i = 0; m && i < m->n; i++)
+		free(m->s[i].path);
+	free(m);
+	free(order);
+	return ret;
+}
