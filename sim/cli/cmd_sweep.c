@@ -479,7 +479,7 @@ static void print_text(const json_t *o)
 	       (long long)json_integer_value(json_object_get(o, "failed")),
 	       (long long)json_integer_value(json_object_get(o, "violations")),
 	       json_is_true(json_object_get(o, "interrupted")) ? " (interrupted: run again to finish)" : "");
-	printf("\n%-44s %5s  %-16s %12s %8s  %-16s %7s\n", "scenario", "runs", "best order",
+	printf("\n%-48s %5s  %-16s %12s %8s  %-16s %7s\n", "scenario", "runs", "best order",
 	       "makespan ms", "margin", "next", "/bound");
 	json_array_foreach(json_object_get(o, "groups"), i, g) {
 		json_t *orders = json_object_get(g, "orders"), *x;
@@ -494,7 +494,7 @@ static void print_text(const json_t *o)
 		if (json_is_real(json_object_get(g, "margin")))
 			snprintf(margin, sizeof(margin), "%.1f%%",
 				 100 * json_real_value(json_object_get(g, "margin")));
-		printf("%-44.44s %5lld  %-16s %12.3f %8s  %-16s %7.3f\n",
+		printf("%-48.48s %5lld  %-16s %12.3f %8s  %-16s %7.3f\n",
 		       json_string_value(json_object_get(g, "label")), (long long)runs,
 		       best ? best : "-", json_real_value(json_object_get(g, "best_mean_makespan_ns")) / 1e6,
 		       margin, next ? next : "-",

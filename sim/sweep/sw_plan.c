@@ -141,6 +141,18 @@ int dl_sweep_add_scenarios(struct dl_sweep_plan *p, const char *arg, bool dtb, c
 		snprintf(err, errlen, "%s: %s", arg, strerror(-ret));
 	if (!ret) {
 		qsort(nm.v, nm.n, sizeof(*nm.v), cmp_str);
+		/* labels start below the deepest directory all the files share */
+		if (dir_len && nm.n > 1) {
+			const char *a = nm.v[0], *z = nm.v[nm.n - 1];
+			size_t k = 0;
+
+			while (a[k] && a[k] == z[k])
+				k++;
+			while (k && a[k - 1] != '/')
+				k--;
+			if (k > dir_len)
+				dir_len = k;
+		}
 		for (size_t i = 0; i < nm.n && !ret; i++) {
 			const char *base = strrchr(nm.v[i], '/');
 			size_t off = dir_len ? dir_len : base ? (size_t)(base + 1 - nm.v[i]) : 0;
