@@ -215,12 +215,6 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 				return -1;
 			}
 			o->distribute = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--busy-timeout"))) {
-			if (parse_u64(v, &u) || u > 3600000) {
-				fprintf(stderr, "dlsim sweep: --busy-timeout '%s': expected 0..3600000 ms\n", v);
-				return -1;
-			}
-			dl_log_set_busy_timeout((int)u);
 		} else {
 			fprintf(stderr, "dlsim sweep: %s '%s'; try 'dlsim sweep --help'\n",
 				argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
