@@ -241,7 +241,8 @@ int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 		n++;
 		ret = -ENOMEM;
 	}
-	qsort(res->adv, res->nadv, sizeof(*res->adv), cmp_advice);
+	if (res->nadv)	/* qsort() must not see a NULL array */
+		qsort(res->adv, res->nadv, sizeof(*res->adv), cmp_advice);
 	ret = 0;
 out:
 	res->wall_ns = dl_mono_ns() - t0;

@@ -312,7 +312,8 @@ int cmd_advise(int argc, char **argv)
 			free(res.adv);
 			goto out;
 		}
-		qsort(res.adv, res.nadv, sizeof(*res.adv), cmp_by_op);
+		if (res.nadv)
+			qsort(res.adv, res.nadv, sizeof(*res.adv), cmp_by_op);
 	}
 	if (json)
 		rc = print_json(sc, &res, ao.order, top);

@@ -397,7 +397,8 @@ static int find_waits(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 		li->wait[li->nwait++] = (struct dl_lg_wait){ con, sup, b->file, b->line, b->key, idle };
 	}
 	free(off);
-	qsort(li->wait, li->nwait, sizeof(*li->wait), cmp_wait);
+	if (li->nwait)	/* qsort() must not see a NULL array */
+		qsort(li->wait, li->nwait, sizeof(*li->wait), cmp_wait);
 	for (uint32_t i = 0; i < li->nwait; i++)
 		if (!u || li->wait[u - 1].consumer != li->wait[i].consumer ||
 		    li->wait[u - 1].supplier != li->wait[i].supplier)
