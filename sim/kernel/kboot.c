@@ -28,11 +28,11 @@
 #define CACHE_DEFAULT "/var/cache/dlsim-kernels"
 #define BUSYBOX "/bin/busybox"
 #define QEMU "qemu-system-x86_64"
-#define GUEST_MEM_MB 1024
 #define BOOT_BUDGET_MS 180000      /* boot and power-off: 8 s idle, 40 s and more on a loaded host */
 #define CALLBACK_BUDGET_NS 5000000 /* wall time per callback on TCG, generous */
 #define KMOD_SRC DLSIM_SOURCE_DIR "/sim/kernel"
-#define KMOD_MAX_RECS_HOST (16u << 20)   /* dlsim_kmod.c's KMOD_MAX_RECS */
+#define KMOD_MAX_RECS_HOST (16u << 20)   /* dlsim_kmod.c's KMOD_MAX_RECS: 512 MB of guest memory */
+#define KMOD_MIN_RECS_HOST (2u << 20)
 /* suspend.pm_test_delay=0: else pm_test waits 5 s a cycle */
 #define KERNEL_CMDLINE "console=ttyS0 loglevel=3 suspend.pm_test_delay=0 panic=-1 mitigations=off"
 
@@ -203,8 +203,17 @@ static uint8_t *runtime_pm_users(const struct dl_scenario *sc)
 static uint64_t record_budget(const struct dl_scenario *sc)
 {
 	uint64_t per_op = 24 * (uint64_t)sc->ndev + 12 * (uint64_t)sc->nlink;
-	uint64_t n = 65536 + per_op * (sc->nop + 1);
+	/*
+	 * x4 and at least 2M records (32 bytes each): every deferred-probe retry
+	 * runtime-resumes the consumer's suppliers before it defers
+	 * (__driver_probe_device -> pm_runtime_get_suppliers), so a retry storm
+	 * brings runtime PM callbacks no count of ops predicts (a 500-device DAG:
+	 * 200k records).
+	 */
+	uint64_t n = 4 * (65536 + per_op * (sc->nop + 1));
 
+	if (n < KMOD_MIN_RECS_HOST)
+		n = KMOD_MIN_RECS_HOST;
 	return n < KMOD_MAX_RECS_HOST ? n : KMOD_MAX_RECS_HOST;
 }
 
@@ -747,7 +756,7 @@ int dl_kernel_boot(struct dl_kjob *jobs, size_t n, const struct dl_kernel_opts *
 	{
 		char serial[4300], append[1024];
 		char *argv[] = {
-			QEMU, "-M", "pc", "-m", "1024M", "-smp", "1", "-nodefaults", "-nographic",
+			QEMU, "-M", "pc", "-m", "2048M", "-smp", "1", "-nodefaults", "-nographic",
 			"-no-reboot", "-icount", "shift=2,sleep=off", "-kernel", vmlinuz,
 			"-initrd", initrd, "-append", append,
 			"-serial", serial, "-device", "virtio-serial-pci", "-chardev", chardev,
