@@ -292,18 +292,25 @@ int dl_device_register(struct dl_core *c, dl_dev_t d)
 	return 0;
 }
 
-static void idvec_swap_remove_link(struct dl_core *c, struct dl_idvec *v, uint32_t pos,
-				   bool consumer_side)
+/*
+ * Take the link at @pos out of @v keeping the others in order: the kernel's
+ * links.suppliers/consumers are lists (list_del_rcu), and their order is the
+ * order device_reorder_to_tail() visits, so it decides dpm_list.  O(entries
+ * after @pos); a device's links are few, and a purge removes from the end.
+ */
+static void idvec_remove_link(struct dl_core *c, struct dl_idvec *v, uint32_t pos,
+			      bool consumer_side)
 {
-	uint32_t last = v->v[--v->n];
+	for (uint32_t i = pos + 1; i < v->n; i++) {
+		dl_link_t l = v->v[i];
 
-	if (pos == v->n)
-		return;
-	v->v[pos] = last;
-	if (consumer_side)
-		c->link[last].c_pos = pos;
-	else
-		c->link[last].s_pos = pos;
+		v->v[i - 1] = l;
+		if (consumer_side)
+			c->link[l].c_pos = i - 1;
+		else
+			c->link[l].s_pos = i - 1;
+	}
+	v->n--;
 }
 
 /* __device_link_del(): unhook from both devices and log. */
@@ -314,8 +321,8 @@ static void link_free(struct dl_core *c, dl_link_t l)
 	assert(k->live);
 	if (holds_sync_state(k))
 		c->dev[k->supplier].sync_waiting--;
-	idvec_swap_remove_link(c, &c->dev[k->consumer].suppliers, k->c_pos, true);
-	idvec_swap_remove_link(c, &c->dev[k->supplier].consumers, k->s_pos, false);
+	idvec_remove_link(c, &c->dev[k->consumer].suppliers, k->c_pos, true);
+	idvec_remove_link(c, &c->dev[k->supplier].consumers, k->s_pos, false);
 	/* A consumer going away drops the runtime-PM references it held. */
 	if (k->rpm_active)
 		c->dev[k->supplier].rpm_usage -= (int32_t)k->rpm_active;
@@ -368,13 +375,14 @@ int dl_device_del(struct dl_core *c, dl_dev_t d)
 	while (x->consumers.n)
 		link_free(c, x->consumers.v[x->consumers.n - 1]);
 	if (x->parent != DL_NONE) {
+		/* klist_del(): the other children keep their order (see idvec_remove_link) */
 		struct dl_idvec *ch = &c->dev[x->parent].children;
-		uint32_t pos = x->child_pos, last = ch->v[--ch->n];
 
-		if (pos != ch->n) {
-			ch->v[pos] = last;
-			c->dev[last].child_pos = pos;
+		for (uint32_t i = x->child_pos + 1; i < ch->n; i++) {
+			ch->v[i - 1] = ch->v[i];
+			c->dev[ch->v[i]].child_pos = i - 1;
 		}
+		ch->n--;
 		x->child_pos = DL_NONE;
 	}
 	if (x->deferred) {

@@ -8,9 +8,11 @@
  *
  * Data layout: devices and links live in arrays indexed by uint32_t ids.
  * Each device keeps small vectors of link ids (its supplier links and its
- * consumer links) and of child ids; a link remembers its slot in both
- * vectors so that deletion is O(1) (swap-remove).  Link ids are never
- * reused within a core, so that a log can name a link unambiguously.
+ * consumer links) and of child ids, in the order of the kernel's lists
+ * (creation order, kept on deletion: that order decides where
+ * device_reorder_to_tail() puts each device); a link remembers its slot in
+ * both vectors.  Link ids are never reused within a core, so that a log can
+ * name a link unambiguously.
  *
  * dpm_list is a doubly linked list over device ids plus a 64-bit key per
  * device that grows along the list (an order-maintenance structure: moving a
@@ -263,9 +265,13 @@ static inline const struct dl_device *dl_dev(const struct dl_core *c, dl_dev_t d
 
 static inline bool dl_link_is_sync_state_only(uint32_t flags)
 {
-	/* device_link_flag_is_sync_state_only() */
-	return (flags & ~(DL_FLAG_INFERRED | DL_FLAG_CYCLE)) ==
-	       (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_MANAGED);
+	/*
+	 * device_link_flag_is_sync_state_only(): MANAGED is a marker too, so a
+	 * SYNC_STATE_ONLY link stays one while device_link_drop_managed()
+	 * takes it down.
+	 */
+	return (flags & ~(DL_FLAG_INFERRED | DL_FLAG_CYCLE | DL_FLAG_MANAGED)) ==
+	       DL_FLAG_SYNC_STATE_ONLY;
 }
 
 /* dpm_wait_for_suppliers()/consumers(): DORMANT and SYNC_STATE_ONLY links do not count. */
