@@ -15,9 +15,12 @@
  * Every graph ends with a few links that close a cycle and must be refused.
  *
  * BM_link_add_kernel_dfs does what device_link_add() does: the unmemoised
- * device_is_dependent(); for a new link, device_reorder_to_tail(consumer).
- * It still calls dl_link_add() to create the link (which repeats our own
- * pruned check and reorder), so its time is ours plus the kernel's searches.
+ * device_is_dependent(); for a new link other than SYNC_STATE_ONLY,
+ * device_reorder_to_tail(consumer).  It still calls dl_link_add() to create
+ * the link (which repeats our own pruned check and records our reorder), so
+ * its time is ours plus the kernel's searches.  The set-up check requires
+ * both to accept the same links and to leave the same dpm_list.
+ * BM_link_add times the recorded moves' dl_dpm_settle() too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +174,7 @@ static uint32_t add_ours(struct dl_core *c, const struct graph *g, int8_t *ok)
 		if (ok)
 			ok[i] = rc >= 0;
 	}
+	dl_dpm_settle(c);       /* the moves recorded count too */
 	return refused;
 }
 
@@ -189,7 +193,12 @@ static uint32_t add_kernel(struct dl_core *c, const struct graph *g, int8_t *ok,
 		} else {
 			fresh = dl_link_find(c, con, sup) == DL_NONE;
 			accepted = dl_link_add(c, con, sup, g->flags[i], NULL) >= 0;
-			if (accepted && fresh)
+			/*
+			 * The kernel's walk moves every device of the set at
+			 * least once, so it alone decides their final order,
+			 * whatever our dl_link_add() left pending.
+			 */
+			if (accepted && fresh && !(g->flags[i] & DL_FLAG_SYNC_STATE_ONLY))
 				dl_kernel_reorder_to_tail(c, con, visits);
 		}
 		refused += !accepted;
@@ -205,26 +214,39 @@ static uint32_t add_kernel(struct dl_core *c, const struct graph *g, int8_t *ok,
  */
 #define KERNEL_CHECK_MAX_DEV 10000
 
+/* dpm_list, settled, into @out (ndev entries; unregistered: DL_NONE at the end). */
+static void dpm_order(struct dl_core *c, uint32_t *out)
+{
+	uint32_t n = 0;
+
+	for (dl_dev_t d = dl_dpm_first(c); d != DL_NONE; d = c->dev[d].dpm_next)
+		out[n++] = d;
+	while (n < c->ndev)
+		out[n++] = DL_NONE;
+}
+
 /*
- * Both implementations must accept and refuse the same links; ours must
- * accept every generated link and refuse every cycle-closing probe, and keep
- * dpm_list topological.  Graphs above KERNEL_CHECK_MAX_DEV are checked
- * against that expectation only.
+ * Both implementations must accept and refuse the same links and leave the
+ * same dpm_list; ours must accept every generated link and refuse every
+ * cycle-closing probe, and keep dpm_list topological.  Graphs above
+ * KERNEL_CHECK_MAX_DEV are checked against that expectation only.
  */
 static int graph_check(struct graph *g)
 {
 	struct dl_core c;
 	int8_t *ours;
+	uint32_t *order = calloc(2 * (size_t)g->ndev + 1, sizeof(*order));
 	bool expected = true;
 
 	if (g->checked)
 		return g->checked;
 	ours = calloc(g->nlink, 1);
 	g->checked = -1;
-	if (ours && core_setup(&c, g) == 0) {
+	if (ours && order && core_setup(&c, g) == 0) {
 		uint32_t r1 = add_ours(&c, g, ours);
 		bool topo = dl_dpm_is_topological(&c);
 
+		dpm_order(&c, order);
 		dl_core_fini(&c);
 		for (uint32_t i = 0; i < g->nlink; i++)
 			expected &= ours[i] == (i < g->nlink - g->nprobe);
@@ -235,12 +257,15 @@ static int graph_check(struct graph *g)
 		} else if (core_setup(&c, g) == 0) {
 			uint32_t r2 = add_kernel(&c, g, g->kernel_ok, NULL);
 
+			dpm_order(&c, order + g->ndev);
 			if (r1 == r2 && dl_dpm_is_topological(&c) &&
-			    !memcmp(ours, g->kernel_ok, g->nlink))
+			    !memcmp(ours, g->kernel_ok, g->nlink) &&
+			    !memcmp(order, order + g->ndev, g->ndev * sizeof(*order)))
 				g->checked = 1;
 			dl_core_fini(&c);
 		}
 	}
+	free(order);
 	free(ours);
 	return g->checked;
 }
@@ -253,7 +278,7 @@ static void bm_link_add_common(struct bm_state *st, bool kernel)
 	uint32_t refused = 0;
 
 	if (!g || graph_check(g) != 1) {
-		bm_skip(st, "setup check failed: implementations disagree (or no graph)");
+		bm_skip(st, "setup check failed: implementations disagree on links or dpm_list (or no graph)");
 		return;
 	}
 	while (bm_keep_running(st)) {
@@ -297,6 +322,7 @@ static void bm_reorder_to_tail(struct bm_state *st)
 	while (bm_keep_running(st)) {
 		x = dl_mix64(x);
 		dl_reorder_to_tail(&c, (dl_dev_t)(((unsigned __int128)x * g->ndev) >> 64));
+		dl_dpm_settle(&c);      /* recorded, then applied: the whole move */
 	}
 	if (!dl_dpm_is_topological(&c))
 		bm_skip(st, "dpm_list no longer topological");

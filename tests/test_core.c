@@ -121,12 +121,12 @@ static void expect_refused(dl_dev_t con, dl_dev_t sup, uint32_t flags, unsigned 
 	}
 }
 
-/* Position of @d on dpm_list (walking it), or -1. */
+/* Position of @d on dpm_list (walking it, settled), or -1. */
 static int dpm_pos(dl_dev_t d)
 {
 	int i = 0;
 
-	for (dl_dev_t x = c->dpm_head; x != DL_NONE; x = c->dev[x].dpm_next, i++)
+	for (dl_dev_t x = dl_dpm_first(c); x != DL_NONE; x = c->dev[x].dpm_next, i++)
 		if (x == d)
 			return i;
 	return -1;
@@ -554,6 +554,63 @@ static void test_readd_stateless_on_sync_state_only_reorders(void)
 	CU_ASSERT_EQUAL(c->link[l].kref, 2);
 	CU_ASSERT(dpm_pos(s) < dpm_pos(k));
 	CU_ASSERT_TRUE(dl_dpm_is_topological(c));
+}
+
+/* dpm_list, settled, is exactly @want. */
+static void dpm_expect(const dl_dev_t *want, uint32_t n)
+{
+	uint32_t i = 0;
+
+	for (dl_dev_t x = dl_dpm_first(c); x != DL_NONE; x = c->dev[x].dpm_next, i++)
+		CU_ASSERT(i < n && x == want[i]);
+	CU_ASSERT_EQUAL(i, n);
+}
+
+/*
+ * device_link_add() reorders for every new link other than SYNC_STATE_ONLY,
+ * even when the supplier already precedes the consumer: k and its child go
+ * behind x, which was registered after them.
+ */
+static void test_add_reorders_even_when_supplier_precedes(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), kc = mk(k), x = mk(DL_NONE);
+
+	add(k, s, 0);
+	dpm_expect((dl_dev_t[]){ s, x, k, kc }, 4);
+	add(x, s, DL_FLAG_SYNC_STATE_ONLY);          /* SSO: no reorder */
+	dpm_expect((dl_dev_t[]){ s, x, k, kc }, 4);
+	add(x, s, DL_FLAG_STATELESS);                /* SSO -> STATELESS: reorder */
+	dpm_expect((dl_dev_t[]){ s, k, kc, x }, 4);
+}
+
+/*
+ * device_reorder_to_tail() moves in pre-order: the device, its children in
+ * order, then its consumers; a device reached twice moves twice, and the last
+ * move sets its place.  r's children a and b keep their order, and z (a
+ * consumer of both) ends behind b, where the walk through b leaves it.
+ */
+static void test_reorder_pre_order_last_move_wins(void)
+{
+	dl_dev_t r = mk(DL_NONE), a = mk(r), b = mk(r), z = mk(DL_NONE), s;
+
+	add(z, a, 0);
+	add(z, b, 0);
+	s = mk(DL_NONE);
+	add(r, s, 0);                                /* s after r: everything moves */
+	dpm_expect((dl_dev_t[]){ s, r, a, b, z }, 5);
+	/* and a consumer of a that b also feeds ends behind b's walk */
+	dl_dev_t y = mk(DL_NONE);
+
+	add(y, b, 0);
+	add(y, a, 0);                                /* y: consumer of a (2nd) and of b (1st) */
+	add(r, s, DL_FLAG_PM_RUNTIME);               /* re-add: no reorder */
+	dpm_expect((dl_dev_t[]){ s, r, a, b, z, y }, 6);
+	CU_ASSERT_EQUAL(dl_reorder_to_tail(c, r), 0);
+	/* r, a, z, y (via a), b, z, y (via b): z before y, both after b */
+	dpm_expect((dl_dev_t[]){ s, r, a, b, z, y }, 6);
+	CU_ASSERT_EQUAL(dl_reorder_to_tail(c, a), 0);
+	/* a, z, y */
+	dpm_expect((dl_dev_t[]){ s, r, b, a, z, y }, 6);
 }
 
 /* ---- device_link_del ---------------------------------------------------- */
@@ -1411,6 +1468,8 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_rpm_get_failure_drops_supplier_references),
 	T(test_dpm_consumer_registered_before_supplier_moves_after),
 	T(test_dpm_topological_after_adds),
+	T(test_add_reorders_even_when_supplier_precedes),
+	T(test_reorder_pre_order_last_move_wins),
 	T(test_is_dependent_agrees_with_kernel_for_unregistered_consumer),
 };
 

@@ -24,7 +24,14 @@
  *    (invariant 2);
  *  - dl_is_dependent agrees with dl_kernel_is_dependent on random pairs of
  *    registered devices.  Queries whose kernel DFS would visit more than
- *    PATH_LIMIT paths are skipped (counted and printed).
+ *    PATH_LIMIT paths are skipped (counted and printed);
+ *  - dpm_list, once settled (at random steps, so that the core settles
+ *    batches of moves of every size), is the kernel's: the order a shadow
+ *    list reaches by the kernel's own device_reorder_to_tail() walk (the
+ *    pre-order that moves a device once per path, written here) on every
+ *    registration, every new link other than SYNC_STATE_ONLY, every SSO ->
+ *    normal or SSO -> STATELESS upgrade.  A seed
+ *    whose walks would take more than PATH_LIMIT visits stops comparing.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -69,6 +76,11 @@ static int32_t *pos;
 static unsigned long n_queries, n_skipped, n_unreg_disagree, n_unreg_queries;
 static unsigned long n_adds, n_added, n_probes, n_defers, n_unbinds, n_dels;
 static unsigned long failures_reported;
+static unsigned long n_kernel_moves, n_dpm_compared, n_shadow_given_up;
+
+/* the kernel's dpm_list, by a key that grows along it */
+static uint64_t *shadow_key, shadow_clock, shadow_budget;
+static bool shadow_ok;
 static unsigned cur_seed, cur_step;
 
 #define REPORT(...) do { \
@@ -154,10 +166,65 @@ static uint64_t paths(dl_dev_t x)
 	return n;
 }
 
+/* device_reorder_to_tail(), as in drivers/base/core.c: pre-order, once per path. */
+static void shadow_walk(dl_dev_t x)
+{
+	const struct dl_device *d = &c->dev[x];
+
+	if (!shadow_ok || shadow_budget-- == 0) {
+		shadow_ok = false;
+		return;
+	}
+	if (d->registered)
+		shadow_key[x] = ++shadow_clock;
+	for (uint32_t i = 0; i < d->children.n; i++)
+		shadow_walk(d->children.v[i]);
+	for (uint32_t i = 0; i < d->consumers.n; i++) {
+		const struct dl_link *k = &c->link[d->consumers.v[i]];
+
+		if (!dl_link_is_sync_state_only(k->flags))
+			shadow_walk(k->consumer);
+	}
+}
+
+static void shadow_reorder(dl_dev_t x)
+{
+	if (!shadow_ok)
+		return;
+	n_kernel_moves++;
+	shadow_budget = PATH_LIMIT;
+	shadow_walk(x);
+	if (!shadow_ok)
+		n_shadow_given_up++;
+}
+
+/* The settled dpm_list is the shadow's order. */
+static void check_dpm_is_kernels(void)
+{
+	dl_dev_t prev = DL_NONE;
+
+	if (!shadow_ok)
+		return;
+	n_dpm_compared++;
+	for (dl_dev_t x = dl_dpm_first(c); x != DL_NONE; x = c->dev[x].dpm_next) {
+		if (prev != DL_NONE && shadow_key[prev] >= shadow_key[x]) {
+			REPORT("seed %u step %u: dpm_list has %u before %u, the kernel the other way",
+			       cur_seed, cur_step, prev, x);
+			CU_FAIL("dpm_list is not the kernel's");
+			shadow_ok = false;
+			return;
+		}
+		prev = x;
+	}
+}
+
 static void check_dpm(void)
 {
 	uint32_t n = 0, nreg = 0;
 	dl_dev_t prev = DL_NONE;
+
+	if (chance(30))
+		check_dpm_is_kernels();
 
 	for (dl_dev_t x = 0; x < c->ndev; x++) {
 		pos[x] = -1;
@@ -352,7 +419,10 @@ static void op_add(dl_dev_t con, dl_dev_t sup)
 	uint32_t f = random_flags();
 	int want = predict(con, sup, f);
 	dl_link_t l = DL_NONE;
+	dl_link_t l0 = con < c->ndev && sup < c->ndev ? dl_link_find(c, con, sup) : DL_NONE;
+	uint32_t f0 = l0 != DL_NONE ? c->link[l0].flags : 0;
 	int r = dl_link_add(c, con, sup, f, &l);
+	bool reorder;
 
 	n_adds++;
 	if (want >= 0 && r != -want) {
@@ -361,6 +431,15 @@ static void op_add(dl_dev_t con, dl_dev_t sup)
 	}
 	if (r != 0)
 		return;
+	/* device_link_add(): which adds reach its "reorder:" label */
+	if (l0 == DL_NONE)
+		reorder = !(f & DL_FLAG_SYNC_STATE_ONLY);
+	else if (f & DL_FLAG_STATELESS)
+		reorder = (f0 & DL_FLAG_SYNC_STATE_ONLY) && !(f0 & DL_FLAG_STATELESS);
+	else
+		reorder = (f0 & DL_FLAG_SYNC_STATE_ONLY) && !(f & DL_FLAG_SYNC_STATE_ONLY);
+	if (reorder)
+		shadow_reorder(con);
 	n_added++;
 	grow_links();
 	const struct dl_link *k = &c->link[l];
@@ -543,6 +622,9 @@ static void run_seed(unsigned seed)
 	memo = calloc(ndev, sizeof(*memo));
 	color = calloc(ndev, 1);
 	pos = calloc(ndev, sizeof(*pos));
+	shadow_key = calloc(ndev, sizeof(*shadow_key));
+	shadow_clock = 0;
+	shadow_ok = true;
 	link_cap = 0;
 	bind_exempt = rpm_exempt = NULL;
 
@@ -563,8 +645,10 @@ static void run_seed(unsigned seed)
 					parent = DL_NONE;
 			}
 			CU_ASSERT_FATAL(dl_device_new(c, parent, chance(50), &d) == 0);
-			if (!chance(7))     /* a few stay unregistered (consumers only) */
+			if (!chance(7)) {   /* a few stay unregistered (consumers only) */
 				CU_ASSERT_EQUAL(dl_device_register(c, d), 0);
+				shadow_key[d] = ++shadow_clock;   /* device_pm_add() */
+			}
 		} else if (op < 55) {
 			dl_dev_t a = random_dev(), b = random_dev();
 
@@ -656,6 +740,7 @@ out:
 	free(memo);
 	free(color);
 	free(pos);
+	free(shadow_key);
 	free(bind_exempt);
 	free(rpm_exempt);
 }
@@ -668,8 +753,13 @@ static void test_props_random_graphs_invariants(void)
 		"%lu device_del, %lu dependency queries (%lu skipped as too costly)\n",
 		NSEEDS, n_adds, n_added, n_probes, n_defers, n_unbinds, n_dels, n_queries,
 		n_skipped);
+	fprintf(stderr, "  %lu kernel dpm_list moves, %lu comparisons with the kernel's list, "
+		"%lu seeds stopped comparing (walks over %llu visits)\n",
+		n_kernel_moves, n_dpm_compared, n_shadow_given_up, PATH_LIMIT);
 	CU_ASSERT(n_added > 1000);
 	CU_ASSERT(n_queries > 10000);
+	CU_ASSERT(n_dpm_compared > 10000);
+	CU_ASSERT(n_shadow_given_up < NSEEDS / 4);
 }
 
 /* Uses the counters of the previous test (pairs with an unregistered end). */

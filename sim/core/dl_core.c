@@ -3,21 +3,37 @@
  * (drivers/base/core.c: device_link_add, device_link_del,
  * device_is_dependent, device_reorder_to_tail, device_link_init_status).
  *
- * dpm_list ordering.  We keep dpm_list a topological order of
- * parent->child and supplier->consumer (SYNC_STATE_ONLY links excluded) at
- * all times, with a key per device that grows along the list.  Two things
- * follow, and they are why link_add stays near O(1) on a million devices:
+ * dpm_list ordering.  dpm_list is the kernel's, exactly: every new link
+ * other than SYNC_STATE_ONLY (and the SSO -> normal and SSO -> STATELESS
+ * upgrades) and every deferred-probe retry moves the consumer with all that
+ * depends on it to the tail, the way device_reorder_to_tail() does: a
+ * pre-order walk (the device, its children, its consumers, recursively) in
+ * which a device reached twice moves twice and its last move sets its place.
+ * The walk visits a device once per path, exponential on diamonds; the place
+ * it leaves each device is the reverse postorder of one DFS with a visited
+ * set that takes the edges in the opposite order (consumers last to first,
+ * then children last to first): a device's last move in the pre-order is its
+ * first finish in the mirrored walk (tests/test_core_props.c checks it
+ * against dl_kernel_dfs.c on random graphs).
+ *
+ * Moves are recorded, not done (dl_reorder_to_tail()), and settled when the
+ * order is read (dl_dpm_settle()): the latest move wins, so only each root's
+ * latest move counts, and the settle walks the roots newest first, each
+ * device once: a device already placed by a newer move is skipped with
+ * everything below it (all of that was below it then too, since between two
+ * settles the graph only grows: a deletion settles first).  A retry storm
+ * then costs O(1) per retry instead of a walk of everything that depends on
+ * the device.
+ *
+ * Alongside, the list is kept a topological order of parent->child and
+ * supplier->consumer (SYNC_STATE_ONLY links excluded) at all times, with a
+ * key per device that grows along the list: a new link whose consumer
+ * precedes its supplier moves the consumer's set at once (the same walk as
+ * the settle, which is also the cycle check).  So:
  *
  *  - device_is_dependent(consumer, supplier) can only be true when the
  *    supplier comes after the consumer; and a search from the consumer only
  *    needs to visit devices whose key is below the supplier's.
- *  - device_reorder_to_tail() is only needed when the supplier comes after
- *    the consumer.  Then we move the same set the kernel moves (the consumer,
- *    its descendants and consumers, recursively) to the tail, in a
- *    topological order of that set (reverse DFS postorder), visiting each
- *    device once.  The kernel moves the set even when it is already in order
- *    and visits a device once per path; the resulting lists differ only in
- *    the placement of devices not constrained by any edge.
  */
 #include <assert.h>
 #include <errno.h>
@@ -114,7 +130,8 @@ int dl_core_init(struct dl_core *c, uint32_t ndev_hint, uint32_t nlink_hint)
 	c->cap_link = nlink_hint ? nlink_hint : 16;
 	c->dev = malloc((size_t)c->cap_dev * sizeof(*c->dev));
 	c->link = malloc((size_t)c->cap_link * sizeof(*c->link));
-	if (!c->dev || !c->link) {
+	c->dpm_stamp = malloc((size_t)c->cap_dev * sizeof(*c->dpm_stamp));
+	if (!c->dev || !c->link || !c->dpm_stamp) {
 		dl_core_fini(c);
 		return -ENOMEM;
 	}
@@ -132,6 +149,10 @@ void dl_core_fini(struct dl_core *c)
 	free(c->link);
 	dl_idvec_free(&c->scratch);
 	dl_idvec_free(&c->scratch2);
+	dl_idvec_free(&c->dpm_pending);
+	dl_idvec_free(&c->settle_stack);
+	dl_idvec_free(&c->settle_post);
+	free(c->dpm_stamp);
 	dl_idvec_free(&c->deferred_pending);
 	dl_idvec_free(&c->deferred_active);
 	free(c->pool);
@@ -204,10 +225,15 @@ int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out)
 	if (c->ndev == c->cap_dev) {
 		uint32_t cap = c->cap_dev * 2;
 		struct dl_device *nd = realloc(c->dev, (size_t)cap * sizeof(*nd));
+		uint32_t *ns;
 
 		if (!nd)
 			return -ENOMEM;
 		c->dev = nd;
+		ns = realloc(c->dpm_stamp, (size_t)cap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		c->dpm_stamp = ns;
 		c->cap_dev = cap;
 	}
 	d = &c->dev[c->ndev];
@@ -216,6 +242,7 @@ int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out)
 	d->async = async;
 	d->dpm_prev = d->dpm_next = DL_NONE;
 	d->child_pos = DL_NONE;
+	c->dpm_stamp[c->ndev] = 0;
 	*out = c->ndev++;
 	return 0;
 }
@@ -261,6 +288,9 @@ static void dpm_move_last(struct dl_core *c, dl_dev_t d)
 	dl_core_emit(c, DL_EV_DPM_MOVE, d, DL_NONE, DL_NONE, 0, 0);
 }
 
+static bool dpm_settled(const struct dl_core *c);
+static int dpm_note_move(struct dl_core *c, dl_dev_t d);
+
 /**
  * dl_device_register - device_add(): append to dpm_list, become the parent's
  * child.  Returns -EINVAL if already registered or the parent is not.
@@ -289,7 +319,8 @@ int dl_device_register(struct dl_core *c, dl_dev_t d)
 	x->pm_depth = 0;
 	dpm_append(c, d);
 	dl_core_emit(c, DL_EV_REGISTER, d, DL_NONE, x->parent, 0, 0);
-	return 0;
+	/* device_pm_add() appends; behind moves still pending, it is one of them */
+	return dpm_settled(c) ? 0 : dpm_note_move(c, d);
 }
 
 /*
@@ -319,6 +350,8 @@ static void link_free(struct dl_core *c, dl_link_t l)
 	struct dl_link *k = &c->link[l];
 
 	assert(k->live);
+	if (!dl_link_is_sync_state_only(k->flags))
+		dl_dpm_settle(c);   /* the pending moves walked this link */
 	if (holds_sync_state(k))
 		c->dev[k->supplier].sync_waiting--;
 	idvec_remove_link(c, &c->dev[k->consumer].suppliers, k->c_pos, true);
@@ -369,6 +402,7 @@ int dl_device_del(struct dl_core *c, dl_dev_t d)
 		return -EBUSY;
 	if (x->children.n)
 		return -EBUSY;   /* children go first, as in the kernel */
+	dl_dpm_settle(c);   /* the pending moves may have walked through it */
 	/* device_links_purge() */
 	while (x->suppliers.n)
 		link_free(c, x->suppliers.v[x->suppliers.n - 1]);
@@ -517,21 +551,23 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 }
 
 /*
- * The set device_reorder_to_tail() moves: d, its children and its consumers
- * (recursively, SYNC_STATE_ONLY links excluded), each visited once by an
- * iterative DFS that leaves them in c->scratch2 in postorder.  Returns true
- * if @target is in the set (then the DFS stops early), or on running out of
- * memory; DL_NONE for no target.
+ * Walk what device_reorder_to_tail(@d) moves: d, its children and its
+ * consumers (recursively, SYNC_STATE_ONLY links excluded), each device once,
+ * taking a device's edges in the mirrored order (consumers last to first,
+ * then children last to first; see the file header), skipping devices
+ * already marked @ep and marking those it visits.  Appends them to @post in
+ * postorder: read backwards, @post is the order the kernel's walk leaves
+ * them in.  Returns true if it reaches @target (then it stops; DL_NONE for
+ * no target), or on running out of memory.
  */
-static bool reorder_collect(struct dl_core *c, dl_dev_t d, dl_dev_t target)
+static bool reorder_walk(struct dl_core *c, dl_dev_t d, dl_dev_t target, uint32_t ep,
+			 struct dl_idvec *st, struct dl_idvec *post)
 {
-	struct dl_idvec *st = &c->scratch;      /* (device, next edge) pairs */
-	struct dl_idvec *post = &c->scratch2;
-	uint32_t ep = next_epoch(c);
+	struct dl_device *r = &c->dev[d];
 
-	st->n = post->n = 0;
-	c->dev[d].mark = ep;
-	if (dl_idvec_push(st, d) || dl_idvec_push(st, 0))
+	st->n = 0;
+	r->mark = ep;
+	if (dl_idvec_push(st, d) || dl_idvec_push(st, r->children.n + r->consumers.n))
 		return true;
 	while (st->n) {
 		dl_dev_t x = st->v[st->n - 2];
@@ -540,9 +576,10 @@ static bool reorder_collect(struct dl_core *c, dl_dev_t d, dl_dev_t target)
 		uint32_t nch = xd->children.n;
 		dl_dev_t y = DL_NONE;
 
-		while (e < nch + xd->consumers.n) {
+		while (e > 0) {
 			dl_dev_t cand;
 
+			e--;
 			if (e < nch) {
 				cand = xd->children.v[e];
 			} else {
@@ -550,7 +587,6 @@ static bool reorder_collect(struct dl_core *c, dl_dev_t d, dl_dev_t target)
 
 				cand = dl_link_is_sync_state_only(k->flags) ? DL_NONE : k->consumer;
 			}
-			e++;
 			if (cand != DL_NONE && c->dev[cand].mark != ep) {
 				y = cand;
 				break;
@@ -566,30 +602,175 @@ static bool reorder_collect(struct dl_core *c, dl_dev_t d, dl_dev_t target)
 		if (y == target)
 			return true;
 		c->dev[y].mark = ep;
-		if (dl_idvec_push(st, y) || dl_idvec_push(st, 0))
+		if (dl_idvec_push(st, y) ||
+		    dl_idvec_push(st, c->dev[y].children.n + c->dev[y].consumers.n))
 			return true;
 	}
 	return false;
 }
 
-/* Append the set reorder_collect() left, in reverse postorder: a topological order of it. */
-static void reorder_move(struct dl_core *c)
+/* The set device_reorder_to_tail(@d) moves, into c->scratch2 (see reorder_walk()). */
+static bool reorder_collect(struct dl_core *c, dl_dev_t d, dl_dev_t target)
 {
-	const struct dl_idvec *post = &c->scratch2;
+	c->scratch2.n = 0;
+	return reorder_walk(c, d, target, next_epoch(c), &c->scratch, &c->scratch2);
+}
 
-	for (uint32_t i = post->n; i-- > 0;)
+/*
+ * Move the devices of @post (reorder_walk()'s, read backwards) to the tail,
+ * unless they already form the tail in that order: the common case of a
+ * settle after a probe in which every link pointed forward.
+ */
+static void dpm_move_set(struct dl_core *c, const struct dl_idvec *post)
+{
+	dl_dev_t at = c->dpm_tail;
+	uint32_t i;
+
+	for (i = 0; i < post->n; i++) {
+		dl_dev_t x = post->v[i];
+
+		if (!c->dev[x].registered)
+			continue;
+		if (x != at)
+			break;
+		at = c->dev[x].dpm_prev;
+	}
+	if (i == post->n)
+		return;
+	for (i = post->n; i-- > 0;)
 		dpm_move_last(c, post->v[i]);
+}
+
+/* No pending moves: the list is the kernel's as it stands. */
+static bool dpm_settled(const struct dl_core *c)
+{
+	return c->dpm_pending.n == 0;
+}
+
+/* Forget pending moves whose root has a newer one, keeping their order. */
+static void dpm_pending_compact(struct dl_core *c)
+{
+	struct dl_idvec *p = &c->dpm_pending;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < p->n; i += 2) {
+		if (c->dpm_stamp[p->v[i]] != p->v[i + 1])
+			continue;
+		p->v[n++] = p->v[i];
+		p->v[n++] = p->v[i + 1];
+	}
+	p->n = n;
+}
+
+/*
+ * Record device_reorder_to_tail(@d) for dl_dpm_settle().  When nothing is
+ * pending and @d is the tail with nothing below it, the move is a no-op and
+ * is not recorded: a link added as its consumer registers.
+ */
+static int dpm_note_move(struct dl_core *c, dl_dev_t d)
+{
+	struct dl_idvec *p = &c->dpm_pending;
+	const struct dl_device *x = &c->dev[d];
+	int err;
+
+	if (dpm_settled(c) && (!x->registered || c->dpm_tail == d) && !x->children.n) {
+		uint32_t i;
+
+		for (i = 0; i < x->consumers.n; i++)
+			if (!dl_link_is_sync_state_only(c->link[x->consumers.v[i]].flags))
+				break;
+		if (i == x->consumers.n)
+			return 0;
+	}
+	if (c->dpm_clock == UINT32_MAX - 1)
+		dl_dpm_settle(c);   /* stamps are per batch: start a new one */
+	if (p->n / 2 > 2 * (c->ndev + 512))
+		dpm_pending_compact(c);
+	c->dpm_stamp[d] = ++c->dpm_clock;
+	err = dl_idvec_push(p, d);
+	if (!err && (err = dl_idvec_push(p, c->dpm_clock)))
+		p->n--;
+	return err;
+}
+
+/**
+ * dl_dpm_settle - apply the dpm_list moves recorded since the last settle, so
+ * that the list is the kernel's.  The newest root first: its walk places the
+ * devices whose latest move it was; an older root's walk skips every device
+ * already placed, and what lies below it.  O(devices and links placed).  On
+ * running out of memory the list stays a topological order, not the kernel's.
+ */
+void dl_dpm_settle(struct dl_core *c)
+{
+	struct dl_idvec *p = &c->dpm_pending, *post = &c->settle_post;
+	uint32_t ep;
+
+	if (dpm_settled(c))
+		return;
+	ep = next_epoch(c);
+	post->n = 0;
+	for (uint32_t i = p->n; i >= 2; i -= 2) {
+		dl_dev_t d = p->v[i - 2];
+
+		if (c->dpm_stamp[d] != p->v[i - 1])
+			continue;   /* d moved again later */
+		c->dpm_stamp[d] = 0;
+		if (c->dev[d].mark == ep)
+			continue;   /* placed by a newer move */
+		if (reorder_walk(c, d, DL_NONE, ep, &c->settle_stack, post))
+			break;
+	}
+	for (uint32_t i = 0; i < p->n; i += 2)
+		c->dpm_stamp[p->v[i]] = 0;
+	p->n = 0;
+	c->dpm_clock = 0;
+	dpm_move_set(c, post);
+}
+
+/** dl_dpm_first - the head of dpm_list, settled (DL_NONE: empty). */
+dl_dev_t dl_dpm_first(struct dl_core *c)
+{
+	dl_dpm_settle(c);
+	return c->dpm_head;
+}
+
+/** dl_dpm_last - the tail of dpm_list, settled (DL_NONE: empty). */
+dl_dev_t dl_dpm_last(struct dl_core *c)
+{
+	dl_dpm_settle(c);
+	return c->dpm_tail;
 }
 
 /**
  * dl_reorder_to_tail - device_reorder_to_tail(): move d, its children and its
  * consumers (recursively, SYNC_STATE_ONLY links excluded) to the tail of
- * dpm_list, in a topological order of the moved set, each device once.
+ * dpm_list, where the kernel's walk leaves them.  Recorded; the list shows it
+ * once settled (dl_dpm_first()).  0 or -ENOMEM.
  */
-void dl_reorder_to_tail(struct dl_core *c, dl_dev_t d)
+int dl_reorder_to_tail(struct dl_core *c, dl_dev_t d)
 {
-	if (!reorder_collect(c, d, DL_NONE))
-		reorder_move(c);
+	return dpm_note_move(c, d);
+}
+
+/*
+ * device_link_add()'s "reorder:" for a link @con -> @sup now in the graph.
+ * A link whose consumer precedes its supplier moves the set at once, so that
+ * the list stays topological; @have: reorder_collect() left it in
+ * c->scratch2 already.  With nothing else pending that move is the kernel's;
+ * otherwise (and for every other link) the move is recorded.
+ */
+static int link_reorder(struct dl_core *c, dl_dev_t con, dl_dev_t sup, bool have)
+{
+	bool settled = dpm_settled(c);
+
+	if (c->dev[con].registered && c->dev[con].dpm_key < c->dev[sup].dpm_key) {
+		if (!have && reorder_collect(c, con, DL_NONE))
+			return -ENOMEM;
+		dpm_move_set(c, &c->scratch2);
+		if (settled)
+			return 0;
+	}
+	return dpm_note_move(c, con);
 }
 
 static int refuse(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
@@ -638,9 +819,9 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 	l = dl_link_find(c, con, sup);
 	/*
 	 * A new link whose consumer precedes the supplier moves the consumer's
-	 * set (every device that depends on it) to the tail, below.  That set
-	 * answers device_is_dependent() too, so one walk does both: collected
-	 * means c->scratch2 holds the set for reorder_move().
+	 * set (every device that depends on it) to the tail at once, below.
+	 * That set answers device_is_dependent() too, so one walk does both:
+	 * collected means c->scratch2 holds the set for link_reorder().
 	 */
 	collected = !(flags & DL_FLAG_SYNC_STATE_ONLY) && l == DL_NONE &&
 		    c->dev[con].registered && c->dev[con].dpm_key < c->dev[sup].dpm_key;
@@ -699,12 +880,10 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 			}
 		}
 		dl_core_emit(c, DL_EV_LINK_ADD, con, l, sup, k->flags, k->status);
-		if (reorder && c->dev[con].registered &&
-		    c->dev[con].dpm_key < c->dev[sup].dpm_key)
-			dl_reorder_to_tail(c, con);
 		if (out)
 			*out = l;
-		return 0;
+		/* the SSO -> STATELESS and SSO -> normal upgrades reorder */
+		return reorder ? link_reorder(c, con, sup, false) : 0;
 	}
 
 	if (c->nlink == c->cap_link) {
@@ -742,11 +921,11 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 						: (uint8_t)link_init_status(c, con, sup);
 	sync_waiting_update(c, k, false);
 	dl_core_emit(c, DL_EV_LINK_ADD, con, l, sup, k->flags, k->status);
-	if (collected)
-		reorder_move(c);
 	if (out)
 		*out = l;
-	return 0;
+	if (flags & DL_FLAG_SYNC_STATE_ONLY)
+		return 0;
+	return link_reorder(c, con, sup, collected);
 }
 
 /**

@@ -157,6 +157,18 @@ struct dl_core {
 	uint32_t epoch;
 	struct dl_idvec scratch, scratch2;  /* search stacks, reused */
 
+	/*
+	 * The kernel's dpm_list moves not applied yet (dl_dpm_settle()): the
+	 * roots of device_reorder_to_tail() calls as (device, stamp) pairs in
+	 * the order they happened, and per device the stamp of its latest one
+	 * (0: none pending).  Settled before anything reads the list's order
+	 * and before a device or a link other than SYNC_STATE_ONLY goes.
+	 */
+	struct dl_idvec dpm_pending;
+	uint32_t *dpm_stamp;            /* cap_dev entries */
+	uint32_t dpm_clock;             /* last stamp handed out in this batch */
+	struct dl_idvec settle_stack, settle_post;
+
 	/* deferred probing (drivers/base/dd.c) */
 	struct dl_idvec deferred_pending, deferred_active;
 	uint32_t deferred_active_head;
@@ -187,7 +199,10 @@ int dl_link_del(struct dl_core *c, dl_link_t l);
 dl_link_t dl_link_find(const struct dl_core *c, dl_dev_t consumer, dl_dev_t supplier);
 int dl_link_mark_cycle(struct dl_core *c, dl_link_t l);
 bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target);
-void dl_reorder_to_tail(struct dl_core *c, dl_dev_t d);
+int dl_reorder_to_tail(struct dl_core *c, dl_dev_t d);
+void dl_dpm_settle(struct dl_core *c);
+dl_dev_t dl_dpm_first(struct dl_core *c);
+dl_dev_t dl_dpm_last(struct dl_core *c);
 
 /* Kernel-faithful reimplementations, for benchmarks and cross-checks only. */
 bool dl_kernel_is_dependent(const struct dl_core *c, dl_dev_t dev, dl_dev_t target,

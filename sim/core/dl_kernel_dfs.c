@@ -41,7 +41,7 @@ bool dl_kernel_is_dependent(const struct dl_core *c, dl_dev_t dev, dl_dev_t targ
 	return false;
 }
 
-void dl_kernel_reorder_to_tail(struct dl_core *c, dl_dev_t d, uint64_t *visits)
+static void kernel_reorder(struct dl_core *c, dl_dev_t d, uint64_t *visits)
 {
 	struct dl_device *x = &c->dev[d];
 
@@ -63,12 +63,19 @@ void dl_kernel_reorder_to_tail(struct dl_core *c, dl_dev_t d, uint64_t *visits)
 		x->dpm_key = c->dpm_next_key++;
 	}
 	for (uint32_t i = 0; i < x->children.n; i++)
-		dl_kernel_reorder_to_tail(c, x->children.v[i], visits);
+		kernel_reorder(c, x->children.v[i], visits);
 	for (uint32_t i = 0; i < x->consumers.n; i++) {
 		const struct dl_link *k = &c->link[x->consumers.v[i]];
 
 		if (dl_link_is_sync_state_only(k->flags))
 			continue;
-		dl_kernel_reorder_to_tail(c, k->consumer, visits);
+		kernel_reorder(c, k->consumer, visits);
 	}
+}
+
+/* Moves the list as it stands: the moves dl_core.c has pending are settled first. */
+void dl_kernel_reorder_to_tail(struct dl_core *c, dl_dev_t d, uint64_t *visits)
+{
+	dl_dpm_settle(c);
+	kernel_reorder(c, d, visits);
 }

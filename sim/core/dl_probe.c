@@ -177,7 +177,7 @@ bool dl_sync_state_ready(const struct dl_core *c, dl_dev_t d)
 void dl_sync_state_resume(struct dl_core *c)
 {
 	c->sync_state_paused = false;
-	for (dl_dev_t d = c->dpm_head; d != DL_NONE; d = c->dev[d].dpm_next)
+	for (dl_dev_t d = dl_dpm_first(c); d != DL_NONE; d = c->dev[d].dpm_next)
 		queue_sync_state(c, d);
 }
 

@@ -333,7 +333,7 @@ static void graph_take_order(struct sim *s)
 	graph_flush(s);
 	for (uint32_t d = 0; d < s->n; d++)
 		g->pos[d] = DL_NONE;
-	for (dl_dev_t d = s->core.dpm_head; d != DL_NONE; d = s->core.dev[d].dpm_next) {
+	for (dl_dev_t d = dl_dpm_first(&s->core); d != DL_NONE; d = s->core.dev[d].dpm_next) {
 		const struct dl_device *x = &s->core.dev[d];
 
 		g->ord[m] = d;

@@ -611,6 +611,14 @@ static int build_csr_dir(struct thr *t, bool up, uint32_t *off, uint32_t **dep, 
 	return 0;
 }
 
+/* Apply the dpm_list moves the core has pending (dl_dpm_settle()): snapshot_phase() reads the list. */
+static void settle_dpm(struct thr *t)
+{
+	core_lock(&t->tw[0]);
+	dl_dpm_settle(&t->core);
+	core_unlock(&t->tw[0]);
+}
+
 /* Under graph (read): the walk, and what waits for what in this phase. */
 static int snapshot_phase(struct thr *t)
 {
@@ -1066,6 +1074,7 @@ static int run_phase(struct thr *t)
 		remaining++;
 		t->on_main[d] = dl_order_on_main(t->pol, false, t->core.dev[d].async);
 	}
+	settle_dpm(t);
 	pthread_rwlock_rdlock(&t->graph);
 	err = snapshot_phase(t);
 	pthread_rwlock_unlock(&t->graph);
@@ -1433,6 +1442,7 @@ static int op_probe(struct thr *t)
 
 		atomic_store(&t->halt, HALT_NONE);
 		atomic_store(&t->peak, 0);
+		settle_dpm(t);
 		pthread_rwlock_rdlock(&t->graph);
 		err = snapshot_phase(t);
 		pthread_rwlock_unlock(&t->graph);
