@@ -613,6 +613,30 @@ static void test_reorder_pre_order_last_move_wins(void)
 	dpm_expect((dl_dev_t[]){ s, r, b, a, z, y }, 6);
 }
 
+/*
+ * deferred_probe_work_func() moves each device it retries, with all that
+ * depends on it, to the tail of dpm_list (device_pm_move_to_tail()) before
+ * bus_probe_device(), and says so in the log.
+ */
+static void test_deferred_retry_moves_device_to_tail(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), kc = mk(k), x = mk(DL_NONE), y;
+
+	add(x, s, DL_FLAG_SYNC_STATE_ONLY);
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), 0);
+	dl_probe_end(c, k, -DL_EPROBE_DEFER);
+	y = mk(DL_NONE);
+	dpm_expect((dl_dev_t[]){ s, k, kc, x, y }, 5);
+	dl_deferred_enable(c);
+	nev = 0;
+	CU_ASSERT_EQUAL(dl_deferred_next(c), k);
+	CU_ASSERT_EQUAL(count_kind(DL_EV_DEFERRED_RETRY), 1);
+	CU_ASSERT_EQUAL(evs[0].kind, DL_EV_DEFERRED_RETRY);
+	CU_ASSERT_EQUAL(evs[0].dev, k);
+	dpm_expect((dl_dev_t[]){ s, x, y, k, kc }, 5);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), DL_NONE);
+}
+
 /* ---- device_link_del ---------------------------------------------------- */
 
 static void test_del_drops_one_kref(void)
@@ -1470,6 +1494,7 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_dpm_topological_after_adds),
 	T(test_add_reorders_even_when_supplier_precedes),
 	T(test_reorder_pre_order_last_move_wins),
+	T(test_deferred_retry_moves_device_to_tail),
 	T(test_is_dependent_agrees_with_kernel_for_unregistered_consumer),
 };
 

@@ -30,7 +30,7 @@
  *    list reaches by the kernel's own device_reorder_to_tail() walk (the
  *    pre-order that moves a device once per path, written here) on every
  *    registration, every new link other than SYNC_STATE_ONLY, every SSO ->
- *    normal or SSO -> STATELESS upgrade.  A seed
+ *    normal or SSO -> STATELESS upgrade, and every deferred retry.  A seed
  *    whose walks would take more than PATH_LIMIT visits stops comparing.
  */
 #include <errno.h>
@@ -605,8 +605,10 @@ static void drain_deferred(void)
 	dl_dev_t d;
 	unsigned n = 0;
 
-	while ((d = dl_deferred_next(c)) != DL_NONE && n++ < 4 * c->ndev + 16)
+	while ((d = dl_deferred_next(c)) != DL_NONE && n++ < 4 * c->ndev + 16) {
+		shadow_reorder(d);      /* device_pm_move_to_tail() */
 		try_probe(d, 5);
+	}
 }
 
 static void run_seed(unsigned seed)

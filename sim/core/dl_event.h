@@ -35,6 +35,8 @@ enum dl_ev_kind {
 	DL_EV_DPM_MOVE,        /* extension: device_pm_move_last() of dev (reorder) */
 	DL_EV_WORK_BLOCK,      /* extension: dev's work item sleeps on its dependencies (phase) */
 	DL_EV_WORK_WAKE,       /* extension: ... and is woken: the last one finished */
+	DL_EV_DEFERRED_RETRY,  /* extension: deferred_probe_work_func() takes dev off the
+				  active list and moves it to the tail (device_pm_move_to_tail) */
 	DL_EV_KIND_COUNT
 };
 

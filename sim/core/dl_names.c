@@ -26,6 +26,7 @@ static const char *const kind_names[DL_EV_KIND_COUNT] = {
 	"unbind_end", "suspend_start", "suspend_end", "resume_start", "resume_end",
 	"link_add", "link_refused", "link_del", "link_state", "rpm_resume",
 	"rpm_suspend", "sync_state", "device_del", "dpm_move", "work_block", "work_wake",
+	"deferred_retry",
 };
 static const char *const phase_names[DL_PH_COUNT] = {
 	"prepare", "suspend", "suspend_late", "suspend_noirq",

@@ -110,6 +110,14 @@ dl_dev_t dl_deferred_next(struct dl_core *c)
 		if (!c->dev[d].deferred || !c->dev[d].registered)
 			continue;
 		c->dev[d].deferred = 0;
+		/*
+		 * "Force the device to the end of the dpm_list since the PM
+		 * code assumes that the order we add things to the list is a
+		 * good order for suspend but deferred probe makes that very
+		 * unsafe": device_pm_move_to_tail(), before each retry.
+		 */
+		dl_reorder_to_tail(c, d);
+		dl_core_emit(c, DL_EV_DEFERRED_RETRY, d, DL_NONE, DL_NONE, 0, 0);
 		return d;
 	}
 	a->n = 0;
