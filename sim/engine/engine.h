@@ -82,6 +82,7 @@ uint32_t dl_engine_workers(const struct dl_scenario *sc, enum dl_order order, ui
 
 struct dl_core;
 void dl_engine_add_listed_links(struct dl_core *c, const struct dl_scenario *sc, uint32_t only);
+int dl_engine_register_listed(struct dl_core *c, const struct dl_scenario *sc);
 int dl_engine_presize(struct dl_core *c, const struct dl_scenario *sc);
 int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 		  struct dl_run_result *r);

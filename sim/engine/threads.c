@@ -1412,12 +1412,11 @@ static int op_probe(struct thr *t)
 	int err;
 
 	core_lock(m);
-	for (uint32_t d = 0; d < t->n; d++)
-		if (!t->sc->dev[d].hotplug && !t->core.dev[d].registered &&
-		    (t->sc->dev[d].parent == DL_NONE ||
-		     t->core.dev[t->sc->dev[d].parent].registered))
-			dl_device_register(&t->core, d);
-	dl_engine_add_listed_links(&t->core, t->sc, DL_NONE);
+	err = dl_engine_register_listed(&t->core, t->sc);
+	if (err) {
+		core_unlock(m);
+		return err;
+	}
 	if (!t->pol->probe_deferral) {
 		/* link-aware probing never defers: retries are on from the start */
 		dl_deferred_enable(&t->core);
