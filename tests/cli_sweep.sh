@@ -59,6 +59,13 @@ PY
 [ "$(sqlite3 "$T/a.db" "SELECT count(*) FROM runs")" = 45 ] && ok "45 runs, none twice" \
 	|| bad "run count after resume"
 
+# a leftover shard holding 30 runs b.db has and 15 it lacks: the 15 are added, none twice
+mkdir "$T/b.db.shards"
+cp "$T/a.db" "$T/b.db.shards/left-over.db"
+expect 0 "merge a shard that is partly merged already" "$DLSIM" sweep $ARGS --db "$T/b.db" --jobs 1
+expect 0 "nothing lost, nothing doubled" $SAME "$T/a.db" "$T/b.db"
+[ ! -e "$T/b.db.shards" ] && ok "the leftover shard was removed" || bad "leftover shard kept"
+
 # failures are recorded and the sweep goes on
 mkdir "$T/in/bad"
 cp "$SRC/scenarios/faults.json" "$T/in/bad/"
