@@ -93,8 +93,11 @@ static void run_usage(FILE *f, bool compare)
 		   "                    smallest 1, 2 or 5 x 10^k that does; a smaller X is\n"
 		   "                    refused (exit 2), naming one that works\n"
 		   "\n%s"
-		   "\nexit status: 0 ok, 1 an injected fault made an op fail, 2 bad usage or input,\n"
-		   "130 interrupted (what was simulated is committed, the run is 'interrupted')\n",
+		   "\nexit status: 0 ok, 1 an injected fault made an op fail, 2 bad usage or input\n"
+		   "(nothing written), or the log could not be written (disk full, locked past the\n"
+		   "busy timeout: SQLite's message and the path on stderr, the run marked 'failed',\n"
+		   "no summary), 130 interrupted (what was simulated is committed, the run is\n"
+		   "'interrupted')\n",
 		compare ? "  --orders A,B,...  the orders to compare (default: every order but naive,\n"
 			  "                    the negative control; see dlsim orders)\n"
 			  "  --seeds N         seeds per order: seed, seed+1, ... (default 1)\n"
@@ -305,6 +308,9 @@ static void batch_emit(void *ctx, struct dl_event *e)
 	if (b->n == EV_BATCH) {
 		dl_log_events(b->log, b->ev, b->n);
 		b->n = 0;
+		/* the log cannot store the rest of this run: stop simulating it */
+		if (dl_log_failure(b->log))
+			stop_flag = 1;
 	}
 }
 
@@ -641,6 +647,12 @@ static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *
 }
 
 /* The batch's last events and the metrics into the log (none with --no-log). */
+/* A failed log's own code (-ENOSPC, -EBUSY, -EIO), else -EIO. */
+static int log_error_rc(const struct dl_log *log)
+{
+	return dl_log_failure(log) ? dl_log_failure(log) : -EIO;
+}
+
 static int log_finish(struct runner *rn)
 {
 	if (!rn->log)
@@ -674,7 +686,7 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 		};
 
 		if (dl_log_run_begin(rn->log, &info, run_id))
-			return -EIO;
+			return log_error_rc(rn->log);
 		for (uint32_t i = 0; i < sc->ndev; i++)
 			dl_log_device(rn->log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
 		rn->batch->log = rn->log;
@@ -691,7 +703,7 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 			ki.last_phase >= 0 ? dl_phase_name((unsigned)ki.last_phase) : "none");
 		rc = 1;
 	}
-	return log_finish(rn) ? -EIO : rc;
+	return log_finish(rn) ? log_error_rc(rn->log) : rc;
 }
 
 /* One simulation, logged, into rn->r; returns the engine's result code. */
@@ -717,7 +729,7 @@ static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64
 		};
 
 		if (dl_log_run_begin(rn->log, &info, run_id))
-			return -EIO;
+			return log_error_rc(rn->log);
 		for (uint32_t i = 0; i < sc->ndev; i++)
 			dl_log_device(rn->log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
 		rn->batch->log = rn->log;
@@ -735,7 +747,32 @@ static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64
 		rc = dl_engine_run(sc, &eo, rn->r);
 	if (pr.shown)
 		fprintf(stderr, "\r%60s\r", "");
-	return log_finish(rn) ? -EIO : rc;
+	return log_finish(rn) ? log_error_rc(rn->log) : rc;
+}
+
+/*
+ * The writer never reports what it did not store: a run whose log failed is
+ * 'failed' in the database (or still 'running' if even that could not be
+ * written), and its summary is not printed as if it had succeeded.
+ */
+static int log_failed(const char *me, struct dl_log *log, int64_t run_id)
+{
+	const char *msg = dl_log_error(log);
+
+	if (!msg)
+		return 0;
+	fprintf(stderr, "dlsim %s: the log could not be written: %s\n", me, msg);
+	if (!run_id)
+		fprintf(stderr, "dlsim %s: no run was recorded; nothing is printed\n", me);
+	else if (dl_log_run_recorded(log))
+		fprintf(stderr, "dlsim %s: run %lld is marked 'failed' in the database with the events"
+			" stored before the failure (%llu rows were not stored); its summary is not"
+			" printed\n", me, (long long)run_id, (unsigned long long)dl_log_lost(log));
+	else
+		fprintf(stderr, "dlsim %s: run %lld could not even be marked 'failed' and stays"
+			" 'running' (dlsim check reports it incomplete); its summary is not printed\n",
+			me, (long long)run_id);
+	return 1;
 }
 
 /* The smallest 1, 2 or 5 x 10^k at or above X. */
@@ -872,7 +909,11 @@ int cmd_run(int argc, char **argv)
 	if (rc)
 		return rc;
 	rc = simulate(&rn, rn.o.order, rn.sc->seed, &run_id);
-	if (rc == -EIO || (rc < 0 && rc != -EINTR))
+	if (rn.log && log_failed("run", rn.log, run_id)) {
+		runner_free(&rn);
+		return DL_EXIT_USAGE;
+	}
+	if (rc < 0 && rc != -EINTR)
 		fprintf(stderr, "dlsim run: simulation failed: %s\n", strerror(-rc));
 	if (rn.o.json)
 		print_json(result_json(&rn, dl_order_name(rn.o.order), rn.sc->seed, run_id));
@@ -1012,6 +1053,12 @@ int cmd_compare(int argc, char **argv)
 			int64_t run_id;
 
 			rc = simulate(&rn, orders[k], seed, &run_id);
+			if (rn.log && log_failed("compare", rn.log, run_id)) {
+				json_decref(all);
+				free(st);
+				runner_free(&rn);
+				return DL_EXIT_USAGE;
+			}
 			if (rc < 0) {
 				worst = rc;
 				break;

@@ -58,9 +58,15 @@ struct dl_log {
 	uint32_t npend;
 	int64_t run_id;         /* current run, 0 when none */
 	int run_open;
-	int64_t seq;
-	int failed;
-	char errmsg[256];
+	int64_t seq;            /* rows of the run committed, then those of the batch being written */
+	_Atomic int failed;     /* a write failed for good: the run cannot end 'ok' */
+	int recorded;           /* the run's last transaction (status, events) was stored */
+	int errcode;            /* its SQLite result code */
+	uint64_t lost;          /* events and device rows not stored since then */
+	char lasterr[256];      /* the failure of the current attempt, before any ROLLBACK */
+	char errmsg[512];
+	char *path;
+	int busy_ms;            /* how long a contended transaction is retried */
 };
 
 static const char schema_sql[] =
@@ -112,62 +118,141 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The current attempt failed in WHAT: keep SQLite's own message before a ROLLBACK replaces it. */
+static int attempt_fail(struct dl_log *l, const char *what, int rc)
+{
+	snprintf(l->lasterr, sizeof(l->lasterr), "%s: %s", what, sqlite3_errmsg(l->db));
+	return rc ? rc : SQLITE_ERROR;
+}
+
+static int is_busy(int rc)
+{
+	return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+}
+
+/* The write failed for good: the run cannot end 'ok'; the message names the path and says why. */
+static void log_fail_rc(struct dl_log *l, int rc)
+{
+	if (l->failed)
+		return;
+	l->failed = 1;
+	l->errcode = rc;
+	if ((rc & 0xff) == SQLITE_FULL)
+		snprintf(l->errmsg, sizeof(l->errmsg), "%s: disk full (%s)", l->path, l->lasterr);
+	else if (is_busy(rc))
+		snprintf(l->errmsg, sizeof(l->errmsg), "%s: locked by another writer for more than"
+			 " %d ms (--busy-timeout MS): %s", l->path, l->busy_ms, l->lasterr);
+	else
+		snprintf(l->errmsg, sizeof(l->errmsg), "%s: %s", l->path, l->lasterr);
+}
+
 static void log_fail(struct dl_log *l, const char *what)
 {
-	if (!l->failed)
-		snprintf(l->errmsg, sizeof(l->errmsg), "%s: %s", what, sqlite3_errmsg(l->db));
-	l->failed = 1;
+	int rc = sqlite3_extended_errcode(l->db);
+
+	attempt_fail(l, what, rc);
+	log_fail_rc(l, rc);
+}
+
+/* The columns shared/SPEC.md fixes: tables of these names without them are someone else's. */
+static const char *const spec_cols[][14] = {
+	{ "runs", "run_id", "scenario", "order_name", "mode", "seed", "workers", "devices", "links",
+	  "status", "makespan_ns", "started_at", "version", NULL },
+	{ "events", "run_id", "seq", "t_ns", "dev_id", "link_id", "kind", "phase", "worker", "err", NULL },
+	{ "devices", "run_id", "dev_id", "name", "parent_id", "async", NULL },
+	{ "links", "run_id", "link_id", "consumer_id", "supplier_id", "flags", NULL },
+	{ "metrics", "run_id", "name", "value", NULL },
+	{ "violations", "run_id", "invariant", "dev_id", "link_id", "t_ns", "detail", NULL },
+};
+
+/* 1 TABLE has every column of COLS, 0 it lacks one (or there is no TABLE), -2 unreadable. */
+static int table_has(sqlite3 *db, const char *table, const char *const *cols, int *exists)
+{
+	sqlite3_stmt *st;
+	int n = 0, found = 0, rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?)", -1, &st, NULL) != SQLITE_OK)
+		return -2;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *c = (const char *)sqlite3_column_text(st, 0);
+
+		n++;
+		for (int i = 0; c && cols[i]; i++)
+			found += !strcmp(c, cols[i]);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return -2;
+	*exists = n > 0;
+	for (n = 0; cols[n]; n++)
+		;
+	return found == n;
+}
+
+/*
+ * What DB is: 1 a dlsim log (its tables have the columns of SPEC.md), 0 empty
+ * (no tables and no foreign application_id), -1 something else, -2 SQLite
+ * could not read it (the message is in the handle).  *APPID: the marker.
+ */
+static int schema_kind(sqlite3 *db, int *appid)
+{
+	sqlite3_stmt *st = NULL;
+	int ntables = 0, rc;
+
+	*appid = 0;
+	if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &st, NULL) != SQLITE_OK)
+		return -2;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*appid = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return (rc & 0xff) == SQLITE_NOTADB ? -1 : -2;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'", -1,
+			       &st, NULL) != SQLITE_OK)
+		return (sqlite3_errcode(db) & 0xff) == SQLITE_NOTADB ? -1 : -2;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		ntables = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return -2;
+	if (*appid != 0 && *appid != DL_LOG_APPLICATION_ID)
+		return -1;
+	if (ntables == 0)
+		return 0;
+	for (size_t t = 0; t < sizeof(spec_cols) / sizeof(spec_cols[0]); t++) {
+		int exists = 0, has = table_has(db, spec_cols[t][0], &spec_cols[t][1], &exists);
+
+		if (has < 0)
+			return has;
+		/* runs and events must be there; the others, if there, must be ours */
+		if (!has && (exists || t < 2))
+			return -1;
+	}
+	return 1;
+}
+
+/* SQLite cannot open a WAL database's -shm file in a folder it may not write. */
+static const char *cantopen_hint(sqlite3 *db)
+{
+	return (sqlite3_extended_errcode(db) & 0xff) == SQLITE_CANTOPEN ?
+	       " (SQLite keeps -wal and -shm files beside the database: is its folder writable?)" : "";
 }
 
 int dl_log_is_dlsim(sqlite3 *db)
 {
-	sqlite3_stmt *st = NULL;
-	int appid = 0, ntables = 0, have_runs = 0, have_events = 0;
+	int appid, kind = schema_kind(db, &appid);
 
-	if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		appid = sqlite3_column_int(st, 0);
-	else {
-		sqlite3_finalize(st);
-		return -1;
-	}
-	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table'", -1,
-			       &st, NULL) != SQLITE_OK)
-		return -1;
-	for (;;) {
-		int rc = sqlite3_step(st);
-		const char *name;
-
-		if (rc == SQLITE_DONE)
-			break;
-		if (rc != SQLITE_ROW) {
-			sqlite3_finalize(st);
-			return -1;
-		}
-		name = (const char *)sqlite3_column_text(st, 0);
-		ntables++;
-		if (name && !strcmp(name, "runs"))
-			have_runs = 1;
-		if (name && !strcmp(name, "events"))
-			have_events = 1;
-	}
-	sqlite3_finalize(st);
-	if (appid == DL_LOG_APPLICATION_ID)
-		return 1;
-	if (appid == 0 && ntables == 0)
-		return 0;
-	if (appid == 0 && have_runs && have_events)
-		return 1;
-	return -1;
+	return kind < -1 ? -1 : kind;
 }
 
 int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
 	struct stat sb;
-	int rc, kind;
+	int rc, kind, appid;
 
 	*out = NULL;
 	if (stat(path, &sb) != 0) {
@@ -194,7 +279,12 @@ int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errl
 		return -EIO;
 	}
 	sqlite3_busy_timeout(db, DL_LOG_BUSY_MS);
-	kind = dl_log_is_dlsim(db);
+	kind = schema_kind(db, &appid);
+	if (kind == -2) {
+		seterr(err, errlen, "%s: cannot read: %s%s", path, sqlite3_errmsg(db), cantopen_hint(db));
+		sqlite3_close(db);
+		return -EIO;
+	}
 	if (kind != 1) {
 		seterr(err, errlen, "%s: not a dlsim database (expected the tables runs and events%s)",
 		       path, kind < 0 ? "; it is not SQLite or holds other tables" : "; it has no tables");
@@ -206,6 +296,14 @@ int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errl
 }
 
 static void *writer_main(void *arg);
+
+static int has_log_error(sqlite3 *db)
+{
+	static const char *const col[] = { "log_error", NULL };
+	int exists;
+
+	return table_has(db, "runs", col, &exists) == 1;
+}
 
 static int prepare_all(struct dl_log *l)
 {
@@ -272,20 +370,32 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 		busy_ms = 0;
 	sqlite3_busy_timeout(db, busy_ms);
 	if (existed && sb.st_size > 0) {
-		int kind = dl_log_is_dlsim(db);
+		int appid, kind = schema_kind(db, &appid);
 
-		if (kind < 0) {
-			seterr(err, errlen, "%s: not a dlsim database (it is not SQLite, or holds"
-			       " other tables; expected the tables runs and events); left untouched",
-			       path);
+		/* refused before anything is written: SPEC.md promises foreign files stay as they are */
+		if (kind == -2)
+			seterr(err, errlen, "%s: cannot read: %s%s; left untouched", path,
+			       sqlite3_errmsg(db), cantopen_hint(db));
+		else if (kind < 0 || (kind == 1 && appid != DL_LOG_APPLICATION_ID))
+			seterr(err, errlen, "%s: not a dlsim database (%s); left untouched", path,
+			       kind < 0 && appid && appid != DL_LOG_APPLICATION_ID ?
+			       "its application_id marks it as another program's" :
+			       kind < 0 ? "it is not SQLite, or holds tables other than dlsim's with the"
+			       " columns of its schema" :
+			       "its tables look like dlsim's but it lacks dlsim's application_id;"
+			       " dlsim appends only to databases it created");
+		if (kind < 0 || (kind == 1 && appid != DL_LOG_APPLICATION_ID)) {
 			sqlite3_close(db);
-			return -EINVAL;
+			return kind == -2 ? -EIO : -EINVAL;
 		}
 	}
 	rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", NULL, NULL,
 			  &emsg);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, schema_sql, NULL, NULL, &emsg);
+	/* additive: runs.log_error, why a run's log is incomplete (NULL: it is not) */
+	if (rc == SQLITE_OK && !has_log_error(db))
+		rc = sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN log_error TEXT", NULL, NULL, &emsg);
 	if (rc == SQLITE_OK) {
 		char sql[64];
 
@@ -296,7 +406,8 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 		seterr(err, errlen, "%s: locked by another writer; gave up after waiting %d ms"
 		       " (--busy-timeout MS)", path, busy_ms);
 	} else if (rc != SQLITE_OK) {
-		seterr(err, errlen, "%s: cannot create the schema: %s", path,
+		seterr(err, errlen, "%s: %scannot create the schema: %s", path,
+		       (sqlite3_errcode(db) & 0xff) == SQLITE_FULL || rc == SQLITE_FULL ? "disk full: " : "",
 		       emsg ? emsg : sqlite3_errmsg(db));
 	}
 	if (rc != SQLITE_OK) {
@@ -318,7 +429,9 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 		return -ENOMEM;
 	}
 	l->db = db;
-	if (prepare_all(l) != 0) {
+	l->path = strdup(path);
+	l->busy_ms = busy_ms;
+	if (!l->path || prepare_all(l) != 0) {
 		seterr(err, errlen, "%s: cannot prepare statements: %s", path, sqlite3_errmsg(db));
 		dl_log_close(l);
 		return -EIO;
@@ -346,19 +459,17 @@ static void bind_id(sqlite3_stmt *st, int i, uint32_t v)
 		sqlite3_bind_int64(st, i, v);
 }
 
-/* CLEAR: forget the bindings (statements that leave some unbound). */
+/* CLEAR: forget the bindings (statements that leave some unbound).  SQLITE_OK or the failure. */
 static int step_reset_ex(struct dl_log *l, sqlite3_stmt *st, const char *what, int clear)
 {
 	int rc = sqlite3_step(st);
 
+	if (rc != SQLITE_DONE)
+		attempt_fail(l, what, sqlite3_extended_errcode(l->db));
 	sqlite3_reset(st);
 	if (clear)
 		sqlite3_clear_bindings(st);
-	if (rc != SQLITE_DONE) {
-		log_fail(l, what);
-		return -1;
-	}
-	return 0;
+	return rc == SQLITE_DONE ? SQLITE_OK : (rc == SQLITE_ROW ? SQLITE_ERROR : rc);
 }
 
 static int step_reset(struct dl_log *l, sqlite3_stmt *st, const char *what)
@@ -405,32 +516,35 @@ static void bind_event(struct dl_log *l, sqlite3_stmt *st, int base, const struc
 }
 
 /* Inserts the pending events: all DL_LOG_ROWS at once, or one by one. */
-static void flush_rows(struct dl_log *l, const struct qitem *batch)
+static int flush_rows(struct dl_log *l, const struct qitem *batch)
 {
 	sqlite3_stmt *st;
+	int rc = SQLITE_OK;
 
 	if (l->npend == DL_LOG_ROWS) {
 		st = l->st[ST_EVENTS_N];
 		for (uint32_t i = 0; i < l->npend; i++)
 			bind_event(l, st, (int)i * DL_LOG_COLS, &batch[l->pend[i]].ev);
-		step_reset_ex(l, st, "insert into events", 0);     /* every column is bound */
+		rc = step_reset_ex(l, st, "insert into events", 0);     /* every column is bound */
 	} else {
 		st = l->st[ST_EVENT];
-		for (uint32_t i = 0; i < l->npend; i++) {
+		for (uint32_t i = 0; i < l->npend && rc == SQLITE_OK; i++) {
 			bind_event(l, st, 0, &batch[l->pend[i]].ev);
-			step_reset_ex(l, st, "insert into events", 0);
+			rc = step_reset_ex(l, st, "insert into events", 0);
 		}
 	}
 	l->npend = 0;
+	return rc;
 }
 
-static void write_item(struct dl_log *l, struct qitem *batch, uint32_t idx)
+static int write_item(struct dl_log *l, struct qitem *batch, uint32_t idx)
 {
 	struct qitem *q = &batch[idx];
 	const struct dl_event *ev = &q->ev;
 	sqlite3_stmt *st;
 	char flags[256];
 	int64_t seq;
+	int rc = SQLITE_OK;
 
 	if (ev->kind == DL_LOG_DEVICE) {
 		st = l->st[ST_DEVICE];
@@ -442,15 +556,14 @@ static void write_item(struct dl_log *l, struct qitem *batch, uint32_t idx)
 			sqlite3_bind_null(st, 3);
 		bind_id(st, 4, ev->aux);
 		sqlite3_bind_int(st, 5, ev->flags ? 1 : 0);
-		step_reset(l, st, "insert into devices");
-		free(q->name);
-		q->name = NULL;
-		return;
+		return step_reset(l, st, "insert into devices");
 	}
 	seq = l->seq + l->npend;        /* the row's seq once the pending rows are in */
 	l->pend[l->npend++] = idx;
 	if (l->npend == DL_LOG_ROWS)
-		flush_rows(l, batch);
+		rc = flush_rows(l, batch);
+	if (rc != SQLITE_OK)
+		return rc;
 
 	if (ev->kind == DL_EV_LINK_ADD && ev->link != DL_NONE) {
 		st = l->st[ST_LINK];
@@ -460,7 +573,7 @@ static void write_item(struct dl_log *l, struct qitem *batch, uint32_t idx)
 		bind_id(st, 3, ev->dev);
 		bind_id(st, 4, ev->aux);
 		sqlite3_bind_text(st, 5, flags, -1, SQLITE_TRANSIENT);
-		step_reset(l, st, "insert into links");
+		rc = step_reset(l, st, "insert into links");
 	} else if (ev->kind == DL_EV_LINK_REFUSED) {
 		st = l->st[ST_REFUSED];
 		dl_flags_format(ev->flags, flags, sizeof(flags));
@@ -470,21 +583,73 @@ static void write_item(struct dl_log *l, struct qitem *batch, uint32_t idx)
 		bind_id(st, 4, ev->aux);
 		sqlite3_bind_text(st, 5, flags, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(st, 6, dl_refusal_name(ev->phase), -1, SQLITE_STATIC);
-		step_reset(l, st, "insert into refused");
+		rc = step_reset(l, st, "insert into refused");
 	}
+	return rc;
 }
 
+/* One attempt at a batch in one transaction: SQLITE_OK once it is committed,
+ * else the first failure (the transaction is rolled back). */
+static int write_batch_once(struct dl_log *l, struct qitem *b, size_t n)
+{
+	int rc = sqlite3_exec(l->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK)
+		return attempt_fail(l, "begin", sqlite3_extended_errcode(l->db));
+	for (size_t i = 0; i < n && rc == SQLITE_OK; i++)
+		rc = write_item(l, b, (uint32_t)i);
+	if (rc == SQLITE_OK)
+		rc = flush_rows(l, b);
+	if (rc == SQLITE_OK && sqlite3_exec(l->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		rc = attempt_fail(l, "commit", sqlite3_extended_errcode(l->db));
+	if (rc != SQLITE_OK && !sqlite3_get_autocommit(l->db))
+		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
+	l->npend = 0;
+	return rc;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A batch is committed whole or not at all.  A contended transaction (another
+ * writer holds the lock) is retried until the busy timeout has passed; any
+ * other failure, or the timeout, fails the run: later batches are dropped
+ * (and counted in lost) so that nothing after a hole is stored.
+ */
 static void write_batch(struct dl_log *l, struct qitem *b, size_t n)
 {
+	int64_t seq0, deadline = mono_ms() + l->busy_ms;
+	int stored = 0;
+
 	pthread_mutex_lock(&l->db_mu);
-	if (sqlite3_exec(l->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		log_fail(l, "begin");
-	for (size_t i = 0; i < n; i++)
-		write_item(l, b, (uint32_t)i);
-	flush_rows(l, b);
-	if (sqlite3_exec(l->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		log_fail(l, "commit");
-		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
+	seq0 = l->seq;
+	while (!l->failed) {
+		int rc = write_batch_once(l, b, n);
+
+		if (rc == SQLITE_OK) {
+			stored = 1;
+			break;
+		}
+		l->seq = seq0;          /* nothing of the batch is in */
+		if (is_busy(rc) && mono_ms() < deadline) {
+			struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		log_fail_rc(l, rc);
+	}
+	if (!stored)
+		l->lost += n;
+	for (size_t i = 0; i < n; i++) {
+		free(b[i].name);
+		b[i].name = NULL;
 	}
 	pthread_mutex_unlock(&l->db_mu);
 }
@@ -626,20 +791,45 @@ int dl_log_run_begin(struct dl_log *l, const struct dl_run_info *ri, int64_t *ru
 		sqlite3_bind_text(st, 9, ri->version ? ri->version : DLSIM_VERSION, -1, SQLITE_TRANSIENT);
 		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
 	}
+	l->failed = 0;
+	if (rc != SQLITE_OK)
+		log_fail(l, "insert into runs");
 	sqlite3_finalize(st);
 	if (rc != SQLITE_OK) {
-		log_fail(l, "insert into runs");
 		pthread_mutex_unlock(&l->db_mu);
-		return -EIO;
+		return dl_log_failure(l);
 	}
 	l->run_id = sqlite3_last_insert_rowid(l->db);
 	l->run_open = 1;
 	l->seq = 0;
-	l->failed = 0;
+	l->lost = 0;
+	l->recorded = 0;
 	pthread_mutex_unlock(&l->db_mu);
 	if (run_id)
 		*run_id = l->run_id;
 	return 0;
+}
+
+int dl_log_failure(const struct dl_log *l)
+{
+	if (!l || !l->failed)
+		return 0;
+	return (l->errcode & 0xff) == SQLITE_FULL ? -ENOSPC : is_busy(l->errcode) ? -EBUSY : -EIO;
+}
+
+const char *dl_log_error(const struct dl_log *l)
+{
+	return l && l->failed ? l->errmsg : NULL;
+}
+
+int dl_log_run_recorded(const struct dl_log *l)
+{
+	return l && l->recorded;
+}
+
+uint64_t dl_log_lost(const struct dl_log *l)
+{
+	return l ? l->lost : 0;
 }
 
 uint64_t dl_log_event_count(struct dl_log *l)
@@ -653,56 +843,87 @@ uint64_t dl_log_event_count(struct dl_log *l)
 	return n;
 }
 
+/* One attempt at the run's last transaction: metrics and the runs row. */
+static int finish_once(struct dl_log *l, const char *status, int64_t makespan_ns,
+		       const struct dl_metric *m, size_t nm, const char *when)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_exec(l->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK)
+		return attempt_fail(l, "begin run end", sqlite3_extended_errcode(l->db));
+	if (nm && sqlite3_prepare_v2(l->db, "INSERT INTO metrics(run_id, name, value) VALUES(?,?,?)",
+				     -1, &st, NULL) != SQLITE_OK)
+		rc = attempt_fail(l, "prepare metrics", sqlite3_extended_errcode(l->db));
+	for (size_t i = 0; st && i < nm && rc == SQLITE_OK; i++) {
+		sqlite3_bind_int64(st, 1, l->run_id);
+		sqlite3_bind_text(st, 2, m[i].name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_double(st, 3, m[i].value);
+		rc = step_reset(l, st, "insert into metrics");
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc == SQLITE_OK &&
+	    sqlite3_prepare_v2(l->db, "UPDATE runs SET status = ?, makespan_ns = ?, finished_at = ?,"
+			       " events = ?, log_error = ? WHERE run_id = ?", -1, &st, NULL) != SQLITE_OK)
+		rc = attempt_fail(l, "prepare update runs", sqlite3_extended_errcode(l->db));
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, status, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 2, makespan_ns);
+		sqlite3_bind_text(st, 3, when, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 4, l->seq);      /* committed rows only */
+		if (l->failed)
+			sqlite3_bind_text(st, 5, l->errmsg, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 5);
+		sqlite3_bind_int64(st, 6, l->run_id);
+		rc = step_reset(l, st, "update runs");
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_OK && sqlite3_exec(l->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		rc = attempt_fail(l, "commit run end", sqlite3_extended_errcode(l->db));
+	if (rc != SQLITE_OK && !sqlite3_get_autocommit(l->db))
+		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+/*
+ * Metrics and the runs row in one transaction, retried while contended.  A
+ * run whose events were not all stored ends 'failed' (with the count of those
+ * that were); if even that cannot be stored the row stays 'running', which
+ * check reports as incomplete.
+ */
 static int finish_run(struct dl_log *l, const char *status, int64_t makespan_ns,
 		      const struct dl_metric *m, size_t nm)
 {
-	sqlite3_stmt *st = NULL;
 	char when[32];
 	time_t now = time(NULL);
 	struct tm tm;
-	int ok = 1;
+	int64_t deadline = mono_ms() + l->busy_ms;
+	int rc;
 
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	pthread_mutex_lock(&l->db_mu);
-	sqlite3_exec(l->db, "BEGIN", NULL, NULL, NULL);
-	if (nm && sqlite3_prepare_v2(l->db, "INSERT INTO metrics(run_id, name, value) VALUES(?,?,?)",
-				     -1, &st, NULL) == SQLITE_OK) {
-		for (size_t i = 0; i < nm; i++) {
-			sqlite3_bind_int64(st, 1, l->run_id);
-			sqlite3_bind_text(st, 2, m[i].name, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_double(st, 3, m[i].value);
-			if (step_reset(l, st, "insert into metrics"))
-				ok = 0;
-		}
-	} else if (nm) {
-		log_fail(l, "prepare metrics");
+	if (l->failed)
+		status = "failed";
+	while ((rc = finish_once(l, status ? status : "ok", makespan_ns, m, nm, when)) != SQLITE_OK &&
+	       is_busy(rc) && mono_ms() < deadline) {
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
 	}
-	sqlite3_finalize(st);
-	st = NULL;
-	if (sqlite3_prepare_v2(l->db, "UPDATE runs SET status = ?, makespan_ns = ?, finished_at = ?,"
-			       " events = ? WHERE run_id = ?", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, status ? status : "ok", -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 2, makespan_ns);
-		sqlite3_bind_text(st, 3, when, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 4, l->seq);
-		sqlite3_bind_int64(st, 5, l->run_id);
-		if (step_reset(l, st, "update runs"))
-			ok = 0;
-	} else {
-		log_fail(l, "prepare update runs");
-	}
-	sqlite3_finalize(st);
-	if (sqlite3_exec(l->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		log_fail(l, "commit run end");
+	if (rc != SQLITE_OK)
+		log_fail_rc(l, rc);
+	l->recorded = rc == SQLITE_OK;
+	/* indexes only speed up reading; a failure here loses nothing */
+	if (rc == SQLITE_OK && sqlite3_exec(l->db, index_sql, NULL, NULL, NULL) != SQLITE_OK &&
+	    !sqlite3_get_autocommit(l->db))
 		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
-	}
-	if (sqlite3_exec(l->db, index_sql, NULL, NULL, NULL) != SQLITE_OK)
-		log_fail(l, "create indexes");
 	l->run_open = 0;
-	ok = ok && !l->failed;
+	rc = l->failed;
 	pthread_mutex_unlock(&l->db_mu);
-	return ok ? 0 : -EIO;
+	return rc ? dl_log_failure(l) : 0;
 }
 
 int dl_log_run_end(struct dl_log *l, const char *status, int64_t makespan_ns,
@@ -737,6 +958,7 @@ void dl_log_close(struct dl_log *l)
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(l->st[i]);
 	sqlite3_close(l->db);
+	free(l->path);
 	free(l->ring);
 	free(l->batch);
 	free(l);

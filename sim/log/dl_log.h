@@ -11,7 +11,9 @@
  * dl_event.phase number); links has PRIMARY KEY(run_id, link_id) and its
  * flags follow later link_add events for the same link; table
  * refused(run_id, seq, consumer_id, supplier_id, flags, reason) holds every
- * link_refused event; PRAGMA application_id marks a dlsim database.
+ * link_refused event; PRAGMA application_id marks a dlsim database;
+ * runs.log_error: NULL, or why the run's log is incomplete (SQLite's message
+ * and the path; the run is then 'failed' and runs.events counts what was stored).
  * Extra event kinds: sync_state (a supplier's sync_state() ran), device_del
  * (device_del() finished; the device leaves dpm_list) and dpm_move (the core
  * moved the device to the tail of dpm_list in device_reorder_to_tail()):
@@ -59,9 +61,22 @@ int dl_log_device(struct dl_log *, uint32_t dev_id, const char *name, uint32_t p
 /* Copies N events into the queue (blocks while it is full); thread-safe. */
 void dl_log_events(struct dl_log *, const struct dl_event *ev, size_t n);
 /* Flushes the queue, writes metrics, finalizes the runs row, creates the
- * secondary indexes if missing.  0, or negative if any write failed. */
+ * secondary indexes if missing.  0, or dl_log_failure() if any write of the
+ * run failed: STATUS is then replaced by 'failed' and runs.events counts the
+ * events that were stored (or, if even that failed, the row stays 'running'). */
 int dl_log_run_end(struct dl_log *, const char *status, int64_t makespan_ns,
 		   const struct dl_metric *m, size_t nm);
+/* 0 while every write of the current run has been committed; after a write
+ * failed for good (the run then ends 'failed'): -ENOSPC disk full, -EBUSY
+ * another writer held the lock past the busy timeout, -EIO anything else.
+ * dl_log_error() is then SQLite's message with the path, else NULL;
+ * dl_log_lost() counts the rows (events, devices) that were not stored.
+ * Safe to call from any thread (a producer may stop early). */
+int dl_log_failure(const struct dl_log *);
+const char *dl_log_error(const struct dl_log *);
+uint64_t dl_log_lost(const struct dl_log *);
+/* 1 once dl_log_run_end() stored the run's status and event count. */
+int dl_log_run_recorded(const struct dl_log *);
 /* Number of events written so far in the current run. */
 uint64_t dl_log_event_count(struct dl_log *);
 void dl_log_close(struct dl_log *);

@@ -1,0 +1,176 @@
+#!/bin/sh
+# The log under real faults (issue "Nothing lost, nothing trusted blindly"):
+# the writer never reports what it did not store.  A disk that fills (a tiny
+# tmpfs), another process holding the write lock, a second dlsim writing the
+# same database, and SIGINT/SIGTERM/kill -9 at random points: every run ends
+# either complete (status ok/interrupted, runs.events = its rows) or visibly
+# incomplete ('failed' with runs.log_error, or still 'running'), the database
+# passes integrity_check, and `dlsim check` says which.  Foreign databases are
+# refused before anything is written.
+DLSIM=$1
+SRC=$2
+. "$(dirname "$0")/lib_cli.sh"
+q() { sqlite3 "$1" "$2" 2>/dev/null; }
+DEF="$SRC/scenarios/default.json"
+
+# every run of $1 complete or visibly incomplete; $2 names the case
+runs_honest() {
+	[ "$(q "$1" "pragma integrity_check")" = ok ] && ok "$2: integrity_check ok" \
+		|| bad "$2: integrity_check"
+	n=$(q "$1" "select count(*) from runs r where not (
+		(status in ('ok', 'interrupted') and log_error is null
+		 and events = (select count(*) from events e where e.run_id = r.run_id))
+		or (status = 'failed' and log_error is not null
+		 and events = (select count(*) from events e where e.run_id = r.run_id))
+		or status = 'running')")
+	[ "$n" = 0 ] && ok "$2: every run complete or visibly incomplete" \
+		|| { bad "$2: $n run(s) claim what is not stored"; q "$1" "select run_id, status, events, log_error from runs"; }
+}
+
+# wait until $1 has committed events of run $2 (at most 30 s)
+wait_events() {
+	i=0
+	while [ $i -lt 300 ]; do
+		n=$(q "$1" "select count(*) from events where run_id = $2")
+		[ -n "$n" ] && [ "$n" -gt 0 ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# --- disk full: a 12 MB tmpfs (root only) -------------------------------------
+if [ "$(id -u)" = 0 ] && mkdir -p "$T/full" && mount -t tmpfs -o size=12m dlsim-full "$T/full" 2>/dev/null; then
+	"$DLSIM" run "$DEF" --set devices=40000 --db "$T/full/x.db" >"$T/out" 2>"$T/err"
+	rc=$?
+	[ "$rc" = 2 ] && ok "disk full: exit 2" || bad "disk full: exit $rc, expected 2"
+	grep -q "disk full" "$T/err" && grep -q "$T/full/x.db" "$T/err" && grep -q "database or disk is full" "$T/err" \
+		&& ok "disk full: said as such, with the path and SQLite's message" || { bad "disk full message"; cat "$T/err"; }
+	grep -q "^run " "$T/out" && bad "disk full: a summary was printed" || ok "disk full: no summary printed"
+	runs_honest "$T/full/x.db" "disk full"
+	"$DLSIM" check "$T/full/x.db" >"$T/out" 2>&1
+	rc=$?
+	[ "$rc" = 1 ] && grep -q incomplete "$T/out" && ok "disk full: check says incomplete (exit 1)" \
+		|| { bad "disk full: check exit $rc"; cat "$T/out"; }
+	echo "disk full: status $(q "$T/full/x.db" "select status || ', ' || coalesce(events, 'NULL') || ' events' from runs")"
+	umount "$T/full"
+else
+	echo "skipped: disk full (needs root and tmpfs)"
+fi
+
+# --- another process holds the write lock in the middle of a run ---------------
+hold_lock() { # db seconds: BEGIN IMMEDIATE, hold, roll back
+	python3 - "$1" "$2" "$T/locked" <<'PY' &
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+c.execute("begin immediate")
+open(sys.argv[3], "w").close()
+time.sleep(float(sys.argv[2]))
+c.execute("rollback")
+PY
+	holder=$!
+	i=0
+	while [ ! -e "$T/locked" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	rm -f "$T/locked"
+}
+"$DLSIM" run "$DEF" --set devices=100000 --order cp-first --db "$T/lock.db" --busy-timeout 300 >"$T/out" 2>"$T/err" &
+pid=$!
+wait_events "$T/lock.db" 1 || bad "lock: the run never committed"
+hold_lock "$T/lock.db" 2
+wait "$pid"
+rc=$?
+wait "$holder"
+[ "$rc" = 2 ] && ok "lock held past --busy-timeout: exit 2" || bad "lock held: exit $rc, expected 2"
+grep -q "locked by another writer" "$T/err" && grep -q "$T/lock.db" "$T/err" \
+	&& ok "lock held: the message says so, with the path" || { bad "lock message"; cat "$T/err"; }
+grep -q "^run " "$T/out" && bad "lock held: a summary was printed" || ok "lock held: no summary printed"
+# 'failed' if the lock was gone in time for the last transaction, else still 'running'
+st=$(q "$T/lock.db" "select status from runs")
+[ "$st" = failed ] || [ "$st" = running ] && ok "lock held: the run is '$st', not ok" \
+	|| bad "lock held: status $st"
+runs_honest "$T/lock.db" "lock held"
+"$DLSIM" check "$T/lock.db" >"$T/out" 2>&1
+rc=$?
+[ "$rc" = 1 ] && grep -q incomplete "$T/out" && ok "lock held: check says incomplete" \
+	|| { bad "lock held: check exit $rc"; cat "$T/out"; }
+
+# the same lock held shorter than the busy timeout: the run waits and loses nothing
+"$DLSIM" run "$DEF" --set devices=100000 --order cp-first --db "$T/wait.db" >"$T/out" 2>"$T/err" &
+pid=$!
+wait_events "$T/wait.db" 1 || bad "wait: the run never committed"
+hold_lock "$T/wait.db" 1
+wait "$pid"
+rc=$?
+wait "$holder"
+[ "$rc" = 0 ] && [ "$(q "$T/wait.db" "select status from runs")" = ok ] \
+	&& ok "lock held 1 s, busy timeout 5 s: the run waits and ends ok" || { bad "wait: exit $rc"; cat "$T/err"; }
+runs_honest "$T/wait.db" "lock waited for"
+
+# --- two dlsim writing one database at once ------------------------------------
+for bt in 5000 100; do
+	"$DLSIM" run "$DEF" --set devices=20000 --order kernel-async-v2 --db "$T/two$bt.db" --busy-timeout $bt >"$T/out1" 2>"$T/err1" &
+	p1=$!
+	"$DLSIM" run "$DEF" --set devices=20000 --order cp-first --db "$T/two$bt.db" --busy-timeout $bt >"$T/out2" 2>"$T/err2" &
+	p2=$!
+	wait "$p1"; r1=$?
+	wait "$p2"; r2=$?
+	runs_honest "$T/two$bt.db" "two writers, busy timeout $bt"
+	for r in $r1 $r2; do
+		[ "$r" = 0 ] || [ "$r" = 2 ] || bad "two writers ($bt): exit $r"
+	done
+	"$DLSIM" check "$T/two$bt.db" --all >"$T/out" 2>&1
+	rc=$?
+	if [ "$r1" = 0 ] && [ "$r2" = 0 ]; then
+		[ "$rc" = 0 ] && ok "two writers ($bt ms): both ok, check ok" || { bad "two writers ($bt): check exit $rc"; tail -3 "$T/out"; }
+	else
+		grep -q "invariant" "$T/out" && { bad "two writers ($bt): check reports violations of a cut log"; tail -3 "$T/out"; } \
+			|| ok "two writers ($bt ms): one failed cleanly, check: no false violation"
+	fi
+	echo "two writers, busy timeout $bt: exits $r1 $r2; runs: $(q "$T/two$bt.db" "select group_concat(status || ' ' || events, ', ') from runs")"
+done
+
+# --- SIGINT / SIGTERM / kill -9 at random points --------------------------------
+seed=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+echo "signal loop: seed $seed"
+i=0
+for sig in INT TERM KILL INT TERM KILL; do
+	i=$((i + 1))
+	ms=$(awk -v s="$seed" -v i="$i" 'BEGIN { srand(s + i); printf "%d", rand() * 1500 }')
+	"$DLSIM" run "$DEF" --set devices=30000 --order kernel-async --db "$T/sig.db" >/dev/null 2>&1 &
+	pid=$!
+	sleep "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')"
+	kill "-$sig" "$pid" 2>/dev/null
+	wait "$pid"
+	rc=$?
+	st=$(q "$T/sig.db" "select status from runs order by run_id desc limit 1")
+	echo "signal $sig after $ms ms: exit $rc, last run ${st:-none}"
+	case "$sig:$rc:$st" in
+	INT:130:interrupted|TERM:130:interrupted|*:0:ok|KILL:137:running|KILL:137:|*:2:) ;;
+	*) bad "signal $sig: exit $rc with status '$st'";;
+	esac
+done
+runs_honest "$T/sig.db" "signal loop"
+"$DLSIM" check "$T/sig.db" --all >"$T/out" 2>&1
+grep -q "invariant" "$T/out" && { bad "signal loop: check reports violations"; grep invariant "$T/out" | head -3; } \
+	|| ok "signal loop: check finds no violation in any run"
+
+# --- foreign databases are refused before anything is written ------------------
+foreign() { # name sql
+	rm -f "$T/$1.db"*
+	sqlite3 "$T/$1.db" "$2"
+	sum=$(md5sum <"$T/$1.db")
+	"$DLSIM" run "$DEF" --db "$T/$1.db" >"$T/out" 2>"$T/err"
+	rc=$?
+	[ "$rc" = 2 ] && grep -q "not a dlsim database" "$T/err" && ok "foreign ($1): refused, exit 2" \
+		|| { bad "foreign ($1): exit $rc"; cat "$T/err"; }
+	[ "$(md5sum <"$T/$1.db")" = "$sum" ] && [ ! -e "$T/$1.db-wal" ] \
+		&& [ "$(q "$T/$1.db" "pragma journal_mode")" = delete ] \
+		&& ok "foreign ($1): left untouched" || bad "foreign ($1): modified"
+}
+foreign tables "CREATE TABLE runs(id, name); CREATE TABLE events(id, what); INSERT INTO runs VALUES(1, 'x');"
+foreign columns "CREATE TABLE runs(run_id INTEGER PRIMARY KEY, scenario TEXT, order_name TEXT, mode TEXT,
+  seed INTEGER, workers INTEGER, devices INTEGER, links INTEGER, status TEXT, makespan_ns INTEGER,
+  started_at TEXT, version TEXT); CREATE TABLE events(run_id, seq, t_ns, dev_id, link_id, kind, phase, worker, err);"
+foreign appid "PRAGMA application_id = 1234; CREATE TABLE t(x);"
+
+finish cli_faults
