@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "report/report_int.h"
+#include "sim/log/dl_check.h"
 
 int rp_err(struct report *r, int code, const char *fmt, ...)
 {
@@ -203,6 +204,22 @@ static int select_run(struct report *r, const char *path, int64_t run)
 	return 0;
 }
 
+/*
+ * Events are only drawn from a run whose log dlsim check's verification
+ * accepts (times in 0..2^62, ids in range, ...): a tampered or damaged log
+ * is refused (the chosen run) or left out (the other traced runs), so that
+ * no corrupt value reaches the arithmetic of the plots.
+ */
+static int run_sound(struct report *r, int64_t id)
+{
+	struct dl_check_result res;
+	int rc = dl_check_verify(r->db, id, &res);
+
+	snprintf(r->corrupt, sizeof(r->corrupt), "%s", rc == DL_CHECK_CORRUPT ? res.corrupt_first :
+		 rc < 0 ? "cannot be read" : "");
+	return rc == DL_CHECK_DONE;
+}
+
 /* The chosen run's phases, what each waited for and the critical path. */
 static int read_timeline(struct report *r)
 {
@@ -210,6 +227,10 @@ static int read_timeline(struct report *r)
 
 	if (!r->sel)
 		return 0;
+	if (!run_sound(r, r->sel->id))
+		return rp_err(r, -EBADMSG, "run %lld: corrupt log (%s); not drawn ('dlsim check"
+			      " --run %lld' lists the problems)", (long long)r->sel->id, r->corrupt,
+			      (long long)r->sel->id);
 	ret = tl_read(r->db, r->sel->id, 0, &r->tl, r->err, r->errlen);
 	if (!ret)
 		ret = tl_analyse(r->db, &r->tl, r->err, r->errlen);
@@ -314,6 +335,8 @@ static int write_run_trace(struct report *r, const struct run_row *row)
 	int ret = 0;
 
 	if (tp != &r->tl) {
+		if (!run_sound(r, row->id))
+			return 0;       /* no trace file for a corrupt run */
 		ret = tl_read(r->db, row->id, 0, tp, r->err, r->errlen);
 		if (!ret)
 			ret = tl_analyse(r->db, tp, r->err, r->errlen);

@@ -76,6 +76,7 @@ struct report {
 	unsigned plotted;		/* 1 << enum plot_id */
 	int plot_ret;
 	char plot_err[512];
+	char corrupt[256];		/* why the last run verified is corrupt */
 };
 
 /* report.c */

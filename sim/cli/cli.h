@@ -22,6 +22,8 @@ int cmd_sweep(int argc, char **argv);
 
 /* Exit statuses of every verb (shared/SPEC.md). */
 enum { DL_EXIT_OK = 0, DL_EXIT_VIOLATION = 1, DL_EXIT_USAGE = 2, DL_EXIT_INTERRUPTED = 130 };
+/* check and report: the log is not what dlsim writes (tampered or damaged). */
+enum { DL_EXIT_CORRUPT = 3 };
 
 int cli_not_built(const char *verb, const char *issue);
 

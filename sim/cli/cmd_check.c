@@ -28,16 +28,27 @@ static void check_usage(FILE *f)
 	      "register, dpm_move and device_del events) is a topological order whenever\n"
 	      "the PM core walks it.\n"
 	      "Each violation is printed as\n"
-	      "  run R: invariant N: <what>, devices '<consumer>' and '<supplier>', t=<ns>\n"
-	      "and stored in the violations table (replacing that run's earlier rows);\n"
-	      "a run with violations whose status was 'ok' is marked 'violations'.\n"
+	      "  run R: invariant N: <what>, devices \"<consumer>\" and \"<supplier>\", t=<ns>\n"
+	      "(names as JSON strings) and stored in the violations table (replacing that\n"
+	      "run's earlier rows); a run with violations whose status was 'ok' is marked\n"
+	      "'violations'.\n"
+	      "\n"
+	      "The log itself is verified first: the runs row (status, counts), devices\n"
+	      "(ids dense, a name, parents in range), links, and every event (seq dense\n"
+	      "from 0, kind and phase known, ids in range, 0 <= t_ns <= 2^62, each device's\n"
+	      "times non-decreasing, each probe_end/unbind_end after its start, the count\n"
+	      "equal to runs.events).  A log that fails is reported as corrupt,\n"
+	      "  run R: corrupt log: <what>\n"
+	      "and its rules are not checked.\n"
 	      "\n"
 	      "  --run ID    check run ID (default: the newest run)\n"
 	      "  --all       check every run in DB\n"
 	      "  --verbose   print every violation (default: at most 50 per invariant)\n"
 	      "\n"
 	      "Exit status: 0 no violation; 1 a violation was found or a run is incomplete\n"
-	      "(still 'running'); 2 bad usage, not a dlsim database, or no such run.\n", f);
+	      "(still 'running', or its log failed: runs.log_error); 2 bad usage, not a\n"
+	      "dlsim database, or no such run; 3 a run's log is corrupt (with --all: the\n"
+	      "worst of the runs, 3 above 1).\n", f);
 }
 
 static int check_one(sqlite3 *db, int64_t run, int verbose)
@@ -53,6 +64,13 @@ static int check_one(sqlite3 *db, int64_t run, int verbose)
 		fprintf(stderr, "dlsim check: run %" PRId64 ": cannot read the log: %s\n", run,
 			sqlite3_errmsg(db));
 		return DL_EXIT_USAGE;
+	}
+	if (rc == DL_CHECK_CORRUPT) {
+		printf("run %" PRId64 ": corrupt log (%" PRIu64 "%s problem%s, the first: %s); the"
+		       " invariants were not checked\n", run, res.corrupt,
+		       res.corrupt >= 1000 ? " or more" : "", res.corrupt == 1 ? "" : "s",
+		       res.corrupt_first);
+		return DL_EXIT_CORRUPT;
 	}
 	if (res.total) {
 		printf("run %" PRId64 ": %" PRIu64 " violation%s in %" PRIu64 " events (", run,

@@ -28,7 +28,11 @@ static void report_usage(FILE *f)
 		   "  --trace-tracks worker|device  one trace track per worker (default; tid 0\n"
 		   "              is the main PM thread) or one per device\n"
 		   "  --trace-json  plain trace-ID.json instead of trace-ID.json.gz (Perfetto,\n"
-		   "              chrome://tracing and DevTools open the gzip as is)\n",
+		   "              chrome://tracing and DevTools open the gzip as is)\n\n"
+		   "Runs are drawn only if their log passes dlsim check's verification (times\n"
+		   "in 0..2^62 ns, ids in range, ...): other runs get no trace file.\n"
+		   "Exit status: 0 written; 2 bad usage, not a dlsim database, no such run;\n"
+		   "3 the chosen run's log is corrupt (nothing is written).\n",
 		DL_REPORT_TIMELINE_DEVICES, DL_REPORT_GANTT_DEVICES, DL_REPORT_TRACE_DEVICES);
 }
 
@@ -113,7 +117,7 @@ int cmd_report(int argc, char **argv)
 	ret = dl_report_write_opts(db, &o, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "dlsim report: %s\n", err);
-		return DL_EXIT_USAGE;
+		return ret == -EBADMSG ? DL_EXIT_CORRUPT : DL_EXIT_USAGE;
 	}
 	printf("dlsim report: wrote %s/index.html\n", out);
 	return DL_EXIT_OK;

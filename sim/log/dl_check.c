@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
 #include <sqlite3.h>
 
 #include "sim/core/dl_core.h"
@@ -80,52 +81,35 @@ static int vec_push(struct vec *v, uint32_t x)
 	return 0;
 }
 
+/*
+ * The device and link arrays are sized once, from the verified log, before
+ * any event is replayed (alloc_arrays()); lookups never grow them, so a
+ * pointer from one lookup stays valid across the next (an id past the end,
+ * which the verification has ruled out, is NULL).
+ */
+static int alloc_arrays(struct checker *k, uint32_t ndev, uint32_t nlink)
+{
+	k->dev = calloc(ndev ? ndev : 1, sizeof(*k->dev));
+	k->link = calloc(nlink ? nlink : 1, sizeof(*k->link));
+	if (!k->dev || !k->link)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ndev; i++) {
+		k->dev[i].parent = DL_NONE;
+		k->dev[i].in_phase = -1;
+	}
+	k->ndev = ndev;
+	k->nlink = nlink;
+	return 0;
+}
+
 static struct cdev *get_dev(struct checker *k, uint32_t id)
 {
-	if (id == DL_NONE || id >= (1u << 28))
-		return NULL;
-	if (id >= k->ndev) {
-		uint32_t n = k->ndev ? k->ndev : 64;
-		struct cdev *nd;
-
-		while (n <= id)
-			n *= 2;
-		nd = realloc(k->dev, (size_t)n * sizeof(*nd));
-		if (!nd) {
-			k->oom = 1;
-			return NULL;
-		}
-		memset(nd + k->ndev, 0, (size_t)(n - k->ndev) * sizeof(*nd));
-		for (uint32_t i = k->ndev; i < n; i++) {
-			nd[i].parent = DL_NONE;
-			nd[i].in_phase = -1;
-		}
-		k->dev = nd;
-		k->ndev = n;
-	}
-	return &k->dev[id];
+	return id < k->ndev ? &k->dev[id] : NULL;
 }
 
 static struct clink *get_link(struct checker *k, uint32_t id)
 {
-	if (id == DL_NONE || id >= (1u << 28))
-		return NULL;
-	if (id >= k->nlink) {
-		uint32_t n = k->nlink ? k->nlink : 64;
-		struct clink *nl;
-
-		while (n <= id)
-			n *= 2;
-		nl = realloc(k->link, (size_t)n * sizeof(*nl));
-		if (!nl) {
-			k->oom = 1;
-			return NULL;
-		}
-		memset(nl + k->nlink, 0, (size_t)(n - k->nlink) * sizeof(*nl));
-		k->link = nl;
-		k->nlink = n;
-	}
-	return &k->link[id];
+	return id < k->nlink ? &k->link[id] : NULL;
 }
 
 static void set_parent(struct checker *k, uint32_t d, uint32_t p)
@@ -156,25 +140,16 @@ static void know_link(struct checker *k, uint32_t l, uint32_t c, uint32_t s, uin
 		k->oom = 1;
 }
 
-/* Names are data: print them with quotes, backslashes and controls escaped. */
+/* Names are data: each is printed as a JSON string (Jansson escapes quotes,
+ * backslashes and controls); a name that is not UTF-8, or none, as #ID. */
 static void put_name(struct checker *k, FILE *f, uint32_t id)
 {
-	const unsigned char *s = NULL;
+	const char *s = id < k->ndev ? k->dev[id].name : NULL;
+	json_t *j = s ? json_string(s) : NULL;
 
-	if (id < k->ndev)
-		s = (const unsigned char *)k->dev[id].name;
-	if (!s) {
+	if (!j || json_dumpf(j, f, JSON_ENCODE_ANY) != 0)
 		fprintf(f, "#%" PRIu32, id);
-		return;
-	}
-	for (; *s; s++) {
-		if (*s == '\'' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if (*s < 0x20 || *s == 0x7f)
-			fprintf(f, "\\x%02x", *s);
-		else
-			fputc(*s, f);
-	}
+	json_decref(j);
 }
 
 static void violation(struct checker *k, int inv, uint32_t c, uint32_t s, uint32_t link,
@@ -196,15 +171,13 @@ static void violation(struct checker *k, int inv, uint32_t c, uint32_t s, uint32
 	if (mf) {
 		fprintf(mf, "run %" PRId64 ": invariant %d: %s, ", k->run, inv, what);
 		if (s != DL_NONE) {
-			fputs("devices '", mf);
+			fputs("devices ", mf);
 			put_name(k, mf, c);
-			fputs("' and '", mf);
+			fputs(" and ", mf);
 			put_name(k, mf, s);
-			fputc('\'', mf);
 		} else {
-			fputs("device '", mf);
+			fputs("device ", mf);
 			put_name(k, mf, c);
-			fputc('\'', mf);
 		}
 		fprintf(mf, ", t=%" PRId64, t);
 		fclose(mf);
@@ -830,6 +803,343 @@ static int load(struct checker *k)
 	return k->oom ? -ENOMEM : 0;
 }
 
+/*
+ * The log is verified before the rules: a row the writer cannot have written
+ * (a tampered or damaged database) makes the run "corrupt", never a violation
+ * of an invariant and never "ok".  What is verified: the runs row (a known
+ * status, counts that are integers in range, events = the rows when the run is
+ * finished); devices (ids dense in 0..devices-1, once each, a name, a parent
+ * in range and not itself); links (unique ids, consumer and supplier in range);
+ * events (seq dense and increasing from 0, a known kind, a device in range on
+ * every row, a link the links table knows on link events, a supplier in range,
+ * a known phase on PM events and a known state on link_state, 0 <= t_ns <=
+ * DL_CHECK_T_MAX, each device's times non-decreasing, each probe_end and
+ * unbind_end after its start).  The arrays of the rules are then sized once
+ * from these counts, so that no lookup ever grows them.
+ */
+#define CORRUPT_PRINT 10
+#define CORRUPT_STOP 1000       /* problems after which the verification stops reading */
+
+enum { OPEN_PROBE = 1, OPEN_UNBIND = 2 };
+
+struct vdev {
+	int64_t t;              /* the device's last event time */
+	uint8_t open;           /* OPEN_PROBE / OPEN_UNBIND: a callback started, not ended */
+	uint8_t seen;           /* a devices row */
+};
+
+static void corrupt(struct checker *k, const char *fmt, ...)
+{
+	char what[224];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (!k->res->corrupt)
+		snprintf(k->res->corrupt_first, sizeof(k->res->corrupt_first), "%s", what);
+	k->res->corrupt++;
+	if (k->verbose && (k->verbose > 1 || k->res->corrupt <= CORRUPT_PRINT))
+		fprintf(k->out, "run %" PRId64 ": corrupt log: %s\n", k->run, what);
+}
+
+/* An integer column in [0, max): its value, or -1 (NULL, not an integer, out of range). */
+static int64_t col_in(sqlite3_stmt *st, int i, int64_t max)
+{
+	int64_t v;
+
+	if (sqlite3_column_type(st, i) != SQLITE_INTEGER)
+		return -1;
+	v = sqlite3_column_int64(st, i);
+	return v >= 0 && v < max ? v : -1;
+}
+
+static int known_status(const char *s)
+{
+	static const char *const ok[] = { "running", "ok", "violations", "failed", "interrupted" };
+
+	for (size_t i = 0; s && i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcmp(s, ok[i]))
+			return 1;
+	return 0;
+}
+
+static int is_pm_kind(int kind)
+{
+	return kind == DL_EV_SUSPEND_START || kind == DL_EV_SUSPEND_END ||
+	       kind == DL_EV_RESUME_START || kind == DL_EV_RESUME_END ||
+	       kind == DL_EV_WORK_BLOCK || kind == DL_EV_WORK_WAKE;
+}
+
+static int is_link_kind(int kind)
+{
+	return kind == DL_EV_LINK_ADD || kind == DL_EV_LINK_DEL || kind == DL_EV_LINK_STATE;
+}
+
+/* The runs row: *ndev from runs.devices (or the devices rows of a hand-made log). */
+static int verify_run_row(struct checker *k, int64_t *ndev, int64_t *nev, int *from_zero)
+{
+	sqlite3_stmt *st;
+	int has_ev = has_column(k->db, "runs", "events"), have_events;
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "SELECT devices, %s, (SELECT count(*) FROM devices WHERE run_id = ?1),"
+		 " EXISTS (SELECT 1 FROM events WHERE run_id = ?1) FROM runs WHERE run_id = ?1",
+		 has_ev ? "events" : "NULL");
+	if (sqlite3_prepare_v2(k->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, k->run);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return -EIO;
+	}
+	if (!known_status(k->res->status))
+		corrupt(k, "runs.status '%.40s' is none of running, ok, violations, failed,"
+			" interrupted", k->res->status);
+	*ndev = sqlite3_column_int64(st, 2);
+	/* a run without devices rows and events holds no detail (a summary-only log) */
+	if (sqlite3_column_type(st, 0) != SQLITE_NULL && (*ndev || sqlite3_column_int(st, 3))) {
+		int64_t d = col_in(st, 0, (int64_t)DL_CHECK_MAX_IDS + 1);
+
+		if (d < 0)
+			corrupt(k, "runs.devices is not a count of devices (0..%u)", DL_CHECK_MAX_IDS);
+		else if (d != *ndev)
+			corrupt(k, "runs.devices is %" PRId64 " but the run has %" PRId64 " devices rows",
+				d, *ndev);
+	}
+	if (*ndev > DL_CHECK_MAX_IDS) {
+		corrupt(k, "%" PRId64 " devices rows (at most %u)", *ndev, DL_CHECK_MAX_IDS);
+		*ndev = 0;
+	}
+	/* dlsim's writer numbers from 0 and counts; hand-made logs may do neither */
+	*from_zero = has_ev;
+	have_events = sqlite3_column_type(st, 1) != SQLITE_NULL;
+	*nev = have_events ? col_in(st, 1, INT64_MAX) : -1;
+	if (have_events && *nev < 0)
+		corrupt(k, "runs.events is not a count");
+	else if (has_ev && !have_events && strcmp(k->res->status, "running") != 0)
+		corrupt(k, "runs.events is NULL in a run that is not 'running'");
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int verify_devices(struct checker *k, struct vdev *v, int64_t ndev)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(k->db, "SELECT dev_id, name, parent_id FROM devices WHERE run_id = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, k->run);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = col_in(st, 0, ndev), p = col_in(st, 2, ndev);
+
+		if (id < 0) {
+			corrupt(k, "a devices row has dev_id %s, not in 0..%" PRId64,
+				sqlite3_column_type(st, 0) == SQLITE_NULL ? "NULL" :
+				(const char *)sqlite3_column_text(st, 0), ndev - 1);
+			continue;
+		}
+		if (v[id].seen)
+			corrupt(k, "device %" PRId64 " has two devices rows", id);
+		v[id].seen = 1;
+		if (sqlite3_column_type(st, 1) != SQLITE_TEXT)
+			corrupt(k, "device %" PRId64 " has no name", id);
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL && (p < 0 || p == id))
+			corrupt(k, "device %" PRId64 " has parent_id %s, not a device in 0..%" PRId64
+				" other than itself", id, (const char *)sqlite3_column_text(st, 2), ndev - 1);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* The links table: *nlink one past the largest link id; KNOWN[l] set for each. */
+static int verify_links(struct checker *k, int64_t ndev, uint8_t **known, uint32_t *nlink)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*known = NULL;
+	*nlink = 0;
+	if (sqlite3_prepare_v2(k->db, "SELECT max(link_id), count(*) FROM links WHERE run_id = ?", -1,
+			       &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, k->run);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 1) > 0) {
+		int64_t m = col_in(st, 0, (int64_t)DL_CHECK_MAX_IDS);
+
+		if (m < 0)
+			corrupt(k, "a link_id is not an id in 0..%u", DL_CHECK_MAX_IDS - 1);
+		else
+			*nlink = (uint32_t)m + 1;
+	}
+	sqlite3_finalize(st);
+	*known = calloc(*nlink ? *nlink : 1, 1);
+	if (!*known)
+		return -ENOMEM;
+	if (sqlite3_prepare_v2(k->db, "SELECT link_id, consumer_id, supplier_id FROM links WHERE"
+			       " run_id = ?", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, k->run);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t l = col_in(st, 0, *nlink);
+
+		if (l < 0) {
+			if (*nlink)
+				corrupt(k, "a links row has link_id %s",
+					sqlite3_column_type(st, 0) == SQLITE_NULL ? "NULL" :
+					(const char *)sqlite3_column_text(st, 0));
+			continue;
+		}
+		if ((*known)[l])
+			corrupt(k, "link %" PRId64 " has two links rows", l);
+		(*known)[l] = 1;
+		if (col_in(st, 1, ndev) < 0 || col_in(st, 2, ndev) < 0)
+			corrupt(k, "link %" PRId64 " joins devices not in 0..%" PRId64, l, ndev - 1);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+static void verify_event(struct checker *k, sqlite3_stmt *st, int have_ext, struct vdev *v,
+			 int64_t ndev, const uint8_t *known, uint32_t nlink, int64_t seq)
+{
+	const char *ks = (const char *)sqlite3_column_text(st, 3);
+	int kind = parse_kind(ks);
+	int64_t d = col_in(st, 1, ndev), t;
+
+	if (sqlite3_column_type(st, 0) != SQLITE_INTEGER ||
+	    (t = sqlite3_column_int64(st, 0)) < 0 || t > DL_CHECK_T_MAX) {
+		corrupt(k, "seq %" PRId64 ": t_ns %s is not a time in 0..%" PRId64 " ns", seq,
+			sqlite3_column_type(st, 0) == SQLITE_NULL ? "NULL" :
+			(const char *)sqlite3_column_text(st, 0), (int64_t)DL_CHECK_T_MAX);
+		t = -1;
+	}
+	if (kind < 0) {
+		corrupt(k, "seq %" PRId64 ": unknown kind '%.40s'", seq, ks ? ks : "NULL");
+		return;
+	}
+	if (d < 0) {
+		corrupt(k, "seq %" PRId64 ": %s of dev_id %s, not a device in 0..%" PRId64, seq, ks,
+			sqlite3_column_type(st, 1) == SQLITE_NULL ? "NULL" :
+			(const char *)sqlite3_column_text(st, 1), ndev - 1);
+		return;
+	}
+	if (is_link_kind(kind)) {
+		int64_t l = col_in(st, 2, nlink);
+
+		if (l < 0 || !known[l])
+			corrupt(k, "seq %" PRId64 ": %s of link %s, which the links table does not hold",
+				seq, ks, sqlite3_column_type(st, 2) == SQLITE_NULL ? "NULL" :
+				(const char *)sqlite3_column_text(st, 2));
+	}
+	if (have_ext && (is_link_kind(kind) || kind == DL_EV_LINK_REFUSED ||
+			 (kind == DL_EV_REGISTER && sqlite3_column_type(st, 6) != SQLITE_NULL)) &&
+	    col_in(st, 6, ndev) < 0)
+		corrupt(k, "seq %" PRId64 ": %s with aux %s, not a device in 0..%" PRId64, seq, ks,
+			sqlite3_column_type(st, 6) == SQLITE_NULL ? "NULL" :
+			(const char *)sqlite3_column_text(st, 6), ndev - 1);
+	if (is_pm_kind(kind) && parse_phase((const char *)sqlite3_column_text(st, 4)) < 0)
+		corrupt(k, "seq %" PRId64 ": %s in unknown phase '%.40s'", seq, ks,
+			sqlite3_column_text(st, 4) ? (const char *)sqlite3_column_text(st, 4) : "NULL");
+	if (kind == DL_EV_LINK_STATE && parse_state((const char *)sqlite3_column_text(st, 4)) < 0)
+		corrupt(k, "seq %" PRId64 ": link_state to unknown state '%.40s'", seq,
+			sqlite3_column_text(st, 4) ? (const char *)sqlite3_column_text(st, 4) : "NULL");
+	if (t >= 0) {
+		if (t < v[d].t)
+			corrupt(k, "seq %" PRId64 ": %s of device %" PRId64 " at t=%" PRId64 ", before its"
+				" previous event (t=%" PRId64 ")", seq, ks, d, t, v[d].t);
+		else
+			v[d].t = t;
+	}
+	switch (kind) {
+	case DL_EV_PROBE_START:
+	case DL_EV_UNBIND_START:
+		if (v[d].open)
+			corrupt(k, "seq %" PRId64 ": %s of device %" PRId64 " while its %s has not ended",
+				seq, ks, d, v[d].open == OPEN_PROBE ? "probe" : "unbind");
+		v[d].open = kind == DL_EV_PROBE_START ? OPEN_PROBE : OPEN_UNBIND;
+		break;
+	case DL_EV_PROBE_END:
+	case DL_EV_UNBIND_END:
+		if (v[d].open != (kind == DL_EV_PROBE_END ? OPEN_PROBE : OPEN_UNBIND))
+			corrupt(k, "seq %" PRId64 ": %s of device %" PRId64 " without its %s", seq, ks, d,
+				kind == DL_EV_PROBE_END ? "probe_start" : "unbind_start");
+		v[d].open = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+static int verify_events(struct checker *k, int have_ext, struct vdev *v, int64_t ndev,
+			 const uint8_t *known, uint32_t nlink, int64_t nev, int from_zero)
+{
+	sqlite3_stmt *st;
+	int64_t n = 0, prev = 0;
+	int rc;
+
+	rc = sqlite3_prepare_v2(k->db, have_ext ?
+		"SELECT t_ns, dev_id, link_id, kind, phase, seq, aux FROM events WHERE run_id = ?"
+		" ORDER BY seq" :
+		"SELECT t_ns, dev_id, link_id, kind, phase, seq, NULL FROM events WHERE run_id = ?"
+		" ORDER BY seq", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, k->run);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && k->res->corrupt < CORRUPT_STOP) {
+		int64_t seq = sqlite3_column_int64(st, 5);
+
+		if (sqlite3_column_type(st, 5) != SQLITE_INTEGER)
+			corrupt(k, "an event has seq %s", sqlite3_column_type(st, 5) == SQLITE_NULL ?
+				"NULL" : (const char *)sqlite3_column_text(st, 5));
+		else if (n == 0 ? (from_zero && seq != 0) : seq != prev + 1)
+			corrupt(k, "seq %" PRId64 " follows %s%" PRId64 " (seq is dense: 0, 1, 2, ...)", seq,
+				n ? "seq " : "the start, expected ", n ? prev : 0);
+		prev = seq;
+		verify_event(k, st, have_ext, v, ndev, known, nlink, seq);
+		n++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return -EIO;
+	if (nev >= 0 && rc == SQLITE_DONE && n != nev)
+		corrupt(k, "runs.events is %" PRId64 " but the run has %" PRId64 " events rows", nev, n);
+	return 0;
+}
+
+/* Verifies the log of k->run; sizes k->dev and k->link.  0, or negative on a database error. */
+static int verify_log(struct checker *k, int have_ext)
+{
+	int64_t ndev = 0, nev = -1;
+	int from_zero = 0, rc;
+	struct vdev *v = NULL;
+	uint8_t *known = NULL;
+	uint32_t nlink = 0;
+
+	rc = verify_run_row(k, &ndev, &nev, &from_zero);
+	if (rc)
+		return rc;
+	v = calloc((size_t)(ndev ? ndev : 1), sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	rc = verify_devices(k, v, ndev);
+	if (!rc)
+		rc = verify_links(k, ndev, &known, &nlink);
+	for (int64_t d = 0; !rc && d < ndev && k->res->corrupt < CORRUPT_STOP; d++)
+		if (!v[d].seen)
+			corrupt(k, "device %" PRId64 " has no devices row (ids are 0..%" PRId64 ")", d,
+				ndev - 1);
+	if (!rc)
+		rc = verify_events(k, have_ext, v, ndev, known, nlink, nev, from_zero);
+	free(v);
+	free(known);
+	if (!rc && !k->res->corrupt)
+		rc = alloc_arrays(k, (uint32_t)ndev, nlink);
+	return rc;
+}
+
 static void end_of_run(struct checker *k, int64_t t_last)
 {
 	int failed = !strcmp(k->res->status, "failed");
@@ -851,19 +1161,15 @@ static void end_of_run(struct checker *k, int64_t t_last)
 	}
 }
 
-int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
-		    struct dl_check_result *res)
+/* runs.status and runs.log_error of RUN_ID into RES; -ENOENT if there is no such run. */
+static int read_status(sqlite3 *db, int64_t run_id, struct dl_check_result *res)
 {
-	struct checker k = { .db = db, .run = run_id, .verbose = verbose, .res = res };
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st;
 	const char *status;
-	int have_ext, rc, ret = DL_CHECK_DONE;
-	int64_t t_last = 0;
+	int has_le = has_column(db, "runs", "log_error");
 
-	memset(res, 0, sizeof(*res));
-	k.out = out ? out : stdout;
-	if (sqlite3_prepare_v2(db, "SELECT status FROM runs WHERE run_id = ?", -1, &st, NULL)
-	    != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, has_le ? "SELECT status, log_error FROM runs WHERE run_id = ?" :
+			       "SELECT status, NULL FROM runs WHERE run_id = ?", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, run_id);
 	if (sqlite3_step(st) != SQLITE_ROW) {
@@ -872,10 +1178,52 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 	}
 	status = (const char *)sqlite3_column_text(st, 0);
 	snprintf(res->status, sizeof(res->status), "%s", status ? status : "");
-	sqlite3_finalize(st);
 	res->incomplete = !strcmp(res->status, "running");
+	if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
+		snprintf(res->log_error, sizeof(res->log_error), "%s",
+			 (const char *)sqlite3_column_text(st, 1));
+		res->incomplete = 1;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
 
-	rc = load(&k);
+static void checker_free(struct checker *k)
+{
+	for (uint32_t i = 0; i < k->ndev; i++) {
+		free(k->dev[i].name);
+		free(k->dev[i].cons.v);
+		free(k->dev[i].sup.v);
+		free(k->dev[i].children.v);
+	}
+	free(k->dev);
+	free(k->link);
+	free(k->stack.v);
+}
+
+int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
+		    struct dl_check_result *res)
+{
+	struct checker k = { .db = db, .run = run_id, .verbose = verbose, .res = res };
+	sqlite3_stmt *st = NULL;
+	int have_ext, rc, ret = DL_CHECK_DONE;
+	int64_t t_last = 0;
+
+	memset(res, 0, sizeof(*res));
+	k.out = out ? out : stdout;
+	rc = read_status(db, run_id, res);
+	if (rc)
+		return rc;
+	have_ext = has_column(db, "events", "arg") && has_column(db, "events", "flags") &&
+		   has_column(db, "events", "aux");
+
+	rc = verify_log(&k, have_ext);
+	if (!rc && res->corrupt) {
+		ret = DL_CHECK_CORRUPT;
+		goto out;
+	}
+	if (!rc)
+		rc = load(&k);
 	if (rc)
 		goto out;
 	k.store = !sqlite3_db_readonly(db, "main");
@@ -895,8 +1243,6 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		    != SQLITE_OK)
 			k.store = 0;
 	}
-	have_ext = has_column(db, "events", "arg") && has_column(db, "events", "flags") &&
-		   has_column(db, "events", "aux");
 	rc = sqlite3_prepare_v2(db, have_ext ?
 		"SELECT t_ns, dev_id, link_id, kind, phase, err, aux, flags, arg FROM events"
 		" WHERE run_id = ? ORDER BY seq" :
@@ -934,7 +1280,11 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 	rc = 0;
 	if (res->incomplete) {
 		ret = DL_CHECK_INCOMPLETE;
-		if (verbose)
+		if (verbose && res->log_error[0])
+			fprintf(k.out, "run %" PRId64 ": incomplete (its log could not be written: %s):"
+				" %" PRIu64 " events checked, end-of-run checks skipped\n", run_id,
+				res->log_error, res->events);
+		else if (verbose)
 			fprintf(k.out, "run %" PRId64 ": incomplete (status 'running'): %" PRIu64
 				" events checked, end-of-run checks skipped\n", run_id, res->events);
 	} else if (strcmp(res->status, "interrupted") != 0) {
@@ -959,16 +1309,22 @@ out:
 		sqlite3_finalize(k.ins);
 	if (k.store)
 		sqlite3_exec(db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
-	for (uint32_t i = 0; i < k.ndev; i++) {
-		free(k.dev[i].name);
-		free(k.dev[i].cons.v);
-		free(k.dev[i].sup.v);
-		free(k.dev[i].children.v);
-	}
-	free(k.dev);
-	free(k.link);
-	free(k.stack.v);
+	checker_free(&k);
 	return rc ? rc : ret;
+}
+
+int dl_check_verify(sqlite3 *db, int64_t run_id, struct dl_check_result *res)
+{
+	struct checker k = { .db = db, .run = run_id, .res = res, .out = stdout };
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	rc = read_status(db, run_id, res);
+	if (!rc)
+		rc = verify_log(&k, has_column(db, "events", "arg") && has_column(db, "events", "flags") &&
+				    has_column(db, "events", "aux"));
+	checker_free(&k);
+	return rc ? rc : res->corrupt ? DL_CHECK_CORRUPT : DL_CHECK_DONE;
 }
 
 int dl_check_run(sqlite3 *db, int64_t run_id, int verbose, uint64_t *nviolations)
