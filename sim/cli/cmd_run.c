@@ -25,6 +25,10 @@
 #define MAX_ORDERS 16
 #define MAX_SEEDS 1000
 #define EV_BATCH 8192
+/* --time-scale: below, a simulated second is less than a real microsecond;
+ * above, a 1 ms latency sleeps over 16 minutes */
+#define TIME_SCALE_MIN 1e-6
+#define TIME_SCALE_MAX 1e6
 
 struct run_opts {
 	const char *scenario, *db, *order_list, *mode;
@@ -91,7 +95,8 @@ static void run_usage(FILE *f, bool compare)
 		   "                    (DLSIM_WAKEUP_NS=N overrides it) and needs the shortest\n"
 		   "                    callback to take %d W of real time; default: the\n"
 		   "                    smallest 1, 2 or 5 x 10^k that does; a smaller X is\n"
-		   "                    refused (exit 2), naming one that works\n"
+		   "                    refused (exit 2), naming one that works; at most 1e6;\n"
+		   "                    Ctrl-C ends any sleep within 100 ms\n"
 		   "\n%s"
 		   "\nexit status: 0 ok, 1 an injected fault made an op fail, 2 bad usage or input\n"
 		   "(nothing written), or the log could not be written (disk full, locked past the\n"
@@ -135,7 +140,7 @@ static int parse_u64(const char *s, uint64_t *out)
 	if (!*s || *s == '-')
 		return -EINVAL;
 	errno = 0;
-	*out = strtoull(s, &end, 0);
+	*out = strtoull(s, &end, 10);     /* "010" is ten, not eight */
 	return (errno || *end) ? -EINVAL : 0;
 }
 
@@ -233,8 +238,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 
 			o->time_scale = strtod(v, &end);
 			o->have_scale = true;
-			if (!*v || *end || !(o->time_scale > 0) || !isfinite(o->time_scale)) {
-				fprintf(stderr, "dlsim %s: --time-scale '%s': expected a positive number\n", me, v);
+			if (!*v || *end || !(o->time_scale >= TIME_SCALE_MIN && o->time_scale <= TIME_SCALE_MAX)) {
+				fprintf(stderr, "dlsim %s: --time-scale '%s': expected a number from %g to %g"
+					" (real seconds per simulated second)\n", me, v, TIME_SCALE_MIN,
+					TIME_SCALE_MAX);
 				return -1;
 			}
 		} else if ((v = cli_opt_value(argc, argv, &i, "--set"))) {

@@ -69,7 +69,7 @@ int cmd_validate(int argc, char **argv)
 			char *end;
 
 			errno = 0;
-			seed = strtoull(val, &end, 0);
+			seed = strtoull(val, &end, 10);
 			if (!*val || *end || errno || *val == '-') {
 				fprintf(stderr, "dlsim validate: --seed %s: expected a non-negative "
 					"integer\n", val);

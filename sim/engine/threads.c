@@ -200,31 +200,54 @@ struct thr {
 
 /* ---- time ---- */
 
+/* Real ns past this are clamped: a huge latency or --time-scale cannot overflow int64. */
+#define REAL_MAX ((int64_t)1 << 60)
+#define STOP_SLICE_NS 50000000   /* real ns: a long sleep looks for a stop this often */
+
 static int64_t sim_now(const struct thr *t)
 {
-	return (int64_t)((double)(dl_mono_ns() - t->t0) / t->scale);
+	double x = (double)(dl_mono_ns() - t->t0) / t->scale;
+
+	return x < (double)REAL_MAX ? (int64_t)x : REAL_MAX;
 }
 
 static int64_t real_of(const struct thr *t, int64_t sim_ns)
 {
-	return sim_ns > 0 ? (int64_t)((double)sim_ns * t->scale) : 0;
+	double x = (double)sim_ns * t->scale;
+
+	return sim_ns <= 0 ? 0 : x < (double)REAL_MAX ? (int64_t)x : REAL_MAX;
+}
+
+static bool poll_stop(struct thr *t);
+
+/* Ctrl-C: the main thread turns the flag into HALT_STOP, the others see that. */
+static bool stop_seen(struct tw *w)
+{
+	return w->id == 0 ? poll_stop(w->t) : atomic_load(&w->t->halt) == HALT_STOP;
 }
 
 /*
  * Sleep until the real time @deadline: an absolute clock_nanosleep (no drift
  * from a late wake-up) to just before it, then a spin (the timer's wake-up
- * latency is tens of us; the threads' timer slack is 1 ns).
+ * latency is tens of us; the threads' timer slack is 1 ns).  A long sleep is
+ * cut into STOP_SLICE_NS slices, and no slice starts after a stop, so that
+ * SIGINT and SIGTERM are honoured within 100 ms whatever the latency and time
+ * scale (and the sleeps still to come after a stop are not slept).
  */
-static void sleep_until(int64_t deadline)
+static void sleep_until(struct tw *w, int64_t deadline)
 {
 	int64_t now = dl_mono_ns();
 
-	if (deadline - now > SPIN_NS) {
-		int64_t to = deadline - SPIN_NS;
+	while (deadline - now > SPIN_NS) {
+		int64_t to = deadline - SPIN_NS < now + STOP_SLICE_NS ? deadline - SPIN_NS :
+			     now + STOP_SLICE_NS;
 		struct timespec ts = { to / 1000000000, to % 1000000000 };
 
+		if (stop_seen(w))
+			return;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
+		now = dl_mono_ns();
 	}
 	while (dl_mono_ns() < deadline)
 		;
@@ -238,7 +261,7 @@ static void sleep_until(int64_t deadline)
  */
 static void pass_until(struct tw *w, int64_t deadline)
 {
-	sleep_until(deadline);
+	sleep_until(w, deadline);
 	w->cursor = deadline;
 	w->chained = true;
 }
@@ -1512,7 +1535,7 @@ static void *racer_main(void *arg)
 
 		/* in slices, so that a stop is seen */
 		while (dl_mono_ns() < at && atomic_load(&t->halt) != HALT_STOP)
-			sleep_until(dl_mono_ns() + POLL_NS < at ? dl_mono_ns() + POLL_NS : at);
+			sleep_until(w, dl_mono_ns() + POLL_NS < at ? dl_mono_ns() + POLL_NS : at);
 		if (atomic_load(&t->halt) == HALT_STOP)
 			break;
 		unchain(w);

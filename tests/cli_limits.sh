@@ -1,0 +1,51 @@
+#!/bin/sh
+# Option ranges and interruptible sleeps (issue "Nothing lost, nothing trusted
+# blindly"): every numeric option refuses what is out of its range with exit 2
+# (--time-scale 1e300 overflowed int64 in threads.c), and a threads-mode run
+# whose callbacks sleep for seconds ends within a fraction of a second of
+# SIGINT or SIGTERM (the EINTR loop used to sleep on, for minutes).
+DLSIM=$1
+SRC=$2
+. "$(dirname "$0")/lib_cli.sh"
+DEF="$SRC/scenarios/default.json"
+
+for v in 0 -1 1e300 1e12 inf nan 1e-9 x ""; do
+	expect 2 "--time-scale '$v' refused" "$DLSIM" run "$DEF" --mode threads --time-scale "$v" --no-log
+	grep -q -- "--time-scale" "$T/err" || bad "--time-scale '$v': the message names the option"
+done
+for opt in "--workers 0" "--workers 4097" "--workers -1" "--seed -1" "--seed 18446744073709551616" \
+	   "--busy-timeout 3600001" "--busy-timeout -5" "--seed 1x"; do
+	expect 2 "run $opt refused" "$DLSIM" run "$DEF" --no-log $opt
+done
+expect 2 "compare --seeds 0 refused" "$DLSIM" compare "$DEF" --orders sync --seeds 0 --no-log
+expect 2 "compare --seeds 1001 refused" "$DLSIM" compare "$DEF" --orders sync --seeds 1001 --no-log
+expect 2 "check --run 0 refused" "$DLSIM" check x.db --run 0
+expect 2 "check --run 99999999999999999999 refused" "$DLSIM" check x.db --run 99999999999999999999
+expect 2 "report --run -1 refused" "$DLSIM" report x.db --run -1
+expect 2 "validate --seed -1 refused" "$DLSIM" validate "$DEF" --seed -1
+
+# --seed is decimal: 010 is ten (it was eight)
+"$DLSIM" run "$DEF" --no-log --json --seed 010 >"$T/out" 2>&1
+grep -q '"seed":10,' "$T/out" && ok "--seed 010 is ten" || bad "--seed 010: $(head -c 200 "$T/out")"
+
+# a run whose callbacks sleep for seconds (1 ms of latency = 10 s): SIGINT and
+# SIGTERM end it at once, exit 130, the log is committed and passes check
+for sig in INT TERM; do
+	"$DLSIM" run "$DEF" --mode threads --time-scale 10000 --order sync --db "$T/slow.db" >"$T/out" 2>"$T/err" &
+	pid=$!
+	sleep 1
+	t0=$(date +%s%N)
+	kill "-$sig" "$pid"
+	wait "$pid"
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	echo "SIG$sig during a 10 s sleep: exit $rc after $ms ms"
+	[ "$rc" = 130 ] && ok "SIG$sig: exit 130" || bad "SIG$sig: exit $rc"
+	# the bound the issue asks is 100 ms; 2 s here leaves room for a loaded machine
+	[ "$ms" -lt 2000 ] && ok "SIG$sig honoured in $ms ms" || bad "SIG$sig took $ms ms"
+done
+[ "$(sqlite3 "$T/slow.db" "select group_concat(status) from runs")" = "interrupted,interrupted" ] \
+	&& ok "both runs 'interrupted'" || bad "slow runs: $(sqlite3 "$T/slow.db" "select group_concat(status) from runs")"
+expect 0 "check passes on the interrupted threads runs" "$DLSIM" check "$T/slow.db" --all
+
+finish cli_limits
