@@ -9,10 +9,10 @@ endif
 DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gnuplot-nox \
             libcunit1-dev sqlite3 libfdt-dev device-tree-compiler chromium python3 libxml2-utils \
             qemu-system-x86 busybox-static zlib1g-dev \
-            libssl-dev libopenmpi-dev openmpi-bin
+            libssl-dev libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev
 
 .PHONY: all deps build test demo bench bench-smoke bench-baseline clean dtbs test-dtbs kernels test-kernel \
-        trace-check
+        trace-check fuzz fuzz-build
 
 all: build
 
@@ -35,9 +35,27 @@ build: deps $(BUILD)/Makefile
 
 # The real DTBs are fetched once into a cache outside the tree; if the archive
 # cannot be reached, cli_dtb says so and tests only the DTBs it compiles itself.
-test: build
+# The libFuzzer harnesses (tests/fuzz/, built by clang in build-fuzz) are tests
+# too: each runs over its corpus plus FUZZ_TEST_SECONDS of fuzzing (ASan+UBSan).
+FUZZ_BUILD := build-fuzz
+FUZZ_TEST_SECONDS ?= 30
+test: build fuzz-build
 	@$(MAKE) --no-print-directory dtbs || echo "dtbs: not fetched; the real-DTB part of cli_dtb is skipped"
+	cmake -S . -B $(BUILD) -DDLSIM_FUZZ_DIR=$(CURDIR)/$(FUZZ_BUILD) -DDLSIM_FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) >/dev/null
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# In-process fuzzing (libFuzzer, clang-14, ASan+UBSan): `make fuzz FUZZ_SECONDS=N`
+# runs every harness for N seconds, JOBS at a time; tests/fuzz/run.sh says where
+# seeds, corpus and crashes are.
+FUZZ_SECONDS ?= 300
+fuzz-build: deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+	  -DDLSIM_WERROR=ON -DDLSIM_SAN=fuzz >/dev/null
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz_scenario fuzz_dtb fuzz_check fuzz_report
+
+fuzz: fuzz-build
+	printf '%s\n' scenario dtb check report | xargs -P $(JOBS) -I{} \
+	  sh tests/fuzz/run.sh {} $(CURDIR)/$(FUZZ_BUILD) $(CURDIR) $(FUZZ_SECONDS)
 
 # A fresh demo database: the orders compared on identical samples (2 seeds),
 # then one kernel-async run on a third seed, the one the report draws in detail.

@@ -736,7 +736,11 @@ static int run_gnuplot(struct report *r, const char *name, const char *fmt, size
 /* Plots NAME in PNG and SVG; a failure is remembered (the page says so) and the next plots still run. */
 static void plot(struct report *r, enum plot_id id, size_t nrows)
 {
-	int ret = run_gnuplot(r, plot_name[id], "png", nrows);
+	int ret;
+
+	if (r->data_only)
+		return;         /* the data files only (dl_report_opts.data_only) */
+	ret = run_gnuplot(r, plot_name[id], "png", nrows);
 
 	if (!ret)
 		ret = run_gnuplot(r, plot_name[id], "svg", nrows);

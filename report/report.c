@@ -461,7 +461,7 @@ static void report_free(struct report *r)
 int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *err, size_t errlen)
 {
 	char own_err[512];
-	struct report r = { .err = err, .errlen = errlen };
+	struct report r = { .err = err, .errlen = errlen, .data_only = o->data_only };
 	int ret;
 
 	if (!err || !errlen) {

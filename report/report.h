@@ -80,6 +80,8 @@ struct dl_report_opts {
 	size_t trace_devices;	/* devices per trace file, 0: DL_REPORT_TRACE_DEVICES */
 	int trace_per_device;	/* trace tracks per device instead of per worker */
 	int trace_plain;	/* trace.json instead of gzipped trace.json.gz */
+	int data_only;		/* data files, traces and index.html, no gnuplot (no
+				 * PNG/SVG; the in-process fuzzer uses it) */
 };
 
 /**

@@ -77,6 +77,7 @@ struct report {
 	int plot_ret;
 	char plot_err[512];
 	char corrupt[256];		/* why the last run verified is corrupt */
+	int data_only;			/* dl_report_opts.data_only: no gnuplot */
 };
 
 /* report.c */
