@@ -6,7 +6,8 @@
 # Seeds: scenario: scenarios/; dtb: tests/fuzz/dts/*.dts compiled with dtc and
 # the 16 smallest DTBs of /var/cache/dlsim-dtbs (linked, when `make dtbs` ran);
 # check, report: a few byte programs written here (fuzz_log.c says how they
-# read); they share check.dict.
+# read); they share check.dict.  import_log: the real logs of ../shared/real
+# (linked, never copied).
 NAME=$1
 FUZZ_DIR=$2
 SRC=$3
@@ -34,6 +35,14 @@ check|report)
 	# link_add, probe x3, suspend, resume; a second with a raw time of INT64_MAX
 	printf '\003\000\000\000\200\200\000\000\000\000\000\001\000\000\000\002\000\000\005\001\000\000\001\000\000\000\001\001\000\000\001\002\000\000\003\002\001\000\004\002\001\000' >"$SEEDS/run"
 	printf '\003\000\000\000\200\200\000\000\000\000\000\001\000\000\017\001\361\000' >"$SEEDS/bad-time"
+	set -- "$SEEDS";;
+import_log)
+	# the real logs, read where they are (../shared/real, beside the tree)
+	REAL=${DLSIM_REAL_DIR:-$SRC/../shared/real}
+	[ -d "$REAL" ] || REAL=/work/shared/real
+	for f in "$REAL"/*.txt; do
+		[ -e "$f" ] && ln -sf "$f" "$SEEDS/$(basename "$f")"
+	done
 	set -- "$SEEDS";;
 *)
 	echo "fuzz: unknown harness '$NAME'"; exit 1;;
