@@ -411,9 +411,15 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 		       emsg ? emsg : sqlite3_errmsg(db));
 	}
 	if (rc != SQLITE_OK) {
+		int busy = rc == SQLITE_BUSY || (sqlite3_errcode(db) & 0xff) == SQLITE_BUSY ||
+			   (sqlite3_errcode(db) & 0xff) == SQLITE_LOCKED;
+
 		sqlite3_free(emsg);
 		sqlite3_close(db);
-		if (!existed)
+		/* a file another writer holds is that writer's, even if it appeared after
+		 * our stat(): unlinking it would lose its whole run (two `dlsim run` on a
+		 * new database at once did) */
+		if (!existed && !busy)
 			unlink(path);
 		return -EIO;
 	}
