@@ -235,6 +235,16 @@ static void test_file_and_errors(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "empty"));
 	CU_ASSERT_EQUAL(dl_dtb_import(dtb, dtb_len / 2, "half.dtb", &sc, NULL, &err), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "half.dtb"));
+	{	/* an old-version header: libfdt 1.6.1's fdt_check_full() crashed on it */
+		char *old = malloc(dtb_len);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+		memcpy(old, dtb, dtb_len);
+		memcpy(old + 20, "\0\0\0\x09\0\0\0\x03", 8);	/* version 9, last_comp 3 */
+		CU_ASSERT_EQUAL(dl_dtb_import(old, dtb_len, "old.dtb", &sc, NULL, &err), -EINVAL);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "version 9"));
+		free(old);
+	}
 	snprintf(path, sizeof(path), "%s/garbage", tmpdir);
 	f = fopen(path, "w");
 	CU_ASSERT_FATAL(f != NULL);

@@ -746,6 +746,11 @@ int dl_dtb_import(const void *blob, size_t len, const char *label, json_t **out,
 	if (fdt_totalsize(blob) > len)
 		return fail(&m, "truncated: header says %u bytes, file has %zu",
 			    fdt_totalsize(blob), len);
+	/* libfdt 1.6.1's fdt_check_full() dereferences NULL on a version < 16
+	 * tree (names are full paths there); Linux needs 16+ anyway */
+	if (fdt_version(blob) < 16)
+		return fail(&m, "DTB version %u: versions before 16 are not supported"
+			    " (dtc writes 17)", fdt_version(blob));
 	if ((ret = fdt_check_full(blob, len)))
 		return fail(&m, "malformed DTB: %s", fdt_strerror(ret));
 	if (!(ret = collect_nodes(&m)) && !(ret = collect_devices(&m))) {
