@@ -67,8 +67,15 @@ J
 "$DLSIM" run "$T/slow.json" --mode threads --time-scale 1 --order kernel-async-v2 --workers 4 \
 	--db "$T/s.db" >"$T/out" 2>"$T/err" &
 pid=$!
-sleep 0.4
-kill -INT $pid
+# Ctrl-C once the run is logged (its handler is set by then; a fixed sleep
+# was too short under TSan on a loaded machine), then again until it is gone
+i=0
+until [ "$(sqlite3 "$T/s.db" "SELECT count(*) FROM runs" 2>/dev/null || echo 0)" -gt 0 ] || [ $i -ge 300 ]; do
+	sleep 0.05; i=$((i + 1))
+done
+sleep 0.3
+i=0
+while kill -INT $pid 2>/dev/null && [ $i -lt 40 ]; do sleep 0.5; i=$((i + 1)); done
 wait $pid
 got=$?
 [ "$got" = 130 ] && ok "Ctrl-C: exit 130" || bad "Ctrl-C: exit $got, expected 130"
