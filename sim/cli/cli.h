@@ -39,6 +39,10 @@ const char *cli_op_key(const struct dl_run_result *r, uint32_t i, char *buf, siz
 /* The one of NAMES that WORD was probably meant to be ("cpfirst": "cp-first"), or NULL. */
 const char *cli_suggest(const char *word, const char *const *names, size_t n);
 
+/* A decimal unsigned number, the whole string ("010" is ten; no sign, no
+ * suffix): 0, or -EINVAL. */
+int cli_parse_u64(const char *s, uint64_t *out);
+
 /*
  * argv[*i] is NAME VALUE or NAME=VALUE: returns VALUE (advancing *i past a
  * separate one), "" when the value is missing, NULL when argv[*i] is not NAME.

@@ -3,8 +3,10 @@
  * kernel spells them, "did you mean" for a mistyped name, op keys.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/cli/cli.h"
@@ -90,4 +92,15 @@ const char *cli_op_key(const struct dl_run_result *r, uint32_t i, char *buf, siz
 	else
 		snprintf(buf, len, "%s", dl_op_name(r->op[i].kind));
 	return buf;
+}
+
+int cli_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 10);     /* "010" is ten, not eight */
+	return (errno || *end) ? -EINVAL : 0;
 }

@@ -133,17 +133,6 @@ static void run_usage(FILE *f, bool compare)
 			  "                    for 1 ms are 8 ms)\n");
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(s, &end, 10);     /* "010" is ten, not eight */
-	return (errno || *end) ? -EINVAL : 0;
-}
-
 /* NAME as an order; an unknown one is named with what it probably meant. */
 static int parse_order(const char *me, const char *name, enum dl_order *out)
 {
@@ -186,7 +175,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--db"))) {
 			o->db = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--busy-timeout"))) {
-			if (parse_u64(v, &u) || u > 3600000) {
+			if (cli_parse_u64(v, &u) || u > 3600000) {
 				fprintf(stderr, "dlsim %s: --busy-timeout '%s': expected 0..3600000 ms\n",
 					me, v);
 				return -1;
@@ -198,7 +187,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 		} else if (compare && (v = cli_opt_value(argc, argv, &i, "--orders"))) {
 			o->order_list = v;
 		} else if (compare && (v = cli_opt_value(argc, argv, &i, "--seeds"))) {
-			if (parse_u64(v, &u) || u < 1 || u > MAX_SEEDS) {
+			if (cli_parse_u64(v, &u) || u < 1 || u > MAX_SEEDS) {
 				fprintf(stderr, "dlsim %s: --seeds '%s': expected 1..%d\n", me, v, MAX_SEEDS);
 				return -1;
 			}
@@ -216,19 +205,19 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-save"))) {
 			o->kernel_save = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-timeout"))) {
-			if (parse_u64(v, &u) || u < 1 || u > 86400) {
+			if (cli_parse_u64(v, &u) || u < 1 || u > 86400) {
 				fprintf(stderr, "dlsim %s: --kernel-timeout '%s': expected 1..86400 s\n", me, v);
 				return -1;
 			}
 			o->kernel_timeout_ms = (int64_t)u * 1000;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
-			if (parse_u64(v, &o->seed)) {
+			if (cli_parse_u64(v, &o->seed)) {
 				fprintf(stderr, "dlsim %s: --seed '%s': expected a non-negative integer\n", me, v);
 				return -1;
 			}
 			o->have_seed = true;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--workers"))) {
-			if (parse_u64(v, &u) || u < 1 || u > 4096) {
+			if (cli_parse_u64(v, &u) || u < 1 || u > 4096) {
 				fprintf(stderr, "dlsim %s: --workers '%s': expected 1..4096\n", me, v);
 				return -1;
 			}

@@ -72,17 +72,6 @@ static void sweep_usage(FILE *f)
 		"input (nothing written); 130 interrupted (finished runs are kept; run again)\n");
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	return (errno || *end) ? -EINVAL : 0;
-}
-
 static int parse_orders(const char *v, struct dl_sweep_plan *p)
 {
 	char list[512];
@@ -152,14 +141,14 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 				return -1;
 			have_orders = true;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--seeds"))) {
-			if (parse_u64(v, &u) || u < 1 || u > DL_SWEEP_MAX_SEEDS) {
+			if (cli_parse_u64(v, &u) || u < 1 || u > DL_SWEEP_MAX_SEEDS) {
 				fprintf(stderr, "dlsim sweep: --seeds '%s': expected 1..%d\n", v,
 					DL_SWEEP_MAX_SEEDS);
 				return -1;
 			}
 			p->nseeds = (uint32_t)u;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
-			if (parse_u64(v, &p->seed0)) {
+			if (cli_parse_u64(v, &p->seed0)) {
 				fprintf(stderr, "dlsim sweep: --seed '%s': expected a non-negative integer\n", v);
 				return -1;
 			}
@@ -177,7 +166,7 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 			}
 			p->mode = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--workers"))) {
-			if (parse_u64(v, &u) || u < 1 || u > 4096) {
+			if (cli_parse_u64(v, &u) || u < 1 || u > 4096) {
 				fprintf(stderr, "dlsim sweep: --workers '%s': expected 1..4096\n", v);
 				return -1;
 			}
@@ -207,7 +196,7 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 			}
 			o->db = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--jobs"))) {
-			if (parse_u64(v, &u) || u < 1 || u > MAX_JOBS) {
+			if (cli_parse_u64(v, &u) || u < 1 || u > MAX_JOBS) {
 				fprintf(stderr, "dlsim sweep: --jobs '%s': expected 1..%d\n", v, MAX_JOBS);
 				return -1;
 			}
