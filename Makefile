@@ -9,7 +9,7 @@ endif
 DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gnuplot-nox \
             libcunit1-dev sqlite3 libfdt-dev device-tree-compiler chromium python3 libxml2-utils \
             qemu-system-x86 busybox-static zlib1g-dev \
-            libssl-dev libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev
+            libssl-dev libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev mmdebstrap
 
 .PHONY: all deps build test demo bench bench-smoke bench-baseline clean dtbs test-dtbs kernels test-kernel \
         trace-check fuzz fuzz-build
@@ -115,7 +115,8 @@ test-dtbs: build dtbs
 	./$(BUILD)/dlsim sweep --dtbs $(DTB_CACHE) --orders kernel-async-v2 --db $(BUILD)/dtbs.db --verbose
 
 # Kernels for `--mode kernel`: Debian's packages, fetched once with apt-get download
-# and unpacked into a cache outside the tree (KERNELS=6.12; 7.3 is not done yet).
+# and unpacked into a cache outside the tree (KERNELS=6.12 or 7.3; 7.3 is a minimal
+# Debian 13 root with gcc-14 to build the module in, ~450 MB, see fetch-kernel.sh).
 # dlsim builds its test module against them on first use (cached beside them).
 KERNELS ?= 6.12
 KERNEL_CACHE ?= /var/cache/dlsim-kernels

@@ -601,14 +601,22 @@ static int module_path(const char *kdir, char *ko, size_t kolen, char *msg, size
 		free(b);
 	}
 	{
-		char mflag[4300];
+		char mflag[4300], script[4200], marker[4200];
 		/* no BTF: pahole is not needed, and the guest does not use module BTF */
 		char *argv[] = { "make", "-s", "-C", build, mflag, "CONFIG_DEBUG_INFO_BTF_MODULES=",
 				 "modules", NULL };
+		/* a kernel whose kbuild needs a newer toolchain than the host's (7.3):
+		 * @kdir is a Debian root with one (fetch-kernel.sh), paths relative to it */
+		char *chroot_argv[] = { "sh", script, (char *)kdir, "make", "-s", "-C", "/build",
+					mflag, "CONFIG_DEBUG_INFO_BTF_MODULES=", "modules", NULL };
+		bool in_root;
 
-		pathf(mflag, sizeof(mflag), "M=%s", tmp);
+		pathf(marker, sizeof(marker), "%s/kbuild-chroot", kdir);
+		in_root = access(marker, F_OK) == 0;
+		pathf(script, sizeof(script), "%s/kbuild-chroot.sh", KMOD_SRC);
+		pathf(mflag, sizeof(mflag), "M=%s", in_root ? tmp + strlen(kdir) : tmp);
 		pathf(log, sizeof(log), "%s/build.log", tmp);
-		rc = run_cmd(argv, log, 0, NULL, NULL, NULL);
+		rc = run_cmd(in_root ? chroot_argv : argv, log, 0, NULL, NULL, NULL);
 	}
 	if (rc) {
 		tail_into(log, msg, msglen);
