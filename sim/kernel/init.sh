@@ -14,6 +14,20 @@ echo platform > /sys/power/pm_test
 port=$(ls /dev/vport*p1 2>/dev/null | head -n 1)
 [ -n "$port" ] || { echo "dlsim-init: no virtio-serial port" >&2; poweroff -f; }
 ctl=/sys/kernel/debug/dlsim/ctl
+# 7.x's virtio_pci resets the device on suspend; virtcons_restore() then asks the host
+# whether the port is open before it refills the control queue, QEMU's answer is lost
+# and every later write blocks.  So the console driver is unbound for each sleep cycle
+# and bound again after it: its probe does the handshake afresh.
+vcons=/sys/bus/virtio/drivers/virtio_console
+vdev=$(basename "$(readlink -f "/sys/class/virtio-ports/${port#/dev/}/device")")
+sleep_cycle() {
+	echo "$vdev" > $vcons/unbind
+	r=0
+	echo freeze > /sys/power/state || r=1
+	echo "$vdev" > $vcons/bind
+	while [ ! -e "$port" ]; do sleep 0.01; done
+	return $r
+}
 for run in /runs/*; do
 	echo "@run ${run#/runs/}" > "$port"
 	echo 1 > /sys/power/pm_async
@@ -25,7 +39,7 @@ for run in /runs/*; do
 	for f in "$run"/[0-9]*; do
 		cat "$f" > "$ctl" || echo "@error ctl ${f#$run/}" > "$port"
 		case $f in
-		*.sleep) echo freeze > /sys/power/state || echo "@sleep-failed ${f#$run/}" > "$port" ;;
+		*.sleep) sleep_cycle || echo "@sleep-failed ${f#$run/}" > "$port" ;;
 		esac
 		cat /sys/kernel/debug/dlsim/new > "$port"
 	done
