@@ -1,5 +1,5 @@
 #!/bin/sh
-# --mode kernel without QEMU: dumps recorded on the real 6.12 kernel (tests/kernel/,
+# --mode kernel without QEMU: dumps recorded on the real 6.12 and 7.3 kernels (tests/kernel/,
 # `dlsim run S --mode kernel --kernel-save F` on this tree's scenarios) are
 # converted with --kernel-dump into ordinary runs, which `dlsim check` must pass,
 # with prepare in dpm_list order and complete in reverse (tests/kernel_order.py);
@@ -44,6 +44,27 @@ sqlite3 "$T/k.db" "select group_concat(name, ' ') from (select d.name from event
 [ "$(sqlite3 "$T/k.db" "select count(*) from events e join runs using (run_id) where scenario = 'runtime-pm' and kind = 'rpm_resume'")" -gt 0 ] \
 	&& ok "runtime-pm: runtime resumes are logged" || bad "runtime-pm: no rpm_resume"
 
+# a dump recorded on 7.3 (Debian 13 backports: the 6.16 async suspend/resume rework;
+# `make kernels KERNELS=7.3`) with the order that models it
+expect 0 "run camera from its 7.3 kernel dump" "$DLSIM" run "$SRC/scenarios/camera.json" \
+	--mode kernel --kernel 7.3 --order kernel-async-v2 --kernel-dump "$K/camera-7.3.dump" \
+	--db "$T/k73.db"
+expect 0 "check passes on the 7.3 run" "$DLSIM" check "$T/k73.db"
+expect 0 "7.3: prepare in dpm_list order, complete in reverse" python3 "$SRC/tests/kernel_order.py" "$T/k73.db"
+[ "$(sqlite3 "$T/k73.db" "select count(*) from runs where mode = 'kernel' and status = 'ok'
+	and order_name = 'kernel-async-v2' and version like '% kernel 7.3.4+deb13-amd64'")" = 1 ] \
+	&& ok "the 7.3 run is logged with its release" || bad "mode/order/version of the 7.3 run"
+[ "$(sqlite3 "$T/k73.db" "select count(distinct worker) from events where kind = 'suspend_start'")" -gt 1 ] \
+	&& ok "7.3: async suspend callbacks ran on workers" || bad "7.3: every suspend callback on one thread"
+cp "$T/k73.db" "$T/k73-before.db"
+expect 2 "a 7.3 dump is not 6.12's" "$DLSIM" run "$SRC/scenarios/camera.json" --mode kernel \
+	--kernel 6.12 --order kernel-async --kernel-dump "$K/camera-7.3.dump" --db "$T/k73.db"
+grep -q "recorded on kernel 7.3.4+deb13-amd64, not 6.12" "$T/err" || bad "the refusal names both kernels"
+expect 2 "a 6.12 dump is not 7.3's" "$DLSIM" run "$SRC/scenarios/camera.json" --mode kernel \
+	--kernel 7.3 --order kernel-async-v2 --kernel-dump "$K/camera-6.12.dump" --db "$T/k73.db"
+cmp -s "$T/k73.db" "$T/k73-before.db" && ok "the refused dumps leave the database untouched" \
+	|| bad "a refused dump changed the database"
+
 # the same dumps through compare: one run per order and seed, in that order
 expect 0 "compare from a dump" "$DLSIM" compare "$SRC/scenarios/soc-small.json" --orders kernel-async \
 	--mode kernel --kernel-dump "$K/soc-small-6.12.dump" --db "$T/c.db"
@@ -73,6 +94,9 @@ expect 2 "--kernel-dump needs --mode kernel" "$DLSIM" run "$SRC/scenarios/soc-sm
 DLSIM_KERNEL_CACHE=$T/nokernels expect 2 "no kernel fetched" "$DLSIM" run "$SRC/scenarios/soc-small.json" \
 	--mode kernel --db "$T/k.db"
 grep -q "make kernels" "$T/err" || bad "the missing kernel names 'make kernels'"
+DLSIM_KERNEL_CACHE=$T/nokernels expect 2 "no kernel 7.3 fetched" "$DLSIM" run "$SRC/scenarios/camera.json" \
+	--mode kernel --kernel 7.3 --order kernel-async-v2 --db "$T/k.db"
+grep -q "'make kernels' (KERNELS=7.3)" "$T/err" || bad "the missing 7.3 names 'make kernels' (KERNELS=7.3)"
 # a module that does not build: the compiler's own message, exit 2 (needs QEMU installed,
 # which is checked first; a fake kernel cache whose kbuild fails like a compiler)
 if command -v qemu-system-x86_64 >/dev/null && [ -x /bin/busybox ]; then

@@ -618,12 +618,23 @@ static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *
 		fprintf(stderr, "dlsim %s: %s\n", me, msg);
 		return DL_EXIT_USAGE;
 	}
-	for (size_t j = 0; o->kernel_dump && j < rn->nkjobs; j++)
+	for (size_t j = 0; o->kernel_dump && j < rn->nkjobs; j++) {
+		char rel[96];
+		size_t vl = strlen(o->kernel);
+
 		if (!rn->kjobs[j].dump) {
 			fprintf(stderr, "dlsim %s: %s: no run %03zu in the dump (it holds the runs of"
 				" one command: orders x seeds)\n", me, o->kernel_dump, j);
 			return DL_EXIT_USAGE;
 		}
+		/* a dump is the kernel's word only for the kernel it was recorded on */
+		if (!dl_kernel_release(rn->kjobs[j].dump, rn->kjobs[j].len, rel, sizeof(rel)) &&
+		    (strncmp(rel, o->kernel, vl) || rel[vl] != '.')) {
+			fprintf(stderr, "dlsim %s: %s: run %03zu was recorded on kernel %s, not %s"
+				" (--kernel)\n", me, o->kernel_dump, j, rel, o->kernel);
+			return DL_EXIT_USAGE;
+		}
+	}
 	if (rc)
 		fprintf(stderr, "dlsim %s: %s%s%s\n", me, msg, kept[0] ? "; kept: " : "", kept);
 	/* a dump that is not of this scenario is refused before the database opens */
