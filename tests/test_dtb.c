@@ -1,8 +1,11 @@
 /*
  * test_dtb.c - dlsim import-dtb (sim/scenario/dtb_import.c): a tiny SoC
- * compiled with dtc at test time yields the fw_devlink links, CYCLE marks on
- * a remote-endpoint cycle, a scenario that dl_scenario_load() accepts; and
- * 2000 corrupted/truncated DTBs are refused or imported, never crash.
+ * compiled with dtc at test time yields the fw_devlink links of 6.12 (own-node
+ * links with FW_DEVLINK_FLAGS_RPM, SYNC_STATE_ONLY proxies for child nodes,
+ * SYNC_STATE_ONLY|CYCLE on a remote-endpoint cycle, none to early-initialised
+ * irqchips and clocks), sync devices unless --async all, a scenario that
+ * dl_scenario_load() accepts; and 2000 corrupted/truncated DTBs are refused or
+ * imported, never crash.
  */
 #include <CUnit/Basic.h>
 #include <errno.h>
@@ -176,29 +179,39 @@ static void test_tiny_soc(void)
 	CU_ASSERT(!has_device(sc, "/soc/off@5000", NULL) && !has_device(sc, "/soc/off@5000", "/soc"));
 	CU_ASSERT(!has_device(sc, "/cpus/cpu@0", NULL) && !has_device(sc, "/chosen", NULL));
 	CU_ASSERT(!has_device(sc, "/soc/pinctrl@3000/i2c-pins", "/soc/pinctrl@3000"));
-	CU_ASSERT_EQUAL(st.devices, 9);
-	/* links: clocks with args, pinctrl-0 via a config child, *-supply, *-gpios, interrupts */
+	/* the GIC is IRQCHIP_DECLAREd: of_irq_init() makes it OF_POPULATED, never a device */
+	CU_ASSERT(!has_device(sc, "/soc/interrupt-controller@1000", "/soc"));
+	CU_ASSERT_EQUAL(st.devices, 8);
+	/* links: clocks with args, pinctrl-0 via a config child, *-supply, *-gpios */
 	CU_ASSERT_PTR_NOT_NULL(f = find_link(sc, "/soc/i2c@4000", "/soc/clock-controller@2000"));
-	CU_ASSERT(f && has_flag(f, "INFERRED") && has_flag(f, "PM_RUNTIME") && !has_flag(f, "CYCLE"));
+	/* fw_devlink=on's FW_DEVLINK_FLAGS_RPM, and nothing else */
+	CU_ASSERT(f && json_array_size(f) == 3 && has_flag(f, "INFERRED") &&
+		  has_flag(f, "AUTOPROBE_CONSUMER") && has_flag(f, "PM_RUNTIME"));
 	CU_ASSERT_PTR_NOT_NULL(find_link(sc, "/soc/i2c@4000", "/soc/pinctrl@3000"));
-	CU_ASSERT_PTR_NOT_NULL(find_link(sc, "/soc/i2c@4000", "/soc/interrupt-controller@1000"));
+	/* interrupts: the parent is the early GIC, "might never become dev" */
+	CU_ASSERT_PTR_NULL(find_link(sc, "/soc/i2c@4000", "/soc/interrupt-controller@1000"));
+	CU_ASSERT_EQUAL(st.early_nodes, 1);
+	CU_ASSERT_EQUAL(st.early_dropped, 1);
 	CU_ASSERT_PTR_NOT_NULL(find_link(sc, "/soc/i2c@4000/sensor@48", "/regulator-3v3"));
 	CU_ASSERT_PTR_NOT_NULL(find_link(sc, "/soc/i2c@4000/sensor@48", "/soc/pinctrl@3000"));
 	CU_ASSERT_PTR_NOT_NULL(find_link(sc, "/soc/dsi@6000", "/soc/clock-controller@2000"));
 	CU_ASSERT_PTR_NOT_NULL(find_link(sc, "/soc/panel@7000", "/regulator-3v3"));
 	/* no link from a disabled node, from the bus's interrupt-parent, or from /cpus */
 	CU_ASSERT_PTR_NULL(find_link(sc, "/soc", "/soc/interrupt-controller@1000"));
-	/* the remote-endpoint pair is a cycle: both links CYCLE, nothing else */
+	/* the remote-endpoint pair is a cycle: both links SYNC_STATE_ONLY|CYCLE, nothing else */
 	CU_ASSERT_PTR_NOT_NULL(f = find_link(sc, "/soc/dsi@6000", "/soc/panel@7000"));
-	CU_ASSERT(f && has_flag(f, "CYCLE"));
+	CU_ASSERT(f && has_flag(f, "CYCLE") && has_flag(f, "SYNC_STATE_ONLY") &&
+		  has_flag(f, "INFERRED") && json_array_size(f) == 3);
 	CU_ASSERT_PTR_NOT_NULL(f = find_link(sc, "/soc/panel@7000", "/soc/dsi@6000"));
-	CU_ASSERT(f && has_flag(f, "CYCLE"));
+	CU_ASSERT(f && has_flag(f, "CYCLE") && has_flag(f, "SYNC_STATE_ONLY"));
 	json_array_foreach(json_object_get(sc, "links"), i, l)
 		ncycle += (unsigned)has_flag(json_object_get(l, "flags"), "CYCLE");
 	CU_ASSERT_EQUAL(ncycle, 2);
 	CU_ASSERT_EQUAL(st.cycle_links, 2);
-	CU_ASSERT_EQUAL(st.links, 9);
-	CU_ASSERT_EQUAL(json_array_size(json_object_get(sc, "links")), 9);
+	CU_ASSERT_EQUAL(st.links, 8);
+	CU_ASSERT_EQUAL(st.blocking, 6);
+	CU_ASSERT_EQUAL(st.proxy, 0);
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(sc, "links")), 8);
 	json_decref(sc);
 }
 
@@ -214,8 +227,8 @@ static void test_loads(void)
 	CU_ASSERT_EQUAL_FATAL(json_dump_file(sc, path, JSON_INDENT(2)), 0);
 	json_decref(sc);
 	CU_ASSERT_EQUAL_FATAL(dl_scenario_load(path, NULL, 0, NULL, &s, &err), 0);
-	CU_ASSERT_EQUAL(s->ndev, 9);
-	CU_ASSERT_EQUAL(s->nlink, 9);
+	CU_ASSERT_EQUAL(s->ndev, 8);
+	CU_ASSERT_EQUAL(s->nlink, 8);
 	CU_ASSERT_NOT_EQUAL(dl_sc_find(s, "/soc/i2c@4000/sensor@48"), DL_SC_NONE);
 	dl_scenario_free(s);
 }
@@ -280,6 +293,190 @@ static void test_clock_cycle(void)
 	free(blob);
 }
 
+/* Import @dts with @opt (NULL: defaults); the scenario, or NULL. */
+static json_t *import_dts(const char *name, const char *dts, const struct dl_dtb_opts *opt,
+			  struct dl_dtb_stats *st)
+{
+	struct dl_error err;
+	size_t len;
+	char *blob = compile(name, dts, &len);
+	json_t *sc = NULL;
+
+	if (blob && dl_dtb_import_opts(blob, len, name, opt, &sc, st, &err))
+		sc = NULL;
+	free(blob);
+	return sc;
+}
+
+/*
+ * __fw_devlink_link_to_suppliers(): a property of a child node that is not a
+ * device links the owning device with FW_DEVLINK_FLAGS_PERMISSIVE
+ * (INFERRED|SYNC_STATE_ONLY), a proxy that gates nothing; when the device has
+ * its own link to the same supplier, device_link_add() keeps the stronger one.
+ */
+static void test_child_node_property_is_a_proxy(void)
+{
+	static const char dts[] =
+		"/dts-v1/;\n/ {\n"
+		"	r1: reg1 { compatible = \"regulator-fixed\"; };\n"
+		"	r2: reg2 { compatible = \"regulator-fixed\"; };\n"
+		"	pmic { compatible = \"x,pmic\"; vdd-supply = <&r2>;\n"
+		"		regulators { ldo1 { vin-supply = <&r1>; }; ldo2 { vin-supply = <&r2>; }; };\n"
+		"	};\n"
+		"};\n";
+	struct dl_dtb_stats st;
+	json_t *sc = import_dts("proxy", dts, NULL, &st), *f;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	f = find_link(sc, "/pmic", "/reg1");
+	CU_ASSERT(f && json_array_size(f) == 2 && has_flag(f, "INFERRED") &&
+		  has_flag(f, "SYNC_STATE_ONLY"));
+	f = find_link(sc, "/pmic", "/reg2");
+	CU_ASSERT(f && has_flag(f, "AUTOPROBE_CONSUMER") && !has_flag(f, "SYNC_STATE_ONLY"));
+	CU_ASSERT_EQUAL(st.links, 2);
+	CU_ASSERT_EQUAL(st.proxy, 1);
+	CU_ASSERT_EQUAL(st.blocking, 1);
+	json_decref(sc);
+}
+
+/*
+ * fw_devlink_create_devlink(): no link to a supplier initialised before the
+ * driver model (FWNODE_FLAG_INITIALIZED without a bound driver), nor to a node
+ * beneath one.  IRQCHIP_DECLARE and CLK_OF_DECLARE nodes are not devices
+ * (OF_POPULATED); a CLK_OF_DECLARE_DRIVER node is one, but still no supplier.
+ * An IRQCHIP_DECLARE compatible counts only with "interrupt-controller" and a
+ * parent of_irq_init() took first.
+ */
+static void test_early_initialised_suppliers(void)
+{
+	static const char dts[] =
+		"/dts-v1/;\n/ {\n"
+		"	#address-cells = <1>; #size-cells = <1>;\n"
+		"	interrupt-parent = <&gic>;\n"
+		"	osc: osc { compatible = \"fixed-clock\"; #clock-cells = <0>; };\n"
+		"	gic: gic@0 { compatible = \"arm,gic-400\"; reg = <0 1>; interrupt-controller;\n"
+		"		#interrupt-cells = <3>; #address-cells = <1>; #size-cells = <1>; ranges;\n"
+		"		frame: v2m@10 { compatible = \"arm,gic-v2m-frame\"; reg = <0x10 1>;\n"
+		"			msi-controller; }; };\n"
+		"	rintc: intc@100 { compatible = \"allwinner,sun6i-a31-r-intc\"; reg = <0x100 1>;\n"
+		"		interrupt-controller; #interrupt-cells = <3>; interrupts = <0 1 4>; };\n"
+		"	notirq: sysirq@200 { compatible = \"mediatek,mt6577-sysirq\"; reg = <0x200 1>;\n"
+		"		#clock-cells = <0>; };\n"
+		"	rtc: rtc@300 { compatible = \"allwinner,sun6i-a31-rtc\"; reg = <0x300 1>;\n"
+		"		#clock-cells = <1>; };\n"
+		"	gpio: gpio@400 { compatible = \"x,gpio\"; reg = <0x400 1>; interrupt-controller;\n"
+		"		#interrupt-cells = <2>; gpio-controller; #gpio-cells = <2>;\n"
+		"		interrupts = <0 2 4>; };\n"
+		"	dev@500 { compatible = \"x,dev\"; reg = <0x500 1>; clocks = <&osc>, <&rtc 0>;\n"
+		"		interrupts = <0 3 4>; msi-parent = <&frame>;\n"
+		"		interrupts-extended = <&rintc 0 1 2>, <&gpio 1 2>; };\n"
+		"	user@600 { compatible = \"x,user\"; reg = <0x600 1>; clocks = <&notirq>; };\n"
+		"};\n";
+	struct dl_dtb_stats st;
+	json_t *sc = import_dts("early", dts, NULL, &st);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT(!has_device(sc, "/osc", NULL));
+	CU_ASSERT(!has_device(sc, "/gic@0", NULL));
+	CU_ASSERT(!has_device(sc, "/gic@0/v2m@10", "/gic@0"));
+	CU_ASSERT(!has_device(sc, "/intc@100", NULL));	/* its parent, the GIC, went first */
+	CU_ASSERT(has_device(sc, "/sysirq@200", NULL));	/* no "interrupt-controller" */
+	CU_ASSERT(has_device(sc, "/rtc@300", NULL));	/* CLK_OF_DECLARE_DRIVER */
+	CU_ASSERT(has_device(sc, "/gpio@400", NULL));
+	CU_ASSERT_PTR_NULL(find_link(sc, "/dev@500", "/rtc@300"));
+	CU_ASSERT_PTR_NOT_NULL(find_link(sc, "/dev@500", "/gpio@400"));
+	CU_ASSERT_PTR_NOT_NULL(find_link(sc, "/user@600", "/sysirq@200"));
+	CU_ASSERT_EQUAL(st.links, 2);
+	/* dev: osc, rtc, rintc, the v2m frame; gpio: the GIC */
+	CU_ASSERT_EQUAL(st.early_dropped, 5);
+	CU_ASSERT_EQUAL(st.early_nodes, 4);
+	json_decref(sc);
+	/* the generated table is sorted for bsearch, and knows the usual suspects */
+	CU_ASSERT_EQUAL(dl_dtb_early_compat("arm,gic-400"), DL_DTB_EARLY_IRQCHIP);
+	CU_ASSERT_EQUAL(dl_dtb_early_compat("arm,gic-v3"), DL_DTB_EARLY_IRQCHIP);
+	CU_ASSERT_EQUAL(dl_dtb_early_compat("fixed-clock"), DL_DTB_EARLY_CLK);
+	CU_ASSERT_EQUAL(dl_dtb_early_compat("rockchip,rk3399-cru"), DL_DTB_EARLY_CLK);
+	CU_ASSERT_EQUAL(dl_dtb_early_compat("allwinner,sun6i-a31-rtc"), DL_DTB_EARLY_CLK_DRIVER);
+	CU_ASSERT_EQUAL(dl_dtb_early_compat("ingenic,jz4740-tcu"),
+			DL_DTB_EARLY_IRQCHIP | DL_DTB_EARLY_CLK_DRIVER);
+	CU_ASSERT_EQUAL(dl_dtb_early_compat("allwinner,sun50i-a64-ccu"), 0);
+	CU_ASSERT_EQUAL(dl_dtb_early_compat("regulator-fixed"), 0);
+	CU_ASSERT_EQUAL(dl_dtb_early_compat(""), 0);
+}
+
+/* --async none (default) and all: "defaults": {"async": ...}. */
+static void test_async_option(void)
+{
+	struct dl_dtb_opts opt = { .kernel = DL_DTB_K612, .async = true };
+	struct dl_scenario *s = NULL;
+	struct dl_error err;
+	char path[128];
+	json_t *sc = import_dts("async", tiny_dts, NULL, NULL);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT(json_is_false(json_object_get(json_object_get(sc, "defaults"), "async")));
+	snprintf(path, sizeof(path), "%s/async.json", tmpdir);
+	CU_ASSERT_EQUAL_FATAL(json_dump_file(sc, path, JSON_INDENT(2)), 0);
+	json_decref(sc);
+	CU_ASSERT_EQUAL_FATAL(dl_scenario_load(path, NULL, 0, NULL, &s, &err), 0);
+	for (uint32_t d = 0; d < s->ndev; d++)
+		CU_ASSERT(!s->dev[d].async);
+	dl_scenario_free(s);
+	sc = import_dts("async", tiny_dts, &opt, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT(json_is_true(json_object_get(json_object_get(sc, "defaults"), "async")));
+	json_decref(sc);
+}
+
+/*
+ * of_supplier_bindings of 6.12 and 7.3: iommus, iommu-map and dmas are
+ * "optional" (fw_devlink.strict only); pinctrl-0..8 in 6.12, any pinctrl-N
+ * and mmc-pwrseq in 7.3; a gpio hog's gpios are its parent's; an empty (0)
+ * entry ends the list; nvmem-cells take #nvmem-cell-cells; post-init-providers
+ * never make a link.
+ */
+static void test_bindings_per_version(void)
+{
+	static const char dts[] =
+		"/dts-v1/;\n/ {\n"
+		"	iommu: iommu { compatible = \"x,iommu\"; #iommu-cells = <1>; };\n"
+		"	dma: dma { compatible = \"x,dma\"; #dma-cells = <1>; };\n"
+		"	p9: pins9 { compatible = \"x,pins9\"; };\n"
+		"	pw: pwrseq { compatible = \"mmc-pwrseq-simple\"; };\n"
+		"	a: a { compatible = \"x,a\"; #clock-cells = <0>; };\n"
+		"	b: b { compatible = \"x,b\"; #clock-cells = <0>; };\n"
+		"	nv: nv { compatible = \"x,nv\"; #nvmem-cell-cells = <1>; };\n"
+		"	c: c { compatible = \"x,c\"; #clock-cells = <0>; };\n"
+		"	g: gpio { compatible = \"x,gpio\"; gpio-controller; #gpio-cells = <2>;\n"
+		"		hog { gpio-hog; gpios = <&g 1 0>; }; };\n"
+		"	dev { compatible = \"x,dev\"; iommus = <&iommu 1>; dmas = <&dma 2>;\n"
+		"		pinctrl-9 = <&p9>; mmc-pwrseq = <&pw>; clocks = <&a>, <0>, <&b>;\n"
+		"		nvmem-cells = <&nv 3>, <&c>; post-init-providers = <&c>; };\n"
+		"};\n";
+	struct dl_dtb_opts k73 = { .kernel = DL_DTB_K73 };
+	struct dl_dtb_stats st;
+	json_t *sc = import_dts("bind", dts, NULL, &st);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT_PTR_NULL(find_link(sc, "/dev", "/iommu"));
+	CU_ASSERT_PTR_NULL(find_link(sc, "/dev", "/dma"));
+	CU_ASSERT_PTR_NULL(find_link(sc, "/dev", "/pins9"));
+	CU_ASSERT_PTR_NULL(find_link(sc, "/dev", "/pwrseq"));
+	CU_ASSERT_PTR_NOT_NULL(find_link(sc, "/dev", "/a"));
+	CU_ASSERT_PTR_NULL(find_link(sc, "/dev", "/b"));	/* after the empty entry */
+	CU_ASSERT_PTR_NOT_NULL(find_link(sc, "/dev", "/nv"));
+	CU_ASSERT_PTR_NOT_NULL(find_link(sc, "/dev", "/c"));	/* nvmem-cells, not post-init */
+	CU_ASSERT_EQUAL(st.links, 3);
+	json_decref(sc);
+	sc = import_dts("bind73", dts, &k73, &st);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT_PTR_NOT_NULL(find_link(sc, "/dev", "/pins9"));
+	CU_ASSERT_PTR_NOT_NULL(find_link(sc, "/dev", "/pwrseq"));
+	CU_ASSERT_PTR_NULL(find_link(sc, "/dev", "/iommu"));
+	CU_ASSERT_EQUAL(st.links, 5);
+	json_decref(sc);
+}
+
 static void test_fuzz(void)
 {
 	char *buf = malloc(dtb_len);
@@ -333,6 +530,10 @@ int main(void)
 	    !CU_add_test(s, "scenario loads", test_loads) ||
 	    !CU_add_test(s, "file reading and errors", test_file_and_errors) ||
 	    !CU_add_test(s, "clock cycle", test_clock_cycle) ||
+	    !CU_add_test(s, "child node property is a proxy", test_child_node_property_is_a_proxy) ||
+	    !CU_add_test(s, "early-initialised suppliers", test_early_initialised_suppliers) ||
+	    !CU_add_test(s, "--async none|all", test_async_option) ||
+	    !CU_add_test(s, "bindings per version", test_bindings_per_version) ||
 	    !CU_add_test(s, "fuzzed DTBs never crash", test_fuzz)) {
 		CU_cleanup_registry();
 		return 1;

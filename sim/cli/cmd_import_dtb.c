@@ -13,23 +13,57 @@
 
 static void import_usage(FILE *f)
 {
-	fprintf(f, "usage: dlsim import-dtb FILE.dtb\n\n"
+	fprintf(f, "usage: dlsim import-dtb [--kernel 6.12|7.3] [--async none|all] FILE.dtb\n\n"
 		   "Write a scenario (JSON, stdout) whose devices and links are derived from\n"
-		   "a flattened device tree the way fw_devlink derives them: devices are the\n"
-		   "available nodes with a compatible under the root, simple-bus & co. and\n"
-		   "other devices, named by full path; links come from phandle properties\n"
-		   "(clocks, *-supply, pinctrl-N, *-gpios, remote-endpoint, ...), flagged\n"
-		   "INFERRED and PM_RUNTIME, plus CYCLE on dependency cycles.  Latencies are\n"
-		   "guesses by device class (see the scenario's \"x-doc\").  A summary goes\n"
-		   "to stderr.\n\n"
+		   "a flattened device tree the way the kernel's fw_devlink derives them.\n"
+		   "Devices: the available nodes with a compatible under the root, simple-bus\n"
+		   "& co. and other devices, named by full path; not the nodes the kernel\n"
+		   "initialises before the driver model (its IRQCHIP_DECLARE and\n"
+		   "CLK_OF_DECLARE compatibles: GICs, fixed clocks, ...), which never get\n"
+		   "links either.  Links come from phandle properties (clocks, *-supply,\n"
+		   "pinctrl-N, *-gpios, interrupts, remote-endpoint, ...; iommus and dmas only\n"
+		   "under fw_devlink.strict, so not here):\n"
+		   "  own node of a device    INFERRED, AUTOPROBE_CONSUMER, PM_RUNTIME (gates probe)\n"
+		   "  child node, not a device  INFERRED, SYNC_STATE_ONLY on the owning device\n"
+		   "  on a dependency cycle   INFERRED, SYNC_STATE_ONLY, CYCLE\n"
+		   "Latencies are guesses by device class (see the scenario's \"x-doc\").\n"
+		   "A summary goes to stderr.\n\n"
+		   "options:\n"
+		   "  --kernel V     whose property parsers: 6.12 (default; pinctrl-0..8) or 7.3\n"
+		   "                 (any pinctrl-N, mmc-pwrseq)\n"
+		   "  --async M      none (default: most platform drivers never call\n"
+		   "                 device_enable_async_suspend()) or all\n\n"
 		   "exit status: 0 success, 2 bad usage or malformed DTB\n");
+}
+
+/* The value of option @argv[*i] (--opt V or --opt=V), or NULL after a message. */
+static const char *opt_value(int argc, char **argv, int *i, const char *opt)
+{
+	size_t n = strlen(opt);
+	const char *a = argv[*i];
+
+	if (a[n] == '=')
+		return a + n + 1;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "dlsim import-dtb: %s needs a value\n", opt);
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+static int is_opt(const char *a, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	return !strncmp(a, opt, n) && (a[n] == '\0' || a[n] == '=');
 }
 
 int cmd_import_dtb(int argc, char **argv)
 {
+	struct dl_dtb_opts opt = { .kernel = DL_DTB_K612, .async = false };
 	struct dl_dtb_stats st;
 	struct dl_error err;
-	const char *file = NULL;
+	const char *file = NULL, *v;
 	json_t *sc;
 	char *text;
 	int ret;
@@ -38,6 +72,30 @@ int cmd_import_dtb(int argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			import_usage(stdout);
 			return DL_EXIT_OK;
+		}
+		if (is_opt(argv[i], "--kernel")) {
+			if (!(v = opt_value(argc, argv, &i, "--kernel")))
+				return DL_EXIT_USAGE;
+			if (!strcmp(v, "6.12")) {
+				opt.kernel = DL_DTB_K612;
+			} else if (!strcmp(v, "7.3")) {
+				opt.kernel = DL_DTB_K73;
+			} else {
+				fprintf(stderr, "dlsim import-dtb: --kernel '%s': expected 6.12 or 7.3\n", v);
+				return DL_EXIT_USAGE;
+			}
+			continue;
+		}
+		if (is_opt(argv[i], "--async")) {
+			if (!(v = opt_value(argc, argv, &i, "--async")))
+				return DL_EXIT_USAGE;
+			if (!strcmp(v, "none") || !strcmp(v, "all")) {
+				opt.async = !strcmp(v, "all");
+			} else {
+				fprintf(stderr, "dlsim import-dtb: --async '%s': expected none or all\n", v);
+				return DL_EXIT_USAGE;
+			}
+			continue;
 		}
 		if (argv[i][0] == '-' && argv[i][1] && strcmp(argv[i], "--")) {
 			fprintf(stderr, "dlsim import-dtb: unknown option '%s'\n", argv[i]);
@@ -57,7 +115,7 @@ int cmd_import_dtb(int argc, char **argv)
 		return DL_EXIT_USAGE;
 	}
 	memset(&err, 0, sizeof(err));
-	ret = dl_dtb_import_file(file, &sc, &st, &err);
+	ret = dl_dtb_import_file_opts(file, &opt, &sc, &st, &err);
 	if (ret) {
 		fprintf(stderr, "dlsim import-dtb: %s\n", err.msg);
 		return DL_EXIT_USAGE;
@@ -74,7 +132,10 @@ int cmd_import_dtb(int argc, char **argv)
 		return DL_EXIT_USAGE;
 	}
 	free(text);
-	fprintf(stderr, "dlsim import-dtb: %s: %u nodes, %u devices, %u links, %u on cycles (CYCLE)\n",
-		file, st.nodes, st.devices, st.links, st.cycle_links);
+	fprintf(stderr, "dlsim import-dtb: %s: %u nodes, %u devices, %u links: %u gate probe, "
+		"%u SYNC_STATE_ONLY proxies, %u on cycles (CYCLE); %u early-initialised nodes, "
+		"%u links to them not made\n",
+		file, st.nodes, st.devices, st.links, st.blocking, st.proxy, st.cycle_links,
+		st.early_nodes, st.early_dropped);
 	return DL_EXIT_OK;
 }

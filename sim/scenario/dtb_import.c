@@ -1,24 +1,43 @@
 /*
- * dtb_import.c - fw_devlink over a flattened device tree, with libfdt.
+ * dtb_import.c - fw_devlink over a flattened device tree, with libfdt, after
+ * the exact 6.12 (and 7.3) sources: drivers/of/property.c (the property
+ * parsers), drivers/base/core.c (fw_devlink_create_devlink() and the
+ * __fw_devlink_link_to_consumers/suppliers() pair), drivers/of/platform.c,
+ * drivers/of/irq.c (of_irq_init()) and drivers/clk/clk.c (of_clk_init()).
  *
  * 1. Validate: fdt_check_header() and fdt_check_full() on the whole buffer;
  *    everything after that still checks every length libfdt hands back, and
  *    every loop is bounded (node count, depth, cell counts, ancestor walks).
- * 2. Devices (drivers/of/platform.c, of_platform_populate): available nodes
- *    (status "okay"/"ok" or absent; a disabled node disables its subtree)
- *    that have a "compatible" and are children of the root or of another
- *    device (simple-bus/simple-mfd/isa/arm,amba-bus children, and i2c/spi/mfd
- *    children of other devices).  /chosen, /aliases, /memory*, /cpus,
- *    /reserved-memory, /__symbols__, /__fixups__, /__local_fixups__ are skipped.
- *    Names are full node paths; parent = nearest device ancestor.
- * 3. Links (drivers/of/property.c, of_supplier_bindings): the consumer is the
- *    device owning the node that holds the property (nearest device
- *    ancestor-or-self, as fw_devlink moves a child fwnode's links to its
- *    device); the supplier is the nearest device ancestor-or-self of the
- *    phandle's target.  No link to self, none from an ancestor of the
- *    supplier, none to/from disabled subtrees.  Duplicates are merged.
- * 4. Cycles among links + parent edges (iterative Tarjan SCC): a link whose
- *    both ends are in one SCC gets CYCLE.
+ * 2. Early nodes: a node whose compatible is in 6.12's IRQCHIP_DECLARE or
+ *    CLK_OF_DECLARE tables (dtb_early.inc) is initialised before the driver
+ *    model and marked OF_POPULATED, so it never becomes a device (irqchips
+ *    only when of_irq_init() takes them: "interrupt-controller", and the
+ *    interrupt parent is the root or itself early).  CLK_OF_DECLARE_DRIVER
+ *    nodes become devices too.  Both are FWNODE_FLAG_INITIALIZED (clock
+ *    provider, irq domain registered), which fw_devlink reads as "may never
+ *    probe": no link is made to them or to nodes beneath them.
+ * 3. Devices (of_platform_populate): available nodes (status "okay"/"ok" or
+ *    absent; a disabled node disables its subtree) with a "compatible" that
+ *    are children of the root or of another device (simple-bus & co., and
+ *    i2c/spi/mfd children of other devices), not early.  /chosen, /aliases,
+ *    /memory*, /cpus, /reserved-memory, /__symbols__, /__fixups__,
+ *    /__local_fixups__ are skipped.  Names are full node paths; parent =
+ *    nearest device ancestor.
+ * 4. Links (of_supplier_bindings of the version; the "optional" iommus,
+ *    iommu-map and dmas only with fw_devlink.strict, so never here).  The
+ *    supplier is the nearest device ancestor-or-self of the phandle's target
+ *    (fw_devlink hands a non-device child's consumers to its parent device
+ *    when that binds).  A property of a device's own node gives that device
+ *    a link with fw_devlink's default flags (fw_devlink=on:
+ *    FW_DEVLINK_FLAGS_RPM = INFERRED|AUTOPROBE_CONSUMER|PM_RUNTIME).  A
+ *    property of a node that is not a device gives its device-owning
+ *    ancestor a proxy with FW_DEVLINK_FLAGS_PERMISSIVE (INFERRED|
+ *    SYNC_STATE_ONLY), which gates nothing.  No link to self or from an
+ *    ancestor of the supplier, none to/from disabled subtrees.  A pair that
+ *    has both keeps the own link (device_link_add() upgrades an SSO link).
+ * 5. Cycles among own links + parent edges (iterative Tarjan SCC, as
+ *    __fw_devlink_relax_cycles() follows suppliers and parents): an own link
+ *    whose ends share an SCC becomes FW_DEVLINK_FLAGS_PERMISSIVE|CYCLE.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -60,21 +79,41 @@ static const char *const bus_compat[] = {
 	"simple-bus", "simple-mfd", "isa", "arm,amba-bus", NULL,
 };
 
-/* Properties that are lists of phandle + #<cells> arguments. */
+/*
+ * of_supplier_bindings' fixed-name lists of phandle + #<cells> arguments
+ * (DEFINE_SIMPLE_PROP: a target without the #cells property has none).
+ */
 static const struct {
 	const char *prop, *cells;
-} cell_props[] = {
-	{ "clocks", "#clock-cells" }, { "interconnects", "#interconnect-cells" },
-	{ "iommus", "#iommu-cells" }, { "mboxes", "#mbox-cells" },
-	{ "io-channels", "#io-channel-cells" }, { "interrupts-extended", "#interrupt-cells" },
-	{ "dmas", "#dma-cells" }, { "power-domains", "#power-domain-cells" },
-	{ "hwlocks", "#hwlock-cells" }, { "phys", "#phy-cells" }, { "pwms", "#pwm-cells" },
-	{ "resets", "#reset-cells" }, { "msi-parent", "#msi-cells" },
-	/* lists of bare phandles */
-	{ "extcon", NULL }, { "nvmem-cells", NULL }, { "leds", NULL },
-	{ "wakeup-parent", NULL }, { "backlight", NULL }, { "panel", NULL },
-	{ "remote-endpoint", NULL }, { "interrupt-parent", NULL },
+	enum dl_dtb_kernel since;
+} simple_props[] = {
+	{ "clocks", "#clock-cells", DL_DTB_K612 },
+	{ "interconnects", "#interconnect-cells", DL_DTB_K612 },
+	{ "mboxes", "#mbox-cells", DL_DTB_K612 },
+	{ "io-channels", "#io-channel-cells", DL_DTB_K612 },
+	{ "io-backends", "#io-backend-cells", DL_DTB_K612 },
+	{ "power-domains", "#power-domain-cells", DL_DTB_K612 },
+	{ "hwlocks", "#hwlock-cells", DL_DTB_K612 },
+	{ "extcon", NULL, DL_DTB_K612 },
+	{ "nvmem-cells", "#nvmem-cell-cells", DL_DTB_K612 },
+	{ "phys", "#phy-cells", DL_DTB_K612 },
+	{ "wakeup-parent", NULL, DL_DTB_K612 },
+	{ "pwms", "#pwm-cells", DL_DTB_K612 },
+	{ "resets", "#reset-cells", DL_DTB_K612 },
+	{ "leds", NULL, DL_DTB_K612 },
+	{ "backlight", NULL, DL_DTB_K612 },
+	{ "panel", NULL, DL_DTB_K612 },
+	{ "msi-parent", "#msi-cells", DL_DTB_K612 },
+	{ "pses", "#pse-cells", DL_DTB_K612 },
+	{ "power-supplies", NULL, DL_DTB_K612 },
+	{ "access-controllers", "#access-controller-cells", DL_DTB_K612 },
+	{ "mmc-pwrseq", NULL, DL_DTB_K73 },
+	/* FWLINK_FLAG_IGNORE: matched, and never a device link */
+	{ "post-init-providers", NULL, DL_DTB_K612 },
 };
+
+/* Links as found, before merging: an own-node link or a proxy. */
+enum { LK_OWN, LK_PROXY };
 
 struct dnode {
 	int off;		/* structure-block offset */
@@ -83,6 +122,8 @@ struct dnode {
 	int owner;		/* nearest device ancestor-or-self, -1 */
 	uint32_t phandle;
 	uint8_t avail;		/* this node and all its ancestors available */
+	uint8_t early;		/* DL_DTB_EARLY_* bits that apply to this node */
+	uint8_t early_up;	/* this node or an ancestor is early (FWNODE_FLAG_INITIALIZED) */
 	char *path;
 };
 
@@ -93,7 +134,8 @@ struct ddev {
 
 struct dlink {
 	int c, s;
-	int cycle;
+	uint8_t kind;		/* LK_OWN or LK_PROXY */
+	uint8_t cycle;
 };
 
 struct ph_ent {
@@ -113,6 +155,8 @@ struct imp {
 	int nph;
 	struct dl_error *err;
 	const char *label;
+	struct dl_dtb_opts opt;
+	unsigned early_nodes, early_dropped;
 };
 
 static int fail(struct imp *m, const char *fmt, ...)
@@ -262,17 +306,43 @@ static int is_ancestor(const struct imp *m, int a, int b)
 	return 0;
 }
 
+/*
+ * fw_devlink_create_devlink() for the fwnode link from node @con_node (the
+ * node holding the property, or the port parent of an endpoint) to node
+ * @sup_node (the phandle's target, already checked available).
+ */
 static int add_link(struct imp *m, int con_node, int sup_node)
 {
-	int c, s;
+	int c, s, kind;
 
 	if (con_node < 0 || sup_node < 0 || !m->n[con_node].avail || !m->n[sup_node].avail)
 		return 0;
-	c = m->n[con_node].owner;
-	s = m->n[sup_node].owner;
-	if (c < 0 || s < 0 || c == s)
+	if (m->n[con_node].dev >= 0) {
+		c = m->n[con_node].dev;
+		kind = LK_OWN;
+	} else {
+		/* a child fwnode's link, made for its device-owning ancestor */
+		c = m->n[con_node].owner;
+		kind = LK_PROXY;
+	}
+	if (c < 0)
 		return 0;
-	/* a device never depends on its own descendant */
+	/*
+	 * "Not linking - dev might never probe" / "might never become dev":
+	 * the supplier (a device: itself; not a device: it or an ancestor) is
+	 * FWNODE_FLAG_INITIALIZED and has no driver when consumers are linked.
+	 */
+	if (m->n[sup_node].dev >= 0 ? m->n[sup_node].early != 0 : m->n[sup_node].early_up) {
+		m->early_dropped++;
+		return 0;
+	}
+	s = m->n[sup_node].owner;
+	if (s < 0 || c == s)
+		return 0;
+	/*
+	 * A device never depends on its own descendant: device_link_add()
+	 * refuses an own link; __fw_devlink_link_to_consumers() skips a proxy.
+	 */
 	if (is_ancestor(m, m->d[c].node, m->d[s].node))
 		return 0;
 	if (m->nl == m->cap_l) {
@@ -287,12 +357,20 @@ static int add_link(struct imp *m, int con_node, int sup_node)
 		m->l = l;
 		m->cap_l = cap;
 	}
-	m->l[m->nl++] = (struct dlink){ c, s, 0 };
+	m->l[m->nl++] = (struct dlink){ c, s, (uint8_t)kind, 0 };
 	return 0;
 }
 
-/* A phandle(+args) list: @cells names the target's #cells property, or NULL. */
-static int walk_list(struct imp *m, int i, const fdt32_t *v, int n, const char *cells)
+/*
+ * of_parse_phandle_with_args() over the list @v of @n cells: link node @con
+ * to each target in turn, as of_link_property() does with index 0, 1, ...
+ * until the parser fails.  @cells names the target's #cells property or is
+ * NULL (no arguments); @strict: a target without it stops the walk (the
+ * suffix parsers), otherwise it has no arguments (DEFINE_SIMPLE_PROP).  An
+ * empty (0) entry or an unknown phandle stops the walk too.
+ */
+static int walk_list(struct imp *m, int con, const fdt32_t *v, int n, const char *cells,
+		     bool strict)
 {
 	int k = 0, ret;
 
@@ -300,32 +378,31 @@ static int walk_list(struct imp *m, int i, const fdt32_t *v, int n, const char *
 		int t = node_by_phandle(m, fdt32_to_cpu(v[k]));
 		int args = 0;
 
-		if (fdt32_to_cpu(v[k]) == 0) {	/* empty entry placeholder */
-			k++;
-			continue;
-		}
 		if (t < 0)
-			return 0;	/* unknown phandle: the rest cannot be decoded */
+			return 0;
 		if (cells) {
 			args = get_ncells(m, t, cells);
 			if (args < 0) {
-				if (strcmp(cells, "#gpio-cells"))
-					return 0;
-				args = 2;	/* of_gpio's historical default */
+				if (strict || fdt_getprop(m->fdt, m->n[t].off, cells, NULL))
+					return 0;	/* absent when strict, or malformed */
+				args = 0;
 			}
 		}
-		if ((ret = add_link(m, i, t)))
+		if (k + 1 + args > n)
+			return 0;		/* the list ends inside the arguments */
+		if ((ret = add_link(m, con, t)))
 			return ret;
 		k += 1 + args;
 	}
 	return 0;
 }
 
+/* strcmp_suffix() == 0 in 6.12's property.c: @s strictly longer than @suf, ends with it. */
 static int ends_with(const char *s, size_t sl, const char *suf)
 {
 	size_t n = strlen(suf);
 
-	return sl >= n && !memcmp(s + sl - n, suf, n);
+	return sl > n && !memcmp(s + sl - n, suf, n);
 }
 
 /* of_irq_find_parent(): interrupt-parent, else the parent, until #interrupt-cells. */
@@ -341,7 +418,7 @@ static int irq_parent(const struct imp *m, int i)
 			nxt = node_by_phandle(m, fdt32_to_cpu(ip[0]));
 		else
 			nxt = m->n[cur].parent;
-		if (nxt < 0 || nxt == cur)
+		if (nxt < 0)
 			return -1;
 		cur = nxt;
 		if (fdt_getprop(m->fdt, m->n[cur].off, "#interrupt-cells", NULL))
@@ -350,11 +427,141 @@ static int irq_parent(const struct imp *m, int i)
 	return -1;
 }
 
+static int has_prop(const struct imp *m, int i, const char *name)
+{
+	return fdt_getprop(m->fdt, m->n[i].off, name, NULL) != NULL;
+}
+
+/*
+ * The parents named by node @i's interrupt-map (of_irq_parse_imap_parent()):
+ * up to @max of them into @out; the count, or -1 when the map is malformed.
+ */
+static int imap_parents(const struct imp *m, int i, int *out, int max)
+{
+	int n = 0, cnt = 0, intc = get_ncells(m, i, "#interrupt-cells"), addrc = 1;
+	const fdt32_t *v = get_cells(m, i, "interrupt-map", &n);
+
+	/* of_bus_n_addr_cells(): this node's #address-cells or an ancestor's, else 1 */
+	for (int k = 0, p = i; p >= 0 && k <= DL_DTB_MAX_DEPTH; k++, p = m->n[p].parent)
+		if (has_prop(m, p, "#address-cells")) {
+			addrc = get_ncells(m, p, "#address-cells");
+			break;
+		}
+	if (!v || intc < 0 || addrc < 0)
+		return -1;
+	for (int k = 0; k + addrc + intc + 1 < n && cnt < max;) {
+		int t, pi, pa;
+
+		k += addrc + intc;
+		t = node_by_phandle(m, fdt32_to_cpu(v[k++]));
+		if (t < 0 || (pi = get_ncells(m, t, "#interrupt-cells")) < 0)
+			return cnt ? cnt : -1;
+		pa = get_ncells(m, t, "#address-cells");
+		if (pa < 0)
+			pa = 0;
+		if (k + pa + pi > n)
+			return cnt ? cnt : -1;
+		k += pa + pi;
+		out[cnt++] = t;
+	}
+	return cnt;
+}
+
+/*
+ * of_irq_parse_raw(), simplified: from the interrupt parent @p up to an
+ * "interrupt-controller"; a nexus (interrupt-map) is followed when every
+ * entry names the same parent, else -1 (the kernel matches the specifier).
+ */
+static int irq_controller(const struct imp *m, int p)
+{
+	for (int k = 0; p >= 0 && k <= 2 * DL_DTB_MAX_DEPTH; k++) {
+		int par[8], np;
+		bool imap = has_prop(m, p, "interrupt-map");
+
+		if (has_prop(m, p, "interrupt-controller") && !imap)
+			return p;
+		if (!imap) {
+			p = irq_parent(m, p);
+			continue;
+		}
+		np = imap_parents(m, p, par, 8);
+		if (np <= 0)
+			return -1;
+		for (int j = 1; j < np; j++)
+			if (par[j] != par[0])
+				return -1;
+		if (par[0] == p)
+			return -1;
+		p = par[0];
+	}
+	return -1;
+}
+
+/* parse_interrupts(): "interrupts" or "interrupts-extended", each entry. */
+static int irq_links(struct imp *m, int i)
+{
+	int n, ret;
+	const fdt32_t *v = get_cells(m, i, "interrupts-extended", &n);
+
+	if (v) {
+		for (int k = 0; k < n;) {
+			int t = node_by_phandle(m, fdt32_to_cpu(v[k]));
+			int args = t < 0 ? -1 : get_ncells(m, t, "#interrupt-cells");
+
+			if (args < 0 || k + 1 + args > n)
+				return 0;
+			if ((ret = add_link(m, i, irq_controller(m, t))))
+				return ret;
+			k += 1 + args;
+		}
+		return 0;
+	}
+	if (get_cells(m, i, "interrupts", &n) && n > 0) {
+		int p = irq_parent(m, i), size = p < 0 ? -1 : get_ncells(m, p, "#interrupt-cells");
+
+		/* every entry has the same parent; one link stands for them all */
+		if (size > 0 && n >= size)
+			return add_link(m, i, irq_controller(m, p));
+	}
+	return 0;
+}
+
+/* of_graph_get_port_parent(): endpoint -> port -> [ports|in-ports|out-ports ->] device. */
+static int port_parent(const struct imp *m, int ep)
+{
+	int port = ep < 0 ? -1 : m->n[ep].parent, up;
+	const char *name;
+	int len;
+	size_t base = 0;
+
+	if (port < 0 || (up = m->n[port].parent) < 0)
+		return -1;
+	name = fdt_get_name(m->fdt, m->n[up].off, &len);
+	if (!name || len < 0)
+		return up;
+	while ((int)base < len && name[base] != '@')
+		base++;
+	if ((base == 5 && !memcmp(name, "ports", 5)) || (base == 8 && !memcmp(name, "in-ports", 8)) ||
+	    (base == 9 && !memcmp(name, "out-ports", 9)))
+		return m->n[up].parent;
+	return up;
+}
+
+static bool pinctrl_prop(const struct imp *m, const char *name)
+{
+	if (strncmp(name, "pinctrl-", 8) || name[8] < '0' || name[8] > '9')
+		return false;
+	if (m->opt.kernel >= DL_DTB_K73)
+		return true;		/* parse_pinctrl_n() */
+	return name[9] == '\0' && name[8] <= '8';	/* pinctrl0 .. pinctrl8 */
+}
+
+/* of_fwnode_add_links(): every property of node @i, through the bindings. */
 static int node_links(struct imp *m, int i)
 {
 	int po, ret, count = 0;
 
-	if (!m->n[i].avail || m->n[i].owner < 0)
+	if (!m->n[i].avail)
 		return 0;
 	fdt_for_each_property_offset(po, m->fdt, m->n[i].off) {
 		const char *name;
@@ -370,28 +577,45 @@ static int node_links(struct imp *m, int i)
 		nl = strlen(name);
 		if (name[0] == '#')
 			continue;
-		for (size_t k = 0; k < sizeof(cell_props) / sizeof(cell_props[0]); k++)
-			if (!strcmp(name, cell_props[k].prop)) {
-				if (!strcmp(name, "interrupt-parent"))
-					break;	/* handled with "interrupts" below */
-				if ((ret = walk_list(m, i, v, nc, cell_props[k].cells)))
+		for (size_t k = 0; k < sizeof(simple_props) / sizeof(simple_props[0]); k++)
+			if (!strcmp(name, simple_props[k].prop)) {
+				if (m->opt.kernel < simple_props[k].since ||
+				    !strcmp(name, "post-init-providers"))
+					break;
+				if ((ret = walk_list(m, i, v, nc, simple_props[k].cells, false)))
 					return ret;
 				goto next;
 			}
-		if (!strcmp(name, "interrupts") && !fdt_getprop(m->fdt, m->n[i].off,
-								"interrupts-extended", NULL)) {
-			if ((ret = add_link(m, i, irq_parent(m, i))))
+		if (!strcmp(name, "interrupts") || !strcmp(name, "interrupts-extended")) {
+			/* both names parse the same way: one pass, at "interrupts-extended" if any */
+			if ((!strcmp(name, "interrupts-extended") || !has_prop(m, i, "interrupts-extended")) &&
+			    (ret = irq_links(m, i)))
 				return ret;
-		} else if (!strncmp(name, "pinctrl-", 8) && name[8] >= '0' && name[8] <= '9') {
-			if ((ret = walk_list(m, i, v, nc, NULL)))
+		} else if (!strcmp(name, "interrupt-map")) {
+			int par[64], np = imap_parents(m, i, par, 64);
+
+			for (int k = 0; k < np; k++)
+				if ((ret = add_link(m, i, irq_controller(m, par[k]))))
+					return ret;
+		} else if (pinctrl_prop(m, name)) {
+			if ((ret = walk_list(m, i, v, nc, NULL, false)))
+				return ret;
+		} else if (!strcmp(name, "remote-endpoint")) {
+			int t = node_by_phandle(m, fdt32_to_cpu(v[0]));
+
+			if (t >= 0 && (ret = add_link(m, port_parent(m, i), port_parent(m, t))))
 				return ret;
 		} else if (ends_with(name, nl, "-supply")) {
-			if ((ret = add_link(m, i, node_by_phandle(m, fdt32_to_cpu(v[0])))))
+			if ((ret = walk_list(m, i, v, nc, NULL, false)))
 				return ret;
-		} else if ((ends_with(name, nl, "-gpios") || ends_with(name, nl, "-gpio") ||
-			    !strcmp(name, "gpios") || !strcmp(name, "gpio")) &&
-			   strcmp(name, "nr-gpios")) {
-			if ((ret = walk_list(m, i, v, nc, "#gpio-cells")))
+		} else if (!strcmp(name, "gpio") || !strcmp(name, "gpios")) {
+			/* parse_gpio_compat(): a hog's gpios are its parent's */
+			if (!has_prop(m, i, "gpio-hog") &&
+			    (ret = walk_list(m, i, v, nc, "#gpio-cells", true)))
+				return ret;
+		} else if (ends_with(name, nl, "-gpio") ||
+			   (ends_with(name, nl, "-gpios") && !ends_with(name, nl, ",nr-gpios"))) {
+			if ((ret = walk_list(m, i, v, nc, "#gpio-cells", true)))
 				return ret;
 		}
 next:;
@@ -462,19 +686,143 @@ static int collect_nodes(struct imp *m)
 	return 0;
 }
 
+static const struct {
+	const char *compat;
+	unsigned kind;
+} early_table[] = {
+#include "sim/scenario/dtb_early.inc"
+};
+
+static int cmp_early(const void *key, const void *ent)
+{
+	return strcmp(key, *(const char *const *)ent);
+}
+
+unsigned dl_dtb_early_compat(const char *compat)
+{
+	const size_t n = sizeof(early_table) / sizeof(early_table[0]);
+	const char *const *hit = bsearch(compat, &early_table[0].compat, n, sizeof(early_table[0]),
+					  cmp_early);
+	size_t k;
+	unsigned kind = 0;
+
+	if (!hit)
+		return 0;
+	k = (size_t)((const char *)hit - (const char *)early_table) / sizeof(early_table[0]);
+	while (k > 0 && !strcmp(early_table[k - 1].compat, compat))
+		k--;
+	for (; k < n && !strcmp(early_table[k].compat, compat); k++)
+		kind |= early_table[k].kind;
+	return kind;
+}
+
+/* The DL_DTB_EARLY_* bits of any of node @i's compatible strings. */
+static unsigned node_early_kind(const struct imp *m, int i)
+{
+	int len, pos = 0;
+	const char *p = fdt_getprop(m->fdt, m->n[i].off, "compatible", &len);
+	unsigned kind = 0;
+
+	if (!p || len <= 0)
+		return 0;
+	while (pos < len) {
+		const char *s = p + pos;
+		size_t sl = strnlen(s, (size_t)(len - pos));
+
+		if ((int)(pos + (int)sl) < len)	/* NUL-terminated inside the property */
+			kind |= dl_dtb_early_compat(s);
+		pos += (int)sl + 1;
+	}
+	return kind;
+}
+
+/*
+ * Which nodes the kernel initialises before the driver model: of_clk_init()
+ * takes every available node of its table; of_irq_init() takes the available
+ * "interrupt-controller" nodes of its table, the root controller (no parent,
+ * or itself) first, then those whose parent it initialised, and so on.
+ */
+static int mark_early(struct imp *m)
+{
+	int *cand = NULL, *par = NULL, ncand = 0;
+
+	for (int i = 0; i < m->nn; i++) {
+		unsigned kind = m->n[i].avail ? node_early_kind(m, i) : 0;
+
+		m->n[i].early = (uint8_t)(kind & (DL_DTB_EARLY_CLK | DL_DTB_EARLY_CLK_DRIVER));
+		if ((kind & DL_DTB_EARLY_IRQCHIP) && has_prop(m, i, "interrupt-controller")) {
+			if (!cand) {
+				cand = malloc((size_t)m->nn * sizeof(*cand));
+				par = malloc((size_t)m->nn * sizeof(*par));
+				if (!cand || !par) {
+					free(cand);
+					free(par);
+					return nomem(m);
+				}
+			}
+			cand[ncand] = i;
+			par[ncand++] = -2;	/* not yet initialised */
+		}
+	}
+	for (int k = 0; k < ncand; k++) {
+		int i = cand[k], n, p = -1;
+		const fdt32_t *ie = get_cells(m, i, "interrupts-extended", &n);
+
+		if (ie && n >= 1)
+			p = node_by_phandle(m, fdt32_to_cpu(ie[0]));
+		if (p < 0)
+			p = irq_parent(m, i);
+		par[k] = p == i ? -1 : p;
+	}
+	/* a pass per level of the irqchip tree; at most ncand levels */
+	for (int pass = 0, changed = 1; changed && pass <= ncand; pass++) {
+		changed = 0;
+		for (int k = 0; k < ncand; k++) {
+			int i = cand[k];
+
+			if (m->n[i].early & DL_DTB_EARLY_IRQCHIP)
+				continue;
+			if (par[k] == -1 || (par[k] >= 0 && (m->n[par[k]].early & DL_DTB_EARLY_IRQCHIP))) {
+				m->n[i].early |= DL_DTB_EARLY_IRQCHIP;
+				changed = 1;
+			}
+		}
+	}
+	free(cand);
+	free(par);
+	for (int i = 0; i < m->nn; i++) {
+		int p = m->n[i].parent;
+
+		m->early_nodes += m->n[i].early != 0;
+		m->n[i].early_up = m->n[i].early || (p >= 0 && m->n[p].early_up);
+	}
+	return 0;
+}
+
 static int collect_devices(struct imp *m)
 {
+	int ret;
+
 	m->d = calloc((size_t)m->nn, sizeof(*m->d));
 	m->ph = calloc((size_t)m->nn, sizeof(*m->ph));
 	if (!m->d || !m->ph)
 		return nomem(m);
 	for (int i = 0; i < m->nn; i++) {
 		struct dnode *n = &m->n[i];
-		int p = n->parent, is_dev = 0;
 
 		if (n->phandle && n->phandle != 0xffffffffu)
 			m->ph[m->nph++] = (struct ph_ent){ n->phandle, i };
-		if (p >= 0 && n->avail && fdt_getprop(m->fdt, n->off, "compatible", NULL)) {
+	}
+	qsort(m->ph, (size_t)m->nph, sizeof(*m->ph), cmp_ph);
+	if ((ret = mark_early(m)))
+		return ret;
+	for (int i = 0; i < m->nn; i++) {
+		struct dnode *n = &m->n[i];
+		int p = n->parent, is_dev = 0;
+
+		/* of_irq_init()/of_clk_init() set OF_POPULATED: no platform device */
+		if (!(n->early & (DL_DTB_EARLY_IRQCHIP | DL_DTB_EARLY_CLK)) && p >= 0 && n->avail &&
+		    fdt_getprop(m->fdt, n->off, "compatible", NULL)) {
 			if (p == 0) {
 				int nlen;
 				const char *name = fdt_get_name(m->fdt, n->off, &nlen);
@@ -508,7 +856,6 @@ static int collect_devices(struct imp *m)
 		}
 		n->owner = n->dev >= 0 ? n->dev : (p >= 0 ? m->n[p].owner : -1);
 	}
-	qsort(m->ph, (size_t)m->nph, sizeof(*m->ph), cmp_ph);
 	return 0;
 }
 
@@ -518,7 +865,9 @@ static int cmp_link(const void *a, const void *b)
 
 	if (x->c != y->c)
 		return x->c - y->c;
-	return x->s - y->s;
+	if (x->s != y->s)
+		return x->s - y->s;
+	return x->kind - y->kind;	/* LK_OWN first: it wins the merge */
 }
 
 static int cmp_strp(const void *a, const void *b)
@@ -545,8 +894,10 @@ static int mark_cycles(struct imp *m, unsigned *ncycle)
 		ret = nomem(m);
 		goto out;
 	}
+	/* proxies are SYNC_STATE_ONLY: __fw_devlink_relax_cycles() does not follow them */
 	for (size_t k = 0; k < m->nl; k++)
-		start[m->l[k].c + 1]++;
+		if (m->l[k].kind == LK_OWN)
+			start[m->l[k].c + 1]++;
 	for (int v = 0; v < nd; v++)
 		if (m->d[v].parent >= 0)
 			start[v + 1]++;
@@ -555,7 +906,8 @@ static int mark_cycles(struct imp *m, unsigned *ncycle)
 	for (int v = 0; v < nd; v++)
 		it[v] = start[v];
 	for (size_t k = 0; k < m->nl; k++)
-		adj[it[m->l[k].c]++] = m->l[k].s;
+		if (m->l[k].kind == LK_OWN)
+			adj[it[m->l[k].c]++] = m->l[k].s;
 	for (int v = 0; v < nd; v++)
 		if (m->d[v].parent >= 0)
 			adj[it[v]++] = m->d[v].parent;
@@ -604,7 +956,7 @@ static int mark_cycles(struct imp *m, unsigned *ncycle)
 		}
 	}
 	for (size_t k = 0; k < m->nl; k++)
-		if (comp[m->l[k].c] == comp[m->l[k].s]) {
+		if (m->l[k].kind == LK_OWN && comp[m->l[k].c] == comp[m->l[k].s]) {
 			m->l[k].cycle = 1;
 			(*ncycle)++;
 		}
@@ -637,8 +989,8 @@ static int utf8_ok(const char *s)
 static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 {
 	json_t *root = json_object(), *devs = json_array(), *links = json_array();
-	json_t *defs = json_object(), *flags_n, *flags_c;
-	char doc[1024];
+	json_t *defs = json_object(), *flags_n, *flags_c, *flags_p;
+	char doc[2048];
 	const char *model;
 	int len, ret = -ENOMEM;
 
@@ -657,13 +1009,23 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 		json_object_set_new(root, "name", json_string(b));
 	}
 	snprintf(doc, sizeof(doc),
-		 "Imported from %s by dlsim import-dtb (fw_devlink rules of shared/LINK-CORE.md). "
+		 "Imported from %s by dlsim import-dtb with fw_devlink's rules of Linux %s "
+		 "(drivers/base/core.c, drivers/of/property.c): a property of a device's own node "
+		 "gives it a link with the default flags (fw_devlink=on: INFERRED, "
+		 "AUTOPROBE_CONSUMER, PM_RUNTIME); a property of a child node that is not a "
+		 "device gives the owning device a SYNC_STATE_ONLY proxy that gates nothing; "
+		 "links on a dependency cycle are INFERRED, SYNC_STATE_ONLY, CYCLE; suppliers "
+		 "initialised before the driver model (IRQCHIP_DECLARE, CLK_OF_DECLARE "
+		 "compatibles of 6.12) get no links (%u such nodes, %u links dropped). "
+		 "Devices are %s (device_enable_async_suspend(): --async). "
 		 "Latencies are GUESSES by device class from compatible strings, not "
 		 "measurements: default probe %s suspend %s resume %s; bus (simple-bus etc.) "
 		 "%s/%s/%s; fast (clock, regulator, pinctrl, gpio, reset controllers) %s/%s/%s; "
 		 "serial-bus devices (i2c/spi children) %s/%s/%s; slow (display, gpu, camera, "
 		 "video) %s/%s/%s.",
 		 utf8_ok(m->label) ? m->label : "a DTB",
+		 m->opt.kernel == DL_DTB_K73 ? "7.3" : "6.12", m->early_nodes, m->early_dropped,
+		 m->opt.async ? "all async" : "all sync",
 		 classes[0].probe, classes[0].suspend, classes[0].resume,
 		 classes[1].probe, classes[1].suspend, classes[1].resume,
 		 classes[2].probe, classes[2].suspend, classes[2].resume,
@@ -676,6 +1038,7 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 	json_object_set_new(defs, "probe", json_string(classes[0].probe));
 	json_object_set_new(defs, "suspend", json_string(classes[0].suspend));
 	json_object_set_new(defs, "resume", json_string(classes[0].resume));
+	json_object_set_new(defs, "async", json_boolean(m->opt.async));
 	json_object_set_new(root, "defaults", defs);
 	defs = NULL;
 	for (int i = 0; i < m->nd; i++) {
@@ -694,27 +1057,32 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 			json_object_set_new(o, "resume", json_string(classes[d->cls].resume));
 		}
 	}
-	flags_n = json_pack("[ss]", "INFERRED", "PM_RUNTIME");
-	flags_c = json_pack("[sss]", "INFERRED", "PM_RUNTIME", "CYCLE");
-	if (!flags_n || !flags_c) {
-		json_decref(flags_n);
-		json_decref(flags_c);
-		goto oom;
-	}
-	for (size_t k = 0; k < m->nl; k++) {
+	/* FW_DEVLINK_FLAGS_RPM; fw_devlink_get_flags() of a cycle; FW_DEVLINK_FLAGS_PERMISSIVE */
+	flags_n = json_pack("[sss]", "INFERRED", "AUTOPROBE_CONSUMER", "PM_RUNTIME");
+	flags_c = json_pack("[sss]", "INFERRED", "SYNC_STATE_ONLY", "CYCLE");
+	flags_p = json_pack("[ss]", "INFERRED", "SYNC_STATE_ONLY");
+	for (size_t k = 0; flags_n && flags_c && flags_p && k < m->nl; k++) {
+		const struct dlink *l = &m->l[k];
 		json_t *o = json_pack("{s:s, s:s, s:O}",
-				      "consumer", m->n[m->d[m->l[k].c].node].path,
-				      "supplier", m->n[m->d[m->l[k].s].node].path,
-				      "flags", m->l[k].cycle ? flags_c : flags_n);
+				      "consumer", m->n[m->d[l->c].node].path,
+				      "supplier", m->n[m->d[l->s].node].path,
+				      "flags", l->kind == LK_PROXY ? flags_p :
+					       l->cycle ? flags_c : flags_n);
 
 		if (!o || json_array_append_new(links, o)) {
-			json_decref(flags_n);
-			json_decref(flags_c);
-			goto oom;
+			json_decref(flags_p);
+			flags_p = NULL;
 		}
+	}
+	if (!flags_n || !flags_c || !flags_p) {
+		json_decref(flags_n);
+		json_decref(flags_c);
+		json_decref(flags_p);
+		goto oom;
 	}
 	json_decref(flags_n);
 	json_decref(flags_c);
+	json_decref(flags_p);
 	json_object_set_new(root, "devices", devs);
 	json_object_set_new(root, "links", links);
 	*out = root;
@@ -732,9 +1100,19 @@ err:
 int dl_dtb_import(const void *blob, size_t len, const char *label, json_t **out,
 		  struct dl_dtb_stats *st, struct dl_error *err)
 {
+	return dl_dtb_import_opts(blob, len, label, NULL, out, st, err);
+}
+
+int dl_dtb_import_opts(const void *blob, size_t len, const char *label,
+		       const struct dl_dtb_opts *opt, json_t **out, struct dl_dtb_stats *st,
+		       struct dl_error *err)
+{
 	struct imp m = { .fdt = blob, .err = err, .label = label ? label : "(dtb)" };
 	unsigned ncycle = 0;
 	int ret;
+
+	if (opt)
+		m.opt = *opt;
 
 	*out = NULL;
 	if (!blob || len < sizeof(struct fdt_header))
@@ -786,8 +1164,15 @@ int dl_dtb_import(const void *blob, size_t len, const char *label, json_t **out,
 		ret = mark_cycles(&m, &ncycle);
 	if (!ret)
 		ret = build_json(&m, out, ncycle);
-	if (!ret && st)
-		*st = (struct dl_dtb_stats){ (unsigned)m.nn, (unsigned)m.nd, (unsigned)m.nl, ncycle };
+	if (!ret && st) {
+		*st = (struct dl_dtb_stats){ (unsigned)m.nn, (unsigned)m.nd, (unsigned)m.nl, ncycle,
+					     .early_nodes = m.early_nodes,
+					     .early_dropped = m.early_dropped };
+		for (size_t k = 0; k < m.nl; k++) {
+			st->proxy += m.l[k].kind == LK_PROXY;
+			st->blocking += m.l[k].kind == LK_OWN && !m.l[k].cycle;
+		}
+	}
 	for (int i = 0; i < m.nn; i++)
 		free(m.n[i].path);
 	free(m.n);
@@ -799,6 +1184,12 @@ int dl_dtb_import(const void *blob, size_t len, const char *label, json_t **out,
 
 int dl_dtb_import_file(const char *path, json_t **out, struct dl_dtb_stats *st,
 		       struct dl_error *err)
+{
+	return dl_dtb_import_file_opts(path, NULL, out, st, err);
+}
+
+int dl_dtb_import_file_opts(const char *path, const struct dl_dtb_opts *opt, json_t **out,
+			    struct dl_dtb_stats *st, struct dl_error *err)
 {
 	FILE *f = fopen(path, "rb");
 	size_t cap = 1 << 16, n = 0;
@@ -851,7 +1242,7 @@ int dl_dtb_import_file(const char *path, json_t **out, struct dl_dtb_stats *st,
 		return -EIO;
 	}
 	fclose(f);
-	ret = dl_dtb_import(buf, n, path, out, st, err);
+	ret = dl_dtb_import_opts(buf, n, path, opt, out, st, err);
 	free(buf);
 	return ret;
 }
