@@ -1,5 +1,6 @@
 #!/bin/sh
-# dlsim import-dtb: a compiled .dts imports to a scenario that validates;
+# dlsim import-dtb: a compiled .dts imports to a scenario that validates,
+# with fw_devlink's flags and sync devices unless --async all; bad options,
 # garbage and truncated files exit 2.  DTBs under /var/cache/dlsim-dtbs
 # (e.g. Debian's arm64 ones), when present, must each import and validate.
 DLSIM=$1
@@ -39,7 +40,19 @@ check 0 "import a compiled dts" "$DLSIM" import-dtb "$T/soc.dtb"
 cp "$T/out" "$T/soc.json"
 grep -q '"CYCLE"' "$T/soc.json" || { echo "FAIL: no CYCLE link"; fail=$((fail + 1)); }
 grep -q 'on cycles' "$T/err" || { echo "FAIL: no cycle count on stderr"; fail=$((fail + 1)); }
+grep -q 'gate probe' "$T/err" || { echo "FAIL: no blocking-link count on stderr"; fail=$((fail + 1)); }
 check 0 "validate the imported scenario" "$DLSIM" validate "$T/soc.json"
+# fw_devlink=on's flags on an own-node link; devices sync unless --async all
+grep -q '"AUTOPROBE_CONSUMER"' "$T/soc.json" || { echo "FAIL: no AUTOPROBE_CONSUMER link"; fail=$((fail + 1)); }
+grep -q '"SYNC_STATE_ONLY"' "$T/soc.json" || { echo "FAIL: cycle links not SYNC_STATE_ONLY"; fail=$((fail + 1)); }
+grep -q '"async": false' "$T/soc.json" || { echo "FAIL: devices not sync by default"; fail=$((fail + 1)); }
+check 0 "import-dtb --async all" "$DLSIM" import-dtb --async all "$T/soc.dtb"
+grep -q '"async": true' "$T/out" || { echo "FAIL: --async all did not make devices async"; fail=$((fail + 1)); }
+check 0 "import-dtb --async=none --kernel 7.3" "$DLSIM" import-dtb --async=none --kernel 7.3 "$T/soc.dtb"
+check 2 "import-dtb --async sometimes" "$DLSIM" import-dtb --async sometimes "$T/soc.dtb"
+grep -q 'expected none or all' "$T/err" || { echo "FAIL: --async error does not say what is expected"; fail=$((fail + 1)); }
+check 2 "import-dtb --kernel 5.4" "$DLSIM" import-dtb --kernel 5.4 "$T/soc.dtb"
+check 2 "import-dtb --kernel without a value" "$DLSIM" import-dtb "$T/soc.dtb" --kernel
 head -c 4096 /dev/urandom >"$T/garbage"
 check 2 "garbage file" "$DLSIM" import-dtb "$T/garbage"
 head -c 100 "$T/soc.dtb" >"$T/trunc.dtb"

@@ -15,7 +15,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dl_error err;
 	json_t *out = NULL;
 
-	if (dl_dtb_import(data, size, "fuzz.dtb", &out, &st, &err) == 0) {
+	/* both versions' parsers, both async modes, chosen by the input's length */
+	struct dl_dtb_opts opt = { .kernel = size & 1 ? DL_DTB_K73 : DL_DTB_K612,
+				   .async = (size & 2) != 0 };
+
+	if (dl_dtb_import_opts(data, size, "fuzz.dtb", &opt, &out, &st, &err) == 0) {
 		char *s = json_dumps(out, JSON_COMPACT);      /* what import-dtb prints */
 
 		free(s);
