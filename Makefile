@@ -115,10 +115,10 @@ test-dtbs: build dtbs
 	./$(BUILD)/dlsim sweep --dtbs $(DTB_CACHE) --orders kernel-async-v2 --db $(BUILD)/dtbs.db --verbose
 
 # Kernels for `--mode kernel`: Debian's packages, fetched once with apt-get download
-# and unpacked into a cache outside the tree (KERNELS=6.12 or 7.3; 7.3 is a minimal
-# Debian 13 root with gcc-14 to build the module in, ~450 MB, see fetch-kernel.sh).
+# and unpacked into a cache outside the tree (KERNELS=6.12 or 7.3 for one; 7.3 is a minimal
+# Debian 13 root with gcc-14 to build the module in, ~410 MB, see fetch-kernel.sh).
 # dlsim builds its test module against them on first use (cached beside them).
-KERNELS ?= 6.12
+KERNELS ?= 6.12 7.3
 KERNEL_CACHE ?= /var/cache/dlsim-kernels
 kernels: deps
 	sh sim/kernel/fetch-kernel.sh $(KERNEL_CACHE) $(KERNELS)

@@ -4,7 +4,8 @@
 # 50-device DAG (default.json --set devices=50, two seeds) and an unbind cascade with a
 # failing suspend (scenarios/unbind-fault.json).  Every kernel run must pass
 # `dlsim check`, with prepare in dpm_list order and complete in its reverse
-# (tests/kernel_order.py).  Not part of `make test`: TCG takes tens of seconds a boot.
+# (tests/kernel_order.py).  Then the camera once more on 7.3 (order kernel-async-v2).
+# Not part of `make test`: TCG takes tens of seconds a boot.
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
@@ -21,8 +22,15 @@ boot 0 "50-device DAG, 2 seeds" compare "$SRC/scenarios/default.json" --set devi
 	--orders kernel-async --seeds 2
 boot 1 "unbind cascade and suspend fault" run "$SRC/scenarios/unbind-fault.json"
 boot 0 "50-device DAG, sync" run "$SRC/scenarios/default.json" --set devices=50 --order sync
+# 7.3 (Debian 13 backports: the 6.16 async suspend/resume rework), its module built with
+# gcc-14 in the Debian 13 root that `make kernels` made
+boot 0 "camera on 7.3, kernel-async-v2" run "$SRC/scenarios/camera.json" --kernel 7.3 \
+	--order kernel-async-v2
 n=$(sqlite3 "$T/k.db" "select count(*) from runs where mode = 'kernel'")
-[ "$n" = 5 ] && ok "5 kernel runs logged" || bad "$n kernel runs logged, expected 5"
+[ "$n" = 6 ] && ok "6 kernel runs logged" || bad "$n kernel runs logged, expected 6"
+[ "$(sqlite3 "$T/k.db" "select count(*) from runs where mode = 'kernel' and status = 'ok'
+	and order_name = 'kernel-async-v2' and version like '% kernel 7.3.%'")" = 1 ] \
+	&& ok "the 7.3 run is logged with its release" || bad "the 7.3 run: mode, order, status or release"
 expect 0 "check passes on every kernel run" "$DLSIM" check "$T/k.db" --all
 cat "$T/out"
 expect 0 "prepare in dpm_list order, complete in reverse" python3 "$SRC/tests/kernel_order.py" "$T/k.db"
@@ -42,4 +50,7 @@ sqlite3 "$T/k.db" "select group_concat(name, ' ') from (select d.name from event
 [ "$(sqlite3 "$T/k.db" "select count(*) from events e join runs r using (run_id)
 	where r.order_name = 'kernel-async' and r.scenario = 'camera' and e.kind = 'suspend_start' and e.worker != 0")" -gt 0 ] \
 	&& ok "order kernel-async: async callbacks on kworkers" || bad "kernel-async ran nothing on workers"
+[ "$(sqlite3 "$T/k.db" "select count(*) from events e join runs r using (run_id)
+	where r.order_name = 'kernel-async-v2' and e.kind = 'suspend_start' and e.worker != 0")" -gt 0 ] \
+	&& ok "7.3 kernel-async-v2: async callbacks on kworkers" || bad "7.3 ran nothing on workers"
 finish test-kernel
