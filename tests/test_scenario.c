@@ -590,6 +590,36 @@ static void test_every_shipped_scenario_loads(void)
 	CU_ASSERT(n >= 7);
 }
 
+/* "cpu" (defaults, device) is the CPU share of a callback; "cost.max_active" the worker pool. */
+static void test_cpu_share_and_max_active(void)
+{
+	struct dl_scenario *s = load_ok("cpu.json",
+		"{ \"format\": \"dlsim-scenario/1\", \"defaults\": {\"cpu\": 0.25}, "
+		"\"devices\": [ {\"name\": \"a\"}, {\"name\": \"b\", \"cpu\": 1}, "
+		"{\"name\": \"c\", \"cpu\": 0} ], "
+		"\"cost\": {\"max_active\": 16, \"handoff_ns\": \"1us\"} }");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_EQUAL(s->prof[s->dev[0].profile].cpu_ppm, 250000);
+	CU_ASSERT_EQUAL(s->prof[s->dev[1].profile].cpu_ppm, 1000000);
+	CU_ASSERT_EQUAL(s->prof[s->dev[2].profile].cpu_ppm, 0);
+	CU_ASSERT_NOT_EQUAL(s->dev[0].profile, s->dev[2].profile);
+	CU_ASSERT_EQUAL(s->cost.max_active, 16);
+	CU_ASSERT_EQUAL(s->cost.handoff_ns, 1000);
+	dl_scenario_free(s);
+	s = load_ok("nocpu.json", "{ \"format\": \"dlsim-scenario/1\", "
+		    "\"devices\": [ {\"name\": \"a\"} ] }");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_EQUAL(s->prof[s->dev[0].profile].cpu_ppm, 0);   /* default: all sleep */
+	CU_ASSERT_EQUAL(s->cost.max_active, 0);                   /* unset: the kernel's */
+	CU_ASSERT_EQUAL(s->cost.handoff_ns, -1);
+	dl_scenario_free(s);
+	expect_refused("cpu2.json", "{ \"format\": \"dlsim-scenario/1\", "
+		       "\"devices\": [ {\"name\": \"a\", \"cpu\": 1.5} ] }", "devices[0].cpu");
+	expect_refused("ma0.json", "{ \"format\": \"dlsim-scenario/1\", "
+		       "\"cost\": {\"max_active\": 0} }", "cost.max_active");
+}
+
 int main(void)
 {
 	static const struct { const char *name; CU_TestFunc fn; } tests[] = {
@@ -621,6 +651,7 @@ int main(void)
 		T(test_generator_reproducible_by_seed),
 		T(test_generated_on_top_of_listed),
 		T(test_every_shipped_scenario_loads),
+		T(test_cpu_share_and_max_active),
 #undef T
 	};
 	CU_pSuite suite;

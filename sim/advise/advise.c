@@ -174,6 +174,7 @@ int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 			goto out;
 		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
 			wk.w.prof[sc->nprof].lat[k] = halved(p->lat[k], samp + (size_t)k * maxs);
+		wk.w.prof[sc->nprof].cpu_ppm = p->cpu_ppm;
 		wk.w.nprof = sc->nprof + 1;
 		wk.w.dev[d].profile = sc->nprof;
 		a->kind = DL_ADV_HALVE;

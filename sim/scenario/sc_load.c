@@ -298,6 +298,16 @@ static int parse_profile(struct sc_build *b, const char *path, json_t *obj,
 			return ret;
 		*custom = true;
 	}
+	v = json_object_get(obj, "cpu");
+	if (v) {
+		double share;
+
+		sc_path(sub, sizeof(sub), "%s%scpu", path, *path ? "." : "");
+		if ((ret = sc_get_real(b, sub, v, 0, 1, &share)))
+			return ret;
+		p->cpu_ppm = (uint32_t)(share * 1e6 + 0.5);
+		*custom = true;
+	}
 	v = json_object_get(obj, "async");
 	if (v) {
 		sc_path(sub, sizeof(sub), "%s%sasync", path, *path ? "." : "");
@@ -322,6 +332,8 @@ static int64_t intern_profile(struct sc_build *b, const struct dl_profile *p)
 	for (uint32_t i = from; i < s->nprof; i++) {
 		unsigned k;
 
+		if (s->prof[i].cpu_ppm != p->cpu_ppm)
+			continue;
 		for (k = 0; k < DL_LAT_COUNT && lat_equal(&s->prof[i].lat[k], &p->lat[k]); k++)
 			;
 		if (k == DL_LAT_COUNT)
@@ -385,7 +397,7 @@ static int parse_devices(struct sc_build *b, json_t *arr, const struct dl_profil
 			 bool def_async)
 {
 	static const char *const keys[] = {
-		"name", "parent", "async", "hotplug", "probe", "remove", "prepare", "suspend",
+		"name", "parent", "async", "cpu", "hotplug", "probe", "remove", "prepare", "suspend",
 		"suspend_late", "suspend_noirq", "resume_noirq", "resume_early", "resume",
 		"complete", "rpm_suspend", "rpm_resume", NULL,
 	};
@@ -698,10 +710,11 @@ static int parse_script(struct sc_build *b, json_t *arr)
 static int parse_cost(struct sc_build *b, json_t *o)
 {
 	static const char *const keys[] = { "cpus", "queue_ns", "wake_ns", "switch_ns",
-					    "main_ns", "probe_check_ns", NULL };
+					    "main_ns", "probe_check_ns", "handoff_ns",
+					    "max_active", NULL };
 	struct dl_cost *c = &b->s->cost;
 	int64_t *dst[] = { &c->queue_ns, &c->wake_ns, &c->switch_ns, &c->main_ns,
-			   &c->probe_check_ns };
+			   &c->probe_check_ns, &c->handoff_ns };
 	char sub[64];
 	int ret;
 
@@ -716,7 +729,17 @@ static int parse_cost(struct sc_build *b, json_t *o)
 			return sc_fail(b, "cost.cpus", "0 cpus; expected 1 or more");
 		c->cpus = (uint32_t)n;
 	}
-	for (unsigned i = 0; i < 5; i++) {
+	if (json_object_get(o, "max_active")) {
+		uint64_t n;
+
+		if ((ret = sc_get_uint(b, "cost.max_active", json_object_get(o, "max_active"),
+				       1u << 20, &n)))
+			return ret;
+		if (!n)
+			return sc_fail(b, "cost.max_active", "0 work items; expected 1 or more");
+		c->max_active = (uint32_t)n;
+	}
+	for (unsigned i = 0; i < 6; i++) {
 		json_t *v = json_object_get(o, keys[i + 1]);
 
 		sc_path(sub, sizeof(sub), "cost.%s", keys[i + 1]);
@@ -783,11 +806,11 @@ static int apply_device_overrides(struct sc_build *b, json_t *root)
 		if (!dot || dot == name || !dot[1])
 			return sc_fail(b, sub, "expected dev.NAME.KEY=VALUE (KEY: a latency key such as "
 				       "suspend, or async)");
-		known = !strcmp(dot + 1, "async");
+		known = !strcmp(dot + 1, "async") || !strcmp(dot + 1, "cpu");
 		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
 			known = known || !strcmp(dot + 1, dl_lat_key_name(k));
 		if (!known)
-			return sc_fail(b, sub, "unknown key '%s'; expected async or a latency key "
+			return sc_fail(b, sub, "unknown key '%s'; expected async, cpu or a latency key "
 				       "(probe, remove, prepare, suspend, suspend_late, suspend_noirq, "
 				       "resume_noirq, resume_early, resume, complete, rpm_suspend, "
 				       "rpm_resume)", dot + 1);
@@ -918,7 +941,7 @@ static int load_root(struct sc_build *b, json_t *root, const uint64_t *seed_over
 	v = json_object_get(root, "defaults");
 	if (v) {
 		static const char *const keys[] = {
-			"async", "probe", "remove", "prepare", "suspend", "suspend_late",
+			"async", "cpu", "probe", "remove", "prepare", "suspend", "suspend_late",
 			"suspend_noirq", "resume_noirq", "resume_early", "resume", "complete",
 			"rpm_suspend", "rpm_resume", NULL,
 		};
@@ -969,7 +992,8 @@ static struct dl_scenario *sc_new(const char *path)
 
 	if (!s)
 		return NULL;
-	s->cost = (struct dl_cost){ 0, -1, -1, -1, -1, -1 };
+	s->cost = (struct dl_cost){ .queue_ns = -1, .wake_ns = -1, .switch_ns = -1, .main_ns = -1,
+				   .probe_check_ns = -1, .handoff_ns = -1 };
 	s->path = strdup(path);
 	if (!s->path) {
 		free(s);

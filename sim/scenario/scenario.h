@@ -49,9 +49,16 @@ struct dl_latency {
 	const int64_t *samp;
 };
 
-/* Devices share profiles: a million devices, a few profiles. */
+/*
+ * Devices share profiles: a million devices, a few profiles.  cpu_ppm: the
+ * share (parts per million) of each callback's latency that keeps a CPU
+ * busy; the rest is sleep (a bus transfer, msleep(), firmware), which holds
+ * no CPU.  Key "cpu" (a number from 0 to 1) of "defaults" or of a device;
+ * default 0: callbacks sleep for their whole latency (engine/cost.h).
+ */
 struct dl_profile {
 	struct dl_latency lat[DL_LAT_COUNT];
+	uint32_t cpu_ppm;
 };
 
 struct dl_sc_device {
@@ -106,7 +113,8 @@ struct dl_sc_fault {
 /* Engine cost model from the optional "cost" object; unset: cpus 0, others -1. */
 struct dl_cost {
 	uint32_t cpus;
-	int64_t queue_ns, wake_ns, switch_ns, main_ns, probe_check_ns;
+	uint32_t max_active;	/* "max_active": async work items at once; 0: unset */
+	int64_t queue_ns, wake_ns, switch_ns, main_ns, probe_check_ns, handoff_ns;
 };
 
 struct dl_scenario {
