@@ -132,6 +132,7 @@ static void test_orders_see_identical_work(void)
 	for (int o = 0; o < DL_ORDER_COUNT; o++) {
 		struct tsc *t = make(1, 200, 13, false);
 
+		t->prof[0].cpu_ppm = 500000;   /* work_ns: the callbacks' CPU halves */
 		CU_ASSERT_EQUAL(run(t, (enum dl_order)o, 4, NULL, &r[o]), 0);
 		free(t);
 	}
@@ -324,6 +325,85 @@ static void test_graph_changes_between_pm_ops_are_obeyed(void)
 	}
 }
 
+/*
+ * 64 independent async devices whose suspend and resume callbacks take 10 ms
+ * (K = 8 CPUs): @cpu_ppm of each is CPU time, the rest sleep; @max_active
+ * workers (0: the kernel's).
+ */
+static struct tsc *independent64(uint32_t cpu_ppm, uint32_t max_active)
+{
+	struct tsc *t = make(3, 64, 5, false);   /* shape 3: no links, no parents */
+
+	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
+		fixed(&t->prof[0].lat[k], 0);
+	fixed(&t->prof[0].lat[DL_LAT_SUSPEND], 10000000);
+	fixed(&t->prof[0].lat[DL_LAT_RESUME], 10000000);
+	t->prof[0].cpu_ppm = cpu_ppm;
+	for (uint32_t i = 0; i < 64; i++)
+		t->dev[i].async = 1;
+	t->sc.cost.cpus = 8;
+	t->sc.cost.max_active = max_active;
+	return t;
+}
+
+/*
+ * Callbacks sleep: with the default cost model (no CPU share) the 64
+ * callbacks of a phase overlap on the async workqueue's workers, whatever K,
+ * and a phase takes about 10 ms, as in the kernel (not 64 * 10 ms / 8).
+ */
+static void test_sleeping_callbacks_overlap_beyond_k(void)
+{
+	static const enum dl_order ord[] = { DL_ORDER_KERNEL_ASYNC, DL_ORDER_KERNEL_ASYNC_V2,
+					     DL_ORDER_LEVELS, DL_ORDER_CP_FIRST };
+
+	for (size_t o = 0; o < sizeof(ord) / sizeof(ord[0]); o++) {
+		struct tsc *t = independent64(0, 0);
+		struct dl_run_result r;
+
+		CU_ASSERT_EQUAL(run(t, ord[o], 0, NULL, &r), 0);
+		CU_ASSERT_EQUAL(r.nops, 3);
+		for (uint32_t i = 1; i < 3; i++) {   /* suspend, resume: one 10 ms phase each */
+			CU_ASSERT(r.op[i].makespan_ns >= 10000000);
+			CU_ASSERT(r.op[i].makespan_ns <= 11000000);
+			CU_ASSERT_EQUAL(r.op[i].lower_bound_ns, 10000000);
+			CU_ASSERT_EQUAL(r.op[i].work_ns, 0);
+			CU_ASSERT(r.op[i].peak_workers == 64);
+		}
+		free(t);
+	}
+}
+
+/* The CPU share competes for the K CPUs; the lower bound is max(critical path, CPU work / K). */
+static void test_cpu_share_competes_for_k(void)
+{
+	struct tsc *t = independent64(500000, 0);   /* 5 ms CPU, 5 ms sleep */
+	struct dl_run_result r;
+
+	CU_ASSERT_EQUAL(run(t, DL_ORDER_KERNEL_ASYNC_V2, 0, NULL, &r), 0);
+	for (uint32_t i = 1; i < 3; i++) {
+		CU_ASSERT_EQUAL(r.op[i].work_ns, 64 * 5000000);
+		CU_ASSERT_EQUAL(r.op[i].lower_bound_ns, 64 * 5000000 / 8);
+		CU_ASSERT(r.op[i].makespan_ns >= r.op[i].lower_bound_ns);
+		CU_ASSERT(r.op[i].makespan_ns <= 41000000 + 5000000);
+	}
+	free(t);
+}
+
+/* At most max_active items hold a worker; the others wait for one (FIFO). */
+static void test_worker_pool_is_max_active(void)
+{
+	struct tsc *t = independent64(0, 16);
+	struct dl_run_result r;
+
+	CU_ASSERT_EQUAL(run(t, DL_ORDER_KERNEL_ASYNC, 0, NULL, &r), 0);
+	for (uint32_t i = 1; i < 3; i++) {
+		CU_ASSERT(r.op[i].makespan_ns >= 40000000);   /* four rounds of 16 */
+		CU_ASSERT(r.op[i].makespan_ns <= 41000000);
+		CU_ASSERT_EQUAL(r.op[i].peak_workers, 16);
+	}
+	free(t);
+}
+
 /* Same scenario and seed: the very same event sequence, for every order. */
 /*
  * Work items that sleep on their dependencies are logged: under
@@ -417,6 +497,10 @@ int main(void)
 		    test_graph_changes_between_pm_ops_are_obeyed);
 	CU_add_test(s, "test_event_sequences_are_reproducible", test_event_sequences_are_reproducible);
 	CU_add_test(s, "test_blocked_work_items_are_logged", test_blocked_work_items_are_logged);
+	CU_add_test(s, "test_sleeping_callbacks_overlap_beyond_k",
+		    test_sleeping_callbacks_overlap_beyond_k);
+	CU_add_test(s, "test_cpu_share_competes_for_k", test_cpu_share_competes_for_k);
+	CU_add_test(s, "test_worker_pool_is_max_active", test_worker_pool_is_max_active);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	if (tc_cleanup())

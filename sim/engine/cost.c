@@ -21,6 +21,8 @@ void dl_costs_resolve(const struct dl_scenario *sc, struct dl_costs *c)
 	c->wake_ns = cost_or(sc->cost.wake_ns, DL_COST_WAKE_NS);
 	c->switch_ns = cost_or(sc->cost.switch_ns, DL_COST_SWITCH_NS);
 	c->check_ns = cost_or(sc->cost.probe_check_ns, DL_COST_PROBE_CHECK_NS);
+	c->handoff_ns = cost_or(sc->cost.handoff_ns, DL_COST_HANDOFF_NS);
+	c->max_active = sc->cost.max_active ? sc->cost.max_active : DL_COST_MAX_ACTIVE;
 }
 
 int dl_faults_init(struct dl_faults *f, const struct dl_scenario *sc)

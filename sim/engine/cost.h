@@ -11,16 +11,70 @@
 
 #include "sim/scenario/scenario.h"
 
-/* The overheads of engine.h's DL_COST_*, the scenario's "cost" object applied. */
+/*
+ * The cost model.
+ *
+ * A callback's latency is CPU time then sleep time: the share "cpu" of its
+ * device's profile (scenario.h, default 0) keeps a CPU busy, the rest is
+ * sleep (a bus transfer, msleep(), waiting for firmware), which holds no
+ * CPU.  K CPUs (dl_engine_workers()) are shared by the main PM thread and
+ * the work items; only CPU parts and the overheads below compete for them.
+ * Work items (async suspend/resume and async probe) run on the kworkers of
+ * the async workqueue: at most max_active of them hold a worker at once
+ * (queued for a CPU, running, sleeping or blocked); the others wait FIFO.
+ * In 6.12 and 7.3 that is async_wq (kernel/async.c async_init():
+ * alloc_workqueue("async", WQ_UNBOUND, 0), so max_active = WQ_DFL_ACTIVE =
+ * WQ_MAX_ACTIVE / 2 = 256, with min_active raised to the same 256), not
+ * system_unbound_wq (WQ_MAX_ACTIVE, 512).  A blocked or sleeping item keeps
+ * its worker and frees its CPU.
+ *
+ * The per-item overheads, all CPU time, the same for every order wherever
+ * the kernel does the same thing:
+ *  - main_ns: the main thread's step to the next device of dpm_list
+ *    (list_for_each_entry + get_device + the mutex drop around a callback in
+ *    dpm_suspend()/dpm_resume() and friends);
+ *  - queue_ns, paid by whoever queues an item: async_schedule_dev_nocall()
+ *    (the entry's kzalloc, async_lock, queue_work_node()), by the main walk
+ *    (classic dpm_async_fn(), and every async probe) or by a finishing
+ *    device's hand-off walk (6.16+);
+ *  - wake_ns, paid by the item on its CPU: a kworker wakes (try_to_wake_up
+ *    and the switch to it) when its item is queued and again when a blocked
+ *    item's completion fires (complete_all() in dpm_wait());
+ *  - switch_ns: a worker blocking in wait_for_completion() (counted into
+ *    blocked_ns, the switch is charged to the waker's wake_ns);
+ *  - handoff_ns, per dependent, for the orders whose finishing devices
+ *    queue their dependents (kernel-async-v2, levels, cp-first): the walk of
+ *    dpm_async_resume_subordinate() / dpm_async_suspend_superior() (6.16+,
+ *    under dpm_list_mtx, and async_wip_mtx per device in
+ *    dpm_async_with_cleanup()), run after the callback and before the
+ *    dependents it queues can start; plus queue_ns per item it queues;
+ *  - check_ns: a probe attempt that defers (really_probe() up to
+ *    device_links_check_suppliers()).
+ * The end of a sleep costs nothing here: the timer's wake-up is in the
+ * sampled latency (a latency measured in a guest includes QEMU's ~70 us per
+ * sleep; the kernel-mode module's latencies are the requested ones).
+ */
 struct dl_costs {
 	int64_t main_ns;         /* the main thread walks to a device */
 	int64_t queue_ns;        /* queue a work item */
 	int64_t wake_ns;         /* wake a blocked worker and switch to it */
 	int64_t switch_ns;       /* a worker blocks: context switch away */
 	int64_t check_ns;        /* a probe attempt that defers */
+	int64_t handoff_ns;      /* the hand-off walk, per dependent */
+	uint32_t max_active;     /* work items holding a worker at once */
 };
 
 void dl_costs_resolve(const struct dl_scenario *sc, struct dl_costs *c);
+
+/* The CPU part of a callback of latency @lat whose profile's cpu share is @ppm (parts per million). */
+static inline int64_t dl_cost_cpu_part(int64_t lat, uint32_t ppm)
+{
+	if (ppm == 0 || lat <= 0)
+		return 0;
+	if (ppm >= 1000000)
+		return lat;
+	return (int64_t)((double)lat * ppm / 1e6);
+}
 
 /*
  * dl_cost_sample - the latency of @key for device @d (of latency profile

@@ -52,8 +52,18 @@
 
 #define MAIN_TASK UINT32_MAX
 
-enum { ST_IDLE, ST_QUEUED_START, ST_QUEUED_CB, ST_START, ST_BLOCKED, ST_CB, ST_DONE };
-enum { M_IDLE, M_QUEUED, M_BURST, M_WAIT_DEV, M_WAIT_DRAIN, M_DONE };
+/*
+ * A work item's stages.  ST_SLEEP: its callback's CPU part is over and it
+ * sleeps (no CPU, still its worker); ST_TAIL_Q / ST_TAIL: after the callback,
+ * the hand-off walk that queues its dependents (handoff_ns, see cost.h)
+ * waits for a CPU / runs.
+ */
+enum { ST_IDLE, ST_QUEUED_START, ST_QUEUED_CB, ST_START, ST_BLOCKED, ST_CB, ST_DONE,
+       ST_SLEEP, ST_TAIL_Q, ST_TAIL };
+/* The main thread; M_SLEEP: in a callback's sleep, holding no CPU. */
+enum { M_IDLE, M_QUEUED, M_BURST, M_WAIT_DEV, M_WAIT_DRAIN, M_DONE, M_SLEEP };
+/* What main's burst is: a callback, queueing an item, a callback's hand-off walk. */
+enum { MK_CALLBACK, MK_QUEUE, MK_HANDOFF };
 enum { PK_SUSPEND, PK_RESUME, PK_PROBE_READY, PK_PROBE_DEFER };
 /* Kinds of release graph (who a finishing device releases): the core's dependency kinds. */
 enum { G_SUSPEND = DL_DEP_SUSPEND, G_RESUME = DL_DEP_RESUME, G_PROBE = DL_DEP_PROBE,
@@ -127,6 +137,14 @@ struct sim {
 	struct rq_heap rq;
 	uint64_t rq_seq0;
 	uint32_t *fifo, fifo_head, fifo_n, fifo_cap;
+	/*
+	 * The async workqueue: at most max_active items hold a worker (queued
+	 * for a CPU, running, sleeping or blocked); the others wait, FIFO, in
+	 * the inactive ring, as the workqueue's inactive_works.
+	 */
+	uint32_t active, max_active;
+	uint32_t *inact, inact_head, inact_n;
+	bool handoff;            /* finishing devices queue their dependents (not the walk) */
 	uint16_t *cpu_free_stack;
 	uint32_t ncpu_free;
 
@@ -173,7 +191,7 @@ struct sim {
 	int mstate;
 	uint32_t *walk, nwalk, widx;
 	uint32_t mdev;           /* the position main is bursting on or waiting for */
-	int mkind;               /* 0 callback, 1 queue an item */
+	int mkind;               /* MK_* */
 	bool deferral_walk;      /* walking the deferred-probe active list */
 };
 
@@ -231,7 +249,7 @@ static uint32_t burst_device(const struct sim *s, uint32_t task)
 {
 	if (task != MAIN_TASK)
 		return task;
-	return s->mkind == 0 ? s->mdev : DL_NONE;
+	return s->mkind == MK_CALLBACK ? s->mdev : DL_NONE;
 }
 
 static int burst_request(struct sim *s, uint32_t task, int64_t prio)
@@ -297,6 +315,28 @@ static int burst_start(struct sim *s, uint32_t task, int64_t len)
 	if (who != DL_NONE)
 		dl_prefetch(&g->adj[g->off[who]]);   /* see burst_request() */
 	return ev_heap_push(&s->ev, e);
+}
+
+/* @task sleeps for @len (> 0) from now, holding no CPU: its wake-up is an event. */
+static int sleep_start(struct sim *s, uint32_t task, int64_t len)
+{
+	struct ev e = { .t = s->now + len, .seq = s->seq++, .task = task };
+
+	return ev_heap_push(&s->ev, e);
+}
+
+/* The CPU part of latency @lat of position @i (its profile's cpu share). */
+static int64_t cb_cpu(const struct sim *s, uint32_t i, int64_t lat)
+{
+	return dl_cost_cpu_part(lat, s->sc->prof[s->g.prof[i]].cpu_ppm);
+}
+
+/* The sleep of position @i's callback in a PM phase or a probe (its latency less its CPU part). */
+static int64_t cb_sleep(const struct sim *s, uint32_t i)
+{
+	int64_t lat = s->t[i].lat;
+
+	return lat > 0 ? lat - cb_cpu(s, i, lat) : 0;
 }
 
 /* ---- the phase's graph (struct pm_graph) ---- */
@@ -475,6 +515,65 @@ static void on_ready(struct sim *s, uint32_t y);
 
 static void main_kick(struct sim *s);
 
+/*
+ * Queue position @y's work item (insert_work()/pwq_tryinc_nr_active()): it
+ * asks for a CPU if fewer than max_active items hold a worker, else it waits
+ * in the inactive ring until one finishes.
+ */
+static void item_queue(struct sim *s, uint32_t y)
+{
+	if (s->active < s->max_active) {
+		s->active++;
+		burst_request(s, y, s->t[y].prio);
+		return;
+	}
+	s->inact[(s->inact_head + s->inact_n++) % s->fifo_cap] = y;
+}
+
+/* An item is done with its worker: activate the oldest inactive one (pwq_activate_first_inactive()). */
+static void item_retire(struct sim *s)
+{
+	s->active--;
+	if (s->inact_n) {
+		uint32_t y = s->inact[s->inact_head];
+
+		s->inact_head = s->inact_head + 1 == s->fifo_cap ? 0 : s->inact_head + 1;
+		s->inact_n--;
+		s->active++;
+		burst_request(s, y, s->t[y].prio);
+	}
+}
+
+/*
+ * The hand-off walk of position @d, which just finished in a PM phase of an
+ * order whose finishing devices queue their dependents
+ * (dpm_async_resume_subordinate(), dpm_async_suspend_superior() since
+ * 6.16): handoff_ns per dependent it walks (under dpm_list_mtx, then
+ * async_wip_mtx per device) and queue_ns per item it queues.
+ */
+static int64_t handoff_len(const struct sim *s, uint32_t d)
+{
+	int64_t len = 0;
+
+	FOR_EACH_RELEASED(s, d, y, {
+		const struct task *z = &s->t[y];
+
+		if (!z->part)
+			continue;
+		len += s->cost.handoff_ns;
+		if (!z->on_main && z->stage == ST_IDLE && z->wait == 1)
+			len += s->cost.queue_ns;
+	});
+	return len;
+}
+
+/* Position @d's callback is over: does a hand-off walk follow? */
+static bool wants_handoff(const struct sim *s, uint32_t d)
+{
+	return s->handoff && (s->pk == PK_SUSPEND || s->pk == PK_RESUME) && !s->aborted &&
+	       s->g.cur->off[d] != s->g.cur->off[d + 1] && handoff_len(s, d) > 0;
+}
+
 /* Position @d is done with this phase: release the next level if it was the last of its. */
 static void level_done(struct sim *s, uint32_t d)
 {
@@ -565,9 +664,17 @@ static void on_ready(struct sim *s, uint32_t y)
 	if (s->t[y].stage != ST_IDLE || s->pol->queue_up_front)
 		return;   /* classic items are queued by the walk */
 	s->t[y].stage = ST_QUEUED_CB;
-	s->t[y].bk = BK_QUEUE;
+	/*
+	 * In a PM phase the item's kworker wakes (wake_ns), as a classic
+	 * item's does; a finishing device's hand-off walk paid queue_ns for
+	 * the items it queues (the phase's first items are queued for free
+	 * here: the up-front walk that queues them is not modelled yet).  In
+	 * probe the item pays the queueing itself.
+	 */
+	s->t[y].bk = s->handoff && (s->pk == PK_SUSPEND || s->pk == PK_RESUME) ? BK_WAKE :
+		     BK_QUEUE;
 	s->inflight++;
-	burst_request(s, y, s->t[y].prio);
+	item_queue(s, y);
 }
 
 /* Position @i's callback (not a deferring probe attempt) started in this phase. */
@@ -579,7 +686,11 @@ static void mark_ran(struct sim *s, uint32_t i)
 	}
 }
 
-/* The callback of position @i starts now on the current CPU; returns its length. */
+/*
+ * The callback of position @i starts now on the current CPU; returns the
+ * length of its CPU part (a deferring probe: probe_check_ns, all CPU).  Its
+ * sleep (cb_sleep()) follows, without the CPU.
+ */
 static int64_t callback_begin(struct sim *s, uint32_t i, bool *deferred)
 {
 	uint32_t d = dev_at(s, i);
@@ -589,7 +700,7 @@ static int64_t callback_begin(struct sim *s, uint32_t i, bool *deferred)
 		mark_ran(s, i);
 		emit(s, s->pk == PK_SUSPEND ? DL_EV_SUSPEND_START : DL_EV_RESUME_START, d,
 		     s->phase, 0);
-		return s->t[i].lat;
+		return cb_cpu(s, i, s->t[i].lat);
 	}
 	/* probe */
 	if (dl_probe_begin(&s->core, d, !s->pol->link_aware) != 0) {
@@ -602,9 +713,10 @@ static int64_t callback_begin(struct sim *s, uint32_t i, bool *deferred)
 	s->opr->probe_attempts++;
 	mark_ran(s, i);
 	emit(s, DL_EV_PROBE_START, d, 0, 0);
-	return s->t[i].lat;
+	return cb_cpu(s, i, s->t[i].lat);
 }
 
+/* The callback of position @i ended (its sleep included); device_finished() follows. */
 static void callback_end(struct sim *s, uint32_t i, bool deferred)
 {
 	uint32_t d = dev_at(s, i);
@@ -628,7 +740,6 @@ static void callback_end(struct sim *s, uint32_t i, bool deferred)
 			s->g.depth[i] = (uint8_t)(DL_PH_COMPLETE - s->phase);
 		}
 		s->g.depth_dirty = true;
-		device_finished(s, i);
 		return;
 	}
 	if (!deferred) {
@@ -636,7 +747,6 @@ static void callback_end(struct sim *s, uint32_t i, bool deferred)
 		dl_probe_end(&s->core, d, err);
 		emit(s, DL_EV_PROBE_END, d, 0, err);
 	}
-	device_finished(s, i);
 }
 
 /* ---- the main thread ---- */
@@ -692,12 +802,12 @@ static void main_kick(struct sim *s)
 			}
 			if (s->t[s->mdev].wait > 0 && s->pol->link_aware && !s->aborted)
 				return;
-			s->mkind = 0;
+			s->mkind = MK_CALLBACK;
 			s->mstate = M_QUEUED;
 			burst_request(s, MAIN_TASK, 0);
 			return;
 		}
-		if (s->mstate == M_QUEUED || s->mstate == M_BURST)
+		if (s->mstate == M_QUEUED || s->mstate == M_BURST || s->mstate == M_SLEEP)
 			return;
 		if (s->aborted) {
 			s->mstate = M_DONE;
@@ -738,14 +848,15 @@ static void main_kick(struct sim *s)
 				s->nparts++;
 			}
 			s->t[d].stage = ST_IDLE;
-			s->mkind = !dl_order_on_main(s->pol, true, s->core.dev[dev_at(s, d)].async);
+			s->mkind = dl_order_on_main(s->pol, true, s->core.dev[dev_at(s, d)].async) ?
+				   MK_CALLBACK : MK_QUEUE;
 			s->mstate = M_QUEUED;
 			burst_request(s, MAIN_TASK, 0);
 			return;
 		}
 		if (!s->t[d].on_main) {
 			/* classic async: queue the item up front */
-			s->mkind = 1;
+			s->mkind = MK_QUEUE;
 			s->mstate = M_QUEUED;
 			burst_request(s, MAIN_TASK, 0);
 			return;
@@ -759,7 +870,9 @@ static void main_got_cpu(struct sim *s)
 	int64_t len = s->cost.main_ns;
 
 	s->mstate = M_BURST;
-	if (s->mkind == 1) {
+	if (s->mkind == MK_HANDOFF) {
+		len = handoff_len(s, s->mdev);
+	} else if (s->mkind == MK_QUEUE) {
 		len += s->cost.queue_ns;
 	} else {
 		bool deferred;
@@ -771,19 +884,45 @@ static void main_got_cpu(struct sim *s)
 	burst_start(s, MAIN_TASK, len);
 }
 
-static void main_burst_done(struct sim *s)
+/* Main's callback on position mdev is over, sleep included: its hand-off walk, or the next device. */
+static void main_callback_over(struct sim *s)
 {
 	uint32_t d = s->mdev;
 
+	callback_end(s, d, s->main_cb_deferred);
+	if (!s->main_cb_deferred && wants_handoff(s, d)) {
+		s->mkind = MK_HANDOFF;
+		s->mstate = M_QUEUED;
+		burst_request(s, MAIN_TASK, 0);
+		return;
+	}
 	s->mstate = M_IDLE;
-	if (s->mkind == 1) {
+	device_finished(s, d);
+	main_kick(s);
+}
+
+/* Main's burst ended (its CPU is free again). */
+static void main_burst_done(struct sim *s)
+{
+	uint32_t d = s->mdev;
+	int64_t sl;
+
+	s->mstate = M_IDLE;
+	if (s->mkind == MK_QUEUE) {
 		/* the queued item */
 		s->t[d].stage = s->pk == PK_PROBE_DEFER ? ST_QUEUED_CB : ST_QUEUED_START;
 		s->t[d].bk = s->pk == PK_PROBE_DEFER ? BK_NONE : BK_WAKE;
 		s->inflight++;
-		burst_request(s, d, s->t[d].prio);
+		item_queue(s, d);
+	} else if (s->mkind == MK_HANDOFF) {
+		device_finished(s, d);
+	} else if (!s->main_cb_deferred && (sl = cb_sleep(s, d)) > 0) {
+		s->mstate = M_SLEEP;
+		sleep_start(s, MAIN_TASK, sl);
+		return;
 	} else {
-		callback_end(s, d, s->main_cb_deferred);
+		main_callback_over(s);
+		return;
 	}
 	main_kick(s);
 }
@@ -792,6 +931,11 @@ static void main_burst_done(struct sim *s)
 
 static void item_got_cpu(struct sim *s, uint32_t d)
 {
+	if (s->t[d].stage == ST_TAIL_Q) {
+		s->t[d].stage = ST_TAIL;
+		burst_start(s, d, handoff_len(s, d));
+		return;
+	}
 	s->alive++;
 	if (s->alive > s->opr->peak_workers)
 		s->opr->peak_workers = s->alive;
@@ -821,14 +965,55 @@ static void cpu_release(struct sim *s, uint32_t cpu)
 	s->cpu_free_stack[s->ncpu_free++] = (uint16_t)cpu;
 }
 
+/* Item @d is done: its worker is free. */
+static void item_done(struct sim *s, uint32_t d)
+{
+	s->alive--;
+	s->inflight--;
+	item_retire(s);
+	if (s->t[d].lat == -1 && s->aborted) {
+		s->t[d].stage = ST_DONE;
+		s->remaining--;
+	} else {
+		device_finished(s, d);
+	}
+	if (s->mstate == M_WAIT_DRAIN && s->inflight == 0) {
+		s->mstate = M_IDLE;
+		main_kick(s);
+	}
+}
+
+/* Item @d's callback is over, sleep included: its hand-off walk, or done. */
+static void item_callback_over(struct sim *s, uint32_t d)
+{
+	bool skipped = s->t[d].lat == -1 && s->aborted;
+
+	if (!skipped)
+		callback_end(s, d, s->t[d].bk == BK_DEFERRED);
+	if (!skipped && s->t[d].bk != BK_DEFERRED && wants_handoff(s, d)) {
+		s->t[d].stage = ST_TAIL_Q;
+		burst_request(s, d, s->t[d].prio);
+		return;
+	}
+	item_done(s, d);
+}
+
+/* Item @d's burst ended, its CPU released (or kept: ST_START going on to the callback). */
 static void item_burst_done(struct sim *s, uint32_t d)
 {
+	int64_t sl;
+
+	if (s->t[d].stage == ST_TAIL) {
+		item_done(s, d);
+		return;
+	}
 	if (s->t[d].stage == ST_START) {
 		if (s->aborted) {
 			s->t[d].stage = ST_DONE;
 			s->remaining--;
 			s->inflight--;
 			s->alive--;
+			item_retire(s);
 			return;
 		}
 		if (s->t[d].wait == 0) {
@@ -846,18 +1031,14 @@ static void item_burst_done(struct sim *s, uint32_t d)
 		s->opr->blocked_ns += s->cost.switch_ns;
 		return;
 	}
-	s->alive--;
-	s->inflight--;
-	if (s->t[d].lat == -1 && s->aborted) {
-		s->t[d].stage = ST_DONE;
-		s->remaining--;
-	} else {
-		callback_end(s, d, s->t[d].bk == BK_DEFERRED);
+	/* ST_CB: the callback's CPU part is over; its sleep follows */
+	if (s->t[d].bk != BK_DEFERRED && !(s->t[d].lat == -1 && s->aborted) &&
+	    (sl = cb_sleep(s, d)) > 0) {
+		s->t[d].stage = ST_SLEEP;
+		sleep_start(s, d, sl);
+		return;
 	}
-	if (s->mstate == M_WAIT_DRAIN && s->inflight == 0) {
-		s->mstate = M_IDLE;
-		main_kick(s);
-	}
+	item_callback_over(s, d);
 }
 
 /* Hand free CPUs to queued bursts. */
@@ -904,12 +1085,19 @@ static int run_loop(struct sim *s)
 		if (e.task == MAIN_TASK) {
 			cpu = s->t[s->n].cpu;
 			s->cur_worker = 0;
-			cpu_release(s, cpu);
-			main_burst_done(s);
+			if (s->mstate == M_SLEEP) {
+				main_callback_over(s);
+			} else {
+				cpu_release(s, cpu);
+				main_burst_done(s);
+			}
 		} else {
 			cpu = s->t[e.task].cpu;
 			s->cur_worker = (int16_t)cpu;
-			if (s->t[e.task].stage == ST_START && !s->aborted && s->t[e.task].wait == 0) {
+			if (s->t[e.task].stage == ST_SLEEP) {
+				item_callback_over(s, e.task);
+			} else if (s->t[e.task].stage == ST_START && !s->aborted &&
+				   s->t[e.task].wait == 0) {
 				item_burst_done(s, e.task);   /* continues on the same CPU */
 			} else {
 				cpu_release(s, cpu);
@@ -962,7 +1150,7 @@ static void phase_scan(struct sim *s, int64_t *cp_out, int64_t *work_out)
 		s->remaining++;
 		x->on_main = dl_order_on_main(s->pol, s->pk == PK_PROBE_DEFER, s->g.async[i]);
 		ef = x->est + x->lat;
-		work += x->lat;
+		work += cb_cpu(s, i, x->lat);
 		if (ef > cp)
 			cp = ef;
 		/* (a released device outside the phase counts waits nobody reads) */
@@ -1001,7 +1189,7 @@ static void ran_bound(struct sim *s, int64_t *cp_out, int64_t *work_out)
 		if (!x->part || !x->ran)
 			continue;
 		ef = x->est + x->lat;
-		work += x->lat;
+		work += cb_cpu(s, i, x->lat);
 		if (ef > cp)
 			cp = ef;
 		FOR_EACH_RELEASED(s, i, y, {
@@ -1148,6 +1336,7 @@ static int phase_reset(struct sim *s, int pk)
 	s->ev.n = s->rq.n = 0;
 	s->main_req = false;
 	s->fifo_head = s->fifo_n = 0;
+	s->active = s->inact_head = s->inact_n = 0;
 	s->rq_seq0 = s->seq;
 	err = graph_get(s, graph_kind(pk));
 	if (err)
@@ -1487,6 +1676,7 @@ static int sim_alloc(struct sim *s)
 	s->walk = calloc(n, sizeof(*s->walk));
 	s->lvl_order = calloc(n, sizeof(*s->lvl_order));
 	s->fifo = calloc(n, sizeof(*s->fifo));
+	s->inact = calloc(n, sizeof(*s->inact));
 	s->fifo_cap = n;
 	s->g.ord = calloc(n, sizeof(*s->g.ord));
 	s->g.pos = calloc(n, sizeof(*s->g.pos));
@@ -1498,6 +1688,7 @@ static int sim_alloc(struct sim *s)
 	s->g.scratch.off = calloc(n + 1, sizeof(*s->g.scratch.off));
 	s->cpu_free_stack = calloc(s->K + 1, sizeof(*s->cpu_free_stack));
 	if (!s->t || !s->blocked_since || !s->stk || !s->walk || !s->lvl_order || !s->fifo ||
+	    !s->inact ||
 	    !s->g.ord || !s->g.pos || !s->g.prof || !s->g.async || !s->g.depth ||
 	    !s->g.csr[G_SUSPEND].off || !s->g.csr[G_RESUME].off || !s->g.csr[G_PROBE].off ||
 	    !s->g.scratch.off || !s->cpu_free_stack)
@@ -1505,6 +1696,9 @@ static int sim_alloc(struct sim *s)
 	for (uint32_t i = 0; i < s->K; i++)
 		s->cpu_free_stack[s->ncpu_free++] = (uint16_t)(s->K - i);
 	dl_costs_resolve(s->sc, &s->cost);
+	s->max_active = s->cost.max_active;
+	s->handoff = s->pol->link_aware && !s->pol->queue_up_front &&
+		     (s->pol->use_async_flag || s->pol->all_async);
 	return dl_faults_init(&s->faults, s->sc);
 }
 
@@ -1513,7 +1707,7 @@ static void sim_free(struct sim *s)
 	free(s->t); free(s->blocked_since); free(s->walk); free(s->stk);
 	dl_faults_fini(&s->faults);
 	free(s->cpu_free_stack); free(s->level_left); free(s->lvl_off); free(s->lvl_order);
-	free(s->fifo); free(s->g.ord); free(s->g.pos); free(s->g.prof); free(s->g.async);
+	free(s->fifo); free(s->inact); free(s->g.ord); free(s->g.pos); free(s->g.prof); free(s->g.async);
 	free(s->g.depth);
 	for (int k = 0; k < G_COUNT; k++) {
 		free(s->g.csr[k].off);

@@ -12,13 +12,18 @@
 #include "sim/order/order.h"
 #include "sim/scenario/scenario.h"
 
-/* Cost-model defaults (overridable by the scenario's "cost" object). */
+/*
+ * Cost-model defaults (overridable by the scenario's "cost" object); what
+ * each stands for in the kernel is in cost.h.
+ */
 #define DL_COST_QUEUE_NS        2000   /* queue a work item (async_schedule) */
 #define DL_COST_WAKE_NS         5000   /* wake a blocked worker and switch to it */
 #define DL_COST_SWITCH_NS       3000   /* a worker blocks: context switch away */
 #define DL_COST_MAIN_NS          500   /* main thread's per-device list walk */
 #define DL_COST_PROBE_CHECK_NS  1000   /* a probe attempt that defers */
+#define DL_COST_HANDOFF_NS       250   /* the hand-off walk, per dependent (6.16+) */
 #define DL_COST_CPUS               8
+#define DL_COST_MAX_ACTIVE       256   /* async_wq's max_active: WQ_DFL_ACTIVE */
 
 struct dl_engine_opts {
 	enum dl_order order;

@@ -1,6 +1,7 @@
 /* seqops.c - script ops run one at a time on the main thread (see seqops.h). */
 #include <errno.h>
 
+#include "sim/engine/cost.h"
 #include "sim/engine/seqops.h"
 
 /* The threads engine's locks (seqops.h); no-ops in DES. */
@@ -32,6 +33,7 @@ static void seq_dev_unlock(struct dl_seq *q, uint32_t d)
 void dl_seq_probe_one(struct dl_seq *q, uint32_t d)
 {
 	bool blocked;
+	int64_t lat;
 	int err;
 
 	seq_dev_lock(q, d);
@@ -55,7 +57,16 @@ void dl_seq_probe_one(struct dl_seq *q, uint32_t d)
 	}
 	q->emit(q->ctx, DL_EV_PROBE_START, d, 0, 0);
 	seq_unlock(q);
-	q->take_time(q->ctx, q->sample(q->ctx, d, DL_LAT_PROBE));
+	lat = q->sample(q->ctx, d, DL_LAT_PROBE);
+	if (q->sleep) {
+		int64_t cpu = dl_cost_cpu_part(lat, q->sc->prof[q->sc->dev[d].profile].cpu_ppm);
+
+		q->take_time(q->ctx, cpu);
+		if (lat > cpu)
+			q->sleep(q->ctx, lat - cpu);
+	} else {
+		q->take_time(q->ctx, lat);
+	}
 	err = q->fault(q->ctx, d, DL_LAT_PROBE);
 	seq_lock(q);
 	dl_probe_end(q->core, d, err);

@@ -44,6 +44,13 @@ struct dl_seq {
 	void (*dev_unlock)(void *ctx, uint32_t dev);
 	void (*wait_probe)(void *ctx);
 	bool (*probe_blocked)(void *ctx);
+	/*
+	 * Threads mode, where a probe attempt runs holding a CPU: the sleep
+	 * part of the probe callback (the latency less its "cpu" share, cost.h),
+	 * spent without the CPU.  NULL: the whole latency is take_time(), as in
+	 * DES's sequential ops (des.c splits its own probes).
+	 */
+	void (*sleep)(void *ctx, int64_t ns);
 };
 
 void dl_seq_probe_one(struct dl_seq *q, uint32_t d);

@@ -16,14 +16,17 @@
  * Lock order: device locks, then graph, then the small mutexes (queue,
  * stripes, probe ends); no thread waits for a CPU while holding any lock.
  *
- * The DES cost model is mirrored: K CPUs are K permits (the main thread
- * first), every callback and every modelled overhead holds one, and the
- * overheads of des.c (main_ns per device the main thread walks, queue_ns to
- * queue an item, wake_ns to start or wake a blocked classic item,
- * probe_check_ns per deferring probe) are taken as real time too, counting
- * the real wake-up latency already paid against them.  Classic kernel-async
- * gets a pool larger than K so that blocked items do not hold CPUs, as in
- * des.c (and the kernel's async pool).
+ * The DES cost model (cost.h) is mirrored: K CPUs are K permits (the main
+ * thread first); a PM callback holds one for its CPU part, gives it back for
+ * its sleep and takes one again to finish (des.c finishes without one); every
+ * modelled overhead holds one (main_ns per device the main thread walks,
+ * queue_ns to queue an item, wake_ns to start or wake an item in a PM phase,
+ * the hand-off walk of kernel-async-v2, levels and cp-first, probe_check_ns
+ * per deferring probe), taken as real time too, counting the real wake-up
+ * latency already paid against them.  The orders with work items get a pool
+ * of max_active workers (at most one per device, at least K), the async
+ * workqueue's, so that sleeping and blocked items do not hold CPUs.  Probe
+ * callbacks split the same way (dl_seq.sleep).
  *
  * Phases (probe, and every suspend or resume phase):
  *  - the phase's dependency graph is copied into CSR arrays first, so ops
@@ -72,7 +75,6 @@
 #define NSTRIPE 1024             /* completion mutex/condvar pairs: few waiters per broadcast */
 #define SPIN_NS 3000             /* real ns: the end of every wait is spun, not slept */
 #define POLL_NS 2000000          /* real ns: blocked threads look at the stop flag */
-#define CLASSIC_POOL 512         /* kernel-async: threads, so that blocked items free CPUs */
 #define STACK_BYTES (512 * 1024)
 
 enum { PK_SUSPEND, PK_RESUME, PK_PROBE, PK_PROBE_DEFER };
@@ -692,7 +694,7 @@ static void account_bound(struct thr *t)
 		if (atomic_load(&t->ran[t->topo[i]]))
 			t->topo[n++] = t->topo[i];   /* the phase is over: topo may shrink */
 	t->ntopo = n;
-	b = dl_bound_phase(t->topo, t->ntopo, t->d_off, t->d_dep, t->lat, t->K, t->best);
+	b = dl_bound_phase(t->topo, t->ntopo, t->d_off, t->d_dep, t->lat, t->sc, t->K, t->best);
 	t->opr->lower_bound_ns += b.lower_bound_ns;
 	t->opr->critical_path_ns += b.critical_path_ns;
 	t->opr->work_ns += b.work_ns;
@@ -869,17 +871,42 @@ static void plan_levels(struct thr *t)
 /* ---- callbacks ---- */
 
 static void seq_bind(struct tw *w, struct dl_seq *q);
+static void seq_sleep_off_cpu(void *ctx, int64_t ns);
 
-/* Run @d's callback of this phase on thread @w (holding a CPU), then complete it. */
+/*
+ * des.c's hand-off walk after @d's callback (cost.h): handoff_ns per
+ * dependent, queue_ns per item it will queue (read racily: a cost, not a
+ * decision).
+ */
+static int64_t handoff_len(const struct thr *t, uint32_t d)
+{
+	int64_t len = 0;
+
+	for (uint32_t j = t->d_off[d]; j < t->d_off[d + 1]; j++) {
+		uint32_t y = t->d_dep[j];
+
+		len += t->cost.handoff_ns;
+		if (!t->on_main[y] && atomic_load(&t->pending[y]) == 1)
+			len += t->cost.queue_ns;
+	}
+	return len;
+}
+
+/*
+ * Run @d's callback of this phase on thread @w (holding a CPU): its CPU
+ * part on the CPU, its sleep without (des.c), then complete it.
+ */
 static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 {
 	int err;
+	int64_t cpu;
 	bool ok = true;
 
 	if (t->pk == PK_PROBE) {
 		struct dl_seq q;
 
 		seq_bind(w, &q);
+		q.sleep = seq_sleep_off_cpu;
 		t->attempted[d] = 1;
 		dl_seq_probe_one(&q, d);
 		core_lock(w);
@@ -893,7 +920,14 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 	atomic_store(&t->ran[d], 1);
 	emit(t, w->id, t->pk == PK_SUSPEND ? DL_EV_SUSPEND_START : DL_EV_RESUME_START, d,
 	     t->phase, 0);
-	take_time(w, t->lat[d]);
+	cpu = dl_cost_cpu_part(t->lat[d], t->sc->prof[t->sc->dev[d].profile].cpu_ppm);
+	take_time(w, cpu);
+	if (t->lat[d] > cpu) {
+		/* the sleep frees the CPU; finishing takes one again (the caller frees it) */
+		cpu_put(w);
+		take_time(w, t->lat[d] - cpu);
+		cpu_get(w);
+	}
 	err = fault_for(t, d, DL_LAT_PREPARE + t->phase);
 	emit(t, w->id, t->pk == PK_SUSPEND ? DL_EV_SUSPEND_END : DL_EV_RESUME_END, d,
 	     t->phase, err);
@@ -908,6 +942,9 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		t->newdepth[d] = (uint8_t)(DL_PH_COMPLETE - t->phase);
 		t->depth_set[d] = 1;
 	}
+	if (t->pol->link_aware && !t->pol->queue_up_front &&
+	    (t->pol->use_async_flag || t->pol->all_async) && !halted(t))
+		take_time(w, handoff_len(t, d));   /* PM phases only: probe returned above */
 	atomic_store(&t->ok[d], 1);
 	complete_all(t, d);
 	if (t->pol->link_aware && !halted(t))
@@ -960,8 +997,9 @@ static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
 /* A queued item on worker @w: its overhead, then its work.  Returns true if a callback ran. */
 static bool run_task(struct thr *t, struct tw *w, const struct task *k)
 {
+	bool pm = t->pk == PK_SUSPEND || t->pk == PK_RESUME;
 	int64_t overhead = t->pk == PK_PROBE_DEFER ? 0 :
-			   t->pol->queue_up_front ? t->cost.wake_ns : t->cost.queue_ns;
+			   t->pol->queue_up_front || pm ? t->cost.wake_ns : t->cost.queue_ns;
 	/*
 	 * The overhead runs from when the item was queued if the worker was
 	 * idle (so the real wake-up latency counts against it), else from
@@ -987,6 +1025,7 @@ static bool run_task(struct thr *t, struct tw *w, const struct task *k)
 		 */
 		atomic_store(&t->queued[k->dev], 0);
 		seq_bind(w, &q);
+		q.sleep = seq_sleep_off_cpu;
 		dl_seq_probe_one(&q, k->dev);
 	} else if (!halted(t)) {
 		if (t->pol->queue_up_front) {
@@ -1350,6 +1389,16 @@ static void seq_wait_probe(void *ctx)
 	core_lock(w);
 }
 
+/* A probe callback's sleep (dl_seq.sleep): the thread holds a CPU, and frees it meanwhile. */
+static void seq_sleep_off_cpu(void *ctx, int64_t ns)
+{
+	struct tw *w = ctx;
+
+	cpu_put(w);
+	take_time(w, ns);
+	cpu_get(w);
+}
+
 static void seq_bind(struct tw *w, struct dl_seq *q)
 {
 	*q = (struct dl_seq){
@@ -1421,7 +1470,9 @@ static int probe_deferral(struct thr *t)
 		} else {
 			cpu_get(m);
 			take_time(m, t->cost.main_ns);
+			q.sleep = seq_sleep_off_cpu;
 			dl_seq_probe_one(&q, d);
+			q.sleep = NULL;
 			cpu_put(m);
 		}
 	}
@@ -1777,12 +1828,21 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	t->n = sc->ndev;
 	t->scale = time_scale > 0 ? time_scale : 1.0;
 	t->K = dl_engine_workers(sc, o->order, o->workers);
+	dl_costs_resolve(sc, &t->cost);
+	/*
+	 * The async workqueue's workers (cost.h): max_active of them, no more
+	 * than there are devices, and at least K, so that sleeping and
+	 * blocked items free their CPUs as in des.c.
+	 */
 	t->P = t->K;
-	if (t->pol->queue_up_front && t->P < CLASSIC_POOL)
-		t->P = sc->ndev < CLASSIC_POOL ? (sc->ndev > t->K ? sc->ndev : t->K) : CLASSIC_POOL;
+	if (t->pol->use_async_flag || t->pol->all_async) {
+		uint32_t p = t->cost.max_active < sc->ndev ? t->cost.max_active : sc->ndev;
+
+		if (p > t->P)
+			t->P = p;
+	}
 	t->nthr = t->P + 2;
 	t->free_cpus = t->K;
-	dl_costs_resolve(sc, &t->cost);
 	t->t0 = wall0;
 	atomic_init(&t->evseq, 0);
 	atomic_init(&t->halt, HALT_NONE);
