@@ -9,7 +9,8 @@
  *    everything after that still checks every length libfdt hands back, and
  *    every loop is bounded (node count, depth, cell counts, ancestor walks).
  * 2. Early nodes: a node whose compatible is in 6.12's IRQCHIP_DECLARE or
- *    CLK_OF_DECLARE tables (dtb_early.inc) is initialised before the driver
+ *    CLK_OF_DECLARE tables (dtb_early.inc: the entries of the source that
+ *    Debian's arm64 image has built in) is initialised before the driver
  *    model and marked OF_POPULATED, so it never becomes a device (irqchips
  *    only when of_irq_init() takes them: "interrupt-controller", and the
  *    interrupt parent is the root or itself early).  CLK_OF_DECLARE_DRIVER
