@@ -58,6 +58,18 @@ check 2 "garbage file" "$DLSIM" import-dtb "$T/garbage"
 head -c 100 "$T/soc.dtb" >"$T/trunc.dtb"
 check 2 "truncated dtb" "$DLSIM" import-dtb "$T/trunc.dtb"
 check 2 "missing file" "$DLSIM" import-dtb "$T/nonexistent.dtb"
+# A real board, when cached: RK3399's CRU and PMU CRU are CLK_OF_DECLAREd and its GIC-v3
+# IRQCHIP_DECLAREd: none is a device, nothing links to them.
+rk=$(find /var/cache/dlsim-dtbs -name rk3399-rockpro64.dtb 2>/dev/null | head -1)
+if [ -n "$rk" ]; then
+	check 0 "import rk3399-rockpro64" "$DLSIM" import-dtb "$rk"
+	for n in /clock-controller@ff760000 /clock-controller@ff750000 /interrupt-controller@fee00000; do
+		if grep -q "\"$n\"" "$T/out"; then echo "FAIL: rk3399: $n is a device or a supplier"; fail=$((fail + 1)); fi
+	done
+	grep -q '"name": "/syscon@ff770000"' "$T/out" || { echo "FAIL: rk3399: GRF missing"; fail=$((fail + 1)); }
+	grep -q '[1-9][0-9]* early-initialised nodes, [1-9][0-9]* links to them not made' "$T/err" ||
+		{ echo "FAIL: rk3399: no early-initialised nodes counted"; cat "$T/err"; fail=$((fail + 1)); }
+fi
 if [ -d /var/cache/dlsim-dtbs ]; then
 	find /var/cache/dlsim-dtbs -name '*.dtb' | while read -r f; do
 		if "$DLSIM" import-dtb "$f" >"$T/real.json" 2>"$T/err" &&
