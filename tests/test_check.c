@@ -37,6 +37,7 @@ enum mutation {
 	M_BAD_REFUSAL,     /* CON -> SUP refused as a reverse dependency: it is not one */
 	M_DPM_MOVE_OK,     /* SUP, then its child and consumer, move to the dpm_list tail */
 	M_DPM_MOVE_BAD,    /* SUP alone moves to the tail: after its child and consumer */
+	M_CYCLE_EARLY_PROBE, /* M_EARLY_PROBE over a CYCLE link (not SSO): it gates probe too */
 };
 
 struct evbuf { struct dl_event e[256]; size_t n; int64_t t; };
@@ -64,6 +65,7 @@ static int64_t write_run(enum mutation m)
 				  .version = "test", .seed = 1, .workers = 1, .devices = 3, .links = 1 };
 	uint32_t lf = m == M_STATELESS_SWAP ? DL_FLAG_STATELESS :
 		      m == M_RPM_OK || m == M_RPM_BAD ? DL_FLAG_MANAGED | DL_FLAG_PM_RUNTIME :
+		      m == M_CYCLE_EARLY_PROBE ? DL_FLAG_MANAGED | DL_FLAG_INFERRED | DL_FLAG_CYCLE :
 		      DL_FLAG_MANAGED;
 	struct evbuf *b = calloc(1, sizeof(*b));
 	struct dl_log *l;
@@ -94,7 +96,7 @@ static int64_t write_run(enum mutation m)
 		add(b, DL_EV_DPM_MOVE, CHILD, DL_NONE, DL_NONE, 0, 0, 0);
 		add(b, DL_EV_DPM_MOVE, CON, DL_NONE, DL_NONE, 0, 0, 0);
 	}
-	if (m == M_EARLY_PROBE) {
+	if (m == M_EARLY_PROBE || m == M_CYCLE_EARLY_PROBE) {
 		add(b, DL_EV_PROBE_START, CON, DL_NONE, DL_NONE, 0, 0, 0);
 		add(b, DL_EV_PROBE_END, CON, DL_NONE, DL_NONE, 0, 0, 0);
 	}
@@ -102,7 +104,7 @@ static int64_t write_run(enum mutation m)
 	add(b, DL_EV_PROBE_END, SUP, DL_NONE, DL_NONE, 0, 0, 0);
 	if ((lf & DL_FLAG_MANAGED) && m != M_DORMANT_SWAP)
 		add(b, DL_EV_LINK_STATE, CON, 0, SUP, lf, DL_STATE_AVAILABLE, 0);
-	if (m != M_EARLY_PROBE) {
+	if (m != M_EARLY_PROBE && m != M_CYCLE_EARLY_PROBE) {
 		/* a first attempt fails: the device is not bound */
 		add(b, DL_EV_PROBE_START, CON, DL_NONE, DL_NONE, 0, 0, 0);
 		add(b, DL_EV_PROBE_END, CON, DL_NONE, DL_NONE, 0, 0, -EIO);
@@ -266,6 +268,8 @@ static void test_swap_suspend(void) { expect_only(M_SWAP_SUSPEND, 3); }
 static void test_stateless_swap(void) { expect_only(M_STATELESS_SWAP, 3); }
 static void test_drop_resume_end(void) { expect_only(M_DROP_RESUME_END, 4); }
 static void test_early_probe(void) { expect_only(M_EARLY_PROBE, 1); }
+/* device_links_check_suppliers() skips SYNC_STATE_ONLY links only, not CYCLE ones */
+static void test_cycle_early_probe(void) { expect_only(M_CYCLE_EARLY_PROBE, 1); }
 static void test_early_unbind(void) { expect_only(M_EARLY_UNBIND, 2); }
 static void test_cycle(void)
 {
@@ -389,6 +393,7 @@ int main(void)
 	CU_add_test(s, "DORMANT link does not count for invariant 3", test_dormant_swap);
 	CU_add_test(s, "missing resume_end: invariant 4", test_drop_resume_end);
 	CU_add_test(s, "consumer probes before supplier bound: invariant 1", test_early_probe);
+	CU_add_test(s, "CYCLE link gates probe: invariant 1", test_cycle_early_probe);
 	CU_add_test(s, "supplier unbinds first: invariant 2", test_early_unbind);
 	CU_add_test(s, "cycle of links: invariant 6", test_cycle);
 	CU_add_test(s, "failed run left suspended: invariant 4", test_failed_suspended);

@@ -185,6 +185,7 @@ static void test_add_refuses_stateless_with_managed_flags(void)
 	const uint32_t bad[] = {
 		DL_FLAG_AUTOREMOVE_CONSUMER, DL_FLAG_AUTOREMOVE_SUPPLIER,
 		DL_FLAG_AUTOPROBE_CONSUMER, DL_FLAG_SYNC_STATE_ONLY, DL_FLAG_INFERRED,
+		DL_FLAG_CYCLE,   /* in the kernel's DL_MANAGED_LINK_FLAGS */
 	};
 
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -1035,15 +1036,60 @@ static void test_unbind_waits_for_consumer_probe(void)
 
 /* ---- CYCLE and sync_state() --------------------------------------------- */
 
-static void test_cycle_link_does_not_block_probe(void)
+/* Item 8 of issue 18: CYCLE is in DL_MANAGED_LINK_FLAGS, so device_link_add() takes it. */
+static void test_add_accepts_cycle_flag(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), k2 = mk(DL_NONE);
+	dl_link_t l = add(k, s, DL_FLAG_CYCLE);
+
+	CU_ASSERT_EQUAL(c->link[l].flags, DL_FLAG_CYCLE | DL_FLAG_MANAGED);
+	/* fw_devlink's cycle link: SYNC_STATE_ONLY with the INFERRED and CYCLE markers */
+	l = add(k2, s, DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_INFERRED | DL_FLAG_CYCLE);
+	CU_ASSERT_TRUE(dl_link_is_sync_state_only(c->link[l].flags));
+	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_CYCLE);
+}
+
+/*
+ * Item 9: device_links_check_suppliers() skips only links with the
+ * SYNC_STATE_ONLY bit.  A cycle link (SSO|INFERRED|CYCLE) gates nothing;
+ * once a driver's plain add clears SSO it gates like any other, CYCLE or not.
+ */
+static void test_cycle_does_not_exempt_probe(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE), k2 = mk(DL_NONE);
+	dl_link_t l = add(k, s, DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_INFERRED | DL_FLAG_CYCLE);
+
+	CU_ASSERT_FALSE(dl_link_gates_probe(&c->link[l]));
+	CU_ASSERT_EQUAL(add(k, s, 0), l);
+	CU_ASSERT_FALSE(c->link[l].flags & DL_FLAG_SYNC_STATE_ONLY);
+	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_CYCLE);
+	CU_ASSERT_TRUE(dl_link_gates_probe(&c->link[l]));
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), -DL_EPROBE_DEFER);
+	/* a link marked afterwards (dl_link_mark_cycle) gates as well */
+	l = add(k2, s, DL_FLAG_INFERRED);
+	CU_ASSERT_EQUAL(dl_link_mark_cycle(c, l), 0);
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k2, false), -DL_EPROBE_DEFER);
+	bind(s);
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), 0);
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k2, false), 0);
+}
+
+/*
+ * device_links_check_suppliers() makes every managed link that did not
+ * defer CONSUMER_PROBE, a SYNC_STATE_ONLY one whatever its status; a failed
+ * probe takes it back to DORMANT while its supplier has no driver
+ * (__device_links_no_driver(), which WARNs unless the link is SSO).
+ */
+static void test_probe_marks_sync_state_only_links_consumer_probe(void)
 {
 	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
-	dl_link_t l = add(k, s, DL_FLAG_INFERRED);
+	dl_link_t l = add(k, s, DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_INFERRED);
 
-	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), -DL_EPROBE_DEFER);
-	CU_ASSERT_EQUAL(dl_link_mark_cycle(c, l), 0);
-	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_CYCLE);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_DORMANT);
 	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), 0);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_CONSUMER_PROBE);
+	dl_probe_end(c, k, -EIO);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_DORMANT);
 }
 
 static void test_sync_state_waits_for_late_boot(void)
@@ -1473,7 +1519,9 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_unbind_stateless_links_do_not_cascade),
 	T(test_unbind_busy_while_consumer_bound),
 	T(test_unbind_waits_for_consumer_probe),
-	T(test_cycle_link_does_not_block_probe),
+	T(test_add_accepts_cycle_flag),
+	T(test_cycle_does_not_exempt_probe),
+	T(test_probe_marks_sync_state_only_links_consumer_probe),
 	T(test_sync_state_waits_for_late_boot),
 	T(test_sync_state_waits_for_all_managed_consumers),
 	T(test_device_del_purges_links),

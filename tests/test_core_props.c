@@ -104,8 +104,7 @@ static void grow_links(void)
 
 static bool managed_blocking(const struct dl_link *k)
 {
-	return k->live && (k->flags & DL_FLAG_MANAGED) &&
-	       !(k->flags & (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE));
+	return k->live && (k->flags & DL_FLAG_MANAGED) && !(k->flags & DL_FLAG_SYNC_STATE_ONLY);
 }
 
 /* ---- graph checks ----------------------------------------------------- */
@@ -367,6 +366,8 @@ static const uint32_t base_flags[] = {
 	DL_FLAG_AUTOREMOVE_SUPPLIER, DL_FLAG_AUTOPROBE_CONSUMER, DL_FLAG_INFERRED,
 	DL_FLAG_PM_RUNTIME, DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE,
 	DL_FLAG_STATELESS | DL_FLAG_PM_RUNTIME, DL_FLAG_INFERRED | DL_FLAG_PM_RUNTIME,
+	/* fw_devlink's cycle links, and a driver's add with the marker */
+	DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_INFERRED | DL_FLAG_CYCLE, DL_FLAG_CYCLE,
 };
 
 static uint32_t random_flags(void)
@@ -374,7 +375,7 @@ static uint32_t random_flags(void)
 	uint32_t f = base_flags[below(sizeof(base_flags) / sizeof(base_flags[0]))];
 
 	if (chance(15))
-		f |= 1u << below(9);             /* any add-valid bit, or MANAGED */
+		f |= 1u << below(10);            /* any add-valid bit, or MANAGED */
 	if (chance(2))
 		f |= 1u << (10 + below(20));     /* invalid */
 	return f;
@@ -394,7 +395,9 @@ static int predict(dl_dev_t con, dl_dev_t sup, uint32_t f)
 	if ((f & DL_FLAG_AUTOPROBE_CONSUMER) &&
 	    (f & (DL_FLAG_AUTOREMOVE_CONSUMER | DL_FLAG_AUTOREMOVE_SUPPLIER)))
 		return DL_REFUSE_AUTOPROBE_AUTOREMOVE;
-	if ((f & DL_FLAG_SYNC_STATE_ONLY) && (f & ~(DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_INFERRED)))
+	/* device_link_flag_is_sync_state_only(): INFERRED and CYCLE are markers */
+	if ((f & DL_FLAG_SYNC_STATE_ONLY) &&
+	    (f & ~(DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_INFERRED | DL_FLAG_CYCLE)))
 		return DL_REFUSE_SYNC_STATE_ONLY_FLAGS;
 	/* runtime PM of an unregistered device is disabled: get_sync fails */
 	if ((f & DL_FLAG_PM_RUNTIME) && (f & DL_FLAG_RPM_ACTIVE) && !c->dev[sup].registered)

@@ -53,10 +53,14 @@ enum {
 };
 #define DL_FLAG_COUNT 10
 
-/* Flags that only make sense on managed links (LINK-CORE.md rule 3). */
+/*
+ * Flags that only make sense on managed links (LINK-CORE.md rule 3), as
+ * drivers/base/core.c defines DL_MANAGED_LINK_FLAGS in 6.12 and 7.3: CYCLE
+ * is one of them, so it is a valid add flag and refused with STATELESS.
+ */
 #define DL_MANAGED_LINK_FLAGS (DL_FLAG_AUTOREMOVE_CONSUMER | DL_FLAG_AUTOREMOVE_SUPPLIER | \
 			       DL_FLAG_AUTOPROBE_CONSUMER | DL_FLAG_SYNC_STATE_ONLY | \
-			       DL_FLAG_INFERRED)
+			       DL_FLAG_INFERRED | DL_FLAG_CYCLE)
 /* Flags a caller may pass to dl_link_add() (rule 2). */
 #define DL_ADD_VALID_FLAGS (DL_MANAGED_LINK_FLAGS | DL_FLAG_STATELESS | \
 			    DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE)
@@ -297,14 +301,14 @@ static inline bool dl_link_counts_for_pm(const struct dl_link *l)
 
 /*
  * dl_link_gates_probe - does @l hold its consumer's probe back until the
- * supplier is bound (device_links_check_suppliers())?  Managed links only;
- * SYNC_STATE_ONLY links never, nor the links fw_devlink found on a cycle
- * (created SYNC_STATE_ONLY-like, DL_FLAG_CYCLE).
+ * supplier is bound (device_links_check_suppliers())?  Managed links
+ * without the SYNC_STATE_ONLY bit.  CYCLE exempts nothing by itself:
+ * fw_devlink creates cycle links SYNC_STATE_ONLY|INFERRED|CYCLE, and once a
+ * driver's plain add clears SYNC_STATE_ONLY the link gates like any other.
  */
 static inline bool dl_link_gates_probe(const struct dl_link *l)
 {
-	return l->live && (l->flags & DL_FLAG_MANAGED) &&
-	       !(l->flags & (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE));
+	return l->live && (l->flags & DL_FLAG_MANAGED) && !(l->flags & DL_FLAG_SYNC_STATE_ONLY);
 }
 
 /*

@@ -147,11 +147,17 @@ int dl_probe_begin(struct dl_core *c, dl_dev_t d, bool ignore_links)
 				return -DL_EPROBE_DEFER;
 			}
 		}
+		/*
+		 * Every managed link that did not defer becomes CONSUMER_PROBE:
+		 * the AVAILABLE ones, and the SYNC_STATE_ONLY ones whatever their
+		 * status (device_links_no_driver() takes them back to DORMANT).
+		 */
 		for (uint32_t i = 0; i < x->suppliers.n; i++) {
 			dl_link_t l = x->suppliers.v[i];
 			const struct dl_link *k = &c->link[l];
 
-			if ((k->flags & DL_FLAG_MANAGED) && k->status == DL_STATE_AVAILABLE)
+			if ((k->flags & DL_FLAG_MANAGED) && k->status != DL_STATE_CONSUMER_PROBE &&
+			    (k->status == DL_STATE_AVAILABLE || (k->flags & DL_FLAG_SYNC_STATE_ONLY)))
 				dl_link_set_status(c, l, DL_STATE_CONSUMER_PROBE);
 		}
 	}

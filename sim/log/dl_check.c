@@ -305,11 +305,13 @@ static int pm_counts(const struct clink *L)
 	return L->live && !(L->flags & DL_FLAG_SYNC_STATE_ONLY) && L->state != DL_STATE_DORMANT;
 }
 
-/* Links that gate probing: managed, not SYNC_STATE_ONLY, not CYCLE. */
+/*
+ * Links that gate probing: managed, without the SYNC_STATE_ONLY bit
+ * (device_links_check_suppliers()).  CYCLE exempts nothing by itself.
+ */
 static int probe_counts(const struct clink *L)
 {
-	return L->live && (L->flags & DL_FLAG_MANAGED) &&
-	       !(L->flags & (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE));
+	return L->live && (L->flags & DL_FLAG_MANAGED) && !(L->flags & DL_FLAG_SYNC_STATE_ONLY);
 }
 
 static int unbind_counts(const struct clink *L)
@@ -323,10 +325,13 @@ static int rpm_counts(const struct clink *L)
 	return L->live && (L->flags & DL_FLAG_PM_RUNTIME) && !(L->flags & DL_FLAG_SYNC_STATE_ONLY);
 }
 
-/* Edges of invariant 6: parent -> child, supplier -> consumer (not SSO, not CYCLE). */
-/* 1: FROM reaches TO; 0: it does not; -1: gave up (budget).  With cycles set,
- * CYCLE links are edges too (the kernel's device_is_dependent() follows them). */
-static int reaches(struct checker *k, uint32_t from, uint32_t to, uint32_t skip_link, int cycles)
+/*
+ * Edges of invariant 6: parent -> child, supplier -> consumer (not SSO).  A
+ * CYCLE link is an edge like any other: device_is_dependent() skips only
+ * SYNC_STATE_ONLY links, so a link that is CYCLE and not SSO cannot close a
+ * cycle either.  1: FROM reaches TO; 0: it does not; -1: gave up (budget).
+ */
+static int reaches(struct checker *k, uint32_t from, uint32_t to, uint32_t skip_link)
 {
 	uint32_t budget = DFS_BUDGET;
 
@@ -356,8 +361,7 @@ static int reaches(struct checker *k, uint32_t from, uint32_t to, uint32_t skip_
 		for (uint32_t i = 0; i < D->sup.n; i++) {
 			struct clink *L = &k->link[D->sup.v[i]];
 
-			if (D->sup.v[i] == skip_link || !L->live || (L->flags & DL_FLAG_SYNC_STATE_ONLY) ||
-			    (!cycles && (L->flags & DL_FLAG_CYCLE)))
+			if (D->sup.v[i] == skip_link || !L->live || (L->flags & DL_FLAG_SYNC_STATE_ONLY))
 				continue;
 			if (k->dev[L->c].stamp != k->stamp) {
 				k->dev[L->c].stamp = k->stamp;
@@ -491,7 +495,7 @@ static void check_refusal(struct checker *k, uint32_t c, uint32_t s, int have_fl
 		ok = !k->have_register || !k->dev[s].registered || k->dev[s].deleted;
 		break;
 	case DL_REFUSE_REVERSE_DEPENDENCY:
-		ok = c == s || reaches(k, c, s, DL_NONE, 1) != 0;
+		ok = c == s || reaches(k, c, s, DL_NONE) != 0;
 		break;
 	case DL_REFUSE_CONSUMER_BOUND:
 		ok = k->dev[c].drv == DRV_BOUND || k->dev[c].drv == DRV_UNBINDING;
@@ -584,8 +588,8 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 		else if (!L->live)
 			L->state = !(L->flags & DL_FLAG_MANAGED) ? DL_STATE_NONE :
 				   k->dev[aux].drv == DRV_BOUND ? DL_STATE_AVAILABLE : DL_STATE_DORMANT;
-		if (!L->live && !(L->flags & (DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE)) &&
-		    reaches(k, d, aux, l, 0) == 1)
+		if (!L->live && !(L->flags & DL_FLAG_SYNC_STATE_ONLY) &&
+		    reaches(k, d, aux, l) == 1)
 			violation(k, 6, d, aux, l, t, "link %" PRIu32 " closes a cycle of links and"
 				  " parents", l);
 		if (!L->live)
