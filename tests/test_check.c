@@ -38,7 +38,11 @@ enum mutation {
 	M_DPM_MOVE_OK,     /* SUP, then its child and consumer, move to the dpm_list tail */
 	M_DPM_MOVE_BAD,    /* SUP alone moves to the tail: after its child and consumer */
 	M_CYCLE_EARLY_PROBE, /* M_EARLY_PROBE over a CYCLE link (not SSO): it gates probe too */
+	M_SSO_SWAP,        /* like M_SWAP_SUSPEND, the link is SYNC_STATE_ONLY and AVAILABLE */
 };
+
+/* runs.kernel of the next write_run() (NULL: none, as logged before dlsim recorded it) */
+static const char *run_kernel = "6.12";
 
 struct evbuf { struct dl_event e[256]; size_t n; int64_t t; };
 
@@ -62,10 +66,12 @@ static void pm(struct evbuf *b, uint32_t dev, int resume, unsigned ph, int drop_
 static int64_t write_run(enum mutation m)
 {
 	struct dl_run_info ri = { .scenario = "two-devices", .order = "hand", .mode = "des",
-				  .version = "test", .seed = 1, .workers = 1, .devices = 3, .links = 1 };
+				  .version = "test", .kernel = run_kernel, .seed = 1, .workers = 1,
+				  .devices = 3, .links = 1 };
 	uint32_t lf = m == M_STATELESS_SWAP ? DL_FLAG_STATELESS :
 		      m == M_RPM_OK || m == M_RPM_BAD ? DL_FLAG_MANAGED | DL_FLAG_PM_RUNTIME :
 		      m == M_CYCLE_EARLY_PROBE ? DL_FLAG_MANAGED | DL_FLAG_INFERRED | DL_FLAG_CYCLE :
+		      m == M_SSO_SWAP ? DL_FLAG_MANAGED | DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_INFERRED :
 		      DL_FLAG_MANAGED;
 	struct evbuf *b = calloc(1, sizeof(*b));
 	struct dl_log *l;
@@ -85,8 +91,10 @@ static int64_t write_run(enum mutation m)
 	    lf == DL_FLAG_STATELESS ? DL_STATE_NONE : DL_STATE_DORMANT, 0);
 	if (m == M_CYCLE)
 		add(b, DL_EV_LINK_ADD, SUP, 1, CON, DL_FLAG_MANAGED, DL_STATE_DORMANT, 0);
-	add(b, DL_EV_LINK_REFUSED, SUP, DL_NONE, CON, DL_FLAG_MANAGED,
-	    DL_REFUSE_REVERSE_DEPENDENCY, 0);
+	/* (an SSO link is no dependency: SUP -> CON would not be refused) */
+	if (m != M_SSO_SWAP)
+		add(b, DL_EV_LINK_REFUSED, SUP, DL_NONE, CON, DL_FLAG_MANAGED,
+		    DL_REFUSE_REVERSE_DEPENDENCY, 0);
 	if (m == M_BAD_REFUSAL)
 		add(b, DL_EV_LINK_REFUSED, CON, DL_NONE, SUP, DL_FLAG_MANAGED,
 		    DL_REFUSE_REVERSE_DEPENDENCY, 0);
@@ -141,7 +149,7 @@ static int64_t write_run(enum mutation m)
 	}
 	for (unsigned p = DL_PH_PREPARE; p <= DL_PH_SUSPEND_NOIRQ && m != M_FAILED_CALLBACK; p++) {
 		int swap = p == DL_PH_SUSPEND && (m == M_SWAP_SUSPEND || m == M_STATELESS_SWAP ||
-						  m == M_DORMANT_SWAP);
+						  m == M_DORMANT_SWAP || m == M_SSO_SWAP);
 
 		if (swap)
 			pm(b, SUP, 0, p, 0);
@@ -270,6 +278,32 @@ static void test_drop_resume_end(void) { expect_only(M_DROP_RESUME_END, 4); }
 static void test_early_probe(void) { expect_only(M_EARLY_PROBE, 1); }
 /* device_links_check_suppliers() skips SYNC_STATE_ONLY links only, not CYCLE ones */
 static void test_cycle_early_probe(void) { expect_only(M_CYCLE_EARLY_PROBE, 1); }
+/*
+ * Item 10 of issue 18: an AVAILABLE SYNC_STATE_ONLY link orders suspend in
+ * 6.12 and 6.16 (dpm_wait_for_consumers() skips only DORMANT links) and not
+ * from 6.18; a run without runs.kernel is held to the later rule.
+ */
+static void test_sso_swap_by_kernel(void)
+{
+	struct dl_check_result res;
+	static const struct { const char *kernel; int violations; } c[] = {
+		{ "6.12", 1 }, { "6.16", 1 }, { "6.17", 1 }, { "6.18", 0 }, { "7.3", 0 }, { NULL, 0 },
+	};
+
+	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int64_t run;
+
+		run_kernel = c[i].kernel;
+		run = write_run(M_SSO_SWAP);
+		CU_ASSERT_FATAL(run > 0);
+		CU_ASSERT_EQUAL(check(run, &res), DL_CHECK_DONE);
+		CU_ASSERT_EQUAL(res.total, res.by_inv[3]);
+		/* the swap also suspends SUP before its child: one violation in every version */
+		CU_ASSERT_EQUAL(res.by_inv[3], 1 + c[i].violations);
+	}
+	run_kernel = "6.12";
+}
+
 static void test_early_unbind(void) { expect_only(M_EARLY_UNBIND, 2); }
 static void test_cycle(void)
 {
@@ -394,6 +428,8 @@ int main(void)
 	CU_add_test(s, "missing resume_end: invariant 4", test_drop_resume_end);
 	CU_add_test(s, "consumer probes before supplier bound: invariant 1", test_early_probe);
 	CU_add_test(s, "CYCLE link gates probe: invariant 1", test_cycle_early_probe);
+	CU_add_test(s, "SYNC_STATE_ONLY link orders suspend up to 6.17: invariant 3",
+		    test_sso_swap_by_kernel);
 	CU_add_test(s, "supplier unbinds first: invariant 2", test_early_unbind);
 	CU_add_test(s, "cycle of links: invariant 6", test_cycle);
 	CU_add_test(s, "failed run left suspended: invariant 4", test_failed_suspended);

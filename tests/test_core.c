@@ -1244,27 +1244,83 @@ static void test_pm_dormant_link_does_not_count(void)
 	dl_link_t l = add(k, s, 0);
 
 	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_DORMANT);
-	CU_ASSERT_FALSE(dl_link_counts_for_pm(&c->link[l]));
+	CU_ASSERT_FALSE(dl_link_counts_for_pm(c, &c->link[l]));
 	CU_ASSERT_EQUAL(dl_pm_wait_count(c, s, true), 0);
 	CU_ASSERT_EQUAL(dl_pm_wait_count(c, k, false), 0);
 	CU_ASSERT_TRUE(dl_pm_ready(c, s, true, done));
 	CU_ASSERT_TRUE(dl_pm_ready(c, k, false, done));
 }
 
-static void test_pm_sync_state_only_link_does_not_count(void)
+/*
+ * Item 10 of issue 18: dpm_wait_for_suppliers()/consumers() skip only
+ * DORMANT links in 6.12 (and 6.16), so an AVAILABLE SYNC_STATE_ONLY link
+ * orders suspend and resume; from 6.18 ("PM: sleep: Do not wait on
+ * SYNC_STATE_ONLY device links", 7.3's main.c) it never does.
+ */
+static void test_pm_sync_state_only_link_counts_until_6_18(void)
 {
 	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
 	uint8_t done[4] = { 0 };
 	dl_link_t l;
 
+	CU_ASSERT_EQUAL(c->kver, DL_KVER(6, 12));
 	bind(s);
-	l = add(k, s, DL_FLAG_SYNC_STATE_ONLY);
-	CU_ASSERT_NOT_EQUAL(c->link[l].status, DL_STATE_DORMANT);
-	CU_ASSERT_FALSE(dl_link_counts_for_pm(&c->link[l]));
+	l = add(k, s, DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_INFERRED);
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_AVAILABLE);
+	CU_ASSERT_TRUE(dl_link_counts_for_pm(c, &c->link[l]));
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, s, true), 1);
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, k, false), 1);
+	CU_ASSERT_FALSE(dl_pm_ready(c, s, true, done));
+	CU_ASSERT_EQUAL(dl_core_set_kernel(c, DL_KVER(6, 17)), 0);
+	CU_ASSERT_EQUAL(dl_pm_wait_count(c, s, true), 1);
+	CU_ASSERT_EQUAL(dl_core_set_kernel(c, DL_KVER(6, 18)), 0);
+	CU_ASSERT_FALSE(dl_link_counts_for_pm(c, &c->link[l]));
 	CU_ASSERT_EQUAL(dl_pm_wait_count(c, s, true), 0);
 	CU_ASSERT_EQUAL(dl_pm_wait_count(c, k, false), 0);
+	CU_ASSERT_EQUAL(dl_core_set_kernel(c, DL_KVER(7, 3)), 0);
 	CU_ASSERT_TRUE(dl_pm_ready(c, s, true, done));
 	CU_ASSERT_TRUE(dl_pm_ready(c, k, false, done));
+	/* a SYNC_STATE_ONLY link a STATELESS add upgraded is no longer one: it counts */
+	CU_ASSERT_EQUAL(add(k, s, DL_FLAG_STATELESS), l);
+	CU_ASSERT_TRUE(dl_link_counts_for_pm(c, &c->link[l]));
+}
+
+/* A DORMANT SYNC_STATE_ONLY link counts in no version. */
+static void test_pm_dormant_sync_state_only_link_never_counts(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	dl_link_t l = add(k, s, DL_FLAG_SYNC_STATE_ONLY);
+
+	CU_ASSERT_EQUAL(c->link[l].status, DL_STATE_DORMANT);
+	CU_ASSERT_FALSE(dl_link_counts_for_pm(c, &c->link[l]));
+	CU_ASSERT_EQUAL(dl_core_set_kernel(c, DL_KVER(7, 3)), 0);
+	CU_ASSERT_FALSE(dl_link_counts_for_pm(c, &c->link[l]));
+}
+
+/* --kernel VERSION: MAJOR.MINOR from 6.12 to 7.3. */
+static void test_kernel_version_parse(void)
+{
+	uint32_t v = 0;
+	char buf[16];
+
+	CU_ASSERT_EQUAL(dl_kver_parse("6.12", &v), 0);
+	CU_ASSERT_EQUAL(v, DL_KVER(6, 12));
+	CU_ASSERT_EQUAL(dl_kver_parse("7.3", &v), 0);
+	CU_ASSERT_EQUAL(v, DL_KVER(7, 3));
+	CU_ASSERT_EQUAL(dl_kver_parse("6.18", &v), 0);
+	CU_ASSERT(DL_KVER(6, 9) < DL_KVER(6, 12) && DL_KVER(6, 255) < DL_KVER(7, 0));
+	dl_kver_format(v, buf, sizeof(buf));
+	CU_ASSERT_STRING_EQUAL(buf, "6.18");
+	CU_ASSERT_EQUAL(dl_kver_parse("6.1", &v), -ERANGE);
+	CU_ASSERT_EQUAL(dl_kver_parse("7.4", &v), -ERANGE);
+	CU_ASSERT_EQUAL(dl_kver_parse("6.12.1", &v), -EINVAL);
+	CU_ASSERT_EQUAL(dl_kver_parse("6", &v), -EINVAL);
+	CU_ASSERT_EQUAL(dl_kver_parse("6.", &v), -EINVAL);
+	CU_ASSERT_EQUAL(dl_kver_parse("x.12", &v), -EINVAL);
+	CU_ASSERT_EQUAL(dl_kver_parse("6.-1", &v), -EINVAL);
+	CU_ASSERT_EQUAL(dl_kver_parse("", &v), -EINVAL);
+	CU_ASSERT_EQUAL(dl_core_set_kernel(c, DL_KVER(6, 11)), -ERANGE);
+	CU_ASSERT_EQUAL(c->kver, DL_KVER(6, 12));
 }
 
 static void test_pm_stateless_link_counts(void)
@@ -1273,7 +1329,7 @@ static void test_pm_stateless_link_counts(void)
 	uint8_t done[4] = { 0 };
 	dl_link_t l = add(k, s, DL_FLAG_STATELESS);
 
-	CU_ASSERT_TRUE(dl_link_counts_for_pm(&c->link[l]));
+	CU_ASSERT_TRUE(dl_link_counts_for_pm(c, &c->link[l]));
 	CU_ASSERT_EQUAL(dl_pm_wait_count(c, s, true), 1);
 	CU_ASSERT_EQUAL(dl_pm_wait_count(c, k, false), 1);
 	CU_ASSERT_FALSE(dl_pm_ready(c, s, true, done));
@@ -1529,7 +1585,9 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_pm_suspend_waits_for_children_and_consumers),
 	T(test_pm_resume_waits_for_parent_and_suppliers),
 	T(test_pm_dormant_link_does_not_count),
-	T(test_pm_sync_state_only_link_does_not_count),
+	T(test_pm_sync_state_only_link_counts_until_6_18),
+	T(test_pm_dormant_sync_state_only_link_never_counts),
+	T(test_kernel_version_parse),
 	T(test_pm_stateless_link_counts),
 	T(test_rpm_get_resumes_supplier_first),
 	T(test_rpm_without_pm_runtime_flag_does_not_resume_supplier),

@@ -40,8 +40,12 @@ struct run_opts {
 	double time_scale;
 	struct dl_override set[MAX_SET];
 	size_t nset;
+	/* --kernel: booted in kernel mode, whose rules in des and threads */
+	const char *kernel;
+	uint32_t kver;          /* des, threads: DL_KVER(); 0: each order's default */
+	char kernel_buf[16];
 	/* --mode kernel */
-	const char *kernel, *kernel_dump, *kernel_save;
+	const char *kernel_dump, *kernel_save;
 	int64_t kernel_timeout_ms;
 };
 
@@ -76,7 +80,14 @@ static void run_usage(FILE *f, bool compare)
 		   "                    script played on a real Linux kernel booted in QEMU (one\n"
 		   "                    boot for all the runs; 'make kernels' fetches it), timed\n"
 		   "                    by the guest; bounds are not computed (\u2013)\n"
-		   "  --kernel VERSION  kernel mode: the kernel booted, 6.12 (default)\n"
+		   "  --kernel VERSION  the kernel whose rules are simulated (des, threads) or\n"
+		   "                    booted (kernel mode: 6.12 or 7.3), MAJOR.MINOR from 6.12\n"
+		   "                    to 7.3.  Rules that change: 6.16, the async rework\n"
+		   "                    (kernel-async runs up to 6.15, kernel-async-v2 from\n"
+		   "                    6.16; a pair no kernel ran is refused, exit 2); 6.18, PM\n"
+		   "                    stops waiting on SYNC_STATE_ONLY links.  Default: the\n"
+		   "                    order's own (dlsim orders): 7.3 for kernel-async-v2,\n"
+		   "                    6.12 for the others\n"
 		   "  --kernel-timeout S  kernel mode: kill the guest after S seconds (default:\n"
 		   "                    180 plus 5 ms per callback); its runs are marked failed\n"
 		   "  --kernel-save FILE  kernel mode: keep the guest's raw dump in FILE\n"
@@ -104,7 +115,8 @@ static void run_usage(FILE *f, bool compare)
 		   "no summary), 130 interrupted (what was simulated is committed, the run is\n"
 		   "'interrupted')\n",
 		compare ? "  --orders A,B,...  the orders to compare (default: every order but naive,\n"
-			  "                    the negative control; see dlsim orders)\n"
+			  "                    the negative control; with --kernel, only those that\n"
+			  "                    kernel ran: kernel-async or kernel-async-v2)\n"
 			  "  --seeds N         seeds per order: seed, seed+1, ... (default 1)\n"
 			: "  --order NAME      ordering algorithm (default kernel-async; see dlsim orders)\n",
 		DL_LOG_BUSY_MS, DL_WAKEUP_FACTOR,
@@ -149,6 +161,48 @@ static int parse_order(const char *me, const char *name, enum dl_order *out)
 	else
 		fprintf(stderr, "dlsim %s: unknown order '%s'; see 'dlsim orders'\n", me, name);
 	return -EINVAL;
+}
+
+/*
+ * --kernel: in des and threads a version whose rules the engines follow
+ * (the run's order checked here; compare checks each in parse_orders());
+ * kernel mode keeps the string for dl_kernel_refuse().  Without it, each
+ * order's default (dl_order_default_kernel()); kernel mode boots the
+ * default of `run`'s order, or 6.12 for compare.
+ */
+static int parse_kernel(struct run_opts *o, const char *me, bool compare)
+{
+	char why[256];
+	int rc;
+
+	if (!strcmp(o->mode, "kernel")) {
+		if (!o->kernel && !compare) {
+			dl_kver_format(dl_order_default_kernel(o->order), o->kernel_buf,
+				       sizeof(o->kernel_buf));
+			o->kernel = o->kernel_buf;
+		}
+		if (!o->kernel)
+			o->kernel = DL_KERNEL_DEFAULT;
+		return 0;
+	}
+	if (!o->kernel)
+		return 0;
+	rc = dl_kver_parse(o->kernel, &o->kver);
+	if (rc == -ERANGE) {
+		fprintf(stderr, "dlsim %s: --kernel '%s': dlsim models the kernels from 6.12 to 7.3\n",
+			me, o->kernel);
+		return -1;
+	}
+	if (rc) {
+		fprintf(stderr, "dlsim %s: --kernel '%s': expected MAJOR.MINOR, a version from 6.12"
+			" to 7.3 such as 6.12 or 7.3\n", me, o->kernel);
+		return -1;
+	}
+	if (!compare && dl_order_check_kernel(o->order, o->kver, why, sizeof(why))) {
+		fprintf(stderr, "dlsim %s: --kernel %s: %s\n", me, o->kernel, why);
+		return -1;
+	}
+	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
@@ -262,9 +316,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 			" --mode kernel\n", me);
 		return -1;
 	}
-	if (!o->kernel)
-		o->kernel = DL_KERNEL_DEFAULT;
-	return 0;
+	return parse_kernel(o, me, compare);
 }
 
 /* A progress line on stderr, only on a terminal, only once a run is slow. */
@@ -381,6 +433,12 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 		json_object_set_new(j, "time_scale", json_real(rn->o.time_scale));
 		json_object_set_new(j, "wakeup_ns", json_integer(rn->wakeup_ns));
 	}
+	if (!kernel_mode(&rn->o)) {
+		char kv[16];
+
+		dl_kver_format(r->kernel, kv, sizeof(kv));
+		json_object_set_new(j, "kernel", json_string(kv));
+	}
 	if (kernel_mode(&rn->o)) {
 		json_object_set_new(j, "kernel", json_string(rn->krelease));
 		json_object_set_new(j, "kernel_runs_per_boot", json_integer((json_int_t)rn->nkjobs));
@@ -487,8 +545,11 @@ static void table_result(const struct runner *rn, const char *order, int64_t run
 		printf("run %lld: ", (long long)run_id);
 	else
 		printf("run (not logged): ");
-	printf("%s, order %s, K = %u CPUs, %u devices, %u links (%u refused): %s\n", rn->sc->name, order, r->workers, r->devices, r->links,
-	       r->links_refused, r->status);
+	printf("%s, order %s, ", rn->sc->name, order);
+	if (!kernel_mode(&rn->o))
+		printf("kernel %u.%u rules, ", r->kernel >> 8, r->kernel & 0xff);
+	printf("K = %u CPUs, %u devices, %u links (%u refused): %s\n", r->workers, r->devices,
+	       r->links, r->links_refused, r->status);
 	if (threads_mode(&rn->o))
 		printf("threads: time scale %g, wake-up latency %.1f us\n", rn->o.time_scale,
 		       (double)rn->wakeup_ns / 1e3);
@@ -688,7 +749,7 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 	if (rn->log) {
 		struct dl_run_info info = {
 			.scenario = sc->name, .order = dl_order_name(j->order), .mode = "kernel",
-			.version = version, .seed = j->seed, .devices = sc->ndev,
+			.version = version, .kernel = rn->o.kernel, .seed = j->seed, .devices = sc->ndev,
 			.links = sc->nlink, .workers = 1,
 		};
 
@@ -718,20 +779,22 @@ static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64
 {
 	const struct run_opts *o = &rn->o;
 	const struct dl_scenario *sc = rn->sc;
-	struct dl_engine_opts eo = { .order = order, .workers = o->workers, .seed = seed,
-				     .stop = &stop_flag };
+	struct dl_engine_opts eo = { .order = order, .workers = o->workers, .kernel = o->kver,
+				     .seed = seed, .stop = &stop_flag };
 	struct progress pr = { .sc = sc };
+	char kernel[16];
 	int rc;
 
 	*run_id = 0;
 	memset(rn->r, 0, sizeof(*rn->r));
 	if (kernel_mode(o))
 		return kernel_run(rn, &eo, run_id);
+	dl_kver_format(dl_order_kernel(order, o->kver), kernel, sizeof(kernel));
 	if (rn->log) {
 		struct dl_run_info info = {
 			.scenario = sc->name, .order = dl_order_name(order), .mode = o->mode,
-			.version = DLSIM_VERSION, .seed = seed, .devices = sc->ndev,
-			.links = sc->nlink,
+			.version = DLSIM_VERSION, .kernel = kernel, .seed = seed,
+			.devices = sc->ndev, .links = sc->nlink,
 			.workers = dl_engine_workers(sc, order, o->workers),
 		};
 
@@ -963,15 +1026,17 @@ struct compare_stats {
 	uint32_t nops;
 };
 
-/* --orders, or every order but the negative control. */
+/* --orders, or every order but the negative control (and those --kernel did not run). */
 static int parse_orders(const struct run_opts *o, enum dl_order *orders, uint32_t *n)
 {
 	char list[256];
 
 	*n = 0;
 	if (!o->order_list) {
+		/* with --kernel V, those V ran (kernel-async or kernel-async-v2, not both) */
 		for (int i = 0; i < DL_ORDER_COUNT; i++)
-			if (dl_order_policy((enum dl_order)i)->link_aware)
+			if (dl_order_policy((enum dl_order)i)->link_aware &&
+			    (!o->kver || !dl_order_check_kernel((enum dl_order)i, o->kver, NULL, 0)))
 				orders[(*n)++] = (enum dl_order)i;
 		return 0;
 	}
@@ -989,6 +1054,19 @@ static int parse_orders(const struct run_opts *o, enum dl_order *orders, uint32_
 		fprintf(stderr, "dlsim compare: --orders is empty\n");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* --kernel V with each order (des, threads; kernel mode: dl_kernel_refuse()). */
+static int check_order_kernels(const struct run_opts *o, const enum dl_order *orders, uint32_t n)
+{
+	char why[256];
+
+	for (uint32_t k = 0; o->kver && k < n; k++)
+		if (dl_order_check_kernel(orders[k], o->kver, why, sizeof(why))) {
+			fprintf(stderr, "dlsim compare: --kernel %s: %s\n", o->kernel, why);
+			return -EINVAL;
+		}
 	return 0;
 }
 
@@ -1039,7 +1117,7 @@ int cmd_compare(int argc, char **argv)
 
 	if (rc)
 		return rc > 0 ? DL_EXIT_OK : DL_EXIT_USAGE;
-	if (parse_orders(&rn.o, orders, &norders))
+	if (parse_orders(&rn.o, orders, &norders) || check_order_kernels(&rn.o, orders, norders))
 		return DL_EXIT_USAGE;
 	st = calloc(1, sizeof(*st));
 	if (!st) {

@@ -126,6 +126,7 @@ int dl_core_init(struct dl_core *c, uint32_t ndev_hint, uint32_t nlink_hint)
 	c->dpm_head = c->dpm_tail = DL_NONE;
 	c->dpm_next_key = 1;
 	c->sync_state_paused = true;
+	dl_core_set_kernel(c, DL_KVER_DEFAULT);
 	c->cap_dev = ndev_hint ? ndev_hint : 16;
 	c->cap_link = nlink_hint ? nlink_hint : 16;
 	c->dev = malloc((size_t)c->cap_dev * sizeof(*c->dev));
@@ -208,6 +209,20 @@ int dl_core_presize(struct dl_core *c, const uint32_t *nsup, const uint32_t *nco
 void dl_core_set_sink(struct dl_core *c, struct dl_sink sink)
 {
 	c->sink = sink;
+}
+
+/**
+ * dl_core_set_kernel - follow the rules of kernel @kver (DL_KVER()) where
+ * they changed between 6.12 and 7.3; -ERANGE (nothing changed) outside
+ * DL_KVER_FIRST..DL_KVER_LAST.  Set before the first PM phase.
+ */
+int dl_core_set_kernel(struct dl_core *c, uint32_t kver)
+{
+	if (kver < DL_KVER_FIRST || kver > DL_KVER_LAST)
+		return -ERANGE;
+	c->kver = kver;
+	c->pm_skips_sso = kver >= DL_KVER_PM_SKIPS_SSO;
+	return 0;
 }
 
 /**

@@ -101,6 +101,22 @@ enum dl_refusal {
 
 enum dl_rpm_status { DL_RPM_SUSPENDED, DL_RPM_ACTIVE };
 
+/*
+ * Kernel versions, MAJOR << 8 | MINOR: whose rules a core follows where they
+ * changed between the two reference kernels, 6.12 and 7.3 (LINK-CORE.md):
+ *  - 6.16, the async suspend/resume rework: the order kernel-async-v2 from
+ *    then on, kernel-async up to 6.15 (sim/order/ checks the pair);
+ *  - 6.18, "PM: sleep: Do not wait on SYNC_STATE_ONLY device links":
+ *    dpm_wait_for_suppliers()/consumers() skip SYNC_STATE_ONLY links from
+ *    then on (6.12 and 6.16 wait on one that is not DORMANT).
+ */
+#define DL_KVER(maj, min) ((uint32_t)(maj) << 8 | (uint32_t)(min))
+#define DL_KVER_FIRST DL_KVER(6, 12)        /* the oldest modelled */
+#define DL_KVER_LAST DL_KVER(7, 3)          /* the newest modelled */
+#define DL_KVER_DEFAULT DL_KVER(6, 12)      /* a core's until dl_core_set_kernel() */
+#define DL_KVER_ASYNC_V2 DL_KVER(6, 16)
+#define DL_KVER_PM_SKIPS_SSO DL_KVER(6, 18)
+
 #define DL_EPROBE_DEFER 517   /* the kernel's EPROBE_DEFER */
 
 struct dl_idvec {
@@ -182,12 +198,18 @@ struct dl_core {
 
 	uint32_t *pool;                 /* dl_core_presize()'s vector storage */
 	struct dl_sink sink;
+
+	uint32_t kver;                  /* DL_KVER() whose rules apply (dl_core_set_kernel()) */
+	bool pm_skips_sso;              /* kver >= DL_KVER_PM_SKIPS_SSO */
 };
 
 /* Lifetime. */
 int dl_core_init(struct dl_core *c, uint32_t ndev_hint, uint32_t nlink_hint);
 void dl_core_fini(struct dl_core *c);
 void dl_core_set_sink(struct dl_core *c, struct dl_sink sink);
+int dl_core_set_kernel(struct dl_core *c, uint32_t kver);
+int dl_kver_parse(const char *s, uint32_t *out);
+void dl_kver_format(uint32_t kver, char *buf, size_t len);
 int dl_core_presize(struct dl_core *c, const uint32_t *nsup, const uint32_t *ncon,
 		    const uint32_t *nchild);
 
@@ -293,10 +315,15 @@ static inline bool dl_link_is_sync_state_only(uint32_t flags)
 	       DL_FLAG_SYNC_STATE_ONLY;
 }
 
-/* dpm_wait_for_suppliers()/consumers(): DORMANT and SYNC_STATE_ONLY links do not count. */
-static inline bool dl_link_counts_for_pm(const struct dl_link *l)
+/*
+ * dpm_wait_for_suppliers()/consumers(): a link counts unless DORMANT
+ * (STATELESS ones, status NONE, count); from 6.18 SYNC_STATE_ONLY links
+ * never count (device_link_flag_is_sync_state_only() in 7.3's main.c).
+ */
+static inline bool dl_link_counts_for_pm(const struct dl_core *c, const struct dl_link *l)
 {
-	return l->live && l->status != DL_STATE_DORMANT && !dl_link_is_sync_state_only(l->flags);
+	return l->live && l->status != DL_STATE_DORMANT &&
+	       !(c->pm_skips_sso && dl_link_is_sync_state_only(l->flags));
 }
 
 /*
@@ -370,7 +397,7 @@ static inline dl_dev_t dl_dep_next(struct dl_dep_iter *it)
 		while (it->i < v->n) {
 			const struct dl_link *k = &it->c->link[v->v[it->i++]];
 
-			if (it->probe ? dl_link_gates_probe(k) : dl_link_counts_for_pm(k))
+			if (it->probe ? dl_link_gates_probe(k) : dl_link_counts_for_pm(it->c, k))
 				return it->up ? k->supplier : k->consumer;
 		}
 		it->stage = 2;

@@ -1,5 +1,7 @@
 /* dl_names.c - the names the log, the CLI and scenario files use. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/core/dl_core.h"
@@ -78,4 +80,39 @@ size_t dl_flags_format(uint32_t flags, char *buf, size_t len)
 		buf[n] = '\0';
 	}
 	return n;
+}
+
+/**
+ * dl_kver_parse - "6.12" (MAJOR.MINOR, decimal) to DL_KVER(6, 12).  -EINVAL
+ * if it is not that shape, -ERANGE if it is outside the versions modelled
+ * (DL_KVER_FIRST..DL_KVER_LAST).
+ */
+int dl_kver_parse(const char *s, uint32_t *out)
+{
+	unsigned long v[2];
+	const char *p = s;
+
+	for (int i = 0; i < 2; i++) {
+		char *end;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		errno = 0;
+		v[i] = strtoul(p, &end, 10);
+		if (errno || v[i] > 255 || end - p > 3)
+			return -EINVAL;
+		p = end;
+		if (i == 0 && *p++ != '.')
+			return -EINVAL;
+	}
+	if (*p)
+		return -EINVAL;
+	*out = DL_KVER(v[0], v[1]);
+	return *out < DL_KVER_FIRST || *out > DL_KVER_LAST ? -ERANGE : 0;
+}
+
+/* dl_kver_format - DL_KVER(6, 12) as "6.12". */
+void dl_kver_format(uint32_t kver, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u.%u", kver >> 8, kver & 0xff);
 }

@@ -1744,6 +1744,12 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	r->links = sc->nlink;
 	r->fail_dev = DL_NONE;
 	err = dl_core_init(&s.core, sc->ndev + 1, sc->nlink + 1);
+	/* the kernel whose rules apply: a pair no kernel ran is refused (the CLI says why) */
+	r->kernel = dl_order_kernel(o->order, o->kernel);
+	if (!err && dl_order_check_kernel(o->order, r->kernel, NULL, 0))
+		err = -EINVAL;
+	if (!err)
+		err = dl_core_set_kernel(&s.core, r->kernel);
 	if (!err)
 		err = sim_alloc(&s);
 	if (err)

@@ -28,6 +28,7 @@
 struct dl_engine_opts {
 	enum dl_order order;
 	uint32_t workers;        /* 0: the order's default */
+	uint32_t kernel;         /* DL_KVER() whose rules to follow; 0: the order's default */
 	uint64_t seed;
 	struct dl_sink sink;     /* gets every event, time-stamped; may be empty */
 	volatile sig_atomic_t *stop;  /* set asynchronously to interrupt */
@@ -66,6 +67,7 @@ struct dl_op_result {
 struct dl_run_result {
 	const char *status;      /* "ok", "failed", "interrupted" */
 	uint32_t workers, devices, links, links_refused;
+	uint32_t kernel;         /* DL_KVER() whose rules the run followed */
 	int64_t makespan_ns, lower_bound_ns, critical_path_ns, work_ns, blocked_ns;
 	int64_t main_bound_ns, order_bound_ns;   /* sums of the ops' */
 	uint64_t events, probe_attempts, probe_defers, wakeups;

@@ -64,6 +64,7 @@ struct checker {
 	uint64_t dpm_clock;     /* last dpm_list position handed out */
 	int dpm_dirty;          /* the list or the links changed since the last check */
 	int oom;
+	int pm_skips_sso;       /* the run's kernel is 6.18 or later (read_kernel()) */
 };
 
 static int vec_push(struct vec *v, uint32_t x)
@@ -299,10 +300,19 @@ static int present(const struct checker *k, const struct cdev *d)
 	return !d->deleted && (d->registered || !k->have_register);
 }
 
-/* Links that order PM callbacks: not DORMANT, not SYNC_STATE_ONLY (STATELESS ones count). */
-static int pm_counts(const struct clink *L)
+/*
+ * Links that order PM callbacks (dpm_wait_for_suppliers()/consumers()):
+ * every link that is not DORMANT (STATELESS ones count); from 6.18 not
+ * those whose flags are SYNC_STATE_ONLY and markers only
+ * (device_link_flag_is_sync_state_only() in 7.3's power/main.c).
+ */
+static int pm_counts(const struct checker *k, const struct clink *L)
 {
-	return L->live && !(L->flags & DL_FLAG_SYNC_STATE_ONLY) && L->state != DL_STATE_DORMANT;
+	const uint32_t markers = DL_FLAG_INFERRED | DL_FLAG_CYCLE | DL_FLAG_MANAGED;
+
+	if (k->pm_skips_sso && (L->flags & ~markers) == DL_FLAG_SYNC_STATE_ONLY)
+		return 0;
+	return L->live && L->state != DL_STATE_DORMANT;
 }
 
 /*
@@ -393,7 +403,7 @@ static void on_suspend_start(struct checker *k, uint32_t d, int p, int64_t t)
 		struct clink *L = &k->link[l];
 		struct cdev *C = &k->dev[L->c];
 
-		if (pm_counts(L) && present(k, C) && !(C->susp & (1u << p)))
+		if (pm_counts(k, L) && present(k, C) && !(C->susp & (1u << p)))
 			violation(k, 3, L->c, d, l, t, "%s: supplier's suspend_start before the"
 				  " consumer's suspend_end (link %" PRIu32 ")",
 				  dl_phase_name((unsigned)p), l);
@@ -426,7 +436,7 @@ static void on_resume_start(struct checker *k, uint32_t d, int q, int64_t t)
 		struct clink *L = &k->link[l];
 		struct cdev *S = &k->dev[L->s];
 
-		if (pm_counts(L) && present(k, S) && (S->susp & (1u << m)))
+		if (pm_counts(k, L) && present(k, S) && (S->susp & (1u << m)))
 			violation(k, 3, d, L->s, l, t, "%s: consumer's resume_start before the"
 				  " supplier's resume_end (link %" PRIu32 ")",
 				  dl_phase_name((unsigned)q), l);
@@ -1194,6 +1204,32 @@ static int read_status(sqlite3 *db, int64_t run_id, struct dl_check_result *res)
 	return 0;
 }
 
+/*
+ * The SYNC_STATE_ONLY rule of the kernel RUN_ID followed (runs.kernel,
+ * "MAJOR.MINOR"): 6.12 and 6.16 wait on an SSO link that is not DORMANT;
+ * 6.18 ("PM: sleep: Do not wait on SYNC_STATE_ONLY device links") and 7.3
+ * do not.  A run without runs.kernel was logged before dlsim recorded it,
+ * by engines that never waited on SSO links: the later rule.
+ */
+static int read_kernel(sqlite3 *db, int64_t run_id, int *skips_sso)
+{
+	sqlite3_stmt *st;
+	unsigned major, minor;
+
+	*skips_sso = 1;
+	if (!has_column(db, "runs", "kernel"))
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT kernel FROM runs WHERE run_id = ?", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, run_id);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT &&
+	    sscanf((const char *)sqlite3_column_text(st, 0), "%u.%u", &major, &minor) == 2)
+		*skips_sso = major > 6 || (major == 6 && minor >= 18);
+	sqlite3_finalize(st);
+	return 0;
+}
+
 static void checker_free(struct checker *k)
 {
 	for (uint32_t i = 0; i < k->ndev; i++) {
@@ -1218,6 +1254,8 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 	memset(res, 0, sizeof(*res));
 	k.out = out ? out : stdout;
 	rc = read_status(db, run_id, res);
+	if (!rc)
+		rc = read_kernel(db, run_id, &k.pm_skips_sso);
 	if (rc)
 		return rc;
 	have_ext = has_column(db, "events", "arg") && has_column(db, "events", "flags") &&

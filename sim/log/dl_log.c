@@ -297,9 +297,10 @@ int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errl
 
 static void *writer_main(void *arg);
 
-static int has_log_error(sqlite3 *db)
+/* Does runs have column @name (one the schema added later)? */
+static int runs_has(sqlite3 *db, const char *name)
 {
-	static const char *const col[] = { "log_error", NULL };
+	const char *const col[] = { name, NULL };
 	int exists;
 
 	return table_has(db, "runs", col, &exists) == 1;
@@ -394,8 +395,11 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, schema_sql, NULL, NULL, &emsg);
 	/* additive: runs.log_error, why a run's log is incomplete (NULL: it is not) */
-	if (rc == SQLITE_OK && !has_log_error(db))
+	if (rc == SQLITE_OK && !runs_has(db, "log_error"))
 		rc = sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN log_error TEXT", NULL, NULL, &emsg);
+	/* additive: runs.kernel, the kernel whose rules the run followed ("6.12", "7.3") */
+	if (rc == SQLITE_OK && !runs_has(db, "kernel"))
+		rc = sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN kernel TEXT", NULL, NULL, &emsg);
 	if (rc == SQLITE_OK) {
 		char sql[64];
 
@@ -783,7 +787,7 @@ int dl_log_run_begin(struct dl_log *l, const struct dl_run_info *ri, int64_t *ru
 	pthread_mutex_lock(&l->db_mu);
 	rc = sqlite3_prepare_v2(l->db,
 		"INSERT INTO runs(scenario, order_name, mode, seed, workers, devices, links, status,"
-		" makespan_ns, started_at, version) VALUES(?,?,?,?,?,?,?,'running',NULL,?,?)",
+		" makespan_ns, started_at, version, kernel) VALUES(?,?,?,?,?,?,?,'running',NULL,?,?,?)",
 		-1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, ri->scenario, -1, SQLITE_TRANSIENT);
@@ -795,6 +799,8 @@ int dl_log_run_begin(struct dl_log *l, const struct dl_run_info *ri, int64_t *ru
 		sqlite3_bind_int64(st, 7, ri->links);
 		sqlite3_bind_text(st, 8, when, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(st, 9, ri->version ? ri->version : DLSIM_VERSION, -1, SQLITE_TRANSIENT);
+		if (ri->kernel)
+			sqlite3_bind_text(st, 10, ri->kernel, -1, SQLITE_TRANSIENT);
 		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
 	}
 	l->failed = 0;

@@ -36,6 +36,7 @@ struct sqlite3;
 
 struct dl_run_info {
 	const char *scenario, *order, *mode, *version;
+	const char *kernel;     /* runs.kernel: whose rules ("6.12"), NULL if none */
 	uint64_t seed;
 	uint32_t workers, devices, links;
 };

@@ -5,6 +5,7 @@
  * backends.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sim/order/order.h"
@@ -31,4 +32,74 @@ int dl_order_parse(const char *name, enum dl_order *out)
 		}
 	}
 	return -EINVAL;
+}
+
+static uint32_t kver_min(const struct dl_order_policy *p)
+{
+	return p->kver_min ? p->kver_min : DL_KVER_FIRST;
+}
+
+static uint32_t kver_max(const struct dl_order_policy *p)
+{
+	return p->kver_max ? p->kver_max : DL_KVER_LAST;
+}
+
+/* dl_order_default_kernel - the kernel a run of @o follows without --kernel. */
+uint32_t dl_order_default_kernel(enum dl_order o)
+{
+	const struct dl_order_policy *p = &registry[o]->policy;
+
+	return p->kver_default ? p->kver_default : DL_KVER_DEFAULT;
+}
+
+/*
+ * dl_order_kernel - the kernel a run of @o follows: @requested (--kernel,
+ * DL_KVER()) if nonzero, else the order's default.  Both engines ask this
+ * (and dl_order_check_kernel()), so the choice is made in one place.
+ */
+uint32_t dl_order_kernel(enum dl_order o, uint32_t requested)
+{
+	return requested ? requested : dl_order_default_kernel(o);
+}
+
+/**
+ * dl_order_check_kernel - did kernel @kver (DL_KVER()) run the scheme @o
+ * models?  0, or -EINVAL with a sentence saying why not (and what would
+ * work) in @why (may be NULL): kernel-async is the classic scheme, gone in 6.16;
+ * kernel-async-v2 is the 6.16 rework.
+ */
+int dl_order_check_kernel(enum dl_order o, uint32_t kver, char *why, size_t len)
+{
+	const struct dl_order_policy *p = &registry[o]->policy;
+	char v[16], lo[16], hi[16];
+
+	if (kver >= kver_min(p) && kver <= kver_max(p))
+		return 0;
+	dl_kver_format(kver, v, sizeof(v));
+	dl_kver_format(kver_min(p), lo, sizeof(lo));
+	dl_kver_format(kver_max(p), hi, sizeof(hi));
+	if (o == DL_ORDER_KERNEL_ASYNC && kver >= DL_KVER_ASYNC_V2)
+		snprintf(why, len, "order kernel-async is the classic async suspend/resume, which"
+			 " kernels up to 6.15 ran; %s has the 6.16 rework: use --order"
+			 " kernel-async-v2, or --kernel %s to %s", v, lo, hi);
+	else if (o == DL_ORDER_KERNEL_ASYNC_V2 && kver < DL_KVER_ASYNC_V2)
+		snprintf(why, len, "order kernel-async-v2 is the async suspend/resume rework of"
+			 " 6.16, which %s does not have: use --order kernel-async, or --kernel"
+			 " %s to %s", v, lo, hi);
+	else
+		snprintf(why, len, "order %s models kernels %s to %s, not %s", registry[o]->name,
+			 lo, hi, v);
+	return -EINVAL;
+}
+
+/* dl_order_kernels - "6.12-6.15 (default 6.12)": the versions @o models, for `dlsim orders`. */
+void dl_order_kernels(enum dl_order o, char *buf, size_t len)
+{
+	const struct dl_order_policy *p = &registry[o]->policy;
+	char lo[16], hi[16], d[16];
+
+	dl_kver_format(kver_min(p), lo, sizeof(lo));
+	dl_kver_format(kver_max(p), hi, sizeof(hi));
+	dl_kver_format(dl_order_default_kernel(o), d, sizeof(d));
+	snprintf(buf, len, "%s-%s (default %s)", lo, hi, d);
 }

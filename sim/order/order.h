@@ -8,7 +8,10 @@
 #define DL_ORDER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "sim/core/dl_core.h"
 
 enum dl_order {
 	DL_ORDER_SYNC,
@@ -29,6 +32,12 @@ struct dl_order_policy {
 	bool critical_first;   /* cp-first: ready work by longest remaining path */
 	bool probe_deferral;   /* probe through the kernel's deferred-probe retry */
 	uint32_t default_workers;
+	/*
+	 * The kernels (DL_KVER()) whose scheme this order is: --kernel outside
+	 * kver_min..kver_max (0: DL_KVER_FIRST, DL_KVER_LAST) is refused; the
+	 * version a run gets without --kernel is kver_default.
+	 */
+	uint32_t kver_min, kver_max, kver_default;
 };
 
 /* One ordering algorithm: a file of its own (sync.c, ...) and a line in order.c's registry. */
@@ -57,6 +66,11 @@ static inline bool dl_order_on_main(const struct dl_order_policy *p, bool deferr
 		return false;
 	return p->use_async_flag ? !async : true;
 }
+
+uint32_t dl_order_default_kernel(enum dl_order o);
+uint32_t dl_order_kernel(enum dl_order o, uint32_t requested);
+int dl_order_check_kernel(enum dl_order o, uint32_t kver, char *why, size_t len);
+void dl_order_kernels(enum dl_order o, char *buf, size_t len);
 
 const char *dl_order_name(enum dl_order o);
 const char *dl_order_doc(enum dl_order o);
