@@ -43,7 +43,6 @@ struct run_opts {
 	/* --kernel: booted in kernel mode, whose rules in des and threads */
 	const char *kernel;
 	uint32_t kver;          /* des, threads: DL_KVER(); 0: each order's default */
-	char kernel_buf[16];
 	/* --mode kernel */
 	const char *kernel_dump, *kernel_save;
 	int64_t kernel_timeout_ms;
@@ -87,7 +86,7 @@ static void run_usage(FILE *f, bool compare)
 		   "                    6.16; a pair no kernel ran is refused, exit 2); 6.18, PM\n"
 		   "                    stops waiting on SYNC_STATE_ONLY links.  Default: the\n"
 		   "                    order's own (dlsim orders): 7.3 for kernel-async-v2,\n"
-		   "                    6.12 for the others\n"
+		   "                    6.12 for the others; kernel mode boots 6.12\n"
 		   "  --kernel-timeout S  kernel mode: kill the guest after S seconds (default:\n"
 		   "                    180 plus 5 ms per callback); its runs are marked failed\n"
 		   "  --kernel-save FILE  kernel mode: keep the guest's raw dump in FILE\n"
@@ -167,8 +166,8 @@ static int parse_order(const char *me, const char *name, enum dl_order *out)
  * --kernel: in des and threads a version whose rules the engines follow
  * (the run's order checked here; compare checks each in parse_orders());
  * kernel mode keeps the string for dl_kernel_refuse().  Without it, each
- * order's default (dl_order_default_kernel()); kernel mode boots the
- * default of `run`'s order, or 6.12 for compare.
+ * order's default (dl_order_default_kernel()); kernel mode boots
+ * DL_KERNEL_DEFAULT.
  */
 static int parse_kernel(struct run_opts *o, const char *me, bool compare)
 {
@@ -176,11 +175,6 @@ static int parse_kernel(struct run_opts *o, const char *me, bool compare)
 	int rc;
 
 	if (!strcmp(o->mode, "kernel")) {
-		if (!o->kernel && !compare) {
-			dl_kver_format(dl_order_default_kernel(o->order), o->kernel_buf,
-				       sizeof(o->kernel_buf));
-			o->kernel = o->kernel_buf;
-		}
 		if (!o->kernel)
 			o->kernel = DL_KERNEL_DEFAULT;
 		return 0;
