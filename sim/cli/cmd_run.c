@@ -421,6 +421,7 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 	json_object_set_new(j, "blocked_ns", json_integer(r->blocked_ns));
 	json_object_set_new(j, "wakeups", json_integer((json_int_t)r->wakeups));
 	json_object_set_new(j, "peak_workers", json_integer(r->peak_workers));
+	json_object_set_new(j, "sync_fallbacks", json_integer((json_int_t)r->sync_fallbacks));
 	json_object_set_new(j, "main_bound_ns", des_only(rn, r->main_bound_ns));
 	json_object_set_new(j, "order_bound_ns", des_only(rn, r->order_bound_ns));
 	if (threads_mode(&rn->o)) {
@@ -458,6 +459,7 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 		json_object_set_new(oj, "blocked_ns", json_integer(op->blocked_ns));
 		json_object_set_new(oj, "wakeups", json_integer((json_int_t)op->wakeups));
 		json_object_set_new(oj, "peak_workers", json_integer(op->peak_workers));
+		json_object_set_new(oj, "sync_fallbacks", json_integer((json_int_t)op->sync_fallbacks));
 		json_object_set_new(oj, "err", json_integer(op->err));
 		json_object_set_new(oj, "main_bound_ns", des_only(rn, op->main_bound_ns));
 		json_object_set_new(oj, "order_bound_ns", des_only(rn, op->order_bound_ns));
@@ -580,7 +582,7 @@ static void table_result(const struct runner *rn, const char *order, int64_t run
 
 static int log_metrics(struct dl_log *log, const struct dl_run_result *r)
 {
-	struct dl_metric m[16 + OP_METRICS * DL_MAX_OPS];
+	struct dl_metric m[17 + OP_METRICS * DL_MAX_OPS];
 	char names[DL_MAX_OPS][OP_METRICS][40];
 	size_t n = 0;
 
@@ -596,6 +598,8 @@ static int log_metrics(struct dl_log *log, const struct dl_run_result *r)
 	m[n++] = (struct dl_metric){ "blocked_ns", (double)r->blocked_ns };
 	m[n++] = (struct dl_metric){ "wakeups", (double)r->wakeups };
 	m[n++] = (struct dl_metric){ "links_refused", (double)r->links_refused };
+	/* async devices run on the main thread: MAX_WORK items were pending (order.h) */
+	m[n++] = (struct dl_metric){ "sync_fallbacks", (double)r->sync_fallbacks };
 	/* DES only (0 in threads mode): bounds for the order run, see engine.h */
 	m[n++] = (struct dl_metric){ "main_bound_ns", (double)r->main_bound_ns };
 	m[n++] = (struct dl_metric){ "order_bound_ns", (double)r->order_bound_ns };

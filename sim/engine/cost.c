@@ -93,6 +93,7 @@ void dl_run_account_op(struct dl_run_result *r, const struct dl_op_result *op, b
 	r->blocked_ns += op->blocked_ns;
 	r->probe_attempts += op->probe_attempts;
 	r->probe_defers += op->probe_defers;
+	r->sync_fallbacks += op->sync_fallbacks;
 	if (op->peak_workers > r->peak_workers)
 		r->peak_workers = op->peak_workers;
 	if (op->err && op->fail_dev != DL_NONE && r->fail_dev == DL_NONE) {

@@ -167,6 +167,7 @@ struct sim {
 		uint8_t on_main;     /* runs on the main thread */
 		uint8_t bk;          /* BK_*: overhead of its next burst */
 		uint8_t ran;         /* its callback started in this phase */
+		uint8_t left;        /* MAX_WORK: left to main unqueued (main_fallback()) */
 	} *t;
 	struct dl_costs cost;
 	struct dl_faults faults;
@@ -190,6 +191,7 @@ struct sim {
 	/* main thread */
 	int mstate;
 	uint32_t *walk, nwalk, widx;
+	uint32_t *fb, fb_head, fb_n;   /* MAX_WORK: devices left to main, a FIFO ring of n + 1 */
 	uint32_t mdev;           /* the position main is bursting on or waiting for */
 	int mkind;               /* MK_* */
 	bool deferral_walk;      /* walking the deferred-probe active list */
@@ -638,6 +640,30 @@ static void device_finished(struct sim *s, uint32_t d)
 	});
 }
 
+/*
+ * MAX_WORK items are pending (dl_async_may_queue()): @y, ready, is not
+ * queued but left to the main thread, which takes it once it is free,
+ * before going on with its walk, and queues it then if it can or else runs
+ * it (7.3: dpm_async_with_cleanup() fails and leaves it to the main walk,
+ * whose dpm_async_fn() tries again, and runs it if that fails too).
+ */
+static void fb_push(struct sim *s, uint32_t y)
+{
+	/* a device is in the ring at most once: n + 1 slots never overflow */
+	s->fb[(s->fb_head + s->fb_n++) % (s->n + 1)] = y;
+}
+
+static void main_fallback(struct sim *s, uint32_t y)
+{
+	s->t[y].on_main = 1;    /* main's until main_kick() queues it */
+	s->t[y].left = 1;
+	fb_push(s, y);
+	if (s->mstate == M_DONE)
+		s->mstate = M_IDLE;
+	if (s->mstate == M_IDLE || s->mstate == M_WAIT_DEV)
+		main_kick(s);
+}
+
 /* Enqueue @y's work as a callback burst, or wake it / the main thread. */
 static void on_ready(struct sim *s, uint32_t y)
 {
@@ -663,6 +689,10 @@ static void on_ready(struct sim *s, uint32_t y)
 	}
 	if (s->t[y].stage != ST_IDLE || s->pol->queue_up_front)
 		return;   /* classic items are queued by the walk */
+	if (!dl_async_may_queue(s->pol, s->inflight)) {
+		main_fallback(s, y);
+		return;
+	}
 	s->t[y].stage = ST_QUEUED_CB;
 	/*
 	 * In a PM phase the item's kworker wakes (wake_ns), as a classic
@@ -771,6 +801,12 @@ static uint32_t deferred_next_pos(struct sim *s)
 
 static bool main_next(struct sim *s, uint32_t *i)
 {
+	if (s->fb_n) {
+		*i = s->fb[s->fb_head];
+		s->fb_head = (s->fb_head + 1) % (s->n + 1);
+		s->fb_n--;
+		return true;
+	}
 	if (s->deferral_walk) {
 		*i = deferred_next_pos(s);
 		return *i != DL_NONE;
@@ -800,8 +836,14 @@ static void main_kick(struct sim *s)
 				s->mstate = M_IDLE;     /* a supplier's probe failed: skip it */
 				continue;
 			}
-			if (s->t[s->mdev].wait > 0 && s->pol->link_aware && !s->aborted)
-				return;
+			if (s->t[s->mdev].wait > 0 && s->pol->link_aware && !s->aborted) {
+				if (!s->fb_n)
+					return;
+				/* it may wait for a device left to main (MAX_WORK): that one first */
+				fb_push(s, s->mdev);
+				s->mstate = M_IDLE;
+				continue;
+			}
 			s->mkind = MK_CALLBACK;
 			s->mstate = M_QUEUED;
 			burst_request(s, MAIN_TASK, 0);
@@ -850,16 +892,28 @@ static void main_kick(struct sim *s)
 			s->t[d].stage = ST_IDLE;
 			s->mkind = dl_order_on_main(s->pol, true, s->core.dev[dev_at(s, d)].async) ?
 				   MK_CALLBACK : MK_QUEUE;
+			if (s->mkind == MK_QUEUE && !dl_async_may_queue(s->pol, s->inflight)) {
+				/* MAX_WORK: __device_attach() retries synchronously */
+				s->mkind = MK_CALLBACK;
+				s->opr->sync_fallbacks++;
+			}
 			s->mstate = M_QUEUED;
 			burst_request(s, MAIN_TASK, 0);
 			return;
 		}
-		if (!s->t[d].on_main) {
-			/* classic async: queue the item up front */
-			s->mkind = MK_QUEUE;
-			s->mstate = M_QUEUED;
-			burst_request(s, MAIN_TASK, 0);
-			return;
+		if (!s->t[d].on_main || s->t[d].left) {
+			/* classic async, or one left to main: queue its item if MAX_WORK allows */
+			s->t[d].left = 0;
+			if (dl_async_may_queue(s->pol, s->inflight)) {
+				s->t[d].on_main = 0;
+				s->mkind = MK_QUEUE;
+				s->mstate = M_QUEUED;
+				burst_request(s, MAIN_TASK, 0);
+				return;
+			}
+			/* MAX_WORK: dpm_async_fn() fails, the main thread runs the device */
+			s->t[d].on_main = 1;
+			s->opr->sync_fallbacks++;
 		}
 		s->mstate = M_WAIT_DEV;
 	}
@@ -1331,6 +1385,7 @@ static int phase_reset(struct sim *s, int pk)
 
 	s->pk = pk;
 	s->remaining = s->inflight = s->alive = s->nran = 0;
+	s->fb_head = s->fb_n = 0;
 	s->mstate = M_IDLE;
 	s->deferral_walk = false;
 	s->ev.n = s->rq.n = 0;
@@ -1344,7 +1399,7 @@ static int phase_reset(struct sim *s, int pk)
 	for (uint32_t i = 0; i < s->g.m; i++) {
 		struct task *x = &s->t[i];
 
-		x->part = x->on_main = x->ran = 0;
+		x->part = x->on_main = x->ran = x->left = 0;
 		x->stage = ST_IDLE;
 		x->wait = 0;
 		x->est = 0;
@@ -1674,6 +1729,7 @@ static int sim_alloc(struct sim *s)
 	s->blocked_since = calloc(n, sizeof(*s->blocked_since));
 	s->stk = malloc((n ? n : 1) * sizeof(*s->stk));
 	s->walk = calloc(n, sizeof(*s->walk));
+	s->fb = calloc(n, sizeof(*s->fb));
 	s->lvl_order = calloc(n, sizeof(*s->lvl_order));
 	s->fifo = calloc(n, sizeof(*s->fifo));
 	s->inact = calloc(n, sizeof(*s->inact));
@@ -1687,8 +1743,8 @@ static int sim_alloc(struct sim *s)
 		s->g.csr[k].off = calloc(n + 1, sizeof(*s->g.csr[k].off));
 	s->g.scratch.off = calloc(n + 1, sizeof(*s->g.scratch.off));
 	s->cpu_free_stack = calloc(s->K + 1, sizeof(*s->cpu_free_stack));
-	if (!s->t || !s->blocked_since || !s->stk || !s->walk || !s->lvl_order || !s->fifo ||
-	    !s->inact ||
+	if (!s->t || !s->blocked_since || !s->stk || !s->walk || !s->fb || !s->lvl_order ||
+	    !s->fifo || !s->inact ||
 	    !s->g.ord || !s->g.pos || !s->g.prof || !s->g.async || !s->g.depth ||
 	    !s->g.csr[G_SUSPEND].off || !s->g.csr[G_RESUME].off || !s->g.csr[G_PROBE].off ||
 	    !s->g.scratch.off || !s->cpu_free_stack)
@@ -1704,7 +1760,7 @@ static int sim_alloc(struct sim *s)
 
 static void sim_free(struct sim *s)
 {
-	free(s->t); free(s->blocked_since); free(s->walk); free(s->stk);
+	free(s->t); free(s->blocked_since); free(s->walk); free(s->fb); free(s->stk);
 	dl_faults_fini(&s->faults);
 	free(s->cpu_free_stack); free(s->level_left); free(s->lvl_off); free(s->lvl_order);
 	free(s->fifo); free(s->inact); free(s->g.ord); free(s->g.pos); free(s->g.prof); free(s->g.async);

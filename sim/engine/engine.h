@@ -60,6 +60,8 @@ struct dl_op_result {
 	int64_t main_bound_ns, order_bound_ns;
 	uint64_t wakeups, probe_attempts, probe_defers;
 	uint32_t peak_workers;   /* work items alive at once (running or blocked) */
+	/* async devices run on the main thread because MAX_WORK items were pending */
+	uint64_t sync_fallbacks;
 	int err;                 /* negative errno of a failing callback, 0 */
 	uint32_t fail_dev;       /* the device whose callback failed */
 };
@@ -71,6 +73,7 @@ struct dl_run_result {
 	int64_t makespan_ns, lower_bound_ns, critical_path_ns, work_ns, blocked_ns;
 	int64_t main_bound_ns, order_bound_ns;   /* sums of the ops' */
 	uint64_t events, probe_attempts, probe_defers, wakeups;
+	uint64_t sync_fallbacks;  /* the ops' sum */
 	uint32_t peak_workers;
 	int64_t wall_ns;
 	uint32_t nops;

@@ -158,6 +158,9 @@ struct thr {
 	bool shutdown, main_wants_cpu;
 	uint32_t free_cpus;
 	uint32_t outstanding, remaining;
+	/* MAX_WORK (dl_async_may_queue()): ready async devices left to main, and their count */
+	uint32_t *fb, fb_head, fb_n;
+	uint64_t fallbacks;
 	atomic_uint alive, peak;  /* items holding a CPU or blocked on a dependency (des.c's) */
 
 	/* completions */
@@ -574,6 +577,70 @@ static void q_push(struct thr *t, uint32_t d)
 		set_abort(t, -ENOMEM, d);
 }
 
+/*
+ * Queue ready async device @d (kernel-async-v2's hand-off) unless MAX_WORK
+ * items are pending: then the main thread runs it (main_fallbacks()), as
+ * des.c's main_fallback() does.
+ */
+static void q_push_ready(struct thr *t, uint32_t d)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&t->mx);
+	if (dl_async_may_queue(t->pol, t->outstanding)) {
+		err = q_push_locked(t, d);
+	} else {
+		t->fb[t->fb_n++] = d;   /* at most once a phase */
+		pthread_cond_broadcast(&t->mcv);
+	}
+	pthread_mutex_unlock(&t->mx);
+	if (err)
+		set_abort(t, -ENOMEM, d);
+}
+
+/* May the main thread queue one more item (classic walk, probe hand-off)?  MAX_WORK. */
+static bool may_queue(struct thr *t)
+{
+	bool ok;
+
+	pthread_mutex_lock(&t->mx);
+	ok = dl_async_may_queue(t->pol, t->outstanding);
+	if (!ok)
+		t->fallbacks++;
+	pthread_mutex_unlock(&t->mx);
+	return ok;
+}
+
+static void main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue);
+static void finished(struct thr *t);
+
+/*
+ * The main thread takes the devices q_push_ready() left to it: queues each
+ * if MAX_WORK allows by now, else runs it (7.3's main walk: dpm_async_fn()
+ * tries again).  Returns how many it took.
+ */
+static uint32_t main_fallbacks(struct thr *t)
+{
+	uint32_t n = 0;
+
+	for (;;) {
+		uint32_t d;
+
+		pthread_mutex_lock(&t->mx);
+		if (t->fb_head == t->fb_n) {
+			pthread_mutex_unlock(&t->mx);
+			return n;
+		}
+		d = t->fb[t->fb_head++];
+		pthread_mutex_unlock(&t->mx);
+		if (!halted(t))
+			main_visit(t, &t->tw[0], d, may_queue(t));
+		else
+			finished(t);
+		n++;
+	}
+}
+
 /* A device of the phase is finished (run or skipped). */
 static void finished(struct thr *t)
 {
@@ -743,6 +810,7 @@ static int64_t wait_done(struct thr *t, struct tw *w, uint32_t y)
 		if (w->id == 0) {
 			pthread_mutex_unlock(m);
 			poll_stop(t);
+			main_fallbacks(t);   /* @y may be one of them */
 			pthread_mutex_lock(m);
 			if (halted(t))
 				break;
@@ -799,7 +867,7 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 				if (dl_idvec_push(&skip, y))
 					set_abort(t, -ENOMEM, y);
 			} else if (ready_queue_mode(t) && !t->on_main[y] && !halted(t)) {
-				q_push(t, y);
+				q_push_ready(t, y);
 			}
 		}
 		if (!skip.n)
@@ -1090,6 +1158,7 @@ static void wait_drain(struct thr *t, bool all)
 	while (t->outstanding > 0 || (all && t->remaining > 0 && !halted(t))) {
 		pthread_mutex_unlock(&t->mx);
 		poll_stop(t);
+		main_fallbacks(t);
 		pthread_mutex_lock(&t->mx);
 		if (t->outstanding == 0 && (!all || t->remaining == 0 || halted(t)))
 			break;
@@ -1150,6 +1219,7 @@ static int run_phase(struct thr *t)
 	pthread_mutex_lock(&t->mx);
 	t->remaining = remaining;
 	t->outstanding = 0;
+	t->fb_head = t->fb_n = 0;
 	pthread_mutex_unlock(&t->mx);
 
 	w0 = dl_mono_ns();
@@ -1171,14 +1241,19 @@ static int run_phase(struct thr *t)
 				uint32_t d = t->walk[i];
 
 				if (t->part[d] && !t->on_main[d] && t->wcount[d] == 0)
-					q_push(t, d);
+					q_push_ready(t, d);
 			}
 		for (uint32_t i = 0; i < t->nwalk && !halted(t) && !poll_stop(t); i++) {
 			uint32_t d = t->walk[i];
 
+			bool sync;
+
 			if (!t->part[d])
 				continue;
-			if (t->on_main[d]) {
+			main_fallbacks(t);
+			/* classic: MAX_WORK items pending, dpm_async_fn() fails: main runs it */
+			sync = t->on_main[d] || (t->pol->queue_up_front && !may_queue(t));
+			if (sync) {
 				bool deps_ok = true;
 
 				for (uint32_t j = t->w_off[d]; j < t->w_off[d + 1]; j++) {
@@ -1201,6 +1276,8 @@ static int run_phase(struct thr *t)
 		}
 	}
 	wait_drain(t, true);
+	t->opr->sync_fallbacks += t->fallbacks;
+	t->fallbacks = 0;
 	t->opr->makespan_ns += (int64_t)((double)(dl_mono_ns() - w0) / t->scale);
 	account_bound(t);
 
@@ -1464,7 +1541,8 @@ static int probe_deferral(struct thr *t)
 		}
 		if (atomic_load(&t->queued[d]) || !probe_free(m, d))
 			continue;   /* already queued, probing or bound: bus_probe_device() is a no-op */
-		if (!dl_order_on_main(t->pol, true, t->core.dev[d].async)) {
+		/* MAX_WORK: __device_attach() retries the probe synchronously */
+		if (!dl_order_on_main(t->pol, true, t->core.dev[d].async) && may_queue(t)) {
 			atomic_store(&t->queued[d], 1);
 			main_visit(t, m, d, true);
 		} else {
@@ -1477,6 +1555,8 @@ static int probe_deferral(struct thr *t)
 		}
 	}
 	wait_drain(t, false);
+	t->opr->sync_fallbacks += t->fallbacks;
+	t->fallbacks = 0;
 	return poll_stop(t) ? -EINTR : 0;
 }
 
@@ -1691,6 +1771,7 @@ static int thr_alloc(struct thr *t)
 	t->lvl_left = calloc(n + 1, sizeof(*t->lvl_left));
 	t->lvl_fill = calloc(n + 1, sizeof(*t->lvl_fill));
 	t->walk = calloc(n, sizeof(*t->walk));
+	t->fb = calloc(n, sizeof(*t->fb));
 	t->topo = calloc(n, sizeof(*t->topo));
 	t->w_off = calloc(n + 1, sizeof(*t->w_off));
 	t->d_off = calloc(n + 1, sizeof(*t->d_off));
@@ -1704,7 +1785,7 @@ static int thr_alloc(struct thr *t)
 	    !t->part || !t->on_main || !t->depth_set || !t->newdepth || !t->attempted ||
 	    !t->dev_owner || !t->dev_depth || !t->wcount || !t->level ||
 	    !t->lvl_off || !t->lvl_dev || !t->lvl_left || !t->lvl_fill ||
-	    !t->walk || !t->topo || !t->w_off || !t->d_off || !t->lat || !t->prio ||
+	    !t->walk || !t->fb || !t->topo || !t->w_off || !t->d_off || !t->lat || !t->prio ||
 	    !t->best || !t->buf || !t->tw || !t->tid)
 		return -ENOMEM;
 	for (uint32_t w = 0; w < t->nthr; w++) {
@@ -1722,7 +1803,7 @@ static void thr_free(struct thr *t)
 	free(t->done); free(t->pending); free(t->failed_dep); free(t->ok); free(t->ran); free(t->queued);
 	free(t->done_at); free(t->part); free(t->on_main); free(t->depth_set);
 	free(t->newdepth); free(t->attempted); free(t->dev_owner);
-	free(t->dev_depth); free(t->wcount); free(t->level); free(t->walk); free(t->topo);
+	free(t->dev_depth); free(t->wcount); free(t->level); free(t->walk); free(t->fb); free(t->topo);
 	free(t->lvl_off); free(t->lvl_dev); free(t->lvl_left); free(t->lvl_fill);
 	free(t->w_off); free(t->d_off); free(t->w_dep); free(t->d_dep); free(t->lat);
 	free(t->prio); free(t->best); free(t->buf); free(t->tw);

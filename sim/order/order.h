@@ -72,6 +72,29 @@ uint32_t dl_order_kernel(enum dl_order o, uint32_t requested);
 int dl_order_check_kernel(enum dl_order o, uint32_t kver, char *why, size_t len);
 void dl_order_kernels(enum dl_order o, char *buf, size_t len);
 
+/*
+ * MAX_WORK of kernel/async.c (the same in 6.12 and 7.3): when more than
+ * MAX_WORK async entries are pending (entry_count: scheduled and not yet
+ * finished), async_schedule_dev_nocall() gives up and
+ * async_schedule_node_domain() runs the function in the caller.  The PM
+ * core's dpm_async_fn() then returns false and the device runs on the main
+ * PM thread (7.3: a hand-off by dpm_async_with_cleanup() leaves it to the
+ * main walk), and __device_attach() retries the probe synchronously.
+ */
+#define DL_ASYNC_MAX_WORK 32768u
+
+/*
+ * dl_async_may_queue - may an order that uses the kernel's async machinery
+ * (use_async_flag: kernel-async, kernel-async-v2) queue one more item while
+ * @pending of its items are queued or running?  Both engines ask this
+ * wherever they queue such an item, so the rule is written once; the other
+ * orders are not the kernel's and queue without limit.
+ */
+static inline bool dl_async_may_queue(const struct dl_order_policy *p, uint32_t pending)
+{
+	return !p->use_async_flag || pending <= DL_ASYNC_MAX_WORK;
+}
+
 const char *dl_order_name(enum dl_order o);
 const char *dl_order_doc(enum dl_order o);
 int dl_order_parse(const char *name, enum dl_order *out);

@@ -1,0 +1,58 @@
+#!/bin/sh
+# MAX_WORK (kernel/async.c, issue 18 item 12): with more than 32,768 async
+# entries pending, async_schedule_dev_nocall() gives up and the PM core runs
+# the device on its main thread.  40,000 independent async devices overflow
+# it in both kernel async orders and both engines; 30,000 do not.  The runs
+# stay correct (dlsim check) and report the devices run synchronously
+# (sync_fallbacks).
+DLSIM=$1
+SRC=$2
+. "$(dirname "$0")/lib_cli.sh"
+export DLSIM_WAKEUP_NS=0
+
+wide() { # N FILE: N independent async devices, 1 ms suspend and resume callbacks
+	python3 - "$1" "$2" <<'P'
+import json, sys
+n = int(sys.argv[1])
+json.dump({"format": "dlsim-scenario/1", "name": "wide%d" % n, "seed": 1,
+           "defaults": {"suspend": "1ms", "resume": "1ms", "async": True},
+           "devices": [{"name": "d%d" % i} for i in range(n)]}, open(sys.argv[2], "w"))
+P
+}
+fallbacks() { # JSON KEY: KEY's sync_fallbacks ("" for the run's)
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print((d[sys.argv[2]] if sys.argv[2] else d)["sync_fallbacks"])' "$1" "$2"
+}
+wide 40000 "$T/w40k.json"
+wide 30000 "$T/w30k.json"
+
+# des: classic queues as its walk goes (workers drain 7 items a ms, main queues one every
+# 2.5 us); v2 hands every leaf and root over at the phase's start
+for o in kernel-async kernel-async-v2; do
+	expect 0 "des $o, 40000 devices" "$DLSIM" run "$T/w40k.json" --order $o --no-log --json
+	cp "$T/out" "$T/$o.json"
+	s=$(fallbacks "$T/$o.json" suspend) r=$(fallbacks "$T/$o.json" resume)
+	[ "$s" -gt 0 ] && [ "$r" -gt 0 ] && ok "des $o: MAX_WORK runs $s (suspend), $r (resume) devices on main" \
+		|| bad "des $o: no device run on main past MAX_WORK (suspend $s, resume $r)"
+	expect 0 "des $o, 30000 devices" "$DLSIM" run "$T/w30k.json" --order $o --no-log --json
+	[ "$(fallbacks "$T/out" "")" = 0 ] && ok "des $o: 30000 stay below MAX_WORK" || bad "des $o: fallbacks below MAX_WORK"
+done
+# what falling back costs: the suspend of 40000 x 1 ms on 8 CPUs would take 5.0 s
+s=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["suspend"]["makespan_ns"])' "$T/kernel-async.json")
+[ "$s" -gt 5000000000 ] && ok "des kernel-async suspend $s ns" || bad "des kernel-async suspend $s ns"
+# the fallback is main's: levels and cp-first are not the kernel's and queue without limit
+expect 0 "des cp-first, 40000 devices" "$DLSIM" run "$T/w40k.json" --order cp-first --no-log --json
+[ "$(fallbacks "$T/out" "")" = 0 ] && ok "cp-first queues without limit" || bad "cp-first fell back"
+
+# threads: v2's hand-over at a phase's start overflows it in real time too
+expect 0 "threads kernel-async-v2, 40000 devices" "$DLSIM" run "$T/w40k.json" --mode threads \
+	--order kernel-async-v2 --time-scale 0.01 --no-log --json
+n=$(fallbacks "$T/out" "")
+[ "$n" -gt 0 ] && ok "threads kernel-async-v2: $n devices on main" || bad "threads kernel-async-v2: none on main"
+
+# a run with fallbacks is a correct run: check passes, and the metric is logged
+expect 0 "des kernel-async-v2 logged" "$DLSIM" run "$T/w40k.json" --order kernel-async-v2 --db "$T/w.db"
+expect 0 "check passes with devices run on main" "$DLSIM" check "$T/w.db"
+m=$(sqlite3 "$T/w.db" "select value from metrics where name = 'sync_fallbacks'")
+[ "${m%.0}" = "$(fallbacks "$T/kernel-async-v2.json" "")" ] && ok "metrics.sync_fallbacks $m" || bad "metrics.sync_fallbacks '$m'"
+
+finish cli_max_work
