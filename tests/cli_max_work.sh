@@ -53,6 +53,8 @@ n=$(fallbacks "$T/out" "")
 expect 0 "des kernel-async-v2 logged" "$DLSIM" run "$T/w40k.json" --order kernel-async-v2 --db "$T/w.db"
 expect 0 "check passes with devices run on main" "$DLSIM" check "$T/w.db"
 m=$(sqlite3 "$T/w.db" "select value from metrics where name = 'sync_fallbacks'")
-[ "${m%.0}" = "$(fallbacks "$T/kernel-async-v2.json" "")" ] && ok "metrics.sync_fallbacks $m" || bad "metrics.sync_fallbacks '$m'"
+n=$(fallbacks "$T/kernel-async-v2.json" "")
+[ -n "$m" ] && [ "${m%.0}" = "$n" ] && [ "$n" -gt 0 ] && ok "metrics.sync_fallbacks $m" \
+	|| bad "metrics.sync_fallbacks '$m', --json '$n'"
 
 finish cli_max_work

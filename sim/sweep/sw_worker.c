@@ -169,10 +169,11 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 	const struct dl_sweep_plan *p = w->p;
 	struct dl_engine_opts eo = { .order = o, .workers = p->workers, .seed = seed, .stop = stop,
 				     .sink = { .emit = batch_emit, .ctx = w } };
+	char kv[16];
 	struct dl_run_info info = {
 		.scenario = sc->name, .order = dl_order_name(o), .mode = p->mode,
-		.version = DLSIM_VERSION, .seed = seed, .devices = sc->ndev, .links = sc->nlink,
-		.workers = dl_sweep_workers(p, o),
+		.version = DLSIM_VERSION, .kernel = kv, .seed = seed, .devices = sc->ndev,
+		.links = sc->nlink, .workers = dl_sweep_workers(p, o),
 	};
 	struct dl_check_result cr;
 	const char *status;
@@ -180,6 +181,8 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 	int64_t run_id;
 	int rc;
 
+	/* the kernel whose rules the engine follows: the order's (no --kernel in sweeps yet) */
+	dl_kver_format(dl_order_kernel(o, 0), kv, sizeof(kv));
 	if (dl_log_run_begin(w->log, &info, &run_id))
 		return -EIO;
 	for (uint32_t i = 0; i < sc->ndev; i++)
