@@ -10,12 +10,12 @@ SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
 export DLSIM_WAKEUP_NS=0
 
-wide() { # N FILE: N independent async devices, 1 ms suspend and resume callbacks
+wide() { # N FILE: N independent async devices, 100 ms suspend and resume callbacks
 	python3 - "$1" "$2" <<'P'
 import json, sys
 n = int(sys.argv[1])
 json.dump({"format": "dlsim-scenario/1", "name": "wide%d" % n, "seed": 1,
-           "defaults": {"suspend": "1ms", "resume": "1ms", "async": True},
+           "defaults": {"suspend": "100ms", "resume": "100ms", "async": True},
            "devices": [{"name": "d%d" % i} for i in range(n)]}, open(sys.argv[2], "w"))
 P
 }
@@ -25,8 +25,8 @@ fallbacks() { # JSON KEY: KEY's sync_fallbacks ("" for the run's)
 wide 40000 "$T/w40k.json"
 wide 30000 "$T/w30k.json"
 
-# des: classic queues as its walk goes (workers drain 7 items a ms, main queues one every
-# 2.5 us); v2 hands every leaf and root over at the phase's start
+# des: classic queues one item every 2.5 us as its walk goes while 256 workers (max_active)
+# finish 256 items every 100 ms; v2 hands every leaf and root over at the phase's start
 for o in kernel-async kernel-async-v2; do
 	expect 0 "des $o, 40000 devices" "$DLSIM" run "$T/w40k.json" --order $o --no-log --json
 	cp "$T/out" "$T/$o.json"
@@ -36,9 +36,6 @@ for o in kernel-async kernel-async-v2; do
 	expect 0 "des $o, 30000 devices" "$DLSIM" run "$T/w30k.json" --order $o --no-log --json
 	[ "$(fallbacks "$T/out" "")" = 0 ] && ok "des $o: 30000 stay below MAX_WORK" || bad "des $o: fallbacks below MAX_WORK"
 done
-# what falling back costs: the suspend of 40000 x 1 ms on 8 CPUs would take 5.0 s
-s=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["suspend"]["makespan_ns"])' "$T/kernel-async.json")
-[ "$s" -gt 5000000000 ] && ok "des kernel-async suspend $s ns" || bad "des kernel-async suspend $s ns"
 # the fallback is main's: levels and cp-first are not the kernel's and queue without limit
 expect 0 "des cp-first, 40000 devices" "$DLSIM" run "$T/w40k.json" --order cp-first --no-log --json
 [ "$(fallbacks "$T/out" "")" = 0 ] && ok "cp-first queues without limit" || bad "cp-first fell back"
