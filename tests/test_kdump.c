@@ -120,6 +120,68 @@ static void test_records_become_events(void)
 	CU_ASSERT_EQUAL(r.op[0].probe_attempts, 2);
 }
 
+/*
+ * A dump with the module's kretprobe records: the driver core turns c's probe
+ * away twice (its supplier b is not bound) before the callback, inside two
+ * walks of the deferred-probe list, each after a reorder of c.
+ */
+static const char *dump_core_defer =
+	"@run 000\n"
+	"dlsim-kdump 1 6.12.0-test x86_64 devices 3 records 15 lost 0 probes core_defer,retry,reorder\n"
+	"1000 op -1 0 0 0 0 10\n"
+	"1100 register 0 -1 0 0 0 10\n"
+	"1200 register 1 0 0 0 0 10\n"
+	"1300 register 2 -1 0 0 0 10\n"
+	"1400 link_add 2 1 0 0 356 10\n"
+	"1500 core_defer 2 -1 0 -517 0 20\n"
+	"2000 cb_start 0 -1 0 0 0 20\n"
+	"2100 retry_begin -1 -1 0 0 0 40\n"
+	"2150 reorder 2 -1 0 0 30 40\n"
+	"2200 core_defer 2 -1 0 -517 0 40\n"
+	"2300 retry_end -1 -1 0 0 0 40\n"
+	"3000 cb_end 0 -1 0 0 0 20\n"
+	"3100 cb_start 1 -1 0 0 0 20\n"
+	"3500 cb_end 1 -1 0 0 0 20\n"
+	"3600 retry_begin -1 -1 0 0 0 40\n"
+	"3650 reorder 2 -1 0 0 20 40\n"
+	"3700 cb_start 2 -1 0 0 0 40\n"
+	"3800 cb_end 2 -1 0 0 0 40\n"
+	"3900 retry_end -1 -1 0 0 0 40\n"
+	"6000 opend -1 0 0 0 0 10\n"
+	"@done 000\n";
+
+static void test_core_deferrals_are_probe_defers(void)
+{
+	static struct dl_run_result r;
+	struct dl_kernel_info ki;
+	const struct dl_event *e;
+
+	CU_ASSERT_EQUAL(convert(dump_core_defer, &r, &ki), 0);
+	CU_ASSERT_STRING_EQUAL(r.status, "ok");
+	/* each is an attempt and a defer, as the DES counts device_links_check_suppliers() */
+	CU_ASSERT_EQUAL(r.op[0].probe_defers, 2);
+	CU_ASSERT_EQUAL(r.op[0].probe_attempts, 5);
+	CU_ASSERT_EQUAL(ki.core_defers, 2);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(e = find(DL_EV_PROBE_DEFER, 0));
+	CU_ASSERT_EQUAL(e->dev, 2);
+	CU_ASSERT_EQUAL(e->err, -517);
+	CU_ASSERT_EQUAL(e->t_ns, 500);
+	CU_ASSERT_EQUAL(e->worker, 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(e = find(DL_EV_PROBE_DEFER, 1));
+	CU_ASSERT_EQUAL(e->worker, 2);
+	CU_ASSERT_PTR_NULL(find(DL_EV_PROBE_DEFER, 2));
+	/* the walks and the reorders before each retry */
+	CU_ASSERT_EQUAL(ki.retry_walks, 2);
+	CU_ASSERT_EQUAL(ki.retry_ns, 200 + 300);
+	CU_ASSERT_EQUAL(ki.reorders, 2);
+	CU_ASSERT_EQUAL(ki.reorder_ns, 50);
+	/* a dump without them (before the kretprobes) counts none */
+	CU_ASSERT_EQUAL(convert(dump_ok, &r, &ki), 0);
+	CU_ASSERT_EQUAL(r.op[0].probe_defers, 0);
+	CU_ASSERT_EQUAL(ki.core_defers + ki.retry_walks + ki.reorders, 0);
+	CU_ASSERT_PTR_NULL(find(DL_EV_PROBE_DEFER, 0));
+}
+
 static void test_link_gone_from_snapshot_is_deleted(void)
 {
 	static struct dl_run_result r;
@@ -183,6 +245,7 @@ int main(void)
 		return 2;
 	s = CU_add_suite("kdump", NULL, NULL);
 	CU_add_test(s, "records and snapshots become events", test_records_become_events);
+	CU_add_test(s, "the driver core's deferrals are probe defers", test_core_deferrals_are_probe_defers);
 	CU_add_test(s, "a link missing from a snapshot is deleted", test_link_gone_from_snapshot_is_deleted);
 	CU_add_test(s, "a dump cut short fails the run", test_cut_dump_fails);
 	CU_add_test(s, "another scenario's dump is refused", test_foreign_dumps_refused);

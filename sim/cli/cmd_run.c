@@ -761,6 +761,12 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 	}
 	rc = dl_kernel_convert(sc, dump, j->len, eo, rn->r, &ki);
 	rn->r->wall_ns = rn->kboot_wall_ns / (int64_t)rn->nkjobs;
+	if (ki.retry_walks || ki.core_defers)
+		fprintf(stderr, "dlsim: kernel (seed %llu): the driver core deferred %u probes before"
+			" their callback; %u deferred-probe walks took %.3f ms, %u reorders"
+			" (device_pm_move_to_tail) in them %.3f ms\n", (unsigned long long)j->seed,
+			ki.core_defers, ki.retry_walks, ki.retry_ns / 1e6, ki.reorders,
+			ki.reorder_ns / 1e6);
 	if (rc == -EPIPE) {
 		fprintf(stderr, "dlsim: kernel run (order %s, seed %llu) failed: %s; last op %d (%s),"
 			" last phase %s\n", dl_order_name(j->order), (unsigned long long)j->seed, ki.msg,

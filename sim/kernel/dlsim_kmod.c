@@ -26,6 +26,15 @@
  *   op K | opend K            marks: script op K starts / ends
  *   snap                      record dpm_list order and every link's status
  *
+ * The driver core's own deferrals never reach the probe callback: a consumer
+ * whose supplier is not bound is turned away by device_links_check_suppliers()
+ * in really_probe() and queued for deferred_probe_work_func(), which every
+ * bind re-triggers.  A kretprobe on the first records each such deferral of
+ * our devices ("core_defer"), one on the second each retry walk
+ * ("retry_begin"/"retry_end"), one on device_pm_move_to_tail() the guest time
+ * of each reorder the walk does before a retry ("reorder").  They are best effort: a kernel where a probe
+ * cannot be placed records none, and the header's "probes" says which were.
+ *
  * debugfs dlsim/new prints the records since its last read, so that /init
  * can send them after every op and a guest that hangs loses only the op it
  * hangs in.
@@ -41,6 +50,7 @@
 #include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/hrtimer.h>
+#include <linux/kprobes.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
@@ -66,10 +76,11 @@ enum { K_PROBE, K_REMOVE, K_PREPARE, K_SUSPEND, K_SUSPEND_LATE, K_SUSPEND_NOIRQ,
 /* Record kinds; the dump prints their names. */
 enum { R_REGISTER, R_CB_START, R_CB_END, R_LINK_ADD, R_LINK_REFUSED, R_LINK_DEL,
        R_PHASE_BEGIN, R_PHASE_END, R_OP, R_OPEND, R_ORDER, R_LINK, R_SNAP, R_UNREGISTER,
-       R_COUNT };
+       R_CORE_DEFER, R_RETRY_BEGIN, R_RETRY_END, R_REORDER, R_COUNT };
 static const char *const rec_name[R_COUNT] = {
 	"register", "cb_start", "cb_end", "link_add", "link_refused", "link_del",
 	"phase_begin", "phase_end", "op", "opend", "order", "link", "snap", "unregister",
+	"core_defer", "retry_begin", "retry_end", "reorder",
 };
 
 struct rec {
@@ -278,6 +289,94 @@ static void snap(void)
 		}
 	}
 }
+
+/* device_links_check_suppliers(dev): remember dev, record a deferral of ours on return. */
+static int kp_check_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	*(struct device **)ri->data = (struct device *)regs_get_kernel_argument(regs, 0);
+	return 0;
+}
+
+static int kp_check_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	int i = dev_index(*(struct device **)ri->data);
+	int ret = (int)regs_return_value(regs);   /* an int: the upper half of rax is not ours */
+
+	if (i >= 0 && ret == -EPROBE_DEFER)
+		rec_add(R_CORE_DEFER, i, -1, K_PROBE, (s16)ret, 0);
+	return 0;
+}
+
+static struct kretprobe kp_check = {
+	.kp.symbol_name = "device_links_check_suppliers",
+	.entry_handler = kp_check_entry,
+	.handler = kp_check_ret,
+	.data_size = sizeof(struct device *),
+	.maxactive = 64,
+};
+
+/* deferred_probe_work_func(): one walk of the deferred-probe active list. */
+static int kp_retry_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	if (devs)
+		rec_add(R_RETRY_BEGIN, -1, -1, 0, 0, 0);
+	return 0;
+}
+
+static int kp_retry_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	if (devs)
+		rec_add(R_RETRY_END, -1, -1, 0, 0, 0);
+	return 0;
+}
+
+static struct kretprobe kp_retry = {
+	.kp.symbol_name = "deferred_probe_work_func",
+	.entry_handler = kp_retry_entry,
+	.handler = kp_retry_ret,
+	.maxactive = 4,
+};
+
+/*
+ * device_pm_move_to_tail(dev), which the retry walk calls before every retry:
+ * device_reorder_to_tail() moves dev, then recurses into every child and every
+ * consumer, once per path (no visited mark).  "reorder" DEV, FLAGS: its guest
+ * time in ns (saturated at 2^32-1).
+ */
+struct kp_move_data {
+	struct device *dev;
+	u64 t;
+};
+
+static int kp_move_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kp_move_data *m = (struct kp_move_data *)ri->data;
+
+	m->dev = (struct device *)regs_get_kernel_argument(regs, 0);
+	m->t = ktime_get_ns();
+	return 0;
+}
+
+static int kp_move_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kp_move_data *m = (struct kp_move_data *)ri->data;
+	int i = dev_index(m->dev);
+	u64 ns = ktime_get_ns() - m->t;
+
+	if (i >= 0)
+		rec_add(R_REORDER, i, -1, 0, 0, ns > U32_MAX ? U32_MAX : (u32)ns);
+	return 0;
+}
+
+static struct kretprobe kp_move = {
+	.kp.symbol_name = "device_pm_move_to_tail",
+	.entry_handler = kp_move_entry,
+	.handler = kp_move_ret,
+	.data_size = sizeof(struct kp_move_data),
+	.maxactive = 16,
+};
+
+static bool kp_check_on, kp_retry_on, kp_move_on;
 
 static int register_one(u32 i)
 {
@@ -611,9 +710,11 @@ static int ev_show(struct seq_file *m, void *v)
 	const struct rec *r = v;
 
 	if (v == SEQ_START_TOKEN) {
-		seq_printf(m, "dlsim-kdump 1 %s %s devices %u records %d lost %d\n",
+		seq_printf(m, "dlsim-kdump 1 %s %s devices %u records %d lost %d probes %s%s%s\n",
 			   init_utsname()->release, init_utsname()->machine, ndev,
-			   atomic_read(&nrec), atomic_read(&lost));
+			   atomic_read(&nrec), atomic_read(&lost),
+			   kp_check_on ? "core_defer" : "none", kp_retry_on ? ",retry" : "",
+			   kp_move_on ? ",reorder" : "");
 		return 0;
 	}
 	seq_printf(m, "%llu %s %d %d %u %d %u %u\n", r->t, rec_name[r->kind], r->dev, r->aux,
@@ -656,6 +757,9 @@ static int __init kmod_init(void)
 		return e;
 	}
 	tp_registered = true;
+	kp_check_on = !register_kretprobe(&kp_check);
+	kp_retry_on = !register_kretprobe(&kp_retry);
+	kp_move_on = !register_kretprobe(&kp_move);
 	dbg_dir = debugfs_create_dir("dlsim", NULL);
 	debugfs_create_file("ctl", 0200, dbg_dir, NULL, &ctl_fops);
 	debugfs_create_file("events", 0400, dbg_dir, NULL, &ev_fops);
@@ -668,6 +772,12 @@ static void __exit kmod_exit(void)
 	u32 i;
 
 	debugfs_remove_recursive(dbg_dir);
+	if (kp_check_on)
+		unregister_kretprobe(&kp_check);
+	if (kp_retry_on)
+		unregister_kretprobe(&kp_retry);
+	if (kp_move_on)
+		unregister_kretprobe(&kp_move);
 	if (drivers_registered) {
 		platform_driver_unregister(&drv_async);
 		platform_driver_unregister(&drv_sync);

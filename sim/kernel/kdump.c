@@ -12,6 +12,14 @@
  * snapshots ("snap", after every op): the order of dpm_list (as dpm_move
  * events, only when it differs from the replayed one) and each link's
  * status and flags (as link_state and link_del events).
+ *
+ * Dumps since the module's kretprobes also hold "core_defer" (the driver
+ * core turned a probe away in device_links_check_suppliers(), before the
+ * probe callback: a probe_defer event, one attempt and one defer, as the
+ * DES counts its own) and "retry_begin"/"retry_end" (one walk of
+ * deferred_probe_work_func(); counted in the info) and "reorder" (FLAGS: the
+ * ns that device_pm_move_to_tail() took before a retry; summed in the info).
+ * Older dumps have none.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,10 +35,11 @@
 
 enum { R_REGISTER, R_CB_START, R_CB_END, R_LINK_ADD, R_LINK_REFUSED, R_LINK_DEL,
        R_PHASE_BEGIN, R_PHASE_END, R_OP, R_OPEND, R_ORDER, R_LINK, R_SNAP, R_UNREGISTER,
-       R_COUNT };
+       R_CORE_DEFER, R_RETRY_BEGIN, R_RETRY_END, R_REORDER, R_COUNT };
 static const char *const rec_name[R_COUNT] = {
 	"register", "cb_start", "cb_end", "link_add", "link_refused", "link_del",
 	"phase_begin", "phase_end", "op", "opend", "order", "link", "snap", "unregister",
+	"core_defer", "retry_begin", "retry_end", "reorder",
 };
 
 struct krec {
@@ -259,6 +268,21 @@ static void callback(struct conv *c, const struct krec *k, int end)
 	emit(c, k->t, kind, d, DL_NONE, DL_NONE, 0, phase, k->err, k->pid);
 }
 
+/* The driver core deferred a probe before its callback (device_links_check_suppliers()). */
+static void core_defer(struct conv *c, const struct krec *k)
+{
+	struct dl_op_result *op = op_at(c, c->cur_op);
+
+	if (op) {
+		op->probe_attempts++;
+		op->probe_defers++;
+		op_touch(c, c->cur_op, k->t);
+	}
+	c->info->core_defers++;
+	emit(c, k->t, DL_EV_PROBE_DEFER, (uint32_t)k->dev, DL_NONE, DL_NONE, 0, 0,
+	     -EPROBE_DEFER_, k->pid);
+}
+
 static void phase_mark(struct conv *c, const struct krec *k, int begin)
 {
 	int p = (int)k->key;
@@ -467,6 +491,7 @@ int dl_kernel_convert(const struct dl_scenario *sc, const char *dump, size_t len
 	uint32_t n = 0, norder = 0, refused = 0;
 	unsigned lost = 0;
 	int done, rc, in_snap = 0;
+	int64_t retry_t = -1;
 
 	memset(info, 0, sizeof(*info));
 	info->last_op = info->last_phase = -1;
@@ -559,6 +584,23 @@ int dl_kernel_convert(const struct dl_scenario *sc, const char *dump, size_t len
 		case R_PHASE_BEGIN:
 		case R_PHASE_END:
 			phase_mark(&c, x, x->kind == R_PHASE_BEGIN);
+			break;
+		case R_CORE_DEFER:
+			if (x->dev >= 0)
+				core_defer(&c, x);
+			break;
+		case R_RETRY_BEGIN:
+			info->retry_walks++;
+			retry_t = x->t;
+			break;
+		case R_RETRY_END:
+			if (retry_t >= 0)
+				info->retry_ns += x->t - retry_t;
+			retry_t = -1;
+			break;
+		case R_REORDER:
+			info->reorders++;
+			info->reorder_ns += x->flags;
 			break;
 		case R_SNAP:
 			in_snap = 1;

@@ -91,6 +91,11 @@ struct dl_kernel_info {
 	int32_t last_op;           /* the last op started, -1: none */
 	int32_t last_phase;        /* enum dl_phase last begun, -1: none */
 	uint32_t workers;          /* distinct threads that ran callbacks, main included */
+	uint32_t core_defers;      /* probes the driver core deferred before the callback */
+	uint32_t retry_walks;      /* deferred_probe_work_func() runs (0: not recorded) */
+	int64_t retry_ns;          /* guest time inside them */
+	uint32_t reorders;         /* device_pm_move_to_tail() calls on our devices */
+	int64_t reorder_ns;        /* guest time inside them */
 	char msg[256];             /* why the dump was refused or stops early */
 };
 
