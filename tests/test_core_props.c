@@ -186,15 +186,30 @@ static void shadow_walk(dl_dev_t x)
 	}
 }
 
+static unsigned long n_visits_compared;
+
 static void shadow_reorder(dl_dev_t x)
 {
+	uint64_t v;
+
 	if (!shadow_ok)
 		return;
 	n_kernel_moves++;
 	shadow_budget = PATH_LIMIT;
 	shadow_walk(x);
-	if (!shadow_ok)
+	if (!shadow_ok) {
 		n_shadow_given_up++;
+		return;
+	}
+	/* the calls the walk made are what dl_reorder_visits() charges for it */
+	v = dl_reorder_visits(c, x);
+	n_visits_compared++;
+	if (v != PATH_LIMIT - shadow_budget) {
+		REPORT("seed %u step %u: device_reorder_to_tail(%u) makes %llu calls, "
+		       "dl_reorder_visits() says %llu", cur_seed, cur_step, x,
+		       (unsigned long long)(PATH_LIMIT - shadow_budget), (unsigned long long)v);
+		CU_FAIL("dl_reorder_visits() is not the kernel walk's count");
+	}
 }
 
 /* The settled dpm_list is the shadow's order. */
@@ -764,6 +779,8 @@ static void test_props_random_graphs_invariants(void)
 	CU_ASSERT(n_added > 1000);
 	CU_ASSERT(n_queries > 10000);
 	CU_ASSERT(n_dpm_compared > 10000);
+	fprintf(stderr, "  %lu reorder walks counted against dl_reorder_visits()\n", n_visits_compared);
+	CU_ASSERT(n_visits_compared > 10000);
 	CU_ASSERT(n_shadow_given_up < NSEEDS / 4);
 }
 

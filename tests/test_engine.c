@@ -3,8 +3,10 @@
  * against the ordering rules of LINK-CORE.md on generated graphs.
  */
 #include <CUnit/Basic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/core/dl_core.h"
 #include "sim/engine/engine.h"
@@ -404,6 +406,70 @@ static void test_worker_pool_is_max_active(void)
 	free(t);
 }
 
+/*
+ * device_pm_move_to_tail() before each deferred retry costs the walk
+ * reorder_ns + reorder_visit_ns per call device_reorder_to_tail() makes,
+ * once per path: c, registered first, waits for s and has a diamond below
+ * it (c <- x, c <- y, x <- z, y <- z), so its walk makes 1 + 2 + 2 = 5 calls
+ * (z twice) and s's makes 6.  Under sync (one CPU, the walk on the main
+ * thread) the probe takes exactly that much longer per ns of reorder_visit_ns.
+ */
+static const char *diamond_json =
+	"{\"format\":\"dlsim-scenario/1\",\"name\":\"diamond\",\"seed\":1,"
+	"\"defaults\":{\"probe\":\"1ms\",\"async\":false},"
+	"\"cost\":{\"reorder_visit_ns\":%s},"
+	"\"devices\":[{\"name\":\"c\"},{\"name\":\"x\"},{\"name\":\"y\"},"
+	"{\"name\":\"z\"},{\"name\":\"s\"}],"
+	"\"links\":[{\"consumer\":\"c\",\"supplier\":\"s\",\"flags\":[\"AUTOPROBE_CONSUMER\"]},"
+	"{\"consumer\":\"x\",\"supplier\":\"c\",\"flags\":[\"AUTOPROBE_CONSUMER\"]},"
+	"{\"consumer\":\"y\",\"supplier\":\"c\",\"flags\":[\"AUTOPROBE_CONSUMER\"]},"
+	"{\"consumer\":\"z\",\"supplier\":\"x\",\"flags\":[\"AUTOPROBE_CONSUMER\"]},"
+	"{\"consumer\":\"z\",\"supplier\":\"y\",\"flags\":[\"AUTOPROBE_CONSUMER\"]}],"
+	"\"script\":[{\"op\":\"probe\"}]}";
+
+static int run_diamond(const char *visit_ns, struct rec *rec, struct dl_run_result *r)
+{
+	char path[] = "/tmp/dlsim-reorder-XXXXXX", json[2048];
+	struct dl_engine_opts eo = { .order = DL_ORDER_SYNC, .workers = 1, .seed = 1 };
+	struct dl_scenario *sc = NULL;
+	struct dl_error err;
+	int fd = mkstemp(path), rc = -1;
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	snprintf(json, sizeof(json), diamond_json, visit_ns);
+	if (f && fputs(json, f) >= 0 && !fclose(f) &&
+	    !dl_scenario_load(path, NULL, 0, NULL, &sc, &err)) {
+		if (rec)
+			eo.sink = (struct dl_sink){ .emit = rec_emit, .ctx = rec };
+		rc = dl_engine_run(sc, &eo, r);
+		dl_scenario_free(sc);
+	}
+	unlink(path);
+	return rc;
+}
+
+static void test_deferred_retry_pays_the_reorder_walk(void)
+{
+	static const uint64_t paths[] = { 5, 2, 2, 1, 6 };   /* c x y z s */
+	struct dl_run_result r0, r1;
+	struct rec rec;
+	uint64_t calls = 0, retries = 0;
+
+	rec_init(&rec);
+	CU_ASSERT_EQUAL_FATAL(run_diamond("0", NULL, &r0), 0);
+	CU_ASSERT_EQUAL_FATAL(run_diamond("\"1ms\"", &rec, &r1), 0);
+	for (size_t i = 0; i < rec.n; i++)
+		if (rec.ev[i].kind == DL_EV_DEFERRED_RETRY && rec.ev[i].dev < 5) {
+			calls += paths[rec.ev[i].dev];
+			retries++;
+		}
+	CU_ASSERT(r1.op[0].probe_defers > 0);
+	CU_ASSERT(retries >= 4);
+	CU_ASSERT_EQUAL(r1.op[0].probe_defers, r0.op[0].probe_defers);
+	CU_ASSERT_EQUAL(r1.op[0].makespan_ns - r0.op[0].makespan_ns, (int64_t)calls * 1000000);
+	rec_fini(&rec);
+}
+
 /* Same scenario and seed: the very same event sequence, for every order. */
 /*
  * Work items that sleep on their dependencies are logged: under
@@ -501,6 +567,8 @@ int main(void)
 		    test_sleeping_callbacks_overlap_beyond_k);
 	CU_add_test(s, "test_cpu_share_competes_for_k", test_cpu_share_competes_for_k);
 	CU_add_test(s, "test_worker_pool_is_max_active", test_worker_pool_is_max_active);
+	CU_add_test(s, "test_deferred_retry_pays_the_reorder_walk",
+		    test_deferred_retry_pays_the_reorder_walk);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	if (tc_cleanup())

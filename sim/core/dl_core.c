@@ -154,6 +154,9 @@ void dl_core_fini(struct dl_core *c)
 	dl_idvec_free(&c->settle_stack);
 	dl_idvec_free(&c->settle_post);
 	free(c->dpm_stamp);
+	free(c->rv);
+	free(c->rv_gen);
+	dl_idvec_free(&c->rv_stack);
 	dl_idvec_free(&c->deferred_pending);
 	dl_idvec_free(&c->deferred_active);
 	free(c->pool);
@@ -327,6 +330,7 @@ int dl_device_register(struct dl_core *c, dl_dev_t d)
 		err = dl_idvec_push(&p->children, d);
 		if (err)
 			return err;
+		c->graph_gen++;
 	}
 	x->registered = 1;
 	x->state = DL_DEV_NO_DRIVER;
@@ -371,6 +375,7 @@ static void link_free(struct dl_core *c, dl_link_t l)
 		c->dev[k->supplier].sync_waiting--;
 	idvec_remove_link(c, &c->dev[k->consumer].suppliers, k->c_pos, true);
 	idvec_remove_link(c, &c->dev[k->supplier].consumers, k->s_pos, false);
+	c->graph_gen++;
 	/* A consumer going away drops the runtime-PM references it held. */
 	if (k->rpm_active)
 		c->dev[k->supplier].rpm_usage -= (int32_t)k->rpm_active;
@@ -426,6 +431,8 @@ int dl_device_del(struct dl_core *c, dl_dev_t d)
 	if (x->parent != DL_NONE) {
 		/* klist_del(): the other children keep their order (see idvec_remove_link) */
 		struct dl_idvec *ch = &c->dev[x->parent].children;
+
+		c->graph_gen++;
 
 		for (uint32_t i = x->child_pos + 1; i < ch->n; i++) {
 			ch->v[i - 1] = ch->v[i];
@@ -891,6 +898,7 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 			}
 			if ((k->flags & DL_FLAG_SYNC_STATE_ONLY) && !(flags & DL_FLAG_SYNC_STATE_ONLY)) {
 				k->flags &= ~DL_FLAG_SYNC_STATE_ONLY;
+				c->graph_gen++;
 				reorder = true;
 			}
 		}
@@ -930,6 +938,7 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 		c->dev[con].suppliers.n--;
 		return -ENOMEM;
 	}
+	c->graph_gen++;
 	c->nlink++;
 	c->nlink_live++;
 	k->status = (flags & DL_FLAG_STATELESS) ? DL_STATE_NONE

@@ -196,6 +196,16 @@ struct dl_core {
 	bool sync_state_paused;         /* until late boot */
 	uint64_t probe_attempts, probe_defers, deferred_triggers;
 
+	/*
+	 * dl_reorder_visits()'s memo: per device the number of calls
+	 * device_reorder_to_tail() makes from it, valid while rv_gen[d] is
+	 * graph_gen + 1 (graph_gen moves whenever a device's children or
+	 * consumers change).
+	 */
+	uint64_t *rv;
+	uint32_t *rv_gen, rv_cap, graph_gen;
+	struct dl_idvec rv_stack;
+
 	uint32_t *pool;                 /* dl_core_presize()'s vector storage */
 	struct dl_sink sink;
 
@@ -226,6 +236,7 @@ dl_link_t dl_link_find(const struct dl_core *c, dl_dev_t consumer, dl_dev_t supp
 int dl_link_mark_cycle(struct dl_core *c, dl_link_t l);
 bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target);
 int dl_reorder_to_tail(struct dl_core *c, dl_dev_t d);
+uint64_t dl_reorder_visits(struct dl_core *c, dl_dev_t d);
 void dl_dpm_settle(struct dl_core *c);
 dl_dev_t dl_dpm_first(struct dl_core *c);
 dl_dev_t dl_dpm_last(struct dl_core *c);

@@ -22,6 +22,8 @@ void dl_costs_resolve(const struct dl_scenario *sc, struct dl_costs *c)
 	c->switch_ns = cost_or(sc->cost.switch_ns, DL_COST_SWITCH_NS);
 	c->check_ns = cost_or(sc->cost.probe_check_ns, DL_COST_PROBE_CHECK_NS);
 	c->handoff_ns = cost_or(sc->cost.handoff_ns, DL_COST_HANDOFF_NS);
+	c->reorder_ns = cost_or(sc->cost.reorder_ns, DL_COST_REORDER_NS);
+	c->reorder_visit_ns = cost_or(sc->cost.reorder_visit_ns, DL_COST_REORDER_VISIT_NS);
 	c->max_active = sc->cost.max_active ? sc->cost.max_active : DL_COST_MAX_ACTIVE;
 }
 

@@ -177,6 +177,7 @@ struct sim {
 	uint32_t *stk;           /* probe_failed()'s stack, one slot per device */
 	uint32_t *level_left, nlevels, cur_level, *lvl_off, *lvl_order;
 	bool main_cb_deferred;
+	int64_t reorder_debt;    /* deferred-retry reorders not yet paid by a main burst */
 	int64_t *blocked_since;
 
 	/* the phase */
@@ -792,6 +793,8 @@ static uint32_t deferred_next_pos(struct sim *s)
 
 	if (d == DL_NONE)
 		return DL_NONE;
+	/* device_pm_move_to_tail() before the retry: paid by the walk's next burst */
+	s->reorder_debt += dl_cost_reorder(&s->cost, dl_reorder_visits(&s->core, d));
 	if ((a = dl_deferred_peek(&s->core, 16)) != DL_NONE)
 		dl_prefetch(&s->g.pos[a]);
 	if ((a = dl_deferred_peek(&s->core, 8)) != DL_NONE && s->g.pos[a] != DL_NONE)
@@ -924,6 +927,10 @@ static void main_got_cpu(struct sim *s)
 	int64_t len = s->cost.main_ns;
 
 	s->mstate = M_BURST;
+	if (s->mkind != MK_HANDOFF) {
+		len += s->reorder_debt;
+		s->reorder_debt = 0;
+	}
 	if (s->mkind == MK_HANDOFF) {
 		len = handoff_len(s, s->mdev);
 	} else if (s->mkind == MK_QUEUE) {

@@ -22,6 +22,8 @@
 #define DL_COST_MAIN_NS          500   /* main thread's per-device list walk */
 #define DL_COST_PROBE_CHECK_NS  1000   /* a probe attempt that defers */
 #define DL_COST_HANDOFF_NS       250   /* the hand-off walk, per dependent (6.16+) */
+#define DL_COST_REORDER_NS      1400   /* device_pm_move_to_tail() before a deferred retry */
+#define DL_COST_REORDER_VISIT_NS 1175  /* and per call of its walk (6.12 guest) */
 #define DL_COST_CPUS               8
 #define DL_COST_MAX_ACTIVE       256   /* async_wq's max_active: WQ_DFL_ACTIVE */
 

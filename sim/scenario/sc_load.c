@@ -711,10 +711,11 @@ static int parse_cost(struct sc_build *b, json_t *o)
 {
 	static const char *const keys[] = { "cpus", "queue_ns", "wake_ns", "switch_ns",
 					    "main_ns", "probe_check_ns", "handoff_ns",
-					    "max_active", NULL };
+					    "reorder_ns", "reorder_visit_ns", "max_active", NULL };
 	struct dl_cost *c = &b->s->cost;
 	int64_t *dst[] = { &c->queue_ns, &c->wake_ns, &c->switch_ns, &c->main_ns,
-			   &c->probe_check_ns, &c->handoff_ns };
+			   &c->probe_check_ns, &c->handoff_ns, &c->reorder_ns,
+			   &c->reorder_visit_ns };
 	char sub[64];
 	int ret;
 
@@ -739,7 +740,7 @@ static int parse_cost(struct sc_build *b, json_t *o)
 			return sc_fail(b, "cost.max_active", "0 work items; expected 1 or more");
 		c->max_active = (uint32_t)n;
 	}
-	for (unsigned i = 0; i < 6; i++) {
+	for (unsigned i = 0; i < sizeof(dst) / sizeof(dst[0]); i++) {
 		json_t *v = json_object_get(o, keys[i + 1]);
 
 		sc_path(sub, sizeof(sub), "cost.%s", keys[i + 1]);
@@ -993,7 +994,8 @@ static struct dl_scenario *sc_new(const char *path)
 	if (!s)
 		return NULL;
 	s->cost = (struct dl_cost){ .queue_ns = -1, .wake_ns = -1, .switch_ns = -1, .main_ns = -1,
-				   .probe_check_ns = -1, .handoff_ns = -1 };
+				   .probe_check_ns = -1, .handoff_ns = -1, .reorder_ns = -1,
+				   .reorder_visit_ns = -1 };
 	s->path = strdup(path);
 	if (!s->path) {
 		free(s);
