@@ -52,6 +52,62 @@ static void rec_push(struct rec *r, const struct dl_event *e)
 	pthread_mutex_unlock(&r->mx);
 }
 
+/*
+ * rec_serial_problems - how far @r's prepare and complete walks stray from
+ * dpm_prepare()/dpm_complete() (kernel 6.12, drivers/base/power/main.c): a
+ * walk of prepare callbacks follows dpm_list (replayed here from the
+ * register, dpm_move and device_del events), a walk of complete callbacks
+ * the reverse of its prepare order, each on the main thread (worker 0), one
+ * callback at a time.  Written apart from both the engines and dl_check.c.
+ */
+static size_t rec_serial_problems(const struct rec *r, uint32_t ndev)
+{
+	uint64_t *pos = calloc(ndev + 1, sizeof(*pos)), *prep = calloc(ndev + 1, sizeof(*prep));
+	uint64_t clock = 0, pclock = 0, last = 0;
+	size_t bad = 0;
+	int walk = -1;
+	bool open = false;
+
+	for (size_t i = 0; pos && prep && i < r->n; i++) {
+		const struct dl_event *e = &r->ev[i];
+		bool start = e->kind == DL_EV_SUSPEND_START || e->kind == DL_EV_RESUME_START;
+		bool end = e->kind == DL_EV_SUSPEND_END || e->kind == DL_EV_RESUME_END;
+
+		if (e->dev >= ndev)
+			continue;
+		if (e->kind == DL_EV_REGISTER || (e->kind == DL_EV_DPM_MOVE && pos[e->dev]))
+			pos[e->dev] = ++clock;
+		if (e->kind == DL_EV_DEVICE_DEL)
+			pos[e->dev] = 0;
+		if ((!start && !end) || (e->phase != DL_PH_PREPARE && e->phase != DL_PH_COMPLETE))
+			continue;
+		if (end) {
+			open = false;
+			continue;
+		}
+		bad += open;               /* another one still runs */
+		bad += e->worker != 0;     /* not the main thread */
+		open = true;
+		if (walk != (int)e->phase) {
+			walk = (int)e->phase;
+			last = e->phase == DL_PH_PREPARE ? 0 : UINT64_MAX;
+		}
+		if (e->phase == DL_PH_PREPARE) {
+			bad += pos[e->dev] <= last;
+			last = pos[e->dev];
+			prep[e->dev] = ++pclock;
+		} else {
+			bad += prep[e->dev] >= last;
+			last = prep[e->dev];
+		}
+	}
+	if (!pos || !prep)
+		bad++;
+	free(pos);
+	free(prep);
+	return bad;
+}
+
 /* ---- a run, recorded and checked ---- */
 
 enum tc_backend { TC_DES, TC_THREADS };

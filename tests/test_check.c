@@ -39,6 +39,10 @@ enum mutation {
 	M_DPM_MOVE_BAD,    /* SUP alone moves to the tail: after its child and consumer */
 	M_CYCLE_EARLY_PROBE, /* M_EARLY_PROBE over a CYCLE link (not SSO): it gates probe too */
 	M_SSO_SWAP,        /* like M_SWAP_SUSPEND, the link is SYNC_STATE_ONLY and AVAILABLE */
+	M_PREPARE_REVERSE, /* prepare walks dpm_list backward (dlsim before issue 18) */
+	M_COMPLETE_FORWARD,/* complete walks in prepare order, not its reverse */
+	M_PREPARE_THREADS, /* one prepare callback on a worker, not the main thread */
+	M_PREPARE_OVERLAP, /* two prepare callbacks at once */
 };
 
 /* runs.kernel of the next write_run() (NULL: none, as logged before dlsim recorded it) */
@@ -74,6 +78,10 @@ static int64_t write_run(enum mutation m)
 		      m == M_SSO_SWAP ? DL_FLAG_MANAGED | DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_INFERRED :
 		      DL_FLAG_MANAGED;
 	struct evbuf *b = calloc(1, sizeof(*b));
+	/* dpm_list: registration order, or as the dpm_move events below leave it */
+	const uint32_t *ord = m == M_DPM_MOVE_OK ? (const uint32_t[]){ SUP, CHILD, CON } :
+			      m == M_DPM_MOVE_BAD ? (const uint32_t[]){ CON, CHILD, SUP } :
+			      (const uint32_t[]){ SUP, CON, CHILD };
 	struct dl_log *l;
 	char err[512];
 	int64_t run = -1;
@@ -136,18 +144,29 @@ static int64_t write_run(enum mutation m)
 	}
 	if (m == M_FAILED_CALLBACK) {
 		/* prepare everywhere, then the consumer's suspend fails: abort, resume */
-		pm(b, CON, 0, DL_PH_PREPARE, 0);
-		pm(b, CHILD, 0, DL_PH_PREPARE, 0);
-		pm(b, SUP, 0, DL_PH_PREPARE, 0);
+		for (int i = 0; i < 3; i++)
+			pm(b, ord[i], 0, DL_PH_PREPARE, 0);
 		pm(b, CHILD, 0, DL_PH_SUSPEND, 0);
 		add(b, DL_EV_SUSPEND_START, CON, DL_NONE, DL_NONE, 0, DL_PH_SUSPEND, 0);
 		add(b, DL_EV_SUSPEND_END, CON, DL_NONE, DL_NONE, 0, DL_PH_SUSPEND, -EBUSY);
 		pm(b, CHILD, 1, DL_PH_RESUME, 0);
-		pm(b, SUP, 1, DL_PH_COMPLETE, 0);
-		pm(b, CON, 1, DL_PH_COMPLETE, 0);
-		pm(b, CHILD, 1, DL_PH_COMPLETE, 0);
+		for (int i = 2; i >= 0; i--)
+			pm(b, ord[i], 1, DL_PH_COMPLETE, 0);
 	}
-	for (unsigned p = DL_PH_PREPARE; p <= DL_PH_SUSPEND_NOIRQ && m != M_FAILED_CALLBACK; p++) {
+	/* dpm_prepare(): dpm_list forward, on the main thread (worker 0), one at a time */
+	if (m == M_PREPARE_OVERLAP) {
+		add(b, DL_EV_SUSPEND_START, ord[0], DL_NONE, DL_NONE, 0, DL_PH_PREPARE, 0);
+		pm(b, ord[1], 0, DL_PH_PREPARE, 0);
+		add(b, DL_EV_SUSPEND_END, ord[0], DL_NONE, DL_NONE, 0, DL_PH_PREPARE, 0);
+		pm(b, ord[2], 0, DL_PH_PREPARE, 0);
+	} else if (m != M_FAILED_CALLBACK) {
+		for (int i = 0; i < 3; i++) {
+			pm(b, ord[m == M_PREPARE_REVERSE ? 2 - i : i], 0, DL_PH_PREPARE, 0);
+			if (m == M_PREPARE_THREADS && i == 1)
+				b->e[b->n - 1].worker = b->e[b->n - 2].worker = 1;
+		}
+	}
+	for (unsigned p = DL_PH_SUSPEND; p <= DL_PH_SUSPEND_NOIRQ && m != M_FAILED_CALLBACK; p++) {
 		int swap = p == DL_PH_SUSPEND && (m == M_SWAP_SUSPEND || m == M_STATELESS_SWAP ||
 						  m == M_DORMANT_SWAP || m == M_SSO_SWAP);
 
@@ -159,11 +178,14 @@ static int64_t write_run(enum mutation m)
 			pm(b, SUP, 0, p, 0);
 	}
 	if (m != M_FAILED_SUSPENDED && m != M_FAILED_CALLBACK) {
-		for (unsigned p = DL_PH_RESUME_NOIRQ; p <= DL_PH_COMPLETE; p++) {
+		for (unsigned p = DL_PH_RESUME_NOIRQ; p <= DL_PH_RESUME; p++) {
 			pm(b, SUP, 1, p, 0);
 			pm(b, CON, 1, p, m == M_DROP_RESUME_END && p == DL_PH_RESUME);
 			pm(b, CHILD, 1, p, 0);
 		}
+		/* dpm_complete(): the prepared devices backward */
+		for (int i = 0; i < 3; i++)
+			pm(b, ord[m == M_COMPLETE_FORWARD ? i : 2 - i], 1, DL_PH_COMPLETE, 0);
 	}
 	if (m == M_EARLY_UNBIND) {
 		add(b, DL_EV_UNBIND_START, SUP, DL_NONE, DL_NONE, 0, 0, 0);
@@ -318,6 +340,10 @@ static void test_cycle(void)
 	CU_ASSERT_EQUAL(stored(run, 6), 1);
 }
 static void test_failed_suspended(void) { expect_only(M_FAILED_SUSPENDED, 4); }
+static void test_prepare_reverse(void) { expect_only(M_PREPARE_REVERSE, 3); }
+static void test_complete_forward(void) { expect_only(M_COMPLETE_FORWARD, 3); }
+static void test_prepare_threads(void) { expect_only(M_PREPARE_THREADS, 3); }
+static void test_prepare_overlap(void) { expect_only(M_PREPARE_OVERLAP, 3); }
 
 static void test_rpm_bad(void) { expect_only(M_RPM_BAD, 5); }
 static void test_bad_refusal(void) { expect_only(M_BAD_REFUSAL, 6); }
@@ -440,6 +466,10 @@ int main(void)
 	CU_add_test(s, "refusal reason not borne out: invariant 6", test_bad_refusal);
 	CU_add_test(s, "dpm_list reordered with its dependents: passes", test_dpm_move_ok);
 	CU_add_test(s, "supplier moved behind its dependents: invariant 7", test_dpm_move_bad);
+	CU_add_test(s, "prepare walks dpm_list backward: invariant 3", test_prepare_reverse);
+	CU_add_test(s, "complete in prepare order: invariant 3", test_complete_forward);
+	CU_add_test(s, "a prepare on a worker: invariant 3", test_prepare_threads);
+	CU_add_test(s, "two prepares at once: invariant 3", test_prepare_overlap);
 	CU_add_test(s, "dlsim check exit statuses", test_cmd);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

@@ -363,6 +363,35 @@ static void test_suspend_fault_rolls_back(void)
 	}
 }
 
+/* Issue 18, items 4 and 5: prepare and complete walk dpm_list on the main thread (see test_engine.c). */
+static void test_prepare_and_complete_walk_the_list_on_main(void)
+{
+	for (int o = 0; o < DL_ORDER_COUNT; o++) {
+		for (int fault = 0; fault < 2; fault++) {
+			struct tsc *t = make(1, 120, 23, false);
+			struct dl_run_result r;
+			struct rec rec;
+			int64_t bad;
+
+			if (o == DL_ORDER_NAIVE) {
+				free(t);
+				continue;   /* walks registration order: the negative control */
+			}
+			rec_init(&rec);
+			if (fault) {
+				t->fault[0] = (struct dl_sc_fault){ .dev = 60, .lat_key = DL_LAT_PREPARE,
+								    .err = 16 };
+				t->sc.nfault = 1;
+			}
+			CU_ASSERT_EQUAL(run_checked(t, (enum dl_order)o, 4, &rec, &r, &bad), fault);
+			CU_ASSERT_EQUAL(bad, 0);
+			CU_ASSERT_EQUAL(rec_serial_problems(&rec, t->sc.ndev), 0);
+			rec_fini(&rec);
+			free(t);
+		}
+	}
+}
+
 /* 20 seeds, tiny latencies, every order: races show up as violations or hangs. */
 static void test_stress_seeds(void)
 {
@@ -612,6 +641,8 @@ int main(void)
 	CU_add_test(s, "test_lower_bound_as_des", test_lower_bound_as_des);
 	CU_add_test(s, "test_stop_inside_a_phase", test_stop_inside_a_phase);
 	CU_add_test(s, "test_suspend_fault_rolls_back", test_suspend_fault_rolls_back);
+	CU_add_test(s, "test_prepare_and_complete_walk_the_list_on_main",
+		    test_prepare_and_complete_walk_the_list_on_main);
 	CU_add_test(s, "test_stress_seeds", test_stress_seeds);
 	CU_add_test(s, "test_racing_ops_stress", test_racing_ops_stress);
 	CU_add_test(s, "test_backends_run_the_same_callbacks", test_backends_run_the_same_callbacks);

@@ -22,6 +22,9 @@
  *    no item ever blocks.  Sync devices as above.
  *  - levels / cp-first: every device is a work item queued when ready
  *    (levels: and when its level is released); the main thread only waits.
+ * prepare and complete are none of these: dpm_prepare() walks dpm_list
+ * forward and dpm_complete() the prepared list backward, every callback on
+ * the main thread, waiting for nothing, under every order (sim->serial).
  *
  * Probing: sync, naive and kernel-async probe in registration order with the
  * kernel's deferred-probe retry (disabled until late_initcall, then every
@@ -183,6 +186,12 @@ struct sim {
 	/* the phase */
 	int pk;
 	unsigned phase;          /* enum dl_phase for PM */
+	/*
+	 * prepare or complete: dpm_prepare() walks dpm_list forward and
+	 * dpm_complete() the prepared list backward, every callback on the main
+	 * thread, nothing queued and nothing waited for, whatever the order.
+	 */
+	bool serial;
 	uint32_t op_index;
 	bool aborted;
 	int abort_err;
@@ -624,8 +633,8 @@ static void device_finished(struct sim *s, uint32_t d)
 {
 	s->t[d].stage = ST_DONE;
 	s->remaining--;
-	if (s->pk == PK_PROBE_DEFER)
-		return;
+	if (s->pk == PK_PROBE_DEFER || s->serial)
+		return;   /* serial: main walks to the next device, nobody waits */
 	level_done(s, d);
 	if (s->pk == PK_PROBE_READY && s->core.dev[dev_at(s, d)].state != DL_DEV_DRIVER_BOUND) {
 		probe_failed(s, d);
@@ -1195,6 +1204,20 @@ static void phase_scan(struct sim *s, int64_t *cp_out, int64_t *work_out)
 	uint32_t m = s->g.m;
 	bool fwd = s->pk != PK_SUSPEND, count_waits = s->pk != PK_PROBE_DEFER;
 
+	if (s->serial) {
+		/* one thread, one callback at a time: the phase is a chain */
+		for (uint32_t i = 0; i < m; i++) {
+			if (!s->t[i].part)
+				continue;
+			s->remaining++;
+			s->t[i].on_main = 1;
+			cp += s->t[i].lat;
+			work += cb_cpu(s, i, s->t[i].lat);
+		}
+		*cp_out = cp;
+		*work_out = work;
+		return;
+	}
 	for (uint32_t k = 0; k < m; k++) {
 		uint32_t i = fwd ? k : m - 1 - k;
 		struct task *x = &s->t[i];
@@ -1242,6 +1265,17 @@ static void ran_bound(struct sim *s, int64_t *cp_out, int64_t *work_out)
 
 	for (uint32_t i = 0; i < m; i++)
 		s->t[i].est = 0;
+	if (s->serial) {
+		for (uint32_t i = 0; i < m; i++) {
+			if (s->t[i].part && s->t[i].ran) {
+				cp += s->t[i].lat;
+				work += cb_cpu(s, i, s->t[i].lat);
+			}
+		}
+		*cp_out = cp;
+		*work_out = work;
+		return;
+	}
 	for (uint32_t k = 0; k < m; k++) {
 		uint32_t i = fwd ? k : m - 1 - k;
 		struct task *x = &s->t[i];
@@ -1275,7 +1309,7 @@ static int64_t main_bound(const struct sim *s)
 	int64_t t = 0, main_ns = s->cost.main_ns;
 	int64_t queue_ns = s->cost.queue_ns;
 
-	if ((s->pk != PK_SUSPEND && s->pk != PK_RESUME) || s->pol->all_async)
+	if ((s->pk != PK_SUSPEND && s->pk != PK_RESUME) || (s->pol->all_async && !s->serial))
 		return 0;   /* probe, or main only waits */
 	for (uint32_t k = 0; k < s->nwalk; k++) {
 		uint32_t i = s->walk[k];
@@ -1364,7 +1398,10 @@ static int levels(struct sim *s)
 	return 0;
 }
 
-/* Build the walk order: dpm_list (reverse for suspend), or registration order for naive. */
+/*
+ * Build the walk order: dpm_list (reverse for suspend and complete), or
+ * registration order for naive.
+ */
 static void build_walk(struct sim *s, bool reverse)
 {
 	uint32_t m = s->g.m;
@@ -1419,16 +1456,19 @@ static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_
 		     int64_t *work_out, int64_t *main_out)
 {
 	int64_t t0 = s->now, cp, work;
-	bool reverse = s->pk == PK_SUSPEND;
+	bool reverse;
 	int err;
 
+	s->serial = (s->pk == PK_SUSPEND || s->pk == PK_RESUME) &&
+		    (s->phase == DL_PH_PREPARE || s->phase == DL_PH_COMPLETE);
+	reverse = s->serial ? s->phase == DL_PH_COMPLETE : s->pk == PK_SUSPEND;
 	phase_scan(s, &cp, &work);
 	s->nparts = s->remaining;
 	build_walk(s, reverse);
 	*main_out = main_bound(s);   /* before priorities() overwrites est */
-	if (s->pol->critical_first)
+	if (s->pol->critical_first && !s->serial)
 		priorities(s);
-	if (s->pol->level_barrier && (err = levels(s)))
+	if (s->pol->level_barrier && !s->serial && (err = levels(s)))
 		return err;
 	*cp_out = cp;
 	*work_out = work;

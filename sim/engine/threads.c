@@ -45,6 +45,8 @@
  *  - sync devices (and every device under sync and naive) run on the main
  *    thread in walk order after waiting for their dependencies (naive:
  *    registration order, no waits).
+ *  - prepare and complete run on the main thread alone under every order,
+ *    dpm_list forward and backward, waiting for nothing (des.c's).
  * A failing suspend callback sets the halt flag: nothing new starts, blocked
  * waiters wake and skip, work in flight finishes; then every suspended
  * device is resumed as des.c does.  The stop flag (Ctrl-C) halts a phase
@@ -189,6 +191,7 @@ struct thr {
 	/* the phase (written by main before any work is queued) */
 	int pk;
 	unsigned phase;
+	bool serial;            /* prepare, complete: main only, no waits (des.c's) */
 	uint8_t *part, *on_main, *depth_set, *newdepth, *attempted;
 	uint32_t *wcount, *level, *walk, nwalk, *topo, ntopo;
 	/* levels: the devices of each level in device order, released in turn, under lmx */
@@ -665,6 +668,8 @@ static uint32_t edges_of(struct thr *t, uint32_t d, bool waits, uint32_t *out)
 	uint32_t n = 0;
 	dl_dev_t y;
 
+	if (t->serial)
+		return 0;   /* dpm_prepare(), dpm_complete(): nobody waits */
 	if (waits)
 		dl_waits_for_init(&it, &t->core, kind, d);
 	else
@@ -714,7 +719,7 @@ static void settle_dpm(struct thr *t)
 /* Under graph (read): the walk, and what waits for what in this phase. */
 static int snapshot_phase(struct thr *t)
 {
-	bool reverse = t->pk == PK_SUSPEND;
+	bool reverse = t->serial ? t->phase == DL_PH_COMPLETE : t->pk == PK_SUSPEND;
 	int err;
 
 	t->nwalk = 0;
@@ -762,6 +767,14 @@ static void account_bound(struct thr *t)
 			t->topo[n++] = t->topo[i];   /* the phase is over: topo may shrink */
 	t->ntopo = n;
 	b = dl_bound_phase(t->topo, t->ntopo, t->d_off, t->d_dep, t->lat, t->sc, t->K, t->best);
+	if (t->serial) {
+		/* one callback at a time: the phase is a chain of its latencies */
+		b.critical_path_ns = 0;
+		for (uint32_t i = 0; i < t->ntopo; i++)
+			b.critical_path_ns += t->lat[t->topo[i]];
+		if (b.critical_path_ns > b.lower_bound_ns)
+			b.lower_bound_ns = b.critical_path_ns;
+	}
 	t->opr->lower_bound_ns += b.lower_bound_ns;
 	t->opr->critical_path_ns += b.critical_path_ns;
 	t->opr->work_ns += b.work_ns;
@@ -1203,7 +1216,7 @@ static int run_phase(struct thr *t)
 		if (!t->part[d])
 			continue;
 		remaining++;
-		t->on_main[d] = dl_order_on_main(t->pol, false, t->core.dev[d].async);
+		t->on_main[d] = t->serial || dl_order_on_main(t->pol, false, t->core.dev[d].async);
 	}
 	settle_dpm(t);
 	pthread_rwlock_rdlock(&t->graph);
@@ -1223,8 +1236,8 @@ static int run_phase(struct thr *t)
 	pthread_mutex_unlock(&t->mx);
 
 	w0 = dl_mono_ns();
-	if (!t->pol->link_aware) {
-		/* naive: the main thread, registration order, no waits */
+	if (!t->pol->link_aware || t->serial) {
+		/* naive, prepare and complete: the main thread, in walk order, no waits */
 		for (uint32_t i = 0; i < t->nwalk && !halted(t) && !poll_stop(t); i++)
 			if (t->part[t->walk[i]])
 				main_visit(t, m, t->walk[i], false);
@@ -1306,6 +1319,7 @@ static void setup_phase(struct thr *t, int pk, unsigned phase, int min_depth, in
 {
 	t->pk = pk;
 	t->phase = phase;
+	t->serial = phase == DL_PH_PREPARE || phase == DL_PH_COMPLETE;
 	pthread_rwlock_rdlock(&t->graph);
 	for (uint32_t d = 0; d < t->n; d++) {
 		const struct dl_device *x = &t->core.dev[d];
@@ -1579,6 +1593,7 @@ static int op_probe(struct thr *t)
 	core_unlock(m);
 
 	t->pk = t->pol->probe_deferral ? PK_PROBE_DEFER : PK_PROBE;
+	t->serial = false;
 	pthread_rwlock_rdlock(&t->graph);
 	for (uint32_t d = 0; d < t->n; d++) {
 		t->part[d] = t->core.dev[d].registered && t->core.dev[d].state == DL_DEV_NO_DRIVER;

@@ -33,6 +33,7 @@ struct cdev {
 	uint8_t susp;           /* bit p: suspended in suspend phase p, not yet resumed */
 	uint32_t stamp;         /* DFS visitation */
 	uint64_t dpm_pos;       /* position in the replayed dpm_list, 0: not on it */
+	uint64_t prep_seq;      /* when its last prepare started (checker.prep_clock) */
 	struct vec cons;        /* links where this device is the consumer */
 	struct vec sup;         /* links where this device is the supplier */
 	struct vec children;
@@ -65,6 +66,17 @@ struct checker {
 	int dpm_dirty;          /* the list or the links changed since the last check */
 	int oom;
 	int pm_skips_sso;       /* the run's kernel is 6.18 or later (read_kernel()) */
+	/*
+	 * prepare and complete (invariant 3): a run of prepare callbacks is one
+	 * walk of dpm_list, forward; a run of complete callbacks walks the
+	 * prepared devices backward; each run on one thread, one at a time.
+	 */
+	int serial_phase;       /* DL_PH_PREPARE or DL_PH_COMPLETE: the walk under way; -1 */
+	uint64_t serial_last;   /* prepare: dpm_pos of the last; complete: its prep_seq */
+	uint32_t serial_dev;    /* the device it was */
+	uint32_t serial_open;   /* the device whose callback runs, DL_NONE */
+	int64_t serial_worker;  /* the walk's thread, -1 not known yet */
+	uint64_t prep_clock;
 };
 
 static int vec_push(struct vec *v, uint32_t x)
@@ -383,6 +395,55 @@ static int reaches(struct checker *k, uint32_t from, uint32_t to, uint32_t skip_
 	return 0;
 }
 
+/*
+ * A prepare or complete callback of @d starts on thread @worker (-1 if the
+ * log does not say): dpm_prepare() walks dpm_list forward and
+ * dpm_complete() the prepared list backward (it holds the prepared devices
+ * in the order they were prepared), both on the PM thread alone, one
+ * callback at a time (kernel 6.12 and 7.3, drivers/base/power/main.c).  A
+ * prepare after a complete, or the reverse, starts a new walk.
+ */
+static void serial_start(struct checker *k, uint32_t d, int p, int64_t worker, int64_t t)
+{
+	struct cdev *D = &k->dev[d];
+	const char *ph = dl_phase_name((unsigned)p);
+
+	if (k->serial_phase != p) {
+		k->serial_phase = p;
+		k->serial_last = p == DL_PH_PREPARE ? 0 : UINT64_MAX;
+		k->serial_dev = DL_NONE;
+		k->serial_worker = -1;
+	}
+	if (k->serial_open != DL_NONE && k->serial_open != d)
+		violation(k, 3, d, k->serial_open, DL_NONE, t, "%s starts while another device's"
+			  " %s runs (one callback at a time)", ph, ph);
+	if (worker >= 0 && k->serial_worker >= 0 && worker != k->serial_worker)
+		violation(k, 3, d, DL_NONE, DL_NONE, t, "%s on worker %" PRId64 ", the walk's"
+			  " earlier ones on worker %" PRId64 " (one thread)", ph, worker,
+			  k->serial_worker);
+	if (worker >= 0 && k->serial_worker < 0)
+		k->serial_worker = worker;
+	if (p == DL_PH_PREPARE) {
+		if (D->dpm_pos && k->serial_dev != DL_NONE && D->dpm_pos <= k->serial_last)
+			violation(k, 3, d, k->serial_dev, DL_NONE, t, "prepare not in dpm_list order:"
+				  " after a device that follows it in dpm_list");
+		if (D->dpm_pos) {
+			k->serial_last = D->dpm_pos;
+			k->serial_dev = d;
+		}
+		D->prep_seq = ++k->prep_clock;
+	} else {
+		if (D->prep_seq && k->serial_dev != DL_NONE && D->prep_seq >= k->serial_last)
+			violation(k, 3, d, k->serial_dev, DL_NONE, t, "complete not in the reverse"
+				  " of the prepare order: after a device prepared after it");
+		if (D->prep_seq) {
+			k->serial_last = D->prep_seq;
+			k->serial_dev = d;
+		}
+	}
+	k->serial_open = d;
+}
+
 static void on_suspend_start(struct checker *k, uint32_t d, int p, int64_t t)
 {
 	struct cdev *D = &k->dev[d];
@@ -556,7 +617,8 @@ static void check_dpm_order(struct checker *k, int64_t t)
 }
 
 static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32_t aux,
-		     int have_flags, uint32_t flags, int arg, const char *phase, int err, int64_t t)
+		     int have_flags, uint32_t flags, int arg, const char *phase, int err, int64_t t,
+		     int64_t worker)
 {
 	struct cdev *D = get_dev(k, d);
 	struct clink *L;
@@ -688,6 +750,11 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 		}
 		if (kind == DL_EV_SUSPEND_START || kind == DL_EV_RESUME_START)
 			check_dpm_order(k, t);
+		if ((kind == DL_EV_SUSPEND_START && p == DL_PH_PREPARE) ||
+		    (kind == DL_EV_RESUME_START && p == DL_PH_COMPLETE))
+			serial_start(k, d, p, worker, t);
+		else if (k->serial_open == d && (p == DL_PH_PREPARE || p == DL_PH_COMPLETE))
+			k->serial_open = DL_NONE;
 		if (kind == DL_EV_SUSPEND_START) {
 			on_suspend_start(k, d, p, t);
 		} else if (kind == DL_EV_RESUME_START) {
@@ -1246,9 +1313,10 @@ static void checker_free(struct checker *k)
 int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		    struct dl_check_result *res)
 {
-	struct checker k = { .db = db, .run = run_id, .verbose = verbose, .res = res };
+	struct checker k = { .db = db, .run = run_id, .verbose = verbose, .res = res,
+			     .serial_phase = -1, .serial_open = DL_NONE, .serial_worker = -1 };
 	sqlite3_stmt *st = NULL;
-	int have_ext, rc, ret = DL_CHECK_DONE;
+	int have_ext, have_worker, rc, ret = DL_CHECK_DONE;
 	int64_t t_last = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -1287,10 +1355,15 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		    != SQLITE_OK)
 			k.store = 0;
 	}
-	rc = sqlite3_prepare_v2(db, have_ext ?
-		"SELECT t_ns, dev_id, link_id, kind, phase, err, aux, flags, arg FROM events"
+	have_worker = has_column(db, "events", "worker");
+	rc = sqlite3_prepare_v2(db, have_ext && have_worker ?
+		"SELECT t_ns, dev_id, link_id, kind, phase, err, aux, flags, arg, worker FROM events"
+		" WHERE run_id = ? ORDER BY seq" : have_ext ?
+		"SELECT t_ns, dev_id, link_id, kind, phase, err, aux, flags, arg, NULL FROM events"
+		" WHERE run_id = ? ORDER BY seq" : have_worker ?
+		"SELECT t_ns, dev_id, link_id, kind, phase, err, NULL, NULL, NULL, worker FROM events"
 		" WHERE run_id = ? ORDER BY seq" :
-		"SELECT t_ns, dev_id, link_id, kind, phase, err, NULL, NULL, NULL FROM events"
+		"SELECT t_ns, dev_id, link_id, kind, phase, err, NULL, NULL, NULL, NULL FROM events"
 		" WHERE run_id = ? ORDER BY seq", -1, &st, NULL);
 	if (rc != SQLITE_OK) {
 		rc = -EIO;
@@ -1302,13 +1375,16 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		uint32_t aux = col_id(st, 6), l = col_id(st, 2), d = col_id(st, 1);
 		int have_flags = sqlite3_column_type(st, 7) != SQLITE_NULL;
 		int arg = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8);
+		int64_t worker = sqlite3_column_type(st, 9) == SQLITE_INTEGER ?
+				 sqlite3_column_int64(st, 9) : -1;
 
 		t_last = sqlite3_column_int64(st, 0);
 		res->events++;
 		if (aux == DL_NONE && l != DL_NONE && l < k.nlink && k.link[l].known)
 			aux = k.link[l].s;      /* old logs without events.aux */
 		on_event(&k, kind, d, l, aux, have_flags, (uint32_t)sqlite3_column_int64(st, 7), arg,
-			 (const char *)sqlite3_column_text(st, 4), sqlite3_column_int(st, 5), t_last);
+			 (const char *)sqlite3_column_text(st, 4), sqlite3_column_int(st, 5), t_last,
+			 worker < 0 ? -1 : worker);
 		if (k.oom)
 			break;
 	}
