@@ -108,6 +108,61 @@ static size_t rec_serial_problems(const struct rec *r, uint32_t ndev)
 	return bad;
 }
 
+/*
+ * Issue 18, item 6: @n independent devices (no links, no parents), every
+ * fifth one sync (tsc.h), each suspend and resume callback @lat long,
+ * prepare and complete free.  dpm_list is registration order.
+ */
+static struct tsc *make_independent(uint32_t n, int64_t lat)
+{
+	struct tsc *t = make(1, n, 31, false);
+
+	t->sc.nlink = 0;
+	for (unsigned k = DL_LAT_PREPARE; k <= DL_LAT_COMPLETE; k++)
+		fixed(&t->prof[0].lat[k], k == DL_LAT_PREPARE || k == DL_LAT_COMPLETE ? 0 : lat);
+	return t;
+}
+
+/* The time of @r's first event @kind of device @d in phase @phase, -1 if none. */
+static int64_t rec_time(const struct rec *r, uint32_t d, unsigned kind, unsigned phase)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->ev[i].dev == d && r->ev[i].kind == kind && r->ev[i].phase == phase)
+			return r->ev[i].t_ns;
+	return -1;
+}
+
+/*
+ * How far a classic kernel-async run of make_independent() strays from
+ * 6.12: in each resume phase every async device is queued before the sync
+ * walk starts ("Trigger the resume of 'async' devices upfront"), so each
+ * starts before the first sync device (0) has finished; in each suspend
+ * phase an async device is queued when the walk (backward) reaches it, so
+ * device 1 starts only after sync device 5 has finished.
+ */
+static size_t rec_upfront_problems(const struct rec *r, uint32_t n)
+{
+	size_t bad = 0;
+
+	for (unsigned p = DL_PH_RESUME_NOIRQ; p <= DL_PH_RESUME; p++) {
+		int64_t end0 = rec_time(r, 0, DL_EV_RESUME_END, p);
+
+		for (uint32_t d = 1; d < n; d++) {
+			int64_t st = rec_time(r, d, DL_EV_RESUME_START, p);
+
+			if (d % 5 != 0)
+				bad += st < 0 || end0 < 0 || st >= end0;
+		}
+	}
+	for (unsigned p = DL_PH_SUSPEND; p <= DL_PH_SUSPEND_NOIRQ; p++) {
+		int64_t end5 = rec_time(r, 5, DL_EV_SUSPEND_END, p);
+		int64_t st1 = rec_time(r, 1, DL_EV_SUSPEND_START, p);
+
+		bad += st1 < 0 || end5 < 0 || st1 < end5;
+	}
+	return bad;
+}
+
 /* ---- a run, recorded and checked ---- */
 
 enum tc_backend { TC_DES, TC_THREADS };

@@ -226,6 +226,28 @@ static void test_prepare_and_complete_walk_the_list_on_main(void)
 	}
 }
 
+/*
+ * Issue 18, item 6: classic async resume queues every async device before
+ * the sync walk (6.12), so none waits behind a slow sync device it does not
+ * depend on; suspend phases still queue a device when the walk reaches it.
+ */
+static void test_classic_resume_queues_async_up_front(void)
+{
+	struct tsc *t = make_independent(20, 1000000);
+	struct dl_run_result r;
+	struct rec rec;
+	int64_t bad;
+
+	rec_init(&rec);
+	CU_ASSERT_EQUAL(run_checked(t, DL_ORDER_KERNEL_ASYNC, 32, &rec, &r, &bad, false), 0);
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(rec_upfront_problems(&rec, 20), 0);
+	/* resume: the four sync devices in a row, the async ones alongside */
+	CU_ASSERT(r.op[2].makespan_ns < 3 * (4 * 1000000 + 100000));
+	rec_fini(&rec);
+	free(t);
+}
+
 /* A supplier whose probe fails leaves its consumers unprobed: the bound stays below makespan. */
 static void test_lower_bound_holds_when_a_probe_fails(void)
 {
@@ -598,6 +620,8 @@ int main(void)
 	CU_add_test(s, "test_runs_are_reproducible", test_runs_are_reproducible);
 	CU_add_test(s, "test_orders_see_identical_work", test_orders_see_identical_work);
 	CU_add_test(s, "test_suspend_fault_rolls_back", test_suspend_fault_rolls_back);
+	CU_add_test(s, "test_classic_resume_queues_async_up_front",
+		    test_classic_resume_queues_async_up_front);
 	CU_add_test(s, "test_prepare_and_complete_walk_the_list_on_main",
 		    test_prepare_and_complete_walk_the_list_on_main);
 	CU_add_test(s, "test_lower_bound_holds_when_a_probe_fails",

@@ -392,6 +392,24 @@ static void test_prepare_and_complete_walk_the_list_on_main(void)
 	}
 }
 
+/* Issue 18, item 6 (see test_engine.c), in real time: 100 ms callbacks at time scale 1. */
+static void test_classic_resume_queues_async_up_front(void)
+{
+	struct tsc *t = make_independent(20, 100000000);
+	struct tc_run x = { .order = DL_ORDER_KERNEL_ASYNC, .workers = 32, .backend = TC_THREADS,
+			    .scale = 1.0 };
+	struct dl_run_result r;
+	struct rec rec;
+
+	rec_init(&rec);
+	x.rec = &rec;
+	CU_ASSERT_EQUAL(tc_run(t, &x, &r), 0);
+	CU_ASSERT_EQUAL(x.violations, 0);
+	CU_ASSERT_EQUAL(rec_upfront_problems(&rec, 20), 0);
+	rec_fini(&rec);
+	free(t);
+}
+
 /* 20 seeds, tiny latencies, every order: races show up as violations or hangs. */
 static void test_stress_seeds(void)
 {
@@ -641,6 +659,8 @@ int main(void)
 	CU_add_test(s, "test_lower_bound_as_des", test_lower_bound_as_des);
 	CU_add_test(s, "test_stop_inside_a_phase", test_stop_inside_a_phase);
 	CU_add_test(s, "test_suspend_fault_rolls_back", test_suspend_fault_rolls_back);
+	CU_add_test(s, "test_classic_resume_queues_async_up_front",
+		    test_classic_resume_queues_async_up_front);
 	CU_add_test(s, "test_prepare_and_complete_walk_the_list_on_main",
 		    test_prepare_and_complete_walk_the_list_on_main);
 	CU_add_test(s, "test_stress_seeds", test_stress_seeds);

@@ -15,8 +15,10 @@
  *  - sync / naive: the main thread walks the list and runs every callback;
  *    naive walks registration order and never waits.
  *  - kernel-async: the main thread queues every async device's work as it
- *    walks (cost queue_ns); the item starts (wake_ns), finds its dependencies
- *    unfinished, blocks, and is woken (wake_ns) when the last one finishes.
+ *    walks (cost queue_ns), in resume phases all of them before the first
+ *    sync device (6.12's "upfront" loop, build_walk()); the item starts
+ *    (wake_ns), finds its dependencies unfinished, blocks, and is woken
+ *    (wake_ns) when the last one finishes.
  *    Sync devices run on the main thread, which waits for their dependencies.
  *  - kernel-async-v2: an async device's work is queued when it becomes ready;
  *    no item ever blocks.  Sync devices as above.
@@ -1400,7 +1402,11 @@ static int levels(struct sim *s)
 
 /*
  * Build the walk order: dpm_list (reverse for suspend and complete), or
- * registration order for naive.
+ * registration order for naive.  Classic async resume phases walk twice:
+ * dpm_noirq_resume_devices(), dpm_resume_early() and dpm_resume() of 6.12
+ * first queue every async device ("Trigger the resume of 'async' devices
+ * upfront"), then run the sync ones; the walk lists the async ones first.
+ * (Suspend phases queue an async device when the walk reaches it.)
  */
 static void build_walk(struct sim *s, bool reverse)
 {
@@ -1415,6 +1421,13 @@ static void build_walk(struct sim *s, bool reverse)
 			if (s->g.pos[d] != DL_NONE)
 				s->walk[s->nwalk++] = s->g.pos[d];
 		}
+	} else if (s->pk == PK_RESUME && s->pol->queue_up_front && !s->serial) {
+		for (uint32_t k = 0; k < m; k++)
+			if (!s->t[k].on_main)
+				s->walk[s->nwalk++] = k;
+		for (uint32_t k = 0; k < m; k++)
+			if (s->t[k].on_main)
+				s->walk[s->nwalk++] = k;
 	} else {
 		for (uint32_t k = 0; k < m; k++)
 			s->walk[s->nwalk++] = reverse ? m - 1 - k : k;

@@ -36,8 +36,9 @@
  *    consumers stay deferred); sync, naive and kernel-async probe in
  *    registration order on the main thread (kernel-async hands async
  *    devices to workers) with the deferred-probe retry of dd.c;
- *  - kernel-async queues every async device up front; its item blocks on
- *    the completions of what it waits for;
+ *  - kernel-async queues an async device as the walk reaches it (suspend)
+ *    or every one before the walk's first sync device (resume, 6.12's
+ *    "upfront" loop); its item blocks on the completions of what it waits for;
  *  - kernel-async-v2 and cp-first queue a device when its atomic counter of
  *    unfinished dependencies drops to zero (cp-first: ready work by longest
  *    remaining path); levels queues a level at a time: the thread finishing
@@ -738,6 +739,18 @@ static int snapshot_phase(struct thr *t)
 			t->walk[t->nwalk++] = d;
 			d = reverse ? t->core.dev[d].dpm_prev : t->core.dev[d].dpm_next;
 		}
+	}
+	if (t->pk == PK_RESUME && t->pol->queue_up_front && !t->serial && t->pol->link_aware) {
+		/* classic resume queues every async device first (des.c's build_walk()) */
+		uint32_t n = 0;
+
+		for (uint32_t i = 0; i < t->nwalk; i++)
+			if (!t->on_main[t->walk[i]])
+				t->topo[n++] = t->walk[i];
+		for (uint32_t i = 0; i < t->nwalk; i++)
+			if (t->on_main[t->walk[i]])
+				t->topo[n++] = t->walk[i];
+		memcpy(t->walk, t->topo, n * sizeof(*t->walk));
 	}
 	/* dpm_list (reversed for suspend) lists every device after what it waits for */
 	t->ntopo = 0;
