@@ -535,6 +535,36 @@ static void test_deferred_retry_pays_the_reorder_walk(void)
 	rec_fini(&rec);
 }
 
+/*
+ * kernel-async-v2's hand-off (6.16+): a finishing item walks its dependents
+ * (handoff_ns each) and queues the ready ones (queue_ns each), after its
+ * callback; the first it queues runs next on its own kworker, without a
+ * wake (worker_thread()'s keep_working()).  On a chain of async devices
+ * each resume starts handoff_ns + queue_ns after its supplier's ends.
+ */
+static void test_v2_handoff_costs(void)
+{
+	struct tsc *t = make(0, 4, 9, false);
+	struct rec rec;
+	struct dl_run_result r;
+	struct pm_times pt[4];
+
+	for (uint32_t i = 0; i < 4; i++)
+		t->dev[i].async = 1;
+	fixed(&t->prof[0].lat[DL_LAT_RESUME], 1000000);
+	rec_init(&rec);
+	CU_ASSERT_EQUAL(run(t, DL_ORDER_KERNEL_ASYNC_V2, 8, &rec, &r), 0);
+	for (uint32_t i = 0; i < 4; i++)
+		pm_times_after(&rec, 0, i, &pt[i]);
+	/* resume: supplier i + 1 before consumer i, one dependent each (the start
+	 * event is stamped when the item gets its CPU, before any overhead) */
+	for (uint32_t i = 0; i < 3; i++)
+		CU_ASSERT_EQUAL(pt[i].en[DL_PH_RESUME] - pt[i + 1].en[DL_PH_RESUME],
+				DL_COST_HANDOFF_NS + DL_COST_QUEUE_NS + 1000000);
+	rec_fini(&rec);
+	free(t);
+}
+
 /* Same scenario and seed: the very same event sequence, for every order. */
 /*
  * Work items that sleep on their dependencies are logged: under
@@ -638,6 +668,7 @@ int main(void)
 	CU_add_test(s, "test_worker_pool_is_max_active", test_worker_pool_is_max_active);
 	CU_add_test(s, "test_deferred_retry_pays_the_reorder_walk",
 		    test_deferred_retry_pays_the_reorder_walk);
+	CU_add_test(s, "test_v2_handoff_costs", test_v2_handoff_costs);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	if (tc_cleanup())

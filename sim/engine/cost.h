@@ -39,7 +39,11 @@
  *    device's hand-off walk (6.16+);
  *  - wake_ns, paid by the item on its CPU: a kworker wakes (try_to_wake_up
  *    and the switch to it) when its item is queued and again when a blocked
- *    item's completion fires (complete_all() in dpm_wait());
+ *    item's completion fires (complete_all() in dpm_wait()); except the
+ *    first item a finishing work item's hand-off queues, which that
+ *    kworker runs next itself (worker_thread(): keep_working() holds while
+ *    the worklist is not empty, as unbound workers never count in
+ *    nr_running; the idle worker kick_pool() woke finds nothing);
  *  - switch_ns: a worker blocking in wait_for_completion() (counted into
  *    blocked_ns, the switch is charged to the waker's wake_ns);
  *  - handoff_ns, per dependent, for the orders whose finishing devices

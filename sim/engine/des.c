@@ -150,6 +150,7 @@ struct sim {
 	uint32_t active, max_active;
 	uint32_t *inact, inact_head, inact_n;
 	bool handoff;            /* finishing devices queue their dependents (not the walk) */
+	bool carry_on;           /* the next item queued runs on the finishing item's kworker */
 	uint16_t *cpu_free_stack;
 	uint32_t ncpu_free;
 
@@ -644,12 +645,14 @@ static void device_finished(struct sim *s, uint32_t d)
 	}
 	/* the released devices are scattered: start every miss at once */
 	FOR_EACH_RELEASED(s, d, y, { dl_prefetch(&s->t[y]); });
+	s->carry_on = s->handoff && !s->t[d].on_main && (s->pk == PK_SUSPEND || s->pk == PK_RESUME);
 	FOR_EACH_RELEASED(s, d, y, {
 		if (s->t[y].part && s->t[y].stage != ST_DONE && s->t[y].wait > 0) {
 			if (--s->t[y].wait == 0)
 				on_ready(s, y);
 		}
 	});
+	s->carry_on = false;
 }
 
 /*
@@ -710,11 +713,20 @@ static void on_ready(struct sim *s, uint32_t y)
 	 * In a PM phase the item's kworker wakes (wake_ns), as a classic
 	 * item's does; a finishing device's hand-off walk paid queue_ns for
 	 * the items it queues (the phase's first items are queued for free
-	 * here: the up-front walk that queues them is not modelled yet).  In
+	 * here: the up-front walk that queues them is not modelled yet).
+	 * Except the first item a finishing work item queues: its own kworker
+	 * runs it next, without a wake (worker_thread(): keep_working() holds
+	 * while the worklist is not empty, unbound workers never count in
+	 * nr_running); the idle worker kick_pool() woke finds nothing.  In
 	 * probe the item pays the queueing itself.
 	 */
-	s->t[y].bk = s->handoff && (s->pk == PK_SUSPEND || s->pk == PK_RESUME) ? BK_WAKE :
-		     BK_QUEUE;
+	if (s->carry_on) {
+		s->t[y].bk = BK_NONE;
+		s->carry_on = false;
+	} else {
+		s->t[y].bk = s->handoff && (s->pk == PK_SUSPEND || s->pk == PK_RESUME) ?
+			     BK_WAKE : BK_QUEUE;
+	}
 	s->inflight++;
 	item_queue(s, y);
 }
