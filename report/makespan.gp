@@ -17,7 +17,7 @@ if (fmt eq 'svg') {
 set output outfile
 set datafile separator "\t"
 set datafile missing "-"
-set title "Makespan per run and operation; lower bound = max(critical path, work / K)"
+set title "Makespan per run and operation; lower bound = max(critical path, CPU work / K)"
 set ylabel "time (ms)"
 set yrange [0:*]
 set xrange [-0.6:nrows - 0.4]

@@ -46,7 +46,7 @@ struct dl_op_result {
 	int64_t start_ns, makespan_ns, lower_bound_ns, critical_path_ns, work_ns;
 	int64_t blocked_ns;      /* worker time spent blocked on dependencies */
 	/*
-	 * lower_bound_ns (the spec's): per phase max(critical path, work / K),
+	 * lower_bound_ns (the spec's): per phase max(critical path, CPU work / K),
 	 * summed; it ignores who runs what, so it holds for every order.
 	 * main_bound_ns: per PM phase, the main thread's serial share under the
 	 * order that was run: walking the list in order, main runs each of its
