@@ -8,9 +8,10 @@ DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
 
-# a consumes b, 10 ms each: suspend is one 20 ms chain on 8 CPUs
+# a consumes b, 10 ms each: suspend is one 20 ms chain on 8 CPUs (callbacks all CPU,
+# "cpu": 1: explain reads work from the logged callback times, the log has no CPU share)
 cat >"$T/chain.json" <<'J'
-{ "format": "dlsim-scenario/1", "name": "chain", "defaults": {"suspend": "10ms"}, "cost": {"cpus": 8},
+{ "format": "dlsim-scenario/1", "name": "chain", "defaults": {"suspend": "10ms", "cpu": 1}, "cost": {"cpus": 8},
   "devices": [ {"name": "a"}, {"name": "b"} ], "links": [ {"consumer": "a", "supplier": "b"} ],
   "script": [ {"op": "probe"}, {"op": "suspend"} ] }
 J
