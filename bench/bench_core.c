@@ -235,11 +235,12 @@ static int graph_check(struct graph *g)
 {
 	struct dl_core c;
 	int8_t *ours;
-	uint32_t *order = calloc(2 * (size_t)g->ndev + 1, sizeof(*order));
+	uint32_t *order;
 	bool expected = true;
 
 	if (g->checked)
 		return g->checked;
+	order = calloc(2 * (size_t)g->ndev + 1, sizeof(*order));
 	ours = calloc(g->nlink, 1);
 	g->checked = -1;
 	if (ours && order && core_setup(&c, g) == 0) {
