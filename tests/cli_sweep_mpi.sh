@@ -10,6 +10,9 @@ SAME="python3 $SRC/tests/sweep_same.py"
 [ -x "$(dirname "$DLSIM")/dlsim-mpi" ] || { echo "SKIP: dlsim-mpi not built (no MPI found)"; exit 0; }
 command -v mpirun >/dev/null 2>&1 || { echo "SKIP: no mpirun"; exit 0; }
 MPI="mpirun --oversubscribe --allow-run-as-root -np 4"
+# Open MPI's plugins (dlclose'd at exit, so unattributable) leak at MPI_Finalize:
+# LeakSanitizer would fail every rank of a SAN=address build for Open MPI's sake
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 
 mkdir -p "$T/in"
 cp "$SRC/scenarios/soc-small.json" "$SRC/scenarios/flags.json" "$SRC/scenarios/faults.json" "$T/in/"
