@@ -7,6 +7,7 @@
  * writer is idle (db_mu serializes use of the connection).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,7 +74,7 @@ static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS runs(run_id INTEGER PRIMARY KEY, scenario TEXT,"
 	" order_name TEXT, mode TEXT, seed INTEGER, workers INTEGER, devices INTEGER,"
 	" links INTEGER, status TEXT, makespan_ns INTEGER, started_at TEXT, version TEXT,"
-	" finished_at TEXT, events INTEGER);"
+	" finished_at TEXT, events INTEGER, log_error TEXT, kernel TEXT);"
 	"CREATE TABLE IF NOT EXISTS devices(run_id INTEGER, dev_id INTEGER, name TEXT,"
 	" parent_id INTEGER, async INTEGER);"
 	"CREATE TABLE IF NOT EXISTS links(run_id INTEGER, link_id INTEGER, consumer_id INTEGER,"
@@ -330,6 +331,28 @@ static int prepare_all(struct dl_log *l)
 	return rc;
 }
 
+/*
+ * PRAGMA journal_mode = WAL needs the database to itself; while a second
+ * writer opens it SQLite may answer SQLITE_BUSY without calling the busy
+ * handler, so retry here for up to @busy_ms.
+ */
+static int set_wal(sqlite3 *db, int busy_ms, char **emsg)
+{
+	int64_t waited = 0;
+	int rc;
+
+	for (;;) {
+		rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", NULL,
+				  NULL, emsg);
+		if ((rc & 0xff) != SQLITE_BUSY || waited >= busy_ms)
+			return rc;
+		sqlite3_free(*emsg);
+		*emsg = NULL;
+		sqlite3_sleep(10);
+		waited += 10;
+	}
+}
+
 int dl_log_open(const char *path, struct dl_log **out, char *err, size_t errlen)
 {
 	return dl_log_open_wait(path, DL_LOG_BUSY_MS, out, err, errlen);
@@ -339,12 +362,29 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 {
 	struct dl_log *l;
 	struct stat sb;
-	int existed, rc;
+	int existed, created = 0, rc;
 	sqlite3 *db = NULL;
 	char *emsg = NULL;
 
 	*out = NULL;
 	existed = stat(path, &sb) == 0;
+	if (!existed) {
+		/*
+		 * Create it ourselves, exclusively: of two writers starting on a new
+		 * database, one creates the file and the other finds it, and only
+		 * the one that created it may remove it again on failure.
+		 */
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+
+		if (fd >= 0) {
+			created = 1;
+			close(fd);
+		} else if (errno != EEXIST) {
+			seterr(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+			return -EACCES;
+		}
+		existed = stat(path, &sb) == 0;
+	}
 	if (existed && !S_ISREG(sb.st_mode)) {
 		seterr(err, errlen, "%s: not a regular file (expected a dlsim SQLite database)", path);
 		return -EINVAL;
@@ -356,6 +396,7 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
 			     (existed ? 0 : SQLITE_OPEN_CREATE),
 			     NULL);
+	existed = !created;
 	if (rc != SQLITE_OK) {
 		seterr(err, errlen, "%s: cannot open for writing: %s", path,
 		       db ? sqlite3_errmsg(db) : "out of memory");
@@ -390,11 +431,19 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 			return kind == -2 ? -EIO : -EINVAL;
 		}
 	}
-	rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", NULL, NULL,
-			  &emsg);
+	rc = set_wal(db, busy_ms, &emsg);
+	/*
+	 * The schema in one write transaction: a second writer starting at the
+	 * same time waits (busy timeout), then sees all of it or none of it,
+	 * never tables without the application_id that says they are dlsim's.
+	 */
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &emsg);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, schema_sql, NULL, NULL, &emsg);
-	/* additive: runs.log_error, why a run's log is incomplete (NULL: it is not) */
+	/* additive, for databases written before these columns (a new one has
+	 * them from CREATE TABLE)
+	 * runs.log_error: why a run's log is incomplete (NULL: it is not) */
 	if (rc == SQLITE_OK && !runs_has(db, "log_error"))
 		rc = sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN log_error TEXT", NULL, NULL, &emsg);
 	/* additive: runs.kernel, the kernel whose rules the run followed ("6.12", "7.3") */
@@ -406,6 +455,8 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", DL_LOG_APPLICATION_ID);
 		rc = sqlite3_exec(db, sql, NULL, NULL, &emsg);
 	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, &emsg);
 	if (rc == SQLITE_BUSY || sqlite3_errcode(db) == SQLITE_BUSY) {
 		seterr(err, errlen, "%s: locked by another writer; gave up after waiting %d ms"
 		       " (--busy-timeout MS)", path, busy_ms);
@@ -419,11 +470,11 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 			   (sqlite3_errcode(db) & 0xff) == SQLITE_LOCKED;
 
 		sqlite3_free(emsg);
-		sqlite3_close(db);
-		/* a file another writer holds is that writer's, even if it appeared after
-		 * our stat(): unlinking it would lose its whole run (two `dlsim run` on a
-		 * new database at once did) */
-		if (!existed && !busy)
+		sqlite3_close(db);   /* rolls back an open transaction */
+		/* a file another writer holds is that writer's, even if we created it:
+		 * unlinking it would lose its whole run (two `dlsim run` on a new
+		 * database at once did) */
+		if (created && !busy)
 			unlink(path);
 		return -EIO;
 	}
