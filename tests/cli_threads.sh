@@ -35,6 +35,30 @@ done
 expect 0 "des runs the same script (serialized)" "$DLSIM" run "$T/race.json" --order cp-first --db "$T/r.db"
 expect 0 "check des" "$DLSIM" check "$T/r.db"
 
+# a link added between suspend and resume moves its consumer to dpm_list's
+# tail; dpm_complete() still walks the prepared list backward: a b c d, then
+# d c b a, in both engines (and check's invariant 3 agrees)
+cat >"$T/mid.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "mid", "seed": 1,
+  "defaults": {"probe": "200us", "remove": "100us", "suspend": "100us", "resume": "100us"},
+  "devices": [ {"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"} ],
+  "script": [ {"op": "probe"}, {"op": "suspend"},
+              {"op": "link_add", "consumer": "a", "supplier": "d", "flags": ["STATELESS"]},
+              {"op": "resume"} ] }
+J
+for m in des threads; do
+	rm -f "$T/m.db"
+	expect 0 "$m: link added while suspended" "$DLSIM" run "$T/mid.json" --mode $m --order levels \
+		--db "$T/m.db"
+	expect 0 "$m: check" "$DLSIM" check "$T/m.db"
+	w=$(sqlite3 "$T/m.db" "SELECT group_concat(name, ' ') FROM (SELECT d.name FROM events e
+		JOIN devices d ON d.run_id = e.run_id AND d.dev_id = e.dev_id
+		WHERE e.kind = 'suspend_start' AND e.phase = 'prepare' OR
+		      e.kind = 'resume_start' AND e.phase = 'complete' ORDER BY e.seq)")
+	[ "$w" = "a b c d d c b a" ] && ok "$m: complete reverses prepare" \
+		|| bad "$m: prepare, complete: '$w', expected 'a b c d d c b a'"
+done
+
 # the lower bound and its ratio in threads mode too
 "$DLSIM" run "$T/race.json" --mode threads --time-scale 0.2 --order cp-first --no-log --json >"$T/j" \
 	|| bad "threads --json"

@@ -195,6 +195,8 @@ struct sim {
 	 * thread, nothing queued and nothing waited for, whatever the order.
 	 */
 	bool serial;
+	uint32_t *prepared, nprepared;  /* the last prepare's devices (ids), in its order */
+	uint8_t *seen;                  /* build_walk()'s scratch, by position, kept zero */
 	uint32_t op_index;
 	bool aborted;
 	int abort_err;
@@ -1433,6 +1435,27 @@ static void build_walk(struct sim *s, bool reverse)
 			if (s->g.pos[d] != DL_NONE)
 				s->walk[s->nwalk++] = s->g.pos[d];
 		}
+	} else if (s->serial && s->phase == DL_PH_COMPLETE) {
+		/*
+		 * dpm_complete() walks dpm_prepared_list backward: the order prepare
+		 * ran, not today's dpm_list, which a link added since may have
+		 * reordered (the kernel's device_pm_move_last() would even take
+		 * such a device off the prepared list: not modelled).  Whatever is
+		 * to complete that prepare did not run follows in reverse order.
+		 */
+		for (uint32_t k = s->nprepared; k-- > 0;) {
+			uint32_t i = s->g.pos[s->prepared[k]];
+
+			if (i != DL_NONE && s->t[i].part && !s->seen[i]) {
+				s->seen[i] = 1;
+				s->walk[s->nwalk++] = i;
+			}
+		}
+		for (uint32_t k = m; k-- > 0;)
+			if (s->t[k].part && !s->seen[k])
+				s->walk[s->nwalk++] = k;
+		for (uint32_t k = 0; k < s->nwalk; k++)
+			s->seen[s->walk[k]] = 0;
 	} else if (s->pk == PK_RESUME && s->pol->queue_up_front && !s->serial) {
 		for (uint32_t k = 0; k < m; k++)
 			if (!s->t[k].on_main)
@@ -1443,6 +1466,12 @@ static void build_walk(struct sim *s, bool reverse)
 	} else {
 		for (uint32_t k = 0; k < m; k++)
 			s->walk[s->nwalk++] = reverse ? m - 1 - k : k;
+	}
+	if (s->serial && s->phase == DL_PH_PREPARE) {
+		s->nprepared = 0;
+		for (uint32_t k = 0; k < s->nwalk; k++)
+			if (s->t[s->walk[k]].part)
+				s->prepared[s->nprepared++] = s->g.ord[s->walk[k]];
 	}
 	s->widx = 0;
 }
@@ -1801,6 +1830,8 @@ static int sim_alloc(struct sim *s)
 	s->blocked_since = calloc(n, sizeof(*s->blocked_since));
 	s->stk = malloc((n ? n : 1) * sizeof(*s->stk));
 	s->walk = calloc(n, sizeof(*s->walk));
+	s->prepared = calloc(n, sizeof(*s->prepared));
+	s->seen = calloc(n, 1);
 	s->fb = calloc(n, sizeof(*s->fb));
 	s->lvl_order = calloc(n, sizeof(*s->lvl_order));
 	s->fifo = calloc(n, sizeof(*s->fifo));
@@ -1815,7 +1846,8 @@ static int sim_alloc(struct sim *s)
 		s->g.csr[k].off = calloc(n + 1, sizeof(*s->g.csr[k].off));
 	s->g.scratch.off = calloc(n + 1, sizeof(*s->g.scratch.off));
 	s->cpu_free_stack = calloc(s->K + 1, sizeof(*s->cpu_free_stack));
-	if (!s->t || !s->blocked_since || !s->stk || !s->walk || !s->fb || !s->lvl_order ||
+	if (!s->t || !s->blocked_since || !s->stk || !s->walk || !s->fb ||
+	    !s->prepared || !s->seen || !s->lvl_order ||
 	    !s->fifo || !s->inact ||
 	    !s->g.ord || !s->g.pos || !s->g.prof || !s->g.async || !s->g.depth ||
 	    !s->g.csr[G_SUSPEND].off || !s->g.csr[G_RESUME].off || !s->g.csr[G_PROBE].off ||
@@ -1833,6 +1865,7 @@ static int sim_alloc(struct sim *s)
 static void sim_free(struct sim *s)
 {
 	free(s->t); free(s->blocked_since); free(s->walk); free(s->fb); free(s->stk);
+	free(s->prepared); free(s->seen);
 	dl_faults_fini(&s->faults);
 	free(s->cpu_free_stack); free(s->level_left); free(s->lvl_off); free(s->lvl_order);
 	free(s->fifo); free(s->inact); free(s->g.ord); free(s->g.pos); free(s->g.prof); free(s->g.async);

@@ -193,6 +193,7 @@ struct thr {
 	int pk;
 	unsigned phase;
 	bool serial;            /* prepare, complete: main only, no waits (des.c's) */
+	uint32_t *prepared, nprepared;  /* the last prepare's devices, in the order it ran them */
 	uint8_t *part, *on_main, *depth_set, *newdepth, *attempted;
 	uint32_t *wcount, *level, *walk, nwalk, *topo, ntopo;
 	/* levels: the devices of each level in device order, released in turn, under lmx */
@@ -740,6 +741,33 @@ static int snapshot_phase(struct thr *t)
 			d = reverse ? t->core.dev[d].dpm_prev : t->core.dev[d].dpm_next;
 		}
 	}
+	if (t->serial && t->phase == DL_PH_COMPLETE) {
+		/*
+		 * dpm_complete() walks dpm_prepared_list backward: the order prepare
+		 * ran, not today's dpm_list, which a link added by a racing op may
+		 * have reordered since (the kernel's device_pm_move_last() would
+		 * even take such a device off the prepared list: not modelled).
+		 * Anything to complete that prepare did not run follows, in reverse
+		 * dpm_list order.  attempted[] is free here (run_phase cleared it).
+		 */
+		uint32_t n = 0;
+
+		for (uint32_t i = t->nprepared; i-- > 0;) {
+			uint32_t d = t->prepared[i];
+
+			if (t->part[d] && !t->attempted[d]) {
+				t->attempted[d] = 1;
+				t->topo[n++] = d;
+			}
+		}
+		for (uint32_t i = 0; i < t->nwalk; i++)
+			if (t->part[t->walk[i]] && !t->attempted[t->walk[i]])
+				t->topo[n++] = t->walk[i];
+		for (uint32_t i = 0; i < n; i++)
+			t->attempted[t->topo[i]] = 0;
+		memcpy(t->walk, t->topo, n * sizeof(*t->walk));
+		t->nwalk = n;
+	}
 	if (t->pk == PK_RESUME && t->pol->queue_up_front && !t->serial && t->pol->link_aware) {
 		/* classic resume queues every async device first (des.c's build_walk()) */
 		uint32_t n = 0;
@@ -1251,9 +1279,17 @@ static int run_phase(struct thr *t)
 	w0 = dl_mono_ns();
 	if (!t->pol->link_aware || t->serial) {
 		/* naive, prepare and complete: the main thread, in walk order, no waits */
-		for (uint32_t i = 0; i < t->nwalk && !halted(t) && !poll_stop(t); i++)
-			if (t->part[t->walk[i]])
-				main_visit(t, m, t->walk[i], false);
+		bool prep = t->serial && t->phase == DL_PH_PREPARE;
+
+		if (prep)
+			t->nprepared = 0;
+		for (uint32_t i = 0; i < t->nwalk && !halted(t) && !poll_stop(t); i++) {
+			if (!t->part[t->walk[i]])
+				continue;
+			if (prep)
+				t->prepared[t->nprepared++] = t->walk[i];
+			main_visit(t, m, t->walk[i], false);
+		}
 	} else if (t->pol->level_barrier) {
 		/* the last device of a level releases the next, on its own thread */
 		t->maxlevel = maxlevel;
@@ -1799,6 +1835,7 @@ static int thr_alloc(struct thr *t)
 	t->lvl_left = calloc(n + 1, sizeof(*t->lvl_left));
 	t->lvl_fill = calloc(n + 1, sizeof(*t->lvl_fill));
 	t->walk = calloc(n, sizeof(*t->walk));
+	t->prepared = calloc(n, sizeof(*t->prepared));
 	t->fb = calloc(n, sizeof(*t->fb));
 	t->topo = calloc(n, sizeof(*t->topo));
 	t->w_off = calloc(n + 1, sizeof(*t->w_off));
@@ -1813,7 +1850,7 @@ static int thr_alloc(struct thr *t)
 	    !t->part || !t->on_main || !t->depth_set || !t->newdepth || !t->attempted ||
 	    !t->dev_owner || !t->dev_depth || !t->wcount || !t->level ||
 	    !t->lvl_off || !t->lvl_dev || !t->lvl_left || !t->lvl_fill ||
-	    !t->walk || !t->fb || !t->topo || !t->w_off || !t->d_off || !t->lat || !t->prio ||
+	    !t->walk || !t->prepared || !t->fb || !t->topo || !t->w_off || !t->d_off || !t->lat || !t->prio ||
 	    !t->best || !t->buf || !t->tw || !t->tid)
 		return -ENOMEM;
 	for (uint32_t w = 0; w < t->nthr; w++) {
@@ -1831,7 +1868,7 @@ static void thr_free(struct thr *t)
 	free(t->done); free(t->pending); free(t->failed_dep); free(t->ok); free(t->ran); free(t->queued);
 	free(t->done_at); free(t->part); free(t->on_main); free(t->depth_set);
 	free(t->newdepth); free(t->attempted); free(t->dev_owner);
-	free(t->dev_depth); free(t->wcount); free(t->level); free(t->walk); free(t->fb); free(t->topo);
+	free(t->dev_depth); free(t->wcount); free(t->level); free(t->walk); free(t->prepared); free(t->fb); free(t->topo);
 	free(t->lvl_off); free(t->lvl_dev); free(t->lvl_left); free(t->lvl_fill);
 	free(t->w_off); free(t->d_off); free(t->w_dep); free(t->d_dep); free(t->lat);
 	free(t->prio); free(t->best); free(t->buf); free(t->tw);
