@@ -41,6 +41,9 @@ grep -Eq "^b2.dtb +6  [a-z0-9-]+ +[0-9.]+ " "$T/out" && ok "a row per scenario" 
 [ "$(sqlite3 "$T/a.db" "SELECT count(*) FROM runs WHERE status = 'ok'")" = 30 ] \
 	&& ok "30 ok runs in the database" || bad "runs in the database"
 [ ! -e "$T/a.db.shards" ] && ok "shards merged and removed" || bad "shards left behind"
+# a sweep's run keeps the metrics of a `dlsim run` (one function writes both)
+[ "$(sqlite3 "$T/a.db" "SELECT count(DISTINCT run_id) FROM metrics WHERE name = 'sync_fallbacks'")" = 30 ] \
+	&& ok "every run has the metric sync_fallbacks" || bad "sweep runs lack the metric sync_fallbacks"
 expect 0 "every merged run passes check" "$DLSIM" check "$T/a.db" --all
 expect 0 "sweep, 1 job" "$DLSIM" sweep $ARGS --db "$T/b.db" --jobs 1
 expect 0 "2 jobs and 1 job: the same content" $SAME "$T/a.db" "$T/b.db"

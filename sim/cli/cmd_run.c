@@ -19,6 +19,7 @@
 #include "sim/kernel/kmode.h"
 #include "sim/engine/wakeup.h"
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_log_result.h"
 #include "sim/scenario/scenario.h"
 
 #define MAX_SET 64
@@ -577,53 +578,6 @@ static void table_result(const struct runner *rn, const char *order, int64_t run
 		       order);
 }
 
-/* Per-op metrics name the first op of each kind. */
-#define OP_METRICS 4
-
-static int log_metrics(struct dl_log *log, const struct dl_run_result *r)
-{
-	struct dl_metric m[17 + OP_METRICS * DL_MAX_OPS];
-	char names[DL_MAX_OPS][OP_METRICS][40];
-	size_t n = 0;
-
-	m[n++] = (struct dl_metric){ "makespan_ns", (double)r->makespan_ns };
-	m[n++] = (struct dl_metric){ "lower_bound_ns", (double)r->lower_bound_ns };
-	m[n++] = (struct dl_metric){ "critical_path_ns", (double)r->critical_path_ns };
-	m[n++] = (struct dl_metric){ "work_ns", (double)r->work_ns };
-	m[n++] = (struct dl_metric){ "events", (double)r->events };
-	m[n++] = (struct dl_metric){ "wall_ns", (double)r->wall_ns };
-	m[n++] = (struct dl_metric){ "probe_attempts", (double)r->probe_attempts };
-	m[n++] = (struct dl_metric){ "probe_defers", (double)r->probe_defers };
-	m[n++] = (struct dl_metric){ "peak_workers", (double)r->peak_workers };
-	m[n++] = (struct dl_metric){ "blocked_ns", (double)r->blocked_ns };
-	m[n++] = (struct dl_metric){ "wakeups", (double)r->wakeups };
-	m[n++] = (struct dl_metric){ "links_refused", (double)r->links_refused };
-	/* async devices run on the main thread: MAX_WORK items were pending (order.h) */
-	m[n++] = (struct dl_metric){ "sync_fallbacks", (double)r->sync_fallbacks };
-	/* DES only (0 in threads mode): bounds for the order run, see engine.h */
-	m[n++] = (struct dl_metric){ "main_bound_ns", (double)r->main_bound_ns };
-	m[n++] = (struct dl_metric){ "order_bound_ns", (double)r->order_bound_ns };
-	for (uint32_t i = 0; i < r->nops; i++) {
-		const struct dl_op_result *op = &r->op[i];
-		const char *k = dl_op_name(op->kind);
-		bool first = true;
-
-		for (uint32_t j = 0; j < i; j++)
-			first &= r->op[j].kind != op->kind;
-		if (!first)
-			continue;
-		snprintf(names[i][0], sizeof(names[i][0]), "%s.makespan_ns", k);
-		snprintf(names[i][1], sizeof(names[i][1]), "%s.lower_bound_ns", k);
-		snprintf(names[i][2], sizeof(names[i][2]), "%s.critical_path_ns", k);
-		snprintf(names[i][3], sizeof(names[i][3]), "%s.order_bound_ns", k);
-		m[n++] = (struct dl_metric){ names[i][0], (double)op->makespan_ns };
-		m[n++] = (struct dl_metric){ names[i][1], (double)op->lower_bound_ns };
-		m[n++] = (struct dl_metric){ names[i][2], (double)op->critical_path_ns };
-		m[n++] = (struct dl_metric){ names[i][3], (double)op->order_bound_ns };
-	}
-	return dl_log_run_end(log, r->status, r->makespan_ns, m, n);
-}
-
 static int64_t mono_ns(void)
 {
 	struct timespec t;
@@ -726,7 +680,7 @@ static int log_finish(struct runner *rn)
 	if (rn->batch->n)
 		dl_log_events(rn->log, rn->batch->ev, rn->batch->n);
 	rn->batch->n = 0;
-	return log_metrics(rn->log, rn->r);
+	return dl_log_run_result(rn->log, rn->r);
 }
 
 /* The next run's dump, converted and logged like a simulation. */

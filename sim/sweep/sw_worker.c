@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "sim/engine/engine.h"
+#include "sim/log/dl_log_result.h"
 #include "sim/engine/threads.h"
 #include "sim/log/dl_check.h"
 #include "sim/log/dl_log.h"
@@ -92,47 +93,6 @@ static void batch_emit(void *ctx, struct dl_event *e)
 	}
 }
 
-int dl_sweep_log_result(struct dl_log *log, const struct dl_run_result *r)
-{
-	struct dl_metric m[16 + 4 * DL_MAX_OPS];
-	char names[DL_MAX_OPS][4][40];
-	size_t n = 0;
-
-	m[n++] = (struct dl_metric){ "makespan_ns", (double)r->makespan_ns };
-	m[n++] = (struct dl_metric){ "lower_bound_ns", (double)r->lower_bound_ns };
-	m[n++] = (struct dl_metric){ "critical_path_ns", (double)r->critical_path_ns };
-	m[n++] = (struct dl_metric){ "work_ns", (double)r->work_ns };
-	m[n++] = (struct dl_metric){ "events", (double)r->events };
-	m[n++] = (struct dl_metric){ "wall_ns", (double)r->wall_ns };
-	m[n++] = (struct dl_metric){ "probe_attempts", (double)r->probe_attempts };
-	m[n++] = (struct dl_metric){ "probe_defers", (double)r->probe_defers };
-	m[n++] = (struct dl_metric){ "peak_workers", (double)r->peak_workers };
-	m[n++] = (struct dl_metric){ "blocked_ns", (double)r->blocked_ns };
-	m[n++] = (struct dl_metric){ "wakeups", (double)r->wakeups };
-	m[n++] = (struct dl_metric){ "links_refused", (double)r->links_refused };
-	/* DES only (0 in threads mode): bounds for the order run, see engine.h */
-	m[n++] = (struct dl_metric){ "main_bound_ns", (double)r->main_bound_ns };
-	m[n++] = (struct dl_metric){ "order_bound_ns", (double)r->order_bound_ns };
-	for (uint32_t i = 0; i < r->nops; i++) {
-		const struct dl_op_result *op = &r->op[i];
-		static const char *const what[4] = { "makespan_ns", "lower_bound_ns",
-						     "critical_path_ns", "order_bound_ns" };
-		const int64_t v[4] = { op->makespan_ns, op->lower_bound_ns, op->critical_path_ns,
-				       op->order_bound_ns };
-		unsigned seen = 0;
-
-		for (uint32_t j = 0; j < i; j++)
-			seen += r->op[j].kind == op->kind;
-		if (seen)
-			continue;   /* per-op metrics name the first op of each kind */
-		for (int k = 0; k < 4; k++) {
-			snprintf(names[i][k], sizeof(names[i][k]), "%s.%s", dl_op_name(op->kind), what[k]);
-			m[n++] = (struct dl_metric){ names[i][k], (double)v[k] };
-		}
-	}
-	return dl_log_run_end(log, r->status, r->makespan_ns, m, n);
-}
-
 static int record(struct dl_sweep_worker *w, int64_t run_id, const struct dl_sweep_scenario *s,
 		  enum dl_order o, uint64_t seed, const char *kernel, const char *status,
 		  const char *error)
@@ -198,7 +158,7 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 	w->nev = 0;
 	if (!w->r.status)
 		w->r.status = rc == -EINTR ? "interrupted" : "failed";
-	if (dl_sweep_log_result(w->log, &w->r))
+	if (dl_log_run_result(w->log, &w->r))
 		return -EIO;
 	res->runs++;
 	if (rc == -EINTR || !strcmp(w->r.status, "interrupted")) {

@@ -1,0 +1,57 @@
+/*
+ * dl_log_result.c - a run's metrics rows from its dl_run_result
+ * (dl_log_result.h).
+ */
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "sim/engine/engine.h"
+#include "sim/log/dl_log.h"
+#include "sim/log/dl_log_result.h"
+#include "sim/scenario/scenario.h"
+
+#define OP_METRICS 4   /* per op kind, below */
+
+int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
+{
+	static const char *const what[OP_METRICS] = { "makespan_ns", "lower_bound_ns",
+						      "critical_path_ns", "order_bound_ns" };
+	struct dl_metric m[16 + OP_METRICS * DL_MAX_OPS];
+	char names[DL_MAX_OPS][OP_METRICS][40];
+	size_t n = 0;
+
+	m[n++] = (struct dl_metric){ "makespan_ns", (double)r->makespan_ns };
+	m[n++] = (struct dl_metric){ "lower_bound_ns", (double)r->lower_bound_ns };
+	m[n++] = (struct dl_metric){ "critical_path_ns", (double)r->critical_path_ns };
+	m[n++] = (struct dl_metric){ "work_ns", (double)r->work_ns };
+	m[n++] = (struct dl_metric){ "events", (double)r->events };
+	m[n++] = (struct dl_metric){ "wall_ns", (double)r->wall_ns };
+	m[n++] = (struct dl_metric){ "probe_attempts", (double)r->probe_attempts };
+	m[n++] = (struct dl_metric){ "probe_defers", (double)r->probe_defers };
+	m[n++] = (struct dl_metric){ "peak_workers", (double)r->peak_workers };
+	m[n++] = (struct dl_metric){ "blocked_ns", (double)r->blocked_ns };
+	m[n++] = (struct dl_metric){ "wakeups", (double)r->wakeups };
+	m[n++] = (struct dl_metric){ "links_refused", (double)r->links_refused };
+	/* async devices run on the main thread: MAX_WORK items were pending (order.h) */
+	m[n++] = (struct dl_metric){ "sync_fallbacks", (double)r->sync_fallbacks };
+	/* DES only (0 in threads mode): bounds for the order run, see engine.h */
+	m[n++] = (struct dl_metric){ "main_bound_ns", (double)r->main_bound_ns };
+	m[n++] = (struct dl_metric){ "order_bound_ns", (double)r->order_bound_ns };
+	for (uint32_t i = 0; i < r->nops; i++) {
+		const struct dl_op_result *op = &r->op[i];
+		const int64_t v[OP_METRICS] = { op->makespan_ns, op->lower_bound_ns,
+						op->critical_path_ns, op->order_bound_ns };
+		bool first = true;
+
+		for (uint32_t j = 0; j < i; j++)
+			first &= r->op[j].kind != op->kind;
+		if (!first)
+			continue;   /* per-op metrics name the first op of each kind */
+		for (int k = 0; k < OP_METRICS; k++) {
+			snprintf(names[i][k], sizeof(names[i][k]), "%s.%s", dl_op_name(op->kind),
+				 what[k]);
+			m[n++] = (struct dl_metric){ names[i][k], (double)v[k] };
+		}
+	}
+	return dl_log_run_end(log, r->status, r->makespan_ns, m, n);
+}
