@@ -2,7 +2,7 @@
  * page.c - index.html of `dlsim report`: one self-contained page (no
  * network, no external script or font) with the tables, the plots, the
  * interactive timeline (timeline.c) and the limits.  Every string from the
- * database goes through put_html().
+ * database goes through dl_html_put().
  */
 #include <errno.h>
 #include <math.h>
@@ -15,21 +15,6 @@
 #include "report/report_int.h"
 
 /* ---- index.html ------------------------------------------------------- */
-
-/* HTML-escapes S (& < > " '); text is otherwise passed through. */
-static void put_html(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
 
 static void put_html_ms(FILE *f, double ns)
 {
@@ -56,15 +41,15 @@ static void write_runs_table(struct report *r, FILE *f)
 
 		fprintf(f, "<tr%s><td class=\"n\">%lld</td><td>", row == r->sel ? " class=\"sel\"" : "",
 			(long long)row->id);
-		put_html(f, row->scenario);
+		dl_html_put(f, row->scenario);
 		fputs("</td><td>", f);
-		put_html(f, row->order);
+		dl_html_put(f, row->order);
 		fputs("</td><td>", f);
-		put_html(f, row->mode);
+		dl_html_put(f, row->mode);
 		fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>"
 			   "<td class=\"n\">%lld</td><td>", (long long)row->seed, (long long)row->workers,
 			(long long)row->devices, (long long)row->links);
-		put_html(f, row->status);
+		dl_html_put(f, row->status);
 		fputs("</td>", f);
 		put_html_ms(f, row->makespan);
 		put_html_ms(f, row->lower_bound);
@@ -107,11 +92,11 @@ static void write_orders(struct report *r, FILE *f)
 		double mk = rp_acc_mean(&g->mk), lb = rp_acc_mean(&g->lb);
 
 		fputs("<tr><td>", f);
-		put_html(f, g->newest->scenario);
+		dl_html_put(f, g->newest->scenario);
 		fputs("</td><td>", f);
-		put_html(f, g->newest->order);
+		dl_html_put(f, g->newest->order);
 		fputs("</td><td>", f);
-		put_html(f, g->newest->mode);
+		dl_html_put(f, g->newest->mode);
 		fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%g</td>",
 			(long long)g->newest->devices, (long long)g->newest->workers, g->mk.n);
 		put_mean_sd(f, &g->mk);
@@ -179,9 +164,9 @@ static void write_crit_table(struct report *r, FILE *f)
 		const struct tl_seg *s = &t->segs[path[k]];
 
 		fputs("<tr><td>", f);
-		put_html(f, t->devs[s->row].name);
+		dl_html_put(f, t->devs[s->row].name);
 		fputs("</td><td>", f);
-		put_html(f, t->phases[s->phase]);
+		dl_html_put(f, t->phases[s->phase]);
 		fputs("</td>", f);
 		put_html_ms(f, (double)s->t0);
 		put_html_ms(f, (double)(s->t1 - s->t0));
@@ -190,9 +175,9 @@ static void write_crit_table(struct report *r, FILE *f)
 
 			put_html_ms(f, (double)(s->t0 - w->t1));
 			fputs("<td>", f);
-			put_html(f, t->devs[w->row].name);
+			dl_html_put(f, t->devs[w->row].name);
 			fputs(" (", f);
-			put_html(f, t->phases[w->phase]);
+			dl_html_put(f, t->phases[w->phase]);
 			fputs(s->flags & TL_SEG_BARRIER ? "; the previous phase's last callback)" : ")", f);
 			fputs("</td>", f);
 		} else {
@@ -295,7 +280,7 @@ static void write_probe(struct report *r, FILE *f)
 			if (r->tl.devs[k].dev_id == d->dev_id)
 				name = r->tl.devs[k].name;
 		fputs("<tr><td>", f);
-		put_html(f, name);
+		dl_html_put(f, name);
 		fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td></tr>\n",
 			(long long)d->dev_id, (long long)d->defers, (long long)d->starts);
 	}
@@ -341,7 +326,7 @@ static void write_gantt(struct report *r, FILE *f)
 
 		fprintf(f, "<tr><td class=\"n\">%u</td><td class=\"n\">%lld</td><td>", row,
 			(long long)t->devs[i].dev_id);
-		put_html(f, t->devs[i].name);
+		dl_html_put(f, t->devs[i].name);
 		fputs("</td>", f);
 		put_html_ms(f, sum[2 * row]);
 		put_html_ms(f, sum[2 * row + 1]);
@@ -382,13 +367,13 @@ int rp_write_index(struct report *r, const char *dbpath)
 	      "<title>dlsim report</title>\n<style>\n", f);
 	fwrite(rp_asset_page_css, 1, rp_asset_page_css_len, f);
 	fputs("</style>\n</head>\n<body>\n<h1>dlsim report</h1>\n<p>Database: <code>", f);
-	put_html(f, dbpath);
+	dl_html_put(f, dbpath);
 	fputs("</code>", f);
 	if (r->sel) {
 		fprintf(f, "; run drawn in detail: %lld (", (long long)r->sel->id);
-		put_html(f, r->sel->scenario);
+		dl_html_put(f, r->sel->scenario);
 		fputs(", ", f);
-		put_html(f, r->sel->order);
+		dl_html_put(f, r->sel->order);
 		fputs(")", f);
 	}
 	fputs("</p>\n<nav><a href=\"#runs\">runs</a><a href=\"#makespan\">makespan</a><a href=\"#orders\">orders</a>"
@@ -397,7 +382,7 @@ int rp_write_index(struct report *r, const char *dbpath)
 	      "<a href=\"#limits\">limits</a></nav>\n", f);
 	if (r->plot_ret) {
 		fputs("<p class=\"err\">Plots incomplete: ", f);
-		put_html(f, r->plot_err);
+		dl_html_put(f, r->plot_err);
 		fputs("</p>\n", f);
 	}
 	write_runs_table(r, f);
