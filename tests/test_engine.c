@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "sim/core/dl_core.h"
+#include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
 #include "sim/scenario/scenario.h"
 
@@ -536,6 +537,53 @@ static void test_deferred_retry_pays_the_reorder_walk(void)
 }
 
 /*
+ * The op accounts for what it charged: one walk per deferred retry, the
+ * calls of each (paths), their price (reorder_ns is left at its default),
+ * none capped; a walk whose calls cost more than DL_COST_REORDER_CAP_NS is
+ * charged the cap and counted; the run sums its ops.
+ */
+static void test_reorder_walks_are_accounted(void)
+{
+	static const uint64_t paths[] = { 5, 2, 2, 1, 6 };   /* c x y z s */
+	struct dl_run_result r0, r1, rc;
+	struct rec rec;
+	uint64_t calls = 0, retries = 0;
+
+	rec_init(&rec);
+	CU_ASSERT_EQUAL_FATAL(run_diamond("0", NULL, &r0), 0);
+	CU_ASSERT_EQUAL_FATAL(run_diamond("\"1ms\"", &rec, &r1), 0);
+	CU_ASSERT_EQUAL_FATAL(run_diamond("\"300s\"", NULL, &rc), 0);
+	for (size_t i = 0; i < rec.n; i++)
+		if (rec.ev[i].kind == DL_EV_DEFERRED_RETRY && rec.ev[i].dev < 5) {
+			calls += paths[rec.ev[i].dev];
+			retries++;
+		}
+	CU_ASSERT(retries >= 4);
+	CU_ASSERT_EQUAL(r1.op[0].reorder_walks, retries);
+	CU_ASSERT_EQUAL(r1.op[0].reorder_calls, calls);
+	CU_ASSERT_EQUAL(r1.op[0].reorder_ns,
+			(int64_t)calls * 1000000 + (int64_t)retries * DL_COST_REORDER_NS);
+	CU_ASSERT_EQUAL(r1.op[0].reorder_capped, 0);
+	/* the walks' price is the whole difference the visits made */
+	CU_ASSERT_EQUAL(r1.op[0].reorder_ns - r0.op[0].reorder_ns,
+			r1.op[0].makespan_ns - r0.op[0].makespan_ns);
+	CU_ASSERT_EQUAL(r0.op[0].reorder_walks, retries);
+	CU_ASSERT_EQUAL(r0.op[0].reorder_calls, calls);
+	CU_ASSERT_EQUAL(r0.op[0].reorder_ns, (int64_t)retries * DL_COST_REORDER_NS);
+	/* 300 s a call: every walk of 4 calls or more hits the 1000 s cap */
+	CU_ASSERT_EQUAL(rc.op[0].reorder_walks, retries);
+	CU_ASSERT(rc.op[0].reorder_capped > 0 && rc.op[0].reorder_capped < retries);
+	CU_ASSERT(rc.op[0].reorder_ns <= (int64_t)retries * DL_COST_REORDER_CAP_NS);
+	CU_ASSERT(rc.op[0].reorder_ns >= (int64_t)rc.op[0].reorder_capped * DL_COST_REORDER_CAP_NS);
+	CU_ASSERT(rc.op[0].reorder_ns <= rc.op[0].makespan_ns);
+	CU_ASSERT_EQUAL(rc.reorder_walks, rc.op[0].reorder_walks);
+	CU_ASSERT_EQUAL(rc.reorder_calls, rc.op[0].reorder_calls);
+	CU_ASSERT_EQUAL(rc.reorder_ns, rc.op[0].reorder_ns);
+	CU_ASSERT_EQUAL(rc.reorder_capped, rc.op[0].reorder_capped);
+	rec_fini(&rec);
+}
+
+/*
  * kernel-async-v2's hand-off (6.16+): a finishing item walks its dependents
  * (handoff_ns each) and queues the ready ones (queue_ns each), after its
  * callback; the first it queues runs next on its own kworker, without a
@@ -668,6 +716,7 @@ int main(void)
 	CU_add_test(s, "test_worker_pool_is_max_active", test_worker_pool_is_max_active);
 	CU_add_test(s, "test_deferred_retry_pays_the_reorder_walk",
 		    test_deferred_retry_pays_the_reorder_walk);
+	CU_add_test(s, "test_reorder_walks_are_accounted", test_reorder_walks_are_accounted);
 	CU_add_test(s, "test_v2_handoff_costs", test_v2_handoff_costs);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

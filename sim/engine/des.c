@@ -807,6 +807,26 @@ static void callback_end(struct sim *s, uint32_t i, bool deferred)
 
 /* ---- the main thread ---- */
 
+/* uint64 a + b, at most UINT64_MAX */
+static inline uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Charge (and count) device_pm_move_to_tail(@d) to the walk's next main burst. */
+static void reorder_charge(struct sim *s, uint32_t d)
+{
+	uint64_t calls = dl_reorder_visits(&s->core, d);
+	int64_t ns = dl_cost_reorder(&s->cost, calls);
+	struct dl_op_result *o = s->opr;
+
+	s->reorder_debt += ns;
+	o->reorder_walks++;
+	o->reorder_calls = add_sat(o->reorder_calls, calls);
+	o->reorder_ns = o->reorder_ns > INT64_MAX - ns ? INT64_MAX : o->reorder_ns + ns;
+	o->reorder_capped += ns == DL_COST_REORDER_CAP_NS;
+}
+
 /*
  * The position of the next device of the deferred-probe retry walk, or
  * DL_NONE.  Prefetches, a few entries ahead, the position and then the task
@@ -819,7 +839,7 @@ static uint32_t deferred_next_pos(struct sim *s)
 	if (d == DL_NONE)
 		return DL_NONE;
 	/* device_pm_move_to_tail() before the retry: paid by the walk's next burst */
-	s->reorder_debt += dl_cost_reorder(&s->cost, dl_reorder_visits(&s->core, d));
+	reorder_charge(s, d);
 	if ((a = dl_deferred_peek(&s->core, 16)) != DL_NONE)
 		dl_prefetch(&s->g.pos[a]);
 	if ((a = dl_deferred_peek(&s->core, 8)) != DL_NONE && s->g.pos[a] != DL_NONE)

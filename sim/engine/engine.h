@@ -64,6 +64,21 @@ struct dl_op_result {
 	uint32_t peak_workers;   /* work items alive at once (running or blocked) */
 	/* async devices run on the main thread because MAX_WORK items were pending */
 	uint64_t sync_fallbacks;
+	/*
+	 * device_pm_move_to_tail(), which deferred_probe_work_func() does before
+	 * every deferred retry (cost.h, reorder_ns and reorder_visit_ns):
+	 * reorder_walks, the retries that paid it; reorder_calls, the
+	 * device_reorder_to_tail() calls of those walks, one per path below the
+	 * retried device (dl_reorder_visits(); saturating at UINT64_MAX); reorder_ns,
+	 * the CPU time charged for them, on the main thread, serially, before each
+	 * retry (in the makespan; not in work_ns nor the lower bound, which count
+	 * callbacks);
+	 * reorder_capped, the walks charged DL_COST_REORDER_CAP_NS instead of their
+	 * calls' cost.  Charged by the DES engine only: 0 in threads mode (which
+	 * does not model the walk) and in kernel mode.
+	 */
+	uint64_t reorder_walks, reorder_calls, reorder_capped;
+	int64_t reorder_ns;
 	int err;                 /* negative errno of a failing callback, 0 */
 	uint32_t fail_dev;       /* the device whose callback failed */
 };
@@ -76,6 +91,8 @@ struct dl_run_result {
 	int64_t main_bound_ns, order_bound_ns;   /* sums of the ops' */
 	uint64_t events, probe_attempts, probe_defers, wakeups;
 	uint64_t sync_fallbacks;  /* the ops' sum */
+	uint64_t reorder_walks, reorder_calls, reorder_capped;  /* the ops' sums (saturating) */
+	int64_t reorder_ns;
 	uint32_t peak_workers;
 	int64_t wall_ns;
 	uint32_t nops;
