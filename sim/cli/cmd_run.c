@@ -14,6 +14,7 @@
 
 #include "sim/cli/cli.h"
 #include "sim/core/dl_core.h"
+#include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/threads.h"
 #include "sim/kernel/kmode.h"
@@ -142,7 +143,10 @@ static void run_usage(FILE *f, bool compare)
 			  "                    dependency; above K when items block (kernel-async)\n"
 			  "  blocked wkr-ms    worker time asleep on dependencies, summed over the\n"
 			  "                    workers (can exceed the makespan: 8 workers blocked\n"
-			  "                    for 1 ms are 8 ms)\n");
+			  "                    for 1 ms are 8 ms)\n"
+			  "after the table (des only): a line for each op that spent at least 10% of\n"
+			  "its makespan in device_pm_move_to_tail() before deferred retries (one call\n"
+			  "per path below the device; priced by cost.reorder_ns, cost.reorder_visit_ns)\n");
 }
 
 /* NAME as an order; an unknown one is named with what it probably meant. */
@@ -395,6 +399,27 @@ static json_t *des_only(const struct runner *rn, int64_t v)
 	return strcmp(rn->o.mode, "des") ? json_null() : json_integer(v);
 }
 
+/* A count JSON can hold: json_int_t is signed, so a saturated one reads as INT64_MAX. */
+static json_t *json_count(uint64_t v)
+{
+	return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+/*
+ * The reorder walk's figures (engine.h): des only, null in threads and
+ * kernel mode, which do not charge it.
+ */
+static void reorder_json(json_t *j, const struct runner *rn, uint64_t walks, uint64_t calls,
+			 int64_t ns, uint64_t capped)
+{
+	bool des = !strcmp(rn->o.mode, "des");
+
+	json_object_set_new(j, "reorder_walks", des ? json_count(walks) : json_null());
+	json_object_set_new(j, "reorder_calls", des ? json_count(calls) : json_null());
+	json_object_set_new(j, "reorder_ns", des ? json_integer(ns) : json_null());
+	json_object_set_new(j, "reorder_capped", des ? json_count(capped) : json_null());
+}
+
 static json_t *result_json(const struct runner *rn, const char *order, uint64_t seed, int64_t run_id)
 {
 	const struct dl_run_result *r = rn->r;
@@ -425,6 +450,7 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 	json_object_set_new(j, "sync_fallbacks", json_integer((json_int_t)r->sync_fallbacks));
 	json_object_set_new(j, "main_bound_ns", des_only(rn, r->main_bound_ns));
 	json_object_set_new(j, "order_bound_ns", des_only(rn, r->order_bound_ns));
+	reorder_json(j, rn, r->reorder_walks, r->reorder_calls, r->reorder_ns, r->reorder_capped);
 	if (threads_mode(&rn->o)) {
 		json_object_set_new(j, "time_scale", json_real(rn->o.time_scale));
 		json_object_set_new(j, "wakeup_ns", json_integer(rn->wakeup_ns));
@@ -464,6 +490,8 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 		json_object_set_new(oj, "err", json_integer(op->err));
 		json_object_set_new(oj, "main_bound_ns", des_only(rn, op->main_bound_ns));
 		json_object_set_new(oj, "order_bound_ns", des_only(rn, op->order_bound_ns));
+		reorder_json(oj, rn, op->reorder_walks, op->reorder_calls, op->reorder_ns,
+			     op->reorder_capped);
 		op_key(r, i, key, sizeof(key));
 		json_object_set_new(j, key, oj);
 	}
@@ -531,6 +559,86 @@ static void kernel_wall_line(const struct runner *rn)
 	       (double)k->boot_ms / 1e3, (double)(k->qemu_ms - k->boot_ms) / 1e3);
 }
 
+/* @v with a comma every three digits: "1,830,345". */
+static const char *grouped(char *buf, size_t len, uint64_t v)
+{
+	char d[24];
+	int n = snprintf(d, sizeof(d), "%llu", (unsigned long long)v);
+	size_t o = 0;
+
+	for (int i = 0; i < n && o + 2 < len; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = d[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* @ns in the unit @secs chose: grouped whole seconds, else ms. */
+static const char *span(char *buf, size_t len, int64_t ns, bool secs)
+{
+	char g[32];
+
+	if (secs)
+		snprintf(buf, len, "%s s", grouped(g, sizeof(g), (uint64_t)((ns + 500000000) / 1000000000)));
+	else
+		snprintf(buf, len, "%.3f ms", ms(ns));
+	return buf;
+}
+
+/*
+ * Why an op took long, when most of it is the walk deferred_probe_work_func()
+ * does before each retry (device_pm_move_to_tail(), charged by des only):
+ * one line per op where it is at least a tenth of the makespan, with the
+ * cost keys that set its price.
+ */
+static void reorder_lines(const struct runner *rn)
+{
+	const struct dl_run_result *r = rn->r;
+	struct dl_costs c;
+	bool any = false;
+
+	dl_costs_resolve(rn->sc, &c);
+	for (uint32_t i = 0; i < r->nops; i++) {
+		const struct dl_op_result *op = &r->op[i];
+		bool secs = op->makespan_ns >= 10 * 1000000000LL;
+		char a[48], b[48], w[32], k[48];
+
+		if (op->reorder_ns <= 0 || op->reorder_ns < op->makespan_ns / 10)
+			continue;
+		any = true;
+		if (op->reorder_calls == UINT64_MAX)
+			snprintf(k, sizeof(k), "more than 1.8e19");
+		else if (op->reorder_calls >= 1000000000)
+			snprintf(k, sizeof(k), "%.2g", (double)op->reorder_calls);
+		else
+			grouped(k, sizeof(k), op->reorder_calls);
+		printf("%s: %s of its %s (%.1f%%) is device_pm_move_to_tail() before each of %s"
+		       " deferred retries: %s device_reorder_to_tail() calls, one per path below the retried"
+		       " device (the kernel's walk keeps no visited set)",
+		       dl_op_name(op->kind), span(a, sizeof(a), op->reorder_ns, secs),
+		       span(b, sizeof(b), op->makespan_ns, secs),
+		       op->makespan_ns ? 100.0 * (double)op->reorder_ns / (double)op->makespan_ns : 0.0,
+		       grouped(w, sizeof(w), op->reorder_walks), k);
+		if (op->reorder_capped)
+			printf("; %s walk%s hit the cap of %lld s a walk (uncapped, the calls would take"
+			       " %.2g s)", grouped(w, sizeof(w), op->reorder_capped),
+			       op->reorder_capped == 1 ? "" : "s",
+			       (long long)(DL_COST_REORDER_CAP_NS / 1000000000),
+			       ((double)op->reorder_walks * (double)c.reorder_ns +
+				(double)op->reorder_calls * (double)c.reorder_visit_ns) / 1e9);
+		printf("\n");
+	}
+	if (!any)
+		return;
+	printf("  the lower bound counts callbacks only, not this walk; its price is cost.reorder_ns"
+	       " %lld + cost.reorder_visit_ns %lld a call (defaults measured in the 6.12 TCG guest;"
+	       " real hardware is perhaps ~100 ns a call); \"cost\": {\"reorder_ns\": 0,"
+	       " \"reorder_visit_ns\": 0} leaves it out\n",
+	       (long long)c.reorder_ns, (long long)c.reorder_visit_ns);
+}
+
 static void table_result(const struct runner *rn, const char *order, int64_t run_id)
 {
 	const struct dl_run_result *r = rn->r;
@@ -568,6 +676,7 @@ static void table_result(const struct runner *rn, const char *order, int64_t run
 	       ms(r->makespan_ns), ms(r->lower_bound_ns),
 	       ratio(rs, sizeof(rs), 7, (double)r->makespan_ns, (double)r->lower_bound_ns, cut),
 	       (unsigned long long)r->events, ms(r->wall_ns));
+	reorder_lines(rn);
 	if (cut)
 		printf("interrupted: the last op did not finish, so it has no ratio (" NO_VALUE ")\n");
 	if (r->fail_dev != DL_NONE)

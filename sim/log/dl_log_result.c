@@ -16,7 +16,7 @@ int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
 {
 	static const char *const what[OP_METRICS] = { "makespan_ns", "lower_bound_ns",
 						      "critical_path_ns", "order_bound_ns" };
-	struct dl_metric m[16 + OP_METRICS * DL_MAX_OPS];
+	struct dl_metric m[20 + OP_METRICS * DL_MAX_OPS];
 	char names[DL_MAX_OPS][OP_METRICS][40];
 	size_t n = 0;
 
@@ -37,6 +37,11 @@ int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
 	/* DES only (0 in threads mode): bounds for the order run, see engine.h */
 	m[n++] = (struct dl_metric){ "main_bound_ns", (double)r->main_bound_ns };
 	m[n++] = (struct dl_metric){ "order_bound_ns", (double)r->order_bound_ns };
+	/* DES only: device_pm_move_to_tail() before deferred retries (engine.h) */
+	m[n++] = (struct dl_metric){ "reorder_walks", (double)r->reorder_walks };
+	m[n++] = (struct dl_metric){ "reorder_calls", (double)r->reorder_calls };
+	m[n++] = (struct dl_metric){ "reorder_ns", (double)r->reorder_ns };
+	m[n++] = (struct dl_metric){ "reorder_capped", (double)r->reorder_capped };
 	for (uint32_t i = 0; i < r->nops; i++) {
 		const struct dl_op_result *op = &r->op[i];
 		const int64_t v[OP_METRICS] = { op->makespan_ns, op->lower_bound_ns,

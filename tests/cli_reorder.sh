@@ -1,0 +1,89 @@
+#!/bin/sh
+# Output that says why: a probe whose makespan is mostly device_pm_move_to_tail()
+# before deferred retries (des.c charges one device_reorder_to_tail() call per
+# path below the retried device) says so after `dlsim run`'s table, with the
+# walks, calls and time that --json reports (reorder_*); nothing is said when
+# the walk costs nothing, and threads mode (which does not charge it) reports null.
+DLSIM=$1
+SRC=$2
+. "$(dirname "$0")/lib_cli.sh"
+export DLSIM_WAKEUP_NS=0
+
+# c waits for s and has a diamond below it: device_reorder_to_tail(c) makes
+# 1 + 2 + 2 = 5 calls (z twice); x and y 2, z 1, s 6 (tests/test_engine.c)
+diamond() { # FILE COST-OBJECT
+	cat >"$1" <<J
+{"format":"dlsim-scenario/1","name":"diamond","seed":1,
+ "defaults":{"probe":"1ms","async":false},
+ "cost":$2,
+ "devices":[{"name":"c"},{"name":"x"},{"name":"y"},{"name":"z"},{"name":"s"}],
+ "links":[{"consumer":"c","supplier":"s","flags":["AUTOPROBE_CONSUMER"]},
+  {"consumer":"x","supplier":"c","flags":["AUTOPROBE_CONSUMER"]},
+  {"consumer":"y","supplier":"c","flags":["AUTOPROBE_CONSUMER"]},
+  {"consumer":"z","supplier":"x","flags":["AUTOPROBE_CONSUMER"]},
+  {"consumer":"z","supplier":"y","flags":["AUTOPROBE_CONSUMER"]}],
+ "script":[{"op":"probe"},{"op":"suspend"},{"op":"resume"}]}
+J
+}
+jget() { # JSON-FILE OP KEY ("" OP: the run's)
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=(d[sys.argv[2]] if sys.argv[2] else d)[sys.argv[3]]; print("null" if v is None else v)' "$@"
+}
+WHY="device_pm_move_to_tail() before each of"
+
+diamond "$T/d.json" '{"reorder_visit_ns": "1ms"}'
+for o in sync kernel-async; do
+	rm -f "$T/d.db"
+	expect 0 "$o: run the diamond" "$DLSIM" run "$T/d.json" --order $o --db "$T/d.db"
+	cp "$T/out" "$T/table"
+	expect 0 "$o: --json" "$DLSIM" run "$T/d.json" --order $o --no-log --json
+	cp "$T/out" "$T/j"
+	# the walks the log shows: one per deferred retry, priced by the retried device's paths
+	walks=$(sqlite3 "$T/d.db" "select count(*) from events where kind = 'deferred_retry'")
+	calls=$(sqlite3 "$T/d.db" "select coalesce(sum(case dev_id when 0 then 5 when 1 then 2
+		when 2 then 2 when 3 then 1 when 4 then 6 end), 0) from events where kind = 'deferred_retry'")
+	ns=$((calls * 1000000 + walks * 1400))
+	[ "$walks" -ge 1 ] && ok "$o: $walks deferred retries, $calls calls" || bad "$o: no deferred retry"
+	jw=$(jget "$T/j" probe reorder_walks); jc=$(jget "$T/j" probe reorder_calls)
+	jn=$(jget "$T/j" probe reorder_ns); jk=$(jget "$T/j" probe reorder_capped)
+	[ "$jw" = "$walks" ] && [ "$jc" = "$calls" ] && [ "$jn" = "$ns" ] && [ "$jk" = 0 ] \
+		&& ok "$o: --json probe reorder_walks $jw, reorder_calls $jc, reorder_ns $jn" \
+		|| bad "$o: --json probe reorder_* $jw $jc $jn $jk, the log says $walks $calls $ns 0"
+	[ "$(jget "$T/j" "" reorder_ns)" = "$ns" ] && [ "$(jget "$T/j" suspend reorder_ns)" = 0 ] \
+		&& ok "$o: the run's reorder_ns is the probe's" || bad "$o: run/suspend reorder_ns"
+	mk=$(jget "$T/j" probe makespan_ns)
+	line=$(python3 -c 'import sys; n, m = int(sys.argv[1]), int(sys.argv[2]); print("probe: %.3f ms of its %.3f ms (%.1f%%) is " % (n / 1e6, m / 1e6, 100 * n / m))' "$ns" "$mk")
+	grep -qF "$line$WHY $walks deferred retries: $calls device_reorder_to_tail() calls" "$T/table" \
+		&& ok "$o: the table says why: $line..." \
+		|| { bad "$o: no line '$line$WHY $walks deferred retries: $calls ...'"; cat "$T/table"; }
+	grep -q "cost.reorder_ns 1400 + cost.reorder_visit_ns 1000000 a call" "$T/table" \
+		&& ok "$o: the line names the cost keys" || bad "$o: cost keys not named"
+	grep -q "hit the cap" "$T/table" && bad "$o: no walk hit the cap" || ok "$o: no cap"
+done
+
+# 300 s a call: c's and s's walks (5 and 6 calls) cost more than the 1000 s cap
+diamond "$T/cap.json" '{"reorder_visit_ns": "300s"}'
+expect 0 "capped walks" "$DLSIM" run "$T/cap.json" --order sync --no-log
+k=$(sed -n 's/.*; \([0-9,]*\) walks\{0,1\} hit the cap of 1000 s a walk.*/\1/p' "$T/out")
+expect 0 "capped walks --json" "$DLSIM" run "$T/cap.json" --order sync --no-log --json
+jk=$(jget "$T/out" probe reorder_capped)
+[ -n "$k" ] && [ "$k" = "$jk" ] && [ "$jk" -ge 1 ] && ok "$k walks hit the cap, as --json says" \
+	|| bad "cap: table '$k', --json '$jk'"
+
+# free walks: nothing to explain, though the walks and their calls are still counted
+diamond "$T/free.json" '{"reorder_ns": 0, "reorder_visit_ns": 0}'
+expect 0 "free walks" "$DLSIM" run "$T/free.json" --order sync --no-log
+grep -q "device_pm_move_to_tail\|cost.reorder" "$T/out" && bad "free walks: the table names the walk" \
+	|| ok "free walks: the table says nothing of it"
+expect 0 "free walks --json" "$DLSIM" run "$T/free.json" --order sync --no-log --json
+[ "$(jget "$T/out" probe reorder_ns)" = 0 ] && [ "$(jget "$T/out" probe reorder_walks)" -ge 1 ] \
+	&& ok "free walks: counted, reorder_ns 0" || bad "free walks: $(cat "$T/out")"
+
+# threads mode does not charge the walk: null, and no line
+expect 0 "threads" "$DLSIM" run "$T/d.json" --mode threads --time-scale 0.01 --order sync --no-log
+grep -q "device_pm_move_to_tail" "$T/out" && bad "threads: the table names the walk" || ok "threads: no line"
+expect 0 "threads --json" "$DLSIM" run "$T/d.json" --mode threads --time-scale 0.01 --order sync \
+	--no-log --json
+[ "$(jget "$T/out" probe reorder_ns)" = null ] && [ "$(jget "$T/out" "" reorder_calls)" = null ] \
+	&& ok "threads: reorder_* null" || bad "threads: reorder_* not null"
+
+finish cli_reorder
