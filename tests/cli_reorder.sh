@@ -50,6 +50,8 @@ for o in sync kernel-async; do
 		|| bad "$o: --json probe reorder_* $jw $jc $jn $jk, the log says $walks $calls $ns 0"
 	[ "$(jget "$T/j" "" reorder_ns)" = "$ns" ] && [ "$(jget "$T/j" suspend reorder_ns)" = 0 ] \
 		&& ok "$o: the run's reorder_ns is the probe's" || bad "$o: run/suspend reorder_ns"
+	m=$(sqlite3 "$T/d.db" "select cast(value as integer) from metrics where name = 'reorder_ns'")
+	[ "$m" = "$ns" ] && ok "$o: metric reorder_ns $m" || bad "$o: metric reorder_ns '$m', expected $ns"
 	mk=$(jget "$T/j" probe makespan_ns)
 	line=$(python3 -c 'import sys; n, m = int(sys.argv[1]), int(sys.argv[2]); print("probe: %.3f ms of its %.3f ms (%.1f%%) is " % (n / 1e6, m / 1e6, 100 * n / m))' "$ns" "$mk")
 	grep -qF "$line$WHY $walks deferred retries: $calls device_reorder_to_tail() calls" "$T/table" \
