@@ -47,7 +47,7 @@ DLSIM_WAKEUP_NS=0 expect 0 "threads run" "$DLSIM" run "$SRC/scenarios/default.js
 	--mode threads --time-scale 1 --db "$T/m.db"
 expect 0 "diff des threads --max-pairs 3 --json" "$DLSIM" diff "$T/m.db" 1 2 --max-pairs 3 --json
 python3 - "$T/out" <<'PY' && ok "des vs threads: every phase, agreement > 90%, cap 3" || { bad "des vs threads"; head -c 2000 "$T/out"; }
-import json, sys
+import json, os, sys
 d = json.load(open(sys.argv[1]))
 assert d["a"]["mode"] == "des" and d["b"]["mode"] == "threads" and d["devices_matched"] == 2000
 phases = [r["phase"] for r in d["rows"] if r["phase"]]
@@ -56,7 +56,9 @@ assert phases == ["probe", "prepare", "suspend", "suspend_late", "suspend_noirq"
 assert d["agreement"] > 0.9, d["agreement"]
 assert len(d["disagreeing"]) <= 3
 assert len(d["disagreeing"]) + d["disagreeing_unlisted"] == d["pairs"] - d["same"]
-for r in d["rows"]:
+# threads mode's makespans are real time: under a sanitizer (5-15x slower)
+# they say nothing about the model
+for r in d["rows"] if not os.environ.get("DLSIM_SAN") else []:
     if r["phase"] in ("probe", "suspend", "resume"):
         assert 0.8 < r["ratio"] < 3, r
 PY
