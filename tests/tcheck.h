@@ -9,6 +9,7 @@
 #define DL_TESTS_TCHECK_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,7 +173,7 @@ struct tc_run {
 	uint32_t workers;
 	enum tc_backend backend;
 	double scale;                  /* threads: time scale (0: 0.001) */
-	volatile sig_atomic_t *stop;
+	atomic_int *stop;
 	struct rec *rec;               /* events, in sink order; may be NULL */
 	bool quiet;                    /* do not print the violations (a run that must have some) */
 	int64_t violations;            /* out: dl_check's total; -1: the check could not run */

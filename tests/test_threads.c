@@ -244,7 +244,7 @@ static void test_lower_bound_as_des(void)
 
 /* ---- Ctrl-C inside a phase ---- */
 
-static volatile sig_atomic_t stop_flag;
+static atomic_int stop_flag;
 
 static void on_usr1(int sig)
 {

@@ -36,7 +36,7 @@ struct dl_advise_opts {
 	enum dl_order order;
 	uint32_t workers;	/* 0: the scenario's cost.cpus, else the order's default */
 	uint32_t max_candidates;	/* 0: no limit; else the first N of each kind */
-	volatile int *stop;	/* set to stop early (Ctrl-C); may be NULL */
+	atomic_int *stop;	/* set to stop early (Ctrl-C); may be NULL */
 };
 
 struct dl_advise_result {

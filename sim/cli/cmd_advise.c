@@ -16,7 +16,7 @@
 
 #define ADV_MAX_SET 64
 
-static volatile int adv_stop;
+static atomic_int adv_stop;
 
 static void on_sigint(int sig)
 {

@@ -51,7 +51,7 @@ struct run_opts {
 };
 
 /* The only state a signal handler may touch: Ctrl-C stops the run. */
-static volatile sig_atomic_t stop_flag;
+static atomic_int stop_flag;
 
 static void on_signal(int sig)
 {

@@ -26,7 +26,7 @@
 #define MAX_JOBS 1024
 #define MAX_PROBLEMS 50
 
-static volatile sig_atomic_t stop_flag;
+static atomic_int stop_flag;
 
 static void on_signal(int sig)
 {
@@ -568,7 +568,7 @@ int sweep_prepare(int argc, char **argv, struct sweep_opts *o)
 	return 0;
 }
 
-volatile sig_atomic_t *sweep_stop_flag(void)
+atomic_int *sweep_stop_flag(void)
 {
 	return &stop_flag;
 }

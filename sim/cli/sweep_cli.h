@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "sim/sweep/sweep.h"
@@ -38,7 +39,7 @@ int sweep_finish(struct sqlite3 *db, const struct dl_sweep_plan *p, struct sweep
 void sweep_progress(struct dl_sweep_coord *co);
 void sweep_task_line(struct dl_sweep_coord *co, uint32_t task,
 		     const struct dl_sweep_task_result *res);
-volatile sig_atomic_t *sweep_stop_flag(void);
+atomic_int *sweep_stop_flag(void);
 
 /* Under mpirun (the launcher's environment is set)? */
 bool sweep_under_mpi(void);

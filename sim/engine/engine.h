@@ -6,6 +6,7 @@
 #define DL_ENGINE_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "sim/core/dl_event.h"
@@ -33,7 +34,7 @@ struct dl_engine_opts {
 	uint32_t kernel;         /* DL_KVER() whose rules to follow; 0: the order's default */
 	uint64_t seed;
 	struct dl_sink sink;     /* gets every event, time-stamped; may be empty */
-	volatile sig_atomic_t *stop;  /* set asynchronously to interrupt */
+	atomic_int *stop;  /* set asynchronously to interrupt */
 	/* called now and then during long ops (op index, op count, events so far) */
 	void (*progress)(void *ctx, uint32_t op, uint32_t nops, uint64_t events);
 	void *progress_ctx;

@@ -479,7 +479,7 @@ static int64_t now_ms(void)
  * status, -ETIMEDOUT, -EINTR or -errno of the fork.
  */
 static int run_cmd(char *const argv[], const char *log, int64_t timeout_ms,
-		   volatile sig_atomic_t *stop, const char *watch, int64_t *first_ms)
+		   atomic_int *stop, const char *watch, int64_t *first_ms)
 {
 	int64_t t0 = now_ms();
 	pid_t pid = fork();

@@ -13,6 +13,7 @@
 #ifndef DL_KMODE_H
 #define DL_KMODE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,7 +35,7 @@ struct dl_kernel_opts {
 	const char *cache;         /* NULL: $DLSIM_KERNEL_CACHE or /var/cache/dlsim-kernels */
 	int64_t timeout_ms;        /* 0: scaled to the batch */
 	const char *dump_out;      /* keep the raw dump here (NULL: only on failure) */
-	volatile sig_atomic_t *stop;
+	atomic_int *stop;
 	struct dl_kernel_stats *stats;   /* out; required */
 };
 

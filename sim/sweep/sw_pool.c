@@ -91,7 +91,7 @@ static bool full_write(int fd, const void *buf, size_t n)
 
 /* The worker process: tasks in, results out, until the task pipe closes. */
 static void child_main(const char *outpath, const struct dl_sweep_plan *p, int in, int out,
-		       volatile sig_atomic_t *stop)
+		       atomic_int *stop)
 {
 	struct dl_sweep_worker *w;
 	struct msg_task t;
@@ -119,7 +119,7 @@ static void child_main(const char *outpath, const struct dl_sweep_plan *p, int i
 }
 
 static int spawn(struct child *c, struct child *all, uint32_t n, const char *outpath,
-		 const struct dl_sweep_plan *p, volatile sig_atomic_t *stop)
+		 const struct dl_sweep_plan *p, atomic_int *stop)
 {
 	int tp[2], rp[2];
 	pid_t pid;

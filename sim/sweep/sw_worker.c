@@ -124,7 +124,7 @@ static int record(struct dl_sweep_worker *w, int64_t run_id, const struct dl_swe
 /* One logged run, as `dlsim run` logs it; then the check and the sweep row. */
 static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 		   const struct dl_sweep_scenario *s, enum dl_order o, uint64_t seed,
-		   const char *kernel, volatile sig_atomic_t *stop, struct dl_sweep_task_result *res)
+		   const char *kernel, atomic_int *stop, struct dl_sweep_task_result *res)
 {
 	const struct dl_sweep_plan *p = w->p;
 	struct dl_engine_opts eo = { .order = o, .workers = p->workers, .seed = seed, .stop = stop,
@@ -207,7 +207,7 @@ static int load(const struct dl_sweep_plan *p, const struct dl_sweep_scenario *s
 }
 
 int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
-			volatile sig_atomic_t *stop, struct dl_sweep_task_result *res)
+			atomic_int *stop, struct dl_sweep_task_result *res)
 {
 	const struct dl_sweep_plan *p = w->p;
 	const struct dl_sweep_scenario *s = &p->sc[task / p->nseeds];

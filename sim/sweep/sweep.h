@@ -16,6 +16,7 @@
 #define DL_SWEEP_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -118,7 +119,7 @@ struct dl_sweep_task_result {
 struct dl_sweep_coord {
 	const char *outpath;
 	struct sqlite3 *out;
-	volatile sig_atomic_t *stop;
+	atomic_int *stop;
 	uint32_t total;              /* runs to do in this sweep */
 	uint32_t done, failed, violations;   /* runs finished (ok or not), of them failed, violating */
 	uint32_t merged;             /* rows of the sweep table written to OUT */
@@ -158,7 +159,7 @@ int dl_sweep_worker_open(const char *shard, const struct dl_sweep_plan *p,
 			 struct dl_sweep_worker **out, char *err, size_t errlen);
 /* Runs the @pending runs of @task into the shard; stops early when *stop is set. */
 int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
-			volatile sig_atomic_t *stop, struct dl_sweep_task_result *res);
+			atomic_int *stop, struct dl_sweep_task_result *res);
 /* Records the pending runs of @task as failed with @why (a worker that died on it). */
 int dl_sweep_worker_fail(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
 			 const char *why);
