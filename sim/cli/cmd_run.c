@@ -1085,7 +1085,7 @@ static double agg_sd(const struct agg *a)
 }
 
 /* compare's statistics: per order and op, makespan, lower bound and order bound. */
-enum { AGG_MK, AGG_LB, AGG_OB, AGG_N };
+enum { AGG_MK, AGG_LB, AGG_OB, AGG_RO, AGG_N };   /* AGG_RO: reorder_ns */
 
 struct compare_stats {
 	struct agg a[MAX_ORDERS][DL_MAX_OPS][AGG_N];
@@ -1137,6 +1137,30 @@ static int check_order_kernels(const struct run_opts *o, const enum dl_order *or
 	return 0;
 }
 
+/*
+ * After op @i's rows: the orders whose makespan is at least 10%
+ * device_pm_move_to_tail() before deferred retries (reorder_lines() for one
+ * run), in one line.
+ */
+static void compare_reorder_line(const struct compare_stats *st, uint32_t i,
+				 const enum dl_order *orders, uint32_t norders)
+{
+	bool any = false;
+
+	for (uint32_t k = 0; k < norders; k++) {
+		double mk = agg_mean(&st->a[k][i][AGG_MK]), ro = agg_mean(&st->a[k][i][AGG_RO]);
+
+		if (!(ro > 0) || ro < mk / 10)
+			continue;
+		printf("%s%.1f%% of %s's", any ? ", " : "  device_pm_move_to_tail() before deferred retries is ",
+		       100.0 * ro / mk, dl_order_name(orders[k]));
+		any = true;
+	}
+	if (any)
+		printf(" makespan (one device_reorder_to_tail() call per path below the device;"
+		       " cost.reorder_ns, cost.reorder_visit_ns; 'dlsim run' says more)\n");
+}
+
 static void compare_table(const struct runner *rn, const struct compare_stats *st,
 			  const enum dl_order *orders, uint32_t norders)
 {
@@ -1169,6 +1193,7 @@ static void compare_table(const struct runner *rn, const struct compare_stats *s
 			printf(" %12.3f %s %s %s\n", lb / 1e6, ratio(r1, sizeof(r1), 7, mk, lb, false),
 			       cell(ob, sizeof(ob), 12, des ? v : NO_VALUE), ratio(r2, sizeof(r2), 7, mk, obd, !des));
 		}
+		compare_reorder_line(st, i, orders, norders);
 	}
 }
 
@@ -1228,6 +1253,7 @@ int cmd_compare(int argc, char **argv)
 				agg_add(&st->a[k][i][AGG_MK], (double)r->op[i].makespan_ns);
 				agg_add(&st->a[k][i][AGG_LB], (double)r->op[i].lower_bound_ns);
 				agg_add(&st->a[k][i][AGG_OB], (double)r->op[i].order_bound_ns);
+				agg_add(&st->a[k][i][AGG_RO], (double)r->op[i].reorder_ns);
 			}
 		}
 	}
