@@ -210,9 +210,54 @@ static uint32_t run_workers(sqlite3 *db, int64_t run)
 	return k;
 }
 
+/* The run's metric NAME (dl_log_result.c), or 0: none, or an older log. */
+static double run_metric(sqlite3 *db, int64_t run, const char *name)
+{
+	sqlite3_stmt *st;
+	double v = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM metrics WHERE run_id = ?1 AND name = ?2", -1,
+			       &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, run);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/*
+ * The share of the run's time des.c charged for device_pm_move_to_tail()
+ * before deferred retries (metrics reorder_*), when it is at least a tenth
+ * of SPAN.  The walk runs on the main thread before each retry: its time
+ * lies inside the retried device's probe segment where main probes it
+ * (sync devices), so the work above includes it there, and outside any
+ * segment where main queues the retry (async devices under kernel-async).
+ */
+static void reorder_walks(sqlite3 *db, const struct tl_run *t, int64_t span, FILE *f)
+{
+	double ns = run_metric(db, t->run_id, "reorder_ns"), capped;
+
+	if (!(ns > 0) || ns < (double)span / 10)
+		return;
+	fprintf(f, "deferred probe: %.3f ms of the run's ", ns / 1e6);
+	put_ms(f, span);
+	fprintf(f, " is device_pm_move_to_tail() before %.0f deferred retries (%.3g"
+		" device_reorder_to_tail() calls, one per path below the retried device",
+		run_metric(db, t->run_id, "reorder_walks"), run_metric(db, t->run_id, "reorder_calls"));
+	if ((capped = run_metric(db, t->run_id, "reorder_capped")) > 0)
+		fprintf(f, "; %.0f walks capped at 1000 s", capped);
+	fprintf(f, "), on the main thread between retries (in the work above where the retried"
+		" device probes there, not where it is queued); priced by cost.reorder_ns and"
+		" cost.reorder_visit_ns\n");
+}
+
 static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detail detail,
 		      FILE *f)
 {
+	int64_t total = 0;
+
 	struct inst *in = instances(t);
 	struct crit *buf = malloc((t->nsegs ? t->nsegs : 1) * sizeof(*buf));
 	uint32_t k = run_workers(db, t->run_id);
@@ -240,6 +285,7 @@ static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detai
 			chain += in[p].chain;
 			work += in[p].work;
 		}
+		total += span;
 		fprintf(f, "%s: ", in[i].op >= 0 ? op_names[in[i].op] : "?");
 		put_ms(f, span);
 		fprintf(f, ", bound ");
@@ -265,6 +311,7 @@ static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detai
 		i = j;
 	}
 	if (detail == DL_EXPLAIN_FULL) {
+		reorder_walks(db, t, total, f);
 		refused_links(db, t, f);
 		cascades(t, in, f);
 	}

@@ -3,8 +3,9 @@
  * phase the makespan and its bound max(chain, work/K), whether the phase was
  * chain-bound (its longest chain of waits, the critical path, against
  * work/K) or CPU-bound, with both figures; the devices on the critical path
- * with their share of the phase; the links the core refused and why; the
- * unbind cascades by name.  `dlsim explain`, the accounts under `run` and
+ * with their share of the phase; the deferred-probe reorder walks' share
+ * (metrics reorder_*) when at least a tenth; the links the core refused and
+ * why; the unbind cascades by name.  `dlsim explain`, the accounts under `run` and
  * `compare`, and the report's section share it.
  */
 #ifndef DL_REPORT_EXPLAIN_H

@@ -25,8 +25,10 @@ diamond() { # FILE COST-OBJECT
  "script":[{"op":"probe"},{"op":"suspend"},{"op":"resume"}]}
 J
 }
-jget() { # JSON-FILE OP KEY ("" OP: the run's)
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=(d[sys.argv[2]] if sys.argv[2] else d)[sys.argv[3]]; print("null" if v is None else v)' "$@"
+jget() { # JSON-FILE [OP.]KEY...: their values on one line ("null" for null; one python3 a file)
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+print(" ".join("null" if v is None else str(v) for v in
+	((d[k.split(".")[0]] if "." in k else d)[k.split(".")[-1]] for k in sys.argv[2:])))' "$@"
 }
 WHY="device_pm_move_to_tail() before each of"
 
@@ -43,49 +45,62 @@ for o in sync kernel-async; do
 		when 2 then 2 when 3 then 1 when 4 then 6 end), 0) from events where kind = 'deferred_retry'")
 	ns=$((calls * 1000000 + walks * 1400))
 	[ "$walks" -ge 1 ] && ok "$o: $walks deferred retries, $calls calls" || bad "$o: no deferred retry"
-	jw=$(jget "$T/j" probe reorder_walks); jc=$(jget "$T/j" probe reorder_calls)
-	jn=$(jget "$T/j" probe reorder_ns); jk=$(jget "$T/j" probe reorder_capped)
-	[ "$jw" = "$walks" ] && [ "$jc" = "$calls" ] && [ "$jn" = "$ns" ] && [ "$jk" = 0 ] \
-		&& ok "$o: --json probe reorder_walks $jw, reorder_calls $jc, reorder_ns $jn" \
-		|| bad "$o: --json probe reorder_* $jw $jc $jn $jk, the log says $walks $calls $ns 0"
-	[ "$(jget "$T/j" "" reorder_ns)" = "$ns" ] && [ "$(jget "$T/j" suspend reorder_ns)" = 0 ] \
-		&& ok "$o: the run's reorder_ns is the probe's" || bad "$o: run/suspend reorder_ns"
+	set -- $(jget "$T/j" probe.reorder_walks probe.reorder_calls probe.reorder_ns \
+		 probe.reorder_capped reorder_ns suspend.reorder_ns probe.makespan_ns)
+	[ "$1" = "$walks" ] && [ "$2" = "$calls" ] && [ "$3" = "$ns" ] && [ "$4" = 0 ] \
+		&& ok "$o: --json probe reorder_walks $1, reorder_calls $2, reorder_ns $3" \
+		|| bad "$o: --json probe reorder_* $1 $2 $3 $4, the log says $walks $calls $ns 0"
+	[ "$5" = "$ns" ] && [ "$6" = 0 ] \
+		&& ok "$o: the run's reorder_ns is the probe's" || bad "$o: run/suspend reorder_ns $5 $6"
+	mk=$7
 	m=$(sqlite3 "$T/d.db" "select cast(value as integer) from metrics where name = 'reorder_ns'")
 	[ "$m" = "$ns" ] && ok "$o: metric reorder_ns $m" || bad "$o: metric reorder_ns '$m', expected $ns"
-	mk=$(jget "$T/j" probe makespan_ns)
-	line=$(python3 -c 'import sys; n, m = int(sys.argv[1]), int(sys.argv[2]); print("probe: %.3f ms of its %.3f ms (%.1f%%) is " % (n / 1e6, m / 1e6, 100 * n / m))' "$ns" "$mk")
+	line=$(awk -v n="$ns" -v m="$mk" \
+		'BEGIN { printf "probe: %.3f ms of its %.3f ms (%.1f%%) is ", n / 1e6, m / 1e6, 100 * n / m }')
 	grep -qF "$line$WHY $walks deferred retries: $calls device_reorder_to_tail() calls" "$T/table" \
 		&& ok "$o: the table says why: $line..." \
 		|| { bad "$o: no line '$line$WHY $walks deferred retries: $calls ...'"; cat "$T/table"; }
 	grep -q "cost.reorder_ns 1400 + cost.reorder_visit_ns 1000000 a call" "$T/table" \
 		&& ok "$o: the line names the cost keys" || bad "$o: cost keys not named"
 	grep -q "hit the cap" "$T/table" && bad "$o: no walk hit the cap" || ok "$o: no cap"
+	pct=$(awk -v n="$ns" -v m="$mk" 'BEGIN { printf "%.1f%%", 100 * n / m }')
+	# explain (from the log: metrics) says it too
+	expect 0 "$o: explain" "$DLSIM" explain "$T/d.db"
+	e=$(awk -v n="$ns" 'BEGIN { printf "deferred probe: %.3f ms of the run", n / 1e6 }')
+	grep -F "$e" "$T/out" | grep -qF "before $walks deferred retries ($calls device_reorder_to_tail() calls" \
+		&& ok "$o: explain: $e..." || { bad "$o: explain lacks '$e ... $walks ... $calls'"; cat "$T/out"; }
 done
+
+# compare: one line under the op's rows, naming the orders it concerns (levels never defers)
+expect 0 "compare" "$DLSIM" compare "$T/d.json" --orders sync,levels --no-log
+grep -q "device_pm_move_to_tail() before deferred retries is $pct of sync's makespan" "$T/out" \
+	&& ok "compare: $pct of sync's makespan" || { bad "compare: no '$pct of sync's'"; cat "$T/out"; }
+grep -q "of levels's" "$T/out" && bad "compare names levels" || ok "compare: not levels"
 
 # 300 s a call: c's and s's walks (5 and 6 calls) cost more than the 1000 s cap
 diamond "$T/cap.json" '{"reorder_visit_ns": "300s"}'
 expect 0 "capped walks" "$DLSIM" run "$T/cap.json" --order sync --no-log
 k=$(sed -n 's/.*; \([0-9,]*\) walks\{0,1\} hit the cap of 1000 s a walk.*/\1/p' "$T/out")
 expect 0 "capped walks --json" "$DLSIM" run "$T/cap.json" --order sync --no-log --json
-jk=$(jget "$T/out" probe reorder_capped)
+jk=$(jget "$T/out" probe.reorder_capped)
 [ -n "$k" ] && [ "$k" = "$jk" ] && [ "$jk" -ge 1 ] && ok "$k walks hit the cap, as --json says" \
 	|| bad "cap: table '$k', --json '$jk'"
 
 # free walks: nothing to explain, though the walks and their calls are still counted
 diamond "$T/free.json" '{"reorder_ns": 0, "reorder_visit_ns": 0}'
-expect 0 "free walks" "$DLSIM" run "$T/free.json" --order sync --no-log
-grep -q "device_pm_move_to_tail\|cost.reorder" "$T/out" && bad "free walks: the table names the walk" \
-	|| ok "free walks: the table says nothing of it"
+expect 0 "free walks" "$DLSIM" run "$T/free.json" --order sync --db "$T/free.db"
+grep -q "device_pm_move_to_tail\|cost.reorder" "$T/out" && bad "free walks: the table (or explain) names the walk" \
+	|| ok "free walks: the table and explain say nothing of it"
 expect 0 "free walks --json" "$DLSIM" run "$T/free.json" --order sync --no-log --json
-[ "$(jget "$T/out" probe reorder_ns)" = 0 ] && [ "$(jget "$T/out" probe reorder_walks)" -ge 1 ] \
-	&& ok "free walks: counted, reorder_ns 0" || bad "free walks: $(cat "$T/out")"
+set -- $(jget "$T/out" probe.reorder_ns probe.reorder_walks)
+[ "$1" = 0 ] && [ "$2" -ge 1 ] && ok "free walks: counted, reorder_ns 0" || bad "free walks: $(cat "$T/out")"
 
 # threads mode does not charge the walk: null, and no line
 expect 0 "threads" "$DLSIM" run "$T/d.json" --mode threads --time-scale 0.01 --order sync --no-log
 grep -q "device_pm_move_to_tail" "$T/out" && bad "threads: the table names the walk" || ok "threads: no line"
 expect 0 "threads --json" "$DLSIM" run "$T/d.json" --mode threads --time-scale 0.01 --order sync \
 	--no-log --json
-[ "$(jget "$T/out" probe reorder_ns)" = null ] && [ "$(jget "$T/out" "" reorder_calls)" = null ] \
+[ "$(jget "$T/out" probe.reorder_ns reorder_calls)" = "null null" ] \
 	&& ok "threads: reorder_* null" || bad "threads: reorder_* not null"
 
 finish cli_reorder

@@ -22,8 +22,11 @@ static void explain_usage(FILE *f)
 		   "chain of waits, the critical path, at least work/K: more CPUs would not help,\n"
 		   "shorter or asynchronous callbacks on the chain would) or CPU-bound (work/K above\n"
 		   "the chain: more CPUs or less work would help), with both figures; the devices on\n"
-		   "the critical path with their share of the phase; the links the core refused and\n"
-		   "why; the unbind cascades by name.  --run: the run (default: the newest).\n\n"
+		   "the critical path with their share of the phase; the time charged for\n"
+		   "device_pm_move_to_tail() before deferred probe retries, when it is at least a\n"
+		   "tenth of the run (des: one device_reorder_to_tail() call per path below the\n"
+		   "device); the links the core refused and why; the unbind cascades by name.\n"
+		   "--run: the run (default: the newest).\n\n"
 		   "exit status: 0 success, 2 bad usage, no such database or run\n");
 }
 
