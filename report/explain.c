@@ -238,14 +238,21 @@ static double run_metric(sqlite3 *db, int64_t run, const char *name)
 static void reorder_walks(sqlite3 *db, const struct tl_run *t, int64_t span, FILE *f)
 {
 	double ns = run_metric(db, t->run_id, "reorder_ns"), capped;
+	double calls = run_metric(db, t->run_id, "reorder_calls");
 
 	if (!(ns > 0) || ns < (double)span / 10)
 		return;
 	fprintf(f, "deferred probe: %.3f ms of the run's ", ns / 1e6);
 	put_ms(f, span);
-	fprintf(f, " is device_pm_move_to_tail() before %.0f deferred retries (%.3g"
-		" device_reorder_to_tail() calls, one per path below the retried device",
-		run_metric(db, t->run_id, "reorder_walks"), run_metric(db, t->run_id, "reorder_calls"));
+	fprintf(f, " is device_pm_move_to_tail() before %.0f deferred retries",
+		run_metric(db, t->run_id, "reorder_walks"));
+	if (!(calls > 0)) {
+		/* kernel mode: measured in the guest, the calls not recorded */
+		fprintf(f, " (measured in the guest)\n");
+		return;
+	}
+	fprintf(f, " (%.3g device_reorder_to_tail() calls, one per path below the retried device",
+		calls);
 	if ((capped = run_metric(db, t->run_id, "reorder_capped")) > 0)
 		fprintf(f, "; %.0f walks capped at 1000 s", capped);
 	fprintf(f, "), on the main thread between retries (in the work above where the retried"

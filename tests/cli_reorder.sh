@@ -3,7 +3,8 @@
 # before deferred retries (des.c charges one device_reorder_to_tail() call per
 # path below the retried device) says so after `dlsim run`'s table, with the
 # walks, calls and time that --json reports (reorder_*); nothing is said when
-# the walk costs nothing, and threads mode (which does not charge it) reports null.
+# the walk costs nothing, and threads mode (which does not charge it) reports null;
+# kernel mode reports the walks and time it measured.
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
@@ -102,5 +103,28 @@ expect 0 "threads --json" "$DLSIM" run "$T/d.json" --mode threads --time-scale 0
 	--no-log --json
 [ "$(jget "$T/out" probe.reorder_ns reorder_calls)" = "null null" ] \
 	&& ok "threads: reorder_* null" || bad "threads: reorder_* not null"
+
+# kernel mode measures the walks (dlsim_kmod's "reorder" records: FLAGS is the guest's ns in
+# device_pm_move_to_tail()), not their calls: walks and ns as recorded, calls and cap null
+K=$SRC/tests/kernel/default-30-6.12.dump
+set -- $(awk '$2 == "reorder" { n++; s += $7 } END { print n + 0, s + 0 }' "$K")
+kw=$1 kn=$2
+expect 0 "kernel: default-30 dump --json" "$DLSIM" run "$SRC/scenarios/default.json" --set devices=30 \
+	--mode kernel --kernel-dump "$K" --no-log --json
+[ "$(jget "$T/out" probe.reorder_walks probe.reorder_ns reorder_walks reorder_calls probe.reorder_capped)" \
+	= "$kw $kn $kw null null" ] && [ "$kw" -gt 100 ] \
+	&& ok "kernel: $kw walks, $kn ns, calls null" || bad "kernel: reorder_* $(cat "$T/out")"
+expect 0 "kernel: default-30 table" "$DLSIM" run "$SRC/scenarios/default.json" --set devices=30 \
+	--mode kernel --kernel-dump "$K" --no-log
+grep -q "device_pm_move_to_tail() before" "$T/out" && bad "kernel: a line for 2.6% of the probe" \
+	|| ok "kernel: 2.6% of the probe, no line"
+# the same dump with walks 5 times longer: 13% of the probe
+awk '$2 == "reorder" { $7 *= 5 } { print }' "$K" >"$T/k5.dump"
+expect 0 "kernel: walks x5" "$DLSIM" run "$SRC/scenarios/default.json" --set devices=30 \
+	--mode kernel --kernel-dump "$T/k5.dump" --no-log
+e=$(awk -v n="$kn" 'BEGIN { printf "probe: %.3f ms of its ", 5 * n / 1e6 }')
+grep -F "$e" "$T/out" | grep -qF "before each of $kw deferred retries, in the guest" \
+	&& ok "kernel: $e..." || { bad "kernel: no '$e... $kw'"; cat "$T/out"; }
+grep -q "cost.reorder" "$T/out" && bad "kernel: names the DES's cost keys" || ok "kernel: no cost keys"
 
 finish cli_reorder

@@ -144,9 +144,10 @@ static void run_usage(FILE *f, bool compare)
 			  "  blocked wkr-ms    worker time asleep on dependencies, summed over the\n"
 			  "                    workers (can exceed the makespan: 8 workers blocked\n"
 			  "                    for 1 ms are 8 ms)\n"
-			  "after the table (des only): a line for each op that spent at least 10% of\n"
-			  "its makespan in device_pm_move_to_tail() before deferred retries (one call\n"
-			  "per path below the device; priced by cost.reorder_ns, cost.reorder_visit_ns)\n");
+			  "after the table (des and kernel mode): a line for each op that spent at\n"
+			  "least 10% of its makespan in device_pm_move_to_tail() before deferred\n"
+			  "retries (one call per path below the device; in des priced by\n"
+			  "cost.reorder_ns and cost.reorder_visit_ns, in kernel mode measured)\n");
 }
 
 /* NAME as an order; an unknown one is named with what it probably meant. */
@@ -406,17 +407,18 @@ static json_t *json_count(uint64_t v)
 }
 
 /*
- * The reorder walk's figures (engine.h): des only, null in threads and
- * kernel mode, which do not charge it.
+ * The reorder walk's figures (engine.h): des charges them all; kernel mode
+ * measures the walks and their time, not the calls (null, and no cap);
+ * threads mode does not model the walk (all null).
  */
 static void reorder_json(json_t *j, const struct runner *rn, uint64_t walks, uint64_t calls,
 			 int64_t ns, uint64_t capped)
 {
-	bool des = !strcmp(rn->o.mode, "des");
+	bool des = !strcmp(rn->o.mode, "des"), measured = des || kernel_mode(&rn->o);
 
-	json_object_set_new(j, "reorder_walks", des ? json_count(walks) : json_null());
+	json_object_set_new(j, "reorder_walks", measured ? json_count(walks) : json_null());
 	json_object_set_new(j, "reorder_calls", des ? json_count(calls) : json_null());
-	json_object_set_new(j, "reorder_ns", des ? json_integer(ns) : json_null());
+	json_object_set_new(j, "reorder_ns", measured ? json_integer(ns) : json_null());
 	json_object_set_new(j, "reorder_capped", des ? json_count(capped) : json_null());
 }
 
@@ -575,13 +577,15 @@ static const char *grouped(char *buf, size_t len, uint64_t v)
 	return buf;
 }
 
-/* @ns in the unit @secs chose: grouped whole seconds, else ms. */
-static const char *span(char *buf, size_t len, int64_t ns, bool secs)
+/* @ns in the unit @unit chose: 2 grouped whole seconds, 1 grouped whole ms, 0 ms. */
+static const char *span(char *buf, size_t len, int64_t ns, int unit)
 {
 	char g[32];
 
-	if (secs)
+	if (unit == 2)
 		snprintf(buf, len, "%s s", grouped(g, sizeof(g), (uint64_t)((ns + 500000000) / 1000000000)));
+	else if (unit == 1)
+		snprintf(buf, len, "%s ms", grouped(g, sizeof(g), (uint64_t)((ns + 500000) / 1000000)));
 	else
 		snprintf(buf, len, "%.3f ms", ms(ns));
 	return buf;
@@ -602,7 +606,9 @@ static void reorder_lines(const struct runner *rn)
 	dl_costs_resolve(rn->sc, &c);
 	for (uint32_t i = 0; i < r->nops; i++) {
 		const struct dl_op_result *op = &r->op[i];
-		bool secs = op->makespan_ns >= 10 * 1000000000LL;
+		/* s from 1000 s, whole ms from 10 s */
+		int secs = op->makespan_ns >= 1000 * 1000000000LL ? 2 :
+			   op->makespan_ns >= 10 * 1000000000LL;
 		char a[48], b[48], w[32], k[48];
 
 		if (op->reorder_ns <= 0 || op->reorder_ns < op->makespan_ns / 10)
@@ -615,12 +621,18 @@ static void reorder_lines(const struct runner *rn)
 		else
 			grouped(k, sizeof(k), op->reorder_calls);
 		printf("%s: %s of its %s (%.1f%%) is device_pm_move_to_tail() before each of %s"
-		       " deferred retries: %s device_reorder_to_tail() calls, one per path below the retried"
-		       " device (the kernel's walk keeps no visited set)",
-		       dl_op_name(op->kind), span(a, sizeof(a), op->reorder_ns, secs),
+		       " deferred retries", dl_op_name(op->kind), span(a, sizeof(a), op->reorder_ns, secs),
 		       span(b, sizeof(b), op->makespan_ns, secs),
 		       op->makespan_ns ? 100.0 * (double)op->reorder_ns / (double)op->makespan_ns : 0.0,
-		       grouped(w, sizeof(w), op->reorder_walks), k);
+		       grouped(w, sizeof(w), op->reorder_walks));
+		if (kernel_mode(&rn->o)) {
+			/* measured: the guest's time in it (dlsim_kmod's reorder records) */
+			printf(", in the guest; its device_reorder_to_tail() makes one call per path"
+			       " below the device (no visited set)\n");
+			continue;
+		}
+		printf(": %s device_reorder_to_tail() calls, one per path below the retried"
+		       " device (the kernel's walk keeps no visited set)", k);
 		if (op->reorder_capped)
 			printf("; %s walk%s hit the cap of %lld s a walk (uncapped, the calls would take"
 			       " %.2g s)", grouped(w, sizeof(w), op->reorder_capped),
@@ -630,7 +642,7 @@ static void reorder_lines(const struct runner *rn)
 				(double)op->reorder_calls * (double)c.reorder_visit_ns) / 1e9);
 		printf("\n");
 	}
-	if (!any)
+	if (!any || kernel_mode(&rn->o))
 		return;
 	printf("  the lower bound counts callbacks only, not this walk; its price is cost.reorder_ns"
 	       " %lld + cost.reorder_visit_ns %lld a call (defaults measured in the 6.12 TCG guest;"

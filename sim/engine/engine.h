@@ -76,7 +76,9 @@ struct dl_op_result {
 	 * callbacks);
 	 * reorder_capped, the walks charged DL_COST_REORDER_CAP_NS instead of their
 	 * calls' cost.  Charged by the DES engine only: 0 in threads mode (which
-	 * does not model the walk) and in kernel mode.
+	 * does not model the walk).  Kernel mode measures reorder_walks and
+	 * reorder_ns (dlsim_kmod's "reorder" records: the guest's time in
+	 * device_pm_move_to_tail()); the calls are not recorded there (0).
 	 */
 	uint64_t reorder_walks, reorder_calls, reorder_capped;
 	int64_t reorder_ns;

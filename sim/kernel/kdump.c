@@ -598,10 +598,18 @@ int dl_kernel_convert(const struct dl_scenario *sc, const char *dump, size_t len
 				info->retry_ns += x->t - retry_t;
 			retry_t = -1;
 			break;
-		case R_REORDER:
+		case R_REORDER: {
+			/* deferred_probe_work_func()'s only call (6.12 dd.c:121, 7.3 alike) */
+			struct dl_op_result *op = op_at(&c, c.cur_op);
+
 			info->reorders++;
 			info->reorder_ns += x->flags;
+			if (op) {
+				op->reorder_walks++;
+				op->reorder_ns += x->flags;
+			}
 			break;
+		}
 		case R_SNAP:
 			in_snap = 1;
 			norder = 0;
@@ -633,6 +641,8 @@ int dl_kernel_convert(const struct dl_scenario *sc, const char *dump, size_t len
 		r->work_ns += op->work_ns;
 		r->probe_attempts += op->probe_attempts;
 		r->probe_defers += op->probe_defers;
+		r->reorder_walks += op->reorder_walks;
+		r->reorder_ns += op->reorder_ns;
 		if (op->err && !r->err) {
 			r->err = op->err;
 			r->fail_dev = op->fail_dev;
