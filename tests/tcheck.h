@@ -164,6 +164,33 @@ static size_t rec_upfront_problems(const struct rec *r, uint32_t n)
 	return bad;
 }
 
+/*
+ * Issue 18, item 7: three async devices, 2 a consumer of 1, 0 alone.  Under
+ * 6.16+ (kernel-async-v2) device 2 is not a root, so resuming it is queued
+ * by the walk before 1 has finished, and its item blocks in
+ * dpm_wait_for_superior(); suspending, 1 is not a leaf, the walk queues it
+ * while 2 still runs, and it blocks in dpm_wait_for_subordinate().
+ */
+static struct tsc *make_v2_block(int64_t lat)
+{
+	struct tsc *t = make_independent(3, lat);
+
+	t->dev[0].async = 1;
+	t->link[0] = (struct dl_sc_link){ 2, 1, 0 };
+	t->sc.nlink = 1;
+	return t;
+}
+
+/* The suspend and resume phases (not prepare/complete) where that block is missing. */
+static size_t rec_v2_block_missing(const struct rec *r)
+{
+	size_t bad = 0;
+
+	for (unsigned p = DL_PH_SUSPEND; p <= DL_PH_RESUME; p++)
+		bad += rec_time(r, p <= DL_PH_SUSPEND_NOIRQ ? 1 : 2, DL_EV_WORK_BLOCK, p) < 0;
+	return bad;
+}
+
 /* ---- a run, recorded and checked ---- */
 
 enum tc_backend { TC_DES, TC_THREADS };

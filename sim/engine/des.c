@@ -20,8 +20,14 @@
  *    (wake_ns), finds its dependencies unfinished, blocks, and is woken
  *    (wake_ns) when the last one finishes.
  *    Sync devices run on the main thread, which waits for their dependencies.
- *  - kernel-async-v2: an async device's work is queued when it becomes ready;
- *    no item ever blocks.  Sync devices as above.
+ *  - kernel-async-v2 (6.16+): the async roots (resume: no parent, no
+ *    supplier link) or leaves (suspend: no child, no consumer link) are
+ *    queued before the walk; the walk skips a device queued already
+ *    (work_in_progress), queues the other async ones and runs the sync
+ *    ones; every device that finishes completes its waiters first, then
+ *    walks its dependents (handoff_len()) and queues the async ones not
+ *    queued yet (handoff_queue()).  Items block on their waits as classic
+ *    ones do.  Sync devices as above.
  *  - levels / cp-first: every device is a work item queued when ready
  *    (levels: and when its level is released); the main thread only waits.
  * prepare and complete are none of these: dpm_prepare() walks dpm_list
@@ -195,6 +201,13 @@ struct sim {
 	 * thread, nothing queued and nothing waited for, whatever the order.
 	 */
 	bool serial;
+	/*
+	 * a suspend or resume phase whose async items are queued before they
+	 * may run and block until their waits are done: classic kernel-async,
+	 * and kernel-async-v2 (pol->v2_walk)
+	 */
+	bool blocking;
+	uint32_t nupfront;       /* v2: the walk's first entries, the roots/leaves queued first */
 	uint32_t *prepared, nprepared;  /* the last prepare's devices (ids), in its order */
 	uint8_t *seen;                  /* build_walk()'s scratch, by position, kept zero */
 	uint32_t op_index;
@@ -566,7 +579,10 @@ static void item_retire(struct sim *s)
  * order whose finishing devices queue their dependents
  * (dpm_async_resume_subordinate(), dpm_async_suspend_superior() since
  * 6.16): handoff_ns per dependent it walks (under dpm_list_mtx, then
- * async_wip_mtx per device) and queue_ns per item it queues.
+ * async_wip_mtx per device) and queue_ns per item it queues: under
+ * kernel-async-v2 every async dependent not queued yet (its waits are
+ * counted down already, see v2 in main_callback_over()), under the other
+ * orders those it makes ready.
  */
 static int64_t handoff_len(const struct sim *s, uint32_t d)
 {
@@ -578,10 +594,16 @@ static int64_t handoff_len(const struct sim *s, uint32_t d)
 		if (!z->part)
 			continue;
 		len += s->cost.handoff_ns;
-		if (!z->on_main && z->stage == ST_IDLE && z->wait == 1)
+		if (!z->on_main && z->stage == ST_IDLE && (s->blocking || z->wait == 1))
 			len += s->cost.queue_ns;
 	});
 	return len;
+}
+
+/* kernel-async-v2's suspend or resume phase (6.16+): the walk and hand-offs of pol->v2_walk. */
+static bool v2_phase(const struct sim *s)
+{
+	return s->pol->v2_walk && s->blocking;
 }
 
 /* Position @d's callback is over: does a hand-off walk follow? */
@@ -589,6 +611,38 @@ static bool wants_handoff(const struct sim *s, uint32_t d)
 {
 	return s->handoff && (s->pk == PK_SUSPEND || s->pk == PK_RESUME) && !s->aborted &&
 	       s->g.cur->off[d] != s->g.cur->off[d + 1] && handoff_len(s, d) > 0;
+}
+
+/*
+ * kernel-async-v2: position @d finished and walked its dependents; queue
+ * every async one not queued yet (dpm_async_with_cleanup(): skipped if
+ * work_in_progress is set, i.e. stage is not ST_IDLE).  Each then waits for
+ * the rest of its dependencies, blocking its worker if need be.  The
+ * queueing was paid by the walk (handoff_len()); each item pays its
+ * kworker's wake, but the first one a finishing work item queues, which
+ * its own kworker runs next (see on_ready()).  When MAX_WORK items are
+ * pending, dpm_async_with_cleanup() fails and leaves the device to the
+ * main walk, whose dpm_async_fn() tries again.  Nothing after a suspend
+ * failure (device_suspend*() returns before the hand-off).
+ */
+static void handoff_queue(struct sim *s, uint32_t d)
+{
+	bool carry = !s->t[d].on_main;
+
+	if (s->aborted)
+		return;
+	FOR_EACH_RELEASED(s, d, y, {
+		struct task *z = &s->t[y];
+
+		if (!z->part || z->on_main || z->stage != ST_IDLE ||
+		    !dl_async_may_queue(s->pol, s->inflight))
+			continue;
+		z->stage = ST_QUEUED_START;
+		z->bk = carry ? BK_NONE : BK_WAKE;
+		carry = false;
+		s->inflight++;
+		item_queue(s, y);
+	});
 }
 
 /* Position @d is done with this phase: release the next level if it was the last of its. */
@@ -700,12 +754,15 @@ static void on_ready(struct sim *s, uint32_t y)
 		emit(s, DL_EV_WORK_WAKE, dev_at(s, y), s->phase, 0);
 		s->t[y].stage = ST_QUEUED_CB;
 		s->t[y].bk = BK_WAKE;
-		burst_request(s, y, s->t[y].prio);
+		if (v2_phase(s))
+			item_queue(s, y);   /* it gave its worker back (item_burst_done()) */
+		else
+			burst_request(s, y, s->t[y].prio);
 		s->alive--;   /* counted again when it gets a CPU */
 		return;
 	}
-	if (s->t[y].stage != ST_IDLE || s->pol->queue_up_front)
-		return;   /* classic items are queued by the walk */
+	if (s->t[y].stage != ST_IDLE || s->pol->queue_up_front || s->blocking)
+		return;   /* classic and v2 items are queued by the walk (v2: or a hand-off) */
 	if (!dl_async_may_queue(s->pol, s->inflight)) {
 		main_fallback(s, y);
 		return;
@@ -864,7 +921,9 @@ static bool main_next(struct sim *s, uint32_t *i)
 
 		if (s->pk == PK_PROBE_READY && s->t[x].stage == ST_DONE)
 			continue;       /* probe_failed() */
-		if (s->t[x].part && (s->t[x].on_main || s->pol->queue_up_front ||
+		if (s->blocking && !s->t[x].on_main && s->t[x].stage != ST_IDLE)
+			continue;       /* v2: queued already, dpm_async_fn() skips it */
+		if (s->t[x].part && (s->t[x].on_main || s->blocking ||
 				   s->pk == PK_PROBE_DEFER)) {
 			*i = x;
 			return true;
@@ -954,11 +1013,20 @@ static void main_kick(struct sim *s)
 			s->t[d].left = 0;
 			if (dl_async_may_queue(s->pol, s->inflight)) {
 				s->t[d].on_main = 0;
+				/*
+				 * marked at once, as dpm_async_fn() sets
+				 * work_in_progress: a v2 hand-off meanwhile
+				 * does not queue it twice
+				 */
+				if (s->blocking)
+					s->t[d].stage = ST_QUEUED_START;
 				s->mkind = MK_QUEUE;
 				s->mstate = M_QUEUED;
 				burst_request(s, MAIN_TASK, 0);
 				return;
 			}
+			if (v2_phase(s) && s->widx <= s->nupfront)
+				continue;   /* v2 up front: dpm_async_with_cleanup() leaves it to the walk */
 			/* MAX_WORK: dpm_async_fn() fails, the main thread runs the device */
 			s->t[d].on_main = 1;
 			s->opr->sync_fallbacks++;
@@ -996,6 +1064,24 @@ static void main_callback_over(struct sim *s)
 	uint32_t d = s->mdev;
 
 	callback_end(s, d, s->main_cb_deferred);
+	if (v2_phase(s)) {
+		/*
+		 * 6.16+: complete_all() first (blocked waiters wake), then the
+		 * hand-off walk (dpm_async_resume_subordinate(),
+		 * dpm_async_suspend_superior()) queues what is not queued yet
+		 */
+		device_finished(s, d);
+		if (wants_handoff(s, d)) {
+			s->mkind = MK_HANDOFF;
+			s->mstate = M_QUEUED;
+			burst_request(s, MAIN_TASK, 0);
+			return;
+		}
+		handoff_queue(s, d);
+		s->mstate = M_IDLE;
+		main_kick(s);
+		return;
+	}
 	if (!s->main_cb_deferred && wants_handoff(s, d)) {
 		s->mkind = MK_HANDOFF;
 		s->mstate = M_QUEUED;
@@ -1021,7 +1107,10 @@ static void main_burst_done(struct sim *s)
 		s->inflight++;
 		item_queue(s, d);
 	} else if (s->mkind == MK_HANDOFF) {
-		device_finished(s, d);
+		if (v2_phase(s))
+			handoff_queue(s, d);   /* finished before its walk */
+		else
+			device_finished(s, d);
 	} else if (!s->main_cb_deferred && (sl = cb_sleep(s, d)) > 0) {
 		s->mstate = M_SLEEP;
 		sleep_start(s, MAIN_TASK, sl);
@@ -1071,22 +1160,43 @@ static void cpu_release(struct sim *s, uint32_t cpu)
 	s->cpu_free_stack[s->ncpu_free++] = (uint16_t)cpu;
 }
 
-/* Item @d is done: its worker is free. */
-static void item_done(struct sim *s, uint32_t d)
+/* Item @d gives its worker back. */
+static void item_leave(struct sim *s)
 {
 	s->alive--;
 	s->inflight--;
 	item_retire(s);
+}
+
+/* The main thread waits for the items in flight (probe): the last one is done. */
+static void drain_check(struct sim *s)
+{
+	if (s->mstate == M_WAIT_DRAIN && s->inflight == 0) {
+		s->mstate = M_IDLE;
+		main_kick(s);
+	}
+}
+
+/* Item @d is done: its worker is free. */
+static void item_done(struct sim *s, uint32_t d)
+{
+	item_leave(s);
 	if (s->t[d].lat == -1 && s->aborted) {
 		s->t[d].stage = ST_DONE;
 		s->remaining--;
 	} else {
 		device_finished(s, d);
 	}
-	if (s->mstate == M_WAIT_DRAIN && s->inflight == 0) {
-		s->mstate = M_IDLE;
-		main_kick(s);
-	}
+	drain_check(s);
+}
+
+/* v2: item @d finished (device_finished() done) and walked its dependents: queue them, leave. */
+static void item_v2_done(struct sim *s, uint32_t d)
+{
+	s->t[d].stage = ST_DONE;
+	item_leave(s);
+	handoff_queue(s, d);
+	drain_check(s);
 }
 
 /* Item @d's callback is over, sleep included: its hand-off walk, or done. */
@@ -1096,6 +1206,17 @@ static void item_callback_over(struct sim *s, uint32_t d)
 
 	if (!skipped)
 		callback_end(s, d, s->t[d].bk == BK_DEFERRED);
+	if (!skipped && v2_phase(s)) {
+		/* complete_all() first, then the hand-off walk (main_callback_over()) */
+		device_finished(s, d);
+		if (wants_handoff(s, d)) {
+			s->t[d].stage = ST_TAIL_Q;
+			burst_request(s, d, s->t[d].prio);
+			return;
+		}
+		item_v2_done(s, d);
+		return;
+	}
 	if (!skipped && s->t[d].bk != BK_DEFERRED && wants_handoff(s, d)) {
 		s->t[d].stage = ST_TAIL_Q;
 		burst_request(s, d, s->t[d].prio);
@@ -1110,7 +1231,10 @@ static void item_burst_done(struct sim *s, uint32_t d)
 	int64_t sl;
 
 	if (s->t[d].stage == ST_TAIL) {
-		item_done(s, d);
+		if (v2_phase(s))
+			item_v2_done(s, d);
+		else
+			item_done(s, d);
 		return;
 	}
 	if (s->t[d].stage == ST_START) {
@@ -1135,6 +1259,19 @@ static void item_burst_done(struct sim *s, uint32_t d)
 		s->blocked_since[d] = s->now;
 		emit(s, DL_EV_WORK_BLOCK, dev_at(s, d), s->phase, 0);
 		s->opr->blocked_ns += s->cost.switch_ns;
+		/*
+		 * kernel-async-v2: a blocked item gives its worker back and
+		 * takes one again when woken (on_ready()).  The kernel's
+		 * max_active counts a blocked kworker, but 6.16's hand-offs
+		 * queue an item before what it waits for may be queued (the
+		 * walk has not reached it), so that all max_active items can
+		 * block on items still inactive: pixel6-shape.json's 3000
+		 * devices hung that way (as threads.c's pool did, which parks
+		 * a blocked v2 item too).  Classic items are queued in walk
+		 * order, after what they wait for, and keep theirs.
+		 */
+		if (v2_phase(s))
+			item_retire(s);
 		return;
 	}
 	/* ST_CB: the callback's CPU part is over; its sleep follows */
@@ -1356,8 +1493,8 @@ static int64_t main_bound(const struct sim *s)
 			if (s->pol->link_aware && s->t[i].est > t)
 				t = s->t[i].est;
 			t += main_ns + s->t[i].lat;
-		} else if (s->pol->queue_up_front) {
-			t += main_ns + queue_ns;
+		} else if (s->pol->queue_up_front || k < s->nupfront) {
+			t += main_ns + queue_ns;   /* v2: only the roots/leaves surely */
 		}
 	}
 	return t;
@@ -1447,6 +1584,7 @@ static void build_walk(struct sim *s, bool reverse)
 	uint32_t m = s->g.m;
 
 	s->nwalk = 0;
+	s->nupfront = 0;
 	/* probing follows registration (device_add) order; naive PM does too */
 	if (!s->pol->link_aware || s->pk == PK_PROBE_DEFER) {
 		for (uint32_t k = 0; k < s->n; k++) {
@@ -1476,6 +1614,25 @@ static void build_walk(struct sim *s, bool reverse)
 				s->walk[s->nwalk++] = k;
 		for (uint32_t k = 0; k < s->nwalk; k++)
 			s->seen[s->walk[k]] = 0;
+	} else if (v2_phase(s)) {
+		/*
+		 * 6.16+: the async devices with nothing to wait for first
+		 * (dpm_root_device(), dpm_leaf_device(): any link counts, even a
+		 * DORMANT or SYNC_STATE_ONLY one), then the whole list
+		 */
+		for (uint32_t k = 0; k < m; k++) {
+			uint32_t i = reverse ? m - 1 - k : k;
+			const struct dl_device *x = &s->core.dev[s->g.ord[i]];
+			bool free_ = s->pk == PK_RESUME ?
+				     x->parent == DL_NONE && x->suppliers.n == 0 :
+				     x->children.n == 0 && x->consumers.n == 0;
+
+			if (s->t[i].part && !s->t[i].on_main && free_)
+				s->walk[s->nwalk++] = i;
+		}
+		s->nupfront = s->nwalk;
+		for (uint32_t k = 0; k < m; k++)
+			s->walk[s->nwalk++] = reverse ? m - 1 - k : k;
 	} else if (s->pk == PK_RESUME && s->pol->queue_up_front && !s->serial) {
 		for (uint32_t k = 0; k < m; k++)
 			if (!s->t[k].on_main)
@@ -1536,6 +1693,8 @@ static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_
 	s->serial = (s->pk == PK_SUSPEND || s->pk == PK_RESUME) &&
 		    (s->phase == DL_PH_PREPARE || s->phase == DL_PH_COMPLETE);
 	reverse = s->serial ? s->phase == DL_PH_COMPLETE : s->pk == PK_SUSPEND;
+	s->blocking = (s->pk == PK_SUSPEND || s->pk == PK_RESUME) && !s->serial &&
+		      (s->pol->queue_up_front || s->pol->v2_walk);
 	phase_scan(s, &cp, &work);
 	s->nparts = s->remaining;
 	build_walk(s, reverse);
@@ -1549,7 +1708,7 @@ static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_
 	*lb = cp > (work + s->K - 1) / s->K ? cp : (work + s->K - 1) / s->K;
 
 	main_kick(s);
-	if (!s->pol->queue_up_front && s->pk != PK_PROBE_DEFER) {
+	if (!s->pol->queue_up_front && !s->blocking && s->pk != PK_PROBE_DEFER) {
 		for (uint32_t k = 0; k < s->nwalk; k++) {
 			uint32_t i = s->walk[k];
 
@@ -1849,7 +2008,7 @@ static int sim_alloc(struct sim *s)
 	s->t = calloc(n, sizeof(*s->t));
 	s->blocked_since = calloc(n, sizeof(*s->blocked_since));
 	s->stk = malloc((n ? n : 1) * sizeof(*s->stk));
-	s->walk = calloc(n, sizeof(*s->walk));
+	s->walk = calloc(2 * (size_t)n, sizeof(*s->walk));   /* v2 lists its roots twice */
 	s->prepared = calloc(n, sizeof(*s->prepared));
 	s->seen = calloc(n, 1);
 	s->fb = calloc(n, sizeof(*s->fb));

@@ -28,6 +28,13 @@ struct dl_order_policy {
 	bool use_async_flag;   /* async devices go to workers, sync ones stay on main */
 	bool all_async;        /* every device may run on a worker */
 	bool queue_up_front;   /* classic async: queued at the walk, blocks on deps */
+	/*
+	 * 6.16+ async (kernel-async-v2), suspend and resume phases: async roots
+	 * (resume) or leaves (suspend) are queued before the walk, a finishing
+	 * device queues its async dependents not queued yet, the walk queues
+	 * the rest; items block on their deps as classic ones do.
+	 */
+	bool v2_walk;
 	bool level_barrier;    /* levels: a barrier between topological levels */
 	bool critical_first;   /* cp-first: ready work by longest remaining path */
 	bool probe_deferral;   /* probe through the kernel's deferred-probe retry */
