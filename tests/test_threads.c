@@ -410,6 +410,25 @@ static void test_classic_resume_queues_async_up_front(void)
 	free(t);
 }
 
+/* Issue 18, item 7 (see test_engine.c), in real time: 100 ms callbacks at time scale 1. */
+static void test_v2_walk_queues_and_items_block(void)
+{
+	struct tsc *t = make_v2_block(100000000);
+	struct tc_run x = { .order = DL_ORDER_KERNEL_ASYNC_V2, .workers = 4, .backend = TC_THREADS,
+			    .scale = 1.0 };
+	struct dl_run_result r;
+	struct rec rec;
+
+	rec_init(&rec);
+	x.rec = &rec;
+	CU_ASSERT_EQUAL(tc_run(t, &x, &r), 0);
+	CU_ASSERT_EQUAL(x.violations, 0);
+	CU_ASSERT_EQUAL(rec_v2_block_missing(&rec), 0);
+	CU_ASSERT(r.op[1].wakeups > 0 && r.op[2].wakeups > 0);
+	rec_fini(&rec);
+	free(t);
+}
+
 /* 20 seeds, tiny latencies, every order: races show up as violations or hangs. */
 static void test_stress_seeds(void)
 {
@@ -659,6 +678,7 @@ int main(void)
 	CU_add_test(s, "test_lower_bound_as_des", test_lower_bound_as_des);
 	CU_add_test(s, "test_stop_inside_a_phase", test_stop_inside_a_phase);
 	CU_add_test(s, "test_suspend_fault_rolls_back", test_suspend_fault_rolls_back);
+	CU_add_test(s, "test_v2_walk_queues_and_items_block", test_v2_walk_queues_and_items_block);
 	CU_add_test(s, "test_classic_resume_queues_async_up_front",
 		    test_classic_resume_queues_async_up_front);
 	CU_add_test(s, "test_prepare_and_complete_walk_the_list_on_main",

@@ -39,9 +39,15 @@
  *  - kernel-async queues an async device as the walk reaches it (suspend)
  *    or every one before the walk's first sync device (resume, 6.12's
  *    "upfront" loop); its item blocks on the completions of what it waits for;
- *  - kernel-async-v2 and cp-first queue a device when its atomic counter of
- *    unfinished dependencies drops to zero (cp-first: ready work by longest
- *    remaining path); levels queues a level at a time: the thread finishing
+ *  - kernel-async-v2 (6.16+) queues the async roots (resume) or leaves
+ *    (suspend) first; the walk queues every async device not queued yet
+ *    (queued[]) and runs the sync ones; a finishing device completes its
+ *    waiters, then queues its async dependents not queued yet (handoff());
+ *    an item whose waits are not done parks (run_v2()) until the last one
+ *    completes;
+ *  - cp-first (and kernel-async-v2 when probing) queue a device when its
+ *    atomic counter of unfinished dependencies drops to zero (cp-first:
+ *    ready work by longest remaining path); levels queues a level at a time: the thread finishing
  *    a level's last device releases the next (des.c's barrier);
  *  - sync devices (and every device under sync and naive) run on the main
  *    thread in walk order after waiting for their dependencies (naive:
@@ -171,7 +177,16 @@ struct thr {
 	pthread_cond_t scv[NSTRIPE];
 	atomic_uchar *done;
 	atomic_uint *pending;
-	atomic_uchar *failed_dep, *queued;
+	/*
+	 * queued: in probe, queued by the deferral walk; in a kernel-async-v2
+	 * suspend or resume phase, work_in_progress: 1 queued by main, 2 by a
+	 * hand-off, 3 queued again to wake a parked item.  parked: a v2 item
+	 * whose waits were not done gave its pool thread back (des.c's blocked
+	 * v2 items give their worker back too) until the device that completes
+	 * its last wait queues it again.
+	 */
+	atomic_uchar *failed_dep, *queued, *parked;
+	int64_t *parked_at;
 	atomic_uchar *ok;       /* the device's callback ran (probe: and bound); before done */
 	atomic_uchar *ran;      /* its callback started (not a deferring probe attempt) */
 	atomic_int_fast64_t *done_at;
@@ -193,6 +208,8 @@ struct thr {
 	int pk;
 	unsigned phase;
 	bool serial;            /* prepare, complete: main only, no waits (des.c's) */
+	bool blocking;          /* suspend/resume items queued before they are ready (des.c's) */
+	uint8_t *upfront;       /* v2: async root (resume) or leaf (suspend), queued first */
 	uint32_t *prepared, nprepared;  /* the last prepare's devices, in the order it ran them */
 	uint8_t *part, *on_main, *depth_set, *newdepth, *attempted;
 	uint32_t *wcount, *level, *walk, nwalk, *topo, ntopo;
@@ -718,6 +735,12 @@ static void settle_dpm(struct thr *t)
 	core_unlock(&t->tw[0]);
 }
 
+/* A kernel-async-v2 suspend or resume phase (6.16+): des.c's v2_phase(). */
+static bool v2_phase(const struct thr *t)
+{
+	return t->pol->v2_walk && t->blocking;
+}
+
 /* Under graph (read): the walk, and what waits for what in this phase. */
 static int snapshot_phase(struct thr *t)
 {
@@ -779,6 +802,15 @@ static int snapshot_phase(struct thr *t)
 			if (t->on_main[t->walk[i]])
 				t->topo[n++] = t->walk[i];
 		memcpy(t->walk, t->topo, n * sizeof(*t->walk));
+	}
+	for (uint32_t i = 0; i < t->nwalk && v2_phase(t); i++) {
+		/* dpm_root_device(), dpm_leaf_device(): any link counts, even a DORMANT one */
+		uint32_t d = t->walk[i];
+		const struct dl_device *x = &t->core.dev[d];
+
+		t->upfront[d] = t->part[d] && !t->on_main[d] &&
+				(t->pk == PK_RESUME ? x->parent == DL_NONE && x->suppliers.n == 0 :
+				 x->children.n == 0 && x->consumers.n == 0);
 	}
 	/* dpm_list (reversed for suspend) lists every device after what it waits for */
 	t->ntopo = 0;
@@ -892,7 +924,8 @@ static void complete_all(struct thr *t, uint32_t d)
 
 static bool ready_queue_mode(const struct thr *t)
 {
-	return t->pol->link_aware && !t->pol->queue_up_front && !t->pol->level_barrier;
+	return t->pol->link_aware && !t->pol->queue_up_front && !t->blocking &&
+	       !t->pol->level_barrier;
 }
 
 /*
@@ -922,6 +955,14 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 					set_abort(t, -ENOMEM, y);
 			} else if (ready_queue_mode(t) && !t->on_main[y] && !halted(t)) {
 				q_push_ready(t, y);
+			} else if (v2_phase(t) && !halted(t)) {
+				unsigned char one = 1;
+
+				/* its last wait is done: wake a parked v2 item */
+				if (atomic_compare_exchange_strong(&t->parked[y], &one, 0)) {
+					atomic_store(&t->queued[y], 3);
+					q_push(t, y);
+				}
 			}
 		}
 		if (!skip.n)
@@ -998,7 +1039,8 @@ static void seq_sleep_off_cpu(void *ctx, int64_t ns);
 /*
  * des.c's hand-off walk after @d's callback (cost.h): handoff_ns per
  * dependent, queue_ns per item it will queue (read racily: a cost, not a
- * decision).
+ * decision): under kernel-async-v2 every async dependent not queued yet,
+ * under the other orders those it makes ready.
  */
 static int64_t handoff_len(const struct thr *t, uint32_t d)
 {
@@ -1008,10 +1050,36 @@ static int64_t handoff_len(const struct thr *t, uint32_t d)
 		uint32_t y = t->d_dep[j];
 
 		len += t->cost.handoff_ns;
-		if (!t->on_main[y] && atomic_load(&t->pending[y]) == 1)
+		if (!t->on_main[y] && (v2_phase(t) ? atomic_load(&t->queued[y]) == 0 :
+				       atomic_load(&t->pending[y]) == 1))
 			len += t->cost.queue_ns;
 	}
 	return len;
+}
+
+/*
+ * kernel-async-v2: @d finished and walked its dependents; queue every async
+ * one not queued yet (dpm_async_resume_subordinate(),
+ * dpm_async_suspend_superior() of 6.16+; des.c's handoff_queue()).  When
+ * MAX_WORK items are pending, dpm_async_with_cleanup() leaves it to the
+ * main walk.
+ */
+static void handoff(struct thr *t, uint32_t d)
+{
+	for (uint32_t j = t->d_off[d]; j < t->d_off[d + 1]; j++) {
+		uint32_t y = t->d_dep[j];
+		unsigned char idle = 0;
+		bool ok;
+
+		if (t->on_main[y] || atomic_load(&t->queued[y]) != 0)
+			continue;
+		pthread_mutex_lock(&t->mx);
+		ok = dl_async_may_queue(t->pol, t->outstanding) &&
+		     atomic_compare_exchange_strong(&t->queued[y], &idle, 2);
+		pthread_mutex_unlock(&t->mx);
+		if (ok)
+			q_push(t, y);
+	}
 }
 
 /*
@@ -1064,13 +1132,18 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		t->newdepth[d] = (uint8_t)(DL_PH_COMPLETE - t->phase);
 		t->depth_set[d] = 1;
 	}
-	if (t->pol->link_aware && !t->pol->queue_up_front &&
+	if (t->pol->link_aware && !t->pol->queue_up_front && !v2_phase(t) &&
 	    (t->pol->use_async_flag || t->pol->all_async) && !halted(t))
 		take_time(w, handoff_len(t, d));   /* PM phases only: probe returned above */
 	atomic_store(&t->ok[d], 1);
 	complete_all(t, d);
 	if (t->pol->link_aware && !halted(t))
 		release_dependents(t, d, ok);
+	if (v2_phase(t) && !halted(t)) {
+		/* 6.16+: complete_all() first, then the hand-off walk queues the rest */
+		take_time(w, handoff_len(t, d));
+		handoff(t, d);
+	}
 }
 
 /*
@@ -1116,6 +1189,37 @@ static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
 	return true;
 }
 
+/*
+ * A kernel-async-v2 item (6.16+): its waits done, it runs; else it blocks
+ * (work_block), parked without its pool thread, until release_dependents()
+ * queues it again when its last wait is done (queued[] 3: a wake, wake_ns
+ * paid by run_task()).  A parked item whose last wait completed meanwhile
+ * takes itself back.  Returns true if the callback ran.
+ */
+static bool run_v2(struct thr *t, struct tw *w, uint32_t d)
+{
+	if (atomic_load(&t->queued[d]) == 3) {
+		emit(t, w->id, DL_EV_WORK_WAKE, d, t->phase, 0);
+		w->blocked_ns += dl_mono_ns() - t->parked_at[d];
+		w->wakeups++;
+	} else if (atomic_load(&t->pending[d]) != 0) {
+		unsigned char one = 1;
+
+		emit(t, w->id, DL_EV_WORK_BLOCK, d, t->phase, 0);
+		t->parked_at[d] = dl_mono_ns();
+		atomic_store(&t->parked[d], 1);
+		if (atomic_load(&t->pending[d]) != 0 ||
+		    !atomic_compare_exchange_strong(&t->parked[d], &one, 0))
+			return false;   /* parked, or already queued again */
+		emit(t, w->id, DL_EV_WORK_WAKE, d, t->phase, 0);
+		w->wakeups++;
+	}
+	if (halted(t))
+		return false;
+	run_cb(t, w, d);
+	return true;
+}
+
 /* A queued item on worker @w: its overhead, then its work.  Returns true if a callback ran. */
 static bool run_task(struct thr *t, struct tw *w, const struct task *k)
 {
@@ -1150,7 +1254,9 @@ static bool run_task(struct thr *t, struct tw *w, const struct task *k)
 		q.sleep = seq_sleep_off_cpu;
 		dl_seq_probe_one(&q, k->dev);
 	} else if (!halted(t)) {
-		if (t->pol->queue_up_front) {
+		if (v2_phase(t)) {
+			ran = run_v2(t, w, k->dev);
+		} else if (t->pol->queue_up_front) {
 			ran = run_classic(t, w, k->dev);
 		} else {
 			run_cb(t, w, k->dev);
@@ -1254,6 +1360,9 @@ static int run_phase(struct thr *t)
 		atomic_store_explicit(&t->failed_dep[d], 0, memory_order_relaxed);
 		atomic_store_explicit(&t->ok[d], 0, memory_order_relaxed);
 		atomic_store_explicit(&t->ran[d], 0, memory_order_relaxed);
+		atomic_store_explicit(&t->queued[d], 0, memory_order_relaxed);
+		atomic_store_explicit(&t->parked[d], 0, memory_order_relaxed);
+		t->upfront[d] = 0;
 		if (!t->part[d])
 			continue;
 		remaining++;
@@ -1298,7 +1407,17 @@ static int run_phase(struct thr *t)
 		release_level_locked(t);
 		pthread_mutex_unlock(&t->lmx);
 	} else {
-		if (!t->pol->queue_up_front)
+		/* v2: the async roots (resume) or leaves (suspend) first */
+		for (uint32_t i = 0; i < t->nwalk && v2_phase(t) && !halted(t); i++) {
+			uint32_t d = t->walk[i];
+			unsigned char idle = 0;
+
+			/* MAX_WORK: dpm_async_with_cleanup() fails, left to the walk */
+			if (t->upfront[d] && dl_async_may_queue(t->pol, t->outstanding) &&
+			    atomic_compare_exchange_strong(&t->queued[d], &idle, 1))
+				main_visit(t, m, d, true);
+		}
+		if (!t->pol->queue_up_front && !t->blocking)
 			for (uint32_t i = 0; i < t->nwalk; i++) {
 				uint32_t d = t->walk[i];
 
@@ -1313,8 +1432,15 @@ static int run_phase(struct thr *t)
 			if (!t->part[d])
 				continue;
 			main_fallbacks(t);
-			/* classic: MAX_WORK items pending, dpm_async_fn() fails: main runs it */
-			sync = t->on_main[d] || (t->pol->queue_up_front && !may_queue(t));
+			if (v2_phase(t) && !t->on_main[d]) {
+				unsigned char idle = 0;
+
+				/* dpm_async_fn(): skips a device queued already (work_in_progress) */
+				if (!atomic_compare_exchange_strong(&t->queued[d], &idle, 1))
+					continue;
+			}
+			/* classic, v2: MAX_WORK items pending, dpm_async_fn() fails: main runs it */
+			sync = t->on_main[d] || (t->blocking && !may_queue(t));
 			if (sync) {
 				bool deps_ok = true;
 
@@ -1332,7 +1458,7 @@ static int run_phase(struct thr *t)
 					continue;
 				}
 				main_visit(t, m, d, false);
-			} else if (t->pol->queue_up_front) {
+			} else if (t->blocking) {
 				main_visit(t, m, d, true);
 			}
 		}
@@ -1369,6 +1495,8 @@ static void setup_phase(struct thr *t, int pk, unsigned phase, int min_depth, in
 	t->pk = pk;
 	t->phase = phase;
 	t->serial = phase == DL_PH_PREPARE || phase == DL_PH_COMPLETE;
+	t->blocking = !t->serial && t->pol->link_aware &&
+		      (t->pol->queue_up_front || t->pol->v2_walk);
 	pthread_rwlock_rdlock(&t->graph);
 	for (uint32_t d = 0; d < t->n; d++) {
 		const struct dl_device *x = &t->core.dev[d];
@@ -1643,6 +1771,7 @@ static int op_probe(struct thr *t)
 
 	t->pk = t->pol->probe_deferral ? PK_PROBE_DEFER : PK_PROBE;
 	t->serial = false;
+	t->blocking = false;
 	pthread_rwlock_rdlock(&t->graph);
 	for (uint32_t d = 0; d < t->n; d++) {
 		t->part[d] = t->core.dev[d].registered && t->core.dev[d].state == DL_DEV_NO_DRIVER;
@@ -1820,6 +1949,9 @@ static int thr_alloc(struct thr *t)
 	t->ok = calloc(n, sizeof(*t->ok));
 	t->ran = calloc(n, sizeof(*t->ran));
 	t->queued = calloc(n, sizeof(*t->queued));
+	t->parked = calloc(n, sizeof(*t->parked));
+	t->parked_at = calloc(n, sizeof(*t->parked_at));
+	t->upfront = calloc(n, 1);
 	t->done_at = calloc(n, sizeof(*t->done_at));
 	t->part = calloc(n, 1);
 	t->on_main = calloc(n, 1);
@@ -1847,6 +1979,7 @@ static int thr_alloc(struct thr *t)
 	t->tw = calloc(t->nthr, sizeof(*t->tw));
 	t->tid = calloc(t->P, sizeof(*t->tid));
 	if (!t->done || !t->pending || !t->failed_dep || !t->ok || !t->ran || !t->queued || !t->done_at ||
+	    !t->parked || !t->parked_at || !t->upfront ||
 	    !t->part || !t->on_main || !t->depth_set || !t->newdepth || !t->attempted ||
 	    !t->dev_owner || !t->dev_depth || !t->wcount || !t->level ||
 	    !t->lvl_off || !t->lvl_dev || !t->lvl_left || !t->lvl_fill ||
@@ -1866,6 +1999,7 @@ static void thr_free(struct thr *t)
 		for (uint32_t w = 0; w < t->nthr; w++)
 			free(t->buf[w].v);
 	free(t->done); free(t->pending); free(t->failed_dep); free(t->ok); free(t->ran); free(t->queued);
+	free(t->parked); free(t->parked_at); free(t->upfront);
 	free(t->done_at); free(t->part); free(t->on_main); free(t->depth_set);
 	free(t->newdepth); free(t->attempted); free(t->dev_owner);
 	free(t->dev_depth); free(t->wcount); free(t->level); free(t->walk); free(t->prepared); free(t->fb); free(t->topo);
