@@ -50,8 +50,10 @@
  *    queue their dependents (kernel-async-v2, levels, cp-first): the walk of
  *    dpm_async_resume_subordinate() / dpm_async_suspend_superior() (6.16+,
  *    under dpm_list_mtx, and async_wip_mtx per device in
- *    dpm_async_with_cleanup()), run after the callback and before the
- *    dependents it queues can start; plus queue_ns per item it queues;
+ *    dpm_async_with_cleanup()), run after the callback (kernel-async-v2:
+ *    after its complete_all(), as 7.3's device_resume*() and
+ *    device_suspend*() do) and before the dependents it queues can start;
+ *    plus queue_ns per item it queues;
  *  - check_ns: a probe attempt that defers (really_probe() up to
  *    device_links_check_suppliers());
  *  - reorder_ns + reorder_visit_ns per call: device_pm_move_to_tail(), which
