@@ -35,6 +35,8 @@ check|report)
 	# link_add, probe x3, suspend, resume; a second with a raw time of INT64_MAX
 	printf '\003\000\000\000\200\200\000\000\000\000\000\001\000\000\000\002\000\000\005\001\000\000\001\000\000\000\001\001\000\000\001\002\000\000\003\002\001\000\004\002\001\000' >"$SEEDS/run"
 	printf '\003\000\000\000\200\200\000\000\000\000\000\001\000\000\017\001\361\000' >"$SEEDS/bad-time"
+	# found by fuzz_report: op spans summed past INT64_MIN in explain (report/explain.c)
+	printf '\341\056\000\000\000\000\003\000\000\017\000\160\162\157\142\145\137\144\145\146\145\162\000\000\000\200\200\000\000\377\006\000\000\000\000\000\017\001\361\000' >"$SEEDS/span-overflow"
 	set -- "$SEEDS";;
 import_log)
 	# the real logs, read where they are (../shared/real, beside the tree)
