@@ -412,7 +412,15 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 		busy_ms = 0;
 	sqlite3_busy_timeout(db, busy_ms);
 	if (existed && sb.st_size > 0) {
-		int appid, kind = schema_kind(db, &appid);
+		int appid, kind;
+
+		/* one read transaction: the application_id and the tables of one
+		 * snapshot, never the id before and the tables after another
+		 * writer's schema transaction committed */
+		sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+		kind = schema_kind(db, &appid);
+		if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 
 		/* refused before anything is written: SPEC.md promises foreign files stay as they are */
 		if (kind == -2)
