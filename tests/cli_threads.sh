@@ -82,10 +82,12 @@ for case in 'probe|{"op": "probe", "concurrent": true}' \
 done
 [ ! -e "$T/new.db" ] && ok "no database for refused input" || bad "database created by bad input"
 
-# Ctrl-C inside a suspend phase (every device 20 ms, 4 workers: 1.2 s without it)
+# Ctrl-C inside a suspend phase (every device 100 ms: the DAG's chain makes
+# the phase 1.8 s, the probe before it 0.1 s; at 20 ms a loaded machine's
+# Ctrl-C came after the 0.45 s phase had ended)
 cat >"$T/slow.json" <<'J'
 { "format": "dlsim-scenario/1", "name": "slow", "seed": 1,
-  "defaults": {"suspend": "20ms"},
+  "defaults": {"suspend": "100ms"},
   "generate": {"topology": "random-dag", "devices": 240} }
 J
 "$DLSIM" run "$T/slow.json" --mode threads --time-scale 1 --order kernel-async-v2 --workers 4 \
