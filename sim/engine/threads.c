@@ -1411,10 +1411,15 @@ static int run_phase(struct thr *t)
 		for (uint32_t i = 0; i < t->nwalk && v2_phase(t) && !halted(t); i++) {
 			uint32_t d = t->walk[i];
 			unsigned char idle = 0;
+			bool room;
 
+			if (!t->upfront[d])
+				continue;
 			/* MAX_WORK: dpm_async_with_cleanup() fails, left to the walk */
-			if (t->upfront[d] && dl_async_may_queue(t->pol, t->outstanding) &&
-			    atomic_compare_exchange_strong(&t->queued[d], &idle, 1))
+			pthread_mutex_lock(&t->mx);
+			room = dl_async_may_queue(t->pol, t->outstanding);
+			pthread_mutex_unlock(&t->mx);
+			if (room && atomic_compare_exchange_strong(&t->queued[d], &idle, 1))
 				main_visit(t, m, d, true);
 		}
 		if (!t->pol->queue_up_front && !t->blocking)
