@@ -391,6 +391,8 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 	}
 	if (existed && access(path, W_OK) != 0) {
 		seterr(err, errlen, "%s: not writable: %s", path, strerror(errno));
+		if (created)
+			unlink(path);
 		return -EACCES;
 	}
 	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
@@ -401,11 +403,15 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 		seterr(err, errlen, "%s: cannot open for writing: %s", path,
 		       db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
+		if (created)
+			unlink(path);
 		return -EACCES;
 	}
 	if (sqlite3_db_readonly(db, "main") == 1) {
 		seterr(err, errlen, "%s: not writable", path);
 		sqlite3_close(db);
+		if (created)
+			unlink(path);
 		return -EACCES;
 	}
 	if (busy_ms < 0)
