@@ -11,6 +11,7 @@
 
 #include "report/explain.h"
 #include "report/timeline.h"
+#include "sim/core/dl_sat.h"
 
 #define EXPLAIN_CRIT_DEVS 5	/* critical devices named per phase */
 #define EXPLAIN_REFUSED 10	/* refused links listed */
@@ -260,25 +261,6 @@ static void reorder_walks(sqlite3 *db, const struct tl_run *t, int64_t span, FIL
 		" cost.reorder_visit_ns\n");
 }
 
-/* a + b, saturated: a tampered log's times may sit near INT64_MIN/MAX */
-static int64_t add_sat(int64_t a, int64_t b)
-{
-	int64_t r;
-
-	if (__builtin_add_overflow(a, b, &r))
-		return b > 0 ? INT64_MAX : INT64_MIN;
-	return r;
-}
-
-static int64_t sub_sat(int64_t a, int64_t b)
-{
-	int64_t r;
-
-	if (__builtin_sub_overflow(a, b, &r))
-		return b < 0 ? INT64_MAX : INT64_MIN;
-	return r;
-}
-
 static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detail detail,
 		      FILE *f)
 {
@@ -306,12 +288,12 @@ static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detai
 		for (uint32_t p = i; p < j; p++) {
 			int64_t wk = in[p].work / k;
 
-			span = add_sat(span, sub_sat(in[p].t1, in[p].start));
-			bound = add_sat(bound, in[p].chain > wk ? in[p].chain : wk);
-			chain = add_sat(chain, in[p].chain);
-			work = add_sat(work, in[p].work);
+			span = dl_sat_add_i64(span, dl_sat_sub_i64(in[p].t1, in[p].start));
+			bound = dl_sat_add_i64(bound, in[p].chain > wk ? in[p].chain : wk);
+			chain = dl_sat_add_i64(chain, in[p].chain);
+			work = dl_sat_add_i64(work, in[p].work);
 		}
-		total = add_sat(total, span);
+		total = dl_sat_add_i64(total, span);
 		fprintf(f, "%s: ", in[i].op >= 0 ? op_names[in[i].op] : "?");
 		put_ms(f, span);
 		fprintf(f, ", bound ");
@@ -324,7 +306,7 @@ static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detai
 				int64_t wk = in[p].work / k;
 
 				fprintf(f, "  %-14s ", t->phases[in[p].phase]);
-				put_ms(f, sub_sat(in[p].t1, in[p].start));
+				put_ms(f, dl_sat_sub_i64(in[p].t1, in[p].start));
 				fprintf(f, ", bound ");
 				put_ms(f, in[p].chain > wk ? in[p].chain : wk);
 				fprintf(f, ", ");

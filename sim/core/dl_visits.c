@@ -18,14 +18,10 @@
 #include <stdlib.h>
 
 #include "sim/core/dl_internal.h"
+#include "sim/core/dl_sat.h"
 
 #define RV_MAX_GEN 0x7fffffffu
 #define RV_BUSY 0x80000000u   /* rv_gen flag: on the walk's stack (reached again: a cycle) */
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
 
 static int rv_reserve(struct dl_core *c)
 {
@@ -100,7 +96,7 @@ uint64_t dl_reorder_visits(struct dl_core *c, dl_dev_t d)
 			if (y == DL_NONE)
 				continue;
 			if (c->rv_gen[y] == done) {
-				c->rv[x] = sat_add(c->rv[x], c->rv[y]);
+				c->rv[x] = dl_sat_add_u64(c->rv[x], c->rv[y]);
 				continue;
 			}
 			if (c->rv_gen[y] == busy) {
@@ -117,7 +113,7 @@ uint64_t dl_reorder_visits(struct dl_core *c, dl_dev_t d)
 		c->rv_gen[x] = done;
 		st->n -= 2;
 		if (st->n)
-			c->rv[st->v[st->n - 2]] = sat_add(c->rv[st->v[st->n - 2]], c->rv[x]);
+			c->rv[st->v[st->n - 2]] = dl_sat_add_u64(c->rv[st->v[st->n - 2]], c->rv[x]);
 	}
 	return c->rv[d];
 fail:

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "sim/core/dl_core.h"
+#include "sim/core/dl_sat.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/run.h"
@@ -97,11 +98,9 @@ void dl_run_account_op(struct dl_run_result *r, const struct dl_op_result *op, b
 	r->probe_defers += op->probe_defers;
 	r->sync_fallbacks += op->sync_fallbacks;
 	r->reorder_walks += op->reorder_walks;
-	r->reorder_calls = r->reorder_calls > UINT64_MAX - op->reorder_calls ? UINT64_MAX :
-			   r->reorder_calls + op->reorder_calls;
+	r->reorder_calls = dl_sat_add_u64(r->reorder_calls, op->reorder_calls);
 	r->reorder_capped += op->reorder_capped;
-	r->reorder_ns = r->reorder_ns > INT64_MAX - op->reorder_ns ? INT64_MAX :
-			r->reorder_ns + op->reorder_ns;
+	r->reorder_ns = dl_sat_add_i64(r->reorder_ns, op->reorder_ns);
 	if (op->peak_workers > r->peak_workers)
 		r->peak_workers = op->peak_workers;
 	if (op->err && op->fail_dev != DL_NONE && r->fail_dev == DL_NONE) {

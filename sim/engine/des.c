@@ -55,6 +55,7 @@
 #include <time.h>
 
 #include "sim/core/dl_core.h"
+#include "sim/core/dl_sat.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/heap.h"
@@ -864,12 +865,6 @@ static void callback_end(struct sim *s, uint32_t i, bool deferred)
 
 /* ---- the main thread ---- */
 
-/* uint64 a + b, at most UINT64_MAX */
-static inline uint64_t add_sat(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 /* Charge (and count) device_pm_move_to_tail(@d) to the walk's next main burst. */
 static void reorder_charge(struct sim *s, uint32_t d)
 {
@@ -879,8 +874,8 @@ static void reorder_charge(struct sim *s, uint32_t d)
 
 	s->reorder_debt += ns;
 	o->reorder_walks++;
-	o->reorder_calls = add_sat(o->reorder_calls, calls);
-	o->reorder_ns = o->reorder_ns > INT64_MAX - ns ? INT64_MAX : o->reorder_ns + ns;
+	o->reorder_calls = dl_sat_add_u64(o->reorder_calls, calls);
+	o->reorder_ns = dl_sat_add_i64(o->reorder_ns, ns);
 	o->reorder_capped += ns == DL_COST_REORDER_CAP_NS;
 }
 
