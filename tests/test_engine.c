@@ -199,32 +199,7 @@ static void test_suspend_fault_rolls_back(void)
  */
 static void test_prepare_and_complete_walk_the_list_on_main(void)
 {
-	for (int o = 0; o < DL_ORDER_COUNT; o++) {
-		for (int fault = 0; fault < 2; fault++) {
-			struct tsc *t = make(1, 200, 23, false);
-			struct dl_run_result r;
-			struct rec rec;
-			int64_t bad;
-
-			if (o == DL_ORDER_NAIVE) {
-				free(t);
-				continue;   /* walks registration order: the negative control */
-			}
-			rec_init(&rec);
-			if (fault) {
-				t->fault[0] = (struct dl_sc_fault){ .dev = 120, .lat_key = DL_LAT_PREPARE,
-								    .err = 16 };
-				t->sc.nfault = 1;
-			}
-			CU_ASSERT_EQUAL(run_checked(t, (enum dl_order)o, 4, &rec, &r, &bad, false), fault);
-			CU_ASSERT_EQUAL(bad, 0);
-			CU_ASSERT_EQUAL(rec_serial_problems(&rec, t->sc.ndev), 0);
-			/* one callback at a time: the phase's bound is its work */
-			CU_ASSERT(r.op[1].makespan_ns >= r.op[1].work_ns / 4);
-			rec_fini(&rec);
-			free(t);
-		}
-	}
+	tc_check_serial_walks(TC_DES, 200, 120);
 }
 
 /*

@@ -366,30 +366,7 @@ static void test_suspend_fault_rolls_back(void)
 /* Issue 18, items 4 and 5: prepare and complete walk dpm_list on the main thread (see test_engine.c). */
 static void test_prepare_and_complete_walk_the_list_on_main(void)
 {
-	for (int o = 0; o < DL_ORDER_COUNT; o++) {
-		for (int fault = 0; fault < 2; fault++) {
-			struct tsc *t = make(1, 120, 23, false);
-			struct dl_run_result r;
-			struct rec rec;
-			int64_t bad;
-
-			if (o == DL_ORDER_NAIVE) {
-				free(t);
-				continue;   /* walks registration order: the negative control */
-			}
-			rec_init(&rec);
-			if (fault) {
-				t->fault[0] = (struct dl_sc_fault){ .dev = 60, .lat_key = DL_LAT_PREPARE,
-								    .err = 16 };
-				t->sc.nfault = 1;
-			}
-			CU_ASSERT_EQUAL(run_checked(t, (enum dl_order)o, 4, &rec, &r, &bad), fault);
-			CU_ASSERT_EQUAL(bad, 0);
-			CU_ASSERT_EQUAL(rec_serial_problems(&rec, t->sc.ndev), 0);
-			rec_fini(&rec);
-			free(t);
-		}
-	}
+	tc_check_serial_walks(TC_THREADS, 120, 60);
 }
 
 /* Issue 18, item 6 (see test_engine.c), in real time: 100 ms callbacks at time scale 1. */
