@@ -159,14 +159,24 @@ struct thr {
 	pthread_cond_t pcv;
 	atomic_uint probe_gen, probe_waiters;
 
-	/* work queue, CPUs and phase accounting, under mx */
+	/* work queue and phase accounting, under mx */
 	pthread_mutex_t mx;
-	pthread_cond_t qcv, mcv, ccv, main_ccv;
+	pthread_cond_t qcv, mcv;
 	struct task_heap q;
 	uint64_t qseq;
-	bool shutdown, main_wants_cpu;
-	uint32_t free_cpus;
+	bool shutdown;
+	uint32_t q_sleepers;    /* workers waiting on qcv: a push wakes one only if there is one */
 	uint32_t outstanding, remaining;
+	/*
+	 * CPUs: free_cpus permits, taken and given back without a lock; only a
+	 * thread that found none sleeps (on ccv or main_ccv, under cmx), and a
+	 * put wakes one only when cpu_waiters says someone sleeps.
+	 */
+	pthread_mutex_t cmx;
+	pthread_cond_t ccv, main_ccv;
+	atomic_int free_cpus;
+	atomic_uint cpu_waiters;
+	atomic_bool main_wants_cpu;
 	/* MAX_WORK (dl_async_may_queue()): ready async devices left to main, and their count */
 	uint32_t *fb, fb_head, fb_n;
 	uint64_t fallbacks;
@@ -175,6 +185,7 @@ struct thr {
 	/* completions */
 	pthread_mutex_t smx[NSTRIPE];
 	pthread_cond_t scv[NSTRIPE];
+	atomic_uint swaiters[NSTRIPE];  /* threads sleeping on scv[i]: complete_all() skips the rest */
 	atomic_uchar *done;
 	atomic_uint *pending;
 	/*
@@ -527,32 +538,52 @@ static void probe_ended(struct thr *t)
 
 /* ---- CPUs: K permits, the main thread first (des.c's run queue) ---- */
 
-/* Returns 0, or the real time the CPU was obtained if the thread had to wait for it. */
+/*
+ * One permit if there is one for this thread: workers leave it to a main
+ * thread that waits for one.
+ */
+static bool cpu_try(struct thr *t, bool main)
+{
+	int f = atomic_load(&t->free_cpus);
+
+	while (f > 0 && (main || !atomic_load(&t->main_wants_cpu)))
+		if (atomic_compare_exchange_weak(&t->free_cpus, &f, f - 1))
+			return true;
+	return false;
+}
+
+/*
+ * Returns 0, or the real time the CPU was obtained if the thread had to wait
+ * for it.  The fast path is one compare-and-swap; a thread that finds no
+ * permit counts itself in cpu_waiters (then looks again: cpu_put() adds the
+ * permit first and reads cpu_waiters after, both seq_cst, so that one of
+ * them sees the other) and sleeps.
+ */
 static int64_t cpu_get(struct tw *w)
 {
 	struct thr *t = w->t;
+	bool main = w->id == 0;
+
 	bool waited = false;
 
-	pthread_mutex_lock(&t->mx);
-	if (w->id == 0) {
-		t->main_wants_cpu = true;
-		while (!t->free_cpus) {
-			unchain(w);
-			waited = true;
-			pthread_cond_wait(&t->main_ccv, &t->mx);
-		}
-		t->main_wants_cpu = false;
-		if (t->free_cpus > 1)
-			pthread_cond_signal(&t->ccv);   /* workers held back for main */
-	} else {
-		while (!t->free_cpus || t->main_wants_cpu) {
-			unchain(w);
-			waited = true;
-			pthread_cond_wait(&t->ccv, &t->mx);
-		}
+	if (cpu_try(t, main))
+		return 0;
+	pthread_mutex_lock(&t->cmx);
+	atomic_fetch_add(&t->cpu_waiters, 1);
+	if (main)
+		atomic_store(&t->main_wants_cpu, true);
+	while (!cpu_try(t, main)) {
+		unchain(w);
+		waited = true;
+		pthread_cond_wait(main ? &t->main_ccv : &t->ccv, &t->cmx);
 	}
-	t->free_cpus--;
-	pthread_mutex_unlock(&t->mx);
+	if (main)
+		atomic_store(&t->main_wants_cpu, false);
+	atomic_fetch_sub(&t->cpu_waiters, 1);
+	/* permits left: a worker held back for main, or one more woken by a put */
+	if (atomic_load(&t->free_cpus) > 0 && atomic_load(&t->cpu_waiters))
+		pthread_cond_signal(&t->ccv);
+	pthread_mutex_unlock(&t->cmx);
 	return waited ? dl_mono_ns() : 0;
 }
 
@@ -560,18 +591,20 @@ static void cpu_put(struct tw *w)
 {
 	struct thr *t = w->t;
 
-	pthread_mutex_lock(&t->mx);
-	t->free_cpus++;
+	atomic_fetch_add(&t->free_cpus, 1);
+	if (!atomic_load(&t->cpu_waiters))
+		return;
 	/*
-	 * Main first; workers all race for it: the first to run takes it (a
-	 * signal would hand it to one thread and add that thread's wake-up
-	 * latency to every hand-over).
+	 * Main first.  A worker woken may find the permit taken by a thread
+	 * that did not sleep (the first to run takes it, as before); it sleeps
+	 * again, and the next put wakes it.
 	 */
-	if (t->main_wants_cpu)
+	pthread_mutex_lock(&t->cmx);
+	if (atomic_load(&t->main_wants_cpu))
 		pthread_cond_signal(&t->main_ccv);
 	else
-		pthread_cond_broadcast(&t->ccv);
-	pthread_mutex_unlock(&t->mx);
+		pthread_cond_signal(&t->ccv);
+	pthread_mutex_unlock(&t->cmx);
 }
 
 /* ---- the queue (a heap by (prio, seq)), under mx ---- */
@@ -584,7 +617,8 @@ static int q_push_locked(struct thr *t, uint32_t d)
 	if (err)
 		return err;
 	t->outstanding++;
-	pthread_cond_signal(&t->qcv);
+	if (t->q_sleepers)
+		pthread_cond_signal(&t->qcv);
 	return 0;
 }
 
@@ -892,7 +926,9 @@ static int64_t wait_done(struct thr *t, struct tw *w, uint32_t y)
 	b0 = dl_mono_ns();
 	unchain(w);
 	pthread_mutex_lock(m);
-	while (!atomic_load_explicit(&t->done[y], memory_order_acquire) && !halted(t)) {
+	/* counted before done[] is read again: complete_all() stores done[] first, then reads this */
+	atomic_fetch_add(&t->swaiters[y % NSTRIPE], 1);
+	while (!atomic_load(&t->done[y]) && !halted(t)) {
 		if (w->id == 0) {
 			pthread_mutex_unlock(m);
 			poll_stop(t);
@@ -905,6 +941,7 @@ static int64_t wait_done(struct thr *t, struct tw *w, uint32_t y)
 			pthread_cond_wait(&t->scv[y % NSTRIPE], m);
 		}
 	}
+	atomic_fetch_sub(&t->swaiters[y % NSTRIPE], 1);
 	pthread_mutex_unlock(m);
 	w->blocked_ns += dl_mono_ns() - b0;
 	w->wakeups++;
@@ -916,8 +953,10 @@ static void complete_all(struct thr *t, uint32_t d)
 	pthread_mutex_t *m = &t->smx[d % NSTRIPE];
 
 	atomic_store(&t->done_at[d], dl_mono_ns());
+	atomic_store(&t->done[d], 1);
+	if (!atomic_load(&t->swaiters[d % NSTRIPE]))
+		return;   /* nobody sleeps on the stripe; a waiter counted later sees done[] */
 	pthread_mutex_lock(m);
-	atomic_store_explicit(&t->done[d], 1, memory_order_release);
 	pthread_cond_broadcast(&t->scv[d % NSTRIPE]);
 	pthread_mutex_unlock(m);
 }
@@ -1283,7 +1322,9 @@ static void *worker_main(void *arg)
 
 		while (!t->q.n && !t->shutdown) {
 			unchain(w);
+			t->q_sleepers++;
 			pthread_cond_wait(&t->qcv, &t->mx);
+			t->q_sleepers--;
 		}
 		if (!t->q.n)
 			break;
@@ -2025,6 +2066,7 @@ static void thr_init_sync(struct thr *t)
 	pthread_mutex_init(&t->dmx, NULL);
 	pthread_mutex_init(&t->pmx, NULL);
 	pthread_mutex_init(&t->lmx, NULL);
+	pthread_mutex_init(&t->cmx, NULL);
 	pthread_cond_init(&t->qcv, NULL);
 	pthread_cond_init(&t->mcv, NULL);
 	pthread_cond_init(&t->ccv, NULL);
@@ -2034,6 +2076,7 @@ static void thr_init_sync(struct thr *t)
 	for (int i = 0; i < NSTRIPE; i++) {
 		pthread_mutex_init(&t->smx[i], NULL);
 		pthread_cond_init(&t->scv[i], NULL);
+		atomic_init(&t->swaiters[i], 0);
 	}
 }
 
@@ -2054,6 +2097,7 @@ static void thr_destroy_sync(struct thr *t)
 	pthread_mutex_destroy(&t->dmx);
 	pthread_mutex_destroy(&t->pmx);
 	pthread_mutex_destroy(&t->lmx);
+	pthread_mutex_destroy(&t->cmx);
 	pthread_rwlock_destroy(&t->graph);
 }
 
@@ -2127,7 +2171,9 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 			t->P = p;
 	}
 	t->nthr = t->P + 2;
-	t->free_cpus = t->K;
+	atomic_init(&t->free_cpus, (int)t->K);
+	atomic_init(&t->cpu_waiters, 0);
+	atomic_init(&t->main_wants_cpu, false);
 	t->t0 = wall0;
 	atomic_init(&t->evseq, 0);
 	atomic_init(&t->halt, HALT_NONE);
