@@ -28,6 +28,16 @@
  * workqueue's, so that sleeping and blocked items do not hold CPUs.  Probe
  * callbacks split the same way (dl_seq.sleep).
  *
+ * What the pool itself costs is kept small (BM_threads_overhead): a queued
+ * item wakes a sleeping worker only when no worker runs (holds an item and
+ * does not wait), none spins for work and none is already on its way, as
+ * the kernel's concurrency-managed pools do; a worker that is about to wait
+ * (worker_blocks()) wakes one for what is still queued, so that an item
+ * never waits for a worker while one sleeps and every other is waiting.
+ * One idle worker spins for work a while before it sleeps; a wait for a
+ * device whose callback has started spins a while before it sleeps.  Both
+ * spins are shorter than the machine's wake-up latency.
+ *
  * Phases (probe, and every suspend or resume phase):
  *  - the phase's dependency graph is copied into CSR arrays first, so ops
  *    that race (link_del, add, unbind) change the core, not the phase;
@@ -83,6 +93,8 @@
 
 #define NSTRIPE 1024             /* completion mutex/condvar pairs: few waiters per broadcast */
 #define SPIN_NS 3000             /* real ns: the end of every wait is spun, not slept */
+#define WAIT_SPIN_NS 20000       /* real ns: a wait for a completion spins this long before it sleeps */
+#define IDLE_SPIN_NS 25000       /* real ns: a worker left without work looks for more before it sleeps */
 #define POLL_NS 2000000          /* real ns: blocked threads look at the stop flag */
 #define STACK_BYTES (512 * 1024)
 
@@ -165,7 +177,20 @@ struct thr {
 	struct task_heap q;
 	uint64_t qseq;
 	bool shutdown;
-	uint32_t q_sleepers;    /* workers waiting on qcv: a push wakes one only if there is one */
+	/*
+	 * Waking workers, as the kernel's concurrency-managed pools do: a push
+	 * wakes a sleeping worker only if no worker is running (nr_running:
+	 * holding an item and not waiting in one of the blocking points,
+	 * worker_blocks()), none spins for work (q_spinners, at most one) and
+	 * none was woken and has not run yet (q_waking: the kernel wakes the
+	 * first idle worker, again and again until it runs); a running worker
+	 * that blocks wakes one for the items still queued.
+	 * qlen mirrors q.n for the spinner, which reads it without mx.
+	 */
+	uint32_t q_sleepers, q_spinners, q_waking;
+	atomic_uint nr_running;
+	atomic_size_t qlen;
+	atomic_bool stopping;   /* shutdown, for the spinner */
 	uint32_t outstanding, remaining;
 	/*
 	 * CPUs: free_cpus permits, taken and given back without a lock; only a
@@ -257,6 +282,8 @@ static int64_t real_of(const struct thr *t, int64_t sim_ns)
 }
 
 static bool poll_stop(struct thr *t);
+static void worker_blocks(struct tw *w);
+static void worker_runs(struct tw *w);
 
 /* Ctrl-C: the main thread turns the flag into HALT_STOP, the others see that. */
 static bool stop_seen(struct tw *w)
@@ -275,18 +302,26 @@ static bool stop_seen(struct tw *w)
 static void sleep_until(struct tw *w, int64_t deadline)
 {
 	int64_t now = dl_mono_ns();
+	bool slept = deadline - now > SPIN_NS;
 
+	if (slept)
+		worker_blocks(w);
 	while (deadline - now > SPIN_NS) {
 		int64_t to = deadline - SPIN_NS < now + STOP_SLICE_NS ? deadline - SPIN_NS :
 			     now + STOP_SLICE_NS;
 		struct timespec ts = { to / 1000000000, to % 1000000000 };
 
-		if (stop_seen(w))
+		if (stop_seen(w)) {
+			if (slept)
+				worker_runs(w);
 			return;
+		}
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 		now = dl_mono_ns();
 	}
+	if (slept)
+		worker_runs(w);
 	while (dl_mono_ns() < deadline)
 		;
 }
@@ -461,7 +496,9 @@ static void dev_lock(struct tw *w, uint32_t d)
 	while (t->dev_depth[d] && t->dev_owner[d] != w->id) {
 		t->dev_waiters++;
 		unchain(w);
+		worker_blocks(w);
 		pthread_cond_wait(&t->dcv, &t->dmx);
+		worker_runs(w);
 		t->dev_waiters--;
 	}
 	t->dev_owner[d] = (int16_t)w->id;
@@ -536,6 +573,50 @@ static void probe_ended(struct thr *t)
 	}
 }
 
+/* ---- the pool's concurrency management (nr_running) ---- */
+
+/* Under mx, work queued: wake a sleeping worker unless one runs, spins or is on its way. */
+static void wake_worker_locked(struct thr *t)
+{
+	if (t->q_sleepers && !t->q_spinners && !t->q_waking && !atomic_load(&t->nr_running)) {
+		t->q_waking++;
+		pthread_cond_signal(&t->qcv);
+	}
+}
+
+static bool pool_worker(const struct tw *w)
+{
+	return w->id >= 1 && (uint32_t)w->id <= w->t->P;
+}
+
+/*
+ * Pool worker @w, holding an item, is about to wait (for a CPU, a
+ * completion, a device lock, a probe end, or time to pass): if it was the
+ * last one running, an item still queued gets a sleeping worker now rather
+ * than when @w comes back (wq_worker_sleeping()).  The decrement comes
+ * before mx is taken and q.n read; q_push_locked() writes q.n under mx and
+ * then reads nr_running: one of the two sees the other.
+ */
+static void worker_blocks(struct tw *w)
+{
+	struct thr *t = w->t;
+
+	if (!pool_worker(w) || atomic_fetch_sub(&t->nr_running, 1) != 1)
+		return;
+	if (!atomic_load(&t->qlen))
+		return;
+	pthread_mutex_lock(&t->mx);
+	if (t->q.n)
+		wake_worker_locked(t);
+	pthread_mutex_unlock(&t->mx);
+}
+
+static void worker_runs(struct tw *w)
+{
+	if (pool_worker(w))
+		atomic_fetch_add(&w->t->nr_running, 1);
+}
+
 /* ---- CPUs: K permits, the main thread first (des.c's run queue) ---- */
 
 /*
@@ -568,6 +649,7 @@ static int64_t cpu_get(struct tw *w)
 
 	if (cpu_try(t, main))
 		return 0;
+	worker_blocks(w);
 	pthread_mutex_lock(&t->cmx);
 	atomic_fetch_add(&t->cpu_waiters, 1);
 	if (main)
@@ -584,6 +666,7 @@ static int64_t cpu_get(struct tw *w)
 	if (atomic_load(&t->free_cpus) > 0 && atomic_load(&t->cpu_waiters))
 		pthread_cond_signal(&t->ccv);
 	pthread_mutex_unlock(&t->cmx);
+	worker_runs(w);
 	return waited ? dl_mono_ns() : 0;
 }
 
@@ -617,8 +700,8 @@ static int q_push_locked(struct thr *t, uint32_t d)
 	if (err)
 		return err;
 	t->outstanding++;
-	if (t->q_sleepers)
-		pthread_cond_signal(&t->qcv);
+	atomic_store(&t->qlen, t->q.n);
+	wake_worker_locked(t);
 	return 0;
 }
 
@@ -925,6 +1008,19 @@ static int64_t wait_done(struct thr *t, struct tw *w, uint32_t y)
 		return 0;
 	b0 = dl_mono_ns();
 	unchain(w);
+	/*
+	 * If what we wait for is running (its callback started), it may well
+	 * end within a wake-up latency: spin that long before sleeping (a
+	 * device not started yet is not spun for: its spinners would only
+	 * take CPUs from those it waits for).  A wait ended by the spin counts
+	 * as one all the same (blocked_ns, wakeups).
+	 */
+	while (atomic_load(&t->ran[y]) && !atomic_load(&t->done[y]) && !halted(t) &&
+	       dl_mono_ns() - b0 < WAIT_SPIN_NS)
+		;
+	if (atomic_load(&t->done[y]) || halted(t))
+		goto out;
+	worker_blocks(w);
 	pthread_mutex_lock(m);
 	/* counted before done[] is read again: complete_all() stores done[] first, then reads this */
 	atomic_fetch_add(&t->swaiters[y % NSTRIPE], 1);
@@ -943,10 +1039,15 @@ static int64_t wait_done(struct thr *t, struct tw *w, uint32_t y)
 	}
 	atomic_fetch_sub(&t->swaiters[y % NSTRIPE], 1);
 	pthread_mutex_unlock(m);
+	worker_runs(w);
+out:
 	w->blocked_ns += dl_mono_ns() - b0;
 	w->wakeups++;
 	return atomic_load(&t->done_at[y]);
 }
+
+/* This thread woke sleepers in complete_all() since it took its item: it does not spin for work. */
+static _Thread_local bool woke_waiters;
 
 static void complete_all(struct thr *t, uint32_t d)
 {
@@ -959,6 +1060,7 @@ static void complete_all(struct thr *t, uint32_t d)
 	pthread_mutex_lock(m);
 	pthread_cond_broadcast(&t->scv[d % NSTRIPE]);
 	pthread_mutex_unlock(m);
+	woke_waiters = true;
 }
 
 static bool ready_queue_mode(const struct thr *t)
@@ -1320,15 +1422,37 @@ static void *worker_main(void *arg)
 		struct task k;
 		bool ran = false;
 
+		if (!t->q.n && !t->shutdown && !t->q_spinners && !woke_waiters) {
+			/*
+			 * One idle worker looks for work a while: a push then wakes
+			 * nobody.  Not one that just woke waiters: on 2 CPUs its spin
+			 * would keep them off the CPU they were woken to run on.
+			 */
+			int64_t end = dl_mono_ns() + IDLE_SPIN_NS;
+
+			t->q_spinners++;
+			pthread_mutex_unlock(&t->mx);
+			while (!atomic_load_explicit(&t->qlen, memory_order_relaxed) &&
+			       !atomic_load_explicit(&t->stopping, memory_order_relaxed) &&
+			       dl_mono_ns() < end)
+				;
+			pthread_mutex_lock(&t->mx);
+			t->q_spinners--;
+		}
 		while (!t->q.n && !t->shutdown) {
 			unchain(w);
 			t->q_sleepers++;
 			pthread_cond_wait(&t->qcv, &t->mx);
 			t->q_sleepers--;
+			if (t->q_waking)
+				t->q_waking--;   /* this one, or one woken for nothing: at worst a wake more */
 		}
 		if (!t->q.n)
 			break;
 		k = task_heap_pop(&t->q);
+		atomic_store(&t->qlen, t->q.n);
+		woke_waiters = false;
+		atomic_fetch_add(&t->nr_running, 1);   /* the rest of the queue waits for it to block */
 		w->op_index = t->cur_op;
 		w->opr = t->opr;
 		pthread_mutex_unlock(&t->mx);
@@ -1339,6 +1463,7 @@ static void *worker_main(void *arg)
 			atomic_store(&t->queued[k.dev], 0);
 
 		pthread_mutex_lock(&t->mx);
+		atomic_fetch_sub(&t->nr_running, 1);
 		t->outstanding--;
 		if (ran && t->pk != PK_PROBE_DEFER && --t->remaining == 0)
 			pthread_cond_broadcast(&t->mcv);
@@ -1694,12 +1819,14 @@ static void seq_wait_probe(void *ctx)
 
 	core_unlock(w);
 	unchain(w);
+	worker_blocks(w);
 	pthread_mutex_lock(&t->pmx);
 	atomic_fetch_add(&t->probe_waiters, 1);
 	while (atomic_load(&t->probe_gen) == gen)
 		timed_wait(&t->pcv, &t->pmx);
 	atomic_fetch_sub(&t->probe_waiters, 1);
 	pthread_mutex_unlock(&t->pmx);
+	worker_runs(w);
 	core_lock(w);
 }
 
@@ -2172,6 +2299,9 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	}
 	t->nthr = t->P + 2;
 	atomic_init(&t->free_cpus, (int)t->K);
+	atomic_init(&t->nr_running, 0);
+	atomic_init(&t->qlen, 0);
+	atomic_init(&t->stopping, false);
 	atomic_init(&t->cpu_waiters, 0);
 	atomic_init(&t->main_wants_cpu, false);
 	t->t0 = wall0;
@@ -2234,6 +2364,7 @@ out:
 	if (t->tid) {
 		pthread_mutex_lock(&t->mx);
 		t->shutdown = true;
+		atomic_store(&t->stopping, true);
 		pthread_cond_broadcast(&t->qcv);
 		pthread_mutex_unlock(&t->mx);
 		for (uint32_t w = 0; w < t->nthreads; w++)
