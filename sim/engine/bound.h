@@ -1,31 +1,49 @@
 /*
- * bound.h - the lower bound of one phase, as des.c computes it:
- * max(critical path, ceil(CPU work / K)): the critical path runs over the
- * phase's sampled latencies (CPU and sleep), the work is their CPU parts
- * (cost.h), the only part that competes for the K CPUs.  Shared by the
- * threads engine (des.c keeps its own inline copy).
+ * bound.h - the lower bound of one phase, the one copy both backends use:
+ * max(critical path, ceil(CPU work / K)).  The critical path runs over the
+ * phase's sampled latencies (CPU and sleep) along what waits for what; the
+ * work is their CPU parts (cost.h), the only part that competes for the K
+ * CPUs.  prepare and complete run one callback at a time, so there the
+ * critical path is the chain of all their latencies.
  */
 #ifndef DL_BOUND_H
 #define DL_BOUND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sim/scenario/scenario.h"
+
+/*
+ * A phase's graph as a backend indexes it (des.c: by position in dpm_list,
+ * threads.c: by device id): @topo lists the @ntopo participating indices so
+ * that each comes before the indices it releases (the ones that wait for
+ * it); @off/@adj (CSR by index) list those released indices (they may name
+ * indices outside the phase, which are not read); @lat is each index's
+ * sampled latency and @prof its latency profile (whose cpu_ppm says the
+ * CPU part).
+ */
+struct dl_phase_graph {
+	const uint32_t *topo;
+	uint32_t ntopo;
+	const uint32_t *off, *adj;
+	const int64_t *lat;
+	const uint32_t *prof;
+};
 
 struct dl_bound {
 	int64_t critical_path_ns, work_ns, lower_bound_ns;
 };
 
 /**
- * dl_bound_phase - the lower bound of a phase.  @topo lists the @ntopo
- * participating devices so that every device comes before the devices that
- * wait for it; @dep_off/@dep (CSR, indexed by device id) list those waiting
- * devices; @lat is each device's latency, of which its profile in @sc
- * says the CPU part; @best is scratch of one int64_t per device id
- * (overwritten).  @k: CPUs (0 is taken as 1).
+ * dl_bound_phase - the lower bound of the phase @g on @k CPUs (0 is taken
+ * as 1), with the profiles of @sc.  @serial: one callback at a time (the
+ * critical path is the sum of the latencies).  @est, one int64_t per index
+ * (the participating ones are overwritten, the others may be): on return,
+ * each participating index's earliest start, the longest chain of
+ * latencies it waits for (0 when @serial).
  */
-struct dl_bound dl_bound_phase(const uint32_t *topo, uint32_t ntopo, const uint32_t *dep_off,
-			       const uint32_t *dep, const int64_t *lat,
-			       const struct dl_scenario *sc, uint32_t k, int64_t *best);
+struct dl_bound dl_bound_phase(const struct dl_phase_graph *g, const struct dl_scenario *sc,
+			       uint32_t k, bool serial, int64_t *est);
 
 #endif

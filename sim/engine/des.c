@@ -56,6 +56,7 @@
 
 #include "sim/core/dl_core.h"
 #include "sim/core/dl_sat.h"
+#include "sim/engine/bound.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/heap.h"
@@ -168,10 +169,7 @@ struct sim {
 	 */
 	struct task {
 		int64_t lat;         /* callback latency; -1: skipped after an abort */
-		union {
-			int64_t est;     /* phase_scan(): earliest start (every wait done) */
-			int64_t prio;    /* then, cp-first: minus the longest path to the end */
-		};
+		int64_t prio;        /* cp-first: minus the longest path to the end */
 		uint32_t wait;       /* devices still to finish before this one */
 		uint32_t level;      /* levels: topological level */
 		uint16_t cpu;        /* the CPU it holds */
@@ -188,6 +186,14 @@ struct sim {
 	uint32_t nparts;         /* positions taking part (part[]) */
 	uint32_t nran;           /* positions whose callback started (mark_ran()) */
 	uint32_t *stk;           /* probe_failed()'s stack, one slot per device */
+	/*
+	 * The phase as bound.h sees it, by position: the participating
+	 * positions in topological order (topo, ntopo), the sampled latencies
+	 * (lat, also in t[].lat, which an abort overwrites), and each
+	 * position's earliest start (est, from the bound; main_bound() reads it).
+	 */
+	uint32_t *topo, ntopo;
+	int64_t *lat, *est;
 	uint32_t *level_left, nlevels, cur_level, *lvl_off, *lvl_order;
 	bool main_cb_deferred;
 	int64_t reorder_debt;    /* deferred-retry reorders not yet paid by a main burst */
@@ -421,6 +427,13 @@ static void graph_take_order(struct sim *s)
 static int64_t sample_at(struct sim *s, uint32_t i, unsigned key)
 {
 	return dl_cost_sample(s->sc, s->g.prof[i], s->o->seed, s->g.ord[i], key, s->op_index);
+}
+
+/* Position @i's latency in this phase: its record's, and lat[] for the bound. */
+static void set_lat(struct sim *s, uint32_t i, int64_t lat)
+{
+	s->t[i].lat = lat;
+	s->lat[i] = lat;
 }
 
 /* Room for @need entries in c->adj; allocated even for none, so that a row's address is always one. */
@@ -1359,40 +1372,22 @@ static int run_loop(struct sim *s)
 #define SCAN_AHEAD 8           /* phase_scan()'s prefetch distance, in positions */
 
 /*
- * One pass over the phase in topological order (dpm_list's, or the level
- * order, both are): who runs on main, how many devices each one waits for,
- * and the lower bound.  For the bound, visit every device before the devices
- * it releases and push finish times: t[i].est ends as the earliest time
- * position i could start (main_bound() reads it), cp as the longest chain of
- * latencies, work as their sum.
+ * One pass over the phase in topological order (dpm_list's, reversed for
+ * suspend): the participating positions in that order (topo, for the
+ * bound), who runs on main, and how many devices each one waits for.
  */
-static void phase_scan(struct sim *s, int64_t *cp_out, int64_t *work_out)
+static void phase_scan(struct sim *s)
 {
-	int64_t cp = 0, work = 0;
 	uint32_t m = s->g.m;
-	bool fwd = s->pk != PK_SUSPEND, count_waits = s->pk != PK_PROBE_DEFER;
+	bool fwd = s->pk != PK_SUSPEND, count_waits = s->pk != PK_PROBE_DEFER && !s->serial;
 
-	if (s->serial) {
-		/* one thread, one callback at a time: the phase is a chain */
-		for (uint32_t i = 0; i < m; i++) {
-			if (!s->t[i].part)
-				continue;
-			s->remaining++;
-			s->t[i].on_main = 1;
-			cp += s->t[i].lat;
-			work += cb_cpu(s, i, s->t[i].lat);
-		}
-		*cp_out = cp;
-		*work_out = work;
-		return;
-	}
+	s->ntopo = 0;
 	for (uint32_t k = 0; k < m; k++) {
 		uint32_t i = fwd ? k : m - 1 - k;
 		struct task *x = &s->t[i];
-		int64_t ef;
 
 		/* the rows are read in order, the records they update are scattered */
-		if (k + SCAN_AHEAD < m) {
+		if (count_waits && k + SCAN_AHEAD < m) {
 			uint32_t a = fwd ? k + SCAN_AHEAD : m - 1 - k - SCAN_AHEAD;
 
 			FOR_EACH_RELEASED(s, a, y, { dl_prefetch(&s->t[y]); });
@@ -1400,22 +1395,29 @@ static void phase_scan(struct sim *s, int64_t *cp_out, int64_t *work_out)
 		if (!x->part)
 			continue;
 		s->remaining++;
-		x->on_main = dl_order_on_main(s->pol, s->pk == PK_PROBE_DEFER, s->g.async[i]);
-		ef = x->est + x->lat;
-		work += cb_cpu(s, i, x->lat);
-		if (ef > cp)
-			cp = ef;
+		s->topo[s->ntopo++] = i;
+		/* prepare, complete: one thread, one callback at a time, nobody waits */
+		x->on_main = s->serial ||
+			     dl_order_on_main(s->pol, s->pk == PK_PROBE_DEFER, s->g.async[i]);
 		/* (a released device outside the phase counts waits nobody reads) */
-		FOR_EACH_RELEASED(s, i, y, {
-			struct task *z = &s->t[y];
-
-			z->wait += count_waits;
-			if (z->est < ef)
-				z->est = ef;
-		});
+		if (count_waits)
+			FOR_EACH_RELEASED(s, i, y, { s->t[y].wait++; });
 	}
-	*cp_out = cp;
-	*work_out = work;
+}
+
+/* The phase's graph for bound.h: the positions in @topo, their latencies and profiles. */
+static struct dl_phase_graph phase_graph(const struct sim *s, const uint32_t *topo, uint32_t n)
+{
+	return (struct dl_phase_graph){ .topo = topo, .ntopo = n, .off = s->g.cur->off,
+					.adj = s->g.cur->adj, .lat = s->lat, .prof = s->g.prof };
+}
+
+/* The phase's lower bound (bound.h) over every participating position; est for main_bound(). */
+static struct dl_bound phase_bound(struct sim *s)
+{
+	struct dl_phase_graph g = phase_graph(s, s->topo, s->ntopo);
+
+	return dl_bound_phase(&g, s->sc, s->K, s->serial, s->est);
 }
 
 /*
@@ -1425,49 +1427,27 @@ static void phase_scan(struct sim *s, int64_t *cp_out, int64_t *work_out)
  * was run; the callbacks that did run kept every wait among themselves, so
  * the phase took at least max(their critical path, their work / K).
  */
-static void ran_bound(struct sim *s, int64_t *cp_out, int64_t *work_out)
+static struct dl_bound ran_bound(struct sim *s)
 {
-	int64_t cp = 0, work = 0;
-	uint32_t m = s->g.m;
+	uint32_t m = s->g.m, n = 0;
 	bool fwd = s->pk != PK_SUSPEND;
+	struct dl_phase_graph g;
 
-	for (uint32_t i = 0; i < m; i++)
-		s->t[i].est = 0;
-	if (s->serial) {
-		for (uint32_t i = 0; i < m; i++) {
-			if (s->t[i].part && s->t[i].ran) {
-				cp += s->t[i].lat;
-				work += cb_cpu(s, i, s->t[i].lat);
-			}
-		}
-		*cp_out = cp;
-		*work_out = work;
-		return;
-	}
+	/* the phase is over: topo is free (and the deferred-probe walk may have added parts) */
 	for (uint32_t k = 0; k < m; k++) {
 		uint32_t i = fwd ? k : m - 1 - k;
-		struct task *x = &s->t[i];
-		int64_t ef;
 
-		if (!x->part || !x->ran)
-			continue;
-		ef = x->est + x->lat;
-		work += cb_cpu(s, i, x->lat);
-		if (ef > cp)
-			cp = ef;
-		FOR_EACH_RELEASED(s, i, y, {
-			if (s->t[y].est < ef)
-				s->t[y].est = ef;
-		});
+		if (s->t[i].part && s->t[i].ran)
+			s->topo[n++] = i;
 	}
-	*cp_out = cp;
-	*work_out = work;
+	g = phase_graph(s, s->topo, n);
+	return dl_bound_phase(&g, s->sc, s->K, s->serial, s->est);
 }
 
 /*
  * The main thread's serial share: it handles its devices one at a time in
  * walk order, each no earlier than the devices it waits for could be done
- * (t[i].est from phase_scan()), paying main_ns per device it walks and
+ * (est[i] from phase_bound()), paying main_ns per device it walks and
  * queue_ns per item it queues up front.  Whatever the workers do, the phase
  * cannot end before main has, so this is a bound for the order being run
  * (0 for the orders whose main thread only waits).
@@ -1485,8 +1465,8 @@ static int64_t main_bound(const struct sim *s)
 		if (!s->t[i].part)
 			continue;
 		if (s->t[i].on_main) {
-			if (s->pol->link_aware && s->t[i].est > t)
-				t = s->t[i].est;
+			if (s->pol->link_aware && s->est[i] > t)
+				t = s->est[i];
 			t += main_ns + s->t[i].lat;
 		} else if (s->pol->queue_up_front || k < s->nupfront) {
 			t += main_ns + queue_ns;   /* v2: only the roots/leaves surely */
@@ -1672,7 +1652,7 @@ static int phase_reset(struct sim *s, int pk)
 		x->part = x->on_main = x->ran = x->left = 0;
 		x->stage = ST_IDLE;
 		x->wait = 0;
-		x->est = 0;
+		x->prio = 0;
 	}
 	return 0;
 }
@@ -1681,7 +1661,8 @@ static int phase_reset(struct sim *s, int pk)
 static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_out,
 		     int64_t *work_out, int64_t *main_out)
 {
-	int64_t t0 = s->now, cp, work;
+	int64_t t0 = s->now;
+	struct dl_bound b;
 	bool reverse;
 	int err;
 
@@ -1690,18 +1671,18 @@ static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_
 	reverse = s->serial ? s->phase == DL_PH_COMPLETE : s->pk == PK_SUSPEND;
 	s->blocking = (s->pk == PK_SUSPEND || s->pk == PK_RESUME) && !s->serial &&
 		      (s->pol->queue_up_front || s->pol->v2_walk);
-	phase_scan(s, &cp, &work);
+	phase_scan(s);
+	b = phase_bound(s);
+	*cp_out = b.critical_path_ns;
+	*work_out = b.work_ns;
+	*lb = b.lower_bound_ns;
 	s->nparts = s->remaining;
 	build_walk(s, reverse);
-	*main_out = main_bound(s);   /* before priorities() overwrites est */
+	*main_out = main_bound(s);
 	if (s->pol->critical_first && !s->serial)
 		priorities(s);
 	if (s->pol->level_barrier && !s->serial && (err = levels(s)))
 		return err;
-	*cp_out = cp;
-	*work_out = work;
-	*lb = cp > (work + s->K - 1) / s->K ? cp : (work + s->K - 1) / s->K;
-
 	main_kick(s);
 	if (!s->pol->queue_up_front && !s->blocking && s->pk != PK_PROBE_DEFER) {
 		for (uint32_t k = 0; k < s->nwalk; k++) {
@@ -1716,10 +1697,10 @@ static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_
 	if (s->aborted)
 		*main_out = 0;   /* main stopped early: no claim */
 	if (!err && s->nran < s->nparts) {
-		ran_bound(s, &cp, &work);
-		*cp_out = cp;
-		*work_out = work;
-		*lb = cp > (work + s->K - 1) / s->K ? cp : (work + s->K - 1) / s->K;
+		b = ran_bound(s);
+		*cp_out = b.critical_path_ns;
+		*work_out = b.work_ns;
+		*lb = b.lower_bound_ns;
 	}
 	return err;
 }
@@ -1747,7 +1728,7 @@ static int op_probe(struct sim *s)
 	for (uint32_t i = 0; i < s->g.m; i++) {
 		uint32_t d = dev_at(s, i);
 
-		s->t[i].lat = sample_at(s, i, DL_LAT_PROBE);
+		set_lat(s, i, sample_at(s, i, DL_LAT_PROBE));
 		s->t[i].part = s->core.dev[d].state == DL_DEV_NO_DRIVER;
 	}
 	if (pk == PK_PROBE_READY) {
@@ -1785,7 +1766,7 @@ static int resume_phases(struct sim *s, int top)
 		s->aborted = false;
 		for (uint32_t i = 0; i < s->g.m; i++) {
 			s->t[i].part = s->g.depth[i] >= q + 1;
-			s->t[i].lat = s->t[i].part ? sample_at(s, i, phase_lat_key(s->phase)) : 0;
+			set_lat(s, i, s->t[i].part ? sample_at(s, i, phase_lat_key(s->phase)) : 0);
 		}
 		err = run_phase(s, &mk, &lb, &cp, &work, &mainb);
 		op_account(s, mk, lb, cp, work, mainb);
@@ -1807,7 +1788,7 @@ static int op_suspend(struct sim *s)
 		s->aborted = false;
 		for (uint32_t i = 0; i < s->g.m; i++) {
 			s->t[i].part = s->g.depth[i] == ph;
-			s->t[i].lat = s->t[i].part ? sample_at(s, i, phase_lat_key(ph)) : 0;
+			set_lat(s, i, s->t[i].part ? sample_at(s, i, phase_lat_key(ph)) : 0);
 		}
 		err = run_phase(s, &mk, &lb, &cp, &work, &mainb);
 		op_account(s, mk, lb, cp, work, mainb);
@@ -2003,6 +1984,9 @@ static int sim_alloc(struct sim *s)
 	s->t = calloc(n, sizeof(*s->t));
 	s->blocked_since = calloc(n, sizeof(*s->blocked_since));
 	s->stk = malloc((n ? n : 1) * sizeof(*s->stk));
+	s->topo = calloc(n, sizeof(*s->topo));
+	s->lat = calloc(n, sizeof(*s->lat));
+	s->est = calloc(n, sizeof(*s->est));
 	s->walk = calloc(2 * (size_t)n, sizeof(*s->walk));   /* v2 lists its roots twice */
 	s->prepared = calloc(n, sizeof(*s->prepared));
 	s->seen = calloc(n, 1);
@@ -2021,6 +2005,7 @@ static int sim_alloc(struct sim *s)
 	s->g.scratch.off = calloc(n + 1, sizeof(*s->g.scratch.off));
 	s->cpu_free_stack = calloc(s->K + 1, sizeof(*s->cpu_free_stack));
 	if (!s->t || !s->blocked_since || !s->stk || !s->walk || !s->fb ||
+	    !s->topo || !s->lat || !s->est ||
 	    !s->prepared || !s->seen || !s->lvl_order ||
 	    !s->fifo || !s->inact ||
 	    !s->g.ord || !s->g.pos || !s->g.prof || !s->g.async || !s->g.depth ||
@@ -2039,7 +2024,7 @@ static int sim_alloc(struct sim *s)
 static void sim_free(struct sim *s)
 {
 	free(s->t); free(s->blocked_since); free(s->walk); free(s->fb); free(s->stk);
-	free(s->prepared); free(s->seen);
+	free(s->prepared); free(s->seen); free(s->topo); free(s->lat); free(s->est);
 	dl_faults_fini(&s->faults);
 	free(s->cpu_free_stack); free(s->level_left); free(s->lvl_off); free(s->lvl_order);
 	free(s->fifo); free(s->inact); free(s->g.ord); free(s->g.pos); free(s->g.prof); free(s->g.async);

@@ -255,6 +255,7 @@ struct thr {
 	uint32_t *w_off, *w_dep, *d_off, *d_dep;
 	size_t w_cap, d_cap;
 	int64_t *lat, *prio, *best;
+	uint32_t *prof;         /* each device's latency profile (the scenario's) */
 
 	pthread_t *tid;
 	uint32_t nthreads;
@@ -950,21 +951,16 @@ static int snapshot_phase(struct thr *t)
 static void account_bound(struct thr *t)
 {
 	uint32_t n = 0;
+	struct dl_phase_graph g;
 	struct dl_bound b;
 
 	for (uint32_t i = 0; i < t->ntopo; i++)
 		if (atomic_load(&t->ran[t->topo[i]]))
 			t->topo[n++] = t->topo[i];   /* the phase is over: topo may shrink */
 	t->ntopo = n;
-	b = dl_bound_phase(t->topo, t->ntopo, t->d_off, t->d_dep, t->lat, t->sc, t->K, t->best);
-	if (t->serial) {
-		/* one callback at a time: the phase is a chain of its latencies */
-		b.critical_path_ns = 0;
-		for (uint32_t i = 0; i < t->ntopo; i++)
-			b.critical_path_ns += t->lat[t->topo[i]];
-		if (b.critical_path_ns > b.lower_bound_ns)
-			b.lower_bound_ns = b.critical_path_ns;
-	}
+	g = (struct dl_phase_graph){ .topo = t->topo, .ntopo = t->ntopo, .off = t->d_off,
+				     .adj = t->d_dep, .lat = t->lat, .prof = t->prof };
+	b = dl_bound_phase(&g, t->sc, t->K, t->serial, t->best);
 	t->opr->lower_bound_ns += b.lower_bound_ns;
 	t->opr->critical_path_ns += b.critical_path_ns;
 	t->opr->work_ns += b.work_ns;
@@ -2148,6 +2144,7 @@ static int thr_alloc(struct thr *t)
 	t->lat = calloc(n, sizeof(*t->lat));
 	t->prio = calloc(n, sizeof(*t->prio));
 	t->best = calloc(n, sizeof(*t->best));
+	t->prof = calloc(n, sizeof(*t->prof));
 	t->buf = calloc(t->nthr, sizeof(*t->buf));
 	t->tw = calloc(t->nthr, sizeof(*t->tw));
 	t->tid = calloc(t->P, sizeof(*t->tid));
@@ -2157,8 +2154,10 @@ static int thr_alloc(struct thr *t)
 	    !t->dev_owner || !t->dev_depth || !t->wcount || !t->level ||
 	    !t->lvl_off || !t->lvl_dev || !t->lvl_left || !t->lvl_fill ||
 	    !t->walk || !t->prepared || !t->fb || !t->topo || !t->w_off || !t->d_off || !t->lat || !t->prio ||
-	    !t->best || !t->buf || !t->tw || !t->tid)
+	    !t->best || !t->prof || !t->buf || !t->tw || !t->tid)
 		return -ENOMEM;
+	for (uint32_t d = 0; d < t->sc->ndev; d++)
+		t->prof[d] = t->sc->dev[d].profile;
 	for (uint32_t w = 0; w < t->nthr; w++) {
 		t->tw[w].t = t;
 		t->tw[w].id = (int)w;
@@ -2178,7 +2177,7 @@ static void thr_free(struct thr *t)
 	free(t->dev_depth); free(t->wcount); free(t->level); free(t->walk); free(t->prepared); free(t->fb); free(t->topo);
 	free(t->lvl_off); free(t->lvl_dev); free(t->lvl_left); free(t->lvl_fill);
 	free(t->w_off); free(t->d_off); free(t->w_dep); free(t->d_dep); free(t->lat);
-	free(t->prio); free(t->best); free(t->buf); free(t->tw);
+	free(t->prio); free(t->best); free(t->prof); free(t->buf); free(t->tw);
 	free(t->tid);
 	task_heap_free(&t->q);
 	dl_faults_fini(&t->faults);
