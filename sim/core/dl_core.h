@@ -350,6 +350,20 @@ static inline bool dl_link_gates_probe(const struct dl_link *l)
 }
 
 /*
+ * dl_pm_has_no_deps - kernel-async-v2's device queued before the walk
+ * (6.16+): dpm_root_device() when resuming (no parent, no supplier link),
+ * dpm_leaf_device() when @suspend (no child, no consumer link).  Any link
+ * counts, even a DORMANT or SYNC_STATE_ONLY one, as in the kernel.
+ */
+static inline bool dl_pm_has_no_deps(const struct dl_core *c, dl_dev_t d, bool suspend)
+{
+	const struct dl_device *x = &c->dev[d];
+
+	return suspend ? x->children.n == 0 && x->consumers.n == 0 :
+			 x->parent == DL_NONE && x->suppliers.n == 0;
+}
+
+/*
  * The dependency rules of a phase, once for every layer: what a device
  * waits for, and whom it releases when it finishes.
  *  - suspend phases (dpm_wait_for_subordinate()): a device waits for its

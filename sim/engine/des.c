@@ -60,6 +60,7 @@
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/heap.h"
+#include "sim/engine/phase.h"
 #include "sim/engine/run.h"
 #include "sim/engine/seqops.h"
 
@@ -77,7 +78,8 @@ enum { ST_IDLE, ST_QUEUED_START, ST_QUEUED_CB, ST_START, ST_BLOCKED, ST_CB, ST_D
 enum { M_IDLE, M_QUEUED, M_BURST, M_WAIT_DEV, M_WAIT_DRAIN, M_DONE, M_SLEEP };
 /* What main's burst is: a callback, queueing an item, a callback's hand-off walk. */
 enum { MK_CALLBACK, MK_QUEUE, MK_HANDOFF };
-enum { PK_SUSPEND, PK_RESUME, PK_PROBE_READY, PK_PROBE_DEFER };
+enum { PK_SUSPEND = DL_PK_SUSPEND, PK_RESUME = DL_PK_RESUME, PK_PROBE_READY = DL_PK_PROBE,
+       PK_PROBE_DEFER = DL_PK_PROBE_DEFER };
 /* Kinds of release graph (who a finishing device releases): the core's dependency kinds. */
 enum { G_SUSPEND = DL_DEP_SUSPEND, G_RESUME = DL_DEP_RESUME, G_PROBE = DL_DEP_PROBE,
        G_COUNT = DL_DEP_COUNT };
@@ -194,7 +196,9 @@ struct sim {
 	 */
 	uint32_t *topo, ntopo;
 	int64_t *lat, *est;
-	uint32_t *level_left, nlevels, cur_level, *lvl_off, *lvl_order;
+	int64_t *prio;           /* cp-first: dl_phase_priorities()'s, copied into t[].prio */
+	struct dl_levels lv;     /* levels: the phase's levels (phase.h) */
+	uint32_t cur_level;      /* levels: the level released last */
 	bool main_cb_deferred;
 	int64_t reorder_debt;    /* deferred-retry reorders not yet paid by a main burst */
 	int64_t *blocked_since;
@@ -214,9 +218,6 @@ struct sim {
 	 * and kernel-async-v2 (pol->v2_walk)
 	 */
 	bool blocking;
-	uint32_t nupfront;       /* v2: the walk's first entries, the roots/leaves queued first */
-	uint32_t *prepared, nprepared;  /* the last prepare's devices (ids), in its order */
-	uint8_t *seen;                  /* build_walk()'s scratch, by position, kept zero */
 	uint32_t op_index;
 	bool aborted;
 	int abort_err;
@@ -225,7 +226,8 @@ struct sim {
 
 	/* main thread */
 	int mstate;
-	uint32_t *walk, nwalk, widx;
+	struct dl_walk w;        /* main's walk (phase.h), w.v[widx] next */
+	uint32_t widx;
 	uint32_t *fb, fb_head, fb_n;   /* MAX_WORK: devices left to main, a FIFO ring of n + 1 */
 	uint32_t mdev;           /* the position main is bursting on or waiting for */
 	int mkind;               /* MK_* */
@@ -662,11 +664,13 @@ static void handoff_queue(struct sim *s, uint32_t d)
 /* Position @d is done with this phase: release the next level if it was the last of its. */
 static void level_done(struct sim *s, uint32_t d)
 {
-	if (s->pol->level_barrier && s->t[d].part && --s->level_left[s->t[d].level] == 0) {
-		while (s->cur_level + 1 < s->nlevels && s->level_left[s->cur_level] == 0) {
+	struct dl_levels *lv = &s->lv;
+
+	if (s->pol->level_barrier && s->t[d].part && --lv->left[s->t[d].level] == 0) {
+		while (s->cur_level + 1 < lv->nlevels && lv->left[s->cur_level] == 0) {
 			s->cur_level++;
-			for (uint32_t i = s->lvl_off[s->cur_level]; i < s->lvl_off[s->cur_level + 1]; i++) {
-				uint32_t z = s->lvl_order[i];
+			for (uint32_t i = lv->off[s->cur_level]; i < lv->off[s->cur_level + 1]; i++) {
+				uint32_t z = lv->order[i];
 
 				if (s->t[z].wait == 0)
 					on_ready(s, z);
@@ -924,8 +928,8 @@ static bool main_next(struct sim *s, uint32_t *i)
 		*i = deferred_next_pos(s);
 		return *i != DL_NONE;
 	}
-	while (s->widx < s->nwalk) {
-		uint32_t x = s->walk[s->widx++];
+	while (s->widx < s->w.n) {
+		uint32_t x = s->w.v[s->widx++];
 
 		if (s->pk == PK_PROBE_READY && s->t[x].stage == ST_DONE)
 			continue;       /* probe_failed() */
@@ -1033,7 +1037,7 @@ static void main_kick(struct sim *s)
 				burst_request(s, MAIN_TASK, 0);
 				return;
 			}
-			if (v2_phase(s) && s->widx <= s->nupfront)
+			if (v2_phase(s) && s->widx <= s->w.nupfront)
 				continue;   /* v2 up front: dpm_async_with_cleanup() leaves it to the walk */
 			/* MAX_WORK: dpm_async_fn() fails, the main thread runs the device */
 			s->t[d].on_main = 1;
@@ -1459,8 +1463,8 @@ static int64_t main_bound(const struct sim *s)
 
 	if ((s->pk != PK_SUSPEND && s->pk != PK_RESUME) || (s->pol->all_async && !s->serial))
 		return 0;   /* probe, or main only waits */
-	for (uint32_t k = 0; k < s->nwalk; k++) {
-		uint32_t i = s->walk[k];
+	for (uint32_t k = 0; k < s->w.n; k++) {
+		uint32_t i = s->w.v[k];
 
 		if (!s->t[i].part)
 			continue;
@@ -1468,163 +1472,55 @@ static int64_t main_bound(const struct sim *s)
 			if (s->pol->link_aware && s->est[i] > t)
 				t = s->est[i];
 			t += main_ns + s->t[i].lat;
-		} else if (s->pol->queue_up_front || k < s->nupfront) {
+		} else if (s->pol->queue_up_front || k < s->w.nupfront) {
 			t += main_ns + queue_ns;   /* v2: only the roots/leaves surely */
 		}
 	}
 	return t;
 }
 
-/* cp-first: priority = minus the longest path to the end of the phase. */
+/* The phase as phase.h sees it: indices are positions. */
+static struct dl_phase_view phase_view(const struct sim *s)
+{
+	return (struct dl_phase_view){
+		.g = phase_graph(s, s->topo, s->ntopo), .list = NULL, .nlist = s->g.m,
+		.id = s->g.ord, .index_of = s->g.pos, .nid = s->n,
+		.part = { &s->t[0].part, sizeof(s->t[0]) },
+		.on_main = { &s->t[0].on_main, sizeof(s->t[0]) },
+	};
+}
+
+/* cp-first: the priorities of the phase (phase.h), into the records. */
 static void priorities(struct sim *s)
 {
-	uint32_t m = s->g.m;
-	bool fwd = s->pk == PK_SUSPEND;   /* released devices come first in this direction */
+	struct dl_phase_graph g = phase_graph(s, s->topo, s->ntopo);
 
-	for (uint32_t k = 0; k < m; k++) {
-		uint32_t i = fwd ? k : m - 1 - k;
-		int64_t best = 0;
-
-		s->t[i].prio = 0;
-		if (!s->t[i].part)
-			continue;
-		FOR_EACH_RELEASED(s, i, y, {
-			if (s->t[y].part && -s->t[y].prio > best)
-				best = -s->t[y].prio;
-		});
-		s->t[i].prio = -(best + s->t[i].lat);
-	}
+	dl_phase_priorities(&g, s->g.m, s->prio);
+	for (uint32_t k = 0; k < s->ntopo; k++)
+		s->t[s->topo[k]].prio = s->prio[s->topo[k]];
 }
 
-/* levels: the topological level of each device, and the devices by level. */
-static int levels(struct sim *s)
+/* levels: the levels of the phase (phase.h); each record keeps its own. */
+static void levels(struct sim *s)
 {
-	uint32_t m = s->g.m, maxlevel = 0, *fill;
-	bool fwd = s->pk != PK_SUSPEND;   /* along the waits */
+	struct dl_phase_view v = phase_view(s);
 
-	for (uint32_t i = 0; i < m; i++)
-		s->t[i].level = 0;
-	for (uint32_t k = 0; k < m; k++) {
-		uint32_t i = fwd ? k : m - 1 - k;
-
-		if (!s->t[i].part)
-			continue;
-		FOR_EACH_RELEASED(s, i, y, {
-			if (s->t[y].part && s->t[y].level < s->t[i].level + 1)
-				s->t[y].level = s->t[i].level + 1;
-		});
-		if (s->t[i].level > maxlevel)
-			maxlevel = s->t[i].level;
-	}
-	s->nlevels = maxlevel + 1;
-	free(s->level_left);
-	free(s->lvl_off);
-	s->level_left = calloc(s->nlevels, sizeof(*s->level_left));
-	s->lvl_off = calloc(s->nlevels + 1, sizeof(*s->lvl_off));
-	fill = malloc((size_t)s->nlevels * sizeof(*fill));
-	if (!s->level_left || !s->lvl_off || !fill) {
-		free(fill);
-		s->nlevels = 0;
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < m; i++)
-		if (s->t[i].part)
-			s->level_left[s->t[i].level]++;
-	/* counting sort by level, each level in device-id order, for the barrier releases */
-	for (uint32_t l = 0; l < s->nlevels; l++)
-		s->lvl_off[l + 1] = s->lvl_off[l] + s->level_left[l];
-	for (uint32_t l = 0; l < s->nlevels; l++)
-		fill[l] = s->lvl_off[l];
-	for (uint32_t d = 0; d < s->n; d++) {
-		uint32_t i = s->g.pos[d];
-
-		if (i != DL_NONE && s->t[i].part)
-			s->lvl_order[fill[s->t[i].level]++] = i;
-	}
-	free(fill);
+	dl_phase_levels(&v, &s->lv);
+	for (uint32_t k = 0; k < s->ntopo; k++)
+		s->t[s->topo[k]].level = s->lv.level[s->topo[k]];
 	s->cur_level = 0;
-	return 0;
 }
 
-/*
- * Build the walk order: dpm_list (reverse for suspend and complete), or
- * registration order for naive.  Classic async resume phases walk twice:
- * dpm_noirq_resume_devices(), dpm_resume_early() and dpm_resume() of 6.12
- * first queue every async device ("Trigger the resume of 'async' devices
- * upfront"), then run the sync ones; the walk lists the async ones first.
- * (Suspend phases queue an async device when the walk reaches it.)
- */
-static void build_walk(struct sim *s, bool reverse)
+/* The main thread's walk (phase.h). */
+static void build_walk(struct sim *s)
 {
-	uint32_t m = s->g.m;
+	struct dl_phase_view v = phase_view(s);
+	struct dl_walk_how h = {
+		.pol = s->pol, .core = &s->core, .kind = s->pk, .phase = s->phase,
+		.serial = s->serial, .v2 = v2_phase(s),
+	};
 
-	s->nwalk = 0;
-	s->nupfront = 0;
-	/* probing follows registration (device_add) order; naive PM does too */
-	if (!s->pol->link_aware || s->pk == PK_PROBE_DEFER) {
-		for (uint32_t k = 0; k < s->n; k++) {
-			uint32_t d = reverse ? s->n - 1 - k : k;
-
-			if (s->g.pos[d] != DL_NONE)
-				s->walk[s->nwalk++] = s->g.pos[d];
-		}
-	} else if (s->serial && s->phase == DL_PH_COMPLETE) {
-		/*
-		 * dpm_complete() walks dpm_prepared_list backward: the order prepare
-		 * ran, not today's dpm_list, which a link added since may have
-		 * reordered (the kernel's device_pm_move_last() would even take
-		 * such a device off the prepared list: not modelled).  Whatever is
-		 * to complete that prepare did not run follows in reverse order.
-		 */
-		for (uint32_t k = s->nprepared; k-- > 0;) {
-			uint32_t i = s->g.pos[s->prepared[k]];
-
-			if (i != DL_NONE && s->t[i].part && !s->seen[i]) {
-				s->seen[i] = 1;
-				s->walk[s->nwalk++] = i;
-			}
-		}
-		for (uint32_t k = m; k-- > 0;)
-			if (s->t[k].part && !s->seen[k])
-				s->walk[s->nwalk++] = k;
-		for (uint32_t k = 0; k < s->nwalk; k++)
-			s->seen[s->walk[k]] = 0;
-	} else if (v2_phase(s)) {
-		/*
-		 * 6.16+: the async devices with nothing to wait for first
-		 * (dpm_root_device(), dpm_leaf_device(): any link counts, even a
-		 * DORMANT or SYNC_STATE_ONLY one), then the whole list
-		 */
-		for (uint32_t k = 0; k < m; k++) {
-			uint32_t i = reverse ? m - 1 - k : k;
-			const struct dl_device *x = &s->core.dev[s->g.ord[i]];
-			bool free_ = s->pk == PK_RESUME ?
-				     x->parent == DL_NONE && x->suppliers.n == 0 :
-				     x->children.n == 0 && x->consumers.n == 0;
-
-			if (s->t[i].part && !s->t[i].on_main && free_)
-				s->walk[s->nwalk++] = i;
-		}
-		s->nupfront = s->nwalk;
-		for (uint32_t k = 0; k < m; k++)
-			s->walk[s->nwalk++] = reverse ? m - 1 - k : k;
-	} else if (s->pk == PK_RESUME && s->pol->queue_up_front && !s->serial) {
-		for (uint32_t k = 0; k < m; k++)
-			if (!s->t[k].on_main)
-				s->walk[s->nwalk++] = k;
-		for (uint32_t k = 0; k < m; k++)
-			if (s->t[k].on_main)
-				s->walk[s->nwalk++] = k;
-	} else {
-		for (uint32_t k = 0; k < m; k++)
-			s->walk[s->nwalk++] = reverse ? m - 1 - k : k;
-	}
-	if (s->serial && s->phase == DL_PH_PREPARE) {
-		s->nprepared = 0;
-		for (uint32_t k = 0; k < s->nwalk; k++)
-			if (s->t[s->walk[k]].part)
-				s->prepared[s->nprepared++] = s->g.ord[s->walk[k]];
-	}
+	dl_phase_walk(&v, &h, &s->w);
 	s->widx = 0;
 }
 
@@ -1663,12 +1559,10 @@ static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_
 {
 	int64_t t0 = s->now;
 	struct dl_bound b;
-	bool reverse;
 	int err;
 
 	s->serial = (s->pk == PK_SUSPEND || s->pk == PK_RESUME) &&
 		    (s->phase == DL_PH_PREPARE || s->phase == DL_PH_COMPLETE);
-	reverse = s->serial ? s->phase == DL_PH_COMPLETE : s->pk == PK_SUSPEND;
 	s->blocking = (s->pk == PK_SUSPEND || s->pk == PK_RESUME) && !s->serial &&
 		      (s->pol->queue_up_front || s->pol->v2_walk);
 	phase_scan(s);
@@ -1677,16 +1571,16 @@ static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_
 	*work_out = b.work_ns;
 	*lb = b.lower_bound_ns;
 	s->nparts = s->remaining;
-	build_walk(s, reverse);
+	build_walk(s);
 	*main_out = main_bound(s);
 	if (s->pol->critical_first && !s->serial)
 		priorities(s);
-	if (s->pol->level_barrier && !s->serial && (err = levels(s)))
-		return err;
+	if (s->pol->level_barrier && !s->serial)
+		levels(s);
 	main_kick(s);
 	if (!s->pol->queue_up_front && !s->blocking && s->pk != PK_PROBE_DEFER) {
-		for (uint32_t k = 0; k < s->nwalk; k++) {
-			uint32_t i = s->walk[k];
+		for (uint32_t k = 0; k < s->w.n; k++) {
+			uint32_t i = s->w.v[k];
 
 			if (s->t[i].part && !s->t[i].on_main && s->t[i].wait == 0)
 				on_ready(s, i);
@@ -1987,11 +1881,8 @@ static int sim_alloc(struct sim *s)
 	s->topo = calloc(n, sizeof(*s->topo));
 	s->lat = calloc(n, sizeof(*s->lat));
 	s->est = calloc(n, sizeof(*s->est));
-	s->walk = calloc(2 * (size_t)n, sizeof(*s->walk));   /* v2 lists its roots twice */
-	s->prepared = calloc(n, sizeof(*s->prepared));
-	s->seen = calloc(n, 1);
+	s->prio = calloc(n, sizeof(*s->prio));
 	s->fb = calloc(n, sizeof(*s->fb));
-	s->lvl_order = calloc(n, sizeof(*s->lvl_order));
 	s->fifo = calloc(n, sizeof(*s->fifo));
 	s->inact = calloc(n, sizeof(*s->inact));
 	s->fifo_cap = n;
@@ -2004,9 +1895,8 @@ static int sim_alloc(struct sim *s)
 		s->g.csr[k].off = calloc(n + 1, sizeof(*s->g.csr[k].off));
 	s->g.scratch.off = calloc(n + 1, sizeof(*s->g.scratch.off));
 	s->cpu_free_stack = calloc(s->K + 1, sizeof(*s->cpu_free_stack));
-	if (!s->t || !s->blocked_since || !s->stk || !s->walk || !s->fb ||
+	if (!s->t || !s->blocked_since || !s->stk || !s->prio || !s->fb ||
 	    !s->topo || !s->lat || !s->est ||
-	    !s->prepared || !s->seen || !s->lvl_order ||
 	    !s->fifo || !s->inact ||
 	    !s->g.ord || !s->g.pos || !s->g.prof || !s->g.async || !s->g.depth ||
 	    !s->g.csr[G_SUSPEND].off || !s->g.csr[G_RESUME].off || !s->g.csr[G_PROBE].off ||
@@ -2018,15 +1908,19 @@ static int sim_alloc(struct sim *s)
 	s->max_active = s->cost.max_active;
 	s->handoff = s->pol->link_aware && !s->pol->queue_up_front &&
 		     (s->pol->use_async_flag || s->pol->all_async);
+	if (dl_walk_init(&s->w, n, s->n) || dl_levels_init(&s->lv, n, s->n))
+		return -ENOMEM;
 	return dl_faults_init(&s->faults, s->sc);
 }
 
 static void sim_free(struct sim *s)
 {
-	free(s->t); free(s->blocked_since); free(s->walk); free(s->fb); free(s->stk);
-	free(s->prepared); free(s->seen); free(s->topo); free(s->lat); free(s->est);
+	free(s->t); free(s->blocked_since); free(s->prio); free(s->fb); free(s->stk);
+	free(s->topo); free(s->lat); free(s->est);
+	dl_walk_fini(&s->w);
+	dl_levels_fini(&s->lv);
 	dl_faults_fini(&s->faults);
-	free(s->cpu_free_stack); free(s->level_left); free(s->lvl_off); free(s->lvl_order);
+	free(s->cpu_free_stack);
 	free(s->fifo); free(s->inact); free(s->g.ord); free(s->g.pos); free(s->g.prof); free(s->g.async);
 	free(s->g.depth);
 	for (int k = 0; k < G_COUNT; k++) {

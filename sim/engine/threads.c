@@ -87,6 +87,7 @@
 #include "sim/engine/bound.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/heap.h"
+#include "sim/engine/phase.h"
 #include "sim/engine/run.h"
 #include "sim/engine/seqops.h"
 #include "sim/engine/threads.h"
@@ -98,7 +99,8 @@
 #define POLL_NS 2000000          /* real ns: blocked threads look at the stop flag */
 #define STACK_BYTES (512 * 1024)
 
-enum { PK_SUSPEND, PK_RESUME, PK_PROBE, PK_PROBE_DEFER };
+enum { PK_SUSPEND = DL_PK_SUSPEND, PK_RESUME = DL_PK_RESUME, PK_PROBE = DL_PK_PROBE,
+       PK_PROBE_DEFER = DL_PK_PROBE_DEFER };
 enum { HALT_NONE, HALT_ABORT, HALT_STOP };
 
 struct tev {
@@ -245,13 +247,15 @@ struct thr {
 	unsigned phase;
 	bool serial;            /* prepare, complete: main only, no waits (des.c's) */
 	bool blocking;          /* suspend/resume items queued before they are ready (des.c's) */
-	uint8_t *upfront;       /* v2: async root (resume) or leaf (suspend), queued first */
-	uint32_t *prepared, nprepared;  /* the last prepare's devices, in the order it ran them */
+	struct dl_walk w;       /* the main thread's walk (phase.h); v2: w.nupfront queued first */
+	/* dpm_list of the snapshot (list, nlist) and device id -> itself or DL_NONE (index_of) */
+	uint32_t *list, nlist, *index_of;
 	uint8_t *part, *on_main, *depth_set, *newdepth, *attempted;
-	uint32_t *wcount, *level, *walk, nwalk, *topo, ntopo;
+	uint32_t *wcount, *topo, ntopo;
 	/* levels: the devices of each level in device order, released in turn, under lmx */
 	pthread_mutex_t lmx;
-	uint32_t *lvl_off, *lvl_dev, *lvl_left, *lvl_fill, maxlevel, cur_level;
+	struct dl_levels lv;    /* phase.h's, lv.left counted down under lmx */
+	uint32_t maxlevel, cur_level;
 	uint32_t *w_off, *w_dep, *d_off, *d_dep;
 	size_t w_cap, d_cap;
 	int64_t *lat, *prio, *best;
@@ -859,83 +863,45 @@ static bool v2_phase(const struct thr *t)
 	return t->pol->v2_walk && t->blocking;
 }
 
+/* The phase as phase.h sees it: indices are device ids. */
+static struct dl_phase_view phase_view(const struct thr *t)
+{
+	return (struct dl_phase_view){
+		.g = { .topo = t->topo, .ntopo = t->ntopo, .off = t->d_off, .adj = t->d_dep,
+		       .lat = t->lat, .prof = t->prof },
+		.list = t->list, .nlist = t->nlist, .id = NULL, .index_of = t->index_of,
+		.nid = t->n, .part = { t->part, 1 }, .on_main = { t->on_main, 1 },
+	};
+}
+
 /* Under graph (read): the walk, and what waits for what in this phase. */
 static int snapshot_phase(struct thr *t)
 {
 	bool reverse = t->serial ? t->phase == DL_PH_COMPLETE : t->pk == PK_SUSPEND;
+	struct dl_walk_how h = {
+		.pol = t->pol, .core = &t->core, .kind = t->pk, .phase = t->phase,
+		.serial = t->serial, .v2 = v2_phase(t),
+	};
+	struct dl_phase_view v;
 	int err;
 
-	t->nwalk = 0;
-	if (!t->pol->link_aware || t->pk == PK_PROBE_DEFER) {
-		/* registration order: naive, and probing through the deferred list */
-		for (uint32_t i = 0; i < t->n; i++) {
-			uint32_t d = reverse ? t->n - 1 - i : i;
-
-			if (t->core.dev[d].registered)
-				t->walk[t->nwalk++] = d;
-		}
-	} else {
-		dl_dev_t d = reverse ? t->core.dpm_tail : t->core.dpm_head;
-
-		while (d != DL_NONE) {
-			t->walk[t->nwalk++] = d;
-			d = reverse ? t->core.dev[d].dpm_prev : t->core.dev[d].dpm_next;
-		}
-	}
-	if (t->serial && t->phase == DL_PH_COMPLETE) {
-		/*
-		 * dpm_complete() walks dpm_prepared_list backward: the order prepare
-		 * ran, not today's dpm_list, which a link added by a racing op may
-		 * have reordered since (the kernel's device_pm_move_last() would
-		 * even take such a device off the prepared list: not modelled).
-		 * Anything to complete that prepare did not run follows, in reverse
-		 * dpm_list order.  attempted[] is free here (run_phase cleared it).
-		 */
-		uint32_t n = 0;
-
-		for (uint32_t i = t->nprepared; i-- > 0;) {
-			uint32_t d = t->prepared[i];
-
-			if (t->part[d] && !t->attempted[d]) {
-				t->attempted[d] = 1;
-				t->topo[n++] = d;
-			}
-		}
-		for (uint32_t i = 0; i < t->nwalk; i++)
-			if (t->part[t->walk[i]] && !t->attempted[t->walk[i]])
-				t->topo[n++] = t->walk[i];
-		for (uint32_t i = 0; i < n; i++)
-			t->attempted[t->topo[i]] = 0;
-		memcpy(t->walk, t->topo, n * sizeof(*t->walk));
-		t->nwalk = n;
-	}
-	if (t->pk == PK_RESUME && t->pol->queue_up_front && !t->serial && t->pol->link_aware) {
-		/* classic resume queues every async device first (des.c's build_walk()) */
-		uint32_t n = 0;
-
-		for (uint32_t i = 0; i < t->nwalk; i++)
-			if (!t->on_main[t->walk[i]])
-				t->topo[n++] = t->walk[i];
-		for (uint32_t i = 0; i < t->nwalk; i++)
-			if (t->on_main[t->walk[i]])
-				t->topo[n++] = t->walk[i];
-		memcpy(t->walk, t->topo, n * sizeof(*t->walk));
-	}
-	for (uint32_t i = 0; i < t->nwalk && v2_phase(t); i++) {
-		/* dpm_root_device(), dpm_leaf_device(): any link counts, even a DORMANT one */
-		uint32_t d = t->walk[i];
-		const struct dl_device *x = &t->core.dev[d];
-
-		t->upfront[d] = t->part[d] && !t->on_main[d] &&
-				(t->pk == PK_RESUME ? x->parent == DL_NONE && x->suppliers.n == 0 :
-				 x->children.n == 0 && x->consumers.n == 0);
+	for (uint32_t d = 0; d < t->n; d++)
+		t->index_of[d] = DL_NONE;
+	t->nlist = 0;
+	for (dl_dev_t d = t->core.dpm_head; d != DL_NONE; d = t->core.dev[d].dpm_next) {
+		t->list[t->nlist++] = d;
+		t->index_of[d] = d;
 	}
 	/* dpm_list (reversed for suspend) lists every device after what it waits for */
 	t->ntopo = 0;
-	for (dl_dev_t d = reverse ? t->core.dpm_tail : t->core.dpm_head; d != DL_NONE;
-	     d = reverse ? t->core.dev[d].dpm_prev : t->core.dev[d].dpm_next)
+	for (uint32_t k = 0; k < t->nlist; k++) {
+		uint32_t d = t->list[reverse ? t->nlist - 1 - k : k];
+
 		if (t->part[d])
 			t->topo[t->ntopo++] = d;
+	}
+	v = phase_view(t);
+	dl_phase_walk(&v, &h, &t->w);
 	err = build_csr_dir(t, true, t->w_off, &t->w_dep, &t->w_cap);
 	if (!err)
 		err = build_csr_dir(t, false, t->d_off, &t->d_dep, &t->d_cap);
@@ -958,38 +924,25 @@ static void account_bound(struct thr *t)
 		if (atomic_load(&t->ran[t->topo[i]]))
 			t->topo[n++] = t->topo[i];   /* the phase is over: topo may shrink */
 	t->ntopo = n;
-	g = (struct dl_phase_graph){ .topo = t->topo, .ntopo = t->ntopo, .off = t->d_off,
-				     .adj = t->d_dep, .lat = t->lat, .prof = t->prof };
+	g = phase_view(t).g;
 	b = dl_bound_phase(&g, t->sc, t->K, t->serial, t->best);
 	t->opr->lower_bound_ns += b.lower_bound_ns;
 	t->opr->critical_path_ns += b.critical_path_ns;
 	t->opr->work_ns += b.work_ns;
 }
 
-/* Levels and cp-first priorities from the snapshot. */
-static void plan_phase(struct thr *t, uint32_t *maxlevel)
+/* Levels and cp-first priorities from the snapshot (phase.h). */
+static void plan_phase(struct thr *t)
 {
-	*maxlevel = 0;
-	for (uint32_t i = 0; i < t->ntopo; i++) {
-		uint32_t d = t->topo[i];
+	struct dl_phase_view v = phase_view(t);
 
-		t->level[d] = 0;
-		for (uint32_t j = t->w_off[d]; j < t->w_off[d + 1]; j++)
-			if (t->level[t->w_dep[j]] + 1 > t->level[d])
-				t->level[d] = t->level[t->w_dep[j]] + 1;
-		if (t->level[d] > *maxlevel)
-			*maxlevel = t->level[d];
+	if (t->pol->level_barrier) {
+		dl_phase_levels(&v, &t->lv);
+		t->maxlevel = t->lv.nlevels - 1;
+		t->cur_level = 0;
 	}
 	if (t->pol->critical_first)
-		for (uint32_t i = t->ntopo; i-- > 0;) {
-			uint32_t d = t->topo[i];
-			int64_t best = 0;
-
-			for (uint32_t j = t->d_off[d]; j < t->d_off[d + 1]; j++)
-				if (-t->prio[t->d_dep[j]] > best)
-					best = -t->prio[t->d_dep[j]];
-			t->prio[d] = -(best + t->lat[d]);
-		}
+		dl_phase_priorities(&v.g, t->n, t->prio);
 }
 
 /* ---- completions ---- */
@@ -1120,8 +1073,8 @@ static void release_level_locked(struct thr *t)
 	while (t->cur_level <= t->maxlevel && !halted(t)) {
 		uint32_t l = t->cur_level;
 
-		for (uint32_t i = t->lvl_off[l]; i < t->lvl_off[l + 1]; i++) {
-			uint32_t d = t->lvl_dev[i];
+		for (uint32_t i = t->lv.off[l]; i < t->lv.off[l + 1]; i++) {
+			uint32_t d = t->lv.order[i];
 
 			if (!atomic_load(&t->failed_dep[d])) {
 				q_push(t, d);
@@ -1130,9 +1083,9 @@ static void release_level_locked(struct thr *t)
 			complete_all(t, d);
 			finished(t);
 			release_dependents(t, d, false);
-			t->lvl_left[l]--;
+			t->lv.left[l]--;
 		}
-		if (t->lvl_left[l])
+		if (t->lv.left[l])
 			return;
 		t->cur_level++;
 	}
@@ -1142,30 +1095,11 @@ static void release_level_locked(struct thr *t)
 static void level_finished(struct thr *t, uint32_t d)
 {
 	pthread_mutex_lock(&t->lmx);
-	if (--t->lvl_left[t->level[d]] == 0 && t->level[d] == t->cur_level) {
+	if (--t->lv.left[t->lv.level[d]] == 0 && t->lv.level[d] == t->cur_level) {
 		t->cur_level++;
 		release_level_locked(t);
 	}
 	pthread_mutex_unlock(&t->lmx);
-}
-
-/* Levels: the counting sort of the phase's devices by level. */
-static void plan_levels(struct thr *t)
-{
-	for (uint32_t l = 0; l <= t->maxlevel + 1; l++)
-		t->lvl_off[l] = 0;
-	for (uint32_t i = 0; i < t->ntopo; i++)
-		t->lvl_off[t->level[t->topo[i]] + 1]++;
-	for (uint32_t l = 0; l <= t->maxlevel; l++) {
-		t->lvl_left[l] = t->lvl_off[l + 1];
-		t->lvl_off[l + 1] += t->lvl_off[l];
-	}
-	for (uint32_t l = 0; l <= t->maxlevel; l++)
-		t->lvl_fill[l] = t->lvl_off[l];
-	for (uint32_t d = 0; d < t->n; d++)
-		if (t->part[d])
-			t->lvl_dev[t->lvl_fill[t->level[d]]++] = d;
-	t->cur_level = 0;
 }
 
 /* ---- callbacks ---- */
@@ -1508,7 +1442,7 @@ static void main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue)
 static int run_phase(struct thr *t)
 {
 	struct tw *m = &t->tw[0];
-	uint32_t remaining = 0, maxlevel = 0;
+	uint32_t remaining = 0;
 	int64_t w0;
 	int err;
 
@@ -1524,7 +1458,6 @@ static int run_phase(struct thr *t)
 		atomic_store_explicit(&t->ran[d], 0, memory_order_relaxed);
 		atomic_store_explicit(&t->queued[d], 0, memory_order_relaxed);
 		atomic_store_explicit(&t->parked[d], 0, memory_order_relaxed);
-		t->upfront[d] = 0;
 		if (!t->part[d])
 			continue;
 		remaining++;
@@ -1536,7 +1469,7 @@ static int run_phase(struct thr *t)
 	pthread_rwlock_unlock(&t->graph);
 	if (err)
 		return err;
-	plan_phase(t, &maxlevel);
+	plan_phase(t);
 	for (uint32_t d = 0; d < t->n; d++) {
 		t->wcount[d] = t->w_off[d + 1] - t->w_off[d];
 		atomic_store_explicit(&t->pending[d], t->wcount[d], memory_order_relaxed);
@@ -1550,33 +1483,21 @@ static int run_phase(struct thr *t)
 	w0 = dl_mono_ns();
 	if (!t->pol->link_aware || t->serial) {
 		/* naive, prepare and complete: the main thread, in walk order, no waits */
-		bool prep = t->serial && t->phase == DL_PH_PREPARE;
-
-		if (prep)
-			t->nprepared = 0;
-		for (uint32_t i = 0; i < t->nwalk && !halted(t) && !poll_stop(t); i++) {
-			if (!t->part[t->walk[i]])
-				continue;
-			if (prep)
-				t->prepared[t->nprepared++] = t->walk[i];
-			main_visit(t, m, t->walk[i], false);
-		}
+		for (uint32_t i = 0; i < t->w.n && !halted(t) && !poll_stop(t); i++)
+			if (t->part[t->w.v[i]])
+				main_visit(t, m, t->w.v[i], false);
 	} else if (t->pol->level_barrier) {
 		/* the last device of a level releases the next, on its own thread */
-		t->maxlevel = maxlevel;
-		plan_levels(t);
 		pthread_mutex_lock(&t->lmx);
 		release_level_locked(t);
 		pthread_mutex_unlock(&t->lmx);
 	} else {
 		/* v2: the async roots (resume) or leaves (suspend) first */
-		for (uint32_t i = 0; i < t->nwalk && v2_phase(t) && !halted(t); i++) {
-			uint32_t d = t->walk[i];
+		for (uint32_t i = 0; i < t->w.nupfront && !halted(t); i++) {
+			uint32_t d = t->w.v[i];
 			unsigned char idle = 0;
 			bool room;
 
-			if (!t->upfront[d])
-				continue;
 			/* MAX_WORK: dpm_async_with_cleanup() fails, left to the walk */
 			pthread_mutex_lock(&t->mx);
 			room = dl_async_may_queue(t->pol, t->outstanding);
@@ -1585,14 +1506,14 @@ static int run_phase(struct thr *t)
 				main_visit(t, m, d, true);
 		}
 		if (!t->pol->queue_up_front && !t->blocking)
-			for (uint32_t i = 0; i < t->nwalk; i++) {
-				uint32_t d = t->walk[i];
+			for (uint32_t i = 0; i < t->w.n; i++) {
+				uint32_t d = t->w.v[i];
 
 				if (t->part[d] && !t->on_main[d] && t->wcount[d] == 0)
 					q_push_ready(t, d);
 			}
-		for (uint32_t i = 0; i < t->nwalk && !halted(t) && !poll_stop(t); i++) {
-			uint32_t d = t->walk[i];
+		for (uint32_t i = t->w.nupfront; i < t->w.n && !halted(t) && !poll_stop(t); i++) {
+			uint32_t d = t->w.v[i];
 
 			bool sync;
 
@@ -1872,8 +1793,8 @@ static int probe_deferral(struct thr *t)
 	for (uint32_t i = 0; !halted(t) && !poll_stop(t);) {
 		uint32_t d;
 
-		if (!late && i < t->nwalk) {
-			d = t->walk[i++];
+		if (!late && i < t->w.n) {
+			d = t->w.v[i++];
 			if (!t->part[d])
 				continue;
 		} else {
@@ -1952,7 +1873,6 @@ static int op_probe(struct thr *t)
 
 	/* the deferral orders: a snapshot for the walk and the bound, then the retry loop */
 	{
-		uint32_t maxlevel;
 		int64_t w0;
 
 		atomic_store(&t->halt, HALT_NONE);
@@ -1963,7 +1883,7 @@ static int op_probe(struct thr *t)
 		pthread_rwlock_unlock(&t->graph);
 		if (err)
 			return err;
-		plan_phase(t, &maxlevel);
+		plan_phase(t);
 		for (uint32_t d = 0; d < t->n; d++) {
 			atomic_store(&t->queued[d], 0);
 			atomic_store(&t->ran[d], 0);
@@ -2120,7 +2040,6 @@ static int thr_alloc(struct thr *t)
 	t->queued = calloc(n, sizeof(*t->queued));
 	t->parked = calloc(n, sizeof(*t->parked));
 	t->parked_at = calloc(n, sizeof(*t->parked_at));
-	t->upfront = calloc(n, 1);
 	t->done_at = calloc(n, sizeof(*t->done_at));
 	t->part = calloc(n, 1);
 	t->on_main = calloc(n, 1);
@@ -2130,13 +2049,8 @@ static int thr_alloc(struct thr *t)
 	t->dev_owner = calloc(n, sizeof(*t->dev_owner));
 	t->dev_depth = calloc(n, sizeof(*t->dev_depth));
 	t->wcount = calloc(n, sizeof(*t->wcount));
-	t->level = calloc(n, sizeof(*t->level));
-	t->lvl_off = calloc(n + 2, sizeof(*t->lvl_off));
-	t->lvl_dev = calloc(n, sizeof(*t->lvl_dev));
-	t->lvl_left = calloc(n + 1, sizeof(*t->lvl_left));
-	t->lvl_fill = calloc(n + 1, sizeof(*t->lvl_fill));
-	t->walk = calloc(n, sizeof(*t->walk));
-	t->prepared = calloc(n, sizeof(*t->prepared));
+	t->list = calloc(n, sizeof(*t->list));
+	t->index_of = calloc(n, sizeof(*t->index_of));
 	t->fb = calloc(n, sizeof(*t->fb));
 	t->topo = calloc(n, sizeof(*t->topo));
 	t->w_off = calloc(n + 1, sizeof(*t->w_off));
@@ -2149,11 +2063,9 @@ static int thr_alloc(struct thr *t)
 	t->tw = calloc(t->nthr, sizeof(*t->tw));
 	t->tid = calloc(t->P, sizeof(*t->tid));
 	if (!t->done || !t->pending || !t->failed_dep || !t->ok || !t->ran || !t->queued || !t->done_at ||
-	    !t->parked || !t->parked_at || !t->upfront ||
+	    !t->parked || !t->parked_at || !t->list || !t->index_of ||
 	    !t->part || !t->on_main || !t->depth_set || !t->newdepth || !t->attempted ||
-	    !t->dev_owner || !t->dev_depth || !t->wcount || !t->level ||
-	    !t->lvl_off || !t->lvl_dev || !t->lvl_left || !t->lvl_fill ||
-	    !t->walk || !t->prepared || !t->fb || !t->topo || !t->w_off || !t->d_off || !t->lat || !t->prio ||
+	    !t->dev_owner || !t->dev_depth || !t->wcount || !t->fb || !t->topo || !t->w_off || !t->d_off || !t->lat || !t->prio ||
 	    !t->best || !t->prof || !t->buf || !t->tw || !t->tid)
 		return -ENOMEM;
 	for (uint32_t d = 0; d < t->sc->ndev; d++)
@@ -2162,6 +2074,8 @@ static int thr_alloc(struct thr *t)
 		t->tw[w].t = t;
 		t->tw[w].id = (int)w;
 	}
+	if (dl_walk_init(&t->w, n, n) || dl_levels_init(&t->lv, n, n))
+		return -ENOMEM;
 	return dl_faults_init(&t->faults, t->sc);
 }
 
@@ -2171,11 +2085,12 @@ static void thr_free(struct thr *t)
 		for (uint32_t w = 0; w < t->nthr; w++)
 			free(t->buf[w].v);
 	free(t->done); free(t->pending); free(t->failed_dep); free(t->ok); free(t->ran); free(t->queued);
-	free(t->parked); free(t->parked_at); free(t->upfront);
+	free(t->parked); free(t->parked_at); free(t->list); free(t->index_of);
+	dl_walk_fini(&t->w);
+	dl_levels_fini(&t->lv);
 	free(t->done_at); free(t->part); free(t->on_main); free(t->depth_set);
 	free(t->newdepth); free(t->attempted); free(t->dev_owner);
-	free(t->dev_depth); free(t->wcount); free(t->level); free(t->walk); free(t->prepared); free(t->fb); free(t->topo);
-	free(t->lvl_off); free(t->lvl_dev); free(t->lvl_left); free(t->lvl_fill);
+	free(t->dev_depth); free(t->wcount); free(t->fb); free(t->topo);
 	free(t->w_off); free(t->d_off); free(t->w_dep); free(t->d_dep); free(t->lat);
 	free(t->prio); free(t->best); free(t->prof); free(t->buf); free(t->tw);
 	free(t->tid);
