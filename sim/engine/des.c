@@ -32,7 +32,7 @@
  *    (levels: and when its level is released); the main thread only waits.
  * prepare and complete are none of these: dpm_prepare() walks dpm_list
  * forward and dpm_complete() the prepared list backward, every callback on
- * the main thread, waiting for nothing, under every order (sim->serial).
+ * the main thread, waiting for nothing, under every order (ps.serial).
  *
  * Probing: sync, naive and kernel-async probe in registration order with the
  * kernel's deferred-probe retry (disabled until late_initcall, then every
@@ -159,7 +159,6 @@ struct sim {
 	 */
 	uint32_t active, max_active;
 	uint32_t *inact, inact_head, inact_n;
-	bool handoff;            /* finishing devices queue their dependents (not the walk) */
 	bool carry_on;           /* the next item queued runs on the finishing item's kworker */
 	uint16_t *cpu_free_stack;
 	uint32_t ncpu_free;
@@ -207,17 +206,14 @@ struct sim {
 	int pk;
 	unsigned phase;          /* enum dl_phase for PM */
 	/*
-	 * prepare or complete: dpm_prepare() walks dpm_list forward and
-	 * dpm_complete() the prepared list backward, every callback on the main
-	 * thread, nothing queued and nothing waited for, whatever the order.
+	 * how the phase runs under the order (order.h): ps.serial, prepare or
+	 * complete: dpm_prepare() walks dpm_list forward and dpm_complete() the
+	 * prepared list backward, every callback on the main thread, nothing
+	 * queued and nothing waited for, whatever the order; ps.blocking, a
+	 * suspend or resume phase whose async items are queued before they may
+	 * run and block until their waits are done (kernel-async, -v2)
 	 */
-	bool serial;
-	/*
-	 * a suspend or resume phase whose async items are queued before they
-	 * may run and block until their waits are done: classic kernel-async,
-	 * and kernel-async-v2 (pol->v2_walk)
-	 */
-	bool blocking;
+	struct dl_phase_scheme ps;
 	uint32_t op_index;
 	bool aborted;
 	int abort_err;
@@ -307,7 +303,7 @@ static int burst_request(struct sim *s, uint32_t task, int64_t prio)
 		s->main_req = true;
 		return 0;
 	}
-	if (s->pol->critical_first) {
+	if (s->ps.by_priority) {
 		struct rq e = { .prio = prio, .seq = (uint32_t)(seq - s->rq_seq0), .task = task };
 
 		assert(seq - s->rq_seq0 <= UINT32_MAX);
@@ -331,7 +327,7 @@ static uint32_t rq_pop(struct sim *s)
 		s->main_req = false;
 		return MAIN_TASK;
 	}
-	if (s->pol->critical_first)
+	if (s->ps.by_priority)
 		return rq_heap_pop(&s->rq).task;
 	task = s->fifo[s->fifo_head];
 	s->fifo_head = s->fifo_head + 1 == s->fifo_cap ? 0 : s->fifo_head + 1;
@@ -610,22 +606,22 @@ static int64_t handoff_len(const struct sim *s, uint32_t d)
 		if (!z->part)
 			continue;
 		len += s->cost.handoff_ns;
-		if (!z->on_main && z->stage == ST_IDLE && (s->blocking || z->wait == 1))
+		if (!z->on_main && z->stage == ST_IDLE && (s->ps.blocking || z->wait == 1))
 			len += s->cost.queue_ns;
 	});
 	return len;
 }
 
-/* kernel-async-v2's suspend or resume phase (6.16+): the walk and hand-offs of pol->v2_walk. */
+/* kernel-async-v2's suspend or resume phase (6.16+): its walk and hand-offs. */
 static bool v2_phase(const struct sim *s)
 {
-	return s->pol->v2_walk && s->blocking;
+	return s->ps.v2;
 }
 
 /* Position @d's callback is over: does a hand-off walk follow? */
 static bool wants_handoff(const struct sim *s, uint32_t d)
 {
-	return s->handoff && (s->pk == PK_SUSPEND || s->pk == PK_RESUME) && !s->aborted &&
+	return s->ps.handoff && (s->pk == PK_SUSPEND || s->pk == PK_RESUME) && !s->aborted &&
 	       s->g.cur->off[d] != s->g.cur->off[d + 1] && handoff_len(s, d) > 0;
 }
 
@@ -666,7 +662,7 @@ static void level_done(struct sim *s, uint32_t d)
 {
 	struct dl_levels *lv = &s->lv;
 
-	if (s->pol->level_barrier && s->t[d].part && --lv->left[s->t[d].level] == 0) {
+	if (s->ps.barrier && s->t[d].part && --lv->left[s->t[d].level] == 0) {
 		while (s->cur_level + 1 < lv->nlevels && lv->left[s->cur_level] == 0) {
 			s->cur_level++;
 			for (uint32_t i = lv->off[s->cur_level]; i < lv->off[s->cur_level + 1]; i++) {
@@ -710,7 +706,7 @@ static void device_finished(struct sim *s, uint32_t d)
 {
 	s->t[d].stage = ST_DONE;
 	s->remaining--;
-	if (s->pk == PK_PROBE_DEFER || s->serial)
+	if (s->pk == PK_PROBE_DEFER || s->ps.serial)
 		return;   /* serial: main walks to the next device, nobody waits */
 	level_done(s, d);
 	if (s->pk == PK_PROBE_READY && s->core.dev[dev_at(s, d)].state != DL_DEV_DRIVER_BOUND) {
@@ -719,7 +715,7 @@ static void device_finished(struct sim *s, uint32_t d)
 	}
 	/* the released devices are scattered: start every miss at once */
 	FOR_EACH_RELEASED(s, d, y, { dl_prefetch(&s->t[y]); });
-	s->carry_on = s->handoff && !s->t[d].on_main && (s->pk == PK_SUSPEND || s->pk == PK_RESUME);
+	s->carry_on = s->ps.handoff && !s->t[d].on_main && (s->pk == PK_SUSPEND || s->pk == PK_RESUME);
 	FOR_EACH_RELEASED(s, d, y, {
 		if (s->t[y].part && s->t[y].stage != ST_DONE && s->t[y].wait > 0) {
 			if (--s->t[y].wait == 0)
@@ -763,7 +759,7 @@ static void on_ready(struct sim *s, uint32_t y)
 			main_kick(s);
 		return;
 	}
-	if (s->pol->level_barrier && s->t[y].level > s->cur_level)
+	if (s->ps.barrier && s->t[y].level > s->cur_level)
 		return;
 	if (s->t[y].stage == ST_BLOCKED) {
 		s->r->wakeups++;
@@ -779,7 +775,7 @@ static void on_ready(struct sim *s, uint32_t y)
 		s->alive--;   /* counted again when it gets a CPU */
 		return;
 	}
-	if (s->t[y].stage != ST_IDLE || s->pol->queue_up_front || s->blocking)
+	if (s->t[y].stage != ST_IDLE || !s->ps.queue_when_ready)
 		return;   /* classic and v2 items are queued by the walk (v2: or a hand-off) */
 	if (!dl_async_may_queue(s->pol, s->inflight)) {
 		main_fallback(s, y);
@@ -801,7 +797,7 @@ static void on_ready(struct sim *s, uint32_t y)
 		s->t[y].bk = BK_NONE;
 		s->carry_on = false;
 	} else {
-		s->t[y].bk = s->handoff && (s->pk == PK_SUSPEND || s->pk == PK_RESUME) ?
+		s->t[y].bk = s->ps.handoff && (s->pk == PK_SUSPEND || s->pk == PK_RESUME) ?
 			     BK_WAKE : BK_QUEUE;
 	}
 	s->inflight++;
@@ -834,7 +830,7 @@ static int64_t callback_begin(struct sim *s, uint32_t i, bool *deferred)
 		return cb_cpu(s, i, s->t[i].lat);
 	}
 	/* probe */
-	if (dl_probe_begin(&s->core, d, !s->pol->link_aware) != 0) {
+	if (dl_probe_begin(&s->core, d, !s->ps.link_aware) != 0) {
 		*deferred = true;
 		s->opr->probe_attempts++;
 		s->opr->probe_defers++;
@@ -933,9 +929,9 @@ static bool main_next(struct sim *s, uint32_t *i)
 
 		if (s->pk == PK_PROBE_READY && s->t[x].stage == ST_DONE)
 			continue;       /* probe_failed() */
-		if (s->blocking && !s->t[x].on_main && s->t[x].stage != ST_IDLE)
+		if (s->ps.blocking && !s->t[x].on_main && s->t[x].stage != ST_IDLE)
 			continue;       /* v2: queued already, dpm_async_fn() skips it */
-		if (s->t[x].part && (s->t[x].on_main || s->blocking ||
+		if (s->t[x].part && (s->t[x].on_main || s->ps.blocking ||
 				   s->pk == PK_PROBE_DEFER)) {
 			*i = x;
 			return true;
@@ -955,7 +951,7 @@ static void main_kick(struct sim *s)
 				s->mstate = M_IDLE;     /* a supplier's probe failed: skip it */
 				continue;
 			}
-			if (s->t[s->mdev].wait > 0 && s->pol->link_aware && !s->aborted) {
+			if (s->t[s->mdev].wait > 0 && s->ps.link_aware && !s->aborted) {
 				if (!s->fb_n)
 					return;
 				/* it may wait for a device left to main (MAX_WORK): that one first */
@@ -1030,7 +1026,7 @@ static void main_kick(struct sim *s)
 				 * work_in_progress: a v2 hand-off meanwhile
 				 * does not queue it twice
 				 */
-				if (s->blocking)
+				if (s->ps.blocking)
 					s->t[d].stage = ST_QUEUED_START;
 				s->mkind = MK_QUEUE;
 				s->mstate = M_QUEUED;
@@ -1383,7 +1379,7 @@ static int run_loop(struct sim *s)
 static void phase_scan(struct sim *s)
 {
 	uint32_t m = s->g.m;
-	bool fwd = s->pk != PK_SUSPEND, count_waits = s->pk != PK_PROBE_DEFER && !s->serial;
+	bool fwd = s->pk != PK_SUSPEND, count_waits = s->pk != PK_PROBE_DEFER && !s->ps.serial;
 
 	s->ntopo = 0;
 	for (uint32_t k = 0; k < m; k++) {
@@ -1401,7 +1397,7 @@ static void phase_scan(struct sim *s)
 		s->remaining++;
 		s->topo[s->ntopo++] = i;
 		/* prepare, complete: one thread, one callback at a time, nobody waits */
-		x->on_main = s->serial ||
+		x->on_main = s->ps.serial ||
 			     dl_order_on_main(s->pol, s->pk == PK_PROBE_DEFER, s->g.async[i]);
 		/* (a released device outside the phase counts waits nobody reads) */
 		if (count_waits)
@@ -1421,7 +1417,7 @@ static struct dl_bound phase_bound(struct sim *s)
 {
 	struct dl_phase_graph g = phase_graph(s, s->topo, s->ntopo);
 
-	return dl_bound_phase(&g, s->sc, s->K, s->serial, s->est);
+	return dl_bound_phase(&g, s->sc, s->K, s->ps.serial, s->est);
 }
 
 /*
@@ -1445,7 +1441,7 @@ static struct dl_bound ran_bound(struct sim *s)
 			s->topo[n++] = i;
 	}
 	g = phase_graph(s, s->topo, n);
-	return dl_bound_phase(&g, s->sc, s->K, s->serial, s->est);
+	return dl_bound_phase(&g, s->sc, s->K, s->ps.serial, s->est);
 }
 
 /*
@@ -1461,7 +1457,7 @@ static int64_t main_bound(const struct sim *s)
 	int64_t t = 0, main_ns = s->cost.main_ns;
 	int64_t queue_ns = s->cost.queue_ns;
 
-	if ((s->pk != PK_SUSPEND && s->pk != PK_RESUME) || (s->pol->all_async && !s->serial))
+	if ((s->pk != PK_SUSPEND && s->pk != PK_RESUME) || s->ps.main_waits_only)
 		return 0;   /* probe, or main only waits */
 	for (uint32_t k = 0; k < s->w.n; k++) {
 		uint32_t i = s->w.v[k];
@@ -1469,10 +1465,10 @@ static int64_t main_bound(const struct sim *s)
 		if (!s->t[i].part)
 			continue;
 		if (s->t[i].on_main) {
-			if (s->pol->link_aware && s->est[i] > t)
+			if (s->ps.link_aware && s->est[i] > t)
 				t = s->est[i];
 			t += main_ns + s->t[i].lat;
-		} else if (s->pol->queue_up_front || k < s->w.nupfront) {
+		} else if (s->ps.classic || k < s->w.nupfront) {
 			t += main_ns + queue_ns;   /* v2: only the roots/leaves surely */
 		}
 	}
@@ -1515,10 +1511,7 @@ static void levels(struct sim *s)
 static void build_walk(struct sim *s)
 {
 	struct dl_phase_view v = phase_view(s);
-	struct dl_walk_how h = {
-		.pol = s->pol, .core = &s->core, .kind = s->pk, .phase = s->phase,
-		.serial = s->serial, .v2 = v2_phase(s),
-	};
+	struct dl_walk_how h = { .ps = &s->ps, .core = &s->core, .phase = s->phase };
 
 	dl_phase_walk(&v, &h, &s->w);
 	s->widx = 0;
@@ -1561,10 +1554,7 @@ static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_
 	struct dl_bound b;
 	int err;
 
-	s->serial = (s->pk == PK_SUSPEND || s->pk == PK_RESUME) &&
-		    (s->phase == DL_PH_PREPARE || s->phase == DL_PH_COMPLETE);
-	s->blocking = (s->pk == PK_SUSPEND || s->pk == PK_RESUME) && !s->serial &&
-		      (s->pol->queue_up_front || s->pol->v2_walk);
+	s->ps = dl_order_scheme(s->o->order, (unsigned)s->pk, s->phase);
 	phase_scan(s);
 	b = phase_bound(s);
 	*cp_out = b.critical_path_ns;
@@ -1573,12 +1563,12 @@ static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_
 	s->nparts = s->remaining;
 	build_walk(s);
 	*main_out = main_bound(s);
-	if (s->pol->critical_first && !s->serial)
+	if (s->ps.by_priority)
 		priorities(s);
-	if (s->pol->level_barrier && !s->serial)
+	if (s->ps.barrier)
 		levels(s);
 	main_kick(s);
-	if (!s->pol->queue_up_front && !s->blocking && s->pk != PK_PROBE_DEFER) {
+	if (s->ps.queue_when_ready && s->pk != PK_PROBE_DEFER) {
 		for (uint32_t k = 0; k < s->w.n; k++) {
 			uint32_t i = s->w.v[k];
 
@@ -1613,7 +1603,7 @@ static void op_account(struct sim *s, int64_t mk, int64_t lb, int64_t cp, int64_
 static int op_probe(struct sim *s)
 {
 	int64_t mk, lb, cp, work, mainb;
-	int pk = s->pol->probe_deferral ? PK_PROBE_DEFER : PK_PROBE_READY;
+	int pk = (int)dl_order_probe_kind(s->o->order);
 	int err;
 
 	err = phase_reset(s, pk);
@@ -1906,8 +1896,6 @@ static int sim_alloc(struct sim *s)
 		s->cpu_free_stack[s->ncpu_free++] = (uint16_t)(s->K - i);
 	dl_costs_resolve(s->sc, &s->cost);
 	s->max_active = s->cost.max_active;
-	s->handoff = s->pol->link_aware && !s->pol->queue_up_front &&
-		     (s->pol->use_async_flag || s->pol->all_async);
 	if (dl_walk_init(&s->w, n, s->n) || dl_levels_init(&s->lv, n, s->n))
 		return -ENOMEM;
 	return dl_faults_init(&s->faults, s->sc);

@@ -66,12 +66,13 @@ static void walk_complete(const struct dl_phase_view *v, struct dl_walk *w)
 
 void dl_phase_walk(const struct dl_phase_view *v, const struct dl_walk_how *h, struct dl_walk *w)
 {
-	bool reverse = h->serial ? h->phase == DL_PH_COMPLETE : h->kind == DL_PK_SUSPEND;
+	const struct dl_phase_scheme *ps = h->ps;
+	bool reverse = ps->serial ? h->phase == DL_PH_COMPLETE : ps->kind == DL_PK_SUSPEND;
 	uint32_t m = v->nlist;
 
 	w->n = 0;
 	w->nupfront = 0;
-	if (!h->pol->link_aware || h->kind == DL_PK_PROBE_DEFER) {
+	if (!ps->link_aware || ps->kind == DL_PK_PROBE_DEFER) {
 		/* probing follows registration (device_add) order; naive PM does too */
 		for (uint32_t k = 0; k < v->nid; k++) {
 			uint32_t d = reverse ? v->nid - 1 - k : k;
@@ -79,21 +80,21 @@ void dl_phase_walk(const struct dl_phase_view *v, const struct dl_walk_how *h, s
 			if (v->index_of[d] != DL_NONE)
 				w->v[w->n++] = v->index_of[d];
 		}
-	} else if (h->serial && h->phase == DL_PH_COMPLETE) {
+	} else if (ps->serial && h->phase == DL_PH_COMPLETE) {
 		walk_complete(v, w);
-	} else if (h->v2) {
+	} else if (ps->v2) {
 		/* 6.16+: the async devices with nothing to wait for first, then the whole list */
 		for (uint32_t k = 0; k < m; k++) {
 			uint32_t i = list_at(v, reverse ? m - 1 - k : k);
 
 			if (dl_byte(v->part, i) && !dl_byte(v->on_main, i) &&
-			    dl_pm_has_no_deps(h->core, id_of(v, i), h->kind == DL_PK_SUSPEND))
+			    dl_pm_has_no_deps(h->core, id_of(v, i), ps->kind == DL_PK_SUSPEND))
 				w->v[w->n++] = i;
 		}
 		w->nupfront = w->n;
 		for (uint32_t k = 0; k < m; k++)
 			w->v[w->n++] = list_at(v, reverse ? m - 1 - k : k);
-	} else if (h->kind == DL_PK_RESUME && h->pol->queue_up_front && !h->serial) {
+	} else if (ps->kind == DL_PK_RESUME && ps->classic && !ps->serial) {
 		/*
 		 * Classic async resume phases walk twice: dpm_noirq_resume_devices(),
 		 * dpm_resume_early() and dpm_resume() of 6.12 first queue every
@@ -111,7 +112,7 @@ void dl_phase_walk(const struct dl_phase_view *v, const struct dl_walk_how *h, s
 		for (uint32_t k = 0; k < m; k++)
 			w->v[w->n++] = list_at(v, reverse ? m - 1 - k : k);
 	}
-	if (h->serial && h->phase == DL_PH_PREPARE) {
+	if (ps->serial && h->phase == DL_PH_PREPARE) {
 		w->nprepared = 0;
 		for (uint32_t k = 0; k < w->n; k++)
 			if (dl_byte(v->part, w->v[k]))

@@ -20,14 +20,6 @@
 #include "sim/engine/bound.h"
 #include "sim/order/order.h"
 
-/* Kinds of phase. */
-enum dl_phase_kind {
-	DL_PK_SUSPEND,
-	DL_PK_RESUME,
-	DL_PK_PROBE,        /* probe a device once its suppliers are bound */
-	DL_PK_PROBE_DEFER,  /* probe in registration order with the deferred-probe retry */
-};
-
 /*
  * One byte per index inside a backend's records (p[i * stride]): des.c
  * keeps a device's phase state in one record, threads.c in arrays.
@@ -63,12 +55,9 @@ struct dl_phase_view {
 
 /* What kind of phase a walk is for. */
 struct dl_walk_how {
-	const struct dl_order_policy *pol;
-	const struct dl_core *core;   /* kernel-async-v2's roots and leaves */
-	int kind;                     /* enum dl_phase_kind */
-	unsigned phase;               /* enum dl_phase */
-	bool serial;                  /* prepare or complete: main alone, nobody waits */
-	bool v2;                      /* a suspend or resume phase of kernel-async-v2 */
+	const struct dl_phase_scheme *ps;  /* the phase under its order (order.h) */
+	const struct dl_core *core;        /* kernel-async-v2's roots and leaves */
+	unsigned phase;                    /* enum dl_phase */
 };
 
 /*

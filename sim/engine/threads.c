@@ -245,8 +245,7 @@ struct thr {
 	/* the phase (written by main before any work is queued) */
 	int pk;
 	unsigned phase;
-	bool serial;            /* prepare, complete: main only, no waits (des.c's) */
-	bool blocking;          /* suspend/resume items queued before they are ready (des.c's) */
+	struct dl_phase_scheme ps;  /* how the phase runs under the order (order.h) */
 	struct dl_walk w;       /* the main thread's walk (phase.h); v2: w.nupfront queued first */
 	/* dpm_list of the snapshot (list, nlist) and device id -> itself or DL_NONE (index_of) */
 	uint32_t *list, nlist, *index_of;
@@ -809,7 +808,7 @@ static uint32_t edges_of(struct thr *t, uint32_t d, bool waits, uint32_t *out)
 	uint32_t n = 0;
 	dl_dev_t y;
 
-	if (t->serial)
+	if (t->ps.serial)
 		return 0;   /* dpm_prepare(), dpm_complete(): nobody waits */
 	if (waits)
 		dl_waits_for_init(&it, &t->core, kind, d);
@@ -860,7 +859,7 @@ static void settle_dpm(struct thr *t)
 /* A kernel-async-v2 suspend or resume phase (6.16+): des.c's v2_phase(). */
 static bool v2_phase(const struct thr *t)
 {
-	return t->pol->v2_walk && t->blocking;
+	return t->ps.v2;
 }
 
 /* The phase as phase.h sees it: indices are device ids. */
@@ -877,11 +876,8 @@ static struct dl_phase_view phase_view(const struct thr *t)
 /* Under graph (read): the walk, and what waits for what in this phase. */
 static int snapshot_phase(struct thr *t)
 {
-	bool reverse = t->serial ? t->phase == DL_PH_COMPLETE : t->pk == PK_SUSPEND;
-	struct dl_walk_how h = {
-		.pol = t->pol, .core = &t->core, .kind = t->pk, .phase = t->phase,
-		.serial = t->serial, .v2 = v2_phase(t),
-	};
+	bool reverse = t->ps.serial ? t->phase == DL_PH_COMPLETE : t->pk == PK_SUSPEND;
+	struct dl_walk_how h = { .ps = &t->ps, .core = &t->core, .phase = t->phase };
 	struct dl_phase_view v;
 	int err;
 
@@ -925,7 +921,7 @@ static void account_bound(struct thr *t)
 			t->topo[n++] = t->topo[i];   /* the phase is over: topo may shrink */
 	t->ntopo = n;
 	g = phase_view(t).g;
-	b = dl_bound_phase(&g, t->sc, t->K, t->serial, t->best);
+	b = dl_bound_phase(&g, t->sc, t->K, t->ps.serial, t->best);
 	t->opr->lower_bound_ns += b.lower_bound_ns;
 	t->opr->critical_path_ns += b.critical_path_ns;
 	t->opr->work_ns += b.work_ns;
@@ -936,12 +932,12 @@ static void plan_phase(struct thr *t)
 {
 	struct dl_phase_view v = phase_view(t);
 
-	if (t->pol->level_barrier) {
+	if (t->ps.barrier) {
 		dl_phase_levels(&v, &t->lv);
 		t->maxlevel = t->lv.nlevels - 1;
 		t->cur_level = 0;
 	}
-	if (t->pol->critical_first)
+	if (t->ps.by_priority)
 		dl_phase_priorities(&v.g, t->n, t->prio);
 }
 
@@ -1014,8 +1010,7 @@ static void complete_all(struct thr *t, uint32_t d)
 
 static bool ready_queue_mode(const struct thr *t)
 {
-	return t->pol->link_aware && !t->pol->queue_up_front && !t->blocking &&
-	       !t->pol->level_barrier;
+	return t->ps.link_aware && t->ps.queue_when_ready && !t->ps.barrier;
 }
 
 /*
@@ -1034,7 +1029,7 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 
 			if (!ok)
 				atomic_store(&t->failed_dep[y], 1);
-			if (atomic_fetch_sub(&t->pending[y], 1) != 1 || t->pol->level_barrier)
+			if (atomic_fetch_sub(&t->pending[y], 1) != 1 || t->ps.barrier)
 				continue;   /* levels: skipped when the level is released */
 			if (atomic_load(&t->failed_dep[y])) {
 				if (t->on_main[y])
@@ -1203,12 +1198,11 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		t->newdepth[d] = (uint8_t)(DL_PH_COMPLETE - t->phase);
 		t->depth_set[d] = 1;
 	}
-	if (t->pol->link_aware && !t->pol->queue_up_front && !v2_phase(t) &&
-	    (t->pol->use_async_flag || t->pol->all_async) && !halted(t))
+	if (t->ps.handoff && !v2_phase(t) && !halted(t))
 		take_time(w, handoff_len(t, d));   /* PM phases only: probe returned above */
 	atomic_store(&t->ok[d], 1);
 	complete_all(t, d);
-	if (t->pol->link_aware && !halted(t))
+	if (t->ps.link_aware && !halted(t))
 		release_dependents(t, d, ok);
 	if (v2_phase(t) && !halted(t)) {
 		/* 6.16+: complete_all() first, then the hand-off walk queues the rest */
@@ -1296,7 +1290,7 @@ static bool run_task(struct thr *t, struct tw *w, const struct task *k)
 {
 	bool pm = t->pk == PK_SUSPEND || t->pk == PK_RESUME;
 	int64_t overhead = t->pk == PK_PROBE_DEFER ? 0 :
-			   t->pol->queue_up_front || pm ? t->cost.wake_ns : t->cost.queue_ns;
+			   t->ps.classic || pm ? t->cost.wake_ns : t->cost.queue_ns;
 	/*
 	 * The overhead runs from when the item was queued if the worker was
 	 * idle (so the real wake-up latency counts against it), else from
@@ -1327,7 +1321,7 @@ static bool run_task(struct thr *t, struct tw *w, const struct task *k)
 	} else if (!halted(t)) {
 		if (v2_phase(t)) {
 			ran = run_v2(t, w, k->dev);
-		} else if (t->pol->queue_up_front) {
+		} else if (t->ps.classic) {
 			ran = run_classic(t, w, k->dev);
 		} else {
 			run_cb(t, w, k->dev);
@@ -1336,7 +1330,7 @@ static bool run_task(struct thr *t, struct tw *w, const struct task *k)
 	}
 	atomic_fetch_sub(&t->alive, 1);
 	cpu_put(w);
-	if (ran && t->pol->level_barrier)
+	if (ran && t->ps.barrier)
 		level_finished(t, k->dev);
 	return ran;
 }
@@ -1461,7 +1455,7 @@ static int run_phase(struct thr *t)
 		if (!t->part[d])
 			continue;
 		remaining++;
-		t->on_main[d] = t->serial || dl_order_on_main(t->pol, false, t->core.dev[d].async);
+		t->on_main[d] = t->ps.serial || dl_order_on_main(t->pol, false, t->core.dev[d].async);
 	}
 	settle_dpm(t);
 	pthread_rwlock_rdlock(&t->graph);
@@ -1481,12 +1475,12 @@ static int run_phase(struct thr *t)
 	pthread_mutex_unlock(&t->mx);
 
 	w0 = dl_mono_ns();
-	if (!t->pol->link_aware || t->serial) {
+	if (t->ps.main_only) {
 		/* naive, prepare and complete: the main thread, in walk order, no waits */
 		for (uint32_t i = 0; i < t->w.n && !halted(t) && !poll_stop(t); i++)
 			if (t->part[t->w.v[i]])
 				main_visit(t, m, t->w.v[i], false);
-	} else if (t->pol->level_barrier) {
+	} else if (t->ps.barrier) {
 		/* the last device of a level releases the next, on its own thread */
 		pthread_mutex_lock(&t->lmx);
 		release_level_locked(t);
@@ -1505,7 +1499,7 @@ static int run_phase(struct thr *t)
 			if (room && atomic_compare_exchange_strong(&t->queued[d], &idle, 1))
 				main_visit(t, m, d, true);
 		}
-		if (!t->pol->queue_up_front && !t->blocking)
+		if (t->ps.queue_when_ready)
 			for (uint32_t i = 0; i < t->w.n; i++) {
 				uint32_t d = t->w.v[i];
 
@@ -1528,7 +1522,7 @@ static int run_phase(struct thr *t)
 					continue;
 			}
 			/* classic, v2: MAX_WORK items pending, dpm_async_fn() fails: main runs it */
-			sync = t->on_main[d] || (t->blocking && !may_queue(t));
+			sync = t->on_main[d] || (t->ps.blocking && !may_queue(t));
 			if (sync) {
 				bool deps_ok = true;
 
@@ -1546,7 +1540,7 @@ static int run_phase(struct thr *t)
 					continue;
 				}
 				main_visit(t, m, d, false);
-			} else if (t->blocking) {
+			} else if (t->ps.blocking) {
 				main_visit(t, m, d, true);
 			}
 		}
@@ -1582,9 +1576,7 @@ static void setup_phase(struct thr *t, int pk, unsigned phase, int min_depth, in
 {
 	t->pk = pk;
 	t->phase = phase;
-	t->serial = phase == DL_PH_PREPARE || phase == DL_PH_COMPLETE;
-	t->blocking = !t->serial && t->pol->link_aware &&
-		      (t->pol->queue_up_front || t->pol->v2_walk);
+	t->ps = dl_order_scheme(t->o->order, (unsigned)pk, phase);
 	pthread_rwlock_rdlock(&t->graph);
 	for (uint32_t d = 0; d < t->n; d++) {
 		const struct dl_device *x = &t->core.dev[d];
@@ -1852,16 +1844,15 @@ static int op_probe(struct thr *t)
 		core_unlock(m);
 		return err;
 	}
-	if (!t->pol->probe_deferral) {
+	if (dl_order_probe_kind(t->o->order) == DL_PK_PROBE) {
 		/* link-aware probing never defers: retries are on from the start */
 		dl_deferred_enable(&t->core);
 		dl_sync_state_resume(&t->core);
 	}
 	core_unlock(m);
 
-	t->pk = t->pol->probe_deferral ? PK_PROBE_DEFER : PK_PROBE;
-	t->serial = false;
-	t->blocking = false;
+	t->pk = (int)dl_order_probe_kind(t->o->order);
+	t->ps = dl_order_scheme(t->o->order, (unsigned)t->pk, 0);
 	pthread_rwlock_rdlock(&t->graph);
 	for (uint32_t d = 0; d < t->n; d++) {
 		t->part[d] = t->core.dev[d].registered && t->core.dev[d].state == DL_DEV_NO_DRIVER;

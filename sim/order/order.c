@@ -103,3 +103,28 @@ void dl_order_kernels(enum dl_order o, char *buf, size_t len)
 	dl_kver_format(dl_order_default_kernel(o), d, sizeof(d));
 	snprintf(buf, len, "%s-%s (default %s)", lo, hi, d);
 }
+
+struct dl_phase_scheme dl_order_scheme(enum dl_order o, unsigned kind, unsigned phase)
+{
+	const struct dl_order_policy *p = &registry[o]->policy;
+	bool pm = kind == DL_PK_SUSPEND || kind == DL_PK_RESUME;
+	struct dl_phase_scheme s = { .kind = (uint8_t)kind, .link_aware = p->link_aware };
+
+	s.serial = pm && (phase == DL_PH_PREPARE || phase == DL_PH_COMPLETE);
+	s.main_only = !p->link_aware || s.serial;
+	s.blocking = pm && !s.serial && p->link_aware && (p->queue_up_front || p->v2_walk);
+	s.classic = p->queue_up_front;
+	s.v2 = s.blocking && p->v2_walk;
+	s.queue_when_ready = !p->queue_up_front && !s.blocking;
+	s.barrier = p->level_barrier && !s.serial;
+	s.by_priority = p->critical_first && !s.serial;
+	s.handoff = pm && p->link_aware && !p->queue_up_front &&
+		    (p->use_async_flag || p->all_async);
+	s.main_waits_only = p->all_async && !s.serial;
+	return s;
+}
+
+unsigned dl_order_probe_kind(enum dl_order o)
+{
+	return registry[o]->policy.probe_deferral ? DL_PK_PROBE_DEFER : DL_PK_PROBE;
+}

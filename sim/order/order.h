@@ -74,6 +74,51 @@ static inline bool dl_order_on_main(const struct dl_order_policy *p, bool deferr
 	return p->use_async_flag ? !async : true;
 }
 
+/* Kinds of phase. */
+enum dl_phase_kind {
+	DL_PK_SUSPEND,
+	DL_PK_RESUME,
+	DL_PK_PROBE,        /* probe a device once its suppliers are bound */
+	DL_PK_PROBE_DEFER,  /* probe in registration order with the deferred-probe retry */
+};
+
+/*
+ * How one phase of an order runs: what both backends branch on, so that
+ * neither asks which order it runs.  Made by dl_order_scheme() from the
+ * order's policy, the one place the policy's knobs are read for a phase.
+ */
+struct dl_phase_scheme {
+	uint8_t kind;          /* enum dl_phase_kind */
+	bool serial;           /* prepare, complete: main alone, in list order, nobody waits */
+	bool link_aware;       /* devices wait for their dependencies (all orders but naive) */
+	bool main_only;        /* main runs every callback in walk order (naive, serial) */
+	/*
+	 * suspend and resume phases of kernel-async (classic) and kernel-async-v2
+	 * (v2): the walk (v2: and hand-offs) queues items before they are ready,
+	 * and an item blocks on its waits
+	 */
+	bool blocking, classic, v2;
+	bool queue_when_ready; /* an item is queued once its waits are done (not by a walk) */
+	bool barrier;          /* levels: a barrier between topological levels */
+	bool by_priority;      /* cp-first: ready items by longest remaining path */
+	/*
+	 * suspend and resume: a finishing device's hand-off walk queues its
+	 * dependents (6.16+, levels, cp-first); des.c also charges it in
+	 * prepare and complete, where the walk queues nothing
+	 */
+	bool handoff;
+	bool main_waits_only;  /* main runs no callback, it only waits (levels, cp-first) */
+};
+
+/**
+ * dl_order_scheme - the scheme of a phase of @kind (enum dl_phase_kind) and,
+ * for suspend and resume, @phase (enum dl_phase) under @o.
+ */
+struct dl_phase_scheme dl_order_scheme(enum dl_order o, unsigned kind, unsigned phase);
+
+/* dl_order_probe_kind - how @o probes: DL_PK_PROBE_DEFER or DL_PK_PROBE. */
+unsigned dl_order_probe_kind(enum dl_order o);
+
 uint32_t dl_order_default_kernel(enum dl_order o);
 uint32_t dl_order_kernel(enum dl_order o, uint32_t requested);
 int dl_order_check_kernel(enum dl_order o, uint32_t kver, char *why, size_t len);
