@@ -11,6 +11,7 @@
 #include "sim/core/dl_core.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/phase.h"
 #include "sim/scenario/scenario.h"
 
 #include "tests/tsc.h"
@@ -592,6 +593,81 @@ static void test_reorder_walks_are_accounted(void)
  * root, sync 1 and async 2 its consumers; main waits for 0, then runs 1, so
  * 0's worker queues 2 after walking its two dependents.
  */
+/*
+ * phase.c's plan, on a phase small enough to work out by hand: positions
+ * 0..3 hold devices 3, 2, 1, 0; 0 and 1 release 2, 2 releases 3.
+ */
+static const uint32_t pp_topo[] = { 0, 1, 2, 3 }, pp_off[] = { 0, 1, 2, 3, 3 },
+		      pp_adj[] = { 2, 2, 3 }, pp_prof[4] = { 0 }, pp_id[] = { 3, 2, 1, 0 },
+		      pp_index_of[] = { 3, 2, 1, 0 };
+static const int64_t pp_lat[] = { 10, 30, 5, 7 };
+
+static struct dl_phase_view pp_view(const uint8_t *part, const uint8_t *on_main)
+{
+	return (struct dl_phase_view){
+		.g = { .topo = pp_topo, .ntopo = 4, .off = pp_off, .adj = pp_adj, .lat = pp_lat,
+		       .prof = pp_prof },
+		.list = NULL, .nlist = 4, .id = pp_id, .index_of = pp_index_of, .nid = 4,
+		.part = { part, 1 }, .on_main = { on_main, 1 },
+	};
+}
+
+static void test_phase_plan_by_hand(void)
+{
+	static const uint8_t part[4] = { 1, 1, 1, 1 }, on_main[4] = { 1, 0, 1, 0 };
+	struct dl_phase_view v = pp_view(part, on_main);
+	struct dl_profile prof = { .cpu_ppm = 1000000 };
+	struct dl_scenario sc = { .prof = &prof, .nprof = 1 };
+	struct dl_phase_scheme ps = { .kind = DL_PK_RESUME, .link_aware = true, .classic = true };
+	struct dl_walk_how how = { .ps = &ps, .phase = DL_PH_RESUME };
+	struct dl_levels lv;
+	struct dl_walk w;
+	struct dl_bound b;
+	int64_t prio[4], est[4];
+
+	/* the bound: chain 30 + 5 + 7; work 52 all CPU */
+	b = dl_bound_phase(&v.g, &sc, 1, false, est);
+	CU_ASSERT_EQUAL(b.critical_path_ns, 42);
+	CU_ASSERT_EQUAL(b.work_ns, 52);
+	CU_ASSERT_EQUAL(b.lower_bound_ns, 52);
+	CU_ASSERT_EQUAL(est[3], 35);
+	b = dl_bound_phase(&v.g, &sc, 2, false, est);
+	CU_ASSERT_EQUAL(b.lower_bound_ns, 42);
+	b = dl_bound_phase(&v.g, &sc, 2, true, est);   /* serial: the sum */
+	CU_ASSERT_EQUAL(b.lower_bound_ns, 52);
+	/* cp-first: minus the longest path to the end */
+	dl_phase_priorities(&v.g, 4, prio);
+	CU_ASSERT_EQUAL(prio[0], -22);
+	CU_ASSERT_EQUAL(prio[1], -42);
+	CU_ASSERT_EQUAL(prio[2], -12);
+	CU_ASSERT_EQUAL(prio[3], -7);
+	/* levels: 0 and 1, then 2, then 3; level 0 in device-id order: position 1 (id 2) first */
+	CU_ASSERT_FATAL(dl_levels_init(&lv, 4, 4) == 0);
+	dl_phase_levels(&v, &lv);
+	CU_ASSERT_EQUAL(lv.nlevels, 3);
+	CU_ASSERT(lv.order[0] == 1 && lv.order[1] == 0 && lv.order[2] == 2 && lv.order[3] == 3);
+	CU_ASSERT(lv.left[0] == 2 && lv.left[1] == 1 && lv.left[2] == 1);
+	dl_levels_fini(&lv);
+	/* classic resume: async devices (1, 3) before the sync ones */
+	CU_ASSERT_FATAL(dl_walk_init(&w, 4, 4) == 0);
+	dl_phase_walk(&v, &how, &w);
+	CU_ASSERT(w.n == 4 && w.v[0] == 1 && w.v[1] == 3 && w.v[2] == 0 && w.v[3] == 2);
+	/* complete walks what prepare ran (ids 1 then 3) backward, then the rest backward */
+	ps = (struct dl_phase_scheme){ .kind = DL_PK_RESUME, .link_aware = true, .serial = true };
+	how.phase = DL_PH_COMPLETE;
+	w.prepared[0] = 1;
+	w.prepared[1] = 3;
+	w.nprepared = 2;
+	dl_phase_walk(&v, &how, &w);
+	CU_ASSERT(w.n == 4 && w.v[0] == 0 && w.v[1] == 2 && w.v[2] == 3 && w.v[3] == 1);
+	/* prepare records the ids it walks */
+	ps.kind = DL_PK_SUSPEND;
+	how.phase = DL_PH_PREPARE;
+	dl_phase_walk(&v, &how, &w);
+	CU_ASSERT(w.nprepared == 4 && w.prepared[0] == 3 && w.prepared[3] == 0);
+	dl_walk_fini(&w);
+}
+
 static void test_v2_handoff_costs(void)
 {
 	struct tsc *t = make(0, 4, 9, false);
@@ -738,6 +814,7 @@ int main(void)
 		    test_deferred_retry_pays_the_reorder_walk);
 	CU_add_test(s, "test_reorder_walks_are_accounted", test_reorder_walks_are_accounted);
 	CU_add_test(s, "test_v2_handoff_costs", test_v2_handoff_costs);
+	CU_add_test(s, "test_phase_plan_by_hand", test_phase_plan_by_hand);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	if (tc_cleanup())
