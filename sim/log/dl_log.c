@@ -852,7 +852,8 @@ int dl_log_run_begin(struct dl_log *l, const struct dl_run_info *ri, int64_t *ru
 	pthread_mutex_lock(&l->db_mu);
 	rc = sqlite3_prepare_v2(l->db,
 		"INSERT INTO runs(scenario, order_name, mode, seed, workers, devices, links, status,"
-		" makespan_ns, started_at, version, kernel) VALUES(?,?,?,?,?,?,?,'running',NULL,?,?,?)",
+		" makespan_ns, started_at, version, kernel, run_id)"
+		" VALUES(?,?,?,?,?,?,?,'running',NULL,?,?,?,?)",
 		-1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, ri->scenario, -1, SQLITE_TRANSIENT);
@@ -866,6 +867,8 @@ int dl_log_run_begin(struct dl_log *l, const struct dl_run_info *ri, int64_t *ru
 		sqlite3_bind_text(st, 9, ri->version ? ri->version : DLSIM_VERSION, -1, SQLITE_TRANSIENT);
 		if (ri->kernel)
 			sqlite3_bind_text(st, 10, ri->kernel, -1, SQLITE_TRANSIENT);
+		if (ri->run_id > 0)
+			sqlite3_bind_int64(st, 11, ri->run_id);
 		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
 	}
 	l->failed = 0;

@@ -39,6 +39,7 @@ struct dl_run_info {
 	const char *kernel;     /* runs.kernel: whose rules ("6.12"), NULL if none */
 	uint64_t seed;
 	uint32_t workers, devices, links;
+	int64_t run_id;         /* > 0: this run id (a sweep assigns them); 0: the next free one */
 };
 
 struct dl_metric {
