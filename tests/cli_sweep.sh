@@ -45,6 +45,24 @@ grep -Eq "^b2.dtb +6  [a-z0-9-]+ +[0-9.]+ " "$T/out" && ok "a row per scenario" 
 [ "$(sqlite3 "$T/a.db" "SELECT count(DISTINCT run_id) FROM metrics WHERE name = 'sync_fallbacks'")" = 30 ] \
 	&& ok "every run has the metric sync_fallbacks" || bad "sweep runs lack the metric sync_fallbacks"
 expect 0 "every merged run passes check" "$DLSIM" check "$T/a.db" --all
+# run ids are fixed up front in plan order (so that shards are copied whole, as they are):
+# with 2 workers finishing in any order, ids still follow scenario, seed, order
+python3 - "$T/a.db" <<'PY' && ok "run ids follow the plan" || bad "run ids not in plan order"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+order = {"kernel-async-v2": 0, "cp-first": 1, "sync": 2}
+rows = db.execute("SELECT w.run_id, w.source, w.seed, w.order_name FROM sweep w").fetchall()
+plan = sorted(rows, key=lambda r: (r[1].endswith(".dtb"), r[1], r[2], order[r[3]]))  # --scenarios first
+ids = [r[0] for r in plan]
+assert ids == list(range(1, 31)), ids
+assert db.execute("SELECT count(*) FROM runs r JOIN sweep w USING (run_id)").fetchone()[0] == 30
+PY
+# the log's indexes, dropped for the bulk copy, are back; the log is in WAL mode again
+[ "$(sqlite3 "$T/a.db" "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN
+    ('events_run_seq', 'devices_run', 'metrics_run', 'violations_run', 'refused_run')")" = 5 ] \
+	&& ok "the log's indexes exist after the sweep" || bad "indexes missing after the sweep"
+[ "$(sqlite3 "$T/a.db" "PRAGMA journal_mode")" = wal ] && ok "WAL mode after the sweep" \
+	|| bad "journal mode after the sweep"
 expect 0 "sweep, 1 job" "$DLSIM" sweep $ARGS --db "$T/b.db" --jobs 1
 expect 0 "2 jobs and 1 job: the same content" $SAME "$T/a.db" "$T/b.db"
 

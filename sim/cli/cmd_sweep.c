@@ -601,7 +601,26 @@ int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint3
 	*todo = 0;
 	for (uint32_t t = 0; t < nt; t++)
 		*todo += (uint32_t)__builtin_popcountll((*pending)[t]);
+	o->first_id = dl_sweep_out_next_id(*db);
+	if (dl_sweep_assign_ids(&o->plan, *pending, o->first_id)) {
+		fprintf(stderr, "dlsim sweep: out of memory\n");
+		return DL_EXIT_USAGE;
+	}
+	if (*todo && dl_sweep_out_bulk(*db, *todo)) {
+		fprintf(stderr, "dlsim sweep: %s: %s\n", o->db, sqlite3_errmsg(*db));
+		return DL_EXIT_USAGE;
+	}
 	return 0;
+}
+
+int sweep_close_out(sqlite3 *db)
+{
+	char err[512];
+
+	if (!dl_sweep_out_finish(db, err, sizeof(err)))
+		return 0;
+	fprintf(stderr, "dlsim sweep: %s\n", err);
+	return DL_EXIT_USAGE;
 }
 
 int cmd_sweep(int argc, char **argv)
@@ -634,10 +653,13 @@ int cmd_sweep(int argc, char **argv)
 	sr.plan = &o.plan;
 	if (co.total && dl_sweep_pool(&co, &o.plan, pending, o.jobs)) {
 		fprintf(stderr, "dlsim sweep: %s\n", co.err);
+		sweep_close_out(db);
 		rc = DL_EXIT_USAGE;
 		goto out;
 	}
-	rc = sweep_finish(db, &o.plan, &sr, &co, o.json);
+	rc = sweep_close_out(db);
+	if (!rc)
+		rc = sweep_finish(db, &o.plan, &sr, &co, o.json);
 out:
 	if (rc == -1)
 		rc = DL_EXIT_OK;        /* --help */

@@ -73,6 +73,12 @@ int sweep_mpi_main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, DL_EXIT_USAGE);
 	}
 	MPI_Bcast(pending, (int)dl_sweep_ntasks(&o.plan), MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	/* every rank gives its runs the ids rank 0 will keep (dl_sweep_assign_ids) */
+	MPI_Bcast(&o.first_id, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+	if (rank != 0 && dl_sweep_assign_ids(&o.plan, pending, o.first_id)) {
+		fprintf(stderr, "dlsim sweep: rank %d: out of memory\n", rank);
+		MPI_Abort(MPI_COMM_WORLD, DL_EXIT_USAGE);
+	}
 	sr.db = o.db;
 	sr.workers = (uint32_t)size;
 	sr.plan = &o.plan;
@@ -88,6 +94,12 @@ int sweep_mpi_main(int argc, char **argv)
 	if (co.total && dl_sweep_mpi_run(&co, &o.plan, pending, !strcmp(o.distribute, "queue"))) {
 		fprintf(stderr, "dlsim sweep: %s\n", co.err);
 		rc = DL_EXIT_USAGE;
+	}
+	if (rank == 0) {
+		int c = sweep_close_out(db);
+
+		if (!rc)
+			rc = c;
 	}
 	if (rank == 0 && !rc)
 		rc = sweep_finish(db, &o.plan, &sr, &co, o.json);

@@ -16,6 +16,7 @@ struct sweep_opts {
 	const char *db, *distribute;
 	uint32_t jobs;
 	bool json, verbose;
+	int64_t first_id;            /* the first run id of this sweep (dl_sweep_assign_ids) */
 };
 
 /* What the progress line and the summary need. */
@@ -33,6 +34,8 @@ int sweep_prepare(int argc, char **argv, struct sweep_opts *o);
 /* Open OUT.db, merge leftover shards, compute the pending runs; 0 or an exit status. */
 int sweep_open_out(struct sweep_opts *o, struct sqlite3 **db, uint64_t **pending,
 		   uint32_t *planned, uint32_t *todo);
+/* The indexes the sweep dropped, built again (say so on failure); 0 or an exit status. */
+int sweep_close_out(struct sqlite3 *db);
 /* Print the summary (text or JSON); returns the exit status. */
 int sweep_finish(struct sqlite3 *db, const struct dl_sweep_plan *p, struct sweep_run *sr,
 		 const struct dl_sweep_coord *co, bool json);

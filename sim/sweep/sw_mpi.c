@@ -25,18 +25,6 @@
 #include "sim/sweep/sweep.h"
 
 #define MERGE_EVERY_NS 1000000000LL
-#define MAX_SHARDS 4096
-
-struct shard_mark {
-	char *path;
-	int64_t hwm;
-};
-
-struct merger {
-	struct shard_mark s[MAX_SHARDS];
-	int n;
-};
-
 static int64_t now_ns(void)
 {
 	struct timespec ts;
@@ -45,43 +33,20 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Merge every shard in the directory; with @final, remove them afterwards. */
-static int merge_dir(struct dl_sweep_coord *co, struct merger *m, bool final)
+/* Merge the segments the ranks closed; with @final, every shard file (all ranks are done). */
+static int merge_dir(struct dl_sweep_coord *co, bool final)
 {
 	char dir[4096];
-	DIR *d;
-	struct dirent *e;
-	int ret = 0;
+	uint32_t k = 0;
+	int ret;
 
-	dl_sweep_shard_dir(co->outpath, dir, sizeof(dir));
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while (!ret && (e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-		char path[4200];
-		struct shard_mark *sm = NULL;
-		uint32_t k = 0;
-
-		if (n < 4 || strcmp(e->d_name + n - 3, ".db"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		for (int i = 0; i < m->n && !sm; i++)
-			if (!strcmp(m->s[i].path, path))
-				sm = &m->s[i];
-		if (!sm && m->n < MAX_SHARDS && (m->s[m->n].path = strdup(path)))
-			sm = &m->s[m->n++];
-		if (!sm)
-			continue;
-		ret = dl_sweep_merge(co->out, path, &sm->hwm, &k, co->err, sizeof(co->err));
-		co->merged += k;
-		co->done += k;
-		if (!ret && final)
-			sw_shard_remove(path);
-	}
-	closedir(d);
-	if (final)
+	ret = dl_sweep_merge_dir(co->out, co->outpath, NULL, !final, &k, co->err, sizeof(co->err));
+	co->merged += k;
+	co->done += k;
+	if (final && !ret) {
+		dl_sweep_shard_dir(co->outpath, dir, sizeof(dir));
 		rmdir(dir);
+	}
 	return ret;
 }
 
@@ -90,7 +55,6 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 {
 	uint32_t ntask = dl_sweep_ntasks(p), *order = dl_sweep_task_order(p);
 	struct dl_sweep_worker *w = NULL;
-	struct merger *m = calloc(1, sizeof(*m));
 	int64_t last_merge = now_ns(), *counter = NULL;
 	unsigned long long mine[3] = { 0, 0, 0 }, all[3] = { 0, 0, 0 };
 	char shard[4200], dir[4096], err[512] = "";
@@ -102,7 +66,7 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 	dl_sweep_shard_dir(co->outpath, dir, sizeof(dir));
 	mkdir(dir, 0777);
 	dl_sweep_shard_path(co->outpath, (long)getpid(), rank, shard, sizeof(shard));
-	if (!order || !m)
+	if (!order)
 		bad = 1;
 	else if (dl_sweep_worker_open(shard, p, &w, err, sizeof(err)))
 		bad = 1;
@@ -111,7 +75,6 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 		snprintf(co->err, sizeof(co->err), "rank %d: %s", rank, err[0] ? err : "cannot start");
 		dl_sweep_worker_close(w);
 		free(order);
-		free(m);
 		return -EIO;
 	}
 	MPI_Win_allocate(rank == 0 ? (MPI_Aint)sizeof(int64_t) : 0, sizeof(int64_t), MPI_INFO_NULL,
@@ -138,8 +101,11 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 		mine[0] += res.runs - res.interrupted;
 		mine[1] += res.failed;
 		mine[2] += res.violations;
+		/* about every second a closed segment for rank 0 to merge whole */
+		if (!ret && (ret = dl_sweep_worker_rotate(w, MERGE_EVERY_NS, err, sizeof(err))))
+			snprintf(co->err, sizeof(co->err), "rank %d: %s", rank, err);
 		if (rank == 0 && now_ns() - last_merge >= MERGE_EVERY_NS) {
-			if (merge_dir(co, m, false) && !ret)
+			if (merge_dir(co, false) && !ret)
 				ret = -EIO;
 			last_merge = now_ns();
 			if (co->progress)
@@ -156,15 +122,12 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0) {
 		co->done = 0;
-		if (merge_dir(co, m, true) && !ret)
+		if (merge_dir(co, true) && !ret)
 			ret = -EIO;
 		co->done = (uint32_t)all[0];
 		co->failed = (uint32_t)all[1];
 		co->violations = (uint32_t)all[2];
 	}
-	for (int i = 0; m && i < m->n; i++)
-		free(m->s[i].path);
-	free(m);
 	free(order);
 	return ret;
 }

@@ -32,6 +32,13 @@ const char sw_sweep_schema[] =
 	" ifnull(kernel, ''), mode, workers);"
 	"CREATE INDEX IF NOT EXISTS sweep_run ON sweep(run_id);";
 
+static const char log_indexes[] =
+	"CREATE INDEX IF NOT EXISTS events_run_seq ON events(run_id, seq);"
+	"CREATE INDEX IF NOT EXISTS devices_run ON devices(run_id, dev_id);"
+	"CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id);"
+	"CREATE INDEX IF NOT EXISTS violations_run ON violations(run_id);"
+	"CREATE INDEX IF NOT EXISTS refused_run ON refused(run_id);";
+
 #define MAX_TABLES 32
 #define MAX_COLS   64
 
@@ -52,12 +59,7 @@ int dl_sweep_out_open(const char *path, sqlite3 **db, char *err, size_t errlen)
 	if (sqlite3_exec(*db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", NULL, NULL,
 			 &emsg) != SQLITE_OK ||
 	    sqlite3_exec(*db, sw_sweep_schema, NULL, NULL, &emsg) != SQLITE_OK ||
-	    sqlite3_exec(*db, "CREATE INDEX IF NOT EXISTS events_run_seq ON events(run_id, seq);"
-			 "CREATE INDEX IF NOT EXISTS devices_run ON devices(run_id, dev_id);"
-			 "CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id);"
-			 "CREATE INDEX IF NOT EXISTS violations_run ON violations(run_id);"
-			 "CREATE INDEX IF NOT EXISTS refused_run ON refused(run_id);",
-			 NULL, NULL, &emsg) != SQLITE_OK) {
+	    sqlite3_exec(*db, log_indexes, NULL, NULL, &emsg) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot create the sweep table: %s", path,
 			 emsg ? emsg : sqlite3_errmsg(*db));
 		sqlite3_free(emsg);
@@ -120,7 +122,7 @@ struct merge {
 	sqlite3 *out;
 	struct table t[MAX_TABLES];
 	int nt;
-	sqlite3_stmt *runs_copy, *sel, *exists, *sweep_ins;
+	sqlite3_stmt *runs_copy, *sel, *exists, *sweep_ins, *id_taken;
 };
 
 static int column_names(sqlite3 *db, const char *schema, const char *table, char **cols, int max)
@@ -159,7 +161,7 @@ static bool has_col(char **c, int n, const char *name)
  * becomes ?2 (runs: left out, so that OUT assigns it).  Names come from the
  * shard's schema (our own tables) and are quoted all the same.
  */
-static char *copy_sql(sqlite3 *out, const char *table, bool is_runs)
+static char *copy_sql(sqlite3 *out, const char *table)
 {
 	char *sc[MAX_COLS], *mc[MAX_COLS], *ins = sqlite3_mprintf(""), *sel = sqlite3_mprintf("");
 	char *sql = NULL;
@@ -175,8 +177,6 @@ static char *copy_sql(sqlite3 *out, const char *table, bool is_runs)
 		if (!sc[i] || !has_col(mc, nm, sc[i]))
 			continue;
 		if (!strcmp(sc[i], "run_id")) {
-			if (is_runs)
-				continue;
 			ni = sqlite3_mprintf("%s%s\"run_id\"", ins, first ? "" : ",");
 			nsl = sqlite3_mprintf("%s%s?2", sel, first ? "" : ",");
 		} else {
@@ -214,6 +214,7 @@ static void merge_fini(struct merge *m)
 	sqlite3_finalize(m->sel);
 	sqlite3_finalize(m->exists);
 	sqlite3_finalize(m->sweep_ins);
+	sqlite3_finalize(m->id_taken);
 }
 
 /* Tables of the shard missing in OUT are created there first (schema from the shard). */
@@ -249,7 +250,7 @@ static int merge_prepare(struct merge *m)
 		if (!has_run || !strcmp(name, "runs"))
 			continue;
 		m->t[m->nt].name = strdup(name);
-		m->t[m->nt].copy_sql = copy_sql(m->out, name, false);
+		m->t[m->nt].copy_sql = copy_sql(m->out, name);
 		if (!m->t[m->nt].name || !m->t[m->nt].copy_sql ||
 		    sqlite3_prepare_v2(m->out, m->t[m->nt].copy_sql, -1, &m->t[m->nt].st, NULL)
 		    != SQLITE_OK) {
@@ -260,7 +261,8 @@ static int merge_prepare(struct merge *m)
 		m->nt++;
 	}
 	sqlite3_finalize(st);
-	runs_sql = copy_sql(m->out, "runs", true);
+	/* the run keeps the id its worker was given (dl_sweep_assign_ids) unless it is taken */
+	runs_sql = copy_sql(m->out, "runs");
 	if (!runs_sql || sqlite3_prepare_v2(m->out, runs_sql, -1, &m->runs_copy, NULL) != SQLITE_OK) {
 		sqlite3_free(runs_sql);
 		return -EIO;
@@ -278,7 +280,9 @@ static int merge_prepare(struct merge *m)
 			       " AND mode = ?5 AND workers = ?6", -1, &m->exists, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(m->out, "INSERT INTO main.sweep(run_id, scenario_hash, order_name,"
 			       " seed, kernel, mode, workers, source, status, error)"
-			       " VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &m->sweep_ins, NULL) != SQLITE_OK)
+			       " VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &m->sweep_ins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(m->out, "SELECT 1 FROM main.runs WHERE run_id = ?1", -1, &m->id_taken,
+			       NULL) != SQLITE_OK)
 		return -EIO;
 	return 0;
 }
@@ -307,7 +311,16 @@ static int merge_row(struct merge *m, sqlite3_stmt *sel, uint32_t *merged)
 	if (rc != SQLITE_DONE)
 		return -EIO;
 	if (has_run) {
+		sqlite3_bind_int64(m->id_taken, 1, old);
+		rc = sqlite3_step(m->id_taken);
+		sqlite3_reset(m->id_taken);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return -EIO;
 		sqlite3_bind_int64(m->runs_copy, 1, old);
+		if (rc == SQLITE_ROW || old <= 0)
+			sqlite3_bind_null(m->runs_copy, 2);
+		else
+			sqlite3_bind_int64(m->runs_copy, 2, old);
 		if (step_done(m->runs_copy))
 			return -EIO;
 		nid = sqlite3_last_insert_rowid(m->out);
@@ -329,8 +342,122 @@ static int merge_row(struct merge *m, sqlite3_stmt *sel, uint32_t *merged)
 	return 0;
 }
 
-int dl_sweep_merge(sqlite3 *out, const char *shard, int64_t *hwm, uint32_t *merged, char *err,
-		   size_t errlen)
+/* 1 when a query's single integer is non-zero, 0 when zero, -EIO on an error. */
+static int query_true(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int ret = -EIO;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		ret = sqlite3_column_int64(st, 0) != 0;
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/*
+ * The bulk copy applies when the shard holds complete runs only, none of
+ * whose keys or run ids OUT has: then every row of the shard is copied as
+ * it is.  Anything else (a shard left by a killed sweep, a run id taken)
+ * goes run by run.
+ */
+static int bulk_applies(sqlite3 *out)
+{
+	static const char *const refuse[] = {
+		"SELECT EXISTS(SELECT 1 FROM s.runs r LEFT JOIN s.sweep w ON w.run_id = r.run_id"
+		" WHERE w.rowid IS NULL OR r.status IS NULL OR r.status IN ('running', 'interrupted'))",
+		"SELECT EXISTS(SELECT 1 FROM s.sweep w WHERE w.run_id IS NOT NULL AND NOT EXISTS"
+		" (SELECT 1 FROM s.runs r WHERE r.run_id = w.run_id))",
+		"SELECT EXISTS(SELECT 1 FROM s.runs r JOIN main.runs m ON m.run_id = r.run_id)",
+		"SELECT EXISTS(SELECT 1 FROM s.sweep w JOIN main.sweep m ON m.scenario_hash ="
+		" w.scenario_hash AND m.order_name = w.order_name AND m.seed = w.seed AND"
+		" ifnull(m.kernel, '') = ifnull(w.kernel, '') AND m.mode = w.mode AND"
+		" m.workers = w.workers)",
+	};
+
+	for (size_t i = 0; i < sizeof(refuse) / sizeof(refuse[0]); i++) {
+		int r = query_true(out, refuse[i]);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
+	return 1;
+}
+
+/*
+ * All rows of one table: `SELECT *` when both have the same columns in the
+ * same order (SQLite then moves raw records, the transfer optimisation),
+ * else the columns both have, by name.
+ */
+static int bulk_table(sqlite3 *out, const char *table)
+{
+	char *sc[MAX_COLS], *mc[MAX_COLS], *cols = sqlite3_mprintf(""), *sql = NULL;
+	int ns = column_names(out, "s", table, sc, MAX_COLS);
+	int nm = column_names(out, "main", table, mc, MAX_COLS);
+	bool same = ns == nm && ns > 0, first = true;
+	int ret = -EIO;
+
+	if (ns <= 0 || nm <= 0 || !cols)
+		goto out;
+	for (int i = 0; i < ns && same; i++)
+		same = sc[i] && mc[i] && !strcmp(sc[i], mc[i]);
+	for (int i = 0; i < ns && !same; i++) {
+		char *n;
+
+		if (!sc[i] || !has_col(mc, nm, sc[i]))
+			continue;
+		n = sqlite3_mprintf("%s%s\"%w\"", cols, first ? "" : ",", sc[i]);
+		sqlite3_free(cols);
+		cols = n;
+		first = false;
+		if (!cols)
+			goto out;
+	}
+	if (same)
+		sql = sqlite3_mprintf("INSERT INTO main.\"%w\" SELECT * FROM s.\"%w\"", table, table);
+	else
+		sql = sqlite3_mprintf("INSERT INTO main.\"%w\"(%s) SELECT %s FROM s.\"%w\"", table, cols,
+				      cols, table);
+	if (sql && sqlite3_exec(out, sql, NULL, NULL, NULL) == SQLITE_OK)
+		ret = 0;
+out:
+	if (ns > 0)
+		free_cols(sc, ns);
+	if (nm > 0)
+		free_cols(mc, nm);
+	sqlite3_free(cols);
+	sqlite3_free(sql);
+	return ret;
+}
+
+static int merge_bulk(struct merge *m, int64_t *hwm, uint32_t *merged)
+{
+	sqlite3_stmt *st;
+	int ret = bulk_table(m->out, "runs");
+
+	for (int i = 0; i < m->nt && !ret; i++)
+		ret = bulk_table(m->out, m->t[i].name);
+	if (ret || sqlite3_exec(m->out, "INSERT INTO main.sweep(run_id, scenario_hash, source,"
+				" order_name, seed, kernel, mode, workers, status, error)"
+				" SELECT run_id, scenario_hash, source, order_name, seed, kernel, mode,"
+				" workers, status, error FROM s.sweep ORDER BY rowid", NULL, NULL, NULL)
+	    != SQLITE_OK)
+		return -EIO;
+	*merged += (uint32_t)sqlite3_changes(m->out);
+	if (sqlite3_prepare_v2(m->out, "SELECT ifnull(max(rowid), 0) FROM s.sweep", -1, &st, NULL)
+	    != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*hwm = sqlite3_column_int64(st, 0);
+	else
+		ret = -EIO;
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int merge_impl(sqlite3 *out, const char *shard, int64_t *hwm, bool whole, uint32_t *merged,
+		      char *err, size_t errlen)
 {
 	struct merge m = { .out = out };
 	sqlite3_stmt *att;
@@ -357,7 +484,9 @@ int dl_sweep_merge(sqlite3 *out, const char *shard, int64_t *hwm, uint32_t *merg
 		goto detach;
 	}
 	ret = merge_prepare(&m);
-	if (!ret) {
+	if (!ret && whole && *hwm == 0 && (ret = bulk_applies(out)) == 1) {
+		ret = merge_bulk(&m, hwm, merged);
+	} else if (!ret) {
 		int64_t last = *hwm;
 
 		sqlite3_bind_int64(m.sel, 1, *hwm);
@@ -383,6 +512,111 @@ int dl_sweep_merge(sqlite3 *out, const char *shard, int64_t *hwm, uint32_t *merg
 detach:
 	sqlite3_exec(out, "DETACH s", NULL, NULL, NULL);
 	return ret;
+}
+
+int dl_sweep_merge(sqlite3 *out, const char *shard, int64_t *hwm, uint32_t *merged, char *err,
+		   size_t errlen)
+{
+	return merge_impl(out, shard, hwm, false, merged, err, errlen);
+}
+
+int dl_sweep_merge_file(sqlite3 *out, const char *shard, uint32_t *merged, char *err,
+			size_t errlen)
+{
+	int64_t hwm = 0;
+
+	return merge_impl(out, shard, &hwm, true, merged, err, errlen);
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), k = strlen(tail);
+
+	return n >= k && !strcmp(s + n - k, tail);
+}
+
+int dl_sweep_merge_dir(sqlite3 *out, const char *outpath, const char *prefix, bool closed_only,
+		       uint32_t *merged, char *err, size_t errlen)
+{
+	char dir[4096];
+	DIR *d;
+	struct dirent *e;
+	int ret = 0;
+
+	*merged = 0;
+	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (!ret && (e = readdir(d))) {
+		char path[4400];
+		uint32_t k = 0;
+
+		if (!ends_with(e->d_name, ".db") || (closed_only && !ends_with(e->d_name, ".done.db")) ||
+		    (prefix && strncmp(e->d_name, prefix, strlen(prefix))))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		ret = dl_sweep_merge_file(out, path, &k, err, errlen);
+		if (!ret) {
+			sw_shard_remove(path);
+			*merged += k;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+int64_t dl_sweep_out_next_id(sqlite3 *out)
+{
+	sqlite3_stmt *st;
+	int64_t id = 1;
+
+	if (sqlite3_prepare_v2(out, "SELECT ifnull(max(run_id), 0) + 1 FROM runs", -1, &st, NULL)
+	    != SQLITE_OK)
+		return 1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return id;
+}
+
+int dl_sweep_out_bulk(sqlite3 *out, uint32_t runs_to_do)
+{
+	sqlite3_stmt *st;
+	int64_t have = 0;
+
+	if (sqlite3_prepare_v2(out, "SELECT count(*) FROM runs", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		have = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	/*
+	 * A rollback journal instead of the WAL while the sweep merges: the copied
+	 * pages are appended to the file once, not written to the WAL and then
+	 * again by its checkpoint.  synchronous = FULL: each merge's commit is
+	 * durable (a few syncs a second); a process killed mid-merge leaves a hot
+	 * journal that the next open rolls back.  Refused while another
+	 * connection reads OUT in WAL mode: then it stays WAL (slower, as safe).
+	 */
+	sqlite3_exec(out, "PRAGMA journal_mode = TRUNCATE; PRAGMA synchronous = FULL;", NULL, NULL,
+		     NULL);
+	/* rebuilding costs what OUT already holds: only when the sweep adds as much */
+	if (have > (int64_t)runs_to_do)
+		return 0;
+	return sqlite3_exec(out, "DROP INDEX IF EXISTS events_run_seq; DROP INDEX IF EXISTS devices_run;"
+			    " DROP INDEX IF EXISTS metrics_run; DROP INDEX IF EXISTS violations_run;"
+			    " DROP INDEX IF EXISTS refused_run;", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+int dl_sweep_out_finish(sqlite3 *out, char *err, size_t errlen)
+{
+	if (sqlite3_exec(out, log_indexes, NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "building the indexes: %s", sqlite3_errmsg(out));
+		return -EIO;
+	}
+	/* a log as `dlsim run` leaves it (readers do not block the next writer) */
+	sqlite3_exec(out, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", NULL, NULL, NULL);
+	return 0;
 }
 
 void dl_sweep_shard_dir(const char *out, char *buf, size_t len)
@@ -447,7 +681,7 @@ int dl_sweep_out_fail(sqlite3 *out, const struct dl_sweep_plan *p, uint32_t task
 /* Removes a shard and its WAL and shared-memory files. */
 void sw_shard_remove(const char *path)
 {
-	char aux[4300];
+	char aux[4500];
 
 	unlink(path);
 	snprintf(aux, sizeof(aux), "%s-wal", path);
@@ -477,7 +711,7 @@ int dl_sweep_recover(sqlite3 *out, const char *outpath, uint32_t *merged, char *
 		if (n < 4 || strcmp(e->d_name + n - 3, ".db"))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		ret = dl_sweep_merge(out, path, &hwm, &k, err, errlen);
+		ret = merge_impl(out, path, &hwm, true, &k, err, errlen);
 		if (!ret) {
 			sw_shard_remove(path);
 			*merged += k;

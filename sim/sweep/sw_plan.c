@@ -245,8 +245,25 @@ void dl_sweep_plan_free(struct dl_sweep_plan *p)
 	for (uint32_t i = 0; i < p->nsc; i++)
 		free(p->sc[i].path);
 	free(p->sc);
+	free(p->run_base);
 	p->sc = NULL;
+	p->run_base = NULL;
 	p->nsc = p->capsc = 0;
+}
+
+int dl_sweep_assign_ids(struct dl_sweep_plan *p, const uint64_t *pending, int64_t first)
+{
+	uint32_t n = dl_sweep_ntasks(p);
+
+	free(p->run_base);
+	p->run_base = malloc(((size_t)n + 1) * sizeof(*p->run_base));
+	if (!p->run_base)
+		return -ENOMEM;
+	for (uint32_t t = 0; t < n; t++) {
+		p->run_base[t] = first;
+		first += __builtin_popcountll(pending[t]);
+	}
+	return 0;
 }
 
 static const struct dl_sweep_plan *order_plan;

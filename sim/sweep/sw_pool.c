@@ -44,7 +44,7 @@ struct child {
 	bool busy;
 	struct msg_task cur;
 	char shard[4200];
-	int64_t hwm;
+	char prefix[300];            /* its shard files' names start with this */
 };
 
 static int64_t now_ns(void)
@@ -111,6 +111,12 @@ static void child_main(const char *outpath, const struct dl_sweep_plan *p, int i
 			code = 4;
 			break;
 		}
+		/* about every second a closed segment for the parent to merge whole */
+		if (dl_sweep_worker_rotate(w, MERGE_EVERY_NS, err, sizeof(err))) {
+			fprintf(stderr, "dlsim sweep: worker: %s\n", err);
+			code = 4;
+			break;
+		}
 		if (!full_write(out, &d, sizeof(d)))
 			break;
 	}
@@ -159,17 +165,27 @@ static int spawn(struct child *c, struct child *all, uint32_t n, const char *out
 	c->to = tp[1];
 	c->from = rp[0];
 	dl_sweep_shard_path(outpath, (long)pid, -1, c->shard, sizeof(c->shard));
+	{
+		const char *base = strrchr(c->shard, '/');
+		size_t n;
+
+		base = base ? base + 1 : c->shard;
+		n = strlen(base);
+		if (n > 3 && !strcmp(base + n - 3, ".db"))
+			n -= 3;
+		snprintf(c->prefix, sizeof(c->prefix), "%.*s-s", (int)n, base);
+	}
 	return 0;
 }
 
-static int merge_child(struct dl_sweep_coord *co, struct child *c)
+/* The segments the worker closed (@all: every one, the worker is gone). */
+static int merge_child(struct dl_sweep_coord *co, struct child *c, bool all)
 {
 	uint32_t k = 0;
 	int ret;
 
-	if (access(c->shard, F_OK) != 0)
-		return 0;
-	ret = dl_sweep_merge(co->out, c->shard, &c->hwm, &k, co->err, sizeof(co->err));
+	ret = dl_sweep_merge_dir(co->out, co->outpath, c->prefix, !all, &k, co->err,
+				 sizeof(co->err));
 	co->merged += k;
 	return ret;
 }
@@ -184,7 +200,7 @@ static int reap(struct dl_sweep_coord *co, struct child *c, const struct dl_swee
 	close(c->from);
 	c->to = c->from = -1;
 	waitpid(c->pid, &status, 0);
-	ret = merge_child(co, c);
+	ret = merge_child(co, c, true);
 	if (!ret && c->busy && !*co->stop) {
 		if (WIFSIGNALED(status))
 			snprintf(why, sizeof(why), "the worker died of signal %d during this run",
@@ -195,8 +211,6 @@ static int reap(struct dl_sweep_coord *co, struct child *c, const struct dl_swee
 		ret = dl_sweep_out_fail(co->out, p, c->cur.task, c->cur.pending, why, &co->failed);
 		co->done += (uint32_t)__builtin_popcountll(c->cur.pending);
 	}
-	if (!ret)
-		sw_shard_remove(c->shard);
 	c->pid = 0;
 	c->busy = false;
 	return ret;
@@ -294,7 +308,7 @@ int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 		if (now_ns() - last_merge >= MERGE_EVERY_NS) {
 			for (uint32_t i = 0; i < jobs && !ret; i++)
 				if (ch[i].pid)
-					ret = merge_child(co, &ch[i]);
+					ret = merge_child(co, &ch[i], false);
 			last_merge = now_ns();
 		}
 		if (co->progress)

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <sqlite3.h>
@@ -26,6 +28,11 @@
 
 struct dl_sweep_worker {
 	const struct dl_sweep_plan *p;
+	char base[4200];             /* the shard's name; segment k is BASE-sK.db */
+	char path[4300];             /* the open segment */
+	unsigned seg;
+	uint32_t runs;               /* runs in the open segment */
+	struct timespec opened;
 	struct dl_log *log;
 	sqlite3 *db;                 /* second connection: sweep rows, check */
 	sqlite3_stmt *ins, *mark;
@@ -34,11 +41,50 @@ struct dl_sweep_worker {
 	size_t nev;
 };
 
+static void worker_shut(struct dl_sweep_worker *w)
+{
+	sqlite3_finalize(w->ins);
+	sqlite3_finalize(w->mark);
+	sqlite3_close(w->db);
+	dl_log_close(w->log);
+	w->ins = w->mark = NULL;
+	w->db = NULL;
+	w->log = NULL;
+}
+
+/* Opens segment w->seg of the shard: the log writer and a second connection. */
+static int segment_open(struct dl_sweep_worker *w, char *err, size_t errlen)
+{
+	size_t n = strlen(w->base);
+	char *emsg = NULL;
+	int ret;
+
+	if (n > 3 && !strcmp(w->base + n - 3, ".db"))
+		n -= 3;
+	snprintf(w->path, sizeof(w->path), "%.*s-s%u.db", (int)n, w->base, w->seg);
+	w->runs = 0;
+	clock_gettime(CLOCK_MONOTONIC, &w->opened);
+	ret = dl_log_open(w->path, &w->log, err, errlen);
+	if (ret)
+		return ret;
+	ret = dl_log_open_existing(w->path, &w->db, err, errlen);
+	if (!ret && (sqlite3_exec(w->db, sw_sweep_schema, NULL, NULL, &emsg) != SQLITE_OK ||
+		     sqlite3_prepare_v2(w->db, "INSERT INTO sweep(run_id, scenario_hash, source,"
+					" order_name, seed, kernel, mode, workers, status, error)"
+					" VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &w->ins, NULL) != SQLITE_OK ||
+		     sqlite3_prepare_v2(w->db, "UPDATE runs SET status = 'violations' WHERE run_id = ?",
+					-1, &w->mark, NULL) != SQLITE_OK)) {
+		snprintf(err, errlen, "%s: %s", w->path, emsg ? emsg : sqlite3_errmsg(w->db));
+		sqlite3_free(emsg);
+		ret = -EIO;
+	}
+	return ret;
+}
+
 int dl_sweep_worker_open(const char *shard, const struct dl_sweep_plan *p,
 			 struct dl_sweep_worker **out, char *err, size_t errlen)
 {
 	struct dl_sweep_worker *w = calloc(1, sizeof(*w));
-	char *emsg = NULL;
 	int ret;
 
 	*out = NULL;
@@ -47,22 +93,8 @@ int dl_sweep_worker_open(const char *shard, const struct dl_sweep_plan *p,
 		return -ENOMEM;
 	}
 	w->p = p;
-	ret = dl_log_open(shard, &w->log, err, errlen);
-	if (ret) {
-		free(w);
-		return ret;
-	}
-	ret = dl_log_open_existing(shard, &w->db, err, errlen);
-	if (!ret && (sqlite3_exec(w->db, sw_sweep_schema, NULL, NULL, &emsg) != SQLITE_OK ||
-		     sqlite3_prepare_v2(w->db, "INSERT INTO sweep(run_id, scenario_hash, source,"
-					" order_name, seed, kernel, mode, workers, status, error)"
-					" VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &w->ins, NULL) != SQLITE_OK ||
-		     sqlite3_prepare_v2(w->db, "UPDATE runs SET status = 'violations' WHERE run_id = ?",
-					-1, &w->mark, NULL) != SQLITE_OK)) {
-		snprintf(err, errlen, "%s: %s", shard, emsg ? emsg : sqlite3_errmsg(w->db));
-		sqlite3_free(emsg);
-		ret = -EIO;
-	}
+	snprintf(w->base, sizeof(w->base), "%s", shard);
+	ret = segment_open(w, err, errlen);
 	if (ret) {
 		dl_sweep_worker_close(w);
 		return ret;
@@ -75,11 +107,31 @@ void dl_sweep_worker_close(struct dl_sweep_worker *w)
 {
 	if (!w)
 		return;
-	sqlite3_finalize(w->ins);
-	sqlite3_finalize(w->mark);
-	sqlite3_close(w->db);
-	dl_log_close(w->log);
+	worker_shut(w);
 	free(w);
+}
+
+int dl_sweep_worker_rotate(struct dl_sweep_worker *w, int64_t min_age_ns, char *err, size_t errlen)
+{
+	struct timespec now;
+	char done[4400], wal[4400];
+	size_t n = strlen(w->path);
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!w->runs || (int64_t)(now.tv_sec - w->opened.tv_sec) * 1000000000LL +
+	    (now.tv_nsec - w->opened.tv_nsec) < min_age_ns)
+		return 0;
+	worker_shut(w);
+	/* closed cleanly, the segment is one file (its WAL checkpointed and removed):
+	 * only then is it renamed for the coordinator; otherwise it waits for the end */
+	snprintf(wal, sizeof(wal), "%s-wal", w->path);
+	snprintf(done, sizeof(done), "%.*s.done.db", (int)(n - 3), w->path);
+	if (access(wal, F_OK) != 0 && rename(w->path, done) != 0) {
+		snprintf(err, errlen, "%s: cannot rename: %s", w->path, strerror(errno));
+		return -EIO;
+	}
+	w->seg++;
+	return segment_open(w, err, errlen);
 }
 
 static void batch_emit(void *ctx, struct dl_event *e)
@@ -103,6 +155,7 @@ static int record(struct dl_sweep_worker *w, int64_t run_id, const struct dl_swe
 		sqlite3_bind_int64(st, 1, run_id);
 	else
 		sqlite3_bind_null(st, 1);
+	w->runs++;
 	sqlite3_bind_text(st, 2, s->hash, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, s->path, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 4, dl_order_name(o), -1, SQLITE_STATIC);
@@ -124,7 +177,8 @@ static int record(struct dl_sweep_worker *w, int64_t run_id, const struct dl_swe
 /* One logged run, as `dlsim run` logs it; then the check and the sweep row. */
 static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 		   const struct dl_sweep_scenario *s, enum dl_order o, uint64_t seed,
-		   const char *kernel, atomic_int *stop, struct dl_sweep_task_result *res)
+		   const char *kernel, int64_t run_id, atomic_int *stop,
+		   struct dl_sweep_task_result *res)
 {
 	const struct dl_sweep_plan *p = w->p;
 	struct dl_engine_opts eo = { .order = o, .workers = p->workers, .seed = seed, .stop = stop,
@@ -133,12 +187,11 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 	struct dl_run_info info = {
 		.scenario = sc->name, .order = dl_order_name(o), .mode = p->mode,
 		.version = DLSIM_VERSION, .kernel = kv, .seed = seed, .devices = sc->ndev,
-		.links = sc->nlink, .workers = dl_sweep_workers(p, o),
+		.links = sc->nlink, .workers = dl_sweep_workers(p, o), .run_id = run_id,
 	};
 	struct dl_check_result cr;
 	const char *status;
 	char why[160] = "";
-	int64_t run_id;
 	int rc;
 
 	/* the kernel whose rules the engine follows: the order's (no --kernel in sweeps yet) */
@@ -228,7 +281,7 @@ int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pendi
 		if (!(pending & (1ull << r)))
 			continue;
 		ret = run_one(w, sc, s, p->order[r / p->nkernels], seed, p->kernel[r % p->nkernels],
-			      stop, res);
+			      dl_sweep_run_id(p, task, pending, r), stop, res);
 	}
 	dl_scenario_free(sc);
 	return ret;

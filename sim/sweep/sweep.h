@@ -11,6 +11,14 @@
  * workers) is written to the shard after its run is complete and is the
  * run's commit mark; OUT.db's sweep table has a UNIQUE index on the key.
  * A shard left behind by a killed sweep is merged by the next one.
+ *
+ * Bulk merge: run ids are fixed before the sweep (dl_sweep_assign_ids), so a
+ * worker logs each run under its final id; about every second it closes its
+ * shard segment (NAME-sK.db, renamed NAME-sK.done.db) and opens the next.
+ * The coordinator copies a closed segment whole (INSERT ... SELECT *: SQLite
+ * moves raw records when the target table has no index, so the log's
+ * secondary indexes are dropped for the sweep and built at its end) and
+ * removes it; any segment that does not qualify is merged run by run.
  */
 #ifndef DL_SWEEP_H
 #define DL_SWEEP_H
@@ -54,6 +62,7 @@ struct dl_sweep_plan {
 	struct dl_override set[DL_SWEEP_MAX_SET];
 	size_t nset;
 	bool check;                  /* re-verify every run from its log (dl_check) */
+	int64_t *run_base;           /* per task: the run id of its first pending run (NULL: none) */
 };
 
 /* A task is one scenario and one seed; its runs are orders × kernels. */
@@ -65,6 +74,23 @@ static inline uint32_t dl_sweep_ntasks(const struct dl_sweep_plan *p)
 static inline uint32_t dl_sweep_task_runs(const struct dl_sweep_plan *p)
 {
 	return p->norders * p->nkernels;
+}
+
+/*
+ * Run ids are chosen before the sweep starts, the same in every process: the
+ * pending runs in task order get FIRST, FIRST + 1, ...  A worker logs each run
+ * under its final id, so that the coordinator can copy a shard's tables whole
+ * (SQLite's transfer of raw records) instead of row by row.  0: -ENOMEM.
+ */
+int dl_sweep_assign_ids(struct dl_sweep_plan *p, const uint64_t *pending, int64_t first);
+
+/* The id of run @r of @task (0: let the shard choose). */
+static inline int64_t dl_sweep_run_id(const struct dl_sweep_plan *p, uint32_t task,
+				      uint64_t pending, uint32_t r)
+{
+	if (!p->run_base)
+		return 0;
+	return p->run_base[task] + __builtin_popcountll(pending & ((1ull << r) - 1));
 }
 
 /* The workers recorded for a run of @order: --workers or the order's default. */
@@ -98,6 +124,30 @@ int dl_sweep_pending(struct sqlite3 *out, const struct dl_sweep_plan *p, uint64_
  */
 int dl_sweep_merge(struct sqlite3 *out, const char *shard, int64_t *hwm, uint32_t *merged,
 		   char *err, size_t errlen);
+/**
+ * dl_sweep_merge_file() - merge a closed shard file whole: when every run in
+ * it is complete, keyed and id-free in OUT, its tables are copied in bulk
+ * (INSERT ... SELECT *, raw records); otherwise run by run (dl_sweep_merge).
+ */
+int dl_sweep_merge_file(struct sqlite3 *out, const char *shard, uint32_t *merged, char *err,
+			size_t errlen);
+/**
+ * dl_sweep_merge_dir() - merge and remove the shard files of OUTPATH's shard
+ * directory whose name starts with @prefix (NULL: all); with @closed_only only
+ * the segments a worker has closed (NAME.done.db).  *@merged: runs copied.
+ */
+int dl_sweep_merge_dir(struct sqlite3 *out, const char *outpath, const char *prefix,
+		       bool closed_only, uint32_t *merged, char *err, size_t errlen);
+/*
+ * For a sweep that will at least double OUT.db: drop the secondary indexes
+ * of the log's tables, so that the bulk copy applies (SQLite transfers raw
+ * records only into a table without indexes); dl_sweep_out_finish() builds
+ * them again (so does the next open, after a kill).
+ */
+int dl_sweep_out_bulk(struct sqlite3 *out, uint32_t runs_to_do);
+/* The next free run id of OUT (max + 1). */
+int64_t dl_sweep_out_next_id(struct sqlite3 *out);
+int dl_sweep_out_finish(struct sqlite3 *out, char *err, size_t errlen);
 /* The shard directory of OUT (OUT.shards) into @buf. */
 void dl_sweep_shard_dir(const char *out, char *buf, size_t len);
 /* Merge and delete every shard in the directory (a sweep that was killed). */
@@ -163,6 +213,13 @@ int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pendi
 /* Records the pending runs of @task as failed with @why (a worker that died on it). */
 int dl_sweep_worker_fail(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
 			 const char *why);
+/*
+ * Between tasks: when the open segment holds a run and is older than
+ * @min_age_ns, close it, rename it NAME.done.db (the coordinator merges it
+ * whole and removes it), and open the next one.
+ */
+int dl_sweep_worker_rotate(struct dl_sweep_worker *w, int64_t min_age_ns, char *err,
+			   size_t errlen);
 void dl_sweep_worker_close(struct dl_sweep_worker *w);
 
 #endif
