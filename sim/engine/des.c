@@ -1693,138 +1693,6 @@ static int op_resume(struct sim *s)
 	return resume_phases(s, DL_PH_SUSPEND_NOIRQ);
 }
 
-/* Add one listed link as fw_devlink would (see dl_engine_add_listed_links()). */
-static void add_listed_link(struct dl_core *c, const struct dl_sc_link *l)
-{
-	if (l->flags & DL_FLAG_CYCLE) {
-		/*
-		 * fw_devlink_get_flags(): a link found on a cycle is created
-		 * INFERRED|SYNC_STATE_ONLY|CYCLE, so it neither closes a
-		 * cycle nor blocks probe or PM ordering.
-		 */
-		dl_link_t id;
-
-		if (dl_link_add(c, l->consumer, l->supplier,
-				DL_FLAG_INFERRED | DL_FLAG_SYNC_STATE_ONLY, &id) == 0)
-			dl_link_mark_cycle(c, id);
-		return;
-	}
-	dl_link_add(c, l->consumer, l->supplier, l->flags, NULL);
-}
-
-/**
- * dl_engine_add_listed_links - add the scenario's links (all, or those of
- * device @only whose other end is registered), as fw_devlink would.
- */
-void dl_engine_add_listed_links(struct dl_core *c, const struct dl_scenario *sc, uint32_t only)
-{
-	for (uint32_t i = 0; i < sc->nlink; i++) {
-		const struct dl_sc_link *l = &sc->link[i];
-
-		if (only != DL_NONE && l->consumer != only && l->supplier != only)
-			continue;
-		if (only != DL_NONE && (!c->dev[l->consumer].registered ||
-					!c->dev[l->supplier].registered))
-			continue;
-		add_listed_link(c, l);
-	}
-}
-
-/**
- * dl_engine_register_listed - the probe op's device_add()s: register, in
- * listed order, every device that is not hot-plugged and whose parent is
- * registered, each followed by its listed links to suppliers listed before
- * it (fw_devlink_link_device() in device_add(): the consumer is then the
- * tail of dpm_list, so the link's reorder moves nothing); then every other
- * listed link with both ends registered, in listed order (those whose
- * supplier registers after the consumer, which the kernel makes at the
- * supplier's device_add(), and those of devices registered before, added
- * again as every probe op does).  Making the backward ones at once as the
- * kernel does costs a walk of the consumer's set per link here (the list is
- * kept topological): 111 s instead of 2 s for sync at 40k devices of
- * default.json.  Returns 0 or -ENOMEM.
- */
-int dl_engine_register_listed(struct dl_core *c, const struct dl_scenario *sc)
-{
-	uint32_t n = c->ndev < sc->ndev ? c->ndev : sc->ndev, m = sc->nlink;
-	uint32_t *off = calloc((size_t)n + 2, sizeof(*off));
-	uint32_t *idx = malloc(((size_t)m + 1) * sizeof(*idx));
-	uint8_t *done = calloc((size_t)m + 1, 1);
-
-	if (!off || !idx || !done) {
-		free(off);
-		free(idx);
-		free(done);
-		return -ENOMEM;
-	}
-	/* the links to earlier-listed suppliers by consumer, in listed order */
-	for (uint32_t i = 0; i < m; i++) {
-		const struct dl_sc_link *l = &sc->link[i];
-
-		if (l->consumer < n && l->supplier < l->consumer)
-			off[l->consumer + 2]++;
-	}
-	for (uint32_t d = 0; d < n; d++)
-		off[d + 2] += off[d + 1];
-	for (uint32_t i = 0; i < m; i++) {
-		const struct dl_sc_link *l = &sc->link[i];
-
-		if (l->consumer < n && l->supplier < l->consumer)
-			idx[off[l->consumer + 1]++] = i;
-	}
-	for (uint32_t d = 0; d < n; d++) {
-		if (sc->dev[d].hotplug || c->dev[d].registered ||
-		    (sc->dev[d].parent != DL_NONE && !c->dev[sc->dev[d].parent].registered))
-			continue;
-		if (dl_device_register(c, d))
-			continue;
-		for (uint32_t j = off[d]; j < off[d + 1]; j++) {
-			const struct dl_sc_link *l = &sc->link[idx[j]];
-
-			if (c->dev[l->consumer].registered && c->dev[l->supplier].registered) {
-				add_listed_link(c, l);
-				done[idx[j]] = 1;
-			}
-		}
-	}
-	for (uint32_t i = 0; i < m; i++) {
-		const struct dl_sc_link *l = &sc->link[i];
-
-		if (!done[i] && l->consumer < n && l->supplier < n &&
-		    c->dev[l->consumer].registered && c->dev[l->supplier].registered)
-			add_listed_link(c, l);
-	}
-	free(off);
-	free(idx);
-	free(done);
-	return 0;
-}
-
-/**
- * dl_engine_presize - size the core's vectors for the scenario's devices and
- * listed links (dl_core_presize()), once its devices are created.
- */
-int dl_engine_presize(struct dl_core *c, const struct dl_scenario *sc)
-{
-	uint32_t n = c->ndev, *cnt = calloc(3 * (size_t)n + 1, sizeof(*cnt));
-	int err;
-
-	if (!cnt)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < sc->nlink; i++) {
-		if (sc->link[i].consumer < n && sc->link[i].supplier < n) {
-			cnt[sc->link[i].consumer]++;
-			cnt[n + sc->link[i].supplier]++;
-		}
-	}
-	for (uint32_t i = 0; i < sc->ndev && i < n; i++)
-		if (sc->dev[i].parent < n)
-			cnt[2 * (size_t)n + sc->dev[i].parent]++;
-	err = dl_core_presize(c, cnt, cnt + n, cnt + 2 * (size_t)n);
-	free(cnt);
-	return err;
-}
-
 /* ---- sequential ops on the main thread (sim/engine/seqops.c) ---- */
 
 static void seq_emit(void *ctx, unsigned kind, uint32_t dev, unsigned phase, int err)
@@ -1933,37 +1801,20 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	int64_t wall0 = dl_mono_ns();
 	int err = 0, failed = 0;
 
-	memset(r, 0, sizeof(*r));
 	s.sc = sc;
 	s.o = o;
 	s.pol = dl_order_policy(o->order);
 	s.r = r;
 	s.n = sc->ndev;
 	s.gen = 1;   /* no snapshot taken yet (pm_graph.gen 0) */
-	s.K = dl_engine_workers(sc, o->order, o->workers);
-	r->workers = s.K;
-	r->devices = sc->ndev;
-	r->links = sc->nlink;
-	r->fail_dev = DL_NONE;
-	err = dl_core_init(&s.core, sc->ndev + 1, sc->nlink + 1);
-	/* the kernel whose rules apply: a pair no kernel ran is refused (the CLI says why) */
-	r->kernel = dl_order_kernel(o->order, o->kernel);
-	if (!err && dl_order_check_kernel(o->order, r->kernel, NULL, 0))
-		err = -EINVAL;
-	if (!err)
-		err = dl_core_set_kernel(&s.core, r->kernel);
+	err = dl_run_start(r, &s.core, sc, o);
+	s.K = r->workers;
 	if (!err)
 		err = sim_alloc(&s);
 	if (err)
 		goto out;
 	dl_core_set_sink(&s.core, (struct dl_sink){ .emit = sink_emit, .ctx = &s });
-	for (uint32_t i = 0; i < sc->ndev && !err; i++) {
-		dl_dev_t id;
-
-		err = dl_device_new(&s.core, sc->dev[i].parent, sc->dev[i].async, &id);
-	}
-	if (!err)
-		err = dl_engine_presize(&s.core, sc);
+	err = dl_run_devices(&s.core, sc);
 	if (err)
 		goto out;
 

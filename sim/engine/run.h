@@ -1,6 +1,7 @@
 /*
- * run.h - what both backends do around the ops of a run, once: add an op's
- * figures to the run's, and close the run (wall time and status).
+ * run.h - what both backends do around the ops of a run, once: start the
+ * run (oploop.c), add an op's figures to the run's, and close the run (wall
+ * time and status).
  */
 #ifndef DL_RUN_H
 #define DL_RUN_H
@@ -9,6 +10,13 @@
 #include <stdint.h>
 
 #include "sim/engine/engine.h"
+
+struct dl_core;
+
+/* oploop.c: the core and the figures known up front; the devices (see there). */
+int dl_run_start(struct dl_run_result *r, struct dl_core *c, const struct dl_scenario *sc,
+		 const struct dl_engine_opts *o);
+int dl_run_devices(struct dl_core *c, const struct dl_scenario *sc);
 
 /*
  * dl_run_account_op - add @op to @r: every figure, except the makespan of an

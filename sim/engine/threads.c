@@ -2188,7 +2188,9 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	t->r = r;
 	t->n = sc->ndev;
 	t->scale = time_scale > 0 ? time_scale : 1.0;
-	t->K = dl_engine_workers(sc, o->order, o->workers);
+	thr_init_sync(t);
+	err = dl_run_start(r, &t->core, sc, o);
+	t->K = r->workers;
 	dl_costs_resolve(sc, &t->cost);
 	/*
 	 * The async workqueue's workers (cost.h): max_active of them, no more
@@ -2216,29 +2218,12 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	atomic_init(&t->peak, 0);
 	atomic_init(&t->probe_gen, 0);
 	atomic_init(&t->probe_waiters, 0);
-	r->workers = t->K;
-	r->devices = sc->ndev;
-	r->links = sc->nlink;
-	thr_init_sync(t);
-	err = dl_core_init(&t->core, sc->ndev + 1, sc->nlink + 1);
-	/* the kernel whose rules apply: a pair no kernel ran is refused (the CLI says why) */
-	r->kernel = dl_order_kernel(o->order, o->kernel);
-	if (!err && dl_order_check_kernel(o->order, r->kernel, NULL, 0))
-		err = -EINVAL;
-	if (!err)
-		err = dl_core_set_kernel(&t->core, r->kernel);
 	if (!err)
 		err = thr_alloc(t);
 	if (err)
 		goto out;
 	dl_core_set_sink(&t->core, (struct dl_sink){ .emit = core_emit, .ctx = t });
-	for (uint32_t i = 0; i < sc->ndev && !err; i++) {
-		dl_dev_t id;
-
-		err = dl_device_new(&t->core, sc->dev[i].parent, sc->dev[i].async, &id);
-	}
-	if (!err)
-		err = dl_engine_presize(&t->core, sc);
+	err = dl_run_devices(&t->core, sc);
 	if (!err)
 		err = start_workers(t);
 	if (err)
