@@ -5,6 +5,7 @@
 
 #include "sim/core/dl_core.h"
 #include "sim/core/dl_sat.h"
+#include "sim/engine/bound.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/run.h"
@@ -82,6 +83,19 @@ uint32_t dl_engine_workers(const struct dl_scenario *sc, enum dl_order order, ui
 		     sc->cost.cpus ? sc->cost.cpus : dl_order_policy(order)->default_workers;
 
 	return k ? k : 1;
+}
+
+void dl_op_add_phase(struct dl_op_result *opr, int64_t makespan, const struct dl_bound *b,
+		     int64_t main_bound)
+{
+	opr->makespan_ns += makespan;
+	opr->lower_bound_ns += b->lower_bound_ns;
+	opr->critical_path_ns += b->critical_path_ns;
+	opr->work_ns += b->work_ns;
+	if (main_bound >= 0) {
+		opr->main_bound_ns += main_bound;
+		opr->order_bound_ns += b->lower_bound_ns > main_bound ? b->lower_bound_ns : main_bound;
+	}
 }
 
 void dl_run_account_op(struct dl_run_result *r, const struct dl_op_result *op, bool overlaps)

@@ -60,6 +60,7 @@
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/heap.h"
+#include "sim/engine/oploop.h"
 #include "sim/engine/phase.h"
 #include "sim/engine/run.h"
 #include "sim/engine/seqops.h"
@@ -1546,23 +1547,19 @@ static int phase_reset(struct sim *s, int pk)
 	return 0;
 }
 
-/* Run one phase over the positions marked in part[]; returns its makespan. */
-static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_out,
-		     int64_t *work_out, int64_t *main_out)
+/* Run one phase over the positions marked in part[]; its figures go to the op's. */
+static int run_phase(struct sim *s)
 {
-	int64_t t0 = s->now;
+	int64_t t0 = s->now, mainb;
 	struct dl_bound b;
 	int err;
 
 	s->ps = dl_order_scheme(s->o->order, (unsigned)s->pk, s->phase);
 	phase_scan(s);
 	b = phase_bound(s);
-	*cp_out = b.critical_path_ns;
-	*work_out = b.work_ns;
-	*lb = b.lower_bound_ns;
 	s->nparts = s->remaining;
 	build_walk(s);
-	*main_out = main_bound(s);
+	mainb = main_bound(s);
 	if (s->ps.by_priority)
 		priorities(s);
 	if (s->ps.barrier)
@@ -1577,50 +1574,51 @@ static int run_phase(struct sim *s, int64_t *makespan, int64_t *lb, int64_t *cp_
 		}
 	}
 	err = run_loop(s);
-	*makespan = s->now - t0;
 	if (s->aborted)
-		*main_out = 0;   /* main stopped early: no claim */
-	if (!err && s->nran < s->nparts) {
+		mainb = 0;   /* main stopped early: no claim */
+	if (!err && s->nran < s->nparts)
 		b = ran_bound(s);
-		*cp_out = b.critical_path_ns;
-		*work_out = b.work_ns;
-		*lb = b.lower_bound_ns;
-	}
+	dl_op_add_phase(s->opr, s->now - t0, &b, mainb);
 	return err;
 }
 
-static void op_account(struct sim *s, int64_t mk, int64_t lb, int64_t cp, int64_t work,
-		       int64_t mainb)
+/*
+ * Start a phase of kind @pk (for suspend and resume: enum dl_phase @phase)
+ * on the snapshot of its graph: who takes part (probe: the devices without a
+ * driver; PM: dl_pm_takes_part()), their latencies sampled.
+ */
+static int phase_start(struct sim *s, unsigned pk, unsigned phase)
 {
-	s->opr->makespan_ns += mk;
-	s->opr->lower_bound_ns += lb;
-	s->opr->critical_path_ns += cp;
-	s->opr->work_ns += work;
-	s->opr->main_bound_ns += mainb;
-	s->opr->order_bound_ns += lb > mainb ? lb : mainb;
-}
+	bool pm = pk == PK_SUSPEND || pk == PK_RESUME;
+	int err = phase_reset(s, (int)pk);
 
-static int op_probe(struct sim *s)
-{
-	int64_t mk, lb, cp, work, mainb;
-	int pk = (int)dl_order_probe_kind(s->o->order);
-	int err;
-
-	err = phase_reset(s, pk);
 	if (err)
 		return err;
+	if (pm) {
+		s->phase = phase;
+		s->aborted = false;
+	}
 	for (uint32_t i = 0; i < s->g.m; i++) {
-		uint32_t d = dev_at(s, i);
+		struct task *x = &s->t[i];
 
-		set_lat(s, i, sample_at(s, i, DL_LAT_PROBE));
-		s->t[i].part = s->core.dev[d].state == DL_DEV_NO_DRIVER;
+		x->part = pm ? dl_pm_takes_part(pk, phase, s->g.depth[i]) :
+			  s->core.dev[dev_at(s, i)].state == DL_DEV_NO_DRIVER;
+		set_lat(s, i, !x->part && pm ? 0 :
+			      sample_at(s, i, pm ? phase_lat_key(phase) : DL_LAT_PROBE));
 	}
-	if (pk == PK_PROBE_READY) {
-		dl_deferred_enable(&s->core);
-		dl_sync_state_resume(&s->core);
-		/* a supplier that cannot bind in this op blocks its consumers for good */
-	}
-	err = run_phase(s, &mk, &lb, &cp, &work, &mainb);
+	return 0;
+}
+
+/* ---- the backend of the op loop (oploop.h) ---- */
+
+static int be_probe(void *be, unsigned pk)
+{
+	struct sim *s = be;
+	int err = phase_start(s, pk, 0);
+
+	if (err)
+		return err;
+	err = run_phase(s);
 	if (pk == PK_PROBE_READY) {
 		/* devices never released (a supplier failed): they stay unbound,
 		 * deferred as the kernel would leave them, in registration order */
@@ -1631,66 +1629,26 @@ static int op_probe(struct sim *s)
 				dl_deferred_add(&s->core, d);
 		}
 	}
-	op_account(s, mk, lb, cp, work, mainb);
 	return err;
 }
 
-/* Run resume phases for devices that completed suspend phases > @from_phase. */
-static int resume_phases(struct sim *s, int top)
+static int be_pm_phase(void *be, unsigned pk, unsigned phase)
 {
-	int err = 0;
+	struct sim *s = be;
+	int err = phase_start(s, pk, phase);
 
-	for (int q = top; q >= 0 && !err; q--) {
-		int64_t mk, lb, cp, work, mainb;
+	return err ? err : run_phase(s);
+}
 
-		err = phase_reset(s, PK_RESUME);
-		if (err)
-			break;
-		s->phase = DL_PH_COMPLETE - (unsigned)q;
-		s->aborted = false;
-		for (uint32_t i = 0; i < s->g.m; i++) {
-			s->t[i].part = s->g.depth[i] >= q + 1;
-			set_lat(s, i, s->t[i].part ? sample_at(s, i, phase_lat_key(s->phase)) : 0);
-		}
-		err = run_phase(s, &mk, &lb, &cp, &work, &mainb);
-		op_account(s, mk, lb, cp, work, mainb);
+static bool be_aborted(void *be, int *err, uint32_t *dev)
+{
+	struct sim *s = be;
+
+	if (s->aborted) {
+		*err = s->abort_err;
+		*dev = s->abort_dev;
 	}
-	return err;
-}
-
-static int op_suspend(struct sim *s)
-{
-	int err = 0;
-
-	for (unsigned ph = DL_PH_PREPARE; ph <= DL_PH_SUSPEND_NOIRQ && !err; ph++) {
-		int64_t mk, lb, cp, work, mainb;
-
-		err = phase_reset(s, PK_SUSPEND);
-		if (err)
-			break;
-		s->phase = ph;
-		s->aborted = false;
-		for (uint32_t i = 0; i < s->g.m; i++) {
-			s->t[i].part = s->g.depth[i] == ph;
-			set_lat(s, i, s->t[i].part ? sample_at(s, i, phase_lat_key(ph)) : 0);
-		}
-		err = run_phase(s, &mk, &lb, &cp, &work, &mainb);
-		op_account(s, mk, lb, cp, work, mainb);
-		if (!err && s->aborted) {
-			/* dpm_suspend*() failed: resume everything suspended, in order */
-			s->opr->err = s->abort_err;
-			s->opr->fail_dev = s->abort_dev;
-			err = resume_phases(s, (int)ph);
-			if (!err)
-				err = 1;   /* the op failed, as the kernel reports it */
-		}
-	}
-	return err;
-}
-
-static int op_resume(struct sim *s)
-{
-	return resume_phases(s, DL_PH_SUSPEND_NOIRQ);
+	return s->aborted;
 }
 
 /* ---- sequential ops on the main thread (sim/engine/seqops.c) ---- */
@@ -1715,8 +1673,10 @@ static int seq_fault(void *ctx, uint32_t dev, unsigned key)
 	return dl_faults_take(&((struct sim *)ctx)->faults, dev, key);
 }
 
-static int op_seq(struct sim *s, const struct dl_sc_op *op)
+/* A sequential op: its bounds are the time it took (one thread, nothing to overlap). */
+static int be_seq(void *be, const struct dl_sc_op *op)
 {
+	struct sim *s = be;
 	struct dl_seq q = {
 		.core = &s->core, .sc = s->sc, .opr = s->opr,
 		.ignore_links = !s->pol->link_aware,
@@ -1724,10 +1684,63 @@ static int op_seq(struct sim *s, const struct dl_sc_op *op)
 		.ctx = s, .emit = seq_emit, .take_time = seq_take_time,
 		.sample = seq_sample, .fault = seq_fault,
 	};
+	int64_t t0 = s->now;
+	int err;
 
 	s->cur_worker = 0;
-	return dl_seq_op(&q, op);
+	err = dl_seq_op(&q, op);
+	s->opr->makespan_ns = s->now - t0;
+	s->opr->lower_bound_ns = s->now - t0;
+	s->opr->critical_path_ns = s->now - t0;
+	s->opr->work_ns = s->now - t0;
+	s->opr->main_bound_ns = s->now - t0;
+	s->opr->order_bound_ns = s->now - t0;
+	return err;
 }
+
+static int64_t be_now(void *be)
+{
+	return ((struct sim *)be)->now;
+}
+
+static int be_op_begin(void *be, uint32_t i, uint32_t end, struct dl_op_result *opr)
+{
+	struct sim *s = be;
+	unsigned kind = s->sc->op[i].kind;
+
+	(void)end;
+	s->op_index = i;
+	s->opr = opr;
+	if (kind != DL_OP_SUSPEND && kind != DL_OP_RESUME) {
+		/* the op may change the graph: a new snapshot next phase */
+		graph_flush(s);
+		s->gen++;
+	}
+	return 0;
+}
+
+static void be_op_end(void *be, uint32_t i, uint32_t end)
+{
+	(void)be; (void)i; (void)end;
+}
+
+/* The op loop's own calls into the core (registration) run on the main thread. */
+static void be_lock(void *be)
+{
+	((struct sim *)be)->cur_worker = 0;
+}
+
+static void be_unlock(void *be)
+{
+	(void)be;
+}
+
+static const struct dl_backend_ops des_ops = {
+	.races = false,   /* "concurrent" ops run in turn */
+	.now = be_now, .op_begin = be_op_begin, .op_end = be_op_end,
+	.lock = be_lock, .unlock = be_unlock,
+	.probe = be_probe, .pm_phase = be_pm_phase, .aborted = be_aborted, .seq = be_seq,
+};
 
 static int sim_alloc(struct sim *s)
 {
@@ -1799,7 +1812,8 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 {
 	struct sim s = { 0 };
 	int64_t wall0 = dl_mono_ns();
-	int err = 0, failed = 0;
+	int err = 0;
+	bool failed = false;
 
 	s.sc = sc;
 	s.o = o;
@@ -1818,51 +1832,7 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	if (err)
 		goto out;
 
-	for (uint32_t i = 0; i < sc->nop && i < DL_MAX_OPS && !err; i++) {
-		const struct dl_sc_op *op = &sc->op[i];
-
-		s.op_index = i;
-		s.opr = &r->op[r->nops++];
-		s.opr->kind = op->kind;
-		s.opr->start_ns = s.now;
-		s.opr->fail_dev = DL_NONE;
-		if (op->kind != DL_OP_SUSPEND && op->kind != DL_OP_RESUME) {
-			/* the op may change the graph: a new snapshot next phase */
-			graph_flush(&s);
-			s.gen++;
-		}
-		switch (op->kind) {
-		case DL_OP_PROBE:
-			s.cur_worker = 0;
-			err = dl_engine_register_listed(&s.core, sc);
-			if (!err)
-				err = op_probe(&s);
-			break;
-		case DL_OP_SUSPEND:
-			err = op_suspend(&s);
-			break;
-		case DL_OP_RESUME:
-			err = op_resume(&s);
-			break;
-		default: {
-			int64_t t0 = s.now;
-
-			err = op_seq(&s, op);
-			s.opr->makespan_ns = s.now - t0;
-			s.opr->lower_bound_ns = s.now - t0;
-			s.opr->critical_path_ns = s.now - t0;
-			s.opr->work_ns = s.now - t0;
-			s.opr->main_bound_ns = s.now - t0;
-			s.opr->order_bound_ns = s.now - t0;
-			break;
-		}
-		}
-		if (err == 1) {
-			failed = 1;
-			err = 0;
-		}
-		dl_run_account_op(r, s.opr, false);
-	}
+	err = dl_oploop_run(&des_ops, &s, &s.core, sc, o->order, r, &failed);
 out:
 	err = dl_run_finish(r, wall0, err, failed);
 	sim_free(&s);

@@ -1,7 +1,8 @@
 /*
- * oploop.c - what both backends do with a scenario's script, written once:
- * start a run (the core, the kernel whose rules apply, the devices), the
- * probe op's device_add()s and fw_devlink links.
+ * oploop.c - what both backends do with a scenario's script, written once
+ * (oploop.h): start a run (the core, the kernel whose rules apply, the
+ * devices), the op loop, the probe op's device_add()s and fw_devlink links,
+ * suspend -> rollback -> resume.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "sim/core/dl_core.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/oploop.h"
 #include "sim/engine/run.h"
 
 /**
@@ -183,5 +185,129 @@ int dl_engine_presize(struct dl_core *c, const struct dl_scenario *sc)
 			cnt[2 * (size_t)n + sc->dev[i].parent]++;
 	err = dl_core_presize(c, cnt, cnt + n, cnt + 2 * (size_t)n);
 	free(cnt);
+	return err;
+}
+
+/* ---- the op loop ---- */
+
+/* The probe op: the device_add()s and fw_devlink links, then the backend's probe phase. */
+static int op_probe(const struct dl_backend_ops *b, void *be, struct dl_core *core,
+		    const struct dl_scenario *sc, enum dl_order order)
+{
+	unsigned pk = dl_order_probe_kind(order);
+	int err;
+
+	b->lock(be);
+	err = dl_engine_register_listed(core, sc);
+	if (!err && pk == DL_PK_PROBE) {
+		/* link-aware probing never defers: retries are on from the start */
+		dl_deferred_enable(core);
+		dl_sync_state_resume(core);
+	}
+	b->unlock(be);
+	return err ? err : b->probe(be, pk);
+}
+
+/* Resume every device that completed suspend phases >= q + 1, q = @top..0. */
+static int resume_phases(const struct dl_backend_ops *b, void *be, int top)
+{
+	int err = 0;
+
+	for (int q = top; q >= 0 && !err; q--)
+		err = b->pm_phase(be, DL_PK_RESUME, DL_PH_COMPLETE - (unsigned)q);
+	return err;
+}
+
+/*
+ * The suspend op: dpm_prepare() .. dpm_suspend_noirq(); when a callback
+ * fails, every device suspended so far is resumed, in order, and the op
+ * fails (1), as the kernel reports it.
+ */
+static int op_suspend(const struct dl_backend_ops *b, void *be, struct dl_op_result *opr)
+{
+	if (b->probing)
+		b->probing(be, true);
+	for (unsigned ph = DL_PH_PREPARE; ph <= DL_PH_SUSPEND_NOIRQ; ph++) {
+		int err = b->pm_phase(be, DL_PK_SUSPEND, ph);
+
+		if (err)
+			return err;
+		if (b->aborted(be, &opr->err, &opr->fail_dev)) {
+			err = resume_phases(b, be, (int)ph);
+			if (!err && b->probing)
+				b->probing(be, false);   /* dpm_resume_end() */
+			return err ? err : 1;
+		}
+	}
+	return 0;
+}
+
+static int op_resume(const struct dl_backend_ops *b, void *be)
+{
+	int err = resume_phases(b, be, DL_PH_SUSPEND_NOIRQ);
+
+	if (!err && b->probing)
+		b->probing(be, false);
+	return err;
+}
+
+int dl_oploop_run(const struct dl_backend_ops *b, void *be, struct dl_core *core,
+		  const struct dl_scenario *sc, enum dl_order order, struct dl_run_result *r,
+		  bool *failed)
+{
+	int err = 0;
+
+	*failed = false;
+	for (uint32_t i = 0; i < sc->nop && r->nops < DL_MAX_OPS && !err;) {
+		const struct dl_sc_op *op = &sc->op[i];
+		struct dl_op_result *opr;
+		uint32_t end = i + 1;
+
+		while (b->races && end < sc->nop && end - i < DL_MAX_OPS - r->nops &&
+		       sc->op[end].concurrent)
+			end++;
+		if (b->stopped && b->stopped(be)) {
+			err = -EINTR;
+			break;
+		}
+		opr = &r->op[r->nops++];
+		opr->kind = op->kind;
+		opr->start_ns = b->now(be);
+		opr->fail_dev = DL_NONE;
+		for (uint32_t j = i + 1; j < end; j++) {
+			struct dl_op_result *x = &r->op[r->nops++];
+
+			x->kind = sc->op[j].kind;
+			x->fail_dev = DL_NONE;
+		}
+		err = b->op_begin(be, i, end, opr);
+		if (err)
+			break;
+		switch (op->kind) {
+		case DL_OP_PROBE:
+			err = op_probe(b, be, core, sc, order);
+			break;
+		case DL_OP_SUSPEND:
+			err = op_suspend(b, be, opr);
+			break;
+		case DL_OP_RESUME:
+			err = op_resume(b, be);
+			break;
+		default:
+			err = b->seq(be, op);
+			break;
+		}
+		b->op_end(be, i, end);
+		if (err == 1) {
+			*failed = true;
+			err = 0;
+		}
+		for (uint32_t j = i; j < end; j++) {
+			dl_run_account_op(r, &opr[j - i], j > i);
+			if (opr[j - i].err && opr[j - i].fail_dev != DL_NONE)
+				*failed = true;
+		}
+		i = end;
+	}
 	return err;
 }

@@ -18,6 +18,17 @@ int dl_run_start(struct dl_run_result *r, struct dl_core *c, const struct dl_sce
 		 const struct dl_engine_opts *o);
 int dl_run_devices(struct dl_core *c, const struct dl_scenario *sc);
 
+struct dl_bound;
+
+/*
+ * dl_op_add_phase - add a phase to @opr: its @makespan, its lower bound,
+ * critical path and work (@b, bound.h), and, when the backend computes it
+ * (@main_bound >= 0; des.c), the main thread's serial share and the order's
+ * bound, max(lower bound, main bound).
+ */
+void dl_op_add_phase(struct dl_op_result *opr, int64_t makespan, const struct dl_bound *b,
+		     int64_t main_bound);
+
 /*
  * dl_run_account_op - add @op to @r: every figure, except the makespan of an
  * op that @overlaps another (a racing op, threads mode); the first op that

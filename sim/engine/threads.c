@@ -87,6 +87,7 @@
 #include "sim/engine/bound.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/heap.h"
+#include "sim/engine/oploop.h"
 #include "sim/engine/phase.h"
 #include "sim/engine/run.h"
 #include "sim/engine/seqops.h"
@@ -129,6 +130,15 @@ static bool task_less(const struct task *a, const struct task *b)
 DL_DEFINE_HEAP(task_heap, struct task, task_less, 2)
 
 struct thr;
+
+/* The racing thread: a run of "concurrent" ops, each issued delay after the op they race. */
+struct racer {
+	struct thr *t;
+	uint32_t first, end;    /* ops [first, end) */
+	int64_t start_real;     /* when the raced op started */
+	struct dl_op_result *opr;
+	int64_t end_real;
+};
 
 /* One thread: 0 main, 1..P workers, P + 1 the racing ops. */
 struct tw {
@@ -263,6 +273,11 @@ struct thr {
 	pthread_t *tid;
 	uint32_t nthreads;
 	struct tw *tw;          /* nthr */
+
+	/* the racing thread of the op running, if racer_on */
+	struct racer rc;
+	pthread_t racer_tid;
+	bool racer_on;
 };
 
 /* ---- time ---- */
@@ -905,13 +920,15 @@ static int snapshot_phase(struct thr *t)
 }
 
 /*
- * The phase's lower bound, added to the op: over every participating
- * device, or, as des.c does, only over those whose callback started when
- * some never did (a fault aborted the phase, a failed probe left consumers
- * unprobed, a stop), so that the bound stays below the makespan.
+ * The phase, which ran from the real time @w0, added to the op: its
+ * makespan and its lower bound, over every participating device, or, as
+ * des.c does, only over those whose callback started when some never did
+ * (a fault aborted the phase, a failed probe left consumers unprobed, a
+ * stop), so that the bound stays below the makespan.
  */
-static void account_bound(struct thr *t)
+static void account_phase(struct thr *t, int64_t w0)
 {
+	int64_t mk = (int64_t)((double)(dl_mono_ns() - w0) / t->scale);
 	uint32_t n = 0;
 	struct dl_phase_graph g;
 	struct dl_bound b;
@@ -922,9 +939,7 @@ static void account_bound(struct thr *t)
 	t->ntopo = n;
 	g = phase_view(t).g;
 	b = dl_bound_phase(&g, t->sc, t->K, t->ps.serial, t->best);
-	t->opr->lower_bound_ns += b.lower_bound_ns;
-	t->opr->critical_path_ns += b.critical_path_ns;
-	t->opr->work_ns += b.work_ns;
+	dl_op_add_phase(t->opr, mk, &b, -1);   /* no main bound in threads mode */
 }
 
 /* Levels and cp-first priorities from the snapshot (phase.h). */
@@ -1548,8 +1563,7 @@ static int run_phase(struct thr *t)
 	wait_drain(t, true);
 	t->opr->sync_fallbacks += t->fallbacks;
 	t->fallbacks = 0;
-	t->opr->makespan_ns += (int64_t)((double)(dl_mono_ns() - w0) / t->scale);
-	account_bound(t);
+	account_phase(t, w0);
 
 	core_lock(m);
 	for (uint32_t d = 0; d < t->n; d++) {
@@ -1572,32 +1586,35 @@ static int run_phase(struct thr *t)
 	return atomic_load(&t->halt) == HALT_STOP ? -EINTR : 0;
 }
 
-static void setup_phase(struct thr *t, int pk, unsigned phase, int min_depth, int eq_depth)
+/* One PM phase (oploop.h): the devices dl_pm_takes_part() names, their latencies sampled. */
+static int be_pm_phase(void *be, unsigned pk, unsigned phase)
 {
-	t->pk = pk;
+	struct thr *t = be;
+
+	t->abort_rec = false;
+	t->pk = (int)pk;
 	t->phase = phase;
-	t->ps = dl_order_scheme(t->o->order, (unsigned)pk, phase);
+	t->ps = dl_order_scheme(t->o->order, pk, phase);
 	pthread_rwlock_rdlock(&t->graph);
 	for (uint32_t d = 0; d < t->n; d++) {
 		const struct dl_device *x = &t->core.dev[d];
 
-		t->part[d] = x->registered &&
-			     (eq_depth >= 0 ? x->pm_depth == eq_depth : x->pm_depth >= min_depth);
+		t->part[d] = x->registered && dl_pm_takes_part(pk, phase, x->pm_depth);
 		t->lat[d] = t->part[d] ? sample(t, t->cur_op, d, DL_LAT_PREPARE + phase) : 0;
 	}
 	pthread_rwlock_unlock(&t->graph);
+	return run_phase(t);
 }
 
-/* Resume every device that completed suspend phases >= q + 1, q = top..0. */
-static int resume_phases(struct thr *t, int top)
+static bool be_aborted(void *be, int *err, uint32_t *dev)
 {
-	int err = 0;
+	struct thr *t = be;
 
-	for (int q = top; q >= 0 && !err; q--) {
-		setup_phase(t, PK_RESUME, DL_PH_COMPLETE - (unsigned)q, q + 1, -1);
-		err = run_phase(t);
-	}
-	return err;
+	if (atomic_load(&t->halt) != HALT_ABORT)
+		return false;
+	*err = t->abort_err;
+	*dev = t->abort_dev;
+	return true;
 }
 
 static void seq_bind(struct tw *w, struct dl_seq *q);
@@ -1636,27 +1653,12 @@ static void unblock_probing(struct thr *t)
 	}
 }
 
-static int op_suspend(struct thr *t)
+static void be_probing(void *be, bool block)
 {
-	block_probing(t);
-	for (unsigned ph = DL_PH_PREPARE; ph <= DL_PH_SUSPEND_NOIRQ; ph++) {
-		int err;
-
-		t->abort_rec = false;
-		setup_phase(t, PK_SUSPEND, ph, 0, (int)ph);
-		err = run_phase(t);
-		if (err)
-			return err;
-		if (atomic_load(&t->halt) == HALT_ABORT) {
-			t->opr->err = t->abort_err;
-			t->opr->fail_dev = t->abort_dev;
-			err = resume_phases(t, (int)ph);
-			if (!err)
-				unblock_probing(t);   /* dpm_resume_end() */
-			return err ? err : 1;   /* the op failed, as the kernel reports it */
-		}
-	}
-	return 0;
+	if (block)
+		block_probing(be);
+	else
+		unblock_probing(be);
 }
 
 /* ---- sequential ops (seqops.c), from any thread ---- */
@@ -1833,26 +1835,13 @@ static int probe_deferral(struct thr *t)
 	return poll_stop(t) ? -EINTR : 0;
 }
 
-static int op_probe(struct thr *t)
+static int be_probe(void *be, unsigned pk)
 {
-	struct tw *m = &t->tw[0];
+	struct thr *t = be;
 	int err;
 
-	core_lock(m);
-	err = dl_engine_register_listed(&t->core, t->sc);
-	if (err) {
-		core_unlock(m);
-		return err;
-	}
-	if (dl_order_probe_kind(t->o->order) == DL_PK_PROBE) {
-		/* link-aware probing never defers: retries are on from the start */
-		dl_deferred_enable(&t->core);
-		dl_sync_state_resume(&t->core);
-	}
-	core_unlock(m);
-
-	t->pk = (int)dl_order_probe_kind(t->o->order);
-	t->ps = dl_order_scheme(t->o->order, (unsigned)t->pk, 0);
+	t->pk = (int)pk;
+	t->ps = dl_order_scheme(t->o->order, pk, 0);
 	pthread_rwlock_rdlock(&t->graph);
 	for (uint32_t d = 0; d < t->n; d++) {
 		t->part[d] = t->core.dev[d].registered && t->core.dev[d].state == DL_DEV_NO_DRIVER;
@@ -1885,8 +1874,7 @@ static int op_probe(struct thr *t)
 		pthread_mutex_unlock(&t->mx);
 		w0 = dl_mono_ns();
 		err = probe_deferral(t);
-		t->opr->makespan_ns += (int64_t)((double)(dl_mono_ns() - w0) / t->scale);
-		account_bound(t);
+		account_phase(t, w0);
 		if (atomic_load(&t->peak) > t->opr->peak_workers)
 			t->opr->peak_workers = atomic_load(&t->peak);
 		flush_events(t);
@@ -1917,15 +1905,6 @@ static int op_seq(struct thr *t, struct tw *w, const struct dl_sc_op *op)
 
 static int spawn(pthread_t *tid, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
 
-/* The racing thread: a run of "concurrent" ops, each issued delay after the op they race. */
-struct racer {
-	struct thr *t;
-	uint32_t first, end;    /* ops [first, end) */
-	int64_t start_real;     /* when the raced op started */
-	struct dl_op_result *opr;
-	int64_t end_real;
-};
-
 static void *racer_main(void *arg)
 {
 	struct racer *rc = arg;
@@ -1952,70 +1931,86 @@ static void *racer_main(void *arg)
 	return NULL;
 }
 
-/* Op @i on the main thread (a racing thread running ops (i, end) beside it). */
-static int run_op(struct thr *t, uint32_t i, uint32_t end)
+/* ---- the backend of the op loop (oploop.h) ---- */
+
+static int64_t be_now(void *be)
 {
-	const struct dl_sc_op *op = &t->sc->op[i];
-	struct dl_run_result *r = t->r;
+	return sim_now(be);
+}
+
+static bool be_stopped(void *be)
+{
+	return poll_stop(be);
+}
+
+/* Op @i on the main thread; a racing thread runs ops (i, end) beside it. */
+static int be_op_begin(void *be, uint32_t i, uint32_t end, struct dl_op_result *opr)
+{
+	struct thr *t = be;
 	struct tw *m = &t->tw[0];
-	struct racer rc = { .t = t, .first = i + 1, .end = end };
-	pthread_t rtid;
-	bool racer = false;
-	int64_t s0 = dl_mono_ns();
-	int err;
+	struct racer *rc = &t->rc;
 
 	t->cur_op = i;
 	m->op_index = i;
-	t->opr = m->opr = &r->op[r->nops++];
-	t->opr->kind = op->kind;
-	t->opr->start_ns = sim_now(t);
-	t->opr->fail_dev = DL_NONE;
+	t->opr = m->opr = opr;
+	*rc = (struct racer){ .t = t, .first = i + 1, .end = end };
+	t->racer_on = false;
 	if (end > i + 1) {
-		rc.opr = &r->op[r->nops];
-		for (uint32_t j = i + 1; j < end; j++) {
-			struct dl_op_result *x = &r->op[r->nops++];
-
-			x->kind = t->sc->op[j].kind;
-			x->fail_dev = DL_NONE;
-		}
-		rc.start_real = s0;
+		rc->opr = opr + 1;
+		rc->start_real = dl_mono_ns();
 		t->racing = true;
-		racer = spawn(&rtid, NULL, racer_main, &rc) == 0;
-		if (!racer) {
+		t->racer_on = spawn(&t->racer_tid, NULL, racer_main, rc) == 0;
+		if (!t->racer_on) {
 			t->racing = false;
 			return -EAGAIN;
 		}
 	}
-	switch (op->kind) {
-	case DL_OP_PROBE:
-		err = op_probe(t);
-		break;
-	case DL_OP_SUSPEND:
-		err = op_suspend(t);
-		break;
-	case DL_OP_RESUME:
-		err = resume_phases(t, DL_PH_SUSPEND_NOIRQ);
-		if (!err)
-			unblock_probing(t);
-		break;
-	default:
-		err = op_seq(t, m, op);
-		break;
-	}
-	if (racer) {
+	return 0;
+}
+
+static void be_op_end(void *be, uint32_t i, uint32_t end)
+{
+	struct thr *t = be;
+
+	(void)i;
+	if (t->racer_on) {
 		int64_t end_main = dl_mono_ns();
 
-		pthread_join(rtid, NULL);
+		pthread_join(t->racer_tid, NULL);
 		t->racing = false;
-		if (rc.end_real > end_main)
-			r->makespan_ns += (int64_t)((double)(rc.end_real - end_main) / t->scale);
+		t->racer_on = false;
+		if (t->rc.end_real > end_main)
+			t->r->makespan_ns += (int64_t)((double)(t->rc.end_real - end_main) / t->scale);
 	}
 	flush_events(t);
-	dl_run_account_op(r, t->opr, false);
-	for (uint32_t j = i + 1; j < end && racer; j++)
-		dl_run_account_op(r, &rc.opr[j - i - 1], true);
-	return err;
+	if (t->o->progress)
+		t->o->progress(t->o->progress_ctx, end - 1, t->sc->nop, t->r->events);
 }
+
+static void be_lock(void *be)
+{
+	core_lock(&((struct thr *)be)->tw[0]);
+}
+
+static void be_unlock(void *be)
+{
+	core_unlock(&((struct thr *)be)->tw[0]);
+}
+
+static int be_seq(void *be, const struct dl_sc_op *op)
+{
+	struct thr *t = be;
+
+	return op_seq(t, &t->tw[0], op);
+}
+
+static const struct dl_backend_ops threads_ops = {
+	.races = true,
+	.now = be_now, .stopped = be_stopped, .op_begin = be_op_begin, .op_end = be_op_end,
+	.lock = be_lock, .unlock = be_unlock,
+	.probe = be_probe, .pm_phase = be_pm_phase, .aborted = be_aborted,
+	.probing = be_probing, .seq = be_seq,
+};
 
 /* ---- setup ---- */
 
@@ -2173,7 +2168,8 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	struct thr *t = calloc(1, sizeof(*t));
 	int64_t wall0 = dl_mono_ns();
 	int slack = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
-	int err = 0, failed = 0;
+	int err = 0;
+	bool failed = false;
 
 	memset(r, 0, sizeof(*r));
 	r->fail_dev = DL_NONE;
@@ -2229,27 +2225,7 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	if (err)
 		goto out;
 
-	for (uint32_t i = 0; i < sc->nop && r->nops < DL_MAX_OPS && !err;) {
-		uint32_t end = i + 1;
-
-		while (end < sc->nop && end - i < DL_MAX_OPS - r->nops && sc->op[end].concurrent)
-			end++;
-		if (poll_stop(t)) {
-			err = -EINTR;
-			break;
-		}
-		err = run_op(t, i, end);
-		if (err == 1) {
-			failed = 1;
-			err = 0;
-		}
-		if (o->progress)
-			o->progress(o->progress_ctx, end - 1, sc->nop, r->events);
-		i = end;
-	}
-	for (uint32_t i = 0; i < r->nops; i++)
-		if (r->op[i].err && r->op[i].fail_dev != DL_NONE)
-			failed = 1;
+	err = dl_oploop_run(&threads_ops, t, &t->core, sc, o->order, r, &failed);
 out:
 	if (t->tid) {
 		pthread_mutex_lock(&t->mx);

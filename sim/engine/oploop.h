@@ -1,0 +1,94 @@
+/*
+ * oploop.h - the op loop, written once, and the narrow interface of the two
+ * backends that run it: virtual time (des.c: an event set, simulated CPUs)
+ * and real threads (threads.c: a pool, CPU permits, completions, device
+ * locks).  As Redis's ae.c runs over ae_epoll.c or ae_kqueue.c, the loop
+ * (oploop.c) walks the script, makes each op's result, registers devices
+ * and links at probe, sequences suspend -> rollback -> resume and accounts
+ * every op; a backend runs one phase, or one sequential op, at a time, and
+ * says whether a phase aborted.  Neither side asks which order runs: a
+ * phase's scheme (dl_order_scheme()) says how it runs.
+ */
+#ifndef DL_OPLOOP_H
+#define DL_OPLOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/core/dl_event.h"
+#include "sim/engine/engine.h"
+#include "sim/order/order.h"
+
+struct dl_core;
+
+struct dl_backend_ops {
+	/* "concurrent" ops race the op before them on a thread of their own */
+	bool races;
+	/* the run's clock, simulated ns (an op's start_ns) */
+	int64_t (*now)(void *be);
+	/* Ctrl-C: is the run to stop before the next op?  (NULL: the backend sees it inside phases) */
+	bool (*stopped)(void *be);
+	/*
+	 * op @i starts, its result @opr made; ops (@i, @end) race it (races
+	 * only), their results following @opr.  A negative errno ends the run
+	 * before the op (op_end is not called).
+	 */
+	int (*op_begin)(void *be, uint32_t i, uint32_t end, struct dl_op_result *opr);
+	/* op @i and those racing it are over (not yet accounted) */
+	void (*op_end)(void *be, uint32_t i, uint32_t end);
+	/* calls into the core from the op loop itself (registration at probe) */
+	void (*lock)(void *be);
+	void (*unlock)(void *be);
+	/*
+	 * The probe phase of kind @pk (DL_PK_PROBE or DL_PK_PROBE_DEFER), the
+	 * devices registered: every registered device without a driver takes part.
+	 */
+	int (*probe)(void *be, unsigned pk);
+	/*
+	 * One PM phase of kind @pk (DL_PK_SUSPEND or DL_PK_RESUME), enum
+	 * dl_phase @phase: the registered devices dl_pm_takes_part() names take part.
+	 */
+	int (*pm_phase)(void *be, unsigned pk, unsigned phase);
+	/* did the last PM phase abort on a failing callback?  Its error and device */
+	bool (*aborted)(void *be, int *err, uint32_t *dev);
+	/* device_block_probing() / device_unblock_probing() around a PM op (NULL: not modelled) */
+	void (*probing)(void *be, bool block);
+	/* a sequential op (seqops.c) on the main thread */
+	int (*seq)(void *be, const struct dl_sc_op *op);
+};
+
+/*
+ * dl_pm_takes_part - does a registered device that has completed @depth
+ * suspend phases (dl_device.pm_depth) take part in phase @phase (enum
+ * dl_phase) of kind @pk?  Suspend phase p runs the devices at depth p;
+ * resume phase p those that went at least as deep as its suspend mirror.
+ */
+static inline bool dl_pm_takes_part(unsigned pk, unsigned phase, unsigned depth)
+{
+	return pk == DL_PK_SUSPEND ? depth == phase : depth >= DL_PH_COMPLETE - phase + 1;
+}
+
+/*
+ * dl_pm_depth_after - a device's pm_depth once its callback of @phase (kind
+ * @pk) returned @err: suspend phase p leaves it at p + 1, resume phase p at
+ * the depth of its suspend mirror; -1: a suspend callback failed (the phase
+ * aborts, the depth stays).
+ */
+static inline int dl_pm_depth_after(unsigned pk, unsigned phase, int err)
+{
+	if (pk == DL_PK_SUSPEND)
+		return err ? -1 : (int)phase + 1;
+	return (int)(DL_PH_COMPLETE - phase);
+}
+
+/*
+ * dl_oploop_run - run @sc's script on backend @ops (@be its state) over core
+ * @core under order @order; the ops' results go to @r, accounted.  *@failed:
+ * an op failed on an injected fault.  Returns 0 or the error that ended the
+ * run (negative errno, -EINTR when interrupted).
+ */
+int dl_oploop_run(const struct dl_backend_ops *ops, void *be, struct dl_core *core,
+		  const struct dl_scenario *sc, enum dl_order order, struct dl_run_result *r,
+		  bool *failed);
+
+#endif
