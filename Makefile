@@ -12,7 +12,7 @@ DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gn
             libssl-dev libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev mmdebstrap
 
 .PHONY: all deps build test demo bench bench-smoke bench-baseline clean dtbs test-dtbs kernels test-kernel \
-        trace-check fuzz fuzz-build
+        trace-check fuzz fuzz-build fidelity
 
 all: build
 
@@ -126,6 +126,14 @@ kernels: deps
 # Boots for real (not part of `make test`): see tests/kernel_boot.sh.
 test-kernel: build kernels
 	DLSIM_KERNEL_CACHE=$(KERNEL_CACHE) sh tests/kernel_boot.sh ./$(BUILD)/dlsim $(CURDIR)
+
+# DES against the real kernel (issue 18): 9 kernel runs (50- and 200-device DAGs, camera;
+# sync and kernel-async on 6.12, kernel-async-v2 on 7.3) and their DES twins, a markdown
+# table of makespans and pair agreement (tests/kernel_fidelity.sh).  Not in test-kernel:
+# about half an hour of TCG.  Kernel runs already in FIDELITY_DB are reused.
+FIDELITY_DB ?= $(BUILD)/fidelity.db
+fidelity: build kernels
+	DLSIM_KERNEL_CACHE=$(KERNEL_CACHE) sh tests/kernel_fidelity.sh ./$(BUILD)/dlsim $(CURDIR) $(FIDELITY_DB)
 
 # Does a 100k-device trace load in a real viewer?  Chrome DevTools' trace engine
 # (npm, installed once into a cache outside the tree) reads trace.json.gz of a

@@ -1,0 +1,85 @@
+#!/bin/sh
+# make fidelity: how close the DES comes to the real kernel (issue 18's done-when).
+# Nine kernel runs (`--mode kernel`, one boot each, one at a time): the generated 50-
+# and 200-device DAGs (scenarios/default.json --set devices=N) and the camera pipeline
+# (scenarios/camera.json), each under order sync and kernel-async on 6.12 and
+# kernel-async-v2 on 7.3; beside each, its DES twin (same scenario, order, kernel
+# rules and seed, --workers 1: the guest has one vCPU).  Then `dlsim diff DES KERNEL
+# --json` per case, and tests/tools/fidelity_table.py prints a markdown table: per op,
+# both makespans, their ratio DES/kernel, the pairs ordered with a gap above 1 ms in
+# both runs, the share ordered the same way, and the first disagreeing pairs.
+#
+#   sh tests/kernel_fidelity.sh DLSIM SRC [DB]
+#
+# DB (default build/fidelity.db) is kept: a kernel run already in it (same scenario,
+# order, device count, seed and kernel, status ok) is reused, so a second call boots
+# nothing and only redoes the DES twins.  FIDELITY_DES_ARGS adds options to every DES
+# twin (for example "--probe-context boot"); FIDELITY_CASES picks cases by name
+# (d50-sync d50-ka d50-v2 d200-sync d200-ka d200-v2 camera-sync camera-ka camera-v2).
+# Not part of `make test` nor `make test-kernel`: the 200-device runs take minutes
+# of TCG each.  Exit 0 when every run finished and every diff was made (the
+# figures themselves are reported, not judged), 1 otherwise.
+DLSIM=$1
+SRC=$2
+DB=${3:-$SRC/build/fidelity.db}
+[ -x "$DLSIM" ] && [ -d "$SRC/scenarios" ] || { echo "usage: $0 DLSIM SRC [DB]" >&2; exit 2; }
+CASES=${FIDELITY_CASES:-"d50-sync d50-ka d50-v2 d200-sync d200-ka d200-v2 camera-sync camera-ka camera-v2"}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+
+# case NAME -> scenario file, extra args, order, kernel version, device count (or '')
+case_args() {
+	case $1 in
+	d50-*) scen="$SRC/scenarios/default.json"; set_args="--set devices=50"; ndev=50 ;;
+	d200-*) scen="$SRC/scenarios/default.json"; set_args="--set devices=200"; ndev=200 ;;
+	camera-*) scen="$SRC/scenarios/camera.json"; set_args=""; ndev="" ;;
+	*) echo "unknown case $1" >&2; return 1 ;;
+	esac
+	case $1 in
+	*-sync) order=sync; kver=6.12 ;;
+	*-ka) order=kernel-async; kver=6.12 ;;
+	*-v2) order=kernel-async-v2; kver=7.3 ;;
+	*) echo "unknown case $1" >&2; return 1 ;;
+	esac
+}
+
+q() { sqlite3 "$DB" "$1"; }
+
+# The last ok run of this case in MODE (kernel rules or release $kver), or ''.
+find_run() { # mode scenario-name seed
+	dev_cond=""
+	[ -n "$ndev" ] && dev_cond="and devices = $ndev"
+	[ -f "$DB" ] || return 0
+	q "select max(run_id) from runs where mode = '$1' and scenario = '$2' and seed = $3
+		and order_name = '$order' and status = 'ok' and kernel = '$kver' $dev_cond"
+}
+
+for c in $CASES; do
+	case_args "$c" || exit 2
+	name=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"])' "$scen")
+	seed=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("seed", 1))' "$scen")
+	k=$(find_run kernel "$name" "$seed")
+	if [ -z "$k" ]; then
+		t0=$(date +%s)
+		# shellcheck disable=SC2086
+		"$DLSIM" run "$scen" $set_args --order "$order" --mode kernel --kernel "$kver" \
+			--db "$DB" >"$T/out" 2>"$T/err" || { echo "$c: kernel run failed" >&2; cat "$T/err" >&2; fail=1; continue; }
+		echo "$c: kernel run $(($(date +%s) - t0)) s wall" >&2
+		k=$(find_run kernel "$name" "$seed")
+	else
+		echo "$c: kernel run $k reused" >&2
+	fi
+	# shellcheck disable=SC2086
+	"$DLSIM" run "$scen" $set_args --order "$order" --kernel "$kver" --workers 1 --seed "$seed" \
+		$FIDELITY_DES_ARGS --db "$DB" >"$T/out" 2>"$T/err" || { echo "$c: DES run failed" >&2; cat "$T/err" >&2; fail=1; continue; }
+	d=$(q "select max(run_id) from runs where mode = 'des'")
+	"$DLSIM" diff "$DB" "$d" "$k" --json --max-pairs 1000000 >"$T/$c.json" 2>"$T/err" \
+		|| { echo "$c: diff failed" >&2; cat "$T/err" >&2; fail=1; continue; }
+	echo "$c $T/$c.json" >>"$T/list"
+done
+[ -f "$T/list" ] || exit 1
+echo "DES twins: --workers 1 ${FIDELITY_DES_ARGS:-(no extra options)}; database $DB"
+echo
+python3 "$SRC/tests/tools/fidelity_table.py" "$T/list" || fail=1
+exit $fail

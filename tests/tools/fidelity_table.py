@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""fidelity_table.py LIST: the markdown table of tests/kernel_fidelity.sh.
+
+LIST has a line per case: its name and the path of `dlsim diff DES KERNEL --json`
+(A is the DES twin, B the kernel run).  Per op (occurrences numbered as diff numbers
+them: suspend, suspend#2, ...): both makespans, DES/kernel, the pairs both runs order
+with a gap above the tolerance, the share ordered the same way, and the first
+disagreeing pairs ("x<y" is the DES's order; the kernel ran y first).  Ops with no
+callbacks in either run (unbind without a remove callback, say) are left out.
+"""
+import json
+import sys
+
+SHOW_PAIRS = 3
+
+
+def ms(ns):
+    return "–" if ns is None or ns < 0 else f"{ns / 1e6:.3f}"
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: fidelity_table.py LIST", file=sys.stderr)
+        return 2
+    cases = []
+    with open(argv[1]) as f:
+        for line in f:
+            name, path = line.split(None, 1)
+            with open(path.strip()) as j:
+                cases.append((name, json.load(j)))
+    tol = cases[0][1]["tolerance_ns"] / 1e6 if cases else 1.0
+    print(f"| case | op | DES ms | kernel ms | DES/kernel | pairs >{tol:g} ms | agreement | first disagreeing pairs (DES order; kernel the other way) |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    worst_ratio, all_pairs, all_same = None, 0, 0
+    for name, d in cases:
+        by_op = {}
+        for p in d["disagreeing"]:
+            by_op.setdefault(p["op"], []).append(p)
+        for r in d["rows"]:
+            if r["phase"] is not None:
+                continue
+            a, b = r["a_makespan_ns"], r["b_makespan_ns"]
+            if not a and not b:
+                continue
+            ratio = f"{a / b:.3f}" if a is not None and b else "–"
+            if a is not None and b:
+                dev = abs(a / b - 1)
+                worst_ratio = dev if worst_ratio is None else max(worst_ratio, dev)
+            agree = f"{100 * r['same'] / r['pairs']:.2f}%" if r["pairs"] else "–"
+            all_pairs += r["pairs"]
+            all_same += r["same"]
+            shown = by_op.get(r["op"], [])[:SHOW_PAIRS]
+            txt = ", ".join(f"{p['first_in_a']}<{p['second_in_a']} ({p['phase']})" for p in shown)
+            more = r["pairs"] - r["same"] - len(shown)
+            if more > 0:
+                txt += f" +{more}"
+            print(f"| {name} | {r['op']} | {ms(a)} | {ms(b)} | {ratio} | {r['pairs']} | {agree} | {txt} |")
+    print()
+    if all_pairs:
+        print(f"all cases: {all_same} of {all_pairs} pairs ordered the same way "
+              f"({100 * all_same / all_pairs:.2f}%), {all_pairs - all_same} disagree")
+    if worst_ratio is not None:
+        print(f"largest makespan departure |DES/kernel - 1|: {100 * worst_ratio:.1f}% (target: 5%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
