@@ -1629,6 +1629,11 @@ static int be_probe(void *be, unsigned pk)
 				dl_deferred_add(&s->core, d);
 		}
 	}
+	/*
+	 * the probe's deferred retries moved devices to the tail of dpm_list
+	 * (device_pm_move_to_tail()): the next phase's snapshot must see them
+	 */
+	s->gen++;
 	return err;
 }
 
