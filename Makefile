@@ -130,7 +130,7 @@ test-kernel: build kernels
 # DES against the real kernel (issue 18): 9 kernel runs (50- and 200-device DAGs, camera;
 # sync and kernel-async on 6.12, kernel-async-v2 on 7.3) and their DES twins, a markdown
 # table of makespans and pair agreement (tests/kernel_fidelity.sh).  Not in test-kernel:
-# about half an hour of TCG.  Kernel runs already in FIDELITY_DB are reused.
+# about two minutes of TCG.  Kernel runs already in FIDELITY_DB are reused.
 FIDELITY_DB ?= $(BUILD)/fidelity.db
 fidelity: build kernels
 	DLSIM_KERNEL_CACHE=$(KERNEL_CACHE) sh tests/kernel_fidelity.sh ./$(BUILD)/dlsim $(CURDIR) $(FIDELITY_DB)

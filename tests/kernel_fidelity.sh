@@ -13,16 +13,18 @@
 #
 # DB (default build/fidelity.db) is kept: a kernel run already in it (same scenario,
 # order, device count, seed and kernel, status ok) is reused, so a second call boots
-# nothing and only redoes the DES twins.  FIDELITY_DES_ARGS adds options to every DES
-# twin (for example "--probe-context boot"); FIDELITY_CASES picks cases by name
+# nothing and only redoes the DES twins.  The twins probe as the kernel mode's module
+# does (--probe-context module); FIDELITY_DES_ARGS replaces that option ("" or
+# "--probe-context boot": the boot model); FIDELITY_CASES picks cases by name
 # (d50-sync d50-ka d50-v2 d200-sync d200-ka d200-v2 camera-sync camera-ka camera-v2).
-# Not part of `make test` nor `make test-kernel`: the 200-device runs take minutes
-# of TCG each.  Exit 0 when every run finished and every diff was made (the
+# Not part of `make test` nor `make test-kernel`: about two minutes
+# of TCG in all.  Exit 0 when every run finished and every diff was made (the
 # figures themselves are reported, not judged), 1 otherwise.
 DLSIM=$1
 SRC=$2
 DB=${3:-$SRC/build/fidelity.db}
 [ -x "$DLSIM" ] && [ -d "$SRC/scenarios" ] || { echo "usage: $0 DLSIM SRC [DB]" >&2; exit 2; }
+DES_ARGS=${FIDELITY_DES_ARGS---probe-context module}
 CASES=${FIDELITY_CASES:-"d50-sync d50-ka d50-v2 d200-sync d200-ka d200-v2 camera-sync camera-ka camera-v2"}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -72,14 +74,14 @@ for c in $CASES; do
 	fi
 	# shellcheck disable=SC2086
 	"$DLSIM" run "$scen" $set_args --order "$order" --kernel "$kver" --workers 1 --seed "$seed" \
-		$FIDELITY_DES_ARGS --db "$DB" >"$T/out" 2>"$T/err" || { echo "$c: DES run failed" >&2; cat "$T/err" >&2; fail=1; continue; }
+		$DES_ARGS --db "$DB" >"$T/out" 2>"$T/err" || { echo "$c: DES run failed" >&2; cat "$T/err" >&2; fail=1; continue; }
 	d=$(q "select max(run_id) from runs where mode = 'des'")
 	"$DLSIM" diff "$DB" "$d" "$k" --json --max-pairs 1000000 >"$T/$c.json" 2>"$T/err" \
 		|| { echo "$c: diff failed" >&2; cat "$T/err" >&2; fail=1; continue; }
 	echo "$c $T/$c.json" >>"$T/list"
 done
 [ -f "$T/list" ] || exit 1
-echo "DES twins: --workers 1 ${FIDELITY_DES_ARGS:-(no extra options)}; database $DB"
+echo "DES twins: --workers 1 ${DES_ARGS:-(no extra options)}; database $DB"
 echo
 python3 "$SRC/tests/tools/fidelity_table.py" "$T/list" || fail=1
 exit $fail

@@ -48,6 +48,7 @@ struct run_opts {
 	/* --mode kernel */
 	const char *kernel_dump, *kernel_save;
 	int64_t kernel_timeout_ms;
+	bool probe_module;      /* --probe-context module */
 };
 
 /* The only state a signal handler may touch: Ctrl-C stops the run. */
@@ -96,6 +97,14 @@ static void run_usage(FILE *f, bool compare)
 		   "  --seed N          override the scenario's seed\n"
 		   "  --workers K       simulated CPUs shared by the main thread and workers\n"
 		   "                    (default: the order's own, 1 for sync and naive, else 8)\n"
+		   "  --probe-context boot|module  des, orders that probe with the deferred-\n"
+		   "                    probe retry: boot (default), retries held until\n"
+		   "                    late_initcall, then walked by the main thread; module,\n"
+		   "                    as --mode kernel's module does: retries on from the\n"
+		   "                    start, each bind re-queues deferred_probe_work_func(),\n"
+		   "                    which retries on a kworker of its own beside the\n"
+		   "                    registration walk (the sync driver's devices probed in\n"
+		   "                    turn, then the async driver's queued)\n"
 		   "  --set KEY=VALUE   override a field of the scenario's generate object;\n"
 		   "                    dev.NAME.KEY=VALUE: a listed device's latency or async\n"
 		   "  --json            print the summary as JSON on stdout\n"
@@ -254,6 +263,13 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 			o->mode = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
 			o->kernel = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--probe-context"))) {
+			if (strcmp(v, "boot") && strcmp(v, "module")) {
+				fprintf(stderr, "dlsim %s: --probe-context '%s': expected boot or module\n",
+					me, v);
+				return -1;
+			}
+			o->probe_module = !strcmp(v, "module");
 		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-dump"))) {
 			o->kernel_dump = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-save"))) {
@@ -309,6 +325,11 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 	}
 	if (!o->scenario) {
 		fprintf(stderr, "dlsim %s: missing SCENARIO; try 'dlsim %s --help'\n", me, me);
+		return -1;
+	}
+	if (o->probe_module && strcmp(o->mode, "des")) {
+		fprintf(stderr, "dlsim %s: --probe-context module: des mode only (threads mode models"
+			" boot; kernel mode is a module by construction)\n", me);
 		return -1;
 	}
 	if ((o->kernel_dump || o->kernel_save || o->kernel_timeout_ms) && strcmp(o->mode, "kernel")) {
@@ -859,7 +880,8 @@ static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64
 	const struct run_opts *o = &rn->o;
 	const struct dl_scenario *sc = rn->sc;
 	struct dl_engine_opts eo = { .order = order, .workers = o->workers, .kernel = o->kver,
-				     .seed = seed, .stop = &stop_flag };
+				     .seed = seed, .probe_module = o->probe_module,
+				     .stop = &stop_flag };
 	struct progress pr = { .sc = sc };
 	char kernel[16];
 	int rc;

@@ -195,6 +195,16 @@ struct dl_core {
 	bool deferred_enabled;          /* set at late_initcall */
 	bool sync_state_paused;         /* until late boot */
 	uint64_t probe_attempts, probe_defers, deferred_triggers;
+	/*
+	 * dev->can_match, per device id below can_match_n (dl_core_track_can_match()):
+	 * set by a device's first probe attempt; driver_deferred_probe_add()
+	 * ignores a device without it (an AUTOPROBE_CONSUMER bind of its
+	 * supplier before any driver tried it).  NULL: not tracked, every
+	 * device may be added (the boot model, where retries wait until every
+	 * device was tried).
+	 */
+	uint8_t *can_match;
+	uint32_t can_match_n;
 
 	/*
 	 * dl_reorder_visits()'s memo: per device the number of calls
@@ -250,6 +260,7 @@ void dl_kernel_reorder_to_tail(struct dl_core *c, dl_dev_t d, uint64_t *visits);
 int dl_probe_begin(struct dl_core *c, dl_dev_t d, bool ignore_links);
 void dl_probe_end(struct dl_core *c, dl_dev_t d, int err);
 void dl_deferred_enable(struct dl_core *c);
+int dl_core_track_can_match(struct dl_core *c);
 void dl_deferred_trigger(struct dl_core *c);
 void dl_deferred_add(struct dl_core *c, dl_dev_t d);
 dl_dev_t dl_deferred_next(struct dl_core *c);

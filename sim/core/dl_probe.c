@@ -6,6 +6,7 @@
  * (the driver's probe or remove callback) passes between the calls.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/core/dl_internal.h"
@@ -21,6 +22,8 @@ void dl_deferred_add(struct dl_core *c, dl_dev_t d)
 {
 	if (c->dev[d].deferred)
 		return;
+	if (c->can_match && d < c->can_match_n && !c->can_match[d])
+		return;   /* if (!dev->can_match) return; */
 	if (dl_idvec_push(&c->deferred_pending, d) == 0)
 		c->dev[d].deferred = 1;
 }
@@ -47,6 +50,22 @@ void dl_deferred_trigger(struct dl_core *c)
 	for (uint32_t i = 0; i < p->n; i++)
 		dl_idvec_push(a, p->v[i]);
 	p->n = 0;
+}
+
+/**
+ * dl_core_track_can_match - from now on, keep dev->can_match for the
+ * devices that exist (none has it yet) and let dl_deferred_add() honour it.
+ * Returns 0 or -ENOMEM.
+ */
+int dl_core_track_can_match(struct dl_core *c)
+{
+	if (c->can_match)
+		return 0;
+	c->can_match = calloc(c->ndev ? c->ndev : 1, 1);
+	if (!c->can_match)
+		return -ENOMEM;
+	c->can_match_n = c->ndev;
+	return 0;
 }
 
 /* deferred_probe_initcall(): enable retries and trigger once. */
@@ -138,6 +157,8 @@ int dl_probe_begin(struct dl_core *c, dl_dev_t d, bool ignore_links)
 
 	if (!x->registered || x->state != DL_DEV_NO_DRIVER)
 		return -EBUSY;
+	if (c->can_match && d < c->can_match_n)
+		c->can_match[d] = 1;   /* __driver_probe_device(): dev->can_match = true */
 	c->probe_attempts++;
 	if (!ignore_links) {
 		for (uint32_t i = 0; i < x->suppliers.n; i++) {

@@ -66,6 +66,8 @@
 #include "sim/engine/seqops.h"
 
 #define MAIN_TASK UINT32_MAX
+/* The kworker of deferred_probe_work_func() (probe in module context); its CPU in t[n + 1]. */
+#define RETRY_TASK (UINT32_MAX - 1)
 
 /*
  * A work item's stages.  ST_SLEEP: its callback's CPU part is over and it
@@ -79,6 +81,8 @@ enum { ST_IDLE, ST_QUEUED_START, ST_QUEUED_CB, ST_START, ST_BLOCKED, ST_CB, ST_D
 enum { M_IDLE, M_QUEUED, M_BURST, M_WAIT_DEV, M_WAIT_DRAIN, M_DONE, M_SLEEP };
 /* What main's burst is: a callback, queueing an item, a callback's hand-off walk. */
 enum { MK_CALLBACK, MK_QUEUE, MK_HANDOFF };
+/* The deferred-probe kworker (module context): idle, waiting for a CPU, bursting, asleep in a probe. */
+enum { R_IDLE, R_QUEUED, R_BURST, R_SLEEP };
 enum { PK_SUSPEND = DL_PK_SUSPEND, PK_RESUME = DL_PK_RESUME, PK_PROBE_READY = DL_PK_PROBE,
        PK_PROBE_DEFER = DL_PK_PROBE_DEFER };
 /* Kinds of release graph (who a finishing device releases): the core's dependency kinds. */
@@ -229,6 +233,19 @@ struct sim {
 	uint32_t mdev;           /* the position main is bursting on or waiting for */
 	int mkind;               /* MK_* */
 	bool deferral_walk;      /* walking the deferred-probe active list */
+
+	/*
+	 * Probe in module context (dl_engine_opts.probe_module): the kworker
+	 * that runs deferred_probe_work_func(), a walker of its own beside
+	 * main (retry_kick()).  rkind: MK_CALLBACK, a sync driver's retry
+	 * probed on the kworker; MK_QUEUE, an async driver's, queued.
+	 */
+	bool module_ctx;
+	int rstate, rkind;       /* R_*, MK_* */
+	uint32_t rdev;           /* the position it retries */
+	bool r_cb_deferred;      /* its attempt deferred again */
+	bool r_wake;             /* its next burst pays the kworker's wake */
+	int64_t r_debt;          /* its reorders not yet paid by a burst */
 };
 
 _Static_assert(sizeof(struct task) == 32, "a task record is half a cache line");
@@ -283,6 +300,8 @@ static unsigned phase_lat_key(unsigned phase)
 /* The position whose callback or overhead burst @task runs, or DL_NONE (main, not a callback). */
 static uint32_t burst_device(const struct sim *s, uint32_t task)
 {
+	if (task == RETRY_TASK)
+		return s->rkind == MK_CALLBACK ? s->rdev : DL_NONE;
 	if (task != MAIN_TASK)
 		return task;
 	return s->mkind == MK_CALLBACK ? s->mdev : DL_NONE;
@@ -557,6 +576,7 @@ static unsigned graph_kind(int pk)
 static void on_ready(struct sim *s, uint32_t y);
 
 static void main_kick(struct sim *s);
+static void retry_poke(struct sim *s);
 
 /*
  * Queue position @y's work item (insert_work()/pwq_tryinc_nr_active()): it
@@ -874,19 +894,20 @@ static void callback_end(struct sim *s, uint32_t i, bool deferred)
 		err = dl_faults_take(&s->faults, d, DL_LAT_PROBE);
 		dl_probe_end(&s->core, d, err);
 		emit(s, DL_EV_PROBE_END, d, 0, err);
+		retry_poke(s);   /* a bind queues deferred_probe_work_func() */
 	}
 }
 
 /* ---- the main thread ---- */
 
-/* Charge (and count) device_pm_move_to_tail(@d) to the walk's next main burst. */
-static void reorder_charge(struct sim *s, uint32_t d)
+/* Charge (and count) device_pm_move_to_tail(@d) to the walker's next burst (its @debt). */
+static void reorder_charge(struct sim *s, uint32_t d, int64_t *debt)
 {
 	uint64_t calls = dl_reorder_visits(&s->core, d);
 	int64_t ns = dl_cost_reorder(&s->cost, calls);
 	struct dl_op_result *o = s->opr;
 
-	s->reorder_debt += ns;
+	*debt += ns;
 	o->reorder_walks++;
 	o->reorder_calls = dl_sat_add_u64(o->reorder_calls, calls);
 	o->reorder_ns = dl_sat_add_i64(o->reorder_ns, ns);
@@ -898,14 +919,14 @@ static void reorder_charge(struct sim *s, uint32_t d)
  * DL_NONE.  Prefetches, a few entries ahead, the position and then the task
  * that main_kick() reads (the core prefetches its own device and link).
  */
-static uint32_t deferred_next_pos(struct sim *s)
+static uint32_t deferred_next_pos(struct sim *s, int64_t *debt)
 {
 	uint32_t d = dl_deferred_next(&s->core), a;
 
 	if (d == DL_NONE)
 		return DL_NONE;
 	/* device_pm_move_to_tail() before the retry: paid by the walk's next burst */
-	reorder_charge(s, d);
+	reorder_charge(s, d, debt);
 	if ((a = dl_deferred_peek(&s->core, 16)) != DL_NONE)
 		dl_prefetch(&s->g.pos[a]);
 	if ((a = dl_deferred_peek(&s->core, 8)) != DL_NONE && s->g.pos[a] != DL_NONE)
@@ -922,7 +943,7 @@ static bool main_next(struct sim *s, uint32_t *i)
 		return true;
 	}
 	if (s->deferral_walk) {
-		*i = deferred_next_pos(s);
+		*i = deferred_next_pos(s, &s->reorder_debt);
 		return *i != DL_NONE;
 	}
 	while (s->widx < s->w.n) {
@@ -972,7 +993,7 @@ static void main_kick(struct sim *s)
 			return;
 		}
 		if (!main_next(s, &d)) {
-			if (s->pk == PK_PROBE_DEFER) {
+			if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
 				/* late_initcall: wait for probes in flight, then retry. */
 				if (s->inflight) {
 					s->mstate = M_WAIT_DRAIN;
@@ -984,7 +1005,7 @@ static void main_kick(struct sim *s)
 					dl_sync_state_resume(&s->core);
 					continue;
 				}
-				d = deferred_next_pos(s);
+				d = deferred_next_pos(s, &s->reorder_debt);
 				if (d == DL_NONE) {
 					s->mstate = M_DONE;
 					return;
@@ -1293,6 +1314,113 @@ static void item_burst_done(struct sim *s, uint32_t d)
 	item_callback_over(s, d);
 }
 
+/* ---- the deferred-probe kworker (probe in module context) ---- */
+
+/*
+ * deferred_probe_work_func() on its kworker, beside the registration walk:
+ * the next device of the active list (dl_deferred_next() moves it to the
+ * tail of dpm_list first), retried by bus_probe_device_deferred(): a sync
+ * driver's probe runs on the kworker itself, an async driver's is queued
+ * (__device_attach(dev, true): async_schedule_dev_nocall()).  A device
+ * bound or probing meanwhile is a no-op.  Idle once the list is empty,
+ * until a bind queues the work again (retry_poke()).
+ */
+static void retry_kick(struct sim *s)
+{
+	uint32_t d;
+
+	do {
+		d = deferred_next_pos(s, &s->r_debt);
+		if (d == DL_NONE) {
+			s->rstate = R_IDLE;
+			return;
+		}
+	} while (s->t[d].stage == ST_QUEUED_CB || s->t[d].stage == ST_CB ||
+		 s->core.dev[dev_at(s, d)].state != DL_DEV_NO_DRIVER);
+	s->rdev = d;
+	if (!s->t[d].part) {
+		s->t[d].part = 1;
+		s->remaining++;
+		s->nparts++;
+	}
+	s->t[d].stage = ST_IDLE;
+	s->rkind = dl_order_on_main(s->pol, true, s->core.dev[dev_at(s, d)].async) ?
+		   MK_CALLBACK : MK_QUEUE;
+	if (s->rkind == MK_QUEUE && !dl_async_may_queue(s->pol, s->inflight)) {
+		s->rkind = MK_CALLBACK;   /* MAX_WORK: __device_attach() retries synchronously */
+		s->opr->sync_fallbacks++;
+	}
+	s->rstate = R_QUEUED;
+	burst_request(s, RETRY_TASK, 0);
+}
+
+/*
+ * driver_deferred_probe_trigger() after a bind (or at the op's start):
+ * queue_work() wakes the kworker if it is idle and the active list is not
+ * empty; a busy one walks on to what was appended.
+ */
+static void retry_poke(struct sim *s)
+{
+	if (!s->module_ctx || s->rstate != R_IDLE || dl_deferred_peek(&s->core, 0) == DL_NONE)
+		return;
+	s->r_wake = true;
+	retry_kick(s);
+}
+
+static void retry_got_cpu(struct sim *s)
+{
+	int64_t len = s->cost.main_ns + s->r_debt;
+
+	s->r_debt = 0;
+	if (s->r_wake) {
+		len += s->cost.wake_ns;
+		s->r_wake = false;
+	}
+	s->rstate = R_BURST;
+	if (s->rkind == MK_QUEUE) {
+		len += s->cost.queue_ns;
+	} else {
+		bool deferred;
+
+		s->t[s->rdev].stage = ST_CB;
+		len += callback_begin(s, s->rdev, &deferred);
+		s->r_cb_deferred = deferred;
+	}
+	burst_start(s, RETRY_TASK, len);
+}
+
+/* The kworker's probe of rdev is over, sleep included: the next retry. */
+static void retry_callback_over(struct sim *s)
+{
+	uint32_t d = s->rdev;
+
+	s->rstate = R_BURST;    /* busy: its own bind does not poke it */
+	callback_end(s, d, s->r_cb_deferred);
+	device_finished(s, d);
+	retry_kick(s);
+}
+
+static void retry_burst_done(struct sim *s)
+{
+	uint32_t d = s->rdev;
+	int64_t sl;
+
+	if (s->rkind == MK_QUEUE) {
+		s->t[d].stage = ST_QUEUED_CB;
+		s->t[d].bk = BK_NONE;
+		s->inflight++;
+		item_queue(s, d);
+		retry_kick(s);
+		return;
+	}
+	if (!s->r_cb_deferred && (sl = cb_sleep(s, d)) > 0) {
+		s->rstate = R_SLEEP;
+		sleep_start(s, RETRY_TASK, sl);
+		return;
+	}
+	retry_callback_over(s);
+}
+
 /* Hand free CPUs to queued bursts. */
 static void dispatch(struct sim *s)
 {
@@ -1305,6 +1433,9 @@ static void dispatch(struct sim *s)
 			s->cur_worker = 0;
 			s->t[s->n].cpu = cpu;
 			main_got_cpu(s);
+		} else if (task == RETRY_TASK) {
+			s->t[s->n + 1].cpu = cpu;
+			retry_got_cpu(s);
 		} else {
 			s->t[task].cpu = cpu;
 			item_got_cpu(s, task);
@@ -1342,6 +1473,15 @@ static int run_loop(struct sim *s)
 			} else {
 				cpu_release(s, cpu);
 				main_burst_done(s);
+			}
+		} else if (e.task == RETRY_TASK) {
+			cpu = s->t[s->n + 1].cpu;
+			s->cur_worker = (int16_t)cpu;
+			if (s->rstate == R_SLEEP) {
+				retry_callback_over(s);
+			} else {
+				cpu_release(s, cpu);
+				retry_burst_done(s);
 			}
 		} else {
 			cpu = s->t[e.task].cpu;
@@ -1518,6 +1658,28 @@ static void build_walk(struct sim *s)
 	s->widx = 0;
 }
 
+/*
+ * Probe in module context: the module registers its sync driver, whose
+ * bus walk (driver_attach(), registration order) probes its devices in
+ * turn on the main thread, then its async driver, whose walk queues the
+ * others (__driver_attach(): async_schedule_dev()).  So main's walk takes
+ * the sync driver's devices first, each part in registration order.
+ */
+static void walk_module(struct sim *s)
+{
+	uint32_t n = 0, na = 0;
+
+	for (uint32_t k = 0; k < s->w.n; k++) {
+		uint32_t x = s->w.v[k];
+
+		if (s->t[x].on_main)
+			s->w.v[n++] = x;
+		else
+			s->stk[na++] = x;
+	}
+	memcpy(s->w.v + n, s->stk, na * sizeof(*s->stk));
+}
+
 /* Start a phase of kind @pk on the snapshot of its graph; part[] is cleared. */
 static int phase_reset(struct sim *s, int pk)
 {
@@ -1559,12 +1721,15 @@ static int run_phase(struct sim *s)
 	b = phase_bound(s);
 	s->nparts = s->remaining;
 	build_walk(s);
+	if (s->module_ctx)
+		walk_module(s);
 	mainb = main_bound(s);
 	if (s->ps.by_priority)
 		priorities(s);
 	if (s->ps.barrier)
 		levels(s);
 	main_kick(s);
+	retry_poke(s);   /* module context: what an earlier op left deferred */
 	if (s->ps.queue_when_ready && s->pk != PK_PROBE_DEFER) {
 		for (uint32_t k = 0; k < s->w.n; k++) {
 			uint32_t i = s->w.v[k];
@@ -1618,7 +1783,18 @@ static int be_probe(void *be, unsigned pk)
 
 	if (err)
 		return err;
+	/*
+	 * module context (the op loop registered as the module does, and
+	 * enabled deferred probing and sync_state()): retries on the kworker
+	 */
+	s->module_ctx = pk == PK_PROBE_DEFER && s->o->probe_module;
+	s->rstate = R_IDLE;
+	s->r_debt = 0;
+	s->r_wake = false;
+	if (s->module_ctx && (err = dl_core_track_can_match(&s->core)))
+		return err;
 	err = run_phase(s);
+	s->module_ctx = false;
 	if (pk == PK_PROBE_READY) {
 		/* devices never released (a supplier failed): they stay unbound,
 		 * deferred as the kernel would leave them, in registration order */
@@ -1740,18 +1916,24 @@ static void be_unlock(void *be)
 	(void)be;
 }
 
+static bool be_module_probe(void *be)
+{
+	return ((struct sim *)be)->o->probe_module;
+}
+
 static const struct dl_backend_ops des_ops = {
 	.races = false,   /* "concurrent" ops run in turn */
 	.now = be_now, .op_begin = be_op_begin, .op_end = be_op_end,
 	.lock = be_lock, .unlock = be_unlock,
 	.probe = be_probe, .pm_phase = be_pm_phase, .aborted = be_aborted, .seq = be_seq,
+	.module_probe = be_module_probe,
 };
 
 static int sim_alloc(struct sim *s)
 {
 	uint32_t n = s->n + 1;
 
-	s->t = calloc(n, sizeof(*s->t));
+	s->t = calloc(n + 1, sizeof(*s->t));   /* main's CPU in t[n - 1], the retry kworker's in t[n] */
 	s->blocked_since = calloc(n, sizeof(*s->blocked_since));
 	s->stk = malloc((n ? n : 1) * sizeof(*s->stk));
 	s->topo = calloc(n, sizeof(*s->topo));

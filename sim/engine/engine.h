@@ -33,6 +33,22 @@ struct dl_engine_opts {
 	uint32_t workers;        /* 0: the order's default */
 	uint32_t kernel;         /* DL_KVER() whose rules to follow; 0: the order's default */
 	uint64_t seed;
+	/*
+	 * The probe op's context, for the orders that probe with the
+	 * deferred-probe retry (sync, kernel-async, kernel-async-v2).  false,
+	 * boot: devices and drivers meet during the initcalls, retries are held
+	 * until late_initcall (after the whole registration walk), and the main
+	 * thread walks the retries.  true, module: what `--mode kernel` does, a
+	 * module registers devices and drivers after boot: deferred probing is
+	 * enabled from the start, every bind queues deferred_probe_work_func()
+	 * on a kworker of its own that retries (device_pm_move_to_tail() first)
+	 * while the registration walk goes on, and the walk is the drivers'
+	 * registrations: the sync driver's devices (probed in turn by the main
+	 * thread), then the async driver's (queued).  The devices are
+	 * registered first, all of them, then the listed links are added
+	 * (dl_engine_register_module()), as the module does.
+	 */
+	bool probe_module;
 	struct dl_sink sink;     /* gets every event, time-stamped; may be empty */
 	atomic_int *stop;  /* set asynchronously to interrupt */
 	/* called now and then during long ops (op index, op count, events so far) */
@@ -115,6 +131,7 @@ uint32_t dl_engine_workers(const struct dl_scenario *sc, enum dl_order order, ui
 struct dl_core;
 void dl_engine_add_listed_links(struct dl_core *c, const struct dl_scenario *sc, uint32_t only);
 int dl_engine_register_listed(struct dl_core *c, const struct dl_scenario *sc);
+int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc);
 int dl_engine_presize(struct dl_core *c, const struct dl_scenario *sc);
 int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 		  struct dl_run_result *r);

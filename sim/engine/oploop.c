@@ -188,6 +188,35 @@ int dl_engine_presize(struct dl_core *c, const struct dl_scenario *sc)
 	return err;
 }
 
+/**
+ * dl_engine_register_module - the probe op's device_add()s as `--mode
+ * kernel`'s module makes them (sim/kernel/dlsim_kmod.c, "register" then
+ * "link" per listed link): every device that dl_engine_register_listed()
+ * would register, in listed order, then every listed link with both ends
+ * registered, in listed order, each reordering its consumer's set as
+ * device_link_add() does.  Returns 0 or -ENOMEM.
+ */
+int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc)
+{
+	uint32_t n = c->ndev < sc->ndev ? c->ndev : sc->ndev;
+
+	for (uint32_t d = 0; d < n; d++) {
+		if (sc->dev[d].hotplug || c->dev[d].registered ||
+		    (sc->dev[d].parent != DL_NONE && !c->dev[sc->dev[d].parent].registered))
+			continue;
+		if (dl_device_register(c, d) == -ENOMEM)
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < sc->nlink; i++) {
+		const struct dl_sc_link *l = &sc->link[i];
+
+		if (l->consumer < n && l->supplier < n &&
+		    c->dev[l->consumer].registered && c->dev[l->supplier].registered)
+			add_listed_link(c, l);
+	}
+	return 0;
+}
+
 /* ---- the op loop ---- */
 
 /* The probe op: the device_add()s and fw_devlink links, then the backend's probe phase. */
@@ -195,12 +224,16 @@ static int op_probe(const struct dl_backend_ops *b, void *be, struct dl_core *co
 		    const struct dl_scenario *sc, enum dl_order order)
 {
 	unsigned pk = dl_order_probe_kind(order);
+	bool module = b->module_probe && b->module_probe(be);
 	int err;
 
 	b->lock(be);
-	err = dl_engine_register_listed(core, sc);
-	if (!err && pk == DL_PK_PROBE) {
-		/* link-aware probing never defers: retries are on from the start */
+	err = module ? dl_engine_register_module(core, sc) : dl_engine_register_listed(core, sc);
+	if (!err && (pk == DL_PK_PROBE || module)) {
+		/*
+		 * link-aware probing never defers: retries are on from the start;
+		 * so they are for a module loaded after boot
+		 */
 		dl_deferred_enable(core);
 		dl_sync_state_resume(core);
 	}

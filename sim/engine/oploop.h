@@ -55,6 +55,13 @@ struct dl_backend_ops {
 	void (*probing)(void *be, bool block);
 	/* a sequential op (seqops.c) on the main thread */
 	int (*seq)(void *be, const struct dl_sc_op *op);
+	/*
+	 * does the probe op run in module context (dl_engine_opts.probe_module)?
+	 * Then the op loop registers as the kernel mode's module does
+	 * (dl_engine_register_module()) and enables deferred probing first.
+	 * NULL: boot context.
+	 */
+	bool (*module_probe)(void *be);
 };
 
 /*

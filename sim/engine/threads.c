@@ -2173,6 +2173,12 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 
 	memset(r, 0, sizeof(*r));
 	r->fail_dev = DL_NONE;
+	if (o->probe_module) {
+		/* the module probe context is des.c's only (the CLI refuses it) */
+		free(t);
+		r->status = "error";
+		return -EINVAL;
+	}
 	if (!t) {
 		r->status = "error";
 		return -ENOMEM;
