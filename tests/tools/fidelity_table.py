@@ -32,6 +32,7 @@ def main(argv):
     print(f"| case | op | DES ms | kernel ms | DES/kernel | pairs >{tol:g} ms | agreement | first disagreeing pairs (DES order; kernel the other way) |")
     print("|---|---|---:|---:|---:|---:|---:|---|")
     worst_ratio, all_pairs, all_same = None, 0, 0
+    nops = nagree = nwithin = 0
     for name, d in cases:
         by_op = {}
         for p in d["disagreeing"]:
@@ -43,8 +44,11 @@ def main(argv):
             if not a and not b:
                 continue
             ratio = f"{a / b:.3f}" if a is not None and b else "–"
+            nops += 1
+            nagree += r["same"] == r["pairs"]
             if a is not None and b:
                 dev = abs(a / b - 1)
+                nwithin += dev <= 0.05
                 worst_ratio = dev if worst_ratio is None else max(worst_ratio, dev)
             agree = f"{100 * r['same'] / r['pairs']:.2f}%" if r["pairs"] else "–"
             all_pairs += r["pairs"]
@@ -59,6 +63,8 @@ def main(argv):
     if all_pairs:
         print(f"all cases: {all_same} of {all_pairs} pairs ordered the same way "
               f"({100 * all_same / all_pairs:.2f}%), {all_pairs - all_same} disagree")
+    print(f"ops whose every pair agrees: {nagree} of {nops}; "
+          f"ops whose makespan is within 5% of the kernel's: {nwithin} of {nops}")
     if worst_ratio is not None:
         print(f"largest makespan departure |DES/kernel - 1|: {100 * worst_ratio:.1f}% (target: 5%)")
     return 0
