@@ -17,6 +17,9 @@
 # does (--probe-context module); FIDELITY_DES_ARGS replaces that option ("" or
 # "--probe-context boot": the boot model); FIDELITY_CASES picks cases by name
 # (d50-sync d50-ka d50-v2 d200-sync d200-ka d200-v2 camera-sync camera-ka camera-v2).
+# FIDELITY_NOISE=1 adds the kernel against itself: a second kernel run of each case
+# (booted once, then reused), diffed with the first, its agreement in a column of
+# its own: TCG's timing makes the kernel's own order vary from boot to boot.
 # Not part of `make test` nor `make test-kernel`: about two minutes
 # of TCG in all.  Exit 0 when every run finished and every diff was made (the
 # figures themselves are reported, not judged), 1 otherwise.
@@ -48,26 +51,44 @@ case_args() {
 
 q() { sqlite3 "$DB" "$1"; }
 
-# The last ok run of this case in MODE (kernel rules or release $kver), or ''.
-find_run() { # mode scenario-name seed
+# The newest ok run of this case in MODE (kernel rules or release $kver), the one
+# before it with SKIP 1, or ''.
+find_run() { # mode scenario-name seed [skip]
 	dev_cond=""
 	[ -n "$ndev" ] && dev_cond="and devices = $ndev"
 	[ -f "$DB" ] || return 0
-	q "select max(run_id) from runs where mode = '$1' and scenario = '$2' and seed = $3
-		and order_name = '$order' and status = 'ok' and kernel = '$kver' $dev_cond"
+	q "select run_id from runs where mode = '$1' and scenario = '$2' and seed = $3
+		and order_name = '$order' and status = 'ok' and kernel = '$kver' $dev_cond
+		order by run_id desc limit 1 offset ${4:-0}"
+}
+
+# Boot a kernel run of this case.
+kernel_boot() { # case
+	t0=$(date +%s)
+	# shellcheck disable=SC2086
+	"$DLSIM" run "$scen" $set_args --order "$order" --mode kernel --kernel "$kver" \
+		--db "$DB" >"$T/out" 2>"$T/err" || { echo "$1: kernel run failed" >&2; cat "$T/err" >&2; return 1; }
+	echo "$1: kernel run $(($(date +%s) - t0)) s wall" >&2
 }
 
 for c in $CASES; do
 	case_args "$c" || exit 2
 	name=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"])' "$scen")
 	seed=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("seed", 1))' "$scen")
+	noise=""
+	if [ -n "${FIDELITY_NOISE:-}" ]; then
+		# the kernel against itself: the two newest kernel runs, diffed
+		while [ -z "$(find_run kernel "$name" "$seed" 1)" ]; do
+			kernel_boot "$c" || { fail=1; continue 2; }
+		done
+		"$DLSIM" diff "$DB" "$(find_run kernel "$name" "$seed" 1)" "$(find_run kernel "$name" "$seed")" \
+			--json --max-pairs 0 >"$T/$c.noise.json" 2>"$T/err" \
+			|| { echo "$c: diff failed" >&2; cat "$T/err" >&2; fail=1; continue; }
+		noise="$T/$c.noise.json"
+	fi
 	k=$(find_run kernel "$name" "$seed")
 	if [ -z "$k" ]; then
-		t0=$(date +%s)
-		# shellcheck disable=SC2086
-		"$DLSIM" run "$scen" $set_args --order "$order" --mode kernel --kernel "$kver" \
-			--db "$DB" >"$T/out" 2>"$T/err" || { echo "$c: kernel run failed" >&2; cat "$T/err" >&2; fail=1; continue; }
-		echo "$c: kernel run $(($(date +%s) - t0)) s wall" >&2
+		kernel_boot "$c" || { fail=1; continue; }
 		k=$(find_run kernel "$name" "$seed")
 	else
 		echo "$c: kernel run $k reused" >&2
@@ -78,7 +99,7 @@ for c in $CASES; do
 	d=$(q "select max(run_id) from runs where mode = 'des'")
 	"$DLSIM" diff "$DB" "$d" "$k" --json --max-pairs 1000000 >"$T/$c.json" 2>"$T/err" \
 		|| { echo "$c: diff failed" >&2; cat "$T/err" >&2; fail=1; continue; }
-	echo "$c $T/$c.json" >>"$T/list"
+	echo "$c $T/$c.json $noise" >>"$T/list"
 done
 [ -f "$T/list" ] || exit 1
 echo "DES twins: --workers 1 ${DES_ARGS:-(no extra options)}; database $DB"

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """fidelity_table.py LIST: the markdown table of tests/kernel_fidelity.sh.
 
-LIST has a line per case: its name and the path of `dlsim diff DES KERNEL --json`
-(A is the DES twin, B the kernel run).  Per op (occurrences numbered as diff numbers
+LIST has a line per case: its name, the path of `dlsim diff DES KERNEL --json` (A is
+the DES twin, B the kernel run) and, optionally, that of `dlsim diff KERNEL2 KERNEL
+--json` (the kernel against a second boot of itself: its agreement is the noise floor).  Per op (occurrences numbered as diff numbers
 them: suspend, suspend#2, ...): both makespans, DES/kernel, the pairs both runs order
 with a gap above the tolerance, the share ordered the same way, and the first
 disagreeing pairs ("x<y" is the DES's order; the kernel ran y first).  Ops with no
@@ -25,15 +26,21 @@ def main(argv):
     cases = []
     with open(argv[1]) as f:
         for line in f:
-            name, path = line.split(None, 1)
-            with open(path.strip()) as j:
-                cases.append((name, json.load(j)))
+            f_ = line.split()
+            name, path = f_[0], f_[1]
+            with open(path) as j:
+                d = json.load(j)
+            noise = {}
+            if len(f_) > 2:
+                with open(f_[2]) as j:
+                    noise = {r["op"]: r for r in json.load(j)["rows"] if r["phase"] is None}
+            cases.append((name, d, noise))
     tol = cases[0][1]["tolerance_ns"] / 1e6 if cases else 1.0
-    print(f"| case | op | DES ms | kernel ms | DES/kernel | pairs >{tol:g} ms | agreement | first disagreeing pairs (DES order; kernel the other way) |")
-    print("|---|---|---:|---:|---:|---:|---:|---|")
+    print(f"| case | op | DES ms | kernel ms | DES/kernel | pairs >{tol:g} ms | agreement | kernel vs kernel | first disagreeing pairs (DES order; kernel the other way) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     worst_ratio, all_pairs, all_same = None, 0, 0
     nops = nagree = nwithin = 0
-    for name, d in cases:
+    for name, d, noise in cases:
         by_op = {}
         for p in d["disagreeing"]:
             by_op.setdefault(p["op"], []).append(p)
@@ -58,7 +65,9 @@ def main(argv):
             more = r["pairs"] - r["same"] - len(shown)
             if more > 0:
                 txt += f" +{more}"
-            print(f"| {name} | {r['op']} | {ms(a)} | {ms(b)} | {ratio} | {r['pairs']} | {agree} | {txt} |")
+            nz = noise.get(r["op"])
+            kk = f"{100 * nz['same'] / nz['pairs']:.2f}%" if nz and nz["pairs"] else "–"
+            print(f"| {name} | {r['op']} | {ms(a)} | {ms(b)} | {ratio} | {r['pairs']} | {agree} | {kk} | {txt} |")
     print()
     if all_pairs:
         print(f"all cases: {all_same} of {all_pairs} pairs ordered the same way "
