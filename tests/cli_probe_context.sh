@@ -37,6 +37,8 @@ expect 0 "--probe-context boot" "$DLSIM" run "$T/two.json" --order sync --probe-
 ev() { sqlite3 "$T/a.db" "select group_concat(kind || ' ' || dev_id || ' ' || t_ns || ' ' || worker, ',')
 	from (select * from events where run_id = $1 order by seq)"; }
 [ "$(ev 1)" = "$(ev 2)" ] && ok "boot is the default: the same events" || bad "boot differs from the default"
+[ "$(sqlite3 "$T/a.db" "select group_concat(probe_context, ' ') from runs")" = "boot boot" ] \
+	&& ok "runs.probe_context: boot" || bad "runs.probe_context of the boot runs"
 
 # module context, as --mode kernel's module plays the camera (orders sync): devices
 # registered first, then every listed link in listed order, each moving its consumer
@@ -48,6 +50,8 @@ expect 0 "camera, sync, module context" "$DLSIM" run "$cam" --order sync --worke
 [ "$(prep "$T/c.db" 1 | cut -d' ' -f1-10)" = "soc clk gpio0 iommu i2c0 gpio1 sensor csi dma isp" ] \
 	&& ok "module: dpm_list as the module's register-then-link leaves it" \
 	|| bad "module: prepare order '$(prep "$T/c.db" 1 | cut -d' ' -f1-10)'"
+[ "$(sqlite3 "$T/c.db" "select probe_context from runs")" = module ] \
+	&& ok "runs.probe_context: module" || bad "runs.probe_context of the module run"
 # the first probe op: events before the first suspend
 first_probe="run_id = 1 and seq < (select min(seq) from events where run_id = 1 and kind = 'suspend_start')"
 r=$(sqlite3 "$T/c.db" "select group_concat(d.name || '@' || (e.worker != 0), ' ') from events e

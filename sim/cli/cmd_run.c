@@ -845,6 +845,7 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 			.scenario = sc->name, .order = dl_order_name(j->order), .mode = "kernel",
 			.version = version, .kernel = rn->o.kernel, .seed = j->seed, .devices = sc->ndev,
 			.links = sc->nlink, .workers = 1,
+			.probe_context = "module",   /* a module loaded after boot, by construction */
 		};
 
 		if (dl_log_run_begin(rn->log, &info, run_id))
@@ -897,6 +898,7 @@ static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64
 			.version = DLSIM_VERSION, .kernel = kernel, .seed = seed,
 			.devices = sc->ndev, .links = sc->nlink,
 			.workers = dl_engine_workers(sc, order, o->workers),
+			.probe_context = o->probe_module ? "module" : "boot",
 		};
 
 		if (dl_log_run_begin(rn->log, &info, run_id))

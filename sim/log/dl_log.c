@@ -74,7 +74,7 @@ static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS runs(run_id INTEGER PRIMARY KEY, scenario TEXT,"
 	" order_name TEXT, mode TEXT, seed INTEGER, workers INTEGER, devices INTEGER,"
 	" links INTEGER, status TEXT, makespan_ns INTEGER, started_at TEXT, version TEXT,"
-	" finished_at TEXT, events INTEGER, log_error TEXT, kernel TEXT);"
+	" finished_at TEXT, events INTEGER, log_error TEXT, kernel TEXT, probe_context TEXT);"
 	"CREATE TABLE IF NOT EXISTS devices(run_id INTEGER, dev_id INTEGER, name TEXT,"
 	" parent_id INTEGER, async INTEGER);"
 	"CREATE TABLE IF NOT EXISTS links(run_id INTEGER, link_id INTEGER, consumer_id INTEGER,"
@@ -463,6 +463,10 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 	/* additive: runs.kernel, the kernel whose rules the run followed ("6.12", "7.3") */
 	if (rc == SQLITE_OK && !runs_has(db, "kernel"))
 		rc = sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN kernel TEXT", NULL, NULL, &emsg);
+	/* additive: runs.probe_context, how the probe op ran ("boot", "module"; NULL: not said) */
+	if (rc == SQLITE_OK && !runs_has(db, "probe_context"))
+		rc = sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN probe_context TEXT", NULL, NULL,
+				  &emsg);
 	if (rc == SQLITE_OK) {
 		char sql[64];
 
@@ -852,8 +856,8 @@ int dl_log_run_begin(struct dl_log *l, const struct dl_run_info *ri, int64_t *ru
 	pthread_mutex_lock(&l->db_mu);
 	rc = sqlite3_prepare_v2(l->db,
 		"INSERT INTO runs(scenario, order_name, mode, seed, workers, devices, links, status,"
-		" makespan_ns, started_at, version, kernel, run_id)"
-		" VALUES(?,?,?,?,?,?,?,'running',NULL,?,?,?,?)",
+		" makespan_ns, started_at, version, kernel, run_id, probe_context)"
+		" VALUES(?,?,?,?,?,?,?,'running',NULL,?,?,?,?,?)",
 		-1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, ri->scenario, -1, SQLITE_TRANSIENT);
@@ -869,6 +873,8 @@ int dl_log_run_begin(struct dl_log *l, const struct dl_run_info *ri, int64_t *ru
 			sqlite3_bind_text(st, 10, ri->kernel, -1, SQLITE_TRANSIENT);
 		if (ri->run_id > 0)
 			sqlite3_bind_int64(st, 11, ri->run_id);
+		if (ri->probe_context)
+			sqlite3_bind_text(st, 12, ri->probe_context, -1, SQLITE_TRANSIENT);
 		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
 	}
 	l->failed = 0;

@@ -37,6 +37,8 @@ struct sqlite3;
 struct dl_run_info {
 	const char *scenario, *order, *mode, *version;
 	const char *kernel;     /* runs.kernel: whose rules ("6.12"), NULL if none */
+	/* runs.probe_context: "boot" or "module" (dl_engine_opts.probe_module), NULL if not said */
+	const char *probe_context;
 	uint64_t seed;
 	uint32_t workers, devices, links;
 	int64_t run_id;         /* > 0: this run id (a sweep assigns them); 0: the next free one */
