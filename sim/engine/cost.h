@@ -53,7 +53,8 @@
  *    dpm_async_with_cleanup()), run after the callback (kernel-async-v2:
  *    after its complete_all(), as 7.3's device_resume*() and
  *    device_suspend*() do) and before the dependents it queues can start;
- *    plus queue_ns per item it queues;
+ *    plus queue_ns per item it queues; not in prepare and complete, which
+ *    walk nobody;
  *  - check_ns: a probe attempt that defers (really_probe() up to
  *    device_links_check_suppliers());
  *  - reorder_ns + reorder_visit_ns per call: device_pm_move_to_tail(), which

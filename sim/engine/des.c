@@ -642,7 +642,7 @@ static bool v2_phase(const struct sim *s)
 /* Position @d's callback is over: does a hand-off walk follow? */
 static bool wants_handoff(const struct sim *s, uint32_t d)
 {
-	return s->ps.handoff && (s->pk == PK_SUSPEND || s->pk == PK_RESUME) && !s->aborted &&
+	return s->ps.handoff && !s->aborted &&
 	       s->g.cur->off[d] != s->g.cur->off[d + 1] && handoff_len(s, d) > 0;
 }
 
@@ -736,7 +736,7 @@ static void device_finished(struct sim *s, uint32_t d)
 	}
 	/* the released devices are scattered: start every miss at once */
 	FOR_EACH_RELEASED(s, d, y, { dl_prefetch(&s->t[y]); });
-	s->carry_on = s->ps.handoff && !s->t[d].on_main && (s->pk == PK_SUSPEND || s->pk == PK_RESUME);
+	s->carry_on = s->ps.handoff && !s->t[d].on_main;
 	FOR_EACH_RELEASED(s, d, y, {
 		if (s->t[y].part && s->t[y].stage != ST_DONE && s->t[y].wait > 0) {
 			if (--s->t[y].wait == 0)
@@ -818,8 +818,7 @@ static void on_ready(struct sim *s, uint32_t y)
 		s->t[y].bk = BK_NONE;
 		s->carry_on = false;
 	} else {
-		s->t[y].bk = s->ps.handoff && (s->pk == PK_SUSPEND || s->pk == PK_RESUME) ?
-			     BK_WAKE : BK_QUEUE;
+		s->t[y].bk = s->ps.handoff ? BK_WAKE : BK_QUEUE;
 	}
 	s->inflight++;
 	item_queue(s, y);

@@ -118,7 +118,7 @@ struct dl_phase_scheme dl_order_scheme(enum dl_order o, unsigned kind, unsigned 
 	s.queue_when_ready = !p->queue_up_front && !s.blocking;
 	s.barrier = p->level_barrier && !s.serial;
 	s.by_priority = p->critical_first && !s.serial;
-	s.handoff = pm && p->link_aware && !p->queue_up_front &&
+	s.handoff = pm && !s.serial && p->link_aware && !p->queue_up_front &&
 		    (p->use_async_flag || p->all_async);
 	s.main_waits_only = p->all_async && !s.serial;
 	return s;

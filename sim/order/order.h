@@ -102,9 +102,10 @@ struct dl_phase_scheme {
 	bool barrier;          /* levels: a barrier between topological levels */
 	bool by_priority;      /* cp-first: ready items by longest remaining path */
 	/*
-	 * suspend and resume: a finishing device's hand-off walk queues its
-	 * dependents (6.16+, levels, cp-first); des.c also charges it in
-	 * prepare and complete, where the walk queues nothing
+	 * suspend and resume phases but prepare and complete: a finishing
+	 * device's hand-off walk queues its dependents (6.16+, levels,
+	 * cp-first).  dpm_prepare() and dpm_complete() run every device on
+	 * the main thread and walk no dependents, in 6.16+ as before.
 	 */
 	bool handoff;
 	bool main_waits_only;  /* main runs no callback, it only waits (levels, cp-first) */
