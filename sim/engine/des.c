@@ -845,8 +845,7 @@ static int64_t callback_begin(struct sim *s, uint32_t i, bool *deferred)
 	*deferred = false;
 	if (s->pk == PK_SUSPEND || s->pk == PK_RESUME) {
 		mark_ran(s, i);
-		emit(s, s->pk == PK_SUSPEND ? DL_EV_SUSPEND_START : DL_EV_RESUME_START, d,
-		     s->phase, 0);
+		emit(s, dl_pm_event((unsigned)s->pk, false), d, s->phase, 0);
 		return cb_cpu(s, i, s->t[i].lat);
 	}
 	/* probe */
@@ -870,21 +869,17 @@ static void callback_end(struct sim *s, uint32_t i, bool deferred)
 	int err;
 
 	if (s->pk == PK_SUSPEND || s->pk == PK_RESUME) {
+		int depth;
+
 		err = dl_faults_take(&s->faults, d, phase_lat_key(s->phase));
-		emit(s, s->pk == PK_SUSPEND ? DL_EV_SUSPEND_END : DL_EV_RESUME_END, d,
-		     s->phase, err);
-		if (s->pk == PK_SUSPEND) {
-			if (err) {
-				if (!s->aborted) {
-					s->aborted = true;
-					s->abort_err = err;
-					s->abort_dev = d;
-				}
-			} else {
-				s->g.depth[i] = (uint8_t)(s->phase + 1);
-			}
-		} else {
-			s->g.depth[i] = (uint8_t)(DL_PH_COMPLETE - s->phase);
+		emit(s, dl_pm_event((unsigned)s->pk, true), d, s->phase, err);
+		depth = dl_pm_depth_after((unsigned)s->pk, s->phase, err);
+		if (depth >= 0) {
+			s->g.depth[i] = (uint8_t)depth;
+		} else if (!s->aborted) {
+			s->aborted = true;
+			s->abort_err = err;
+			s->abort_dev = d;
 		}
 		s->g.depth_dirty = true;
 		return;

@@ -88,6 +88,14 @@ static inline int dl_pm_depth_after(unsigned pk, unsigned phase, int err)
 	return (int)(DL_PH_COMPLETE - phase);
 }
 
+/* dl_pm_event - the event a PM callback of phase kind @pk starts (or, @end, ends) with. */
+static inline unsigned dl_pm_event(unsigned pk, bool end)
+{
+	if (pk == DL_PK_SUSPEND)
+		return end ? DL_EV_SUSPEND_END : DL_EV_SUSPEND_START;
+	return end ? DL_EV_RESUME_END : DL_EV_RESUME_START;
+}
+
 /*
  * dl_oploop_run - run @sc's script on backend @ops (@be its state) over core
  * @core under order @order; the ops' results go to @r, accounted.  *@failed:

@@ -889,7 +889,7 @@ static struct dl_phase_view phase_view(const struct thr *t)
 }
 
 /* Under graph (read): the walk, and what waits for what in this phase. */
-static int snapshot_phase(struct thr *t)
+static int snapshot_locked(struct thr *t)
 {
 	bool reverse = t->ps.serial ? t->phase == DL_PH_COMPLETE : t->pk == PK_SUSPEND;
 	struct dl_walk_how h = { .ps = &t->ps, .core = &t->core, .phase = t->phase };
@@ -954,6 +954,23 @@ static void plan_phase(struct thr *t)
 	}
 	if (t->ps.by_priority)
 		dl_phase_priorities(&v.g, t->n, t->prio);
+}
+
+/*
+ * The phase's snapshot, once the core's pending dpm_list moves are applied:
+ * the walk, what waits for what, then levels and priorities (phase.h).
+ */
+static int snapshot_phase(struct thr *t)
+{
+	int err;
+
+	settle_dpm(t);
+	pthread_rwlock_rdlock(&t->graph);
+	err = snapshot_locked(t);
+	pthread_rwlock_unlock(&t->graph);
+	if (!err)
+		plan_phase(t);
+	return err;
 }
 
 /* ---- completions ---- */
@@ -1169,7 +1186,7 @@ static void handoff(struct thr *t, uint32_t d)
  */
 static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 {
-	int err;
+	int err, depth;
 	int64_t cpu;
 	bool ok = true;
 
@@ -1189,8 +1206,7 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		return;
 	}
 	atomic_store(&t->ran[d], 1);
-	emit(t, w->id, t->pk == PK_SUSPEND ? DL_EV_SUSPEND_START : DL_EV_RESUME_START, d,
-	     t->phase, 0);
+	emit(t, w->id, dl_pm_event((unsigned)t->pk, false), d, t->phase, 0);
 	cpu = dl_cost_cpu_part(t->lat[d], t->sc->prof[t->sc->dev[d].profile].cpu_ppm);
 	take_time(w, cpu);
 	if (t->lat[d] > cpu) {
@@ -1200,17 +1216,12 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		cpu_get(w);
 	}
 	err = fault_for(t, d, DL_LAT_PREPARE + t->phase);
-	emit(t, w->id, t->pk == PK_SUSPEND ? DL_EV_SUSPEND_END : DL_EV_RESUME_END, d,
-	     t->phase, err);
-	if (t->pk == PK_SUSPEND) {
-		if (err) {
-			set_abort(t, err, d);
-		} else {
-			t->newdepth[d] = (uint8_t)(t->phase + 1);
-			t->depth_set[d] = 1;
-		}
+	emit(t, w->id, dl_pm_event((unsigned)t->pk, true), d, t->phase, err);
+	depth = dl_pm_depth_after((unsigned)t->pk, t->phase, err);
+	if (depth < 0) {
+		set_abort(t, err, d);
 	} else {
-		t->newdepth[d] = (uint8_t)(DL_PH_COMPLETE - t->phase);
+		t->newdepth[d] = (uint8_t)depth;
 		t->depth_set[d] = 1;
 	}
 	if (t->ps.handoff && !v2_phase(t) && !halted(t))
@@ -1472,13 +1483,9 @@ static int run_phase(struct thr *t)
 		remaining++;
 		t->on_main[d] = t->ps.serial || dl_order_on_main(t->pol, false, t->core.dev[d].async);
 	}
-	settle_dpm(t);
-	pthread_rwlock_rdlock(&t->graph);
 	err = snapshot_phase(t);
-	pthread_rwlock_unlock(&t->graph);
 	if (err)
 		return err;
-	plan_phase(t);
 	for (uint32_t d = 0; d < t->n; d++) {
 		t->wcount[d] = t->w_off[d + 1] - t->w_off[d];
 		atomic_store_explicit(&t->pending[d], t->wcount[d], memory_order_relaxed);
@@ -1857,13 +1864,9 @@ static int be_probe(void *be, unsigned pk)
 
 		atomic_store(&t->halt, HALT_NONE);
 		atomic_store(&t->peak, 0);
-		settle_dpm(t);
-		pthread_rwlock_rdlock(&t->graph);
 		err = snapshot_phase(t);
-		pthread_rwlock_unlock(&t->graph);
 		if (err)
 			return err;
-		plan_phase(t);
 		for (uint32_t d = 0; d < t->n; d++) {
 			atomic_store(&t->queued[d], 0);
 			atomic_store(&t->ran[d], 0);
