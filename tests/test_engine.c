@@ -3,6 +3,8 @@
  * against the ordering rules of LINK-CORE.md on generated graphs.
  */
 #include <CUnit/Basic.h>
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "sim/core/dl_core.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/oploop.h"
 #include "sim/engine/phase.h"
 #include "sim/scenario/scenario.h"
 
@@ -777,6 +780,162 @@ static void test_event_sequences_are_reproducible(void)
 	}
 }
 
+/*
+ * The op loop (oploop.c) over a stub backend that records what it is asked
+ * to do: suspend -> rollback -> resume, probing blocked across PM ops, racing
+ * ops, each op's result and the run's accounting, with no engine behind it.
+ */
+struct stub {
+	bool races;
+	unsigned abort_pk, abort_phase;   /* the PM phase that aborts */
+	char log[512];
+	struct dl_op_result *opr;
+	int races_seen;
+};
+
+static void stub_log(struct stub *b, const char *fmt, ...)
+{
+	size_t n = strlen(b->log);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(b->log + n, sizeof(b->log) - n, fmt, ap);
+	va_end(ap);
+}
+
+static int64_t stub_now(void *be)
+{
+	(void)be;
+	return 5;
+}
+
+static int stub_op_begin(void *be, uint32_t i, uint32_t end, struct dl_op_result *opr)
+{
+	struct stub *b = be;
+
+	b->opr = opr;
+	stub_log(b, "op%u-%u ", i, end);
+	for (uint32_t j = i + 1; j < end; j++) {
+		opr[j - i].makespan_ns = 1000;   /* a racing op, run by the backend */
+		opr[j - i].lower_bound_ns = 1;
+		b->races_seen++;
+	}
+	return 0;
+}
+
+static void stub_op_end(void *be, uint32_t i, uint32_t end)
+{
+	(void)end;
+	stub_log(be, "end%u", i);
+}
+
+static void stub_nop(void *be)
+{
+	(void)be;
+}
+
+static int stub_probe(void *be, unsigned pk)
+{
+	stub_log(be, "probe%u ", pk);
+	return 0;
+}
+
+static int stub_pm_phase(void *be, unsigned pk, unsigned phase)
+{
+	struct stub *b = be;
+
+	stub_log(b, "%c%u ", pk == DL_PK_SUSPEND ? 'S' : 'R', phase);
+	b->opr->makespan_ns += 10;
+	b->opr->lower_bound_ns += 1;
+	return 0;
+}
+
+static bool stub_aborted(void *be, int *err, uint32_t *dev)
+{
+	struct stub *b = be;
+	/* the phase just run is the last one logged */
+	const char *last = strrchr(b->log, ' ');
+	char want[16];
+
+	snprintf(want, sizeof(want), "%c%u", b->abort_pk == DL_PK_SUSPEND ? 'S' : 'R', b->abort_phase);
+	while (last > b->log && last[-1] != ' ')
+		last--;
+	if (strncmp(last, want, strlen(want)) != 0)
+		return false;
+	*err = -EBUSY;
+	*dev = 7;
+	return true;
+}
+
+static void stub_probing(void *be, bool block)
+{
+	stub_log(be, "%c ", block ? 'B' : 'U');
+}
+
+static int stub_seq(void *be, const struct dl_sc_op *op)
+{
+	struct stub *b = be;
+
+	stub_log(b, "seq%u ", (unsigned)op->kind);
+	b->opr->makespan_ns = 3;
+	return 0;
+}
+
+static void test_oploop_over_a_stub_backend(void)
+{
+	struct dl_sc_op ops[3] = {
+		{ .kind = DL_OP_SUSPEND }, { .kind = DL_OP_RESUME },
+		{ .kind = DL_OP_UNBIND, .concurrent = 1 },
+	};
+	struct dl_scenario sc = { .op = ops, .nop = 3 };
+
+	for (int races = 0; races < 2; races++) {
+		struct stub b = { .races = races, .abort_pk = DL_PK_SUSPEND,
+				  .abort_phase = DL_PH_SUSPEND_LATE };
+		struct dl_backend_ops ops_tab = {
+			.races = races, .now = stub_now, .op_begin = stub_op_begin,
+			.op_end = stub_op_end, .lock = stub_nop, .unlock = stub_nop,
+			.probe = stub_probe, .pm_phase = stub_pm_phase, .aborted = stub_aborted,
+			.probing = stub_probing, .seq = stub_seq,
+		};
+		struct dl_run_result *r = calloc(1, sizeof(*r));
+		bool failed = false;
+		char want[512], tail[32] = "";
+		int err;
+
+		r->fail_dev = DL_NONE;
+		if (!races)
+			snprintf(tail, sizeof(tail), "op2-3 seq%u end2", (unsigned)DL_OP_UNBIND);
+		err = dl_oploop_run(&ops_tab, &b, NULL, &sc, DL_ORDER_SYNC, r, &failed);
+		CU_ASSERT_EQUAL(err, 0);
+		/* suspend: prepare, suspend, suspend_late fails; rollback resumes from its mirror */
+		snprintf(want, sizeof(want),
+			 "op0-1 B S%u S%u S%u R%u R%u R%u U end0op1-%u R%u R%u R%u R%u U end1%s",
+			 DL_PH_PREPARE, DL_PH_SUSPEND, DL_PH_SUSPEND_LATE, DL_PH_RESUME_EARLY,
+			 DL_PH_RESUME, DL_PH_COMPLETE, races ? 3 : 2, DL_PH_RESUME_NOIRQ,
+			 DL_PH_RESUME_EARLY, DL_PH_RESUME, DL_PH_COMPLETE, tail);
+		if (strcmp(b.log, want) != 0)
+			printf("\n got  %s\n want %s\n", b.log, want);
+		CU_ASSERT_STRING_EQUAL(b.log, want);
+		CU_ASSERT(failed);
+		CU_ASSERT_EQUAL(r->nops, 3);
+		CU_ASSERT_EQUAL(r->op[0].kind, DL_OP_SUSPEND);
+		CU_ASSERT_EQUAL(r->op[0].err, -EBUSY);
+		CU_ASSERT_EQUAL(r->op[0].fail_dev, 7);
+		CU_ASSERT_EQUAL(r->op[0].start_ns, 5);
+		CU_ASSERT_EQUAL(r->op[0].makespan_ns, 60);
+		CU_ASSERT_EQUAL(r->op[1].makespan_ns, 40);
+		CU_ASSERT_EQUAL(r->op[2].kind, DL_OP_UNBIND);
+		CU_ASSERT_EQUAL(r->op[2].fail_dev, DL_NONE);
+		CU_ASSERT_EQUAL(r->fail_dev, 7);
+		/* a racing op's makespan overlaps the op it races: not added */
+		CU_ASSERT_EQUAL(r->makespan_ns, races ? 100 : 103);
+		CU_ASSERT_EQUAL(r->lower_bound_ns, 10 + races);
+		CU_ASSERT_EQUAL(b.races_seen, races);
+		free(r);
+	}
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -815,6 +974,7 @@ int main(void)
 	CU_add_test(s, "test_reorder_walks_are_accounted", test_reorder_walks_are_accounted);
 	CU_add_test(s, "test_v2_handoff_costs", test_v2_handoff_costs);
 	CU_add_test(s, "test_phase_plan_by_hand", test_phase_plan_by_hand);
+	CU_add_test(s, "test_oploop_over_a_stub_backend", test_oploop_over_a_stub_backend);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	if (tc_cleanup())
