@@ -1532,8 +1532,7 @@ static void phase_scan(struct sim *s)
 		s->remaining++;
 		s->topo[s->ntopo++] = i;
 		/* prepare, complete: one thread, one callback at a time, nobody waits */
-		x->on_main = s->ps.serial ||
-			     dl_order_on_main(s->pol, s->pk == PK_PROBE_DEFER, s->g.async[i]);
+		x->on_main = dl_phase_on_main(&s->ps, s->pol, s->g.async[i]);
 		/* (a released device outside the phase counts waits nobody reads) */
 		if (count_waits)
 			FOR_EACH_RELEASED(s, i, y, { s->t[y].wait++; });

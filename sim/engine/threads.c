@@ -1481,7 +1481,7 @@ static int run_phase(struct thr *t)
 		if (!t->part[d])
 			continue;
 		remaining++;
-		t->on_main[d] = t->ps.serial || dl_order_on_main(t->pol, false, t->core.dev[d].async);
+		t->on_main[d] = dl_phase_on_main(&t->ps, t->pol, t->core.dev[d].async);
 	}
 	err = snapshot_phase(t);
 	if (err)
@@ -1824,7 +1824,7 @@ static int probe_deferral(struct thr *t)
 		if (atomic_load(&t->queued[d]) || !probe_free(m, d))
 			continue;   /* already queued, probing or bound: bus_probe_device() is a no-op */
 		/* MAX_WORK: __device_attach() retries the probe synchronously */
-		if (!dl_order_on_main(t->pol, true, t->core.dev[d].async) && may_queue(t)) {
+		if (!dl_phase_on_main(&t->ps, t->pol, t->core.dev[d].async) && may_queue(t)) {
 			atomic_store(&t->queued[d], 1);
 			main_visit(t, m, d, true);
 		} else {

@@ -111,6 +111,18 @@ struct dl_phase_scheme {
 	bool main_waits_only;  /* main runs no callback, it only waits (levels, cp-first) */
 };
 
+/*
+ * dl_phase_on_main - does the main PM thread run the callback of a device
+ * (@async: its driver may run asynchronously) itself in a phase of scheme
+ * @ps under policy @p?  prepare and complete: always; else as
+ * dl_order_on_main() says for the phase's kind.
+ */
+static inline bool dl_phase_on_main(const struct dl_phase_scheme *ps,
+				    const struct dl_order_policy *p, bool async)
+{
+	return ps->serial || dl_order_on_main(p, ps->kind == DL_PK_PROBE_DEFER, async);
+}
+
 /**
  * dl_order_scheme - the scheme of a phase of @kind (enum dl_phase_kind) and,
  * for suspend and resume, @phase (enum dl_phase) under @o.
