@@ -34,10 +34,11 @@
  * forward and dpm_complete() the prepared list backward, every callback on
  * the main thread, waiting for nothing, under every order (ps.serial).
  *
- * Probing: sync, naive and kernel-async probe in registration order with the
- * kernel's deferred-probe retry (disabled until late_initcall, then every
- * bind re-triggers all deferred devices); the other orders probe a device
- * when every supplier it needs is bound, so they never defer.
+ * Probing: sync, naive, kernel-async and kernel-async-v2 probe in
+ * registration order with the kernel's deferred-probe retry (disabled until
+ * late_initcall, then every bind re-triggers all deferred devices); cp-first
+ * and levels probe a device when every supplier it needs is bound, so they
+ * never defer.
  *
  * Data layout.  The graph cannot change while a phase runs, so a phase works
  * on a snapshot (struct pm_graph): the registered devices numbered by their

@@ -41,10 +41,10 @@
  * Phases (probe, and every suspend or resume phase):
  *  - the phase's dependency graph is copied into CSR arrays first, so ops
  *    that race (link_del, add, unbind) change the core, not the phase;
- *  - kernel-async-v2, cp-first and levels probe a device on a worker once
- *    its suppliers are bound (a failed supplier releases nobody: its
- *    consumers stay deferred); sync, naive and kernel-async probe in
- *    registration order on the main thread (kernel-async hands async
+ *  - cp-first and levels probe a device on a worker once its suppliers are
+ *    bound (a failed supplier releases nobody: its consumers stay
+ *    deferred); sync, naive, kernel-async and kernel-async-v2 probe in
+ *    registration order on the main thread (the async ones hand async
  *    devices to workers) with the deferred-probe retry of dd.c;
  *  - kernel-async queues an async device as the walk reaches it (suspend)
  *    or every one before the walk's first sync device (resume, 6.12's
