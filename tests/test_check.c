@@ -43,6 +43,8 @@ enum mutation {
 	M_COMPLETE_FORWARD,/* complete walks in prepare order, not its reverse */
 	M_PREPARE_THREADS, /* one prepare callback on a worker, not the main thread */
 	M_PREPARE_OVERLAP, /* two prepare callbacks at once */
+	M_SKIP_LATE,       /* the supplier runs neither suspend_late nor resume_early */
+	M_SKIP_RESUME,     /* the consumer's resume callback never runs */
 };
 
 /* runs.kernel of the next write_run() (NULL: none, as logged before dlsim recorded it) */
@@ -174,13 +176,15 @@ static int64_t write_run(enum mutation m)
 			pm(b, SUP, 0, p, 0);
 		pm(b, CON, 0, p, 0);
 		pm(b, CHILD, 0, p, 0);
-		if (!swap)
+		if (!swap && !(m == M_SKIP_LATE && p == DL_PH_SUSPEND_LATE))
 			pm(b, SUP, 0, p, 0);
 	}
 	if (m != M_FAILED_SUSPENDED && m != M_FAILED_CALLBACK) {
 		for (unsigned p = DL_PH_RESUME_NOIRQ; p <= DL_PH_RESUME; p++) {
-			pm(b, SUP, 1, p, 0);
-			pm(b, CON, 1, p, m == M_DROP_RESUME_END && p == DL_PH_RESUME);
+			if (!(m == M_SKIP_LATE && p == DL_PH_RESUME_EARLY))
+				pm(b, SUP, 1, p, 0);
+			if (!(m == M_SKIP_RESUME && p == DL_PH_RESUME))
+				pm(b, CON, 1, p, m == M_DROP_RESUME_END && p == DL_PH_RESUME);
 			pm(b, CHILD, 1, p, 0);
 		}
 		/* dpm_complete(): the prepared devices backward */
@@ -344,6 +348,13 @@ static void test_prepare_reverse(void) { expect_only(M_PREPARE_REVERSE, 3); }
 static void test_complete_forward(void) { expect_only(M_COMPLETE_FORWARD, 3); }
 static void test_prepare_threads(void) { expect_only(M_PREPARE_THREADS, 3); }
 static void test_prepare_overlap(void) { expect_only(M_PREPARE_OVERLAP, 3); }
+/*
+ * dpm_suspend_late() takes every device dpm_suspend() left on
+ * dpm_suspended_list: a prepared device skipping a suspend phase (and so its
+ * resume) is a violation, as is a resume that leaves a device suspended.
+ */
+static void test_skip_late(void) { expect_only(M_SKIP_LATE, 4); }
+static void test_skip_resume(void) { expect_only(M_SKIP_RESUME, 4); }
 
 static void test_rpm_bad(void) { expect_only(M_RPM_BAD, 5); }
 static void test_bad_refusal(void) { expect_only(M_BAD_REFUSAL, 6); }
@@ -470,6 +481,8 @@ int main(void)
 	CU_add_test(s, "complete in prepare order: invariant 3", test_complete_forward);
 	CU_add_test(s, "a prepare on a worker: invariant 3", test_prepare_threads);
 	CU_add_test(s, "two prepares at once: invariant 3", test_prepare_overlap);
+	CU_add_test(s, "a device skips suspend_late: invariant 4", test_skip_late);
+	CU_add_test(s, "a resume leaves a device suspended: invariant 4", test_skip_resume);
 	CU_add_test(s, "dlsim check exit statuses", test_cmd);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();

@@ -77,7 +77,16 @@ struct checker {
 	uint32_t serial_open;   /* the device whose callback runs, DL_NONE */
 	int64_t serial_worker;  /* the walk's thread, -1 not known yet */
 	uint64_t prep_clock;
+	/*
+	 * Membership (invariant 4): the PM direction under way (PM_NONE,
+	 * PM_SUSPENDING, PM_RESUMING) and whether a suspend callback of this
+	 * cycle failed (then the suspend stopped short and rolled back).
+	 */
+	int pm_dir;
+	int pm_failed;
 };
+
+enum { PM_NONE, PM_SUSPENDING, PM_RESUMING };
 
 static int vec_push(struct vec *v, uint32_t x)
 {
@@ -512,6 +521,56 @@ static void on_resume_start(struct checker *k, uint32_t d, int q, int64_t t)
 	D->in_phase = (int8_t)q;
 }
 
+/*
+ * Invariant 4, membership: dpm_suspend*() runs every phase for every device
+ * on the list it walks (dpm_prepare() moves each prepared device to
+ * dpm_prepared_list, each later phase takes them all from the list before),
+ * so a device that was prepared and is still present when the suspend ends
+ * has run suspend, suspend_late and suspend_noirq; and dpm_resume*() walks
+ * the same lists back, so when a resume ends nothing present is still
+ * suspended in any phase.  Called when the direction changes and at the end
+ * of the run; a cycle whose suspend failed is left to the rollback rules.
+ */
+static void check_membership(struct checker *k, int64_t t)
+{
+	const uint8_t all = (1u << DL_PH_SUSPEND) | (1u << DL_PH_SUSPEND_LATE) |
+			    (1u << DL_PH_SUSPEND_NOIRQ);
+
+	if (k->pm_failed)
+		return;
+	for (uint32_t d = 0; d < k->ndev; d++) {
+		struct cdev *D = &k->dev[d];
+		int p = 0;
+
+		if (!D->susp || !present(k, D))
+			continue;
+		if (k->pm_dir == PM_SUSPENDING) {
+			if (!(D->susp & (1u << DL_PH_PREPARE)) || (D->susp & all) == all)
+				continue;
+			while (D->susp & (1u << p))
+				p++;
+			violation(k, 4, d, DL_NONE, DL_NONE, t, "suspend ended without the"
+				  " device's %s callback", dl_phase_name((unsigned)p));
+		} else if (k->pm_dir == PM_RESUMING) {
+			while (!(D->susp & (1u << p)))
+				p++;
+			violation(k, 4, d, DL_NONE, DL_NONE, t, "resume ended with the device"
+				  " still suspended in %s", dl_phase_name((unsigned)p));
+		}
+	}
+}
+
+/* A PM callback of direction DIR starts: the other direction, if any, has ended. */
+static void pm_direction(struct checker *k, int dir, int64_t t)
+{
+	if (k->pm_dir == dir)
+		return;
+	check_membership(k, t);
+	if (dir == PM_SUSPENDING)
+		k->pm_failed = 0;
+	k->pm_dir = dir;
+}
+
 static void check_suppliers_bound(struct checker *k, uint32_t d, int64_t t, const char *what)
 {
 	struct cdev *D = &k->dev[d];
@@ -756,8 +815,10 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 		else if (k->serial_open == d && (p == DL_PH_PREPARE || p == DL_PH_COMPLETE))
 			k->serial_open = DL_NONE;
 		if (kind == DL_EV_SUSPEND_START) {
+			pm_direction(k, PM_SUSPENDING, t);
 			on_suspend_start(k, d, p, t);
 		} else if (kind == DL_EV_RESUME_START) {
+			pm_direction(k, PM_RESUMING, t);
 			on_resume_start(k, d, p, t);
 		} else {
 			if (D->in_phase != p)
@@ -765,6 +826,8 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 					  dl_ev_kind_name((unsigned)kind), dl_phase_name((unsigned)p));
 			D->in_phase = -1;
 			/* a failed suspend callback leaves the device not suspended in p */
+			if (kind == DL_EV_SUSPEND_END && err != 0)
+				k->pm_failed = 1;
 			if (kind == DL_EV_SUSPEND_END && err == 0)
 				D->susp |= (uint8_t)(1u << p);
 			else
@@ -1242,6 +1305,8 @@ static void end_of_run(struct checker *k, int64_t t_last)
 				  " still suspended (%s)", dl_phase_name((unsigned)p));
 		}
 	}
+	if (!failed)
+		check_membership(k, t_last);
 }
 
 /* runs.status and runs.log_error of RUN_ID into RES; -ENOENT if there is no such run. */

@@ -6,8 +6,9 @@
  * kept in memory.  Checked: 1 (probe/bind only while managed suppliers are
  * bound), 2 (supplier unbinds after its consumers), 3 (suspend/resume order
  * over counted links and parent/child; prepare in dpm_list order, complete in
- * the reverse of it, each walk on one thread, one callback at a time), 4 (resume only what was suspended,
- * one phase at a time, a 'failed' run ends fully resumed), 5 (a PM_RUNTIME
+ * the reverse of it, each walk on one thread, one callback at a time), 4 (resume only what was
+ * suspended, one phase at a time, every prepared device runs every suspend phase, a resume
+ * leaves nothing suspended, a 'failed' run ends fully resumed), 5 (a PM_RUNTIME
  * consumer never runtime-active while its supplier is runtime-suspended),
  * 6 (link graph plus
  * parent tree acyclic at every link_add; refusals carry a known reason),
