@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <libfdt.h>
+
 #include "sim/scenario/dtb_import.h"
 #include "sim/scenario/scenario.h"
 
@@ -257,6 +259,18 @@ static void test_file_and_errors(void)
 		CU_ASSERT_EQUAL(dl_dtb_import(old, dtb_len, "old.dtb", &sc, NULL, &err), -EINVAL);
 		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "version 9"));
 		free(old);
+	}
+	{	/* a property claiming 0xfffffff4 bytes: libfdt 1.6.1 walked it for minutes */
+		char *big = malloc(dtb_len);
+		int poff = fdt_first_property_offset(dtb, 0);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+		CU_ASSERT_FATAL(poff >= 0);
+		memcpy(big, dtb, dtb_len);
+		memcpy(big + fdt_off_dt_struct(dtb) + (unsigned)poff + 4, "\xff\xff\xff\xf4", 4);
+		CU_ASSERT_EQUAL(dl_dtb_import(big, dtb_len, "big.dtb", &sc, NULL, &err), -EINVAL);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "claims more bytes"));
+		free(big);
 	}
 	snprintf(path, sizeof(path), "%s/garbage", tmpdir);
 	f = fopen(path, "w");

@@ -1104,12 +1104,62 @@ int dl_dtb_import(const void *blob, size_t len, const char *label, json_t **out,
 	return dl_dtb_import_opts(blob, len, label, NULL, out, st, err);
 }
 
+/*
+ * libfdt 1.6.1's fdt_next_tag() adds a property's length to an int offset:
+ * a length near 2^32 wraps it backwards, and fdt_check_full() walks the same
+ * tokens over and over (minutes for an 848-byte file fuzz_dtb found, whose
+ * property claims 0xfffffff4 bytes).  So the structure block's tokens are
+ * walked here first, with 64-bit offsets, and a property that does not fit is
+ * refused; every other defect is left to fdt_check_full() to name.
+ */
+static bool struct_bad_prop(const void *blob, uint32_t *at)
+{
+	const uint8_t *p = blob;
+	uint64_t off = fdt_off_dt_struct(blob), end = fdt_totalsize(blob);
+	uint32_t v;
+
+	if (fdt_version(blob) >= 17 && off + fdt_size_dt_struct(blob) < end)
+		end = off + fdt_size_dt_struct(blob);
+	while (off + 4 <= end) {
+		memcpy(&v, p + off, 4);
+		off += 4;
+		switch (fdt32_to_cpu(v)) {
+		case FDT_BEGIN_NODE: {
+			const uint8_t *nul = memchr(p + off, 0, (size_t)(end - off));
+
+			if (!nul)
+				return false;
+			off = (uint64_t)(nul - p) + 1;
+			break;
+		}
+		case FDT_PROP:
+			if (off + 8 > end)
+				return false;
+			memcpy(&v, p + off, 4);
+			if (fdt32_to_cpu(v) > end - off - 8) {
+				*at = (uint32_t)(off - 4);
+				return true;
+			}
+			off += 8 + fdt32_to_cpu(v);
+			break;
+		case FDT_END_NODE:
+		case FDT_NOP:
+			break;
+		default:                /* FDT_END, or a defect libfdt names */
+			return false;
+		}
+		off = (off + FDT_TAGSIZE - 1) & ~(uint64_t)(FDT_TAGSIZE - 1);
+	}
+	return false;
+}
+
 int dl_dtb_import_opts(const void *blob, size_t len, const char *label,
 		       const struct dl_dtb_opts *opt, json_t **out, struct dl_dtb_stats *st,
 		       struct dl_error *err)
 {
 	struct imp m = { .fdt = blob, .err = err, .label = label ? label : "(dtb)" };
 	unsigned ncycle = 0;
+	uint32_t bad_at = 0;
 	int ret;
 
 	if (opt)
@@ -1130,6 +1180,9 @@ int dl_dtb_import_opts(const void *blob, size_t len, const char *label,
 	if (fdt_version(blob) < 16)
 		return fail(&m, "DTB version %u: versions before 16 are not supported"
 			    " (dtc writes 17)", fdt_version(blob));
+	if (fdt_off_dt_struct(blob) < fdt_totalsize(blob) && struct_bad_prop(blob, &bad_at))
+		return fail(&m, "malformed DTB: the property at offset %u claims more bytes than"
+			    " the structure block holds", bad_at);
 	if ((ret = fdt_check_full(blob, len)))
 		return fail(&m, "malformed DTB: %s", fdt_strerror(ret));
 	if (!(ret = collect_nodes(&m)) && !(ret = collect_devices(&m))) {
