@@ -231,7 +231,7 @@ static int get_ncells(const struct imp *m, int i, const char *name)
 
 	if (!c || n != 1)
 		return -1;
-	v = fdt32_to_cpu(c[0]);
+	v = fdt32_ld(&c[0]);
 	return v > DL_DTB_MAX_ARGS ? -1 : (int)v;
 }
 
@@ -376,7 +376,7 @@ static int walk_list(struct imp *m, int con, const fdt32_t *v, int n, const char
 	int k = 0, ret;
 
 	while (k < n) {
-		int t = node_by_phandle(m, fdt32_to_cpu(v[k]));
+		int t = node_by_phandle(m, fdt32_ld(&v[k]));
 		int args = 0;
 
 		if (t < 0)
@@ -416,7 +416,7 @@ static int irq_parent(const struct imp *m, int i)
 		const fdt32_t *ip = get_cells(m, cur, "interrupt-parent", &n);
 
 		if (ip && n >= 1)
-			nxt = node_by_phandle(m, fdt32_to_cpu(ip[0]));
+			nxt = node_by_phandle(m, fdt32_ld(&ip[0]));
 		else
 			nxt = m->n[cur].parent;
 		if (nxt < 0)
@@ -454,7 +454,7 @@ static int imap_parents(const struct imp *m, int i, int *out, int max)
 		int t, pi, pa;
 
 		k += addrc + intc;
-		t = node_by_phandle(m, fdt32_to_cpu(v[k++]));
+		t = node_by_phandle(m, fdt32_ld(&v[k++]));
 		if (t < 0 || (pi = get_ncells(m, t, "#interrupt-cells")) < 0)
 			return cnt ? cnt : -1;
 		pa = get_ncells(m, t, "#address-cells");
@@ -506,7 +506,7 @@ static int irq_links(struct imp *m, int i)
 
 	if (v) {
 		for (int k = 0; k < n;) {
-			int t = node_by_phandle(m, fdt32_to_cpu(v[k]));
+			int t = node_by_phandle(m, fdt32_ld(&v[k]));
 			int args = t < 0 ? -1 : get_ncells(m, t, "#interrupt-cells");
 
 			if (args < 0 || k + 1 + args > n)
@@ -602,7 +602,7 @@ static int node_links(struct imp *m, int i)
 			if ((ret = walk_list(m, i, v, nc, NULL, false)))
 				return ret;
 		} else if (!strcmp(name, "remote-endpoint")) {
-			int t = node_by_phandle(m, fdt32_to_cpu(v[0]));
+			int t = node_by_phandle(m, fdt32_ld(&v[0]));
 
 			if (t >= 0 && (ret = add_link(m, port_parent(m, i), port_parent(m, t))))
 				return ret;
@@ -770,7 +770,7 @@ static int mark_early(struct imp *m)
 		const fdt32_t *ie = get_cells(m, i, "interrupts-extended", &n);
 
 		if (ie && n >= 1)
-			p = node_by_phandle(m, fdt32_to_cpu(ie[0]));
+			p = node_by_phandle(m, fdt32_ld(&ie[0]));
 		if (p < 0)
 			p = irq_parent(m, i);
 		par[k] = p == i ? -1 : p;
