@@ -48,4 +48,20 @@ done
 	&& ok "both runs 'interrupted'" || bad "slow runs: $(sqlite3 "$T/slow.db" "select group_concat(status) from runs")"
 expect 0 "check passes on the interrupted threads runs" "$DLSIM" check "$T/slow.db" --all
 
+# virtual time past 2^62 ns (146 years): the DES ran on a wrapped clock and
+# printed a negative makespan; now the run fails with exit 2 and says why, and
+# its log, status 'failed', passes check
+cat >"$T/sat.json" <<'EOF'
+{ "format": "dlsim-scenario/1", "name": "sat", "seed": 1,
+  "defaults": {"probe": "4000000000s", "suspend": "1ms", "resume": "1ms"},
+  "devices": [ {"name": "a"}, {"name": "b"}, {"name": "c"} ],
+  "links": [ {"supplier": "a", "consumer": "b"}, {"supplier": "b", "consumer": "c"} ] }
+EOF
+expect 2 "a clock past 2^62 ns fails the run" "$DLSIM" run "$T/sat.json" --order sync --db "$T/sat.db"
+grep -q "virtual time passed 4611686018 s" "$T/err" && ok "the overflow is named" || bad "overflow: $(cat "$T/err")"
+grep -q "^[a-z]* *-[0-9]" "$T/out" && bad "a negative makespan: $(cat "$T/out")" || ok "no negative makespan"
+[ "$(sqlite3 "$T/sat.db" "select status from runs")" = failed ] && ok "the run is 'failed'" \
+	|| bad "status: $(sqlite3 "$T/sat.db" "select status from runs")"
+expect 0 "check passes on it" "$DLSIM" check "$T/sat.db"
+
 finish cli_limits

@@ -603,10 +603,16 @@ static const char *span(char *buf, size_t len, int64_t ns, int unit)
 {
 	char g[32];
 
-	if (unit == 2)
-		snprintf(buf, len, "%s s", grouped(g, sizeof(g), (uint64_t)((ns + 500000000) / 1000000000)));
+	/* rounded without adding first: a saturated sum is INT64_MAX */
+	if (ns == INT64_MAX)
+		snprintf(buf, len, "more than %s s (the sum saturated)",
+			 grouped(g, sizeof(g), (uint64_t)(ns / 1000000000)));
+	else if (unit == 2)
+		snprintf(buf, len, "%s s", grouped(g, sizeof(g), (uint64_t)(ns / 1000000000 +
+			 (ns % 1000000000 >= 500000000))));
 	else if (unit == 1)
-		snprintf(buf, len, "%s ms", grouped(g, sizeof(g), (uint64_t)((ns + 500000) / 1000000)));
+		snprintf(buf, len, "%s ms", grouped(g, sizeof(g), (uint64_t)(ns / 1000000 +
+			 (ns % 1000000 >= 500000))));
 	else
 		snprintf(buf, len, "%.3f ms", ms(ns));
 	return buf;
@@ -1086,7 +1092,12 @@ int cmd_run(int argc, char **argv)
 		runner_free(&rn);
 		return DL_EXIT_USAGE;
 	}
-	if (rc < 0 && rc != -EINTR)
+	if (rc == -EOVERFLOW)
+		fprintf(stderr, "dlsim run: %s: virtual time passed %lld s (2^62 ns): a latency,"
+			" or the deferred-retry walk device_pm_move_to_tail() (cost.reorder_ns,"
+			" cost.reorder_visit_ns), is too large for this scenario\n",
+			rn.sc->name, (long long)(DL_T_MAX / 1000000000));
+	else if (rc < 0 && rc != -EINTR)
 		fprintf(stderr, "dlsim run: simulation failed: %s\n", strerror(-rc));
 	if (rn.o.json)
 		print_json(result_json(&rn, dl_order_name(rn.o.order), rn.sc->seed, run_id));

@@ -53,6 +53,13 @@ enum dl_phase {
 	DL_PH_COUNT
 };
 
+/*
+ * The latest event time (about 146 years): a run whose virtual clock passes it
+ * stops with -EOVERFLOW, and `check` calls a later time corrupt, so that the
+ * difference of two times never overflows.
+ */
+#define DL_T_MAX ((int64_t)1 << 62)
+
 struct dl_event {
 	int64_t t_ns;
 	uint32_t dev;      /* DL_NONE when none */

@@ -129,7 +129,7 @@ int dl_run_finish(struct dl_run_result *r, int64_t wall0, int err, bool failed)
 	if (err == -EINTR)
 		r->status = "interrupted";
 	else if (err)
-		r->status = "error";
+		r->status = "failed";   /* SPEC.md: a run that stopped on an engine error failed */
 	else
 		r->status = failed ? "failed" : "ok";
 	return err ? err : failed;

@@ -364,7 +364,9 @@ static int64_t overhead(const struct sim *s, unsigned bk)
 
 static int burst_start(struct sim *s, uint32_t task, int64_t len)
 {
-	struct ev e = { .t = s->now + (len > 0 ? len : 0), .seq = s->seq++, .task = task };
+	/* saturating: deferred-retry walks can charge ~1e19 ns (see reorder_charge()) */
+	struct ev e = { .t = dl_sat_add_i64(s->now, len > 0 ? len : 0), .seq = s->seq++,
+			.task = task };
 	const struct pm_csr *g = s->g.cur;
 	uint32_t who = burst_device(s, task);
 
@@ -376,7 +378,7 @@ static int burst_start(struct sim *s, uint32_t task, int64_t len)
 /* @task sleeps for @len (> 0) from now, holding no CPU: its wake-up is an event. */
 static int sleep_start(struct sim *s, uint32_t task, int64_t len)
 {
-	struct ev e = { .t = s->now + len, .seq = s->seq++, .task = task };
+	struct ev e = { .t = dl_sat_add_i64(s->now, len), .seq = s->seq++, .task = task };
 
 	return ev_heap_push(&s->ev, e);
 }
@@ -1448,6 +1450,8 @@ static int run_loop(struct sim *s)
 		uint32_t cpu, nx;
 
 		s->now = e.t;
+		if (e.t > DL_T_MAX)
+			return -EOVERFLOW;   /* 146 years; burst_start()/sleep_start() saturate */
 		if (s->ev.n && (nx = burst_device(s, s->ev.v[0].task)) != DL_NONE) {
 			/*
 			 * The next burst to end: its record, and the records of the

@@ -2179,11 +2179,11 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	if (o->probe_module) {
 		/* the module probe context is des.c's only (the CLI refuses it) */
 		free(t);
-		r->status = "error";
+		r->status = "failed";   /* SPEC.md: a run that stopped on an engine error failed */
 		return -EINVAL;
 	}
 	if (!t) {
-		r->status = "error";
+		r->status = "failed";   /* SPEC.md: a run that stopped on an engine error failed */
 		return -ENOMEM;
 	}
 	precise_timers();

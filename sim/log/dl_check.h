@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sim/core/dl_event.h"
+
 struct sqlite3;
 
 #define DL_CHECK_NINV 8          /* invariants 1..7, index 0 unused */
@@ -40,7 +42,7 @@ enum {
 /* Ids above this are not ours (a corrupt log): the checker's arrays stay bounded. */
 #define DL_CHECK_MAX_IDS (1u << 28)
 /* Times above this (about 146 years) are corrupt: differences of two never overflow. */
-#define DL_CHECK_T_MAX ((int64_t)1 << 62)
+#define DL_CHECK_T_MAX DL_T_MAX
 
 struct dl_check_result {
 	uint64_t total;                  /* violations found */
