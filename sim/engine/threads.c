@@ -5,16 +5,14 @@
  * thread, a pool of worker threads and, for script ops marked "concurrent",
  * a racing thread.  Callbacks take latency * time_scale of real time.
  *
- * Locks, as the kernel's:
- *  - graph (a rwlock) is device_links_write_lock: every call into the core
- *    holds it for write, and never while time passes; readers snapshot the
- *    graph of a phase under it;
- *  - a recursive per-device lock (device_lock) is held across a device's
- *    probe, unbind and removal, taken parent/supplier first (seqops.c);
- *  - each device has a completion per phase (dpm_wait / complete_all): an
- *    atomic flag plus one of NSTRIPE striped mutex/condvar pairs.
- * Lock order: device locks, then graph, then the small mutexes (queue,
- * stripes, probe ends); no thread waits for a CPU while holding any lock.
+ * This file is the backend proper: how a phase's work runs on threads.
+ * Its machinery has files of its own: the pool, the CPU permits and time
+ * passing on a thread (thr_pool.h); completions, device locks, probe ends
+ * and the halt flag (thr_sync.h); the per-thread event buffers
+ * (thr_events.h).  Besides those, graph (a rwlock) is
+ * device_links_write_lock: every call into the core holds it for write,
+ * and never while time passes; readers snapshot the graph of a phase under
+ * it.  Device locks are taken parent/supplier first (seqops.c).
  *
  * The DES cost model (cost.h) is mirrored: K CPUs are K permits (the main
  * thread first); a PM callback holds one for its CPU part, gives it back for
@@ -27,16 +25,6 @@
  * of max_active workers (at most one per device, at least K), the async
  * workqueue's, so that sleeping and blocked items do not hold CPUs.  Probe
  * callbacks split the same way (dl_seq.sleep).
- *
- * What the pool itself costs is kept small (BM_threads_overhead): a queued
- * item wakes a sleeping worker only when no worker runs (holds an item and
- * does not wait), none spins for work and none is already on its way, as
- * the kernel's concurrency-managed pools do; a worker that is about to wait
- * (worker_blocks()) wakes one for what is still queued, so that an item
- * never waits for a worker while one sleeps and every other is waiting.
- * One idle worker spins for work a while before it sleeps; a wait for a
- * device whose callback has started spins a while before it sleeps.  Both
- * spins are shorter than the machine's wake-up latency.
  *
  * Phases (probe, and every suspend or resume phase):
  *  - the phase's dependency graph is copied into CSR arrays first, so ops
@@ -69,65 +57,28 @@
  * device is resumed as des.c does.  The stop flag (Ctrl-C) halts a phase
  * the same way and the run ends 'interrupted'.  Probes racing a suspend or
  * resume defer until it ends (device_block_probing()), as in the kernel.
- *
- * Events go to per-thread buffers stamped with (time, global sequence) and
- * are merged into o->sink on the main thread when no other thread runs, so
- * the sink is only ever called from one thread.
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <time.h>
 
 #include "sim/core/dl_core.h"
 #include "sim/engine/bound.h"
 #include "sim/engine/cost.h"
-#include "sim/engine/heap.h"
 #include "sim/engine/oploop.h"
 #include "sim/engine/phase.h"
 #include "sim/engine/run.h"
 #include "sim/engine/seqops.h"
+#include "sim/engine/thr_events.h"
+#include "sim/engine/thr_pool.h"
+#include "sim/engine/thr_sync.h"
 #include "sim/engine/threads.h"
-
-#define NSTRIPE 1024             /* completion mutex/condvar pairs: few waiters per broadcast */
-#define SPIN_NS 3000             /* real ns: the end of every wait is spun, not slept */
-#define WAIT_SPIN_NS 20000       /* real ns: a wait for a completion spins this long before it sleeps */
-#define IDLE_SPIN_NS 25000       /* real ns: a worker left without work looks for more before it sleeps */
-#define POLL_NS 2000000          /* real ns: blocked threads look at the stop flag */
-#define STACK_BYTES (512 * 1024)
 
 enum { PK_SUSPEND = DL_PK_SUSPEND, PK_RESUME = DL_PK_RESUME, PK_PROBE = DL_PK_PROBE,
        PK_PROBE_DEFER = DL_PK_PROBE_DEFER };
-enum { HALT_NONE, HALT_ABORT, HALT_STOP };
-
-struct tev {
-	struct dl_event e;
-	uint64_t seq;
-};
-
-struct tbuf {
-	struct tev *v;
-	size_t n, cap;
-};
-
-struct task {
-	int64_t prio;
-	uint64_t seq;
-	uint32_t dev;
-	int64_t pushed;         /* real ns it was queued at */
-};
-
-/* The work queue: a binary heap by (prio, seq); seq is unique, so the order is deterministic. */
-static bool task_less(const struct task *a, const struct task *b)
-{
-	return a->prio < b->prio || (a->prio == b->prio && a->seq < b->seq);
-}
-
-DL_DEFINE_HEAP(task_heap, struct task, task_less, 2)
 
 struct thr;
 
@@ -140,19 +91,20 @@ struct racer {
 	int64_t end_real;
 };
 
-/* One thread: 0 main, 1..P workers, P + 1 the racing ops. */
+/* One thread: 0 main, 1..P workers, P + 1 the racing ops; th first (tw_of()). */
 struct tw {
+	struct dl_rthread th;
 	struct thr *t;
-	int id;
 	uint32_t op_index;      /* samples: the op this thread works for */
 	struct dl_op_result *opr;
 	int64_t taken_sim;      /* simulated ns taken by sequential ops (their bound) */
-	int64_t cursor;         /* real ns: where the thread's last wait was to end */
-	bool chained;           /* no blocking since: the next wait starts at cursor */
-	int64_t blocked_ns;
-	uint64_t wakeups;
 	char pad[64];
 };
+
+static struct tw *tw_of(struct dl_rthread *th)
+{
+	return (struct tw *)th;
+}
 
 struct thr {
 	const struct dl_scenario *sc;
@@ -162,8 +114,6 @@ struct thr {
 	struct dl_op_result *opr;
 	struct dl_core core;
 	uint32_t n, K, P, nthr; /* devices, CPUs, workers, thread slots */
-	double scale;
-	int64_t t0;
 	uint32_t cur_op;
 	struct dl_costs cost;
 
@@ -171,60 +121,19 @@ struct thr {
 	int core_owner;         /* the thread holding graph for write */
 	bool probes_blocked;    /* under graph: from dpm_prepare() to dpm_complete() */
 
-	/* device locks */
-	pthread_mutex_t dmx;
-	pthread_cond_t dcv;
-	int16_t *dev_owner;
-	uint16_t *dev_depth;
-	uint32_t dev_waiters;
-
-	/* probe ends, for wait_for_device_probe() */
-	pthread_mutex_t pmx;
-	pthread_cond_t pcv;
-	atomic_uint probe_gen, probe_waiters;
-
-	/* work queue and phase accounting, under mx */
-	pthread_mutex_t mx;
-	pthread_cond_t qcv, mcv;
-	struct task_heap q;
-	uint64_t qseq;
-	bool shutdown;
 	/*
-	 * Waking workers, as the kernel's concurrency-managed pools do: a push
-	 * wakes a sleeping worker only if no worker is running (nr_running:
-	 * holding an item and not waiting in one of the blocking points,
-	 * worker_blocks()), none spins for work (q_spinners, at most one) and
-	 * none was woken and has not run yet (q_waking: the kernel wakes the
-	 * first idle worker, again and again until it runs); a running worker
-	 * that blocks wakes one for the items still queued.
-	 * qlen mirrors q.n for the spinner, which reads it without mx.
+	 * The workers, the CPUs and the clock (thr_pool.h); pool.remaining
+	 * counts the phase's devices not finished yet, and the fallback ring
+	 * below is under its lock too.  What threads wait on: sy (thr_sync.h).
 	 */
-	uint32_t q_sleepers, q_spinners, q_waking;
-	atomic_uint nr_running;
-	atomic_size_t qlen;
-	atomic_bool stopping;   /* shutdown, for the spinner */
-	uint32_t outstanding, remaining;
-	/*
-	 * CPUs: free_cpus permits, taken and given back without a lock; only a
-	 * thread that found none sleeps (on ccv or main_ccv, under cmx), and a
-	 * put wakes one only when cpu_waiters says someone sleeps.
-	 */
-	pthread_mutex_t cmx;
-	pthread_cond_t ccv, main_ccv;
-	atomic_int free_cpus;
-	atomic_uint cpu_waiters;
-	atomic_bool main_wants_cpu;
+	struct dl_pool pool;
+	struct dl_rsync sy;
 	/* MAX_WORK (dl_async_may_queue()): ready async devices left to main, and their count */
 	uint32_t *fb, fb_head, fb_n;
 	uint64_t fallbacks;
 	atomic_uint alive, peak;  /* items holding a CPU or blocked on a dependency (des.c's) */
 
-	/* completions */
-	pthread_mutex_t smx[NSTRIPE];
-	pthread_cond_t scv[NSTRIPE];
-	atomic_uint swaiters[NSTRIPE];  /* threads sleeping on scv[i]: complete_all() skips the rest */
-	atomic_uchar *done;
-	atomic_uint *pending;
+	atomic_uint *pending;     /* waits not done yet (sy.done[] is each device's completion) */
 	/*
 	 * queued: in probe, queued by the deferral walk; in a kernel-async-v2
 	 * suspend or resume phase, work_in_progress: 1 queued by main, 2 by a
@@ -236,9 +145,7 @@ struct thr {
 	atomic_uchar *failed_dep, *queued, *parked;
 	int64_t *parked_at;
 	atomic_uchar *ok;       /* the device's callback ran (probe: and bound); before done */
-	atomic_uchar *ran;      /* its callback started (not a deferring probe attempt) */
-	atomic_int_fast64_t *done_at;
-	atomic_int halt;
+	/* sy.started[d]: its callback started (not a deferring probe attempt) */
 
 	/* faults */
 	pthread_mutex_t fmx;
@@ -247,9 +154,7 @@ struct thr {
 	int abort_err;
 	uint32_t abort_dev;
 
-	/* events */
-	atomic_uint_fast64_t evseq;
-	struct tbuf *buf;       /* nthr */
+	struct dl_tevents ev;   /* per-thread buffers (thr_events.h) */
 	bool racing;            /* a racing thread runs: flush only when it is joined */
 
 	/* the phase (written by main before any work is queued) */
@@ -270,8 +175,6 @@ struct thr {
 	int64_t *lat, *prio, *best;
 	uint32_t *prof;         /* each device's latency profile (the scenario's) */
 
-	pthread_t *tid;
-	uint32_t nthreads;
 	struct tw *tw;          /* nthr */
 
 	/* the racing thread of the op running, if racer_on */
@@ -280,143 +183,14 @@ struct thr {
 	bool racer_on;
 };
 
-/* ---- time ---- */
-
-/* Real ns past this are clamped: a huge latency or --time-scale cannot overflow int64. */
-#define REAL_MAX ((int64_t)1 << 60)
-#define STOP_SLICE_NS 50000000   /* real ns: a long sleep looks for a stop this often */
-
-static int64_t sim_now(const struct thr *t)
-{
-	double x = (double)(dl_mono_ns() - t->t0) / t->scale;
-
-	return x < (double)REAL_MAX ? (int64_t)x : REAL_MAX;
-}
-
-static int64_t real_of(const struct thr *t, int64_t sim_ns)
-{
-	double x = (double)sim_ns * t->scale;
-
-	return sim_ns <= 0 ? 0 : x < (double)REAL_MAX ? (int64_t)x : REAL_MAX;
-}
-
-static bool poll_stop(struct thr *t);
-static void worker_blocks(struct tw *w);
-static void worker_runs(struct tw *w);
-
-/* Ctrl-C: the main thread turns the flag into HALT_STOP, the others see that. */
-static bool stop_seen(struct tw *w)
-{
-	return w->id == 0 ? poll_stop(w->t) : atomic_load(&w->t->halt) == HALT_STOP;
-}
-
-/*
- * Sleep until the real time @deadline: an absolute clock_nanosleep (no drift
- * from a late wake-up) to just before it, then a spin (the timer's wake-up
- * latency is tens of us; the threads' timer slack is 1 ns).  A long sleep is
- * cut into STOP_SLICE_NS slices, and no slice starts after a stop, so that
- * SIGINT and SIGTERM are honoured within 100 ms whatever the latency and time
- * scale (and the sleeps still to come after a stop are not slept).
- */
-static void sleep_until(struct tw *w, int64_t deadline)
-{
-	int64_t now = dl_mono_ns();
-	bool slept = deadline - now > SPIN_NS;
-
-	if (slept)
-		worker_blocks(w);
-	while (deadline - now > SPIN_NS) {
-		int64_t to = deadline - SPIN_NS < now + STOP_SLICE_NS ? deadline - SPIN_NS :
-			     now + STOP_SLICE_NS;
-		struct timespec ts = { to / 1000000000, to % 1000000000 };
-
-		if (stop_seen(w)) {
-			if (slept)
-				worker_runs(w);
-			return;
-		}
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-		now = dl_mono_ns();
-	}
-	if (slept)
-		worker_runs(w);
-	while (dl_mono_ns() < deadline)
-		;
-}
-
-/*
- * Thread @w works until the real time @deadline.  Back-to-back waits of one
- * thread chain from the previous deadline, not from when the thread woke, so
- * that timer overshoot does not add up (drift); any blocking on another
- * thread breaks the chain (unchain()), so that real wake-up latencies count.
- */
-static void pass_until(struct tw *w, int64_t deadline)
-{
-	sleep_until(w, deadline);
-	w->cursor = deadline;
-	w->chained = true;
-}
-
-static int64_t from_now(struct tw *w)
-{
-	return w->chained ? w->cursor : dl_mono_ns();
-}
-
-static void unchain(struct tw *w)
-{
-	w->chained = false;
-}
-
-/* Let @sim_ns simulated nanoseconds pass in real time on thread @w. */
-static void take_time(struct tw *w, int64_t sim_ns)
-{
-	if (sim_ns > 0)
-		pass_until(w, from_now(w) + real_of(w->t, sim_ns));
-}
-
-static void timed_wait(pthread_cond_t *cv, pthread_mutex_t *m)
-{
-	int64_t to = dl_mono_ns() + POLL_NS;
-	struct timespec ts = { to / 1000000000, to % 1000000000 };
-
-	pthread_cond_timedwait(cv, m, &ts);
-}
-
-static void precise_timers(void)
-{
-	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-}
-
-/* ---- events ---- */
-
-static void tbuf_push(struct thr *t, int w, struct dl_event *e)
-{
-	struct tbuf *b = &t->buf[w];
-
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 1024;
-		struct tev *nv = realloc(b->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return;   /* the event is lost; r->events tells */
-		b->v = nv;
-		b->cap = cap;
-	}
-	/* sequence first, then the clock: a causally later event gets both larger */
-	b->v[b->n].seq = atomic_fetch_add(&t->evseq, 1);
-	e->t_ns = sim_now(t);
-	e->worker = (int16_t)w;
-	b->v[b->n].e = *e;
-	b->n++;
-}
+/* ---- events (thr_events.h) ---- */
 
 /* The core's sink: the core only runs under graph, written by core_owner. */
 static void core_emit(void *ctx, struct dl_event *e)
 {
 	struct thr *t = ctx;
 
-	tbuf_push(t, t->core_owner, e);
+	dl_tevents_push(&t->ev, t->core_owner, e);
 }
 
 static void emit(struct thr *t, int w, unsigned kind, uint32_t dev, unsigned phase, int err)
@@ -425,52 +199,14 @@ static void emit(struct thr *t, int w, unsigned kind, uint32_t dev, unsigned pha
 			      .kind = (uint16_t)kind, .phase = (uint16_t)phase,
 			      .err = (int16_t)err };
 
-	tbuf_push(t, w, &e);
+	dl_tevents_push(&t->ev, w, &e);
 }
 
-static int tev_cmp(const void *a, const void *b)
-{
-	const struct tev *x = a, *y = b;
-
-	if (x->e.t_ns != y->e.t_ns)
-		return x->e.t_ns < y->e.t_ns ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Main thread, no other thread active: merge the buffers by time into the sink. */
+/* Main thread, no other thread active: the buffered events to the sink. */
 static void flush_events(struct thr *t)
 {
-	size_t total = 0, k = 0;
-	struct tev *all;
-
-	if (t->racing)
-		return;
-	for (uint32_t w = 0; w < t->nthr; w++)
-		total += t->buf[w].n;
-	if (!total)
-		return;
-	all = malloc(total * sizeof(*all));
-	if (all) {
-		for (uint32_t w = 0; w < t->nthr; w++) {
-			if (!t->buf[w].n)
-				continue;   /* an empty buffer may have no array yet */
-			memcpy(all + k, t->buf[w].v, t->buf[w].n * sizeof(*all));
-			k += t->buf[w].n;
-		}
-		qsort(all, total, sizeof(*all), tev_cmp);
-		for (size_t i = 0; i < total; i++) {
-			struct dl_event *e = &all[i].e;
-
-			t->r->events++;
-			if (e->kind == DL_EV_LINK_REFUSED)
-				t->r->links_refused++;
-			if (t->o->sink.emit)
-				t->o->sink.emit(t->o->sink.ctx, e);
-		}
-	}
-	free(all);
-	for (uint32_t w = 0; w < t->nthr; w++)
-		t->buf[w].n = 0;
+	if (!t->racing)
+		dl_tevents_flush(&t->ev, &t->o->sink, &t->r->events, &t->r->links_refused);
 }
 
 /* ---- samples and faults ---- */
@@ -498,7 +234,7 @@ static int fault_for(struct thr *t, uint32_t d, unsigned key)
 static void core_lock(struct tw *w)
 {
 	pthread_rwlock_wrlock(&w->t->graph);
-	w->t->core_owner = w->id;
+	w->t->core_owner = w->th.id;
 }
 
 static void core_unlock(struct tw *w)
@@ -506,60 +242,9 @@ static void core_unlock(struct tw *w)
 	pthread_rwlock_unlock(&w->t->graph);
 }
 
-/* device_lock(): recursive, so that an unbind may remove() the same device. */
-static void dev_lock(struct tw *w, uint32_t d)
-{
-	struct thr *t = w->t;
-
-	pthread_mutex_lock(&t->dmx);
-	while (t->dev_depth[d] && t->dev_owner[d] != w->id) {
-		t->dev_waiters++;
-		unchain(w);
-		worker_blocks(w);
-		pthread_cond_wait(&t->dcv, &t->dmx);
-		worker_runs(w);
-		t->dev_waiters--;
-	}
-	t->dev_owner[d] = (int16_t)w->id;
-	t->dev_depth[d]++;
-	pthread_mutex_unlock(&t->dmx);
-}
-
-static void dev_unlock(struct tw *w, uint32_t d)
-{
-	struct thr *t = w->t;
-
-	pthread_mutex_lock(&t->dmx);
-	if (--t->dev_depth[d] == 0 && t->dev_waiters)
-		pthread_cond_broadcast(&t->dcv);
-	pthread_mutex_unlock(&t->dmx);
-}
-
-static bool halted(struct thr *t)
-{
-	return atomic_load(&t->halt) != HALT_NONE;
-}
-
-/* Wake every thread that waits for something, so that it sees the halt flag. */
-static void wake_all(struct thr *t)
-{
-	for (int i = 0; i < NSTRIPE; i++) {
-		pthread_mutex_lock(&t->smx[i]);
-		pthread_cond_broadcast(&t->scv[i]);
-		pthread_mutex_unlock(&t->smx[i]);
-	}
-	pthread_mutex_lock(&t->mx);
-	pthread_cond_broadcast(&t->mcv);
-	pthread_mutex_unlock(&t->mx);
-	pthread_mutex_lock(&t->pmx);
-	pthread_cond_broadcast(&t->pcv);
-	pthread_mutex_unlock(&t->pmx);
-}
-
+/* A callback failed (or memory ran out): the phase halts, the first failure is its error. */
 static void set_abort(struct thr *t, int err, uint32_t d)
 {
-	int none = HALT_NONE;
-
 	pthread_mutex_lock(&t->fmx);
 	if (!t->abort_rec) {
 		t->abort_rec = true;
@@ -567,170 +252,19 @@ static void set_abort(struct thr *t, int err, uint32_t d)
 		t->abort_dev = d;
 	}
 	pthread_mutex_unlock(&t->fmx);
-	atomic_compare_exchange_strong(&t->halt, &none, HALT_ABORT);
-	wake_all(t);
+	dl_halt(&t->sy, DL_HALT_ABORT);
 }
 
-/* Main thread only: the signal handler's flag becomes the halt flag. */
-static bool poll_stop(struct thr *t)
-{
-	if (t->o->stop && *t->o->stop && atomic_load(&t->halt) != HALT_STOP) {
-		atomic_store(&t->halt, HALT_STOP);
-		wake_all(t);
-	}
-	return atomic_load(&t->halt) == HALT_STOP;
-}
+/* ---- the queue (thr_pool.h), and what is left to the main thread ---- */
 
-/* Probe ends wake wait_for_device_probe() (Dekker on two seq_cst counters). */
-static void probe_ended(struct thr *t)
-{
-	atomic_fetch_add(&t->probe_gen, 1);
-	if (atomic_load(&t->probe_waiters)) {
-		pthread_mutex_lock(&t->pmx);
-		pthread_cond_broadcast(&t->pcv);
-		pthread_mutex_unlock(&t->pmx);
-	}
-}
-
-/* ---- the pool's concurrency management (nr_running) ---- */
-
-/* Under mx, work queued: wake a sleeping worker unless one runs, spins or is on its way. */
-static void wake_worker_locked(struct thr *t)
-{
-	if (t->q_sleepers && !t->q_spinners && !t->q_waking && !atomic_load(&t->nr_running)) {
-		t->q_waking++;
-		pthread_cond_signal(&t->qcv);
-	}
-}
-
-static bool pool_worker(const struct tw *w)
-{
-	return w->id >= 1 && (uint32_t)w->id <= w->t->P;
-}
-
-/*
- * Pool worker @w, holding an item, is about to wait (for a CPU, a
- * completion, a device lock, a probe end, or time to pass): if it was the
- * last one running, an item still queued gets a sleeping worker now rather
- * than when @w comes back (wq_worker_sleeping()).  The decrement comes
- * before mx is taken and q.n read; q_push_locked() writes q.n under mx and
- * then reads nr_running: one of the two sees the other.
- */
-static void worker_blocks(struct tw *w)
-{
-	struct thr *t = w->t;
-
-	if (!pool_worker(w) || atomic_fetch_sub(&t->nr_running, 1) != 1)
-		return;
-	if (!atomic_load(&t->qlen))
-		return;
-	pthread_mutex_lock(&t->mx);
-	if (t->q.n)
-		wake_worker_locked(t);
-	pthread_mutex_unlock(&t->mx);
-}
-
-static void worker_runs(struct tw *w)
-{
-	if (pool_worker(w))
-		atomic_fetch_add(&w->t->nr_running, 1);
-}
-
-/* ---- CPUs: K permits, the main thread first (des.c's run queue) ---- */
-
-/*
- * One permit if there is one for this thread: workers leave it to a main
- * thread that waits for one.
- */
-static bool cpu_try(struct thr *t, bool main)
-{
-	int f = atomic_load(&t->free_cpus);
-
-	while (f > 0 && (main || !atomic_load(&t->main_wants_cpu)))
-		if (atomic_compare_exchange_weak(&t->free_cpus, &f, f - 1))
-			return true;
-	return false;
-}
-
-/*
- * Returns 0, or the real time the CPU was obtained if the thread had to wait
- * for it.  The fast path is one compare-and-swap; a thread that finds no
- * permit counts itself in cpu_waiters (then looks again: cpu_put() adds the
- * permit first and reads cpu_waiters after, both seq_cst, so that one of
- * them sees the other) and sleeps.
- */
-static int64_t cpu_get(struct tw *w)
-{
-	struct thr *t = w->t;
-	bool main = w->id == 0;
-
-	bool waited = false;
-
-	if (cpu_try(t, main))
-		return 0;
-	worker_blocks(w);
-	pthread_mutex_lock(&t->cmx);
-	atomic_fetch_add(&t->cpu_waiters, 1);
-	if (main)
-		atomic_store(&t->main_wants_cpu, true);
-	while (!cpu_try(t, main)) {
-		unchain(w);
-		waited = true;
-		pthread_cond_wait(main ? &t->main_ccv : &t->ccv, &t->cmx);
-	}
-	if (main)
-		atomic_store(&t->main_wants_cpu, false);
-	atomic_fetch_sub(&t->cpu_waiters, 1);
-	/* permits left: a worker held back for main, or one more woken by a put */
-	if (atomic_load(&t->free_cpus) > 0 && atomic_load(&t->cpu_waiters))
-		pthread_cond_signal(&t->ccv);
-	pthread_mutex_unlock(&t->cmx);
-	worker_runs(w);
-	return waited ? dl_mono_ns() : 0;
-}
-
-static void cpu_put(struct tw *w)
-{
-	struct thr *t = w->t;
-
-	atomic_fetch_add(&t->free_cpus, 1);
-	if (!atomic_load(&t->cpu_waiters))
-		return;
-	/*
-	 * Main first.  A worker woken may find the permit taken by a thread
-	 * that did not sleep (the first to run takes it, as before); it sleeps
-	 * again, and the next put wakes it.
-	 */
-	pthread_mutex_lock(&t->cmx);
-	if (atomic_load(&t->main_wants_cpu))
-		pthread_cond_signal(&t->main_ccv);
-	else
-		pthread_cond_signal(&t->ccv);
-	pthread_mutex_unlock(&t->cmx);
-}
-
-/* ---- the queue (a heap by (prio, seq)), under mx ---- */
-
-static int q_push_locked(struct thr *t, uint32_t d)
-{
-	struct task e = { .prio = t->prio[d], .seq = t->qseq++, .dev = d, .pushed = dl_mono_ns() };
-	int err = task_heap_push(&t->q, e);
-
-	if (err)
-		return err;
-	t->outstanding++;
-	atomic_store(&t->qlen, t->q.n);
-	wake_worker_locked(t);
-	return 0;
-}
 
 static void q_push(struct thr *t, uint32_t d)
 {
 	int err;
 
-	pthread_mutex_lock(&t->mx);
-	err = q_push_locked(t, d);
-	pthread_mutex_unlock(&t->mx);
+	dl_pool_lock(&t->pool);
+	err = dl_pool_push_locked(&t->pool, d, t->prio[d]);
+	dl_pool_unlock(&t->pool);
 	if (err)
 		set_abort(t, -ENOMEM, d);
 }
@@ -744,14 +278,14 @@ static void q_push_ready(struct thr *t, uint32_t d)
 {
 	int err = 0;
 
-	pthread_mutex_lock(&t->mx);
-	if (dl_async_may_queue(t->pol, t->outstanding)) {
-		err = q_push_locked(t, d);
+	dl_pool_lock(&t->pool);
+	if (dl_async_may_queue(t->pol, t->pool.outstanding)) {
+		err = dl_pool_push_locked(&t->pool, d, t->prio[d]);
 	} else {
 		t->fb[t->fb_n++] = d;   /* at most once a phase */
-		pthread_cond_broadcast(&t->mcv);
+		dl_pool_wake_main_locked(&t->pool);
 	}
-	pthread_mutex_unlock(&t->mx);
+	dl_pool_unlock(&t->pool);
 	if (err)
 		set_abort(t, -ENOMEM, d);
 }
@@ -761,11 +295,11 @@ static bool may_queue(struct thr *t)
 {
 	bool ok;
 
-	pthread_mutex_lock(&t->mx);
-	ok = dl_async_may_queue(t->pol, t->outstanding);
+	dl_pool_lock(&t->pool);
+	ok = dl_async_may_queue(t->pol, t->pool.outstanding);
 	if (!ok)
 		t->fallbacks++;
-	pthread_mutex_unlock(&t->mx);
+	dl_pool_unlock(&t->pool);
 	return ok;
 }
 
@@ -784,14 +318,14 @@ static uint32_t main_fallbacks(struct thr *t)
 	for (;;) {
 		uint32_t d;
 
-		pthread_mutex_lock(&t->mx);
+		dl_pool_lock(&t->pool);
 		if (t->fb_head == t->fb_n) {
-			pthread_mutex_unlock(&t->mx);
+			dl_pool_unlock(&t->pool);
 			return n;
 		}
 		d = t->fb[t->fb_head++];
-		pthread_mutex_unlock(&t->mx);
-		if (!halted(t))
+		dl_pool_unlock(&t->pool);
+		if (!dl_halted(&t->sy))
 			main_visit(t, &t->tw[0], d, may_queue(t));
 		else
 			finished(t);
@@ -802,10 +336,9 @@ static uint32_t main_fallbacks(struct thr *t)
 /* A device of the phase is finished (run or skipped). */
 static void finished(struct thr *t)
 {
-	pthread_mutex_lock(&t->mx);
-	if (--t->remaining == 0)
-		pthread_cond_broadcast(&t->mcv);
-	pthread_mutex_unlock(&t->mx);
+	dl_pool_lock(&t->pool);
+	dl_pool_finished_locked(&t->pool);
+	dl_pool_unlock(&t->pool);
 }
 
 /* ---- the phase's graph, a CSR snapshot ---- */
@@ -928,13 +461,13 @@ static int snapshot_locked(struct thr *t)
  */
 static void account_phase(struct thr *t, int64_t w0)
 {
-	int64_t mk = (int64_t)((double)(dl_mono_ns() - w0) / t->scale);
+	int64_t mk = (int64_t)((double)(dl_mono_ns() - w0) / t->pool.clock.scale);
 	uint32_t n = 0;
 	struct dl_phase_graph g;
 	struct dl_bound b;
 
 	for (uint32_t i = 0; i < t->ntopo; i++)
-		if (atomic_load(&t->ran[t->topo[i]]))
+		if (atomic_load(&t->sy.started[t->topo[i]]))
 			t->topo[n++] = t->topo[i];   /* the phase is over: topo may shrink */
 	t->ntopo = n;
 	g = phase_view(t).g;
@@ -973,73 +506,6 @@ static int snapshot_phase(struct thr *t)
 	return err;
 }
 
-/* ---- completions ---- */
-
-/* dpm_wait(): returns the real time @y completed (0 if it had, or on halt). */
-static int64_t wait_done(struct thr *t, struct tw *w, uint32_t y)
-{
-	pthread_mutex_t *m = &t->smx[y % NSTRIPE];
-	int64_t b0;
-
-	if (atomic_load_explicit(&t->done[y], memory_order_acquire) || halted(t))
-		return 0;
-	b0 = dl_mono_ns();
-	unchain(w);
-	/*
-	 * If what we wait for is running (its callback started), it may well
-	 * end within a wake-up latency: spin that long before sleeping (a
-	 * device not started yet is not spun for: its spinners would only
-	 * take CPUs from those it waits for).  A wait ended by the spin counts
-	 * as one all the same (blocked_ns, wakeups).
-	 */
-	while (atomic_load(&t->ran[y]) && !atomic_load(&t->done[y]) && !halted(t) &&
-	       dl_mono_ns() - b0 < WAIT_SPIN_NS)
-		;
-	if (atomic_load(&t->done[y]) || halted(t))
-		goto out;
-	worker_blocks(w);
-	pthread_mutex_lock(m);
-	/* counted before done[] is read again: complete_all() stores done[] first, then reads this */
-	atomic_fetch_add(&t->swaiters[y % NSTRIPE], 1);
-	while (!atomic_load(&t->done[y]) && !halted(t)) {
-		if (w->id == 0) {
-			pthread_mutex_unlock(m);
-			poll_stop(t);
-			main_fallbacks(t);   /* @y may be one of them */
-			pthread_mutex_lock(m);
-			if (halted(t))
-				break;
-			timed_wait(&t->scv[y % NSTRIPE], m);
-		} else {
-			pthread_cond_wait(&t->scv[y % NSTRIPE], m);
-		}
-	}
-	atomic_fetch_sub(&t->swaiters[y % NSTRIPE], 1);
-	pthread_mutex_unlock(m);
-	worker_runs(w);
-out:
-	w->blocked_ns += dl_mono_ns() - b0;
-	w->wakeups++;
-	return atomic_load(&t->done_at[y]);
-}
-
-/* This thread woke sleepers in complete_all() since it took its item: it does not spin for work. */
-static _Thread_local bool woke_waiters;
-
-static void complete_all(struct thr *t, uint32_t d)
-{
-	pthread_mutex_t *m = &t->smx[d % NSTRIPE];
-
-	atomic_store(&t->done_at[d], dl_mono_ns());
-	atomic_store(&t->done[d], 1);
-	if (!atomic_load(&t->swaiters[d % NSTRIPE]))
-		return;   /* nobody sleeps on the stripe; a waiter counted later sees done[] */
-	pthread_mutex_lock(m);
-	pthread_cond_broadcast(&t->scv[d % NSTRIPE]);
-	pthread_mutex_unlock(m);
-	woke_waiters = true;
-}
-
 static bool ready_queue_mode(const struct thr *t)
 {
 	return t->ps.link_aware && t->ps.queue_when_ready && !t->ps.barrier;
@@ -1066,13 +532,13 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 			if (atomic_load(&t->failed_dep[y])) {
 				if (t->on_main[y])
 					continue;   /* the main thread sees it after its waits */
-				complete_all(t, y);
+				dl_complete_all(&t->sy, y);
 				finished(t);
 				if (dl_idvec_push(&skip, y))
 					set_abort(t, -ENOMEM, y);
-			} else if (ready_queue_mode(t) && !t->on_main[y] && !halted(t)) {
+			} else if (ready_queue_mode(t) && !t->on_main[y] && !dl_halted(&t->sy)) {
 				q_push_ready(t, y);
-			} else if (v2_phase(t) && !halted(t)) {
+			} else if (v2_phase(t) && !dl_halted(&t->sy)) {
 				unsigned char one = 1;
 
 				/* its last wait is done: wake a parked v2 item */
@@ -1097,7 +563,7 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
  */
 static void release_level_locked(struct thr *t)
 {
-	while (t->cur_level <= t->maxlevel && !halted(t)) {
+	while (t->cur_level <= t->maxlevel && !dl_halted(&t->sy)) {
 		uint32_t l = t->cur_level;
 
 		for (uint32_t i = t->lv.off[l]; i < t->lv.off[l + 1]; i++) {
@@ -1107,7 +573,7 @@ static void release_level_locked(struct thr *t)
 				q_push(t, d);
 				continue;
 			}
-			complete_all(t, d);
+			dl_complete_all(&t->sy, d);
 			finished(t);
 			release_dependents(t, d, false);
 			t->lv.left[l]--;
@@ -1171,10 +637,10 @@ static void handoff(struct thr *t, uint32_t d)
 
 		if (t->on_main[y] || atomic_load(&t->queued[y]) != 0)
 			continue;
-		pthread_mutex_lock(&t->mx);
-		ok = dl_async_may_queue(t->pol, t->outstanding) &&
+		dl_pool_lock(&t->pool);
+		ok = dl_async_may_queue(t->pol, t->pool.outstanding) &&
 		     atomic_compare_exchange_strong(&t->queued[y], &idle, 2);
-		pthread_mutex_unlock(&t->mx);
+		dl_pool_unlock(&t->pool);
 		if (ok)
 			q_push(t, y);
 	}
@@ -1201,22 +667,22 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		ok = t->core.dev[d].state == DL_DEV_DRIVER_BOUND;
 		core_unlock(w);
 		atomic_store(&t->ok[d], ok);
-		complete_all(t, d);
+		dl_complete_all(&t->sy, d);
 		release_dependents(t, d, ok);
 		return;
 	}
-	atomic_store(&t->ran[d], 1);
-	emit(t, w->id, dl_pm_event((unsigned)t->pk, false), d, t->phase, 0);
+	atomic_store(&t->sy.started[d], 1);
+	emit(t, w->th.id, dl_pm_event((unsigned)t->pk, false), d, t->phase, 0);
 	cpu = dl_cost_cpu_part(t->lat[d], t->sc->prof[t->sc->dev[d].profile].cpu_ppm);
-	take_time(w, cpu);
+	dl_thr_take_time(&w->th, cpu);
 	if (t->lat[d] > cpu) {
 		/* the sleep frees the CPU; finishing takes one again (the caller frees it) */
-		cpu_put(w);
-		take_time(w, t->lat[d] - cpu);
-		cpu_get(w);
+		dl_cpu_put(&w->th);
+		dl_thr_take_time(&w->th, t->lat[d] - cpu);
+		dl_cpu_get(&w->th);
 	}
 	err = fault_for(t, d, DL_LAT_PREPARE + t->phase);
-	emit(t, w->id, dl_pm_event((unsigned)t->pk, true), d, t->phase, err);
+	emit(t, w->th.id, dl_pm_event((unsigned)t->pk, true), d, t->phase, err);
 	depth = dl_pm_depth_after((unsigned)t->pk, t->phase, err);
 	if (depth < 0) {
 		set_abort(t, err, d);
@@ -1224,15 +690,15 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		t->newdepth[d] = (uint8_t)depth;
 		t->depth_set[d] = 1;
 	}
-	if (t->ps.handoff && !v2_phase(t) && !halted(t))
-		take_time(w, handoff_len(t, d));   /* PM phases only: probe returned above */
+	if (t->ps.handoff && !v2_phase(t) && !dl_halted(&t->sy))
+		dl_thr_take_time(&w->th, handoff_len(t, d));   /* PM phases only: probe returned above */
 	atomic_store(&t->ok[d], 1);
-	complete_all(t, d);
-	if (t->ps.link_aware && !halted(t))
+	dl_complete_all(&t->sy, d);
+	if (t->ps.link_aware && !dl_halted(&t->sy))
 		release_dependents(t, d, ok);
-	if (v2_phase(t) && !halted(t)) {
+	if (v2_phase(t) && !dl_halted(&t->sy)) {
 		/* 6.16+: complete_all() first, then the hand-off walk queues the rest */
-		take_time(w, handoff_len(t, d));
+		dl_thr_take_time(&w->th, handoff_len(t, d));
 		handoff(t, d);
 	}
 }
@@ -1247,34 +713,34 @@ static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
 	int64_t last = 0;
 	bool blocked = false;
 
-	for (uint32_t j = t->w_off[d]; j < t->w_off[d + 1] && !halted(t); j++) {
+	for (uint32_t j = t->w_off[d]; j < t->w_off[d + 1] && !dl_halted(&t->sy); j++) {
 		uint32_t y = t->w_dep[j];
 		int64_t at;
 
-		if (atomic_load_explicit(&t->done[y], memory_order_acquire))
+		if (atomic_load_explicit(&t->sy.done[y], memory_order_acquire))
 			continue;
 		if (!blocked) {
-			emit(t, w->id, DL_EV_WORK_BLOCK, d, t->phase, 0);
-			cpu_put(w);
+			emit(t, w->th.id, DL_EV_WORK_BLOCK, d, t->phase, 0);
+			dl_cpu_put(&w->th);
 			blocked = true;
 		}
-		at = wait_done(t, w, y);
+		at = dl_wait_done(&t->sy, &w->th, y);
 		if (at > last)
 			last = at;
 	}
 	if (blocked) {
 		int64_t got;
 
-		if (!halted(t))
-			emit(t, w->id, DL_EV_WORK_WAKE, d, t->phase, 0);
-		got = cpu_get(w);
+		if (!dl_halted(&t->sy))
+			emit(t, w->th.id, DL_EV_WORK_WAKE, d, t->phase, 0);
+		got = dl_cpu_get(&w->th);
 
 		/* woken at the last completion; a wait for a CPU does not count as the wake */
 		if (got > last)
 			last = got;
-		pass_until(w, (last ? last : dl_mono_ns()) + real_of(t, t->cost.wake_ns));
+		dl_thr_pass_until(&w->th, (last ? last : dl_mono_ns()) + dl_rclock_real(&t->pool.clock, t->cost.wake_ns));
 	}
-	if (halted(t))
+	if (dl_halted(&t->sy))
 		return false;
 	run_cb(t, w, d);
 	return true;
@@ -1290,29 +756,29 @@ static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
 static bool run_v2(struct thr *t, struct tw *w, uint32_t d)
 {
 	if (atomic_load(&t->queued[d]) == 3) {
-		emit(t, w->id, DL_EV_WORK_WAKE, d, t->phase, 0);
-		w->blocked_ns += dl_mono_ns() - t->parked_at[d];
-		w->wakeups++;
+		emit(t, w->th.id, DL_EV_WORK_WAKE, d, t->phase, 0);
+		w->th.blocked_ns += dl_mono_ns() - t->parked_at[d];
+		w->th.wakeups++;
 	} else if (atomic_load(&t->pending[d]) != 0) {
 		unsigned char one = 1;
 
-		emit(t, w->id, DL_EV_WORK_BLOCK, d, t->phase, 0);
+		emit(t, w->th.id, DL_EV_WORK_BLOCK, d, t->phase, 0);
 		t->parked_at[d] = dl_mono_ns();
 		atomic_store(&t->parked[d], 1);
 		if (atomic_load(&t->pending[d]) != 0 ||
 		    !atomic_compare_exchange_strong(&t->parked[d], &one, 0))
 			return false;   /* parked, or already queued again */
-		emit(t, w->id, DL_EV_WORK_WAKE, d, t->phase, 0);
-		w->wakeups++;
+		emit(t, w->th.id, DL_EV_WORK_WAKE, d, t->phase, 0);
+		w->th.wakeups++;
 	}
-	if (halted(t))
+	if (dl_halted(&t->sy))
 		return false;
 	run_cb(t, w, d);
 	return true;
 }
 
 /* A queued item on worker @w: its overhead, then its work.  Returns true if a callback ran. */
-static bool run_task(struct thr *t, struct tw *w, const struct task *k)
+static bool run_task(struct thr *t, struct tw *w, const struct dl_pool_item *k)
 {
 	bool pm = t->pk == PK_SUSPEND || t->pk == PK_RESUME;
 	int64_t overhead = t->pk == PK_PROBE_DEFER ? 0 :
@@ -1322,16 +788,16 @@ static bool run_task(struct thr *t, struct tw *w, const struct task *k)
 	 * idle (so the real wake-up latency counts against it), else from
 	 * when the worker's previous work ended.
 	 */
-	int64_t from = w->chained && w->cursor > k->pushed ? w->cursor : k->pushed, got;
+	int64_t from = w->th.chained && w->th.cursor > k->pushed ? w->th.cursor : k->pushed, got;
 	bool ran = false;
 
-	got = cpu_get(w);
+	got = dl_cpu_get(&w->th);
 	if (got > from)
 		from = got;   /* the overhead is paid on a CPU */
 	for (unsigned a = atomic_fetch_add(&t->alive, 1) + 1, p = atomic_load(&t->peak);
 	     a > p && !atomic_compare_exchange_weak(&t->peak, &p, a);)
 		;
-	pass_until(w, from + real_of(t, overhead));
+	dl_thr_pass_until(&w->th, from + dl_rclock_real(&t->pool.clock, overhead));
 	if (t->pk == PK_PROBE_DEFER) {
 		struct dl_seq q;
 
@@ -1344,7 +810,7 @@ static bool run_task(struct thr *t, struct tw *w, const struct task *k)
 		seq_bind(w, &q);
 		q.sleep = seq_sleep_off_cpu;
 		dl_seq_probe_one(&q, k->dev);
-	} else if (!halted(t)) {
+	} else if (!dl_halted(&t->sy)) {
 		if (v2_phase(t)) {
 			ran = run_v2(t, w, k->dev);
 		} else if (t->ps.classic) {
@@ -1355,73 +821,40 @@ static bool run_task(struct thr *t, struct tw *w, const struct task *k)
 		}
 	}
 	atomic_fetch_sub(&t->alive, 1);
-	cpu_put(w);
+	dl_cpu_put(&w->th);
 	if (ran && t->ps.barrier)
 		level_finished(t, k->dev);
 	return ran;
 }
 
-static void *worker_main(void *arg)
+/* The pool's run() (thr_pool.h): item @k on worker @th; true if a device of the phase finished. */
+static bool pool_run(void *ctx, struct dl_rthread *th, const struct dl_pool_item *k)
 {
-	struct tw *w = arg;
-	struct thr *t = w->t;
+	struct thr *t = ctx;
+	struct tw *w = tw_of(th);
+	bool ran = false;
 
-	precise_timers();
-	pthread_mutex_lock(&t->mx);
-	for (;;) {
-		struct task k;
-		bool ran = false;
+	w->op_index = t->cur_op;
+	w->opr = t->opr;
+	if (!dl_halted(&t->sy))
+		ran = run_task(t, w, k);
+	else if (t->pk == PK_PROBE_DEFER)
+		atomic_store(&t->queued[k->dev], 0);
+	return ran && t->pk != PK_PROBE_DEFER;
+}
 
-		if (!t->q.n && !t->shutdown && !t->q_spinners && !woke_waiters) {
-			/*
-			 * One idle worker looks for work a while: a push then wakes
-			 * nobody.  Not one that just woke waiters: on 2 CPUs its spin
-			 * would keep them off the CPU they were woken to run on.
-			 */
-			int64_t end = dl_mono_ns() + IDLE_SPIN_NS;
+/* The pool's stop_seen(): Ctrl-C, for a thread that sleeps. */
+static bool pool_stop_seen(void *ctx, const struct dl_rthread *th)
+{
+	return dl_stop_seen(&((struct thr *)ctx)->sy, th);
+}
 
-			t->q_spinners++;
-			pthread_mutex_unlock(&t->mx);
-			while (!atomic_load_explicit(&t->qlen, memory_order_relaxed) &&
-			       !atomic_load_explicit(&t->stopping, memory_order_relaxed) &&
-			       dl_mono_ns() < end)
-				;
-			pthread_mutex_lock(&t->mx);
-			t->q_spinners--;
-		}
-		while (!t->q.n && !t->shutdown) {
-			unchain(w);
-			t->q_sleepers++;
-			pthread_cond_wait(&t->qcv, &t->mx);
-			t->q_sleepers--;
-			if (t->q_waking)
-				t->q_waking--;   /* this one, or one woken for nothing: at worst a wake more */
-		}
-		if (!t->q.n)
-			break;
-		k = task_heap_pop(&t->q);
-		atomic_store(&t->qlen, t->q.n);
-		woke_waiters = false;
-		atomic_fetch_add(&t->nr_running, 1);   /* the rest of the queue waits for it to block */
-		w->op_index = t->cur_op;
-		w->opr = t->opr;
-		pthread_mutex_unlock(&t->mx);
+static uint32_t main_fallbacks(struct thr *t);
 
-		if (!halted(t))
-			ran = run_task(t, w, &k);
-		else if (t->pk == PK_PROBE_DEFER)
-			atomic_store(&t->queued[k.dev], 0);
-
-		pthread_mutex_lock(&t->mx);
-		atomic_fetch_sub(&t->nr_running, 1);
-		t->outstanding--;
-		if (ran && t->pk != PK_PROBE_DEFER && --t->remaining == 0)
-			pthread_cond_broadcast(&t->mcv);
-		if (t->outstanding == 0)
-			pthread_cond_broadcast(&t->mcv);
-	}
-	pthread_mutex_unlock(&t->mx);
-	return NULL;
+/* The main thread waits for a completion (thr_sync.h): it takes what was left to it meanwhile. */
+static void sync_main_waits(void *ctx)
+{
+	main_fallbacks(ctx);
 }
 
 /* ---- phases ---- */
@@ -1429,32 +862,32 @@ static void *worker_main(void *arg)
 /* Wait until every queued item finished and, with @all, every device did (or halt). */
 static void wait_drain(struct thr *t, bool all)
 {
-	unchain(&t->tw[0]);
-	pthread_mutex_lock(&t->mx);
-	while (t->outstanding > 0 || (all && t->remaining > 0 && !halted(t))) {
-		pthread_mutex_unlock(&t->mx);
-		poll_stop(t);
+	dl_thr_unchain(&t->tw[0].th);
+	dl_pool_lock(&t->pool);
+	while (t->pool.outstanding > 0 || (all && t->pool.remaining > 0 && !dl_halted(&t->sy))) {
+		dl_pool_unlock(&t->pool);
+		dl_poll_stop(&t->sy);
 		main_fallbacks(t);
-		pthread_mutex_lock(&t->mx);
-		if (t->outstanding == 0 && (!all || t->remaining == 0 || halted(t)))
+		dl_pool_lock(&t->pool);
+		if (t->pool.outstanding == 0 && (!all || t->pool.remaining == 0 || dl_halted(&t->sy)))
 			break;
-		timed_wait(&t->mcv, &t->mx);
+		dl_pool_wait_main(&t->pool);
 	}
-	pthread_mutex_unlock(&t->mx);
+	dl_pool_unlock(&t->pool);
 }
 
 /* The main thread walks to device @d: main_ns on a CPU, then the callback or the queueing. */
 static void main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue)
 {
-	cpu_get(m);
-	take_time(m, t->cost.main_ns + (queue ? t->cost.queue_ns : 0));
+	dl_cpu_get(&m->th);
+	dl_thr_take_time(&m->th, t->cost.main_ns + (queue ? t->cost.queue_ns : 0));
 	if (queue) {
-		cpu_put(m);
+		dl_cpu_put(&m->th);
 		q_push(t, d);
 		return;
 	}
 	run_cb(t, m, d);
-	cpu_put(m);
+	dl_cpu_put(&m->th);
 	finished(t);
 }
 
@@ -1466,16 +899,16 @@ static int run_phase(struct thr *t)
 	int64_t w0;
 	int err;
 
-	atomic_store(&t->halt, poll_stop(t) ? HALT_STOP : HALT_NONE);
+	atomic_store(&t->sy.halt, dl_poll_stop(&t->sy) ? DL_HALT_STOP : DL_HALT_NONE);
 	atomic_store(&t->peak, 0);
 	for (uint32_t d = 0; d < t->n; d++) {
 		t->depth_set[d] = 0;
 		t->prio[d] = 0;
 		t->attempted[d] = 0;
-		atomic_store_explicit(&t->done[d], (unsigned char)!t->part[d], memory_order_relaxed);
+		atomic_store_explicit(&t->sy.done[d], (unsigned char)!t->part[d], memory_order_relaxed);
 		atomic_store_explicit(&t->failed_dep[d], 0, memory_order_relaxed);
 		atomic_store_explicit(&t->ok[d], 0, memory_order_relaxed);
-		atomic_store_explicit(&t->ran[d], 0, memory_order_relaxed);
+		atomic_store_explicit(&t->sy.started[d], 0, memory_order_relaxed);
 		atomic_store_explicit(&t->queued[d], 0, memory_order_relaxed);
 		atomic_store_explicit(&t->parked[d], 0, memory_order_relaxed);
 		if (!t->part[d])
@@ -1490,16 +923,16 @@ static int run_phase(struct thr *t)
 		t->wcount[d] = t->w_off[d + 1] - t->w_off[d];
 		atomic_store_explicit(&t->pending[d], t->wcount[d], memory_order_relaxed);
 	}
-	pthread_mutex_lock(&t->mx);
-	t->remaining = remaining;
-	t->outstanding = 0;
+	dl_pool_lock(&t->pool);
+	t->pool.remaining = remaining;
+	t->pool.outstanding = 0;
 	t->fb_head = t->fb_n = 0;
-	pthread_mutex_unlock(&t->mx);
+	dl_pool_unlock(&t->pool);
 
 	w0 = dl_mono_ns();
 	if (t->ps.main_only) {
 		/* naive, prepare and complete: the main thread, in walk order, no waits */
-		for (uint32_t i = 0; i < t->w.n && !halted(t) && !poll_stop(t); i++)
+		for (uint32_t i = 0; i < t->w.n && !dl_halted(&t->sy) && !dl_poll_stop(&t->sy); i++)
 			if (t->part[t->w.v[i]])
 				main_visit(t, m, t->w.v[i], false);
 	} else if (t->ps.barrier) {
@@ -1509,15 +942,15 @@ static int run_phase(struct thr *t)
 		pthread_mutex_unlock(&t->lmx);
 	} else {
 		/* v2: the async roots (resume) or leaves (suspend) first */
-		for (uint32_t i = 0; i < t->w.nupfront && !halted(t); i++) {
+		for (uint32_t i = 0; i < t->w.nupfront && !dl_halted(&t->sy); i++) {
 			uint32_t d = t->w.v[i];
 			unsigned char idle = 0;
 			bool room;
 
 			/* MAX_WORK: dpm_async_with_cleanup() fails, left to the walk */
-			pthread_mutex_lock(&t->mx);
-			room = dl_async_may_queue(t->pol, t->outstanding);
-			pthread_mutex_unlock(&t->mx);
+			dl_pool_lock(&t->pool);
+			room = dl_async_may_queue(t->pol, t->pool.outstanding);
+			dl_pool_unlock(&t->pool);
 			if (room && atomic_compare_exchange_strong(&t->queued[d], &idle, 1))
 				main_visit(t, m, d, true);
 		}
@@ -1528,7 +961,7 @@ static int run_phase(struct thr *t)
 				if (t->part[d] && !t->on_main[d] && t->wcount[d] == 0)
 					q_push_ready(t, d);
 			}
-		for (uint32_t i = t->w.nupfront; i < t->w.n && !halted(t) && !poll_stop(t); i++) {
+		for (uint32_t i = t->w.nupfront; i < t->w.n && !dl_halted(&t->sy) && !dl_poll_stop(&t->sy); i++) {
 			uint32_t d = t->w.v[i];
 
 			bool sync;
@@ -1549,14 +982,14 @@ static int run_phase(struct thr *t)
 				bool deps_ok = true;
 
 				for (uint32_t j = t->w_off[d]; j < t->w_off[d + 1]; j++) {
-					wait_done(t, m, t->w_dep[j]);
+					dl_wait_done(&t->sy, &m->th, t->w_dep[j]);
 					deps_ok = deps_ok && atomic_load(&t->ok[t->w_dep[j]]);
 				}
-				if (halted(t))
+				if (dl_halted(&t->sy))
 					break;
 				if (!deps_ok) {
 					/* a supplier did not bind: finish unattempted */
-					complete_all(t, d);
+					dl_complete_all(&t->sy, d);
 					finished(t);
 					release_dependents(t, d, false);
 					continue;
@@ -1583,14 +1016,14 @@ static int run_phase(struct thr *t)
 	if (atomic_load(&t->peak) > t->opr->peak_workers)
 		t->opr->peak_workers = atomic_load(&t->peak);
 	for (uint32_t w = 0; w < t->nthr; w++) {
-		t->opr->blocked_ns += (int64_t)((double)t->tw[w].blocked_ns / t->scale);
-		t->opr->wakeups += t->tw[w].wakeups;
-		t->r->wakeups += t->tw[w].wakeups;
-		t->tw[w].blocked_ns = 0;
-		t->tw[w].wakeups = 0;
+		t->opr->blocked_ns += (int64_t)((double)t->tw[w].th.blocked_ns / t->pool.clock.scale);
+		t->opr->wakeups += t->tw[w].th.wakeups;
+		t->r->wakeups += t->tw[w].th.wakeups;
+		t->tw[w].th.blocked_ns = 0;
+		t->tw[w].th.wakeups = 0;
 	}
 	flush_events(t);
-	return atomic_load(&t->halt) == HALT_STOP ? -EINTR : 0;
+	return atomic_load(&t->sy.halt) == DL_HALT_STOP ? -EINTR : 0;
 }
 
 /* One PM phase (oploop.h): the devices dl_pm_takes_part() names, their latencies sampled. */
@@ -1617,7 +1050,7 @@ static bool be_aborted(void *be, int *err, uint32_t *dev)
 {
 	struct thr *t = be;
 
-	if (atomic_load(&t->halt) != HALT_ABORT)
+	if (atomic_load(&t->sy.halt) != DL_HALT_ABORT)
 		return false;
 	*err = t->abort_err;
 	*dev = t->abort_dev;
@@ -1649,11 +1082,11 @@ static void unblock_probing(struct thr *t)
 	dl_deferred_trigger(&t->core);
 	core_unlock(m);
 	seq_bind(m, &q);
-	unchain(m);
+	dl_thr_unchain(&m->th);
 	m->taken_sim = 0;
 	dl_seq_deferred(&q);
 	if (m->taken_sim) {
-		t->opr->makespan_ns += (int64_t)((double)(dl_mono_ns() - s0) / t->scale);
+		t->opr->makespan_ns += (int64_t)((double)(dl_mono_ns() - s0) / t->pool.clock.scale);
 		t->opr->lower_bound_ns += m->taken_sim;
 		t->opr->critical_path_ns += m->taken_sim;
 		t->opr->work_ns += m->taken_sim;
@@ -1674,11 +1107,11 @@ static void seq_emit(void *ctx, unsigned kind, uint32_t dev, unsigned phase, int
 {
 	struct tw *w = ctx;
 
-	emit(w->t, w->id, kind, dev, phase, err);
+	emit(w->t, w->th.id, kind, dev, phase, err);
 	if (kind == DL_EV_PROBE_START)
-		atomic_store(&w->t->ran[dev], 1);
+		atomic_store(&w->t->sy.started[dev], 1);
 	if (kind == DL_EV_PROBE_END)
-		probe_ended(w->t);
+		dl_probe_ended(&w->t->sy);
 }
 
 static void seq_take_time(void *ctx, int64_t ns)
@@ -1686,7 +1119,7 @@ static void seq_take_time(void *ctx, int64_t ns)
 	struct tw *w = ctx;
 
 	w->taken_sim += ns;
-	take_time(w, ns);
+	dl_thr_take_time(&w->th, ns);
 }
 
 static int64_t seq_sample(void *ctx, uint32_t dev, unsigned key)
@@ -1715,12 +1148,14 @@ static void seq_unlock(void *ctx)
 
 static void seq_dev_lock(void *ctx, uint32_t d)
 {
-	dev_lock(ctx, d);
+	struct tw *w = ctx;
+
+	dl_dev_lock(&w->t->sy, &w->th, d);
 }
 
 static void seq_dev_unlock(void *ctx, uint32_t d)
 {
-	dev_unlock(ctx, d);
+	dl_dev_unlock(&((struct tw *)ctx)->t->sy, d);
 }
 
 static bool seq_probe_blocked(void *ctx)
@@ -1732,19 +1167,10 @@ static bool seq_probe_blocked(void *ctx)
 static void seq_wait_probe(void *ctx)
 {
 	struct tw *w = ctx;
-	struct thr *t = w->t;
-	unsigned gen = atomic_load(&t->probe_gen);
+	unsigned gen = dl_probe_gen(&w->t->sy);
 
 	core_unlock(w);
-	unchain(w);
-	worker_blocks(w);
-	pthread_mutex_lock(&t->pmx);
-	atomic_fetch_add(&t->probe_waiters, 1);
-	while (atomic_load(&t->probe_gen) == gen)
-		timed_wait(&t->pcv, &t->pmx);
-	atomic_fetch_sub(&t->probe_waiters, 1);
-	pthread_mutex_unlock(&t->pmx);
-	worker_runs(w);
+	dl_wait_probe(&w->t->sy, &w->th, gen);
 	core_lock(w);
 }
 
@@ -1753,9 +1179,9 @@ static void seq_sleep_off_cpu(void *ctx, int64_t ns)
 {
 	struct tw *w = ctx;
 
-	cpu_put(w);
-	take_time(w, ns);
-	cpu_get(w);
+	dl_cpu_put(&w->th);
+	dl_thr_take_time(&w->th, ns);
+	dl_cpu_get(&w->th);
 }
 
 static void seq_bind(struct tw *w, struct dl_seq *q)
@@ -1791,7 +1217,7 @@ static int probe_deferral(struct thr *t)
 	bool late = false;
 
 	seq_bind(m, &q);
-	for (uint32_t i = 0; !halted(t) && !poll_stop(t);) {
+	for (uint32_t i = 0; !dl_halted(&t->sy) && !dl_poll_stop(&t->sy);) {
 		uint32_t d;
 
 		if (!late && i < t->w.n) {
@@ -1828,18 +1254,18 @@ static int probe_deferral(struct thr *t)
 			atomic_store(&t->queued[d], 1);
 			main_visit(t, m, d, true);
 		} else {
-			cpu_get(m);
-			take_time(m, t->cost.main_ns);
+			dl_cpu_get(&m->th);
+			dl_thr_take_time(&m->th, t->cost.main_ns);
 			q.sleep = seq_sleep_off_cpu;
 			dl_seq_probe_one(&q, d);
 			q.sleep = NULL;
-			cpu_put(m);
+			dl_cpu_put(&m->th);
 		}
 	}
 	wait_drain(t, false);
 	t->opr->sync_fallbacks += t->fallbacks;
 	t->fallbacks = 0;
-	return poll_stop(t) ? -EINTR : 0;
+	return dl_poll_stop(&t->sy) ? -EINTR : 0;
 }
 
 static int be_probe(void *be, unsigned pk)
@@ -1862,19 +1288,19 @@ static int be_probe(void *be, unsigned pk)
 	{
 		int64_t w0;
 
-		atomic_store(&t->halt, HALT_NONE);
+		atomic_store(&t->sy.halt, DL_HALT_NONE);
 		atomic_store(&t->peak, 0);
 		err = snapshot_phase(t);
 		if (err)
 			return err;
 		for (uint32_t d = 0; d < t->n; d++) {
 			atomic_store(&t->queued[d], 0);
-			atomic_store(&t->ran[d], 0);
+			atomic_store(&t->sy.started[d], 0);
 		}
-		pthread_mutex_lock(&t->mx);
-		t->remaining = 0;
-		t->outstanding = 0;
-		pthread_mutex_unlock(&t->mx);
+		dl_pool_lock(&t->pool);
+		t->pool.remaining = 0;
+		t->pool.outstanding = 0;
+		dl_pool_unlock(&t->pool);
 		w0 = dl_mono_ns();
 		err = probe_deferral(t);
 		account_phase(t, w0);
@@ -1895,18 +1321,16 @@ static int op_seq(struct thr *t, struct tw *w, const struct dl_sc_op *op)
 	int err;
 
 	(void)t;
-	unchain(w);
+	dl_thr_unchain(&w->th);
 	w->taken_sim = 0;
 	seq_bind(w, &q);
 	err = dl_seq_op(&q, op);
-	w->opr->makespan_ns = (int64_t)((double)(dl_mono_ns() - s0) / w->t->scale);
+	w->opr->makespan_ns = (int64_t)((double)(dl_mono_ns() - s0) / w->t->pool.clock.scale);
 	w->opr->lower_bound_ns = w->taken_sim;
 	w->opr->critical_path_ns = w->taken_sim;
 	w->opr->work_ns = w->taken_sim;
 	return err;
 }
-
-static int spawn(pthread_t *tid, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
 
 static void *racer_main(void *arg)
 {
@@ -1914,20 +1338,20 @@ static void *racer_main(void *arg)
 	struct thr *t = rc->t;
 	struct tw *w = &t->tw[t->nthr - 1];
 
-	precise_timers();
-	for (uint32_t i = rc->first; i < rc->end && atomic_load(&t->halt) != HALT_STOP; i++) {
+	dl_thr_precise_timers();
+	for (uint32_t i = rc->first; i < rc->end && atomic_load(&t->sy.halt) != DL_HALT_STOP; i++) {
 		const struct dl_sc_op *op = &t->sc->op[i];
-		int64_t at = rc->start_real + real_of(t, op->delay_ns);
+		int64_t at = rc->start_real + dl_rclock_real(&t->pool.clock, op->delay_ns);
 
 		/* in slices, so that a stop is seen */
-		while (dl_mono_ns() < at && atomic_load(&t->halt) != HALT_STOP)
-			sleep_until(w, dl_mono_ns() + POLL_NS < at ? dl_mono_ns() + POLL_NS : at);
-		if (atomic_load(&t->halt) == HALT_STOP)
+		while (dl_mono_ns() < at && atomic_load(&t->sy.halt) != DL_HALT_STOP)
+			dl_thr_sleep_until(&w->th, dl_mono_ns() + DL_THR_POLL_NS < at ? dl_mono_ns() + DL_THR_POLL_NS : at);
+		if (atomic_load(&t->sy.halt) == DL_HALT_STOP)
 			break;
-		unchain(w);
+		dl_thr_unchain(&w->th);
 		w->op_index = i;
 		w->opr = &rc->opr[i - rc->first];
-		w->opr->start_ns = sim_now(t);
+		w->opr->start_ns = dl_rclock_now(&t->pool.clock);
 		op_seq(t, w, op);
 	}
 	rc->end_real = dl_mono_ns();
@@ -1938,12 +1362,12 @@ static void *racer_main(void *arg)
 
 static int64_t be_now(void *be)
 {
-	return sim_now(be);
+	return dl_rclock_now(&((struct thr *)be)->pool.clock);
 }
 
 static bool be_stopped(void *be)
 {
-	return poll_stop(be);
+	return dl_poll_stop(&((struct thr *)be)->sy);
 }
 
 /* Op @i on the main thread; a racing thread runs ops (i, end) beside it. */
@@ -1962,7 +1386,7 @@ static int be_op_begin(void *be, uint32_t i, uint32_t end, struct dl_op_result *
 		rc->opr = opr + 1;
 		rc->start_real = dl_mono_ns();
 		t->racing = true;
-		t->racer_on = spawn(&t->racer_tid, NULL, racer_main, rc) == 0;
+		t->racer_on = dl_thr_spawn(&t->racer_tid, NULL, racer_main, rc) == 0;
 		if (!t->racer_on) {
 			t->racing = false;
 			return -EAGAIN;
@@ -1983,7 +1407,7 @@ static void be_op_end(void *be, uint32_t i, uint32_t end)
 		t->racing = false;
 		t->racer_on = false;
 		if (t->rc.end_real > end_main)
-			t->r->makespan_ns += (int64_t)((double)(t->rc.end_real - end_main) / t->scale);
+			t->r->makespan_ns += (int64_t)((double)(t->rc.end_real - end_main) / t->pool.clock.scale);
 	}
 	flush_events(t);
 	if (t->o->progress)
@@ -2020,23 +1444,30 @@ static const struct dl_backend_ops threads_ops = {
 static int thr_alloc(struct thr *t)
 {
 	uint32_t n = t->n + 1;
+	int err = dl_pool_init(&t->pool, t->K, t->P), e_sy, e_ev;
 
-	t->done = calloc(n, sizeof(*t->done));
+	/* initialised whatever fails, so that thr_free() may undo them */
+	e_sy = dl_rsync_init(&t->sy, &t->pool, t->n, t->o->stop);
+	e_ev = dl_tevents_init(&t->ev, t->nthr, &t->pool.clock);
+	pthread_rwlock_init(&t->graph, NULL);
+	pthread_mutex_init(&t->fmx, NULL);
+	pthread_mutex_init(&t->lmx, NULL);
+	t->pool.run = pool_run;
+	t->pool.stop_seen = pool_stop_seen;
+	t->pool.ctx = t;
+	t->sy.main_waits = sync_main_waits;
+	t->sy.ctx = t;
 	t->pending = calloc(n, sizeof(*t->pending));
 	t->failed_dep = calloc(n, sizeof(*t->failed_dep));
 	t->ok = calloc(n, sizeof(*t->ok));
-	t->ran = calloc(n, sizeof(*t->ran));
 	t->queued = calloc(n, sizeof(*t->queued));
 	t->parked = calloc(n, sizeof(*t->parked));
 	t->parked_at = calloc(n, sizeof(*t->parked_at));
-	t->done_at = calloc(n, sizeof(*t->done_at));
 	t->part = calloc(n, 1);
 	t->on_main = calloc(n, 1);
 	t->depth_set = calloc(n, 1);
 	t->newdepth = calloc(n, 1);
 	t->attempted = calloc(n, 1);
-	t->dev_owner = calloc(n, sizeof(*t->dev_owner));
-	t->dev_depth = calloc(n, sizeof(*t->dev_depth));
 	t->wcount = calloc(n, sizeof(*t->wcount));
 	t->list = calloc(n, sizeof(*t->list));
 	t->index_of = calloc(n, sizeof(*t->index_of));
@@ -2048,20 +1479,19 @@ static int thr_alloc(struct thr *t)
 	t->prio = calloc(n, sizeof(*t->prio));
 	t->best = calloc(n, sizeof(*t->best));
 	t->prof = calloc(n, sizeof(*t->prof));
-	t->buf = calloc(t->nthr, sizeof(*t->buf));
 	t->tw = calloc(t->nthr, sizeof(*t->tw));
-	t->tid = calloc(t->P, sizeof(*t->tid));
-	if (!t->done || !t->pending || !t->failed_dep || !t->ok || !t->ran || !t->queued || !t->done_at ||
+	if (err || e_sy || e_ev || !t->pending || !t->failed_dep || !t->ok || !t->queued ||
 	    !t->parked || !t->parked_at || !t->list || !t->index_of ||
 	    !t->part || !t->on_main || !t->depth_set || !t->newdepth || !t->attempted ||
-	    !t->dev_owner || !t->dev_depth || !t->wcount || !t->fb || !t->topo || !t->w_off || !t->d_off || !t->lat || !t->prio ||
-	    !t->best || !t->prof || !t->buf || !t->tw || !t->tid)
+	    !t->wcount || !t->fb || !t->topo || !t->w_off || !t->d_off || !t->lat || !t->prio ||
+	    !t->best || !t->prof || !t->tw)
 		return -ENOMEM;
 	for (uint32_t d = 0; d < t->sc->ndev; d++)
 		t->prof[d] = t->sc->dev[d].profile;
 	for (uint32_t w = 0; w < t->nthr; w++) {
 		t->tw[w].t = t;
-		t->tw[w].id = (int)w;
+		t->tw[w].th.pool = &t->pool;
+		t->tw[w].th.id = (int)w;
 	}
 	if (dl_walk_init(&t->w, n, n) || dl_levels_init(&t->lv, n, n))
 		return -ENOMEM;
@@ -2070,99 +1500,23 @@ static int thr_alloc(struct thr *t)
 
 static void thr_free(struct thr *t)
 {
-	if (t->buf)
-		for (uint32_t w = 0; w < t->nthr; w++)
-			free(t->buf[w].v);
-	free(t->done); free(t->pending); free(t->failed_dep); free(t->ok); free(t->ran); free(t->queued);
+	free(t->pending); free(t->failed_dep); free(t->ok); free(t->queued);
 	free(t->parked); free(t->parked_at); free(t->list); free(t->index_of);
 	dl_walk_fini(&t->w);
 	dl_levels_fini(&t->lv);
-	free(t->done_at); free(t->part); free(t->on_main); free(t->depth_set);
-	free(t->newdepth); free(t->attempted); free(t->dev_owner);
-	free(t->dev_depth); free(t->wcount); free(t->fb); free(t->topo);
+	free(t->part); free(t->on_main); free(t->depth_set);
+	free(t->newdepth); free(t->attempted);
+	free(t->wcount); free(t->fb); free(t->topo);
 	free(t->w_off); free(t->d_off); free(t->w_dep); free(t->d_dep); free(t->lat);
-	free(t->prio); free(t->best); free(t->prof); free(t->buf); free(t->tw);
-	free(t->tid);
-	task_heap_free(&t->q);
+	free(t->prio); free(t->best); free(t->prof); free(t->tw);
 	dl_faults_fini(&t->faults);
 	dl_core_fini(&t->core);
-}
-
-static void thr_init_sync(struct thr *t)
-{
-	pthread_rwlock_init(&t->graph, NULL);
-	pthread_mutex_init(&t->mx, NULL);
-	pthread_mutex_init(&t->fmx, NULL);
-	pthread_mutex_init(&t->dmx, NULL);
-	pthread_mutex_init(&t->pmx, NULL);
-	pthread_mutex_init(&t->lmx, NULL);
-	pthread_mutex_init(&t->cmx, NULL);
-	pthread_cond_init(&t->qcv, NULL);
-	pthread_cond_init(&t->mcv, NULL);
-	pthread_cond_init(&t->ccv, NULL);
-	pthread_cond_init(&t->main_ccv, NULL);
-	pthread_cond_init(&t->dcv, NULL);
-	pthread_cond_init(&t->pcv, NULL);
-	for (int i = 0; i < NSTRIPE; i++) {
-		pthread_mutex_init(&t->smx[i], NULL);
-		pthread_cond_init(&t->scv[i], NULL);
-		atomic_init(&t->swaiters[i], 0);
-	}
-}
-
-static void thr_destroy_sync(struct thr *t)
-{
-	for (int i = 0; i < NSTRIPE; i++) {
-		pthread_mutex_destroy(&t->smx[i]);
-		pthread_cond_destroy(&t->scv[i]);
-	}
-	pthread_cond_destroy(&t->qcv);
-	pthread_cond_destroy(&t->mcv);
-	pthread_cond_destroy(&t->ccv);
-	pthread_cond_destroy(&t->main_ccv);
-	pthread_cond_destroy(&t->dcv);
-	pthread_cond_destroy(&t->pcv);
-	pthread_mutex_destroy(&t->mx);
+	dl_tevents_fini(&t->ev);
+	dl_rsync_fini(&t->sy);
+	dl_pool_fini(&t->pool);
 	pthread_mutex_destroy(&t->fmx);
-	pthread_mutex_destroy(&t->dmx);
-	pthread_mutex_destroy(&t->pmx);
 	pthread_mutex_destroy(&t->lmx);
-	pthread_mutex_destroy(&t->cmx);
 	pthread_rwlock_destroy(&t->graph);
-}
-
-/*
- * Threads the engine starts block every signal, so that Ctrl-C reaches the
- * main thread, the only reader of the stop flag.
- */
-static int spawn(pthread_t *tid, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	int err;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(tid, a, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return err;
-}
-
-static int start_workers(struct thr *t)
-{
-	pthread_attr_t a;
-	int err = 0;
-
-	pthread_attr_init(&a);
-	pthread_attr_setstacksize(&a, STACK_BYTES);
-	for (uint32_t w = 1; w <= t->P; w++) {
-		if (spawn(&t->tid[w - 1], &a, worker_main, &t->tw[w]) != 0) {
-			err = -EAGAIN;
-			break;
-		}
-		t->nthreads++;
-	}
-	pthread_attr_destroy(&a);
-	return err;
 }
 
 int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
@@ -2171,7 +1525,7 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	struct thr *t = calloc(1, sizeof(*t));
 	int64_t wall0 = dl_mono_ns();
 	int slack = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
-	int err = 0;
+	int err = 0, e_alloc;
 	bool failed = false;
 
 	memset(r, 0, sizeof(*r));
@@ -2186,14 +1540,13 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 		r->status = "failed";   /* SPEC.md: a run that stopped on an engine error failed */
 		return -ENOMEM;
 	}
-	precise_timers();
+	dl_thr_precise_timers();
 	t->sc = sc;
 	t->o = o;
 	t->pol = dl_order_policy(o->order);
 	t->r = r;
 	t->n = sc->ndev;
-	t->scale = time_scale > 0 ? time_scale : 1.0;
-	thr_init_sync(t);
+	t->pool.clock = (struct dl_rclock){ .t0 = wall0, .scale = time_scale > 0 ? time_scale : 1.0 };
 	err = dl_run_start(r, &t->core, sc, o);
 	t->K = r->workers;
 	dl_costs_resolve(sc, &t->cost);
@@ -2210,46 +1563,27 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 			t->P = p;
 	}
 	t->nthr = t->P + 2;
-	atomic_init(&t->free_cpus, (int)t->K);
-	atomic_init(&t->nr_running, 0);
-	atomic_init(&t->qlen, 0);
-	atomic_init(&t->stopping, false);
-	atomic_init(&t->cpu_waiters, 0);
-	atomic_init(&t->main_wants_cpu, false);
-	t->t0 = wall0;
-	atomic_init(&t->evseq, 0);
-	atomic_init(&t->halt, HALT_NONE);
 	atomic_init(&t->alive, 0);
 	atomic_init(&t->peak, 0);
-	atomic_init(&t->probe_gen, 0);
-	atomic_init(&t->probe_waiters, 0);
+	e_alloc = thr_alloc(t);
 	if (!err)
-		err = thr_alloc(t);
+		err = e_alloc;
 	if (err)
 		goto out;
 	dl_core_set_sink(&t->core, (struct dl_sink){ .emit = core_emit, .ctx = t });
 	err = dl_run_devices(&t->core, sc);
-	if (!err)
-		err = start_workers(t);
+	for (uint32_t w = 1; !err && w <= t->P; w++)
+		err = dl_pool_spawn_worker(&t->pool, &t->tw[w].th);
 	if (err)
 		goto out;
 
 	err = dl_oploop_run(&threads_ops, t, &t->core, sc, o->order, r, &failed);
 out:
-	if (t->tid) {
-		pthread_mutex_lock(&t->mx);
-		t->shutdown = true;
-		atomic_store(&t->stopping, true);
-		pthread_cond_broadcast(&t->qcv);
-		pthread_mutex_unlock(&t->mx);
-		for (uint32_t w = 0; w < t->nthreads; w++)
-			pthread_join(t->tid[w], NULL);
-	}
-	if (t->buf)
+	dl_pool_stop(&t->pool);
+	if (t->ev.buf)
 		flush_events(t);
 	err = dl_run_finish(r, wall0, err, failed);
 	thr_free(t);
-	thr_destroy_sync(t);
 	free(t);
 	if (slack > 0)
 		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0UL, 0UL, 0UL);
