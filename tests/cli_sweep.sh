@@ -1,12 +1,14 @@
 #!/bin/sh
 # dlsim sweep with the local pool: scenario files and DTBs (imported on the
-# fly) × orders × seeds; 2 jobs give the same database content as 1 job; a
-# second run skips what is done and a larger one runs only the new seeds; a
-# fault and a malformed DTB are recorded as failed runs and the sweep goes
-# on; naive's violations are found; Ctrl-C keeps the finished runs and a
-# re-run completes them; a sweep killed with -9 leaves shards that the next
-# one merges; a worker killed with -9 costs only its task; bad input exits 2
-# with nothing written.
+# fly) × orders × seeds; 2 jobs give the same database content as 1 job and
+# as --write shards; a second run skips what is done and a larger one runs
+# only the new seeds; a fault and a malformed DTB are recorded as failed runs
+# and the sweep goes on; naive's violations are found; Ctrl-C keeps the
+# finished runs and a re-run completes them; a sweep killed with -9 leaves a
+# database that opens, with its committed runs (direct) or shards that the
+# next one merges (--write shards); a worker killed with -9 costs only its
+# task; a writer holding OUT.db's lock makes the workers wait, not fail; bad
+# input exits 2 with nothing written.
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
@@ -63,8 +65,19 @@ PY
 	&& ok "the log's indexes exist after the sweep" || bad "indexes missing after the sweep"
 [ "$(sqlite3 "$T/a.db" "PRAGMA journal_mode")" = wal ] && ok "WAL mode after the sweep" \
 	|| bad "journal mode after the sweep"
+python3 - "$T/a.db" <<'PY' || bad "no sweep row without its run"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+assert db.execute("SELECT count(*) FROM sweep w LEFT JOIN runs r USING (run_id)"
+                  " WHERE r.run_id IS NULL").fetchone()[0] == 0
+PY
 expect 0 "sweep, 1 job" "$DLSIM" sweep $ARGS --db "$T/b.db" --jobs 1
 expect 0 "2 jobs and 1 job: the same content" $SAME "$T/a.db" "$T/b.db"
+expect 0 "sweep, 2 jobs writing shards" "$DLSIM" sweep $ARGS --db "$T/sh.db" --jobs 2 --write shards --json
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["write"] == "shards" and d["ran"] == 30, d' \
+	"$T/out" && ok "--write shards is said in --json" || bad "--json of --write shards"
+expect 0 "direct and shards: the same content" $SAME "$T/a.db" "$T/sh.db"
+[ ! -e "$T/sh.db.shards" ] && ok "shards merged and removed" || bad "shards left behind"
 
 expect 0 "the same sweep again" "$DLSIM" sweep $ARGS --db "$T/a.db" --jobs 2
 grep -q "30 already in .*, 0 run now" "$T/out" && ok "everything skipped" || bad "resume skipped nothing"
@@ -131,10 +144,15 @@ wait_shard() {
 
 # Ctrl-C commits what finished; the same command completes the sweep
 BIG="--scenarios $SRC/scenarios/default.json --set devices=200 --orders kernel-async-v2,cp-first --seeds 20"
-expect 0 "reference sweep" "$DLSIM" sweep $BIG --db "$T/ref.db" --jobs 2
+expect 0 "reference sweep" "$DLSIM" sweep $BIG --db "$T/ref.db" --jobs 2 --json
+python3 - "$T/out" <<'PY' && ok "--json: direct, the time the lock was held" || { bad "--json lock figures"; cat "$T/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["write"] == "direct" and d["lock_hold_s"] > 0 and d["lock_wait_s"] >= 0, d
+PY
 "$DLSIM" sweep $BIG --db "$T/c.db" --jobs 2 >"$T/out" 2>&1 &
 pid=$!
-wait_shard "$T/c.db.shards"
+wait_rows "$T/c.db" 1
 kill -INT $pid
 wait $pid; st=$?
 [ $st = 130 ] && ok "Ctrl-C: exit 130" || bad "Ctrl-C: exit $st"
@@ -146,18 +164,68 @@ expect 0 "the kept runs pass check" "$DLSIM" check "$T/c.db" --all
 expect 0 "re-run after Ctrl-C" "$DLSIM" sweep $BIG --db "$T/c.db" --jobs 2
 expect 0 "completed after Ctrl-C = reference" $SAME "$T/ref.db" "$T/c.db"
 
-# kill -9 of the whole sweep: the next one merges the shards it left
+# kill -9 of the whole sweep (its workers too, as a lost machine would):
+# the database opens with the runs committed so far, and the next sweep
+# completes it
 "$DLSIM" sweep $BIG --db "$T/k.db" --jobs 2 >"$T/out" 2>&1 &
 pid=$!
-wait_shard "$T/k.db.shards"
-kill -KILL $pid
+wait_rows "$T/k.db" 1
+kids=$(pgrep -P $pid)
+kill -KILL $pid $kids
 sleep 1
 [ "$(sqlite3 "$T/k.db" 'PRAGMA integrity_check')" = ok ] && ok "killed sweep: the database opens" \
 	|| bad "integrity after kill -9"
-ls "$T/k.db.shards"/*.db >/dev/null 2>&1 && ok "killed sweep left its shards" || bad "no shards"
+n=$(sqlite3 "$T/k.db" "SELECT count(*) FROM sweep")
+[ "$n" -gt 0 ] && [ "$n" -lt 40 ] && ok "killed sweep: $n runs committed" || bad "runs after kill -9: $n"
+expect 0 "its committed runs pass check" "$DLSIM" check "$T/k.db" --all
 expect 0 "re-run after kill -9" "$DLSIM" sweep $BIG --db "$T/k.db" --jobs 2
-[ ! -e "$T/k.db.shards" ] && ok "the shards were merged and removed" || bad "shards after re-run"
+[ ! -e "$T/k.db.shards" ] && ok "no scratch or shard left" || bad "shard directory after re-run"
 expect 0 "completed after kill -9 = reference" $SAME "$T/ref.db" "$T/k.db"
+
+# the same with --write shards: the next sweep merges the shards the killed one left
+"$DLSIM" sweep $BIG --db "$T/ks.db" --jobs 2 --write shards >"$T/out" 2>&1 &
+pid=$!
+wait_shard "$T/ks.db.shards"
+kill -KILL $pid
+sleep 1
+[ "$(sqlite3 "$T/ks.db" 'PRAGMA integrity_check')" = ok ] && ok "killed sweep (shards): the database opens" \
+	|| bad "integrity after kill -9 (shards)"
+ls "$T/ks.db.shards"/*.db >/dev/null 2>&1 && ok "killed sweep left its shards" || bad "no shards"
+expect 0 "re-run after kill -9 (shards)" "$DLSIM" sweep $BIG --db "$T/ks.db" --jobs 2 --write shards
+[ ! -e "$T/ks.db.shards" ] && ok "the shards were merged and removed" || bad "shards after re-run"
+expect 0 "completed after kill -9 (shards) = reference" $SAME "$T/ref.db" "$T/ks.db"
+
+# another writer takes OUT.db's write lock for 2 s in mid-sweep: the workers
+# wait for it (SQLite's lock is the sweep's only serialisation; nothing is
+# committed meanwhile), then finish
+python3 - "$T/l.db" "$DLSIM" "$SRC/scenarios/default.json" <<'PY' && ok "a held lock: the workers waited and finished" \
+	|| bad "workers and a held lock"
+import json, sqlite3, subprocess, sys, time
+db, dlsim, sc = sys.argv[1:4]
+p = subprocess.Popen([dlsim, "sweep", "--scenarios", sc, "--set", "devices=200", "--orders",
+                      "kernel-async-v2", "--seeds", "200", "--db", db, "--jobs", "2", "--json"],
+                     stdout=subprocess.PIPE)
+def rows(c):
+    try:
+        return c.execute("SELECT count(*) FROM sweep").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+con = sqlite3.connect(db, timeout=30, isolation_level=None)
+for _ in range(600):
+    if rows(con) > 0:
+        break
+    time.sleep(0.1)
+con.execute("BEGIN IMMEDIATE")
+assert p.poll() is None, "the sweep ended before the lock was taken"
+n0 = rows(con)
+time.sleep(2)
+assert rows(con) == n0
+con.execute("ROLLBACK")
+out, _ = p.communicate(timeout=300)
+d = json.loads(out)
+assert p.returncode == 0 and d["ran"] == 200 and d["failed"] == 0, d
+assert d["lock_wait_s"] >= 1.0, d
+PY
 
 # a worker killed with -9: its task is recorded as failed, the rest runs
 "$DLSIM" sweep $BIG --db "$T/w.db" --jobs 2 >"$T/out" 2>&1 &

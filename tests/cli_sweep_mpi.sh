@@ -1,8 +1,9 @@
 #!/bin/sh
 # dlsim sweep under mpirun (4 ranks on this machine's cores, oversubscribed):
 # the same database content as the single-process sweep, with the shared
-# counter and with the static split; a rank killed with -9 mid-sweep leaves
-# a database that opens and passes check, and the same command completes it.
+# counter and ranks committing into OUT.db (direct, one node), and with the
+# static split and shards; a rank killed with -9 mid-sweep leaves a database
+# that opens and passes check, and the same command completes it.
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
@@ -18,12 +19,19 @@ mkdir -p "$T/in"
 cp "$SRC/scenarios/soc-small.json" "$SRC/scenarios/flags.json" "$SRC/scenarios/faults.json" "$T/in/"
 SMALL="--scenarios $T/in --orders kernel-async-v2,cp-first,sync --seeds 3"
 expect 1 "single process (faults.json fails, as it should)" "$DLSIM" sweep $SMALL --db "$T/one.db" --jobs 1
-expect 1 "mpirun -np 4, shared counter" $MPI "$DLSIM" sweep $SMALL --db "$T/q.db"
-grep -q "^sweep: 27 runs planned, 0 already in .*, 27 run now by 4 workers" "$T/out" \
-	&& ok "27 runs by 4 ranks" || { bad "mpi summary"; cat "$T/out" "$T/err"; }
+expect 1 "mpirun -np 4, shared counter" $MPI "$DLSIM" sweep $SMALL --db "$T/q.db" --json
+python3 - "$T/out" <<'PY' && ok "27 runs by 4 ranks, committed by themselves" || { bad "mpi summary"; cat "$T/out" "$T/err"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert (d["planned"], d["ran"], d["workers"], d["write"]) == (27, 27, 4, "direct"), d
+assert d["lock_hold_s"] > 0, d     # the ranks on rank 0's node took OUT.db's lock
+PY
 expect 0 "4 ranks = 1 process (queue)" $SAME "$T/one.db" "$T/q.db"
-expect 1 "mpirun -np 4, static split" $MPI "$DLSIM" sweep $SMALL --db "$T/s.db" --distribute static
-expect 0 "4 ranks = 1 process (static)" $SAME "$T/one.db" "$T/s.db"
+expect 1 "mpirun -np 4, static split, shards" $MPI "$DLSIM" sweep $SMALL --db "$T/s.db" \
+	--distribute static --write shards --json
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["write"] == "shards" and d["ran"] == 27, d' \
+	"$T/out" && ok "27 runs through shards" || { bad "mpi shards"; cat "$T/out"; }
+expect 0 "4 ranks = 1 process (static, shards)" $SAME "$T/one.db" "$T/s.db"
 [ ! -e "$T/q.db.shards" ] && [ ! -e "$T/s.db.shards" ] && ok "no shards left" || bad "shards left"
 expect 1 "resumed under mpirun: nothing to do" $MPI "$DLSIM" sweep $SMALL --db "$T/q.db"
 grep -q "27 already in .*, 0 run now" "$T/out" && ok "everything skipped" || bad "mpi resume"
@@ -33,17 +41,12 @@ BIG="--scenarios $SRC/scenarios/default.json --set devices=200 --orders kernel-a
 expect 0 "reference" "$DLSIM" sweep $BIG --db "$T/ref.db" --jobs 2
 timeout 300 $MPI "$DLSIM" sweep $BIG --db "$T/k.db" >"$T/kout" 2>&1 &
 pid=$!
-# Kill a rank other than 0 (the writer) as soon as some rank has finished a
-# run in its shard: waiting for OUT.db's first merge (every second) let the
-# whole sweep finish first on a fast machine.
-shard_has_run() {
-	for f in "$1"/*.db; do
-		[ -e "$f" ] && [ "$(sqlite3 "$f" "SELECT count(*) FROM sweep" 2>/dev/null || echo 0)" -gt 0 ] && return 0
-	done
-	return 1
+# Kill a rank other than 0 as soon as some rank has committed a run
+committed() {
+	[ "$(sqlite3 "$1" "SELECT count(*) FROM sweep" 2>/dev/null || echo 0)" -gt 0 ]
 }
 i=0
-until shard_has_run "$T/k.db.shards" || [ $i -ge 600 ]; do sleep 0.05; i=$((i + 1)); done
+until committed "$T/k.db" || [ $i -ge 600 ]; do sleep 0.05; i=$((i + 1)); done
 victim=
 for p in $(pgrep -f "dlsim-mpi sweep .*$T/k.db"); do
 	grep -qz '^OMPI_COMM_WORLD_RANK=[1-9]' "/proc/$p/environ" 2>/dev/null && { victim=$p; break; }
@@ -53,12 +56,8 @@ wait $pid; st=$?
 [ $st != 0 ] && ok "mpirun reports the lost rank (exit $st)" || bad "mpirun exit 0 after a rank died"
 [ "$(sqlite3 "$T/k.db" 'PRAGMA integrity_check')" = ok ] && ok "the database opens" || bad "integrity"
 n=$(sqlite3 "$T/k.db" "SELECT count(*) FROM sweep")
-[ "$n" -lt 40 ] && ok "$n of 40 runs kept" || bad "a killed sweep finished? ($n runs)"
-if [ "$n" -gt 0 ]; then
-	expect 0 "the kept runs pass check" "$DLSIM" check "$T/k.db" --all
-else	# killed before rank 0's first merge: the finished runs wait in the shards
-	shard_has_run "$T/k.db.shards" && ok "finished runs kept in the shards" || bad "no finished run kept"
-fi
+[ "$n" -gt 0 ] && [ "$n" -lt 40 ] && ok "$n of 40 runs kept" || bad "a killed sweep kept $n runs"
+expect 0 "the kept runs pass check" "$DLSIM" check "$T/k.db" --all
 expect 0 "re-run completes it" timeout 300 $MPI "$DLSIM" sweep $BIG --db "$T/k.db"
 expect 0 "completed = reference" $SAME "$T/ref.db" "$T/k.db"
 finish cli_sweep_mpi

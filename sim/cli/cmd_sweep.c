@@ -48,8 +48,10 @@ static void sweep_usage(FILE *f)
 		"the fly (no JSON written).  Resumable: a run already in OUT.db (same\n"
 		"scenario content, order, seed, kernel, mode and workers) is skipped, so\n"
 		"running the same command again completes an interrupted sweep.\n\n"
-		"Each worker writes its own shard (OUT.db.shards/) and the coordinator\n"
-		"copies finished runs into OUT.db every second: SQLite keeps one writer.\n\n"
+		"Each worker commits a finished scenario/seed into OUT.db in one transaction\n"
+		"(SQLite's write lock keeps one writer at a time; the others simulate\n"
+		"meanwhile).  MPI ranks on another node than rank 0 write shards\n"
+		"(OUT.db.shards/) that rank 0 copies into OUT.db every second.\n\n"
 		"options:\n"
 		"  --scenarios P     a scenario file, a directory of *.json or a glob (repeatable)\n"
 		"  --dtbs DIR        every *.dtb under DIR, or one .dtb file (repeatable)\n"
@@ -66,6 +68,10 @@ static void sweep_usage(FILE *f)
 		"  --jobs N          worker processes (default: the cores; under mpirun: 1 per rank)\n"
 		"  --distribute queue|static  under mpirun: a shared counter on rank 0 hands out\n"
 		"                    tasks (default), or rank r runs every N-th task\n"
+		"  --write direct|shards  direct (default): workers on OUT.db's host commit\n"
+		"                    into it; shards: every worker writes its own shard and\n"
+		"                    the coordinator copies them (OUT.db on a file system\n"
+		"                    whose locks SQLite cannot rely on)\n"
 		"  --no-check        do not re-check the runs from their logs\n"
 		"  --verbose         a line per finished scenario/seed on stdout\n"
 		"  --json            the summary as one JSON object on stdout\n\n"
@@ -202,6 +208,12 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 				return -1;
 			}
 			o->jobs = (uint32_t)u;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--write"))) {
+			if (strcmp(v, "direct") && strcmp(v, "shards")) {
+				fprintf(stderr, "dlsim sweep: --write '%s': expected direct or shards\n", v);
+				return -1;
+			}
+			o->shards = !strcmp(v, "shards");
 		} else if ((v = cli_opt_value(argc, argv, &i, "--distribute"))) {
 			if (strcmp(v, "queue") && strcmp(v, "static")) {
 				fprintf(stderr, "dlsim sweep: --distribute '%s': expected queue or static\n", v);
@@ -441,6 +453,10 @@ static json_t *summary(sqlite3 *db, const struct dl_sweep_plan *p, const struct 
 	json_object_set_new(o, "violations", json_integer(co->violations));
 	json_object_set_new(o, "interrupted", json_boolean(stop_flag));
 	json_object_set_new(o, "workers", json_integer(sr->workers));
+	json_object_set_new(o, "write", json_string(co->direct ? "direct" : "shards"));
+	/* direct: the workers' time waiting for OUT.db's write lock and holding it */
+	json_object_set_new(o, "lock_wait_s", json_real((double)co->lock_wait_ns / 1e9));
+	json_object_set_new(o, "lock_hold_s", json_real((double)co->lock_hold_ns / 1e9));
 	json_object_set_new(o, "wall_s", json_real(wall));
 	json_object_set_new(o, "runs_per_s", json_real(wall > 0 ? co->done / wall : 0));
 	{
@@ -606,7 +622,7 @@ int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint3
 		fprintf(stderr, "dlsim sweep: out of memory\n");
 		return DL_EXIT_USAGE;
 	}
-	if (*todo && dl_sweep_out_bulk(*db, *todo)) {
+	if (*todo && dl_sweep_out_bulk(*db, *todo, !o->shards)) {
 		fprintf(stderr, "dlsim sweep: %s: %s\n", o->db, sqlite3_errmsg(*db));
 		return DL_EXIT_USAGE;
 	}
@@ -646,6 +662,7 @@ int cmd_sweep(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &sr.t0);
 	co.outpath = o.db;
 	co.out = db;
+	co.direct = !o.shards;
 	co.stop = &stop_flag;
 	co.progress = sweep_progress;
 	co.task_done = o.verbose ? sweep_task_line : NULL;

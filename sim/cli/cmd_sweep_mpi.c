@@ -86,6 +86,7 @@ int sweep_mpi_main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &sr.t0);
 	co.outpath = o.db;
 	co.out = db;
+	co.direct = !o.shards;
 	co.stop = sweep_stop_flag();
 	co.progress = sweep_progress;
 	co.ctx = &sr;

@@ -14,6 +14,7 @@ struct sqlite3;
 struct sweep_opts {
 	struct dl_sweep_plan plan;
 	const char *db, *distribute;
+	bool shards;                 /* --write shards: every worker writes a shard */
 	uint32_t jobs;
 	bool json, verbose;
 	int64_t first_id;            /* the first run id of this sweep (dl_sweep_assign_ids) */

@@ -358,7 +358,25 @@ int dl_log_open(const char *path, struct dl_log **out, char *err, size_t errlen)
 	return dl_log_open_wait(path, DL_LOG_BUSY_MS, out, err, errlen);
 }
 
+static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **out, char *err,
+		    size_t errlen);
+
 int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *err, size_t errlen)
+{
+	return log_open(path, busy_ms, 0, out, err, errlen);
+}
+
+int dl_log_open_scratch(const char *path, struct dl_log **out, char *err, size_t errlen)
+{
+	if (strncmp(path, "file:", 5) && unlink(path) != 0 && errno != ENOENT) {
+		seterr(err, errlen, "%s: cannot remove: %s", path, strerror(errno));
+		return -EACCES;
+	}
+	return log_open(path, DL_LOG_BUSY_MS, 1, out, err, errlen);
+}
+
+static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **out, char *err,
+		    size_t errlen)
 {
 	struct dl_log *l;
 	struct stat sb;
@@ -367,6 +385,18 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 	char *emsg = NULL;
 
 	*out = NULL;
+	/* a URI names a database in memory (dl_log_open_scratch): no file to check */
+	if (scratch && !strncmp(path, "file:", 5)) {
+		rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+				     SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL);
+		if (rc != SQLITE_OK) {
+			seterr(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+			sqlite3_close(db);
+			return -EIO;
+		}
+		existed = 0;
+		goto opened;
+	}
 	existed = stat(path, &sb) == 0;
 	if (!existed) {
 		/*
@@ -414,6 +444,7 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 			unlink(path);
 		return -EACCES;
 	}
+opened:
 	if (busy_ms < 0)
 		busy_ms = 0;
 	sqlite3_busy_timeout(db, busy_ms);
@@ -445,7 +476,11 @@ int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *e
 			return kind == -2 ? -EIO : -EINVAL;
 		}
 	}
-	rc = set_wal(db, busy_ms, &emsg);
+	/* a scratch log is thrown away if anything goes wrong: no file journal, no syncs */
+	if (scratch)
+		rc = sqlite3_exec(db, DL_LOG_SCRATCH_PRAGMAS, NULL, NULL, &emsg);
+	else
+		rc = set_wal(db, busy_ms, &emsg);
 	/*
 	 * The schema in one write transaction: a second writer starting at the
 	 * same time waits (busy timeout), then sees all of it or none of it,

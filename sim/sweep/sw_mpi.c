@@ -1,8 +1,12 @@
 /*
  * sw_mpi.c - the sweep on MPI ranks (built into dlsim-mpi when CMake finds
- * MPI).  Every rank is a worker with its own shard; rank 0 is also the
- * single writer of OUT.db and merges the shards every second between its
- * own runs, and once more when every rank is done.
+ * MPI).  Every rank is a worker.  A rank on rank 0's node (the node that
+ * holds OUT.db: MPI_COMM_TYPE_SHARED) commits each finished task into OUT.db
+ * itself, under SQLite's write lock (direct); a rank on another node, or
+ * every rank with --write shards, writes its own shard, and rank 0 merges
+ * the shards every second between its own runs, and once more when every
+ * rank is done.  SQLite's locks (and WAL's shared memory) hold only among
+ * processes of one host, hence the split by node.
  *
  * Tasks are handed out by a shared counter in an MPI window on rank 0
  * (MPI_Fetch_and_op: no rank serves requests, so rank 0's own runs delay
@@ -42,7 +46,6 @@ static int merge_dir(struct dl_sweep_coord *co, bool final)
 
 	ret = dl_sweep_merge_dir(co->out, co->outpath, NULL, !final, &k, co->err, sizeof(co->err));
 	co->merged += k;
-	co->done += k;
 	if (final && !ret) {
 		dl_sweep_shard_dir(co->outpath, dir, sizeof(dir));
 		rmdir(dir);
@@ -56,19 +59,29 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 	uint32_t ntask = dl_sweep_ntasks(p), *order = dl_sweep_task_order(p);
 	struct dl_sweep_worker *w = NULL;
 	int64_t last_merge = now_ns(), *counter = NULL;
-	unsigned long long mine[3] = { 0, 0, 0 }, all[3] = { 0, 0, 0 };
+	unsigned long long mine[5] = { 0 }, all[5] = { 0 };
 	char shard[4200], dir[4096], err[512] = "";
-	int rank, size, bad = 0, anybad = 0, ret = 0;
+	int rank, size, lowest = 0, bad = 0, anybad = 0, ret = 0;
+	bool direct;
+	MPI_Comm node;
 	MPI_Win win;
 
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	/* on rank 0's node: the lowest rank of my node is 0 */
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+	MPI_Allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, node);
+	MPI_Comm_free(&node);
+	direct = co->direct && lowest == 0;
 	dl_sweep_shard_dir(co->outpath, dir, sizeof(dir));
-	mkdir(dir, 0777);
+	if (rank == 0)
+		mkdir(dir, 0777);
+	MPI_Barrier(MPI_COMM_WORLD);
+	mkdir(dir, 0777);               /* a node of its own (a shared file system) */
 	dl_sweep_shard_path(co->outpath, (long)getpid(), rank, shard, sizeof(shard));
 	if (!order)
 		bad = 1;
-	else if (dl_sweep_worker_open(shard, p, &w, err, sizeof(err)))
+	else if (dl_sweep_worker_open(shard, direct ? co->outpath : NULL, p, &w, err, sizeof(err)))
 		bad = 1;
 	MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (anybad) {
@@ -77,14 +90,15 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 		free(order);
 		return -EIO;
 	}
-	MPI_Win_allocate(rank == 0 ? (MPI_Aint)sizeof(int64_t) : 0, sizeof(int64_t), MPI_INFO_NULL,
-			 MPI_COMM_WORLD, &counter, &win);
+	/* on rank 0: [0] the next task, [1] the runs every rank has finished (progress) */
+	MPI_Win_allocate(rank == 0 ? (MPI_Aint)(2 * sizeof(int64_t)) : 0, sizeof(int64_t),
+			 MPI_INFO_NULL, MPI_COMM_WORLD, &counter, &win);
 	if (rank == 0)
-		*counter = 0;
+		counter[0] = counter[1] = 0;
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
 	for (uint32_t j = 0; !ret; j++) {
-		int64_t k = (int64_t)j * size + rank, one = 1;
+		int64_t k = (int64_t)j * size + rank, one = 1, fin;
 		struct dl_sweep_task_result res;
 
 		if (*co->stop)
@@ -98,9 +112,16 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 		if (!pending[order[k]])
 			continue;
 		ret = dl_sweep_worker_run(w, order[k], pending[order[k]], co->stop, &res);
+		if (ret)
+			snprintf(co->err, sizeof(co->err), "rank %d: %s", rank, dl_sweep_worker_error(w));
+		fin = res.runs - res.interrupted;
+		MPI_Accumulate(&fin, 1, MPI_INT64_T, 0, 1, 1, MPI_INT64_T, MPI_SUM, win);
+		MPI_Win_flush(0, win);
 		mine[0] += res.runs - res.interrupted;
 		mine[1] += res.failed;
 		mine[2] += res.violations;
+		mine[3] += res.lock_wait_ns;
+		mine[4] += res.lock_hold_ns;
 		/* about every second a closed segment for rank 0 to merge whole */
 		if (!ret && (ret = dl_sweep_worker_rotate(w, MERGE_EVERY_NS, err, sizeof(err))))
 			snprintf(co->err, sizeof(co->err), "rank %d: %s", rank, err);
@@ -108,8 +129,14 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 			if (merge_dir(co, false) && !ret)
 				ret = -EIO;
 			last_merge = now_ns();
-			if (co->progress)
+			if (co->progress) {
+				int64_t none = 0, done = 0;
+
+				MPI_Fetch_and_op(&none, &done, MPI_INT64_T, 0, 1, MPI_NO_OP, win);
+				MPI_Win_flush(0, win);
+				co->done = (uint32_t)done;
 				co->progress(co);
+			}
 		}
 	}
 	if (ret && !co->err[0])
@@ -117,16 +144,17 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 	MPI_Win_unlock_all(win);
 	MPI_Win_free(&win);
 	dl_sweep_worker_close(w);
-	MPI_Reduce(mine, all, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+	MPI_Reduce(mine, all, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 	/* every shard is closed now: rank 0 takes the rest */
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0) {
-		co->done = 0;
 		if (merge_dir(co, true) && !ret)
 			ret = -EIO;
 		co->done = (uint32_t)all[0];
 		co->failed = (uint32_t)all[1];
 		co->violations = (uint32_t)all[2];
+		co->lock_wait_ns = all[3];
+		co->lock_hold_ns = all[4];
 	}
 	free(order);
 	return ret;

@@ -116,13 +116,20 @@ struct table {
 	char *name;
 	char *copy_sql;        /* INSERT INTO main.T(cols) SELECT ... FROM s.T WHERE run_id = ?1 */
 	sqlite3_stmt *st;
+	sqlite3_stmt *bulk;    /* every row of s.T into main.T */
+	sqlite3_stmt *clear;   /* DELETE FROM s.T (sw_merge_clear) */
 };
 
-struct merge {
+#define NAPPLIES 4
+
+/* Statements prepared once per attached shard and reused for every pass. */
+struct sw_merge {
 	sqlite3 *out;
 	struct table t[MAX_TABLES];
 	int nt;
-	sqlite3_stmt *runs_copy, *sel, *exists, *sweep_ins, *id_taken;
+	struct table runs, sweep;    /* runs: bulk, clear; sweep: bulk, clear */
+	sqlite3_stmt *runs_copy, *sel, *exists, *sweep_ins, *id_taken, *last;
+	sqlite3_stmt *applies[NAPPLIES];
 };
 
 static int column_names(sqlite3 *db, const char *schema, const char *table, char **cols, int max)
@@ -203,22 +210,99 @@ out:
 	return sql;
 }
 
-static void merge_fini(struct merge *m)
+static void table_fini(struct table *t)
 {
-	for (int i = 0; i < m->nt; i++) {
-		sqlite3_finalize(m->t[i].st);
-		sqlite3_free(m->t[i].copy_sql);
-		free(m->t[i].name);
-	}
+	sqlite3_finalize(t->st);
+	sqlite3_finalize(t->bulk);
+	sqlite3_finalize(t->clear);
+	sqlite3_free(t->copy_sql);
+	free(t->name);
+}
+
+void sw_merge_free(struct sw_merge *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < m->nt; i++)
+		table_fini(&m->t[i]);
+	table_fini(&m->runs);
+	table_fini(&m->sweep);
 	sqlite3_finalize(m->runs_copy);
 	sqlite3_finalize(m->sel);
 	sqlite3_finalize(m->exists);
 	sqlite3_finalize(m->sweep_ins);
 	sqlite3_finalize(m->id_taken);
+	sqlite3_finalize(m->last);
+	for (int i = 0; i < NAPPLIES; i++)
+		sqlite3_finalize(m->applies[i]);
+	free(m);
 }
 
+/* The statement that copies every row of one table: `SELECT *` when both have
+ * the same columns in the same order (SQLite then moves raw records, the
+ * transfer optimisation, into a table without indexes), else the columns both
+ * have, by name. */
+static int bulk_prepare(sqlite3 *out, struct table *t)
+{
+	char *sc[MAX_COLS], *mc[MAX_COLS], *cols = sqlite3_mprintf(""), *sql = NULL;
+	int ns = column_names(out, "s", t->name, sc, MAX_COLS);
+	int nm = column_names(out, "main", t->name, mc, MAX_COLS);
+	bool same = ns == nm && ns > 0, first = true;
+	int ret = -EIO;
+
+	if (ns <= 0 || nm <= 0 || !cols)
+		goto out;
+	for (int i = 0; i < ns && same; i++)
+		same = sc[i] && mc[i] && !strcmp(sc[i], mc[i]);
+	for (int i = 0; i < ns && !same; i++) {
+		char *n;
+
+		if (!sc[i] || !has_col(mc, nm, sc[i]))
+			continue;
+		n = sqlite3_mprintf("%s%s\"%w\"", cols, first ? "" : ",", sc[i]);
+		sqlite3_free(cols);
+		cols = n;
+		first = false;
+		if (!cols)
+			goto out;
+	}
+	if (same)
+		sql = sqlite3_mprintf("INSERT INTO main.\"%w\" SELECT * FROM s.\"%w\"", t->name, t->name);
+	else
+		sql = sqlite3_mprintf("INSERT INTO main.\"%w\"(%s) SELECT %s FROM s.\"%w\"", t->name, cols,
+				      cols, t->name);
+	if (sql && sqlite3_prepare_v2(out, sql, -1, &t->bulk, NULL) == SQLITE_OK)
+		ret = 0;
+out:
+	if (ns > 0)
+		free_cols(sc, ns);
+	if (nm > 0)
+		free_cols(mc, nm);
+	sqlite3_free(cols);
+	sqlite3_free(sql);
+	return ret;
+}
+
+/*
+ * The bulk copy applies when the shard holds complete runs only, none of
+ * whose keys or run ids OUT has: then every row of the shard is copied as
+ * it is.  Anything else (a shard left by a killed sweep, a run id taken)
+ * goes run by run.
+ */
+static const char *const applies_sql[NAPPLIES] = {
+	"SELECT EXISTS(SELECT 1 FROM s.runs r LEFT JOIN s.sweep w ON w.run_id = r.run_id"
+	" WHERE w.rowid IS NULL OR r.status IS NULL OR r.status IN ('running', 'interrupted'))",
+	"SELECT EXISTS(SELECT 1 FROM s.sweep w WHERE w.run_id IS NOT NULL AND NOT EXISTS"
+	" (SELECT 1 FROM s.runs r WHERE r.run_id = w.run_id))",
+	"SELECT EXISTS(SELECT 1 FROM s.runs r JOIN main.runs m ON m.run_id = r.run_id)",
+	"SELECT EXISTS(SELECT 1 FROM s.sweep w JOIN main.sweep m ON m.scenario_hash ="
+	" w.scenario_hash AND m.order_name = w.order_name AND m.seed = w.seed AND"
+	" ifnull(m.kernel, '') = ifnull(w.kernel, '') AND m.mode = w.mode AND"
+	" m.workers = w.workers)",
+};
+
 /* Tables of the shard missing in OUT are created there first (schema from the shard). */
-static int merge_prepare(struct merge *m)
+static int merge_prepare(struct sw_merge *m)
 {
 	sqlite3_stmt *st;
 	char *runs_sql;
@@ -253,7 +337,7 @@ static int merge_prepare(struct merge *m)
 		m->t[m->nt].copy_sql = copy_sql(m->out, name);
 		if (!m->t[m->nt].name || !m->t[m->nt].copy_sql ||
 		    sqlite3_prepare_v2(m->out, m->t[m->nt].copy_sql, -1, &m->t[m->nt].st, NULL)
-		    != SQLITE_OK) {
+		    != SQLITE_OK || bulk_prepare(m->out, &m->t[m->nt])) {
 			m->nt++;
 			sqlite3_finalize(st);
 			return -EIO;
@@ -268,6 +352,10 @@ static int merge_prepare(struct merge *m)
 		return -EIO;
 	}
 	sqlite3_free(runs_sql);
+	m->runs.name = strdup("runs");
+	m->sweep.name = strdup("sweep");
+	if (!m->runs.name || !m->sweep.name || bulk_prepare(m->out, &m->runs))
+		return -EIO;
 	/* complete runs only: the sweep row is written after the run ended */
 	if (sqlite3_prepare_v2(m->out, "SELECT w.rowid, w.run_id, w.scenario_hash, w.order_name,"
 			       " w.seed, w.kernel, w.mode, w.workers, w.source, w.status, w.error"
@@ -282,8 +370,36 @@ static int merge_prepare(struct merge *m)
 			       " seed, kernel, mode, workers, source, status, error)"
 			       " VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &m->sweep_ins, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(m->out, "SELECT 1 FROM main.runs WHERE run_id = ?1", -1, &m->id_taken,
-			       NULL) != SQLITE_OK)
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(m->out, "INSERT INTO main.sweep(run_id, scenario_hash, source,"
+			       " order_name, seed, kernel, mode, workers, status, error)"
+			       " SELECT run_id, scenario_hash, source, order_name, seed, kernel, mode,"
+			       " workers, status, error FROM s.sweep ORDER BY rowid", -1, &m->sweep.bulk,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(m->out, "SELECT ifnull(max(rowid), 0) FROM s.sweep", -1, &m->last, NULL)
+	    != SQLITE_OK)
 		return -EIO;
+	for (int i = 0; i < NAPPLIES; i++)
+		if (sqlite3_prepare_v2(m->out, applies_sql[i], -1, &m->applies[i], NULL) != SQLITE_OK)
+			return -EIO;
+	return 0;
+}
+
+int sw_merge_prepare(sqlite3 *out, struct sw_merge **mp)
+{
+	struct sw_merge *m = calloc(1, sizeof(*m));
+	int ret;
+
+	*mp = NULL;
+	if (!m)
+		return -ENOMEM;
+	m->out = out;
+	ret = merge_prepare(m);
+	if (ret) {
+		sw_merge_free(m);
+		return ret;
+	}
+	*mp = m;
 	return 0;
 }
 
@@ -296,7 +412,7 @@ static int step_done(sqlite3_stmt *st)
 }
 
 /* Copies one complete run (or a recorded failure) unless its key is in OUT. */
-static int merge_row(struct merge *m, sqlite3_stmt *sel, uint32_t *merged)
+static int merge_row(struct sw_merge *m, sqlite3_stmt *sel, uint32_t *merged)
 {
 	int64_t old = sqlite3_column_int64(sel, 1), nid = 0;
 	bool has_run = sqlite3_column_type(sel, 1) != SQLITE_NULL;
@@ -343,41 +459,20 @@ static int merge_row(struct merge *m, sqlite3_stmt *sel, uint32_t *merged)
 }
 
 /* 1 when a query's single integer is non-zero, 0 when zero, -EIO on an error. */
-static int query_true(sqlite3 *db, const char *sql)
+static int query_true(sqlite3_stmt *st)
 {
-	sqlite3_stmt *st;
 	int ret = -EIO;
 
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
 	if (sqlite3_step(st) == SQLITE_ROW)
 		ret = sqlite3_column_int64(st, 0) != 0;
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	return ret;
 }
 
-/*
- * The bulk copy applies when the shard holds complete runs only, none of
- * whose keys or run ids OUT has: then every row of the shard is copied as
- * it is.  Anything else (a shard left by a killed sweep, a run id taken)
- * goes run by run.
- */
-static int bulk_applies(sqlite3 *out)
+static int bulk_applies(struct sw_merge *m)
 {
-	static const char *const refuse[] = {
-		"SELECT EXISTS(SELECT 1 FROM s.runs r LEFT JOIN s.sweep w ON w.run_id = r.run_id"
-		" WHERE w.rowid IS NULL OR r.status IS NULL OR r.status IN ('running', 'interrupted'))",
-		"SELECT EXISTS(SELECT 1 FROM s.sweep w WHERE w.run_id IS NOT NULL AND NOT EXISTS"
-		" (SELECT 1 FROM s.runs r WHERE r.run_id = w.run_id))",
-		"SELECT EXISTS(SELECT 1 FROM s.runs r JOIN main.runs m ON m.run_id = r.run_id)",
-		"SELECT EXISTS(SELECT 1 FROM s.sweep w JOIN main.sweep m ON m.scenario_hash ="
-		" w.scenario_hash AND m.order_name = w.order_name AND m.seed = w.seed AND"
-		" ifnull(m.kernel, '') = ifnull(w.kernel, '') AND m.mode = w.mode AND"
-		" m.workers = w.workers)",
-	};
-
-	for (size_t i = 0; i < sizeof(refuse) / sizeof(refuse[0]); i++) {
-		int r = query_true(out, refuse[i]);
+	for (int i = 0; i < NAPPLIES; i++) {
+		int r = query_true(m->applies[i]);
 
 		if (r)
 			return r < 0 ? r : 0;
@@ -385,81 +480,76 @@ static int bulk_applies(sqlite3 *out)
 	return 1;
 }
 
-/*
- * All rows of one table: `SELECT *` when both have the same columns in the
- * same order (SQLite then moves raw records, the transfer optimisation),
- * else the columns both have, by name.
- */
-static int bulk_table(sqlite3 *out, const char *table)
+static int merge_bulk(struct sw_merge *m, int64_t *hwm, uint32_t *merged)
 {
-	char *sc[MAX_COLS], *mc[MAX_COLS], *cols = sqlite3_mprintf(""), *sql = NULL;
-	int ns = column_names(out, "s", table, sc, MAX_COLS);
-	int nm = column_names(out, "main", table, mc, MAX_COLS);
-	bool same = ns == nm && ns > 0, first = true;
-	int ret = -EIO;
+	int ret = step_done(m->runs.bulk);
 
-	if (ns <= 0 || nm <= 0 || !cols)
-		goto out;
-	for (int i = 0; i < ns && same; i++)
-		same = sc[i] && mc[i] && !strcmp(sc[i], mc[i]);
-	for (int i = 0; i < ns && !same; i++) {
-		char *n;
-
-		if (!sc[i] || !has_col(mc, nm, sc[i]))
-			continue;
-		n = sqlite3_mprintf("%s%s\"%w\"", cols, first ? "" : ",", sc[i]);
-		sqlite3_free(cols);
-		cols = n;
-		first = false;
-		if (!cols)
-			goto out;
+	for (int i = 0; i < m->nt && !ret; i++)
+		ret = step_done(m->t[i].bulk);
+	if (ret || sqlite3_step(m->sweep.bulk) != SQLITE_DONE) {
+		sqlite3_reset(m->sweep.bulk);
+		return -EIO;
 	}
-	if (same)
-		sql = sqlite3_mprintf("INSERT INTO main.\"%w\" SELECT * FROM s.\"%w\"", table, table);
+	sqlite3_reset(m->sweep.bulk);
+	*merged += (uint32_t)sqlite3_changes(m->out);
+	if (sqlite3_step(m->last) == SQLITE_ROW)
+		*hwm = sqlite3_column_int64(m->last, 0);
 	else
-		sql = sqlite3_mprintf("INSERT INTO main.\"%w\"(%s) SELECT %s FROM s.\"%w\"", table, cols,
-				      cols, table);
-	if (sql && sqlite3_exec(out, sql, NULL, NULL, NULL) == SQLITE_OK)
-		ret = 0;
-out:
-	if (ns > 0)
-		free_cols(sc, ns);
-	if (nm > 0)
-		free_cols(mc, nm);
-	sqlite3_free(cols);
-	sqlite3_free(sql);
+		ret = -EIO;
+	sqlite3_reset(m->last);
 	return ret;
 }
 
-static int merge_bulk(struct merge *m, int64_t *hwm, uint32_t *merged)
+int sw_merge_step(struct sw_merge *m, bool whole, int64_t *hwm, uint32_t *merged)
 {
-	sqlite3_stmt *st;
-	int ret = bulk_table(m->out, "runs");
+	int64_t last = *hwm;
+	int ret = 0, rc;
 
-	for (int i = 0; i < m->nt && !ret; i++)
-		ret = bulk_table(m->out, m->t[i].name);
-	if (ret || sqlite3_exec(m->out, "INSERT INTO main.sweep(run_id, scenario_hash, source,"
-				" order_name, seed, kernel, mode, workers, status, error)"
-				" SELECT run_id, scenario_hash, source, order_name, seed, kernel, mode,"
-				" workers, status, error FROM s.sweep ORDER BY rowid", NULL, NULL, NULL)
-	    != SQLITE_OK)
-		return -EIO;
-	*merged += (uint32_t)sqlite3_changes(m->out);
-	if (sqlite3_prepare_v2(m->out, "SELECT ifnull(max(rowid), 0) FROM s.sweep", -1, &st, NULL)
-	    != SQLITE_OK)
-		return -EIO;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*hwm = sqlite3_column_int64(st, 0);
-	else
+	if (whole && *hwm == 0 && (ret = bulk_applies(m)) == 1)
+		return merge_bulk(m, hwm, merged);
+	if (ret < 0)
+		return ret;
+	sqlite3_bind_int64(m->sel, 1, *hwm);
+	while (!ret && (rc = sqlite3_step(m->sel)) == SQLITE_ROW) {
+		last = sqlite3_column_int64(m->sel, 0);
+		ret = merge_row(m, m->sel, merged);
+	}
+	if (!ret && rc != SQLITE_DONE)
 		ret = -EIO;
-	sqlite3_finalize(st);
+	sqlite3_reset(m->sel);
+	if (!ret)
+		*hwm = last;
 	return ret;
+}
+
+int sw_merge_clear(struct sw_merge *m)
+{
+	struct table *all[MAX_TABLES + 2];
+	int n = 0;
+
+	all[n++] = &m->runs;
+	all[n++] = &m->sweep;
+	for (int i = 0; i < m->nt; i++)
+		all[n++] = &m->t[i];
+	for (int i = 0; i < n; i++) {
+		if (!all[i]->clear) {
+			char *sql = sqlite3_mprintf("DELETE FROM s.\"%w\"", all[i]->name);
+			int rc = sql ? sqlite3_prepare_v2(m->out, sql, -1, &all[i]->clear, NULL) : SQLITE_NOMEM;
+
+			sqlite3_free(sql);
+			if (rc != SQLITE_OK)
+				return -EIO;
+		}
+		if (step_done(all[i]->clear))
+			return -EIO;
+	}
+	return 0;
 }
 
 static int merge_impl(sqlite3 *out, const char *shard, int64_t *hwm, bool whole, uint32_t *merged,
 		      char *err, size_t errlen)
 {
-	struct merge m = { .out = out };
+	struct sw_merge *m = NULL;
 	sqlite3_stmt *att;
 	int ret = 0, rc;
 
@@ -483,25 +573,12 @@ static int merge_impl(sqlite3 *out, const char *shard, int64_t *hwm, bool whole,
 		ret = -EIO;
 		goto detach;
 	}
-	ret = merge_prepare(&m);
-	if (!ret && whole && *hwm == 0 && (ret = bulk_applies(out)) == 1) {
-		ret = merge_bulk(&m, hwm, merged);
-	} else if (!ret) {
-		int64_t last = *hwm;
-
-		sqlite3_bind_int64(m.sel, 1, *hwm);
-		while (!ret && (rc = sqlite3_step(m.sel)) == SQLITE_ROW) {
-			last = sqlite3_column_int64(m.sel, 0);
-			ret = merge_row(&m, m.sel, merged);
-		}
-		if (!ret && rc != SQLITE_DONE)
-			ret = -EIO;
-		if (!ret)
-			*hwm = last;
-	}
+	ret = sw_merge_prepare(out, &m);
+	if (!ret)
+		ret = sw_merge_step(m, whole, hwm, merged);
 	if (ret)
 		snprintf(err, errlen, "%s: merge: %s", shard, sqlite3_errmsg(out));
-	merge_fini(&m);
+	sw_merge_free(m);
 	if (sqlite3_exec(out, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !ret) {
 		snprintf(err, errlen, "%s: commit: %s", shard, sqlite3_errmsg(out));
 		sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
@@ -580,7 +657,7 @@ int64_t dl_sweep_out_next_id(sqlite3 *out)
 	return id;
 }
 
-int dl_sweep_out_bulk(sqlite3 *out, uint32_t runs_to_do)
+int dl_sweep_out_bulk(sqlite3 *out, uint32_t runs_to_do, bool direct)
 {
 	sqlite3_stmt *st;
 	int64_t have = 0;
@@ -597,9 +674,12 @@ int dl_sweep_out_bulk(sqlite3 *out, uint32_t runs_to_do)
 	 * durable (a few syncs a second); a process killed mid-merge leaves a hot
 	 * journal that the next open rolls back.  Refused while another
 	 * connection reads OUT in WAL mode: then it stays WAL (slower, as safe).
+	 * Direct: WAL stays, workers commit a task at a time (no sync per commit,
+	 * and a reader never blocks them).
 	 */
-	sqlite3_exec(out, "PRAGMA journal_mode = TRUNCATE; PRAGMA synchronous = FULL;", NULL, NULL,
-		     NULL);
+	if (!direct)
+		sqlite3_exec(out, "PRAGMA journal_mode = TRUNCATE; PRAGMA synchronous = FULL;", NULL,
+			     NULL, NULL);
 	/* rebuilding costs what OUT already holds: only when the sweep adds as much */
 	if (have > (int64_t)runs_to_do)
 		return 0;
@@ -704,13 +784,18 @@ int dl_sweep_recover(sqlite3 *out, const char *outpath, uint32_t *merged, char *
 		return 0;
 	while (!ret && (e = readdir(d))) {
 		size_t n = strlen(e->d_name);
-		char path[4200];
+		char path[4400];
 		int64_t hwm = 0;
 		uint32_t k = 0;
 
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		/* a direct worker's scratch holds only runs it had not committed: gone with it */
+		if (ends_with(e->d_name, ".scratch")) {
+			unlink(path);
+			continue;
+		}
 		if (n < 4 || strcmp(e->d_name + n - 3, ".db"))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		ret = merge_impl(out, path, &hwm, true, &k, err, errlen);
 		if (!ret) {
 			sw_shard_remove(path);

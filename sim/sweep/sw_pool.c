@@ -1,9 +1,10 @@
 /*
- * sw_pool.c - the local pool: N worker processes (fork), each writing its
- * own shard, fed one task at a time over a pipe (a queue: the costliest
- * tasks first, so that the last ones are short).  The parent is the single
- * writer of OUT.db: it merges finished runs from the shards every second,
- * and once more at the end.
+ * sw_pool.c - the local pool: N worker processes (fork), fed one task at a
+ * time over a pipe (a queue: the costliest tasks first, so that the last
+ * ones are short).  Direct (the default): each worker commits its runs into
+ * OUT.db itself, one at a time under SQLite's write lock.  --write shards:
+ * each worker writes its own shard and the parent merges finished runs from
+ * the shards every second, and once more at the end.
  *
  * Processes, not threads: a run that crashes takes its worker with it, not
  * the sweep.  The parent merges what the dead worker finished, records the
@@ -90,8 +91,8 @@ static bool full_write(int fd, const void *buf, size_t n)
 }
 
 /* The worker process: tasks in, results out, until the task pipe closes. */
-static void child_main(const char *outpath, const struct dl_sweep_plan *p, int in, int out,
-		       atomic_int *stop)
+static void child_main(const char *outpath, bool direct, const struct dl_sweep_plan *p, int in,
+		       int out, atomic_int *stop)
 {
 	struct dl_sweep_worker *w;
 	struct msg_task t;
@@ -100,7 +101,7 @@ static void child_main(const char *outpath, const struct dl_sweep_plan *p, int i
 
 	signal(SIGPIPE, SIG_IGN);
 	dl_sweep_shard_path(outpath, (long)getpid(), -1, shard, sizeof(shard));
-	if (dl_sweep_worker_open(shard, p, &w, err, sizeof(err))) {
+	if (dl_sweep_worker_open(shard, direct ? outpath : NULL, p, &w, err, sizeof(err))) {
 		fprintf(stderr, "dlsim sweep: worker: %s\n", err);
 		_exit(3);
 	}
@@ -108,6 +109,7 @@ static void child_main(const char *outpath, const struct dl_sweep_plan *p, int i
 		struct msg_done d = { .task = t.task };
 
 		if (dl_sweep_worker_run(w, t.task, t.pending, stop, &d.res)) {
+			fprintf(stderr, "dlsim sweep: worker: %s\n", dl_sweep_worker_error(w));
 			code = 4;
 			break;
 		}
@@ -124,8 +126,8 @@ static void child_main(const char *outpath, const struct dl_sweep_plan *p, int i
 	_exit(code);
 }
 
-static int spawn(struct child *c, struct child *all, uint32_t n, const char *outpath,
-		 const struct dl_sweep_plan *p, atomic_int *stop)
+static int spawn(struct child *c, struct child *all, uint32_t n, const struct dl_sweep_coord *co,
+		 const struct dl_sweep_plan *p)
 {
 	int tp[2], rp[2];
 	pid_t pid;
@@ -156,7 +158,7 @@ static int spawn(struct child *c, struct child *all, uint32_t n, const char *out
 		}
 		close(tp[1]);
 		close(rp[0]);
-		child_main(outpath, p, tp[0], rp[1], stop);
+		child_main(co->outpath, co->direct, p, tp[0], rp[1], co->stop);
 	}
 	close(tp[0]);
 	close(rp[1]);
@@ -164,7 +166,7 @@ static int spawn(struct child *c, struct child *all, uint32_t n, const char *out
 	c->pid = pid;
 	c->to = tp[1];
 	c->from = rp[0];
-	dl_sweep_shard_path(outpath, (long)pid, -1, c->shard, sizeof(c->shard));
+	dl_sweep_shard_path(co->outpath, (long)pid, -1, c->shard, sizeof(c->shard));
 	{
 		const char *base = strrchr(c->shard, '/');
 		size_t n;
@@ -238,7 +240,7 @@ int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 	mkdir(dir, 0777);
 	signal(SIGPIPE, SIG_IGN);
 	for (uint32_t i = 0; i < jobs && !ret; i++)
-		ret = spawn(&ch[i], ch, jobs, co->outpath, p, co->stop);
+		ret = spawn(&ch[i], ch, jobs, co, p);
 	for (;;) {
 		uint32_t alive = 0;
 
@@ -291,6 +293,8 @@ int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 				co->done += (uint32_t)__builtin_popcountll(c->cur.pending) - d.res.interrupted;
 				co->failed += d.res.failed;
 				co->violations += d.res.violations;
+				co->lock_wait_ns += d.res.lock_wait_ns;
+				co->lock_hold_ns += d.res.lock_hold_ns;
 				if (co->task_done)
 					co->task_done(co, d.task, &d.res);
 				continue;
@@ -302,7 +306,7 @@ int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 				if (r && !ret)
 					ret = r;
 			}
-			if (next < ntask && !*co->stop && !ret && (ret = spawn(c, ch, jobs, co->outpath, p, co->stop)))
+			if (next < ntask && !*co->stop && !ret && (ret = spawn(c, ch, jobs, co, p)))
 				break;
 		}
 		if (now_ns() - last_merge >= MERGE_EVERY_NS) {

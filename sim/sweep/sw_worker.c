@@ -3,7 +3,13 @@
  * every pending order × kernel) into its own shard through the engines'
  * public entry points and the log writer, exactly as `dlsim run` logs a run,
  * re-checks each run from its log, and then writes the run's sweep row:
- * the mark the coordinator merges on.
+ * the mark the merge copies on.
+ *
+ * Direct (a worker on OUT.db's host): the shard is a scratch log that holds
+ * one run; when the run is done the worker itself copies it into OUT.db in
+ * one BEGIN IMMEDIATE transaction (SQLite's write lock: one writer at a
+ * time, the others simulate meanwhile) and empties it.  Shards: the
+ * coordinator copies closed segments (dl_sweep_worker_rotate).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,8 +32,17 @@
 
 #define EV_BATCH 8192
 
+/* How long a direct worker waits for OUT.db's write lock before it gives up. */
+#define LOCK_WAIT_MS 600000
+#define LOCK_POLL_US 200
+
 struct dl_sweep_worker {
 	const struct dl_sweep_plan *p;
+	const char *outpath;         /* direct: OUT.db (NULL: shards) */
+	bool mem;                    /* direct: the scratch is in memory (else a file) */
+	sqlite3 *out;                /* direct: OUT.db, the scratch attached as 's' */
+	struct sw_merge *merge;
+	int64_t lock_deadline;
 	char base[4200];             /* the shard's name; segment k is BASE-sK.db */
 	char path[4300];             /* the open segment */
 	unsigned seg;
@@ -41,8 +56,34 @@ struct dl_sweep_worker {
 	size_t nev;
 };
 
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* OUT.db's write lock is taken by whole tasks: poll finely, the holder is quick. */
+static int lock_busy(void *ctx, int n)
+{
+	struct dl_sweep_worker *w = ctx;
+	struct timespec ts = { 0, LOCK_POLL_US * 1000 };
+
+	if (n == 0)
+		w->lock_deadline = now_ns() + LOCK_WAIT_MS * 1000000LL;
+	else if (now_ns() > w->lock_deadline)
+		return 0;
+	nanosleep(&ts, NULL);
+	return 1;
+}
+
 static void worker_shut(struct dl_sweep_worker *w)
 {
+	sw_merge_free(w->merge);
+	w->merge = NULL;
+	sqlite3_close(w->out);
+	w->out = NULL;
 	sqlite3_finalize(w->ins);
 	sqlite3_finalize(w->mark);
 	sqlite3_close(w->db);
@@ -52,7 +93,95 @@ static void worker_shut(struct dl_sweep_worker *w)
 	w->log = NULL;
 }
 
-/* Opens segment w->seg of the shard: the log writer and a second connection. */
+/* Direct: OUT.db with the scratch attached as 's', and the merge's statements. */
+static int out_open(struct dl_sweep_worker *w, char *err, size_t errlen)
+{
+	sqlite3_stmt *att = NULL;
+	/* URIs for ATTACH of the scratch in memory; OUT.db itself is a plain path (the
+	 * coordinator opened and checked it) unless it looks like a URI: then the
+	 * scratch is a file (scratch_open) */
+	int rc = sqlite3_open_v2(w->outpath, &w->out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+				 (w->mem ? SQLITE_OPEN_URI : 0), NULL);
+	int ret = 0;
+
+	if (rc != SQLITE_OK)
+		ret = -EIO;
+	sqlite3_busy_handler(w->out, lock_busy, w);
+	/* as `dlsim run` writes a log: WAL, no sync per commit (the checkpoints sync) */
+	if (!ret && sqlite3_exec(w->out, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK)
+		ret = -EIO;
+	if (!ret && sqlite3_prepare_v2(w->out, "ATTACH ?1 AS s", -1, &att, NULL) != SQLITE_OK)
+		ret = -EIO;
+	else if (!ret)
+		sqlite3_bind_text(att, 1, w->path, -1, SQLITE_STATIC);
+	if (!ret && sqlite3_step(att) != SQLITE_DONE)
+		ret = -EIO;
+	sqlite3_finalize(att);
+	if (!ret && (sqlite3_exec(w->out, "PRAGMA s.journal_mode = MEMORY; PRAGMA s.synchronous = OFF;"
+				  " PRAGMA s.secure_delete = OFF;", NULL, NULL, NULL) != SQLITE_OK ||
+		     sw_merge_prepare(w->out, &w->merge)))
+		ret = -EIO;
+	if (ret)
+		snprintf(err, errlen, "%s: cannot attach its scratch %s: %s", w->outpath, w->path,
+			 w->out ? sqlite3_errmsg(w->out) : "out of memory");
+	return ret;
+}
+
+/*
+ * Direct: the finished run (or a recorded failure) in the scratch into
+ * OUT.db in one transaction, then the scratch emptied.  A run without its
+ * sweep row (interrupted) is not copied.  The time spent waiting for the
+ * write lock and holding it is added to @res.
+ */
+static int commit_runs(struct dl_sweep_worker *w, struct dl_sweep_task_result *res)
+{
+	int64_t t0 = now_ns(), t1, hwm = 0;
+	uint32_t merged = 0;
+	int ret = 0;
+
+	if (!w->runs)
+		return sw_merge_clear(w->merge);    /* an interrupted run, if any */
+	if (sqlite3_exec(w->out, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	t1 = now_ns();
+	res->lock_wait_ns += (uint64_t)(t1 - t0);
+	ret = sw_merge_step(w->merge, true, &hwm, &merged);
+	if (sqlite3_exec(w->out, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !ret) {
+		sqlite3_exec(w->out, "ROLLBACK", NULL, NULL, NULL);
+		ret = -EIO;
+	}
+	res->lock_hold_ns += (uint64_t)(now_ns() - t1);
+	if (!ret)
+		ret = sw_merge_clear(w->merge);
+	w->runs = 0;
+	return ret;
+}
+
+const char *dl_sweep_worker_error(const struct dl_sweep_worker *w)
+{
+	return w->out ? sqlite3_errmsg(w->out) : w->db ? sqlite3_errmsg(w->db) : "out of memory";
+}
+
+/* The worker's second connection to its shard or scratch. */
+static int scratch_conn(struct dl_sweep_worker *w, char *err, size_t errlen)
+{
+	char *emsg = NULL;
+
+	if (!w->outpath)
+		return dl_log_open_existing(w->path, &w->db, err, errlen);
+	if (sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+			    (w->mem ? SQLITE_OPEN_URI : 0), NULL) != SQLITE_OK ||
+	    sqlite3_exec(w->db, DL_LOG_SCRATCH_PRAGMAS, NULL, NULL, &emsg) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", w->path, emsg ? emsg :
+			 w->db ? sqlite3_errmsg(w->db) : "out of memory");
+		sqlite3_free(emsg);
+		return -EIO;
+	}
+	sqlite3_busy_timeout(w->db, DL_LOG_BUSY_MS);
+	return 0;
+}
+
+/* Opens segment w->seg of the shard (direct: the scratch): the log writer and a second connection. */
 static int segment_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 {
 	size_t n = strlen(w->base);
@@ -61,13 +190,18 @@ static int segment_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 
 	if (n > 3 && !strcmp(w->base + n - 3, ".db"))
 		n -= 3;
-	snprintf(w->path, sizeof(w->path), "%.*s-s%u.db", (int)n, w->base, w->seg);
+	if (!w->outpath)
+		snprintf(w->path, sizeof(w->path), "%.*s-s%u.db", (int)n, w->base, w->seg);
+	else if (w->mem)
+		snprintf(w->path, sizeof(w->path), "file:/dlsim-sweep-%ld?vfs=memdb", (long)getpid());
+	else
+		snprintf(w->path, sizeof(w->path), "%.*s.scratch", (int)n, w->base);
 	w->runs = 0;
 	clock_gettime(CLOCK_MONOTONIC, &w->opened);
-	ret = dl_log_open(w->path, &w->log, err, errlen);
-	if (ret)
-		return ret;
-	ret = dl_log_open_existing(w->path, &w->db, err, errlen);
+	ret = w->outpath ? dl_log_open_scratch(w->path, &w->log, err, errlen) :
+	      dl_log_open(w->path, &w->log, err, errlen);
+	if (!ret)
+		ret = scratch_conn(w, err, errlen);
 	if (!ret && (sqlite3_exec(w->db, sw_sweep_schema, NULL, NULL, &emsg) != SQLITE_OK ||
 		     sqlite3_prepare_v2(w->db, "INSERT INTO sweep(run_id, scenario_hash, source,"
 					" order_name, seed, kernel, mode, workers, status, error)"
@@ -78,10 +212,36 @@ static int segment_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 		sqlite3_free(emsg);
 		ret = -EIO;
 	}
+	if (!ret && w->outpath)
+		ret = out_open(w, err, errlen);
 	return ret;
 }
 
-int dl_sweep_worker_open(const char *shard, const struct dl_sweep_plan *p,
+/*
+ * Direct: a scratch in memory holds a run of up to DL_SWEEP_MEM_ITEMS devices
+ * and links (some 2 kB of log each); a bigger run is logged to a file
+ * instead (OUT.db.shards/NAME.scratch), so that a million devices need disk,
+ * not memory.  Switches between the two when a task needs the other.
+ */
+static int scratch_fit(struct dl_sweep_worker *w, const struct dl_scenario *sc)
+{
+	bool mem = (uint64_t)sc->ndev + sc->nlink <= DL_SWEEP_MEM_ITEMS && strncmp(w->outpath, "file:", 5);
+	char err[512];
+	int ret;
+
+	if (mem == w->mem)
+		return 0;
+	worker_shut(w);
+	if (!w->mem)
+		unlink(w->path);
+	w->mem = mem;
+	ret = segment_open(w, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "dlsim sweep: worker: %s\n", err);
+	return ret;
+}
+
+int dl_sweep_worker_open(const char *shard, const char *outpath, const struct dl_sweep_plan *p,
 			 struct dl_sweep_worker **out, char *err, size_t errlen)
 {
 	struct dl_sweep_worker *w = calloc(1, sizeof(*w));
@@ -93,6 +253,8 @@ int dl_sweep_worker_open(const char *shard, const struct dl_sweep_plan *p,
 		return -ENOMEM;
 	}
 	w->p = p;
+	w->outpath = outpath;
+	w->mem = outpath && strncmp(outpath, "file:", 5);
 	snprintf(w->base, sizeof(w->base), "%s", shard);
 	ret = segment_open(w, err, errlen);
 	if (ret) {
@@ -108,6 +270,8 @@ void dl_sweep_worker_close(struct dl_sweep_worker *w)
 	if (!w)
 		return;
 	worker_shut(w);
+	if (w->outpath && !w->mem)
+		unlink(w->path);
 	free(w);
 }
 
@@ -118,7 +282,7 @@ int dl_sweep_worker_rotate(struct dl_sweep_worker *w, int64_t min_age_ns, char *
 	size_t n = strlen(w->path);
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (!w->runs || (int64_t)(now.tv_sec - w->opened.tv_sec) * 1000000000LL +
+	if (w->outpath || !w->runs || (int64_t)(now.tv_sec - w->opened.tv_sec) * 1000000000LL +
 	    (now.tv_nsec - w->opened.tv_nsec) < min_age_ns)
 		return 0;
 	worker_shut(w);
@@ -275,13 +439,21 @@ int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pendi
 	if (load(p, s, seed, &sc, &err)) {
 		/* a scenario that does not load (a malformed DTB): each of its runs failed */
 		res->failed = (uint32_t)__builtin_popcountll(pending);
-		return dl_sweep_worker_fail(w, task, pending, err.msg);
+		ret = dl_sweep_worker_fail(w, task, pending, err.msg);
+		if (!ret && w->outpath)
+			ret = commit_runs(w, res);
+		return ret;
 	}
+	if (w->outpath)
+		ret = scratch_fit(w, sc);
 	for (uint32_t r = 0; r < dl_sweep_task_runs(p) && !ret && !*stop; r++) {
 		if (!(pending & (1ull << r)))
 			continue;
 		ret = run_one(w, sc, s, p->order[r / p->nkernels], seed, p->kernel[r % p->nkernels],
 			      dl_sweep_run_id(p, task, pending, r), stop, res);
+		/* direct: each run committed as it ends, so a scratch holds one run */
+		if (!ret && w->outpath)
+			ret = commit_runs(w, res);
 	}
 	dl_scenario_free(sc);
 	return ret;

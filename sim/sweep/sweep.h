@@ -38,6 +38,7 @@ struct sqlite3;
 #define DL_SWEEP_MAX_SET     64
 #define DL_SWEEP_MAX_SEEDS   100000
 #define DL_SWEEP_HASH_HEX    65
+#define DL_SWEEP_MEM_ITEMS   100000  /* direct: a run of more devices + links logs to a file */
 
 struct dl_sweep_scenario {
 	char *path;
@@ -144,7 +145,7 @@ int dl_sweep_merge_dir(struct sqlite3 *out, const char *outpath, const char *pre
  * records only into a table without indexes); dl_sweep_out_finish() builds
  * them again (so does the next open, after a kill).
  */
-int dl_sweep_out_bulk(struct sqlite3 *out, uint32_t runs_to_do);
+int dl_sweep_out_bulk(struct sqlite3 *out, uint32_t runs_to_do, bool direct);
 /* The next free run id of OUT (max + 1). */
 int64_t dl_sweep_out_next_id(struct sqlite3 *out);
 int dl_sweep_out_finish(struct sqlite3 *out, char *err, size_t errlen);
@@ -164,6 +165,7 @@ void dl_sweep_shard_path(const char *out, long pid, int rank, char *buf, size_t 
 
 struct dl_sweep_task_result {
 	uint32_t runs, failed, violations, interrupted;
+	uint64_t lock_wait_ns, lock_hold_ns;   /* direct: OUT.db's write lock */
 };
 
 struct dl_sweep_coord {
@@ -173,6 +175,8 @@ struct dl_sweep_coord {
 	uint32_t total;              /* runs to do in this sweep */
 	uint32_t done, failed, violations;   /* runs finished (ok or not), of them failed, violating */
 	uint32_t merged;             /* rows of the sweep table written to OUT */
+	bool direct;                 /* workers commit into OUT themselves (else: shards) */
+	uint64_t lock_wait_ns, lock_hold_ns;   /* direct: all workers' time waiting for / holding the lock */
 	void (*progress)(struct dl_sweep_coord *co);   /* called now and then */
 	/* called when a worker reports a task done (NULL: not called) */
 	void (*task_done)(struct dl_sweep_coord *co, uint32_t task,
@@ -205,8 +209,16 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 struct dl_sweep_worker;
 
 
-int dl_sweep_worker_open(const char *shard, const struct dl_sweep_plan *p,
+/*
+ * A worker that writes shard SHARD (segments SHARD-sK.db); with @outpath
+ * (direct) a scratch instead (in memory, or SHARD.scratch for a big run)
+ * that holds one run, which dl_sweep_worker_run() commits into OUT.db itself
+ * as soon as the run ends.
+ */
+int dl_sweep_worker_open(const char *shard, const char *outpath, const struct dl_sweep_plan *p,
 			 struct dl_sweep_worker **out, char *err, size_t errlen);
+/* SQLite's message after a failed dl_sweep_worker_run(). */
+const char *dl_sweep_worker_error(const struct dl_sweep_worker *w);
 /* Runs the @pending runs of @task into the shard; stops early when *stop is set. */
 int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
 			atomic_int *stop, struct dl_sweep_task_result *res);
