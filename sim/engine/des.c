@@ -3,9 +3,10 @@
  *
  * Model.  K simulated CPUs are shared by the kernel's main PM thread and by
  * work items.  Every piece of work is a CPU burst: it waits in a run queue
- * (the main thread first, then by priority: FIFO, or longest remaining path
- * for cp-first) until a CPU is free, and its end is an event in a binary heap
- * ordered by (time, sequence), so that runs are deterministic.
+ * until a CPU is free, and its end is an event; the machine that does this
+ * (the clock, the CPUs, the run queue, the event set, the workqueue's
+ * max_active) is vcpu.h's.  This file is the backend proper: what each
+ * task does when it gets a CPU and when its burst or sleep ends.
  *
  * Within a phase a device waits for the devices the link core says it must
  * (dl_for_each_waited(): children and consumers when suspending, parent and
@@ -60,15 +61,11 @@
 #include "sim/engine/bound.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
-#include "sim/engine/heap.h"
 #include "sim/engine/oploop.h"
 #include "sim/engine/phase.h"
 #include "sim/engine/run.h"
 #include "sim/engine/seqops.h"
-
-#define MAIN_TASK UINT32_MAX
-/* The kworker of deferred_probe_work_func() (probe in module context); its CPU in t[n + 1]. */
-#define RETRY_TASK (UINT32_MAX - 1)
+#include "sim/engine/vcpu.h"
 
 /*
  * A work item's stages.  ST_SLEEP: its callback's CPU part is over and it
@@ -92,27 +89,6 @@ enum { G_SUSPEND = DL_DEP_SUSPEND, G_RESUME = DL_DEP_RESUME, G_PROBE = DL_DEP_PR
 
 /* What a work item pays before its callback (or alone, at its start). */
 enum { BK_NONE, BK_QUEUE, BK_WAKE, BK_DEFERRED };
-
-struct ev { int64_t t; uint64_t seq; uint32_t task; };
-/*
- * cp-first's run queue entry, 16 bytes: seq counts from the phase's first
- * sequence number (rq_seq0), and a phase takes a few per device.
- */
-struct rq { int64_t prio; uint32_t seq; uint32_t task; };
-
-static bool ev_less(const struct ev *a, const struct ev *b)
-{
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static bool rq_less(const struct rq *a, const struct rq *b)
-{
-	return a->prio < b->prio || (a->prio == b->prio && a->seq < b->seq);
-}
-
-/* The future-event set (at most K + 1 bursts) and cp-first's run queue. */
-DL_DEFINE_HEAP(ev_heap, struct ev, ev_less, 2)
-DL_DEFINE_HEAP(rq_heap, struct rq, rq_less, 4)
 
 /* One kind of release graph over positions: adj[off[i]..off[i+1]). */
 struct pm_csr {
@@ -147,27 +123,12 @@ struct sim {
 	struct dl_run_result *r;
 	struct dl_core core;
 	uint32_t n, K;
-	int64_t now;
-	uint64_t seq;
 	uint64_t gen;            /* bumped by every op that may change the graph */
 	struct pm_graph g;
 	int16_t cur_worker;
-	struct ev_heap ev;
-	/* run queue: main first, then cp-first's heap or a FIFO ring */
-	bool main_req;
-	struct rq_heap rq;
-	uint64_t rq_seq0;
-	uint32_t *fifo, fifo_head, fifo_n, fifo_cap;
-	/*
-	 * The async workqueue: at most max_active items hold a worker (queued
-	 * for a CPU, running, sleeping or blocked); the others wait, FIFO, in
-	 * the inactive ring, as the workqueue's inactive_works.
-	 */
-	uint32_t active, max_active;
-	uint32_t *inact, inact_head, inact_n;
+	/* the clock, the CPUs, the run queue, the events, the workqueue (vcpu.h) */
+	struct dl_vcpu vc;
 	bool carry_on;           /* the next item queued runs on the finishing item's kworker */
-	uint16_t *cpu_free_stack;
-	uint32_t ncpu_free;
 
 	/*
 	 * Per position, for the phase being run: what the event loop touches
@@ -263,7 +224,7 @@ static void sink_emit(void *ctx, struct dl_event *e)
 {
 	struct sim *s = ctx;
 
-	e->t_ns = s->now;
+	e->t_ns = s->vc.now;
 	e->worker = s->cur_worker;
 	s->r->events++;
 	if (e->kind == DL_EV_LINK_REFUSED)
@@ -291,26 +252,21 @@ static unsigned phase_lat_key(unsigned phase)
 	return DL_LAT_PREPARE + phase;
 }
 
-/* ---- CPU bursts ---- */
+/* ---- CPU bursts (vcpu.h) ---- */
 
-/*
- * Ask for a CPU.  The main thread's request goes before every work item (at
- * most one is pending); items are served FIFO, or by priority for cp-first.
- * Every request takes a sequence number, the tie-breaker of the heaps.
- */
 /* The position whose callback or overhead burst @task runs, or DL_NONE (main, not a callback). */
 static uint32_t burst_device(const struct sim *s, uint32_t task)
 {
-	if (task == RETRY_TASK)
+	if (task == DL_VCPU_RETRY)
 		return s->rkind == MK_CALLBACK ? s->rdev : DL_NONE;
-	if (task != MAIN_TASK)
+	if (task != DL_VCPU_MAIN)
 		return task;
 	return s->mkind == MK_CALLBACK ? s->mdev : DL_NONE;
 }
 
+/* Ask for a CPU for @task (dl_vcpu_request()). */
 static int burst_request(struct sim *s, uint32_t task, int64_t prio)
 {
-	uint64_t seq = s->seq++;
 	uint32_t who = burst_device(s, task);
 
 	/*
@@ -320,40 +276,7 @@ static int burst_request(struct sim *s, uint32_t task, int64_t prio)
 	 */
 	if (who != DL_NONE)
 		dl_prefetch(&s->g.cur->off[who]);
-	if (task == MAIN_TASK) {
-		s->main_req = true;
-		return 0;
-	}
-	if (s->ps.by_priority) {
-		struct rq e = { .prio = prio, .seq = (uint32_t)(seq - s->rq_seq0), .task = task };
-
-		assert(seq - s->rq_seq0 <= UINT32_MAX);
-		return rq_heap_push(&s->rq, e);
-	}
-	/* a task is queued at most once at a time, so the ring never overflows */
-	s->fifo[(s->fifo_head + s->fifo_n++) % s->fifo_cap] = task;
-	return 0;
-}
-
-static bool rq_empty(const struct sim *s)
-{
-	return !s->main_req && s->rq.n == 0 && s->fifo_n == 0;
-}
-
-static uint32_t rq_pop(struct sim *s)
-{
-	uint32_t task;
-
-	if (s->main_req) {
-		s->main_req = false;
-		return MAIN_TASK;
-	}
-	if (s->ps.by_priority)
-		return rq_heap_pop(&s->rq).task;
-	task = s->fifo[s->fifo_head];
-	s->fifo_head = s->fifo_head + 1 == s->fifo_cap ? 0 : s->fifo_head + 1;
-	s->fifo_n--;
-	return task;
+	return dl_vcpu_request(&s->vc, task, prio);
 }
 
 static int64_t overhead(const struct sim *s, unsigned bk)
@@ -362,25 +285,15 @@ static int64_t overhead(const struct sim *s, unsigned bk)
 	       bk == BK_WAKE ? s->cost.wake_ns : 0;
 }
 
+/* @task, holding a CPU, bursts for @len (dl_vcpu_burst()). */
 static int burst_start(struct sim *s, uint32_t task, int64_t len)
 {
-	/* saturating: deferred-retry walks can charge ~1e19 ns (see reorder_charge()) */
-	struct ev e = { .t = dl_sat_add_i64(s->now, len > 0 ? len : 0), .seq = s->seq++,
-			.task = task };
 	const struct pm_csr *g = s->g.cur;
 	uint32_t who = burst_device(s, task);
 
 	if (who != DL_NONE)
 		dl_prefetch(&g->adj[g->off[who]]);   /* see burst_request() */
-	return ev_heap_push(&s->ev, e);
-}
-
-/* @task sleeps for @len (> 0) from now, holding no CPU: its wake-up is an event. */
-static int sleep_start(struct sim *s, uint32_t task, int64_t len)
-{
-	struct ev e = { .t = dl_sat_add_i64(s->now, len), .seq = s->seq++, .task = task };
-
-	return ev_heap_push(&s->ev, e);
+	return dl_vcpu_burst(&s->vc, task, len);
 }
 
 /* The CPU part of latency @lat of position @i (its profile's cpu share). */
@@ -581,33 +494,20 @@ static void on_ready(struct sim *s, uint32_t y);
 static void main_kick(struct sim *s);
 static void retry_poke(struct sim *s);
 
-/*
- * Queue position @y's work item (insert_work()/pwq_tryinc_nr_active()): it
- * asks for a CPU if fewer than max_active items hold a worker, else it waits
- * in the inactive ring until one finishes.
- */
+/* Queue position @y's work item: it asks for a CPU unless max_active items hold a worker. */
 static void item_queue(struct sim *s, uint32_t y)
 {
-	if (s->active < s->max_active) {
-		s->active++;
+	if (dl_vcpu_admit(&s->vc, y))
 		burst_request(s, y, s->t[y].prio);
-		return;
-	}
-	s->inact[(s->inact_head + s->inact_n++) % s->fifo_cap] = y;
 }
 
-/* An item is done with its worker: activate the oldest inactive one (pwq_activate_first_inactive()). */
+/* An item is done with its worker: the oldest inactive one takes it and asks for a CPU. */
 static void item_retire(struct sim *s)
 {
-	s->active--;
-	if (s->inact_n) {
-		uint32_t y = s->inact[s->inact_head];
+	uint32_t y;
 
-		s->inact_head = s->inact_head + 1 == s->fifo_cap ? 0 : s->inact_head + 1;
-		s->inact_n--;
-		s->active++;
+	if (dl_vcpu_retire(&s->vc, &y))
 		burst_request(s, y, s->t[y].prio);
-	}
 }
 
 /*
@@ -788,7 +688,7 @@ static void on_ready(struct sim *s, uint32_t y)
 	if (s->t[y].stage == ST_BLOCKED) {
 		s->r->wakeups++;
 		s->opr->wakeups++;
-		s->opr->blocked_ns += s->now - s->blocked_since[y];
+		s->opr->blocked_ns += s->vc.now - s->blocked_since[y];
 		emit(s, DL_EV_WORK_WAKE, dev_at(s, y), s->phase, 0);
 		s->t[y].stage = ST_QUEUED_CB;
 		s->t[y].bk = BK_WAKE;
@@ -980,7 +880,7 @@ static void main_kick(struct sim *s)
 			}
 			s->mkind = MK_CALLBACK;
 			s->mstate = M_QUEUED;
-			burst_request(s, MAIN_TASK, 0);
+			burst_request(s, DL_VCPU_MAIN, 0);
 			return;
 		}
 		if (s->mstate == M_QUEUED || s->mstate == M_BURST || s->mstate == M_SLEEP)
@@ -1032,7 +932,7 @@ static void main_kick(struct sim *s)
 				s->opr->sync_fallbacks++;
 			}
 			s->mstate = M_QUEUED;
-			burst_request(s, MAIN_TASK, 0);
+			burst_request(s, DL_VCPU_MAIN, 0);
 			return;
 		}
 		if (!s->t[d].on_main || s->t[d].left) {
@@ -1049,7 +949,7 @@ static void main_kick(struct sim *s)
 					s->t[d].stage = ST_QUEUED_START;
 				s->mkind = MK_QUEUE;
 				s->mstate = M_QUEUED;
-				burst_request(s, MAIN_TASK, 0);
+				burst_request(s, DL_VCPU_MAIN, 0);
 				return;
 			}
 			if (v2_phase(s) && s->widx <= s->w.nupfront)
@@ -1082,7 +982,7 @@ static void main_got_cpu(struct sim *s)
 		len += callback_begin(s, s->mdev, &deferred);
 		s->main_cb_deferred = deferred;
 	}
-	burst_start(s, MAIN_TASK, len);
+	burst_start(s, DL_VCPU_MAIN, len);
 }
 
 /* Main's callback on position mdev is over, sleep included: its hand-off walk, or the next device. */
@@ -1101,7 +1001,7 @@ static void main_callback_over(struct sim *s)
 		if (wants_handoff(s, d)) {
 			s->mkind = MK_HANDOFF;
 			s->mstate = M_QUEUED;
-			burst_request(s, MAIN_TASK, 0);
+			burst_request(s, DL_VCPU_MAIN, 0);
 			return;
 		}
 		handoff_queue(s, d);
@@ -1112,7 +1012,7 @@ static void main_callback_over(struct sim *s)
 	if (!s->main_cb_deferred && wants_handoff(s, d)) {
 		s->mkind = MK_HANDOFF;
 		s->mstate = M_QUEUED;
-		burst_request(s, MAIN_TASK, 0);
+		burst_request(s, DL_VCPU_MAIN, 0);
 		return;
 	}
 	s->mstate = M_IDLE;
@@ -1140,7 +1040,7 @@ static void main_burst_done(struct sim *s)
 			device_finished(s, d);
 	} else if (!s->main_cb_deferred && (sl = cb_sleep(s, d)) > 0) {
 		s->mstate = M_SLEEP;
-		sleep_start(s, MAIN_TASK, sl);
+		dl_vcpu_sleep(&s->vc, DL_VCPU_MAIN, sl);
 		return;
 	} else {
 		main_callback_over(s);
@@ -1180,11 +1080,6 @@ static void item_got_cpu(struct sim *s, uint32_t d)
 		s->t[d].bk = deferred ? BK_DEFERRED : BK_NONE;
 		burst_start(s, d, len);
 	}
-}
-
-static void cpu_release(struct sim *s, uint32_t cpu)
-{
-	s->cpu_free_stack[s->ncpu_free++] = (uint16_t)cpu;
 }
 
 /* Item @d gives its worker back. */
@@ -1283,7 +1178,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 			return;
 		}
 		s->t[d].stage = ST_BLOCKED;
-		s->blocked_since[d] = s->now;
+		s->blocked_since[d] = s->vc.now;
 		emit(s, DL_EV_WORK_BLOCK, dev_at(s, d), s->phase, 0);
 		s->opr->blocked_ns += s->cost.switch_ns;
 		/*
@@ -1305,7 +1200,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 	if (s->t[d].bk != BK_DEFERRED && !(s->t[d].lat == -1 && s->aborted) &&
 	    (sl = cb_sleep(s, d)) > 0) {
 		s->t[d].stage = ST_SLEEP;
-		sleep_start(s, d, sl);
+		dl_vcpu_sleep(&s->vc, d, sl);
 		return;
 	}
 	item_callback_over(s, d);
@@ -1348,7 +1243,7 @@ static void retry_kick(struct sim *s)
 		s->opr->sync_fallbacks++;
 	}
 	s->rstate = R_QUEUED;
-	burst_request(s, RETRY_TASK, 0);
+	burst_request(s, DL_VCPU_RETRY, 0);
 }
 
 /*
@@ -1383,7 +1278,7 @@ static void retry_got_cpu(struct sim *s)
 		len += callback_begin(s, s->rdev, &deferred);
 		s->r_cb_deferred = deferred;
 	}
-	burst_start(s, RETRY_TASK, len);
+	burst_start(s, DL_VCPU_RETRY, len);
 }
 
 /* The kworker's probe of rdev is over, sleep included: the next retry. */
@@ -1412,7 +1307,7 @@ static void retry_burst_done(struct sim *s)
 	}
 	if (!s->r_cb_deferred && (sl = cb_sleep(s, d)) > 0) {
 		s->rstate = R_SLEEP;
-		sleep_start(s, RETRY_TASK, sl);
+		dl_vcpu_sleep(&s->vc, DL_VCPU_RETRY, sl);
 		return;
 	}
 	retry_callback_over(s);
@@ -1421,16 +1316,16 @@ static void retry_burst_done(struct sim *s)
 /* Hand free CPUs to queued bursts. */
 static void dispatch(struct sim *s)
 {
-	while (s->ncpu_free && !rq_empty(s)) {
-		uint32_t task = rq_pop(s);
-		uint16_t cpu = s->cpu_free_stack[--s->ncpu_free];
+	uint32_t task;
+	uint16_t cpu;
 
+	while (dl_vcpu_grant(&s->vc, &task, &cpu)) {
 		s->cur_worker = (int16_t)cpu;
-		if (task == MAIN_TASK) {
+		if (task == DL_VCPU_MAIN) {
 			s->cur_worker = 0;
 			s->t[s->n].cpu = cpu;
 			main_got_cpu(s);
-		} else if (task == RETRY_TASK) {
+		} else if (task == DL_VCPU_RETRY) {
 			s->t[s->n + 1].cpu = cpu;
 			retry_got_cpu(s);
 		} else {
@@ -1443,16 +1338,16 @@ static void dispatch(struct sim *s)
 static int run_loop(struct sim *s)
 {
 	uint64_t steps = 0;
+	struct dl_vcpu_ev e;
 
 	dispatch(s);
-	while (s->ev.n) {
-		struct ev e = ev_heap_pop(&s->ev);
-		uint32_t cpu, nx;
+	while (dl_vcpu_next(&s->vc, &e)) {
+		uint16_t cpu;
+		uint32_t nx;
 
-		s->now = e.t;
 		if (e.t > DL_T_MAX)
-			return -EOVERFLOW;   /* 146 years; burst_start()/sleep_start() saturate */
-		if (s->ev.n && (nx = burst_device(s, s->ev.v[0].task)) != DL_NONE) {
+			return -EOVERFLOW;   /* 146 years; dl_vcpu_burst()/dl_vcpu_sleep() saturate */
+		if (dl_vcpu_peek(&s->vc, &nx) && (nx = burst_device(s, nx)) != DL_NONE) {
 			/*
 			 * The next burst to end: its record, and the records of the
 			 * tasks it may release (its row is in cache by now, see
@@ -1464,22 +1359,22 @@ static int run_loop(struct sim *s)
 			for (uint32_t j = g->off[nx], k = 0; j < g->off[nx + 1] && k < 8; j++, k++)
 				dl_prefetch(&s->t[g->adj[j]]);
 		}
-		if (e.task == MAIN_TASK) {
+		if (e.task == DL_VCPU_MAIN) {
 			cpu = s->t[s->n].cpu;
 			s->cur_worker = 0;
 			if (s->mstate == M_SLEEP) {
 				main_callback_over(s);
 			} else {
-				cpu_release(s, cpu);
+				dl_vcpu_release(&s->vc, cpu);
 				main_burst_done(s);
 			}
-		} else if (e.task == RETRY_TASK) {
+		} else if (e.task == DL_VCPU_RETRY) {
 			cpu = s->t[s->n + 1].cpu;
 			s->cur_worker = (int16_t)cpu;
 			if (s->rstate == R_SLEEP) {
 				retry_callback_over(s);
 			} else {
-				cpu_release(s, cpu);
+				dl_vcpu_release(&s->vc, cpu);
 				retry_burst_done(s);
 			}
 		} else {
@@ -1491,7 +1386,7 @@ static int run_loop(struct sim *s)
 				   s->t[e.task].wait == 0) {
 				item_burst_done(s, e.task);   /* continues on the same CPU */
 			} else {
-				cpu_release(s, cpu);
+				dl_vcpu_release(&s->vc, cpu);
 				item_burst_done(s, e.task);
 			}
 		}
@@ -1688,11 +1583,6 @@ static int phase_reset(struct sim *s, int pk)
 	s->fb_head = s->fb_n = 0;
 	s->mstate = M_IDLE;
 	s->deferral_walk = false;
-	s->ev.n = s->rq.n = 0;
-	s->main_req = false;
-	s->fifo_head = s->fifo_n = 0;
-	s->active = s->inact_head = s->inact_n = 0;
-	s->rq_seq0 = s->seq;
 	err = graph_get(s, graph_kind(pk));
 	if (err)
 		return err;
@@ -1710,11 +1600,12 @@ static int phase_reset(struct sim *s, int pk)
 /* Run one phase over the positions marked in part[]; its figures go to the op's. */
 static int run_phase(struct sim *s)
 {
-	int64_t t0 = s->now, mainb;
+	int64_t t0 = s->vc.now, mainb;
 	struct dl_bound b;
 	int err;
 
 	s->ps = dl_order_scheme(s->o->order, (unsigned)s->pk, s->phase);
+	dl_vcpu_reset(&s->vc, s->ps.by_priority);
 	phase_scan(s);
 	b = phase_bound(s);
 	s->nparts = s->remaining;
@@ -1741,7 +1632,7 @@ static int run_phase(struct sim *s)
 		mainb = 0;   /* main stopped early: no claim */
 	if (!err && s->nran < s->nparts)
 		b = ran_bound(s);
-	dl_op_add_phase(s->opr, s->now - t0, &b, mainb);
+	dl_op_add_phase(s->opr, s->vc.now - t0, &b, mainb);
 	return err;
 }
 
@@ -1839,7 +1730,7 @@ static void seq_emit(void *ctx, unsigned kind, uint32_t dev, unsigned phase, int
 
 static void seq_take_time(void *ctx, int64_t ns)
 {
-	((struct sim *)ctx)->now += ns;
+	((struct sim *)ctx)->vc.now += ns;
 }
 
 static int64_t seq_sample(void *ctx, uint32_t dev, unsigned key)
@@ -1863,23 +1754,23 @@ static int be_seq(void *be, const struct dl_sc_op *op)
 		.ctx = s, .emit = seq_emit, .take_time = seq_take_time,
 		.sample = seq_sample, .fault = seq_fault,
 	};
-	int64_t t0 = s->now;
+	int64_t t0 = s->vc.now;
 	int err;
 
 	s->cur_worker = 0;
 	err = dl_seq_op(&q, op);
-	s->opr->makespan_ns = s->now - t0;
-	s->opr->lower_bound_ns = s->now - t0;
-	s->opr->critical_path_ns = s->now - t0;
-	s->opr->work_ns = s->now - t0;
-	s->opr->main_bound_ns = s->now - t0;
-	s->opr->order_bound_ns = s->now - t0;
+	s->opr->makespan_ns = s->vc.now - t0;
+	s->opr->lower_bound_ns = s->vc.now - t0;
+	s->opr->critical_path_ns = s->vc.now - t0;
+	s->opr->work_ns = s->vc.now - t0;
+	s->opr->main_bound_ns = s->vc.now - t0;
+	s->opr->order_bound_ns = s->vc.now - t0;
 	return err;
 }
 
 static int64_t be_now(void *be)
 {
-	return ((struct sim *)be)->now;
+	return ((struct sim *)be)->vc.now;
 }
 
 static int be_op_begin(void *be, uint32_t i, uint32_t end, struct dl_op_result *opr)
@@ -1939,9 +1830,6 @@ static int sim_alloc(struct sim *s)
 	s->est = calloc(n, sizeof(*s->est));
 	s->prio = calloc(n, sizeof(*s->prio));
 	s->fb = calloc(n, sizeof(*s->fb));
-	s->fifo = calloc(n, sizeof(*s->fifo));
-	s->inact = calloc(n, sizeof(*s->inact));
-	s->fifo_cap = n;
 	s->g.ord = calloc(n, sizeof(*s->g.ord));
 	s->g.pos = calloc(n, sizeof(*s->g.pos));
 	s->g.prof = calloc(n, sizeof(*s->g.prof));
@@ -1950,19 +1838,15 @@ static int sim_alloc(struct sim *s)
 	for (int k = 0; k < G_COUNT; k++)
 		s->g.csr[k].off = calloc(n + 1, sizeof(*s->g.csr[k].off));
 	s->g.scratch.off = calloc(n + 1, sizeof(*s->g.scratch.off));
-	s->cpu_free_stack = calloc(s->K + 1, sizeof(*s->cpu_free_stack));
 	if (!s->t || !s->blocked_since || !s->stk || !s->prio || !s->fb ||
 	    !s->topo || !s->lat || !s->est ||
-	    !s->fifo || !s->inact ||
 	    !s->g.ord || !s->g.pos || !s->g.prof || !s->g.async || !s->g.depth ||
 	    !s->g.csr[G_SUSPEND].off || !s->g.csr[G_RESUME].off || !s->g.csr[G_PROBE].off ||
-	    !s->g.scratch.off || !s->cpu_free_stack)
+	    !s->g.scratch.off)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < s->K; i++)
-		s->cpu_free_stack[s->ncpu_free++] = (uint16_t)(s->K - i);
 	dl_costs_resolve(s->sc, &s->cost);
-	s->max_active = s->cost.max_active;
-	if (dl_walk_init(&s->w, n, s->n) || dl_levels_init(&s->lv, n, s->n))
+	if (dl_vcpu_init(&s->vc, n, s->K, s->cost.max_active) ||
+	    dl_walk_init(&s->w, n, s->n) || dl_levels_init(&s->lv, n, s->n))
 		return -ENOMEM;
 	return dl_faults_init(&s->faults, s->sc);
 }
@@ -1974,8 +1858,8 @@ static void sim_free(struct sim *s)
 	dl_walk_fini(&s->w);
 	dl_levels_fini(&s->lv);
 	dl_faults_fini(&s->faults);
-	free(s->cpu_free_stack);
-	free(s->fifo); free(s->inact); free(s->g.ord); free(s->g.pos); free(s->g.prof); free(s->g.async);
+	dl_vcpu_fini(&s->vc);
+	free(s->g.ord); free(s->g.pos); free(s->g.prof); free(s->g.async);
 	free(s->g.depth);
 	for (int k = 0; k < G_COUNT; k++) {
 		free(s->g.csr[k].off);
@@ -1983,7 +1867,6 @@ static void sim_free(struct sim *s)
 	}
 	free(s->g.scratch.off);
 	free(s->g.scratch.adj);
-	ev_heap_free(&s->ev); rq_heap_free(&s->rq);
 	dl_core_fini(&s->core);
 }
 
