@@ -5,10 +5,10 @@
  * later, so the size stays constant.  items_per_second = holds/s (one pop
  * and one push each).
  *
- * The element and the order are des.c's own (int64 time, uint64 sequence,
- * uint32 task; time, then sequence), copied here because des.c keeps them
- * static: /binary/ is what the engine uses, /4ary/ the alternative.  Every
- * popped key is checked to be no smaller than the previous one.
+ * The element and the order are des.c's own (vcpu.h's struct dl_vcpu_ev:
+ * int64 time, uint64 sequence, uint32 task; time, then sequence): /binary/
+ * is what the engine uses, /4ary/ the alternative.  Every popped key is
+ * checked to be no smaller than the previous one.
  *
  * Sizes: des.c's event set holds one event per busy simulated CPU (K = 8 by
  * default: /16 is that regime); its run queue, with the same layout, holds
@@ -20,18 +20,11 @@
 
 #include "bench/bench.h"
 #include "sim/engine/heap.h"
+#include "sim/engine/vcpu.h"
 #include "sim/scenario/scenario.h"
 
-/* As des.c's struct ev and ev_less(). */
-struct ev { int64_t t; uint64_t seq; uint32_t task; };
-
-static inline bool ev_less(const struct ev *a, const struct ev *b)
-{
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-DL_DEFINE_HEAP(q2, struct ev, ev_less, 2)
-DL_DEFINE_HEAP(q4, struct ev, ev_less, 4)
+DL_DEFINE_HEAP(q2, struct dl_vcpu_ev, dl_vcpu_ev_less, 2)
+DL_DEFINE_HEAP(q4, struct dl_vcpu_ev, dl_vcpu_ev_less, 4)
 
 /* Holds per bm_keep_running() call, so that the loop's own cost is noise. */
 #define HOLDS_PER_ITER 1024
@@ -51,12 +44,12 @@ static inline int64_t delay(uint64_t *x)
 	do {                                                                        \
 		struct H h = { 0 };                                                 \
 		uint64_t x = 42, seq = 0;                                           \
-		struct ev last = { INT64_MIN, 0, 0 };                               \
+		struct dl_vcpu_ev last = { INT64_MIN, 0, 0 };                               \
 		bool sorted = true;                                                 \
 		int64_t n = bm_range(st, 0);                                        \
                                                                                     \
 		for (int64_t i = 0; i < n; i++) {                                   \
-			struct ev e = { delay(&x), seq++, (uint32_t)i };            \
+			struct dl_vcpu_ev e = { delay(&x), seq++, (uint32_t)i };            \
                                                                                     \
 			if (H##_push(&h, e)) {                                      \
 				bm_skip(st, "out of memory");                       \
@@ -66,9 +59,9 @@ static inline int64_t delay(uint64_t *x)
 		}                                                                   \
 		while (bm_keep_running(st))                                         \
 			for (int k = 0; k < HOLDS_PER_ITER; k++) {                  \
-				struct ev e = H##_pop(&h);                          \
+				struct dl_vcpu_ev e = H##_pop(&h);                          \
                                                                                     \
-				sorted &= !ev_less(&e, &last);                      \
+				sorted &= !dl_vcpu_ev_less(&e, &last);                      \
 				last = e;                                           \
 				e.t += delay(&x);                                   \
 				e.seq = seq++;                                      \
