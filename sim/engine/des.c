@@ -158,7 +158,7 @@ struct sim {
 	 * The phase as bound.h sees it, by position: the participating
 	 * positions in topological order (topo, ntopo), the sampled latencies
 	 * (lat, also in t[].lat, which an abort overwrites), and each
-	 * position's earliest start (est, from the bound; main_bound() reads it).
+	 * position's earliest start (est, from the bound; dl_phase_main_bound() reads it).
 	 */
 	uint32_t *topo, ntopo;
 	int64_t *lat, *est;
@@ -1446,7 +1446,7 @@ static struct dl_phase_graph phase_graph(const struct sim *s, const uint32_t *to
 					.adj = s->g.cur->adj, .lat = s->lat, .prof = s->g.prof };
 }
 
-/* The phase's lower bound (bound.h) over every participating position; est for main_bound(). */
+/* The phase's lower bound (bound.h) over every participating position; est for the main bound. */
 static struct dl_bound phase_bound(struct sim *s)
 {
 	struct dl_phase_graph g = phase_graph(s, s->topo, s->ntopo);
@@ -1476,37 +1476,6 @@ static struct dl_bound ran_bound(struct sim *s)
 	}
 	g = phase_graph(s, s->topo, n);
 	return dl_bound_phase(&g, s->sc, s->K, s->ps.serial, s->est);
-}
-
-/*
- * The main thread's serial share: it handles its devices one at a time in
- * walk order, each no earlier than the devices it waits for could be done
- * (est[i] from phase_bound()), paying main_ns per device it walks and
- * queue_ns per item it queues up front.  Whatever the workers do, the phase
- * cannot end before main has, so this is a bound for the order being run
- * (0 for the orders whose main thread only waits).
- */
-static int64_t main_bound(const struct sim *s)
-{
-	int64_t t = 0, main_ns = s->cost.main_ns;
-	int64_t queue_ns = s->cost.queue_ns;
-
-	if ((s->pk != PK_SUSPEND && s->pk != PK_RESUME) || s->ps.main_waits_only)
-		return 0;   /* probe, or main only waits */
-	for (uint32_t k = 0; k < s->w.n; k++) {
-		uint32_t i = s->w.v[k];
-
-		if (!s->t[i].part)
-			continue;
-		if (s->t[i].on_main) {
-			if (s->ps.link_aware && s->est[i] > t)
-				t = s->est[i];
-			t += main_ns + s->t[i].lat;
-		} else if (s->ps.classic || k < s->w.nupfront) {
-			t += main_ns + queue_ns;   /* v2: only the roots/leaves surely */
-		}
-	}
-	return t;
 }
 
 /* The phase as phase.h sees it: indices are positions. */
@@ -1612,7 +1581,12 @@ static int run_phase(struct sim *s)
 	build_walk(s);
 	if (s->module_ctx)
 		walk_module(s);
-	mainb = main_bound(s);
+	{
+		struct dl_phase_view v = phase_view(s);
+
+		mainb = dl_phase_main_bound(&v, &s->w, &s->ps, s->est, s->cost.main_ns,
+					    s->cost.queue_ns);
+	}
 	if (s->ps.by_priority)
 		priorities(s);
 	if (s->ps.barrier)

@@ -199,3 +199,27 @@ void dl_phase_levels(const struct dl_phase_view *v, struct dl_levels *lv)
 		lv->order[off[lv->level[i] + 1]++] = i;
 	}
 }
+
+int64_t dl_phase_main_bound(const struct dl_phase_view *v, const struct dl_walk *w,
+			    const struct dl_phase_scheme *ps, const int64_t *est, int64_t main_ns,
+			    int64_t queue_ns)
+{
+	int64_t t = 0;
+
+	if ((ps->kind != DL_PK_SUSPEND && ps->kind != DL_PK_RESUME) || ps->main_waits_only)
+		return 0;   /* probe, or main only waits */
+	for (uint32_t k = 0; k < w->n; k++) {
+		uint32_t i = w->v[k];
+
+		if (!dl_byte(v->part, i))
+			continue;
+		if (dl_byte(v->on_main, i)) {
+			if (ps->link_aware && est[i] > t)
+				t = est[i];
+			t += main_ns + v->g.lat[i];
+		} else if (ps->classic || k < w->nupfront) {
+			t += main_ns + queue_ns;   /* v2: only the roots/leaves surely */
+		}
+	}
+	return t;
+}

@@ -115,4 +115,18 @@ void dl_levels_fini(struct dl_levels *lv);
 /** dl_phase_levels - the levels of phase @v into @lv (at least one level). */
 void dl_phase_levels(const struct dl_phase_view *v, struct dl_levels *lv);
 
+/**
+ * dl_phase_main_bound - the main thread's serial share of suspend or
+ * resume phase @v of scheme @ps, walked as @w says: it handles its devices
+ * one at a time in walk order, each no earlier than the devices it waits
+ * for could be done (@est, by index: dl_bound_phase()'s earliest starts),
+ * paying @main_ns per device it walks and @queue_ns per item it queues up
+ * front.  Whatever the workers do, the phase cannot end before main has, so
+ * this is a bound for the order being run (0 for probe, and for the orders
+ * whose main thread only waits).
+ */
+int64_t dl_phase_main_bound(const struct dl_phase_view *v, const struct dl_walk *w,
+			    const struct dl_phase_scheme *ps, const int64_t *est, int64_t main_ns,
+			    int64_t queue_ns);
+
 #endif

@@ -1556,7 +1556,7 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	 * blocked items free their CPUs as in des.c.
 	 */
 	t->P = t->K;
-	if (t->pol->use_async_flag || t->pol->all_async) {
+	if (dl_order_uses_items(t->pol)) {
 		uint32_t p = t->cost.max_active < sc->ndev ? t->cost.max_active : sc->ndev;
 
 		if (p > t->P)

@@ -74,6 +74,16 @@ static inline bool dl_order_on_main(const struct dl_order_policy *p, bool deferr
 	return p->use_async_flag ? !async : true;
 }
 
+/*
+ * dl_order_uses_items - does an order under @p ever hand a callback to a
+ * work item (async devices, or every device)?  The real-thread backend then
+ * runs a pool as large as the async workqueue's max_active, not just K.
+ */
+static inline bool dl_order_uses_items(const struct dl_order_policy *p)
+{
+	return p->use_async_flag || p->all_async;
+}
+
 /* Kinds of phase. */
 enum dl_phase_kind {
 	DL_PK_SUSPEND,
