@@ -583,11 +583,30 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
  * them in.  Returns true if it reaches @target (then it stops; DL_NONE for
  * no target), or on running out of memory.
  */
+/* How many of a device's edges reorder_walk() prefetches on reaching it. */
+#define WALK_AHEAD 8
+
+/*
+ * Start loading the records reorder_walk() reads for the first WALK_AHEAD
+ * edges it will take from @y (the last ones: it takes them backwards): the
+ * links of its consumer edges, the children's own records.
+ */
+static inline void walk_prefetch(const struct dl_core *c, const struct dl_device *y)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = y->consumers.n; i-- > 0 && k < WALK_AHEAD; k++)
+		dl_prefetch(&c->link[y->consumers.v[i]]);
+	for (uint32_t i = y->children.n; i-- > 0 && k < WALK_AHEAD; k++)
+		dl_prefetch(&c->dev[y->children.v[i]].mark);
+}
+
 static bool reorder_walk(struct dl_core *c, dl_dev_t d, dl_dev_t target, uint32_t ep,
 			 struct dl_idvec *st, struct dl_idvec *post)
 {
 	struct dl_device *r = &c->dev[d];
 
+	walk_prefetch(c, r);
 	st->n = 0;
 	r->mark = ep;
 	if (dl_idvec_push(st, d) || dl_idvec_push(st, r->children.n + r->consumers.n))
@@ -609,6 +628,9 @@ static bool reorder_walk(struct dl_core *c, dl_dev_t d, dl_dev_t target, uint32_
 				const struct dl_link *k = &c->link[xd->consumers.v[e - nch]];
 
 				cand = dl_link_is_sync_state_only(k->flags) ? DL_NONE : k->consumer;
+				/* the next edge's consumer, read when cand's subtree is done */
+				if (e > nch)
+					dl_prefetch(&c->dev[c->link[xd->consumers.v[e - nch - 1]].consumer].mark);
 			}
 			if (cand != DL_NONE && c->dev[cand].mark != ep) {
 				y = cand;
@@ -625,6 +647,7 @@ static bool reorder_walk(struct dl_core *c, dl_dev_t d, dl_dev_t target, uint32_
 		if (y == target)
 			return true;
 		c->dev[y].mark = ep;
+		walk_prefetch(c, &c->dev[y]);
 		if (dl_idvec_push(st, y) ||
 		    dl_idvec_push(st, c->dev[y].children.n + c->dev[y].consumers.n))
 			return true;
@@ -644,6 +667,8 @@ static bool reorder_collect(struct dl_core *c, dl_dev_t d, dl_dev_t target)
  * unless they already form the tail in that order: the common case of a
  * settle after a probe in which every link pointed forward.
  */
+#define MOVE_AHEAD 8
+
 static void dpm_move_set(struct dl_core *c, const struct dl_idvec *post)
 {
 	dl_dev_t at = c->dpm_tail;
@@ -660,8 +685,25 @@ static void dpm_move_set(struct dl_core *c, const struct dl_idvec *post)
 	}
 	if (i == post->n)
 		return;
-	for (i = post->n; i-- > 0;)
+	/*
+	 * The set is scattered over the list: each move rewrites the links of
+	 * the device's two neighbours.  Load the records MOVE_AHEAD moves
+	 * ahead, and their neighbours' half as far ahead, so that the misses
+	 * overlap instead of chaining.
+	 */
+	for (i = post->n; i-- > 0;) {
+		if (i >= MOVE_AHEAD)
+			dl_prefetch(&c->dev[post->v[i - MOVE_AHEAD]].dpm_prev);
+		if (i >= MOVE_AHEAD / 2) {
+			const struct dl_device *a = &c->dev[post->v[i - MOVE_AHEAD / 2]];
+
+			if (a->dpm_prev != DL_NONE)
+				dl_prefetch(&c->dev[a->dpm_prev].dpm_prev);
+			if (a->dpm_next != DL_NONE)
+				dl_prefetch(&c->dev[a->dpm_next].dpm_prev);
+		}
 		dpm_move_last(c, post->v[i]);
+	}
 }
 
 /* No pending moves: the list is the kernel's as it stands. */
