@@ -149,6 +149,7 @@ python3 - "$T/out" <<'PY' && ok "--json: direct, the time the lock was held" || 
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["write"] == "direct" and d["lock_hold_s"] > 0 and d["lock_wait_s"] >= 0, d
+assert 0 < d["lock_hold_cpu_s"] <= d["workers_cpu_s"], d
 PY
 "$DLSIM" sweep $BIG --db "$T/c.db" --jobs 2 >"$T/out" 2>&1 &
 pid=$!

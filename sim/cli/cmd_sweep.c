@@ -457,6 +457,9 @@ static json_t *summary(sqlite3 *db, const struct dl_sweep_plan *p, const struct 
 	/* direct: the workers' time waiting for OUT.db's write lock and holding it */
 	json_object_set_new(o, "lock_wait_s", json_real((double)co->lock_wait_ns / 1e9));
 	json_object_set_new(o, "lock_hold_s", json_real((double)co->lock_hold_ns / 1e9));
+	/* ... and the CPU time spent holding it: the serial part of a sweep, unlike the wall
+	 * time not inflated by other load on the machine */
+	json_object_set_new(o, "lock_hold_cpu_s", json_real((double)co->lock_hold_cpu_ns / 1e9));
 	json_object_set_new(o, "wall_s", json_real(wall));
 	json_object_set_new(o, "runs_per_s", json_real(wall > 0 ? co->done / wall : 0));
 	{

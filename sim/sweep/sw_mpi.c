@@ -59,7 +59,7 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 	uint32_t ntask = dl_sweep_ntasks(p), *order = dl_sweep_task_order(p);
 	struct dl_sweep_worker *w = NULL;
 	int64_t last_merge = now_ns(), *counter = NULL;
-	unsigned long long mine[5] = { 0 }, all[5] = { 0 };
+	unsigned long long mine[6] = { 0 }, all[6] = { 0 };
 	char shard[4200], dir[4096], err[512] = "";
 	int rank, size, lowest = 0, bad = 0, anybad = 0, ret = 0;
 	bool direct;
@@ -122,6 +122,7 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 		mine[2] += res.violations;
 		mine[3] += res.lock_wait_ns;
 		mine[4] += res.lock_hold_ns;
+		mine[5] += res.lock_hold_cpu_ns;
 		/* about every second a closed segment for rank 0 to merge whole */
 		if (!ret && (ret = dl_sweep_worker_rotate(w, MERGE_EVERY_NS, err, sizeof(err))))
 			snprintf(co->err, sizeof(co->err), "rank %d: %s", rank, err);
@@ -144,7 +145,7 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 	MPI_Win_unlock_all(win);
 	MPI_Win_free(&win);
 	dl_sweep_worker_close(w);
-	MPI_Reduce(mine, all, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+	MPI_Reduce(mine, all, 6, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 	/* every shard is closed now: rank 0 takes the rest */
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0) {
@@ -155,6 +156,7 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 		co->violations = (uint32_t)all[2];
 		co->lock_wait_ns = all[3];
 		co->lock_hold_ns = all[4];
+		co->lock_hold_cpu_ns = all[5];
 	}
 	free(order);
 	return ret;

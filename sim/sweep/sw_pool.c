@@ -295,6 +295,7 @@ int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 				co->violations += d.res.violations;
 				co->lock_wait_ns += d.res.lock_wait_ns;
 				co->lock_hold_ns += d.res.lock_hold_ns;
+				co->lock_hold_cpu_ns += d.res.lock_hold_cpu_ns;
 				if (co->task_done)
 					co->task_done(co, d.task, &d.res);
 				continue;

@@ -56,12 +56,17 @@ struct dl_sweep_worker {
 	size_t nev;
 };
 
-static int64_t now_ns(void)
+static int64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 /* OUT.db's write lock is taken by whole tasks: poll finely, the holder is quick. */
@@ -135,7 +140,7 @@ static int out_open(struct dl_sweep_worker *w, char *err, size_t errlen)
  */
 static int commit_runs(struct dl_sweep_worker *w, struct dl_sweep_task_result *res)
 {
-	int64_t t0 = now_ns(), t1, hwm = 0;
+	int64_t t0 = now_ns(), t1, c1, hwm = 0;
 	uint32_t merged = 0;
 	int ret = 0;
 
@@ -144,6 +149,7 @@ static int commit_runs(struct dl_sweep_worker *w, struct dl_sweep_task_result *r
 	if (sqlite3_exec(w->out, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		return -EIO;
 	t1 = now_ns();
+	c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	res->lock_wait_ns += (uint64_t)(t1 - t0);
 	ret = sw_merge_step(w->merge, true, &hwm, &merged);
 	if (sqlite3_exec(w->out, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !ret) {
@@ -151,6 +157,7 @@ static int commit_runs(struct dl_sweep_worker *w, struct dl_sweep_task_result *r
 		ret = -EIO;
 	}
 	res->lock_hold_ns += (uint64_t)(now_ns() - t1);
+	res->lock_hold_cpu_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - c1);
 	if (!ret)
 		ret = sw_merge_clear(w->merge);
 	w->runs = 0;

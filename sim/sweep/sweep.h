@@ -165,7 +165,8 @@ void dl_sweep_shard_path(const char *out, long pid, int rank, char *buf, size_t 
 
 struct dl_sweep_task_result {
 	uint32_t runs, failed, violations, interrupted;
-	uint64_t lock_wait_ns, lock_hold_ns;   /* direct: OUT.db's write lock */
+	uint64_t lock_wait_ns, lock_hold_ns;   /* direct: OUT.db's write lock (wall time) */
+	uint64_t lock_hold_cpu_ns;             /* the CPU time spent holding it: the serial part */
 };
 
 struct dl_sweep_coord {
@@ -177,6 +178,7 @@ struct dl_sweep_coord {
 	uint32_t merged;             /* rows of the sweep table written to OUT */
 	bool direct;                 /* workers commit into OUT themselves (else: shards) */
 	uint64_t lock_wait_ns, lock_hold_ns;   /* direct: all workers' time waiting for / holding the lock */
+	uint64_t lock_hold_cpu_ns;             /* and the CPU time they spent holding it */
 	void (*progress)(struct dl_sweep_coord *co);   /* called now and then */
 	/* called when a worker reports a task done (NULL: not called) */
 	void (*task_done)(struct dl_sweep_coord *co, uint32_t task,
