@@ -42,15 +42,14 @@
  * never defer.
  *
  * Data layout.  The graph cannot change while a phase runs, so a phase works
- * on a snapshot (struct pm_graph): the registered devices numbered by their
- * place in dpm_list ("positions"), and per kind of phase the devices each
- * one releases, in CSR form over positions.  Every per-phase array is
- * indexed by position, so the passes over the graph (waits, lower bound,
+ * on a snapshot (graph.h's struct dl_graph): the registered devices
+ * numbered by their place in dpm_list ("positions"), and per kind of phase
+ * the positions each one releases, in CSR form.  Every per-phase array here
+ * is indexed by position, so the passes over the graph (waits, lower bound,
  * priorities, walks) read memory in order instead of chasing dpm_list and
  * link ids.  The snapshot is kept across PM ops and taken again after any
- * op that may change the graph (probe and the sequential ops).
+ * op that may change the graph (probe and the sequential ops: gen).
  */
-#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +60,7 @@
 #include "sim/engine/bound.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/graph.h"
 #include "sim/engine/oploop.h"
 #include "sim/engine/phase.h"
 #include "sim/engine/run.h"
@@ -83,38 +83,8 @@ enum { MK_CALLBACK, MK_QUEUE, MK_HANDOFF };
 enum { R_IDLE, R_QUEUED, R_BURST, R_SLEEP };
 enum { PK_SUSPEND = DL_PK_SUSPEND, PK_RESUME = DL_PK_RESUME, PK_PROBE_READY = DL_PK_PROBE,
        PK_PROBE_DEFER = DL_PK_PROBE_DEFER };
-/* Kinds of release graph (who a finishing device releases): the core's dependency kinds. */
-enum { G_SUSPEND = DL_DEP_SUSPEND, G_RESUME = DL_DEP_RESUME, G_PROBE = DL_DEP_PROBE,
-       G_COUNT = DL_DEP_COUNT };
-
 /* What a work item pays before its callback (or alone, at its start). */
 enum { BK_NONE, BK_QUEUE, BK_WAKE, BK_DEFERRED };
-
-/* One kind of release graph over positions: adj[off[i]..off[i+1]). */
-struct pm_csr {
-	uint32_t *off, *adj;
-	size_t cap;
-	uint64_t gen;            /* pm_graph.gen it was built for; 0: never */
-};
-
-struct pm_graph {
-	uint64_t gen;            /* sim.gen when ord/pos were taken; 0: never */
-	uint32_t m;              /* registered devices */
-	uint32_t *ord;           /* position -> device id (dpm_list order) */
-	uint32_t *pos;           /* device id -> position, DL_NONE if unregistered */
-	uint32_t *prof;          /* position -> latency profile */
-	uint8_t *async;          /* position -> may run async */
-	/*
-	 * position -> suspend phases completed (dl_device.pm_depth): the engine
-	 * keeps it here while the snapshot lives and writes it back to the core
-	 * (graph_flush()) before anything else may look at the core.
-	 */
-	uint8_t *depth;
-	bool depth_dirty;
-	struct pm_csr csr[G_COUNT];
-	struct pm_csr scratch;      /* graph_build_csr()'s rows by device id */
-	const struct pm_csr *cur;   /* the current phase's */
-};
 
 struct sim {
 	const struct dl_scenario *sc;
@@ -124,7 +94,7 @@ struct sim {
 	struct dl_core core;
 	uint32_t n, K;
 	uint64_t gen;            /* bumped by every op that may change the graph */
-	struct pm_graph g;
+	struct dl_graph g;       /* the phase's snapshot (graph.h), kept while gen stands */
 	int16_t cur_worker;
 	/* the clock, the CPUs, the run queue, the events, the workqueue (vcpu.h) */
 	struct dl_vcpu vc;
@@ -288,7 +258,7 @@ static int64_t overhead(const struct sim *s, unsigned bk)
 /* @task, holding a CPU, bursts for @len (dl_vcpu_burst()). */
 static int burst_start(struct sim *s, uint32_t task, int64_t len)
 {
-	const struct pm_csr *g = s->g.cur;
+	const struct dl_csr *g = s->g.cur;
 	uint32_t who = burst_device(s, task);
 
 	if (who != DL_NONE)
@@ -310,52 +280,7 @@ static int64_t cb_sleep(const struct sim *s, uint32_t i)
 	return lat > 0 ? lat - cb_cpu(s, i, lat) : 0;
 }
 
-/* ---- the phase's graph (struct pm_graph) ---- */
-
-/* The positions that position @i releases in the current phase. */
-#define FOR_EACH_RELEASED(s, i, y, body) do {                                        \
-	const struct pm_csr *g_ = (s)->g.cur;                                         \
-	for (uint32_t j_ = g_->off[i]; j_ < g_->off[(i) + 1]; j_++) {                 \
-		uint32_t y = g_->adj[j_]; body;                                       \
-	}                                                                             \
-} while (0)
-
-/* Give the core back the pm_depth of every device (graph.depth). */
-static void graph_flush(struct sim *s)
-{
-	struct pm_graph *g = &s->g;
-
-	if (!g->depth_dirty)
-		return;
-	for (uint32_t i = 0; i < g->m; i++)
-		s->core.dev[g->ord[i]].pm_depth = g->depth[i];
-	g->depth_dirty = false;
-}
-
-/*
- * Number the registered devices by their place in dpm_list, and copy the
- * device fields the phases read, so that they are read in position order.
- */
-static void graph_take_order(struct sim *s)
-{
-	struct pm_graph *g = &s->g;
-	uint32_t m = 0;
-
-	graph_flush(s);
-	for (uint32_t d = 0; d < s->n; d++)
-		g->pos[d] = DL_NONE;
-	for (dl_dev_t d = dl_dpm_first(&s->core); d != DL_NONE; d = s->core.dev[d].dpm_next) {
-		const struct dl_device *x = &s->core.dev[d];
-
-		g->ord[m] = d;
-		g->prof[m] = s->sc->dev[d].profile;
-		g->async[m] = x->async;
-		g->depth[m] = x->pm_depth;
-		g->pos[d] = m++;
-	}
-	g->m = m;
-	g->gen = s->gen;
-}
+/* ---- the phase's graph (graph.h) ---- */
 
 /* The latency of position @i for @key in this op (dl_latency_sample: keyed by device id). */
 static int64_t sample_at(struct sim *s, uint32_t i, unsigned key)
@@ -370,123 +295,20 @@ static void set_lat(struct sim *s, uint32_t i, int64_t lat)
 	s->lat[i] = lat;
 }
 
-/* Room for @need entries in c->adj; allocated even for none, so that a row's address is always one. */
-static int csr_reserve(struct pm_csr *c, size_t need)
-{
-	if (need > c->cap || !c->adj) {
-		size_t cap = c->cap ? c->cap : 1024;
-		uint32_t *na;
-
-		while (cap < need)
-			cap *= 2;
-		na = realloc(c->adj, cap * sizeof(*na));
-		if (!na)
-			return -ENOMEM;
-		c->adj = na;
-		c->cap = cap;
-	}
-	return 0;
-}
-
 /*
- * graph_build_csr() reads each device's links, then the positions of their
- * other ends: two scattered misses per edge.  Start the links 2 * CSR_AHEAD
- * devices ahead and the positions CSR_AHEAD ahead.
+ * Make g.cur the current graph of @kind (graph.h), taking a new snapshot
+ * if an op may have changed the graph since the last one.
  */
-#define CSR_AHEAD 8
-
-static void csr_build_prefetch(struct sim *s, unsigned kind, uint32_t d)
-{
-	const struct dl_core *c = &s->core;
-	const struct dl_device *x;
-
-	if (d + 2 * CSR_AHEAD < s->n) {
-		x = &c->dev[d + 2 * CSR_AHEAD];
-		if (kind == G_SUSPEND)
-			for (uint32_t i = 0; i < x->suppliers.n; i++)
-				dl_prefetch(&c->link[x->suppliers.v[i]]);
-		else
-			for (uint32_t i = 0; i < x->consumers.n; i++)
-				dl_prefetch(&c->link[x->consumers.v[i]]);
-	}
-	if (d + CSR_AHEAD < s->n) {
-		struct dl_dep_iter it;
-		dl_dev_t y;
-
-		dl_for_each_released(it, c, kind, d + CSR_AHEAD, y)
-			dl_prefetch(&s->g.pos[y]);
-	}
-}
-
-/*
- * Row i lists the positions that position i releases.  The core is read by
- * device id, the order its arrays and vectors were allocated in, into a
- * scratch CSR by id; the rows are then copied in position order.
- */
-static int graph_build_csr(struct sim *s, unsigned kind)
-{
-	struct pm_graph *g = &s->g;
-	struct pm_csr *t = &g->scratch, *c = &g->csr[kind];
-	size_t total = 0;
-
-	for (uint32_t d = 0; d < s->n; d++) {
-		struct dl_dep_iter it;
-		dl_dev_t y;
-
-		csr_build_prefetch(s, kind, d);
-		t->off[d] = (uint32_t)total;
-		if (g->pos[d] == DL_NONE)
-			continue;
-		if (csr_reserve(t, total + dl_dep_most(&s->core, kind, d, kind == G_SUSPEND)))
-			return -ENOMEM;
-		dl_for_each_released(it, &s->core, kind, d, y)
-			if (g->pos[y] != DL_NONE)
-				t->adj[total++] = g->pos[y];
-	}
-	t->off[s->n] = (uint32_t)total;
-	if (csr_reserve(c, total))
-		return -ENOMEM;
-	total = 0;
-	for (uint32_t i = 0; i < g->m; i++) {
-		uint32_t d = g->ord[i];
-
-		/* rows are read in position order, scattered over the scratch CSR */
-		if (i + 2 * CSR_AHEAD < g->m)
-			dl_prefetch(&t->off[g->ord[i + 2 * CSR_AHEAD]]);
-		if (i + CSR_AHEAD < g->m)
-			dl_prefetch(&t->adj[t->off[g->ord[i + CSR_AHEAD]]]);
-		c->off[i] = (uint32_t)total;
-		for (uint32_t j = t->off[d]; j < t->off[d + 1]; j++) {
-			/* positions are a topological order: suspend releases go back, the others forward */
-			assert(kind == G_SUSPEND ? t->adj[j] < i : t->adj[j] > i);
-			c->adj[total++] = t->adj[j];
-		}
-	}
-	c->off[g->m] = (uint32_t)total;
-	c->gen = g->gen;
-	return 0;
-}
-
-/* Make g.cur the current graph of @kind, taking a new snapshot if the graph may have changed. */
 static int graph_get(struct sim *s, unsigned kind)
 {
-	struct pm_graph *g = &s->g;
-
-	if (g->gen != s->gen)
-		graph_take_order(s);
-	if (g->csr[kind].gen != g->gen) {
-		int err = graph_build_csr(s, kind);
-
-		if (err)
-			return err;
-	}
-	g->cur = &g->csr[kind];
-	return 0;
+	if (s->g.gen != s->gen)
+		dl_dpm_settle(&s->core);   /* the snapshot reads dpm_list as the kernel has it */
+	return dl_graph_get(&s->g, &s->core, s->sc, s->gen, kind);
 }
 
 static unsigned graph_kind(int pk)
 {
-	return pk == PK_SUSPEND ? G_SUSPEND : pk == PK_RESUME ? G_RESUME : G_PROBE;
+	return pk == PK_SUSPEND ? DL_DEP_SUSPEND : pk == PK_RESUME ? DL_DEP_RESUME : DL_DEP_PROBE;
 }
 
 static void on_ready(struct sim *s, uint32_t y);
@@ -524,7 +346,7 @@ static int64_t handoff_len(const struct sim *s, uint32_t d)
 {
 	int64_t len = 0;
 
-	FOR_EACH_RELEASED(s, d, y, {
+	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, {
 		const struct task *z = &s->t[y];
 
 		if (!z->part)
@@ -567,7 +389,7 @@ static void handoff_queue(struct sim *s, uint32_t d)
 
 	if (s->aborted)
 		return;
-	FOR_EACH_RELEASED(s, d, y, {
+	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, {
 		struct task *z = &s->t[y];
 
 		if (!z->part || z->on_main || z->stage != ST_IDLE ||
@@ -613,7 +435,7 @@ static void probe_failed(struct sim *s, uint32_t d)
 	while (n) {
 		uint32_t x = s->stk[--n];
 
-		FOR_EACH_RELEASED(s, x, y, {
+		DL_GRAPH_FOR_EACH_RELEASED(&s->g, x, y, {
 			if (s->t[y].part && s->t[y].stage == ST_IDLE && s->t[y].wait > 0) {
 				s->t[y].stage = ST_DONE;
 				s->remaining--;
@@ -638,9 +460,9 @@ static void device_finished(struct sim *s, uint32_t d)
 		return;
 	}
 	/* the released devices are scattered: start every miss at once */
-	FOR_EACH_RELEASED(s, d, y, { dl_prefetch(&s->t[y]); });
+	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, { dl_prefetch(&s->t[y]); });
 	s->carry_on = s->ps.handoff && !s->t[d].on_main;
-	FOR_EACH_RELEASED(s, d, y, {
+	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, {
 		if (s->t[y].part && s->t[y].stage != ST_DONE && s->t[y].wait > 0) {
 			if (--s->t[y].wait == 0)
 				on_ready(s, y);
@@ -1353,7 +1175,7 @@ static int run_loop(struct sim *s)
 			 * tasks it may release (its row is in cache by now, see
 			 * burst_request()), while this one runs.
 			 */
-			const struct pm_csr *g = s->g.cur;
+			const struct dl_csr *g = s->g.cur;
 
 			dl_prefetch(&s->t[nx]);
 			for (uint32_t j = g->off[nx], k = 0; j < g->off[nx + 1] && k < 8; j++, k++)
@@ -1425,7 +1247,7 @@ static void phase_scan(struct sim *s)
 		if (count_waits && k + SCAN_AHEAD < m) {
 			uint32_t a = fwd ? k + SCAN_AHEAD : m - 1 - k - SCAN_AHEAD;
 
-			FOR_EACH_RELEASED(s, a, y, { dl_prefetch(&s->t[y]); });
+			DL_GRAPH_FOR_EACH_RELEASED(&s->g, a, y, { dl_prefetch(&s->t[y]); });
 		}
 		if (!x->part)
 			continue;
@@ -1435,15 +1257,14 @@ static void phase_scan(struct sim *s)
 		x->on_main = dl_phase_on_main(&s->ps, s->pol, s->g.async[i]);
 		/* (a released device outside the phase counts waits nobody reads) */
 		if (count_waits)
-			FOR_EACH_RELEASED(s, i, y, { s->t[y].wait++; });
+			DL_GRAPH_FOR_EACH_RELEASED(&s->g, i, y, { s->t[y].wait++; });
 	}
 }
 
 /* The phase's graph for bound.h: the positions in @topo, their latencies and profiles. */
 static struct dl_phase_graph phase_graph(const struct sim *s, const uint32_t *topo, uint32_t n)
 {
-	return (struct dl_phase_graph){ .topo = topo, .ntopo = n, .off = s->g.cur->off,
-					.adj = s->g.cur->adj, .lat = s->lat, .prof = s->g.prof };
+	return dl_graph_phase(&s->g, topo, n, s->lat);
 }
 
 /* The phase's lower bound (bound.h) over every participating position; est for the main bound. */
@@ -1757,7 +1578,7 @@ static int be_op_begin(void *be, uint32_t i, uint32_t end, struct dl_op_result *
 	s->opr = opr;
 	if (kind != DL_OP_SUSPEND && kind != DL_OP_RESUME) {
 		/* the op may change the graph: a new snapshot next phase */
-		graph_flush(s);
+		dl_graph_flush(&s->g, &s->core);
 		s->gen++;
 	}
 	return 0;
@@ -1804,19 +1625,8 @@ static int sim_alloc(struct sim *s)
 	s->est = calloc(n, sizeof(*s->est));
 	s->prio = calloc(n, sizeof(*s->prio));
 	s->fb = calloc(n, sizeof(*s->fb));
-	s->g.ord = calloc(n, sizeof(*s->g.ord));
-	s->g.pos = calloc(n, sizeof(*s->g.pos));
-	s->g.prof = calloc(n, sizeof(*s->g.prof));
-	s->g.async = calloc(n, 1);
-	s->g.depth = calloc(n, 1);
-	for (int k = 0; k < G_COUNT; k++)
-		s->g.csr[k].off = calloc(n + 1, sizeof(*s->g.csr[k].off));
-	s->g.scratch.off = calloc(n + 1, sizeof(*s->g.scratch.off));
 	if (!s->t || !s->blocked_since || !s->stk || !s->prio || !s->fb ||
-	    !s->topo || !s->lat || !s->est ||
-	    !s->g.ord || !s->g.pos || !s->g.prof || !s->g.async || !s->g.depth ||
-	    !s->g.csr[G_SUSPEND].off || !s->g.csr[G_RESUME].off || !s->g.csr[G_PROBE].off ||
-	    !s->g.scratch.off)
+	    !s->topo || !s->lat || !s->est || dl_graph_init(&s->g, s->n))
 		return -ENOMEM;
 	dl_costs_resolve(s->sc, &s->cost);
 	if (dl_vcpu_init(&s->vc, n, s->K, s->cost.max_active) ||
@@ -1833,14 +1643,7 @@ static void sim_free(struct sim *s)
 	dl_levels_fini(&s->lv);
 	dl_faults_fini(&s->faults);
 	dl_vcpu_fini(&s->vc);
-	free(s->g.ord); free(s->g.pos); free(s->g.prof); free(s->g.async);
-	free(s->g.depth);
-	for (int k = 0; k < G_COUNT; k++) {
-		free(s->g.csr[k].off);
-		free(s->g.csr[k].adj);
-	}
-	free(s->g.scratch.off);
-	free(s->g.scratch.adj);
+	dl_graph_fini(&s->g);
 	dl_core_fini(&s->core);
 }
 
@@ -1862,7 +1665,7 @@ int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	s.pol = dl_order_policy(o->order);
 	s.r = r;
 	s.n = sc->ndev;
-	s.gen = 1;   /* no snapshot taken yet (pm_graph.gen 0) */
+	s.gen = 1;   /* no snapshot taken yet (dl_graph.gen 0) */
 	err = dl_run_start(r, &s.core, sc, o);
 	s.K = r->workers;
 	if (!err)

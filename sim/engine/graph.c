@@ -1,0 +1,228 @@
+/* graph.c - the phase graph (see graph.h). */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/engine/graph.h"
+
+int dl_graph_init(struct dl_graph *g, uint32_t n)
+{
+	size_t k = (size_t)n + 1;   /* never 0 entries: every array is a real one */
+
+	memset(g, 0, sizeof(*g));
+	g->n = n;
+	g->ord = calloc(k, sizeof(*g->ord));
+	g->pos = calloc(k, sizeof(*g->pos));
+	g->prof = calloc(k, sizeof(*g->prof));
+	g->async = calloc(k, 1);
+	g->depth = calloc(k, 1);
+	for (int i = 0; i < DL_DEP_COUNT; i++)
+		g->rel[i].off = calloc(k + 1, sizeof(*g->rel[i].off));
+	g->scratch.off = calloc(k + 1, sizeof(*g->scratch.off));
+	if (!g->ord || !g->pos || !g->prof || !g->async || !g->depth || !g->scratch.off)
+		return -ENOMEM;
+	for (int i = 0; i < DL_DEP_COUNT; i++)
+		if (!g->rel[i].off)
+			return -ENOMEM;
+	return 0;
+}
+
+void dl_graph_fini(struct dl_graph *g)
+{
+	free(g->ord); free(g->pos); free(g->prof); free(g->async); free(g->depth);
+	for (int i = 0; i < DL_DEP_COUNT; i++) {
+		free(g->rel[i].off);
+		free(g->rel[i].adj);
+	}
+	free(g->scratch.off);
+	free(g->scratch.adj);
+	memset(g, 0, sizeof(*g));
+}
+
+void dl_graph_flush(struct dl_graph *g, struct dl_core *c)
+{
+	if (!g->depth_dirty)
+		return;
+	for (uint32_t i = 0; i < g->m; i++)
+		c->dev[g->ord[i]].pm_depth = g->depth[i];
+	g->depth_dirty = false;
+}
+
+/*
+ * Number the registered devices by their place in dpm_list, and copy the
+ * device fields the phases read, so that they are read in position order.
+ */
+static void take_order(struct dl_graph *g, struct dl_core *c, const struct dl_scenario *sc,
+		       uint64_t gen)
+{
+	uint32_t m = 0;
+
+	dl_graph_flush(g, c);
+	for (uint32_t d = 0; d < g->n; d++)
+		g->pos[d] = DL_NONE;
+	for (dl_dev_t d = c->dpm_head; d != DL_NONE; d = c->dev[d].dpm_next) {
+		const struct dl_device *x = &c->dev[d];
+
+		g->ord[m] = d;
+		g->prof[m] = sc->dev[d].profile;
+		g->async[m] = x->async;
+		g->depth[m] = x->pm_depth;
+		g->pos[d] = m++;
+	}
+	g->m = m;
+	g->gen = gen;
+}
+
+/* Room for @need entries in c->adj; allocated even for none, so that a row's address is always one. */
+static int csr_reserve(struct dl_csr *c, size_t need)
+{
+	if (need > c->cap || !c->adj) {
+		size_t cap = c->cap ? c->cap : 1024;
+		uint32_t *na;
+
+		while (cap < need)
+			cap *= 2;
+		na = realloc(c->adj, cap * sizeof(*na));
+		if (!na)
+			return -ENOMEM;
+		c->adj = na;
+		c->cap = cap;
+	}
+	return 0;
+}
+
+/*
+ * build_rel() reads each device's links, then the positions of their
+ * other ends: two scattered misses per edge.  Start the links 2 * CSR_AHEAD
+ * devices ahead and the positions CSR_AHEAD ahead.
+ */
+#define CSR_AHEAD 8
+
+static void build_prefetch(const struct dl_graph *g, const struct dl_core *c, unsigned kind,
+			   uint32_t d)
+{
+	const struct dl_device *x;
+
+	if (d + 2 * CSR_AHEAD < g->n) {
+		x = &c->dev[d + 2 * CSR_AHEAD];
+		if (kind == DL_DEP_SUSPEND)
+			for (uint32_t i = 0; i < x->suppliers.n; i++)
+				dl_prefetch(&c->link[x->suppliers.v[i]]);
+		else
+			for (uint32_t i = 0; i < x->consumers.n; i++)
+				dl_prefetch(&c->link[x->consumers.v[i]]);
+	}
+	if (d + CSR_AHEAD < g->n) {
+		struct dl_dep_iter it;
+		dl_dev_t y;
+
+		dl_for_each_released(it, c, kind, d + CSR_AHEAD, y)
+			dl_prefetch(&g->pos[y]);
+	}
+}
+
+/*
+ * Row i lists the positions that position i releases.  The core is read by
+ * device id, the order its arrays and vectors were allocated in, into a
+ * scratch CSR by id; the rows are then copied in position order.
+ */
+static int build_rel(struct dl_graph *g, const struct dl_core *c, unsigned kind)
+{
+	struct dl_csr *t = &g->scratch, *r = &g->rel[kind];
+	size_t total = 0;
+
+	for (uint32_t d = 0; d < g->n; d++) {
+		struct dl_dep_iter it;
+		dl_dev_t y;
+
+		build_prefetch(g, c, kind, d);
+		t->off[d] = (uint32_t)total;
+		if (g->pos[d] == DL_NONE)
+			continue;
+		if (csr_reserve(t, total + dl_dep_most(c, kind, d, kind == DL_DEP_SUSPEND)))
+			return -ENOMEM;
+		dl_for_each_released(it, c, kind, d, y)
+			if (g->pos[y] != DL_NONE)
+				t->adj[total++] = g->pos[y];
+	}
+	t->off[g->n] = (uint32_t)total;
+	if (csr_reserve(r, total))
+		return -ENOMEM;
+	total = 0;
+	for (uint32_t i = 0; i < g->m; i++) {
+		uint32_t d = g->ord[i];
+
+		/* rows are read in position order, scattered over the scratch CSR */
+		if (i + 2 * CSR_AHEAD < g->m)
+			dl_prefetch(&t->off[g->ord[i + 2 * CSR_AHEAD]]);
+		if (i + CSR_AHEAD < g->m)
+			dl_prefetch(&t->adj[t->off[g->ord[i + CSR_AHEAD]]]);
+		r->off[i] = (uint32_t)total;
+		for (uint32_t j = t->off[d]; j < t->off[d + 1]; j++) {
+			/* positions are a topological order: suspend releases go back, the others forward */
+			assert(kind == DL_DEP_SUSPEND ? t->adj[j] < i : t->adj[j] > i);
+			r->adj[total++] = t->adj[j];
+		}
+	}
+	r->off[g->m] = (uint32_t)total;
+	r->gen = g->gen;
+	return 0;
+}
+
+int dl_graph_get(struct dl_graph *g, struct dl_core *c, const struct dl_scenario *sc,
+		 uint64_t gen, unsigned kind)
+{
+	if (g->gen != gen)
+		take_order(g, c, sc, gen);
+	if (g->rel[kind].gen != g->gen) {
+		int err = build_rel(g, c, kind);
+
+		if (err)
+			return err;
+	}
+	g->cur = &g->rel[kind];
+	return 0;
+}
+
+int dl_graph_by_id(const struct dl_graph *g, const uint8_t *part, bool none,
+		   struct dl_csr *rel, struct dl_csr *waits)
+{
+	const struct dl_csr *c = g->cur;
+	size_t total = 0;
+
+	/* whom each participant releases: its position's row, the participants in it */
+	for (uint32_t d = 0; d < g->n; d++) {
+		uint32_t i = g->pos[d];
+
+		rel->off[d] = (uint32_t)total;
+		if (none || !part[d] || i == DL_NONE)
+			continue;
+		if (csr_reserve(rel, total + (c->off[i + 1] - c->off[i])))
+			return -ENOMEM;
+		for (uint32_t j = c->off[i]; j < c->off[i + 1]; j++)
+			if (part[g->ord[c->adj[j]]])
+				rel->adj[total++] = g->ord[c->adj[j]];
+	}
+	rel->off[g->n] = (uint32_t)total;
+	if (csr_reserve(rel, total) || csr_reserve(waits, total))
+		return -ENOMEM;
+
+	/* whom each waits for: the same edges read backwards, counted, then placed */
+	memset(waits->off, 0, ((size_t)g->n + 1) * sizeof(*waits->off));
+	for (uint32_t e = 0; e < total; e++)
+		waits->off[rel->adj[e] + 1]++;
+	for (uint32_t d = 0; d < g->n; d++)
+		waits->off[d + 1] += waits->off[d];
+	for (uint32_t i = 0; i < g->m && !none; i++) {
+		uint32_t d = g->ord[i];
+
+		for (uint32_t j = rel->off[d]; j < rel->off[d + 1]; j++)
+			waits->adj[waits->off[rel->adj[j]]++] = d;
+	}
+	/* each off[y] now ends row y: shift back */
+	for (uint32_t d = g->n; d > 0; d--)
+		waits->off[d] = waits->off[d - 1];
+	waits->off[0] = 0;
+	return 0;
+}
