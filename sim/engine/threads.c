@@ -68,6 +68,7 @@
 #include "sim/core/dl_core.h"
 #include "sim/engine/bound.h"
 #include "sim/engine/cost.h"
+#include "sim/engine/graph.h"
 #include "sim/engine/oploop.h"
 #include "sim/engine/phase.h"
 #include "sim/engine/run.h"
@@ -162,16 +163,23 @@ struct thr {
 	unsigned phase;
 	struct dl_phase_scheme ps;  /* how the phase runs under the order (order.h) */
 	struct dl_walk w;       /* the main thread's walk (phase.h); v2: w.nupfront queued first */
-	/* dpm_list of the snapshot (list, nlist) and device id -> itself or DL_NONE (index_of) */
-	uint32_t *list, nlist, *index_of;
+	/*
+	 * The phase's graph (graph.h), snapshot at gen (a new one every phase:
+	 * racing ops change the core), and the same relabelled by device id
+	 * over the phase's devices: whom each releases (rel), whom it waits for
+	 * (waits).  dpm_list of the snapshot is g.ord; index_of: device id ->
+	 * itself, DL_NONE if unregistered.
+	 */
+	struct dl_graph g;
+	uint64_t gen;
+	struct dl_csr rel, waits;
+	uint32_t *index_of;
 	uint8_t *part, *on_main, *depth_set, *newdepth, *attempted;
 	uint32_t *wcount, *topo, ntopo;
 	/* levels: the devices of each level in device order, released in turn, under lmx */
 	pthread_mutex_t lmx;
 	struct dl_levels lv;    /* phase.h's, lv.left counted down under lmx */
 	uint32_t maxlevel, cur_level;
-	uint32_t *w_off, *w_dep, *d_off, *d_dep;
-	size_t w_cap, d_cap;
 	int64_t *lat, *prio, *best;
 	uint32_t *prof;         /* each device's latency profile (the scenario's) */
 
@@ -341,60 +349,7 @@ static void finished(struct thr *t)
 	dl_pool_unlock(&t->pool);
 }
 
-/* ---- the phase's graph, a CSR snapshot ---- */
-
-/*
- * The participating devices that @d waits for (@waits) or that wait for @d
- * in this phase (the core's rules, dl_for_each_waited()), into @out if not
- * NULL; returns how many.
- */
-static uint32_t edges_of(struct thr *t, uint32_t d, bool waits, uint32_t *out)
-{
-	unsigned kind = t->pk == PK_SUSPEND ? DL_DEP_SUSPEND :
-			t->pk == PK_RESUME ? DL_DEP_RESUME : DL_DEP_PROBE;
-	struct dl_dep_iter it;
-	uint32_t n = 0;
-	dl_dev_t y;
-
-	if (t->ps.serial)
-		return 0;   /* dpm_prepare(), dpm_complete(): nobody waits */
-	if (waits)
-		dl_waits_for_init(&it, &t->core, kind, d);
-	else
-		dl_releases_init(&it, &t->core, kind, d);
-	while ((y = dl_dep_next(&it)) != DL_NONE) {
-		if (!t->part[y])
-			continue;
-		if (out)
-			out[n] = y;
-		n++;
-	}
-	return n;
-}
-
-static int build_csr_dir(struct thr *t, bool up, uint32_t *off, uint32_t **dep, size_t *cap)
-{
-	size_t total = 0;
-
-	for (uint32_t d = 0; d < t->n; d++) {
-		off[d] = (uint32_t)total;
-		if (t->part[d])
-			total += edges_of(t, d, up, NULL);
-	}
-	off[t->n] = (uint32_t)total;
-	if (total > *cap) {
-		uint32_t *nd = realloc(*dep, total * sizeof(*nd));
-
-		if (!nd)
-			return -ENOMEM;
-		*dep = nd;
-		*cap = total;
-	}
-	for (uint32_t d = 0; d < t->n; d++)
-		if (t->part[d])
-			edges_of(t, d, up, *dep + off[d]);
-	return 0;
-}
+/* ---- the phase's graph (graph.h) ---- */
 
 /* Apply the dpm_list moves the core has pending (dl_dpm_settle()): snapshot_phase() reads the list. */
 static void settle_dpm(struct thr *t)
@@ -414,9 +369,9 @@ static bool v2_phase(const struct thr *t)
 static struct dl_phase_view phase_view(const struct thr *t)
 {
 	return (struct dl_phase_view){
-		.g = { .topo = t->topo, .ntopo = t->ntopo, .off = t->d_off, .adj = t->d_dep,
+		.g = { .topo = t->topo, .ntopo = t->ntopo, .off = t->rel.off, .adj = t->rel.adj,
 		       .lat = t->lat, .prof = t->prof },
-		.list = t->list, .nlist = t->nlist, .id = NULL, .index_of = t->index_of,
+		.list = t->g.ord, .nlist = t->g.m, .id = NULL, .index_of = t->index_of,
 		.nid = t->n, .part = { t->part, 1 }, .on_main = { t->on_main, 1 },
 	};
 }
@@ -426,30 +381,30 @@ static int snapshot_locked(struct thr *t)
 {
 	bool reverse = t->ps.serial ? t->phase == DL_PH_COMPLETE : t->pk == PK_SUSPEND;
 	struct dl_walk_how h = { .ps = &t->ps, .core = &t->core, .phase = t->phase };
+	unsigned kind = t->pk == PK_SUSPEND ? DL_DEP_SUSPEND :
+			t->pk == PK_RESUME ? DL_DEP_RESUME : DL_DEP_PROBE;
 	struct dl_phase_view v;
+	uint32_t m;
 	int err;
 
+	err = dl_graph_get(&t->g, &t->core, t->sc, ++t->gen, kind);
+	if (err)
+		return err;
+	m = t->g.m;
 	for (uint32_t d = 0; d < t->n; d++)
-		t->index_of[d] = DL_NONE;
-	t->nlist = 0;
-	for (dl_dev_t d = t->core.dpm_head; d != DL_NONE; d = t->core.dev[d].dpm_next) {
-		t->list[t->nlist++] = d;
-		t->index_of[d] = d;
-	}
+		t->index_of[d] = t->g.pos[d] == DL_NONE ? DL_NONE : d;
 	/* dpm_list (reversed for suspend) lists every device after what it waits for */
 	t->ntopo = 0;
-	for (uint32_t k = 0; k < t->nlist; k++) {
-		uint32_t d = t->list[reverse ? t->nlist - 1 - k : k];
+	for (uint32_t k = 0; k < m; k++) {
+		uint32_t d = t->g.ord[reverse ? m - 1 - k : k];
 
 		if (t->part[d])
 			t->topo[t->ntopo++] = d;
 	}
 	v = phase_view(t);
 	dl_phase_walk(&v, &h, &t->w);
-	err = build_csr_dir(t, true, t->w_off, &t->w_dep, &t->w_cap);
-	if (!err)
-		err = build_csr_dir(t, false, t->d_off, &t->d_dep, &t->d_cap);
-	return err;
+	/* dpm_prepare(), dpm_complete(): nobody waits */
+	return dl_graph_by_id(&t->g, t->part, t->ps.serial, &t->rel, &t->waits);
 }
 
 /*
@@ -522,8 +477,8 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 	struct dl_idvec skip = { 0 };
 
 	for (;;) {
-		for (uint32_t j = t->d_off[d]; j < t->d_off[d + 1]; j++) {
-			uint32_t y = t->d_dep[j];
+		for (uint32_t j = t->rel.off[d]; j < t->rel.off[d + 1]; j++) {
+			uint32_t y = t->rel.adj[j];
 
 			if (!ok)
 				atomic_store(&t->failed_dep[y], 1);
@@ -610,8 +565,8 @@ static int64_t handoff_len(const struct thr *t, uint32_t d)
 {
 	int64_t len = 0;
 
-	for (uint32_t j = t->d_off[d]; j < t->d_off[d + 1]; j++) {
-		uint32_t y = t->d_dep[j];
+	for (uint32_t j = t->rel.off[d]; j < t->rel.off[d + 1]; j++) {
+		uint32_t y = t->rel.adj[j];
 
 		len += t->cost.handoff_ns;
 		if (!t->on_main[y] && (v2_phase(t) ? atomic_load(&t->queued[y]) == 0 :
@@ -630,8 +585,8 @@ static int64_t handoff_len(const struct thr *t, uint32_t d)
  */
 static void handoff(struct thr *t, uint32_t d)
 {
-	for (uint32_t j = t->d_off[d]; j < t->d_off[d + 1]; j++) {
-		uint32_t y = t->d_dep[j];
+	for (uint32_t j = t->rel.off[d]; j < t->rel.off[d + 1]; j++) {
+		uint32_t y = t->rel.adj[j];
 		unsigned char idle = 0;
 		bool ok;
 
@@ -713,8 +668,8 @@ static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
 	int64_t last = 0;
 	bool blocked = false;
 
-	for (uint32_t j = t->w_off[d]; j < t->w_off[d + 1] && !dl_halted(&t->sy); j++) {
-		uint32_t y = t->w_dep[j];
+	for (uint32_t j = t->waits.off[d]; j < t->waits.off[d + 1] && !dl_halted(&t->sy); j++) {
+		uint32_t y = t->waits.adj[j];
 		int64_t at;
 
 		if (atomic_load_explicit(&t->sy.done[y], memory_order_acquire))
@@ -920,7 +875,7 @@ static int run_phase(struct thr *t)
 	if (err)
 		return err;
 	for (uint32_t d = 0; d < t->n; d++) {
-		t->wcount[d] = t->w_off[d + 1] - t->w_off[d];
+		t->wcount[d] = t->waits.off[d + 1] - t->waits.off[d];
 		atomic_store_explicit(&t->pending[d], t->wcount[d], memory_order_relaxed);
 	}
 	dl_pool_lock(&t->pool);
@@ -981,9 +936,9 @@ static int run_phase(struct thr *t)
 			if (sync) {
 				bool deps_ok = true;
 
-				for (uint32_t j = t->w_off[d]; j < t->w_off[d + 1]; j++) {
-					dl_wait_done(&t->sy, &m->th, t->w_dep[j]);
-					deps_ok = deps_ok && atomic_load(&t->ok[t->w_dep[j]]);
+				for (uint32_t j = t->waits.off[d]; j < t->waits.off[d + 1]; j++) {
+					dl_wait_done(&t->sy, &m->th, t->waits.adj[j]);
+					deps_ok = deps_ok && atomic_load(&t->ok[t->waits.adj[j]]);
 				}
 				if (dl_halted(&t->sy))
 					break;
@@ -1469,21 +1424,21 @@ static int thr_alloc(struct thr *t)
 	t->newdepth = calloc(n, 1);
 	t->attempted = calloc(n, 1);
 	t->wcount = calloc(n, sizeof(*t->wcount));
-	t->list = calloc(n, sizeof(*t->list));
 	t->index_of = calloc(n, sizeof(*t->index_of));
 	t->fb = calloc(n, sizeof(*t->fb));
 	t->topo = calloc(n, sizeof(*t->topo));
-	t->w_off = calloc(n + 1, sizeof(*t->w_off));
-	t->d_off = calloc(n + 1, sizeof(*t->d_off));
+	t->waits.off = calloc(n + 1, sizeof(*t->waits.off));
+	t->rel.off = calloc(n + 1, sizeof(*t->rel.off));
+	err = err ? err : dl_graph_init(&t->g, t->n);
 	t->lat = calloc(n, sizeof(*t->lat));
 	t->prio = calloc(n, sizeof(*t->prio));
 	t->best = calloc(n, sizeof(*t->best));
 	t->prof = calloc(n, sizeof(*t->prof));
 	t->tw = calloc(t->nthr, sizeof(*t->tw));
 	if (err || e_sy || e_ev || !t->pending || !t->failed_dep || !t->ok || !t->queued ||
-	    !t->parked || !t->parked_at || !t->list || !t->index_of ||
+	    !t->parked || !t->parked_at || !t->index_of ||
 	    !t->part || !t->on_main || !t->depth_set || !t->newdepth || !t->attempted ||
-	    !t->wcount || !t->fb || !t->topo || !t->w_off || !t->d_off || !t->lat || !t->prio ||
+	    !t->wcount || !t->fb || !t->topo || !t->waits.off || !t->rel.off || !t->lat || !t->prio ||
 	    !t->best || !t->prof || !t->tw)
 		return -ENOMEM;
 	for (uint32_t d = 0; d < t->sc->ndev; d++)
@@ -1501,13 +1456,14 @@ static int thr_alloc(struct thr *t)
 static void thr_free(struct thr *t)
 {
 	free(t->pending); free(t->failed_dep); free(t->ok); free(t->queued);
-	free(t->parked); free(t->parked_at); free(t->list); free(t->index_of);
+	free(t->parked); free(t->parked_at); free(t->index_of);
 	dl_walk_fini(&t->w);
 	dl_levels_fini(&t->lv);
 	free(t->part); free(t->on_main); free(t->depth_set);
 	free(t->newdepth); free(t->attempted);
 	free(t->wcount); free(t->fb); free(t->topo);
-	free(t->w_off); free(t->d_off); free(t->w_dep); free(t->d_dep); free(t->lat);
+	free(t->waits.off); free(t->rel.off); free(t->waits.adj); free(t->rel.adj); free(t->lat);
+	dl_graph_fini(&t->g);
 	free(t->prio); free(t->best); free(t->prof); free(t->tw);
 	dl_faults_fini(&t->faults);
 	dl_core_fini(&t->core);
