@@ -63,6 +63,7 @@
 #include "sim/engine/graph.h"
 #include "sim/engine/oploop.h"
 #include "sim/engine/phase.h"
+#include "sim/engine/retry.h"
 #include "sim/engine/run.h"
 #include "sim/engine/seqops.h"
 #include "sim/engine/vcpu.h"
@@ -164,7 +165,7 @@ struct sim {
 	uint32_t *fb, fb_head, fb_n;   /* MAX_WORK: devices left to main, a FIFO ring of n + 1 */
 	uint32_t mdev;           /* the position main is bursting on or waiting for */
 	int mkind;               /* MK_* */
-	bool deferral_walk;      /* walking the deferred-probe active list */
+	struct dl_retry retry;   /* probe with deferral: main's walk after registration order */
 
 	/*
 	 * Probe in module context (dl_engine_opts.probe_module): the kworker
@@ -634,13 +635,14 @@ static void reorder_charge(struct sim *s, uint32_t d, int64_t *debt)
 }
 
 /*
- * The position of the next device of the deferred-probe retry walk, or
- * DL_NONE.  Prefetches, a few entries ahead, the position and then the task
- * that main_kick() reads (the core prefetches its own device and link).
+ * The position of device @d, which the deferred-probe retry walk just took
+ * off the active list (DL_NONE: none).  Prefetches, a few entries ahead,
+ * the position and then the task that main_kick() reads (the core
+ * prefetches its own device and link).
  */
-static uint32_t deferred_next_pos(struct sim *s, int64_t *debt)
+static uint32_t retry_pos(struct sim *s, uint32_t d, int64_t *debt)
 {
-	uint32_t d = dl_deferred_next(&s->core), a;
+	uint32_t a;
 
 	if (d == DL_NONE)
 		return DL_NONE;
@@ -661,10 +663,8 @@ static bool main_next(struct sim *s, uint32_t *i)
 		s->fb_n--;
 		return true;
 	}
-	if (s->deferral_walk) {
-		*i = deferred_next_pos(s, &s->reorder_debt);
-		return *i != DL_NONE;
-	}
+	if (s->retry.late)
+		return false;   /* past the walk: the active list (main_kick()) */
 	while (s->widx < s->w.n) {
 		uint32_t x = s->w.v[s->widx++];
 
@@ -713,22 +713,22 @@ static void main_kick(struct sim *s)
 		}
 		if (!main_next(s, &d)) {
 			if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
-				/* late_initcall: wait for probes in flight, then retry. */
-				if (s->inflight) {
+				/* late_initcall, then the active list (retry.h) */
+				uint32_t dev;
+
+				switch (dl_retry_next(&s->retry, &s->core, s->inflight == 0, &dev)) {
+				case DL_RETRY_DRAIN:
 					s->mstate = M_WAIT_DRAIN;
 					return;
-				}
-				if (!s->deferral_walk) {
-					s->deferral_walk = true;
-					dl_deferred_enable(&s->core);
-					dl_sync_state_resume(&s->core);
-					continue;
-				}
-				d = deferred_next_pos(s, &s->reorder_debt);
-				if (d == DL_NONE) {
+				case DL_RETRY_END:
 					s->mstate = M_DONE;
 					return;
+				case DL_RETRY_DEVICE:
+					break;
 				}
+				d = retry_pos(s, dev, &s->reorder_debt);
+				if (d == DL_NONE)
+					continue;   /* registered after the snapshot: none is, while probing */
 			} else {
 				s->mstate = M_DONE;
 				return;
@@ -1044,7 +1044,7 @@ static void retry_kick(struct sim *s)
 	uint32_t d;
 
 	do {
-		d = deferred_next_pos(s, &s->r_debt);
+		d = retry_pos(s, dl_deferred_next(&s->core), &s->r_debt);
 		if (d == DL_NONE) {
 			s->rstate = R_IDLE;
 			return;
@@ -1372,7 +1372,7 @@ static int phase_reset(struct sim *s, int pk)
 	s->remaining = s->inflight = s->alive = s->nran = 0;
 	s->fb_head = s->fb_n = 0;
 	s->mstate = M_IDLE;
-	s->deferral_walk = false;
+	dl_retry_start(&s->retry);
 	err = graph_get(s, graph_kind(pk));
 	if (err)
 		return err;

@@ -71,6 +71,7 @@
 #include "sim/engine/graph.h"
 #include "sim/engine/oploop.h"
 #include "sim/engine/phase.h"
+#include "sim/engine/retry.h"
 #include "sim/engine/run.h"
 #include "sim/engine/seqops.h"
 #include "sim/engine/thr_events.h"
@@ -1169,38 +1170,32 @@ static int probe_deferral(struct thr *t)
 {
 	struct tw *m = &t->tw[0];
 	struct dl_seq q;
-	bool late = false;
+	struct dl_retry r;
 
 	seq_bind(m, &q);
+	dl_retry_start(&r);
 	for (uint32_t i = 0; !dl_halted(&t->sy) && !dl_poll_stop(&t->sy);) {
+		enum dl_retry_step st;
+		bool idle = false;
 		uint32_t d;
 
-		if (!late && i < t->w.n) {
+		if (i < t->w.n) {
 			d = t->w.v[i++];
 			if (!t->part[d])
 				continue;
 		} else {
-			core_lock(m);
-			if (!late) {
-				/* late_initcall, once the probes in flight are done */
-				core_unlock(m);
-				wait_drain(t, false);
+			/* late_initcall, then the active list (retry.h): idle once drained */
+			for (;;) {
 				core_lock(m);
-				dl_deferred_enable(&t->core);
-				dl_sync_state_resume(&t->core);
-				late = true;
-			}
-			d = dl_deferred_next(&t->core);
-			core_unlock(m);
-			if (d == DL_NONE) {
-				/* probes in flight may bind and re-trigger the list */
-				wait_drain(t, false);
-				core_lock(m);
-				d = dl_deferred_next(&t->core);
+				st = dl_retry_next(&r, &t->core, idle, &d);
 				core_unlock(m);
-				if (d == DL_NONE)
+				if (st != DL_RETRY_DRAIN)
 					break;
+				wait_drain(t, false);
+				idle = true;
 			}
+			if (st == DL_RETRY_END)
+				break;
 		}
 		if (atomic_load(&t->queued[d]) || !probe_free(m, d))
 			continue;   /* already queued, probing or bound: bus_probe_device() is a no-op */
