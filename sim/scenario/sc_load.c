@@ -300,7 +300,7 @@ static int parse_profile(struct sc_build *b, const char *path, json_t *obj,
 	}
 	v = json_object_get(obj, "cpu");
 	if (v) {
-		double share;
+		double share = 0;	/* set whenever sc_get_real() succeeds; -O2 cannot see it */
 
 		sc_path(sub, sizeof(sub), "%s%scpu", path, *path ? "." : "");
 		if ((ret = sc_get_real(b, sub, v, 0, 1, &share)))
