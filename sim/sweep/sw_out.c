@@ -612,8 +612,14 @@ static bool ends_with(const char *s, const char *tail)
 	return n >= k && !strcmp(s + n - k, tail);
 }
 
-int dl_sweep_merge_dir(sqlite3 *out, const char *outpath, const char *prefix, bool closed_only,
-		       uint32_t *merged, char *err, size_t errlen)
+/*
+ * Merges and removes the shards of OUTPATH's shard directory named PREFIX*
+ * (NULL: any), only the closed segments with @closed_only; @recover: the
+ * leftovers of a killed sweep, where a direct worker's scratch file holds
+ * only runs it had not committed (deleted) and the directory goes at the end.
+ */
+static int merge_shards(sqlite3 *out, const char *outpath, const char *prefix, bool closed_only,
+			bool recover, uint32_t *merged, char *err, size_t errlen)
 {
 	char dir[4096];
 	DIR *d;
@@ -629,10 +635,14 @@ int dl_sweep_merge_dir(sqlite3 *out, const char *outpath, const char *prefix, bo
 		char path[4400];
 		uint32_t k = 0;
 
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (recover && ends_with(e->d_name, ".scratch")) {
+			unlink(path);
+			continue;
+		}
 		if (!ends_with(e->d_name, ".db") || (closed_only && !ends_with(e->d_name, ".done.db")) ||
 		    (prefix && strncmp(e->d_name, prefix, strlen(prefix))))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		ret = dl_sweep_merge_file(out, path, &k, err, errlen);
 		if (!ret) {
 			sw_shard_remove(path);
@@ -640,7 +650,15 @@ int dl_sweep_merge_dir(sqlite3 *out, const char *outpath, const char *prefix, bo
 		}
 	}
 	closedir(d);
+	if (recover)
+		rmdir(dir);
 	return ret;
+}
+
+int dl_sweep_merge_dir(sqlite3 *out, const char *outpath, const char *prefix, bool closed_only,
+		       uint32_t *merged, char *err, size_t errlen)
+{
+	return merge_shards(out, outpath, prefix, closed_only, false, merged, err, errlen);
 }
 
 int64_t dl_sweep_out_next_id(sqlite3 *out)
@@ -772,37 +790,5 @@ void sw_shard_remove(const char *path)
 
 int dl_sweep_recover(sqlite3 *out, const char *outpath, uint32_t *merged, char *err, size_t errlen)
 {
-	char dir[4096];
-	DIR *d;
-	struct dirent *e;
-	int ret = 0;
-
-	*merged = 0;
-	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while (!ret && (e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-		char path[4400];
-		int64_t hwm = 0;
-		uint32_t k = 0;
-
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		/* a direct worker's scratch holds only runs it had not committed: gone with it */
-		if (ends_with(e->d_name, ".scratch")) {
-			unlink(path);
-			continue;
-		}
-		if (n < 4 || strcmp(e->d_name + n - 3, ".db"))
-			continue;
-		ret = merge_impl(out, path, &hwm, true, &k, err, errlen);
-		if (!ret) {
-			sw_shard_remove(path);
-			*merged += k;
-		}
-	}
-	closedir(d);
-	rmdir(dir);
-	return ret;
+	return merge_shards(out, outpath, NULL, false, true, merged, err, errlen);
 }

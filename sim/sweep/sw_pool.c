@@ -56,12 +56,13 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static bool full_read(int fd, void *buf, size_t n)
+/* All @n bytes through a pipe (@out: write, else read), across EINTR and short transfers. */
+static bool full_io(int fd, void *buf, size_t n, bool out)
 {
 	char *p = buf;
 
 	while (n) {
-		ssize_t k = read(fd, p, n);
+		ssize_t k = out ? write(fd, p, n) : read(fd, p, n);
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -73,21 +74,14 @@ static bool full_read(int fd, void *buf, size_t n)
 	return true;
 }
 
+static bool full_read(int fd, void *buf, size_t n)
+{
+	return full_io(fd, buf, n, false);
+}
+
 static bool full_write(int fd, const void *buf, size_t n)
 {
-	const char *p = buf;
-
-	while (n) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		p += k;
-		n -= (size_t)k;
-	}
-	return true;
+	return full_io(fd, (void *)buf, n, true);
 }
 
 /* The worker process: tasks in, results out, until the task pipe closes. */
