@@ -2,6 +2,7 @@
 #ifndef DL_CLI_H
 #define DL_CLI_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -26,6 +27,16 @@ enum { DL_EXIT_OK = 0, DL_EXIT_VIOLATION = 1, DL_EXIT_USAGE = 2, DL_EXIT_INTERRU
 enum { DL_EXIT_CORRUPT = 3 };
 
 int cli_not_built(const char *verb, const char *issue);
+
+/*
+ * Ctrl-C and SIGTERM: cli_catch_stop() makes them set the flag that long
+ * verbs poll (cli_stop_flag()), so that a run stops and what finished is
+ * kept; cli_release_stop() gives them back their default action.  The one
+ * piece of static state of the CLI: a signal handler has nowhere else.
+ */
+atomic_int *cli_stop_flag(void);
+void cli_catch_stop(void);
+void cli_release_stop(void);
 
 /* "-EBUSY" for -16, "EPROBE_DEFER" for 517, the number if unknown; into BUF. */
 const char *cli_errno_name(int err, char *buf, size_t len);

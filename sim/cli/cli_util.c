@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,31 @@
 #include "sim/engine/engine.h"
 
 #define EPROBE_DEFER_NR 517	/* include/linux/errno.h: not a libc errno */
+
+static atomic_int stop_flag;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+atomic_int *cli_stop_flag(void)
+{
+	return &stop_flag;
+}
+
+void cli_catch_stop(void)
+{
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+}
+
+void cli_release_stop(void)
+{
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+}
 
 const char *cli_errno_name(int err, char *buf, size_t len)
 {

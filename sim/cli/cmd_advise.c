@@ -3,7 +3,6 @@
  * changes that save the most makespan, found by re-simulation (sim/advise/).
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +14,6 @@
 #include "sim/log/dl_advice_log.h"
 
 #define ADV_MAX_SET 64
-
-static atomic_int adv_stop;
-
-static void on_sigint(int sig)
-{
-	(void)sig;
-	adv_stop = 1;
-}
 
 static void advise_usage(FILE *f)
 {
@@ -141,7 +132,7 @@ static void print_table(const struct dl_scenario *sc, const struct dl_advise_res
 		       (double)res->base.op[i].makespan_ns / 1e6, i + 1 < res->base.nops ? "," : "");
 	printf("\n%llu re-simulations in %.2f s; makespan saved per op (ms), best first%s\n\n",
 	       (unsigned long long)res->resims, (double)res->wall_ns / 1e9,
-	       adv_stop ? " (interrupted: what was simulated)" : "");
+	       *cli_stop_flag() ? " (interrupted: what was simulated)" : "");
 	printf("%4s  %-48s", "rank", "change");
 	for (uint32_t i = 0; i < res->base.nops; i++)
 		printf(" %10s", cli_op_key(&res->base, i, lab, sizeof(lab)));
@@ -291,10 +282,10 @@ int cmd_advise(int argc, char **argv)
 		fprintf(stderr, "dlsim advise: %s\n", err.msg);
 		goto out;
 	}
-	signal(SIGINT, on_sigint);
-	ao.stop = &adv_stop;
+	cli_catch_stop();
+	ao.stop = cli_stop_flag();
 	ret = dl_advise(sc, &ao, &res);
-	signal(SIGINT, SIG_DFL);
+	cli_release_stop();
 	if (ret) {
 		fprintf(stderr, "dlsim advise: %s: the engine refused the scenario (%s)\n", path,
 			strerror(-ret));

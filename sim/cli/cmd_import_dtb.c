@@ -36,28 +36,6 @@ static void import_usage(FILE *f)
 		   "exit status: 0 success, 2 bad usage or malformed DTB\n");
 }
 
-/* The value of option @argv[*i] (--opt V or --opt=V), or NULL after a message. */
-static const char *opt_value(int argc, char **argv, int *i, const char *opt)
-{
-	size_t n = strlen(opt);
-	const char *a = argv[*i];
-
-	if (a[n] == '=')
-		return a + n + 1;
-	if (*i + 1 >= argc) {
-		fprintf(stderr, "dlsim import-dtb: %s needs a value\n", opt);
-		return NULL;
-	}
-	return argv[++*i];
-}
-
-static int is_opt(const char *a, const char *opt)
-{
-	size_t n = strlen(opt);
-
-	return !strncmp(a, opt, n) && (a[n] == '\0' || a[n] == '=');
-}
-
 int cmd_import_dtb(int argc, char **argv)
 {
 	struct dl_dtb_opts opt = { .kernel = DL_DTB_K612, .async = false };
@@ -73,9 +51,11 @@ int cmd_import_dtb(int argc, char **argv)
 			import_usage(stdout);
 			return DL_EXIT_OK;
 		}
-		if (is_opt(argv[i], "--kernel")) {
-			if (!(v = opt_value(argc, argv, &i, "--kernel")))
+		if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
+			if (!*v) {
+				fprintf(stderr, "dlsim import-dtb: --kernel needs a value\n");
 				return DL_EXIT_USAGE;
+			}
 			if (!strcmp(v, "6.12")) {
 				opt.kernel = DL_DTB_K612;
 			} else if (!strcmp(v, "7.3")) {
@@ -86,9 +66,11 @@ int cmd_import_dtb(int argc, char **argv)
 			}
 			continue;
 		}
-		if (is_opt(argv[i], "--async")) {
-			if (!(v = opt_value(argc, argv, &i, "--async")))
+		if ((v = cli_opt_value(argc, argv, &i, "--async"))) {
+			if (!*v) {
+				fprintf(stderr, "dlsim import-dtb: --async needs a value\n");
 				return DL_EXIT_USAGE;
+			}
 			if (!strcmp(v, "none") || !strcmp(v, "all")) {
 				opt.async = !strcmp(v, "all");
 			} else {

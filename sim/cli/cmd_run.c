@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,15 +49,6 @@ struct run_opts {
 	int64_t kernel_timeout_ms;
 	bool probe_module;      /* --probe-context module */
 };
-
-/* The only state a signal handler may touch: Ctrl-C stops the run. */
-static atomic_int stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
 
 static void run_usage(FILE *f, bool compare)
 {
@@ -379,7 +369,7 @@ static void batch_emit(void *ctx, struct dl_event *e)
 		b->n = 0;
 		/* the log cannot store the rest of this run: stop simulating it */
 		if (dl_log_failure(b->log))
-			stop_flag = 1;
+			*cli_stop_flag() = 1;
 	}
 }
 
@@ -443,6 +433,30 @@ static void reorder_json(json_t *j, const struct runner *rn, uint64_t walks, uin
 	json_object_set_new(j, "reorder_capped", des ? json_count(capped) : json_null());
 }
 
+/*
+ * The figures a run and each of its ops share (struct dl_run_result and
+ * struct dl_op_result name them alike): one list for both objects.
+ */
+#define SET_FIGURES(j, rn, x)                                                                     \
+	do {                                                                                      \
+		json_object_set_new(j, "makespan_ns", json_integer((x)->makespan_ns));            \
+		json_object_set_new(j, "lower_bound_ns", json_integer((x)->lower_bound_ns));      \
+		json_object_set_new(j, "critical_path_ns", json_integer((x)->critical_path_ns));  \
+		json_object_set_new(j, "work_ns", json_integer((x)->work_ns));                    \
+		json_object_set_new(j, "probe_attempts",                                          \
+				    json_integer((json_int_t)(x)->probe_attempts));               \
+		json_object_set_new(j, "probe_defers", json_integer((json_int_t)(x)->probe_defers)); \
+		json_object_set_new(j, "blocked_ns", json_integer((x)->blocked_ns));              \
+		json_object_set_new(j, "wakeups", json_integer((json_int_t)(x)->wakeups));        \
+		json_object_set_new(j, "peak_workers", json_integer((x)->peak_workers));          \
+		json_object_set_new(j, "sync_fallbacks",                                          \
+				    json_integer((json_int_t)(x)->sync_fallbacks));               \
+		json_object_set_new(j, "main_bound_ns", des_only(rn, (x)->main_bound_ns));        \
+		json_object_set_new(j, "order_bound_ns", des_only(rn, (x)->order_bound_ns));      \
+		reorder_json(j, rn, (x)->reorder_walks, (x)->reorder_calls, (x)->reorder_ns,      \
+			     (x)->reorder_capped);                                                \
+	} while (0)
+
 static json_t *result_json(const struct runner *rn, const char *order, uint64_t seed, int64_t run_id)
 {
 	const struct dl_run_result *r = rn->r;
@@ -459,21 +473,9 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 	json_object_set_new(j, "links", json_integer(r->links));
 	json_object_set_new(j, "links_refused", json_integer(r->links_refused));
 	json_object_set_new(j, "status", json_string(r->status));
-	json_object_set_new(j, "makespan_ns", json_integer(r->makespan_ns));
-	json_object_set_new(j, "lower_bound_ns", json_integer(r->lower_bound_ns));
-	json_object_set_new(j, "critical_path_ns", json_integer(r->critical_path_ns));
-	json_object_set_new(j, "work_ns", json_integer(r->work_ns));
 	json_object_set_new(j, "events", json_integer((json_int_t)r->events));
 	json_object_set_new(j, "wall_ns", json_integer(r->wall_ns));
-	json_object_set_new(j, "probe_attempts", json_integer((json_int_t)r->probe_attempts));
-	json_object_set_new(j, "probe_defers", json_integer((json_int_t)r->probe_defers));
-	json_object_set_new(j, "blocked_ns", json_integer(r->blocked_ns));
-	json_object_set_new(j, "wakeups", json_integer((json_int_t)r->wakeups));
-	json_object_set_new(j, "peak_workers", json_integer(r->peak_workers));
-	json_object_set_new(j, "sync_fallbacks", json_integer((json_int_t)r->sync_fallbacks));
-	json_object_set_new(j, "main_bound_ns", des_only(rn, r->main_bound_ns));
-	json_object_set_new(j, "order_bound_ns", des_only(rn, r->order_bound_ns));
-	reorder_json(j, rn, r->reorder_walks, r->reorder_calls, r->reorder_ns, r->reorder_capped);
+	SET_FIGURES(j, rn, r);
 	if (threads_mode(&rn->o)) {
 		json_object_set_new(j, "time_scale", json_real(rn->o.time_scale));
 		json_object_set_new(j, "wakeup_ns", json_integer(rn->wakeup_ns));
@@ -500,21 +502,8 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 		json_t *oj = json_object();
 		char key[40];
 
-		json_object_set_new(oj, "makespan_ns", json_integer(op->makespan_ns));
-		json_object_set_new(oj, "lower_bound_ns", json_integer(op->lower_bound_ns));
-		json_object_set_new(oj, "critical_path_ns", json_integer(op->critical_path_ns));
-		json_object_set_new(oj, "work_ns", json_integer(op->work_ns));
-		json_object_set_new(oj, "probe_attempts", json_integer((json_int_t)op->probe_attempts));
-		json_object_set_new(oj, "probe_defers", json_integer((json_int_t)op->probe_defers));
-		json_object_set_new(oj, "blocked_ns", json_integer(op->blocked_ns));
-		json_object_set_new(oj, "wakeups", json_integer((json_int_t)op->wakeups));
-		json_object_set_new(oj, "peak_workers", json_integer(op->peak_workers));
-		json_object_set_new(oj, "sync_fallbacks", json_integer((json_int_t)op->sync_fallbacks));
+		SET_FIGURES(oj, rn, op);
 		json_object_set_new(oj, "err", json_integer(op->err));
-		json_object_set_new(oj, "main_bound_ns", des_only(rn, op->main_bound_ns));
-		json_object_set_new(oj, "order_bound_ns", des_only(rn, op->order_bound_ns));
-		reorder_json(oj, rn, op->reorder_walks, op->reorder_calls, op->reorder_ns,
-			     op->reorder_capped);
 		op_key(r, i, key, sizeof(key));
 		json_object_set_new(j, key, oj);
 	}
@@ -745,7 +734,7 @@ static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *
 {
 	const struct run_opts *o = &rn->o;
 	struct dl_kernel_opts ko = { .version = o->kernel, .timeout_ms = o->kernel_timeout_ms,
-				     .dump_out = o->kernel_save, .stop = &stop_flag,
+				     .dump_out = o->kernel_save, .stop = cli_stop_flag(),
 				     .stats = &rn->kstats };
 	char msg[4096], why[512], kept[512] = "";
 	int64_t t0 = mono_ns();
@@ -888,7 +877,7 @@ static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64
 	const struct dl_scenario *sc = rn->sc;
 	struct dl_engine_opts eo = { .order = order, .workers = o->workers, .kernel = o->kver,
 				     .seed = seed, .probe_module = o->probe_module,
-				     .stop = &stop_flag };
+				     .stop = cli_stop_flag() };
 	struct progress pr = { .sc = sc };
 	char kernel[16];
 	int rc;
@@ -1049,8 +1038,7 @@ static int setup(struct runner *rn, const char *me, const enum dl_order *orders,
 	if (kernel_mode(o)) {
 		int rc;
 
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
+		cli_catch_stop();
 		if ((rc = kernel_batch(rn, me, orders, norders))) {
 			runner_free(rn);
 			return rc;
@@ -1061,8 +1049,7 @@ static int setup(struct runner *rn, const char *me, const enum dl_order *orders,
 		runner_free(rn);
 		return DL_EXIT_USAGE;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	cli_catch_stop();
 	return 0;
 }
 
@@ -1270,8 +1257,8 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (rn.o.json)
 		all = json_array();
-	for (uint32_t s = 0; s < rn.o.seeds && !stop_flag; s++) {
-		for (uint32_t k = 0; k < norders && !stop_flag; k++) {
+	for (uint32_t s = 0; s < rn.o.seeds && !*cli_stop_flag(); s++) {
+		for (uint32_t k = 0; k < norders && !*cli_stop_flag(); k++) {
 			const struct dl_run_result *r = rn.r;
 			uint64_t seed = rn.sc->seed + s;
 			int64_t run_id;

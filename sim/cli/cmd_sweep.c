@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,14 +24,6 @@
 
 #define MAX_JOBS 1024
 #define MAX_PROBLEMS 50
-
-static atomic_int stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
 
 static void sweep_usage(FILE *f)
 {
@@ -451,7 +442,7 @@ static json_t *summary(sqlite3 *db, const struct dl_sweep_plan *p, const struct 
 	json_object_set_new(o, "ran", json_integer(co->done));
 	json_object_set_new(o, "failed", json_integer(co->failed));
 	json_object_set_new(o, "violations", json_integer(co->violations));
-	json_object_set_new(o, "interrupted", json_boolean(stop_flag));
+	json_object_set_new(o, "interrupted", json_boolean(*cli_stop_flag()));
 	json_object_set_new(o, "workers", json_integer(sr->workers));
 	json_object_set_new(o, "write", json_string(co->direct ? "direct" : "shards"));
 	/* direct: the workers' time waiting for OUT.db's write lock and holding it */
@@ -558,7 +549,7 @@ int sweep_finish(sqlite3 *db, const struct dl_sweep_plan *p, struct sweep_run *s
 	} else {
 		print_text(o);
 	}
-	ret = stop_flag ? DL_EXIT_INTERRUPTED :
+	ret = *cli_stop_flag() ? DL_EXIT_INTERRUPTED :
 	      json_array_size(json_object_get(o, "problems")) ? DL_EXIT_VIOLATION : DL_EXIT_OK;
 	json_decref(o);
 	return ret;
@@ -582,14 +573,8 @@ int sweep_prepare(int argc, char **argv, struct sweep_opts *o)
 		fprintf(stderr, "dlsim sweep: %s\n", err);
 		return DL_EXIT_USAGE;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	cli_catch_stop();
 	return 0;
-}
-
-atomic_int *sweep_stop_flag(void)
-{
-	return &stop_flag;
 }
 
 /* Open OUT.db, merge shards a killed sweep left, and find what is left to run. */
@@ -642,6 +627,22 @@ int sweep_close_out(sqlite3 *db)
 	return DL_EXIT_USAGE;
 }
 
+void sweep_start(struct dl_sweep_coord *co, struct sweep_run *sr, const struct sweep_opts *o,
+		 sqlite3 *db, uint32_t workers, bool tty)
+{
+	sr->db = o->db;
+	sr->workers = workers;
+	sr->plan = &o->plan;
+	sr->tty = tty;
+	clock_gettime(CLOCK_MONOTONIC, &sr->t0);
+	co->outpath = o->db;
+	co->out = db;
+	co->direct = !o->shards;
+	co->stop = cli_stop_flag();
+	co->progress = sweep_progress;
+	co->ctx = sr;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
 	struct sweep_opts o = { 0 };
@@ -659,18 +660,8 @@ int cmd_sweep(int argc, char **argv)
 	rc = sweep_open_out(&o, &db, &pending, &sr.planned, &co.total);
 	if (rc)
 		goto out;
-	sr.db = o.db;
-	sr.workers = o.jobs;
-	sr.tty = isatty(STDERR_FILENO);
-	clock_gettime(CLOCK_MONOTONIC, &sr.t0);
-	co.outpath = o.db;
-	co.out = db;
-	co.direct = !o.shards;
-	co.stop = &stop_flag;
-	co.progress = sweep_progress;
+	sweep_start(&co, &sr, &o, db, o.jobs, isatty(STDERR_FILENO));
 	co.task_done = o.verbose ? sweep_task_line : NULL;
-	co.ctx = &sr;
-	sr.plan = &o.plan;
 	if (co.total && dl_sweep_pool(&co, &o.plan, pending, o.jobs)) {
 		fprintf(stderr, "dlsim sweep: %s\n", co.err);
 		sweep_close_out(db);

@@ -79,17 +79,7 @@ int sweep_mpi_main(int argc, char **argv)
 		fprintf(stderr, "dlsim sweep: rank %d: out of memory\n", rank);
 		MPI_Abort(MPI_COMM_WORLD, DL_EXIT_USAGE);
 	}
-	sr.db = o.db;
-	sr.workers = (uint32_t)size;
-	sr.plan = &o.plan;
-	sr.tty = rank == 0 && isatty(STDERR_FILENO);
-	clock_gettime(CLOCK_MONOTONIC, &sr.t0);
-	co.outpath = o.db;
-	co.out = db;
-	co.direct = !o.shards;
-	co.stop = sweep_stop_flag();
-	co.progress = sweep_progress;
-	co.ctx = &sr;
+	sweep_start(&co, &sr, &o, db, (uint32_t)size, rank == 0 && isatty(STDERR_FILENO));
 	MPI_Bcast(&co.total, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD);
 	rc = 0;
 	if (co.total && dl_sweep_mpi_run(&co, &o.plan, pending, !strcmp(o.distribute, "queue"))) {

@@ -22,20 +22,6 @@ static void validate_usage(FILE *f)
 		   "exit status: 0 valid, 2 bad usage or bad input\n");
 }
 
-/* The value of option @name at argv[*i] ("--opt V" or "--opt=V"), or NULL. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(argv[*i], name, n))
-		return NULL;
-	if (argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (argv[*i][n] == '\0' && *i + 1 < argc)
-		return argv[++*i];
-	return NULL;
-}
-
 int cmd_validate(int argc, char **argv)
 {
 	struct dl_override *ov = calloc(argc > 0 ? (size_t)argc : 1, sizeof(*ov));
@@ -56,7 +42,7 @@ int cmd_validate(int argc, char **argv)
 			validate_usage(stdout);
 			ret = DL_EXIT_OK;
 			goto out;
-		} else if ((val = opt_value(argc, argv, &i, "--set"))) {
+		} else if ((val = cli_opt_value(argc, argv, &i, "--set"))) {
 			char *eq = strchr(val, '=');
 
 			if (!eq || eq == val) {
@@ -65,7 +51,7 @@ int cmd_validate(int argc, char **argv)
 			}
 			*eq = '\0';	/* argv strings are ours to modify */
 			ov[nov++] = (struct dl_override){ val, eq + 1 };
-		} else if ((val = opt_value(argc, argv, &i, "--seed"))) {
+		} else if ((val = cli_opt_value(argc, argv, &i, "--seed"))) {
 			char *end;
 
 			errno = 0;

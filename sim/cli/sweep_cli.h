@@ -41,9 +41,11 @@ int sweep_close_out(struct sqlite3 *db);
 int sweep_finish(struct sqlite3 *db, const struct dl_sweep_plan *p, struct sweep_run *sr,
 		 const struct dl_sweep_coord *co, bool json);
 void sweep_progress(struct dl_sweep_coord *co);
+/* Set up @co and @sr for a sweep of @o into @db by @workers (local jobs or ranks). */
+void sweep_start(struct dl_sweep_coord *co, struct sweep_run *sr, const struct sweep_opts *o,
+		 struct sqlite3 *db, uint32_t workers, bool tty);
 void sweep_task_line(struct dl_sweep_coord *co, uint32_t task,
 		     const struct dl_sweep_task_result *res);
-atomic_int *sweep_stop_flag(void);
 
 /* Under mpirun (the launcher's environment is set)? */
 bool sweep_under_mpi(void);
