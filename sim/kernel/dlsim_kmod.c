@@ -73,15 +73,8 @@ enum { K_PROBE, K_REMOVE, K_PREPARE, K_SUSPEND, K_SUSPEND_LATE, K_SUSPEND_NOIRQ,
        K_RESUME_NOIRQ, K_RESUME_EARLY, K_RESUME, K_COMPLETE, K_RPM_SUSPEND, K_RPM_RESUME,
        K_COUNT };
 
-/* Record kinds; the dump prints their names. */
-enum { R_REGISTER, R_CB_START, R_CB_END, R_LINK_ADD, R_LINK_REFUSED, R_LINK_DEL,
-       R_PHASE_BEGIN, R_PHASE_END, R_OP, R_OPEND, R_ORDER, R_LINK, R_SNAP, R_UNREGISTER,
-       R_CORE_DEFER, R_RETRY_BEGIN, R_RETRY_END, R_REORDER, R_COUNT };
-static const char *const rec_name[R_COUNT] = {
-	"register", "cb_start", "cb_end", "link_add", "link_refused", "link_del",
-	"phase_begin", "phase_end", "op", "opend", "order", "link", "snap", "unregister",
-	"core_defer", "retry_begin", "retry_end", "reorder",
-};
+/* Record kinds; the dump prints their names (krec.h, shared with the host). */
+#include "krec.h"
 
 struct rec {
 	u64 t;

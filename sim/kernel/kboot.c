@@ -535,19 +535,51 @@ static void tail_into(const char *path, char *msg, size_t len)
 
 static void rm_tree(const char *dir);
 
-/* A 64-bit FNV-1a of the module's source: the cache key of its build. */
-static uint64_t fnv_file(const char *path)
+/* The module's source files (KMOD_SRC), copied into its kbuild directory. */
+static const char *const kmod_files[] = { "dlsim_kmod.c", "krec.h" };
+
+/* A 64-bit FNV-1a of the module's sources: the cache key of its build; 0 if one is unreadable. */
+static uint64_t fnv_sources(void)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
-	char *b;
+	char path[4096], *b;
 	size_t n;
 
-	if (read_all(path, &b, &n))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)b[i]) * 0x100000001b3ull;
-	free(b);
+	for (size_t f = 0; f < sizeof(kmod_files) / sizeof(kmod_files[0]); f++) {
+		pathf(path, sizeof(path), "%s/%s", KMOD_SRC, kmod_files[f]);
+		if (read_all(path, &b, &n))
+			return 0;
+		for (size_t i = 0; i < n; i++)
+			h = (h ^ (unsigned char)b[i]) * 0x100000001b3ull;
+		free(b);
+	}
 	return h;
+}
+
+/* Copies the module's sources into @dir. */
+static int copy_sources(const char *dir, char *msg, size_t msglen)
+{
+	char src[4096], dst[4400], *b;
+	size_t n;
+
+	for (size_t f = 0; f < sizeof(kmod_files) / sizeof(kmod_files[0]); f++) {
+		FILE *o;
+
+		pathf(src, sizeof(src), "%s/%s", KMOD_SRC, kmod_files[f]);
+		pathf(dst, sizeof(dst), "%s/%s", dir, kmod_files[f]);
+		if (read_all(src, &b, &n)) {
+			snprintf(msg, msglen, "%s: cannot read the module's source", src);
+			return -EIO;
+		}
+		o = fopen(dst, "w");
+		if (!o || fwrite(b, 1, n, o) != n || fclose(o)) {
+			free(b);
+			snprintf(msg, msglen, "%s: cannot write", dst);
+			return -EIO;
+		}
+		free(b);
+	}
+	return 0;
 }
 
 /*
@@ -557,14 +589,13 @@ static uint64_t fnv_file(const char *path)
  */
 static int module_path(const char *kdir, char *ko, size_t kolen, char *msg, size_t msglen)
 {
-	char src[4096], dir[4096], tmp[4200], p[4400], build[4096], log[4300];
+	char dir[4096], tmp[4200], p[4400], build[4096], log[4300];
 	uint64_t h;
 	int rc;
 
-	pathf(src, sizeof(src), "%s/dlsim_kmod.c", KMOD_SRC);
-	h = fnv_file(src);
+	h = fnv_sources();
 	if (!h) {
-		snprintf(msg, msglen, "%s: cannot read the module's source", src);
+		snprintf(msg, msglen, "%s: cannot read the module's sources", KMOD_SRC);
 		return -ENOENT;
 	}
 	pathf(dir, sizeof(dir), "%s/kmod-%016" PRIx64, kdir, h);
@@ -584,22 +615,9 @@ static int module_path(const char *kdir, char *ko, size_t kolen, char *msg, size
 		snprintf(msg, msglen, "%s: cannot write", p);
 		return -EIO;
 	}
-	pathf(p, sizeof(p), "%s/dlsim_kmod.c", tmp);
-	{
-		char *b;
-		size_t n;
-		FILE *o;
-
-		if (read_all(src, &b, &n))
-			return -EIO;
-		o = fopen(p, "w");
-		if (!o || fwrite(b, 1, n, o) != n || fclose(o)) {
-			free(b);
-			snprintf(msg, msglen, "%s: cannot write", p);
-			return -EIO;
-		}
-		free(b);
-	}
+	rc = copy_sources(tmp, msg, msglen);
+	if (rc)
+		return rc;
 	{
 		char mflag[4300], script[4200], marker[4200];
 		/* no BTF: pahole is not needed, and the guest does not use module BTF */

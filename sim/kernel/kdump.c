@@ -29,18 +29,11 @@
 
 #include "sim/core/dl_core.h"
 #include "sim/kernel/kmode.h"
+#include "sim/kernel/krec.h"
 
 #define EPROBE_DEFER_ 517
 #define MAX_PIDS 4096
 
-enum { R_REGISTER, R_CB_START, R_CB_END, R_LINK_ADD, R_LINK_REFUSED, R_LINK_DEL,
-       R_PHASE_BEGIN, R_PHASE_END, R_OP, R_OPEND, R_ORDER, R_LINK, R_SNAP, R_UNREGISTER,
-       R_CORE_DEFER, R_RETRY_BEGIN, R_RETRY_END, R_REORDER, R_COUNT };
-static const char *const rec_name[R_COUNT] = {
-	"register", "cb_start", "cb_end", "link_add", "link_refused", "link_del",
-	"phase_begin", "phase_end", "op", "opend", "order", "link", "snap", "unregister",
-	"core_defer", "retry_begin", "retry_end", "reorder",
-};
 
 struct krec {
 	int64_t t;
