@@ -810,6 +810,22 @@ static int log_error_rc(const struct dl_log *log)
 	return dl_log_failure(log) ? dl_log_failure(log) : -EIO;
 }
 
+/* Starts the run's rows in the log (the run, its devices) and sends @eo's events to it. */
+static int log_begin(struct runner *rn, const struct dl_run_info *info, int64_t *run_id,
+		     struct dl_engine_opts *eo)
+{
+	const struct dl_scenario *sc = rn->sc;
+
+	if (dl_log_run_begin(rn->log, info, run_id))
+		return log_error_rc(rn->log);
+	for (uint32_t i = 0; i < sc->ndev; i++)
+		dl_log_device(rn->log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
+	rn->batch->log = rn->log;
+	rn->batch->n = 0;
+	eo->sink = (struct dl_sink){ .emit = batch_emit, .ctx = rn->batch };
+	return 0;
+}
+
 static int log_finish(struct runner *rn)
 {
 	if (!rn->log)
@@ -843,13 +859,8 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 			.probe_context = "module",   /* a module loaded after boot, by construction */
 		};
 
-		if (dl_log_run_begin(rn->log, &info, run_id))
-			return log_error_rc(rn->log);
-		for (uint32_t i = 0; i < sc->ndev; i++)
-			dl_log_device(rn->log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
-		rn->batch->log = rn->log;
-		rn->batch->n = 0;
-		eo->sink = (struct dl_sink){ .emit = batch_emit, .ctx = rn->batch };
+		if ((rc = log_begin(rn, &info, run_id, eo)))
+			return rc;
 	}
 	rc = dl_kernel_convert(sc, dump, j->len, eo, rn->r, &ki);
 	rn->r->wall_ns = rn->kboot_wall_ns / (int64_t)rn->nkjobs;
@@ -896,13 +907,8 @@ static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64
 			.probe_context = o->probe_module ? "module" : "boot",
 		};
 
-		if (dl_log_run_begin(rn->log, &info, run_id))
-			return log_error_rc(rn->log);
-		for (uint32_t i = 0; i < sc->ndev; i++)
-			dl_log_device(rn->log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
-		rn->batch->log = rn->log;
-		rn->batch->n = 0;
-		eo.sink = (struct dl_sink){ .emit = batch_emit, .ctx = rn->batch };
+		if ((rc = log_begin(rn, &info, run_id, &eo)))
+			return rc;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &pr.t0);
 	if (isatty(STDERR_FILENO)) {
