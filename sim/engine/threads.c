@@ -9,7 +9,8 @@
  * Its machinery has files of its own: the pool, the CPU permits and time
  * passing on a thread (thr_pool.h); completions, device locks, probe ends
  * and the halt flag (thr_sync.h); the per-thread event buffers
- * (thr_events.h).  Besides those, graph (a rwlock) is
+ * (thr_events.h); the sequential ops, the deferred-probe walk and the
+ * racing thread (thr_seq.c, over the state in thr_backend.h).  Besides those, graph (a rwlock) is
  * device_links_write_lock: every call into the core holds it for write,
  * and never while time passes; readers snapshot the graph of a phase under
  * it.  Device locks are taken parent/supplier first (seqops.c).
@@ -65,132 +66,11 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-#include "sim/core/dl_core.h"
 #include "sim/engine/bound.h"
-#include "sim/engine/cost.h"
-#include "sim/engine/graph.h"
 #include "sim/engine/oploop.h"
-#include "sim/engine/phase.h"
-#include "sim/engine/retry.h"
 #include "sim/engine/run.h"
-#include "sim/engine/seqops.h"
-#include "sim/engine/thr_events.h"
-#include "sim/engine/thr_pool.h"
-#include "sim/engine/thr_sync.h"
+#include "sim/engine/thr_backend.h"
 #include "sim/engine/threads.h"
-
-enum { PK_SUSPEND = DL_PK_SUSPEND, PK_RESUME = DL_PK_RESUME, PK_PROBE = DL_PK_PROBE,
-       PK_PROBE_DEFER = DL_PK_PROBE_DEFER };
-
-struct thr;
-
-/* The racing thread: a run of "concurrent" ops, each issued delay after the op they race. */
-struct racer {
-	struct thr *t;
-	uint32_t first, end;    /* ops [first, end) */
-	int64_t start_real;     /* when the raced op started */
-	struct dl_op_result *opr;
-	int64_t end_real;
-};
-
-/* One thread: 0 main, 1..P workers, P + 1 the racing ops; th first (tw_of()). */
-struct tw {
-	struct dl_rthread th;
-	struct thr *t;
-	uint32_t op_index;      /* samples: the op this thread works for */
-	struct dl_op_result *opr;
-	int64_t taken_sim;      /* simulated ns taken by sequential ops (their bound) */
-	char pad[64];
-};
-
-static struct tw *tw_of(struct dl_rthread *th)
-{
-	return (struct tw *)th;
-}
-
-struct thr {
-	const struct dl_scenario *sc;
-	const struct dl_engine_opts *o;
-	const struct dl_order_policy *pol;
-	struct dl_run_result *r;
-	struct dl_op_result *opr;
-	struct dl_core core;
-	uint32_t n, K, P, nthr; /* devices, CPUs, workers, thread slots */
-	uint32_t cur_op;
-	struct dl_costs cost;
-
-	pthread_rwlock_t graph;
-	int core_owner;         /* the thread holding graph for write */
-	bool probes_blocked;    /* under graph: from dpm_prepare() to dpm_complete() */
-
-	/*
-	 * The workers, the CPUs and the clock (thr_pool.h); pool.remaining
-	 * counts the phase's devices not finished yet, and the fallback ring
-	 * below is under its lock too.  What threads wait on: sy (thr_sync.h).
-	 */
-	struct dl_pool pool;
-	struct dl_rsync sy;
-	/* MAX_WORK (dl_async_may_queue()): ready async devices left to main, and their count */
-	uint32_t *fb, fb_head, fb_n;
-	uint64_t fallbacks;
-	atomic_uint alive, peak;  /* items holding a CPU or blocked on a dependency (des.c's) */
-
-	atomic_uint *pending;     /* waits not done yet (sy.done[] is each device's completion) */
-	/*
-	 * queued: in probe, queued by the deferral walk; in a kernel-async-v2
-	 * suspend or resume phase, work_in_progress: 1 queued by main, 2 by a
-	 * hand-off, 3 queued again to wake a parked item.  parked: a v2 item
-	 * whose waits were not done gave its pool thread back (des.c's blocked
-	 * v2 items give their worker back too) until the device that completes
-	 * its last wait queues it again.
-	 */
-	atomic_uchar *failed_dep, *queued, *parked;
-	int64_t *parked_at;
-	atomic_uchar *ok;       /* the device's callback ran (probe: and bound); before done */
-	/* sy.started[d]: its callback started (not a deferring probe attempt) */
-
-	/* faults */
-	pthread_mutex_t fmx;
-	struct dl_faults faults;
-	bool abort_rec;
-	int abort_err;
-	uint32_t abort_dev;
-
-	struct dl_tevents ev;   /* per-thread buffers (thr_events.h) */
-	bool racing;            /* a racing thread runs: flush only when it is joined */
-
-	/* the phase (written by main before any work is queued) */
-	int pk;
-	unsigned phase;
-	struct dl_phase_scheme ps;  /* how the phase runs under the order (order.h) */
-	struct dl_walk w;       /* the main thread's walk (phase.h); v2: w.nupfront queued first */
-	/*
-	 * The phase's graph (graph.h), snapshot at gen (a new one every phase:
-	 * racing ops change the core), and the same relabelled by device id
-	 * over the phase's devices: whom each releases (rel), whom it waits for
-	 * (waits).  dpm_list of the snapshot is g.ord; index_of: device id ->
-	 * itself, DL_NONE if unregistered.
-	 */
-	struct dl_graph g;
-	uint64_t gen;
-	struct dl_csr rel, waits;
-	uint32_t *index_of;
-	uint8_t *part, *on_main, *depth_set, *newdepth, *attempted;
-	uint32_t *wcount, *topo, ntopo;
-	/* levels: the devices of each level in device order, released in turn, under lmx */
-	pthread_mutex_t lmx;
-	struct dl_levels lv;    /* phase.h's, lv.left counted down under lmx */
-	uint32_t maxlevel, cur_level;
-	int64_t *lat, *prio, *best;
-	uint32_t *prof;         /* each device's latency profile (the scenario's) */
-
-	struct tw *tw;          /* nthr */
-
-	/* the racing thread of the op running, if racer_on */
-	struct racer rc;
-	pthread_t racer_tid;
-	bool racer_on;
-};
 
 /* ---- events (thr_events.h) ---- */
 
@@ -202,15 +82,6 @@ static void core_emit(void *ctx, struct dl_event *e)
 	dl_tevents_push(&t->ev, t->core_owner, e);
 }
 
-static void emit(struct thr *t, int w, unsigned kind, uint32_t dev, unsigned phase, int err)
-{
-	struct dl_event e = { .dev = dev, .link = DL_NONE, .aux = DL_NONE,
-			      .kind = (uint16_t)kind, .phase = (uint16_t)phase,
-			      .err = (int16_t)err };
-
-	dl_tevents_push(&t->ev, w, &e);
-}
-
 /* Main thread, no other thread active: the buffered events to the sink. */
 static void flush_events(struct thr *t)
 {
@@ -218,54 +89,7 @@ static void flush_events(struct thr *t)
 		dl_tevents_flush(&t->ev, &t->o->sink, &t->r->events, &t->r->links_refused);
 }
 
-/* ---- samples and faults ---- */
-
-static int64_t sample(const struct thr *t, uint32_t op, uint32_t d, unsigned key)
-{
-	return dl_cost_sample(t->sc, t->sc->dev[d].profile, t->o->seed, d, key, op);
-}
-
-/* dl_faults_take() under fmx: callbacks fail from any thread. */
-static int fault_for(struct thr *t, uint32_t d, unsigned key)
-{
-	int err;
-
-	if (!dl_faults_any(&t->faults, d))
-		return 0;
-	pthread_mutex_lock(&t->fmx);
-	err = dl_faults_take(&t->faults, d, key);
-	pthread_mutex_unlock(&t->fmx);
-	return err;
-}
-
-/* ---- locks ---- */
-
-static void core_lock(struct tw *w)
-{
-	pthread_rwlock_wrlock(&w->t->graph);
-	w->t->core_owner = w->th.id;
-}
-
-static void core_unlock(struct tw *w)
-{
-	pthread_rwlock_unlock(&w->t->graph);
-}
-
-/* A callback failed (or memory ran out): the phase halts, the first failure is its error. */
-static void set_abort(struct thr *t, int err, uint32_t d)
-{
-	pthread_mutex_lock(&t->fmx);
-	if (!t->abort_rec) {
-		t->abort_rec = true;
-		t->abort_err = err;
-		t->abort_dev = d;
-	}
-	pthread_mutex_unlock(&t->fmx);
-	dl_halt(&t->sy, DL_HALT_ABORT);
-}
-
 /* ---- the queue (thr_pool.h), and what is left to the main thread ---- */
-
 
 static void q_push(struct thr *t, uint32_t d)
 {
@@ -300,7 +124,7 @@ static void q_push_ready(struct thr *t, uint32_t d)
 }
 
 /* May the main thread queue one more item (classic walk, probe hand-off)?  MAX_WORK. */
-static bool may_queue(struct thr *t)
+bool thr_may_queue(struct thr *t)
 {
 	bool ok;
 
@@ -312,7 +136,6 @@ static bool may_queue(struct thr *t)
 	return ok;
 }
 
-static void main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue);
 static void finished(struct thr *t);
 
 /*
@@ -335,7 +158,7 @@ static uint32_t main_fallbacks(struct thr *t)
 		d = t->fb[t->fb_head++];
 		dl_pool_unlock(&t->pool);
 		if (!dl_halted(&t->sy))
-			main_visit(t, &t->tw[0], d, may_queue(t));
+			thr_main_visit(t, &t->tw[0], d, thr_may_queue(t));
 		else
 			finished(t);
 		n++;
@@ -553,8 +376,6 @@ static void level_finished(struct thr *t, uint32_t d)
 
 /* ---- callbacks ---- */
 
-static void seq_bind(struct tw *w, struct dl_seq *q);
-static void seq_sleep_off_cpu(void *ctx, int64_t ns);
 
 /*
  * des.c's hand-off walk after @d's callback (cost.h): handoff_ns per
@@ -615,8 +436,8 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 	if (t->pk == PK_PROBE) {
 		struct dl_seq q;
 
-		seq_bind(w, &q);
-		q.sleep = seq_sleep_off_cpu;
+		thr_seq_bind(w, &q);
+		q.sleep = thr_sleep_off_cpu;
 		t->attempted[d] = 1;
 		dl_seq_probe_one(&q, d);
 		core_lock(w);
@@ -763,8 +584,8 @@ static bool run_task(struct thr *t, struct tw *w, const struct dl_pool_item *k)
 		 * skip it there as "already queued" (it would be lost).
 		 */
 		atomic_store(&t->queued[k->dev], 0);
-		seq_bind(w, &q);
-		q.sleep = seq_sleep_off_cpu;
+		thr_seq_bind(w, &q);
+		q.sleep = thr_sleep_off_cpu;
 		dl_seq_probe_one(&q, k->dev);
 	} else if (!dl_halted(&t->sy)) {
 		if (v2_phase(t)) {
@@ -816,7 +637,7 @@ static void sync_main_waits(void *ctx)
 /* ---- phases ---- */
 
 /* Wait until every queued item finished and, with @all, every device did (or halt). */
-static void wait_drain(struct thr *t, bool all)
+void thr_wait_drain(struct thr *t, bool all)
 {
 	dl_thr_unchain(&t->tw[0].th);
 	dl_pool_lock(&t->pool);
@@ -833,7 +654,7 @@ static void wait_drain(struct thr *t, bool all)
 }
 
 /* The main thread walks to device @d: main_ns on a CPU, then the callback or the queueing. */
-static void main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue)
+void thr_main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue)
 {
 	dl_cpu_get(&m->th);
 	dl_thr_take_time(&m->th, t->cost.main_ns + (queue ? t->cost.queue_ns : 0));
@@ -890,7 +711,7 @@ static int run_phase(struct thr *t)
 		/* naive, prepare and complete: the main thread, in walk order, no waits */
 		for (uint32_t i = 0; i < t->w.n && !dl_halted(&t->sy) && !dl_poll_stop(&t->sy); i++)
 			if (t->part[t->w.v[i]])
-				main_visit(t, m, t->w.v[i], false);
+				thr_main_visit(t, m, t->w.v[i], false);
 	} else if (t->ps.barrier) {
 		/* the last device of a level releases the next, on its own thread */
 		pthread_mutex_lock(&t->lmx);
@@ -908,7 +729,7 @@ static int run_phase(struct thr *t)
 			room = dl_async_may_queue(t->pol, t->pool.outstanding);
 			dl_pool_unlock(&t->pool);
 			if (room && atomic_compare_exchange_strong(&t->queued[d], &idle, 1))
-				main_visit(t, m, d, true);
+				thr_main_visit(t, m, d, true);
 		}
 		if (t->ps.queue_when_ready)
 			for (uint32_t i = 0; i < t->w.n; i++) {
@@ -933,7 +754,7 @@ static int run_phase(struct thr *t)
 					continue;
 			}
 			/* classic, v2: MAX_WORK items pending, dpm_async_fn() fails: main runs it */
-			sync = t->on_main[d] || (t->ps.blocking && !may_queue(t));
+			sync = t->on_main[d] || (t->ps.blocking && !thr_may_queue(t));
 			if (sync) {
 				bool deps_ok = true;
 
@@ -950,13 +771,13 @@ static int run_phase(struct thr *t)
 					release_dependents(t, d, false);
 					continue;
 				}
-				main_visit(t, m, d, false);
+				thr_main_visit(t, m, d, false);
 			} else if (t->ps.blocking) {
-				main_visit(t, m, d, true);
+				thr_main_visit(t, m, d, true);
 			}
 		}
 	}
-	wait_drain(t, true);
+	thr_wait_drain(t, true);
 	t->opr->sync_fallbacks += t->fallbacks;
 	t->fallbacks = 0;
 	account_phase(t, w0);
@@ -1013,210 +834,8 @@ static bool be_aborted(void *be, int *err, uint32_t *dev)
 	return true;
 }
 
-static void seq_bind(struct tw *w, struct dl_seq *q);
-
-/* device_block_probing(), in dpm_prepare(): a racing probe defers until dpm_complete(). */
-static void block_probing(struct thr *t)
-{
-	core_lock(&t->tw[0]);
-	t->probes_blocked = true;
-	core_unlock(&t->tw[0]);
-}
-
-/*
- * device_unblock_probing(), in dpm_complete(): the probes deferred meanwhile
- * are retried (driver_deferred_probe_trigger()) before the op ends.
- */
-static void unblock_probing(struct thr *t)
-{
-	struct tw *m = &t->tw[0];
-	struct dl_seq q;
-	int64_t s0 = dl_mono_ns();
-
-	core_lock(m);
-	t->probes_blocked = false;
-	dl_deferred_trigger(&t->core);
-	core_unlock(m);
-	seq_bind(m, &q);
-	dl_thr_unchain(&m->th);
-	m->taken_sim = 0;
-	dl_seq_deferred(&q);
-	if (m->taken_sim) {
-		t->opr->makespan_ns += (int64_t)((double)(dl_mono_ns() - s0) / t->pool.clock.scale);
-		t->opr->lower_bound_ns += m->taken_sim;
-		t->opr->critical_path_ns += m->taken_sim;
-		t->opr->work_ns += m->taken_sim;
-	}
-}
-
-static void be_probing(void *be, bool block)
-{
-	if (block)
-		block_probing(be);
-	else
-		unblock_probing(be);
-}
-
-/* ---- sequential ops (seqops.c), from any thread ---- */
-
-static void seq_emit(void *ctx, unsigned kind, uint32_t dev, unsigned phase, int err)
-{
-	struct tw *w = ctx;
-
-	emit(w->t, w->th.id, kind, dev, phase, err);
-	if (kind == DL_EV_PROBE_START)
-		atomic_store(&w->t->sy.started[dev], 1);
-	if (kind == DL_EV_PROBE_END)
-		dl_probe_ended(&w->t->sy);
-}
-
-static void seq_take_time(void *ctx, int64_t ns)
-{
-	struct tw *w = ctx;
-
-	w->taken_sim += ns;
-	dl_thr_take_time(&w->th, ns);
-}
-
-static int64_t seq_sample(void *ctx, uint32_t dev, unsigned key)
-{
-	struct tw *w = ctx;
-
-	return sample(w->t, w->op_index, dev, key);
-}
-
-static int seq_fault(void *ctx, uint32_t dev, unsigned key)
-{
-	struct tw *w = ctx;
-
-	return fault_for(w->t, dev, key);
-}
-
-static void seq_lock(void *ctx)
-{
-	core_lock(ctx);
-}
-
-static void seq_unlock(void *ctx)
-{
-	core_unlock(ctx);
-}
-
-static void seq_dev_lock(void *ctx, uint32_t d)
-{
-	struct tw *w = ctx;
-
-	dl_dev_lock(&w->t->sy, &w->th, d);
-}
-
-static void seq_dev_unlock(void *ctx, uint32_t d)
-{
-	dl_dev_unlock(&((struct tw *)ctx)->t->sy, d);
-}
-
-static bool seq_probe_blocked(void *ctx)
-{
-	return ((struct tw *)ctx)->t->probes_blocked;
-}
-
-/* wait_for_device_probe(), called with graph held: drop it until a probe ends. */
-static void seq_wait_probe(void *ctx)
-{
-	struct tw *w = ctx;
-	unsigned gen = dl_probe_gen(&w->t->sy);
-
-	core_unlock(w);
-	dl_wait_probe(&w->t->sy, &w->th, gen);
-	core_lock(w);
-}
-
-/* A probe callback's sleep (dl_seq.sleep): the thread holds a CPU, and frees it meanwhile. */
-static void seq_sleep_off_cpu(void *ctx, int64_t ns)
-{
-	struct tw *w = ctx;
-
-	dl_cpu_put(&w->th);
-	dl_thr_take_time(&w->th, ns);
-	dl_cpu_get(&w->th);
-}
-
-static void seq_bind(struct tw *w, struct dl_seq *q)
-{
-	*q = (struct dl_seq){
-		.core = &w->t->core, .sc = w->t->sc, .opr = w->opr,
-		.ignore_links = !w->t->pol->link_aware, .defer_ns = w->t->cost.check_ns,
-		.ctx = w, .emit = seq_emit, .take_time = seq_take_time,
-		.sample = seq_sample, .fault = seq_fault,
-		.lock = seq_lock, .unlock = seq_unlock, .dev_lock = seq_dev_lock,
-		.dev_unlock = seq_dev_unlock, .wait_probe = seq_wait_probe,
-		.probe_blocked = seq_probe_blocked,
-	};
-}
 
 /* ---- probe ---- */
-
-static bool probe_free(struct tw *w, uint32_t d)
-{
-	bool free;
-
-	core_lock(w);
-	free = w->t->core.dev[d].registered && w->t->core.dev[d].state == DL_DEV_NO_DRIVER;
-	core_unlock(w);
-	return free;
-}
-
-/* Registration order, the deferred-probe retry; async drivers on workers (kernel-async). */
-static int probe_deferral(struct thr *t)
-{
-	struct tw *m = &t->tw[0];
-	struct dl_seq q;
-	struct dl_retry r;
-
-	seq_bind(m, &q);
-	dl_retry_start(&r);
-	for (uint32_t i = 0; !dl_halted(&t->sy) && !dl_poll_stop(&t->sy);) {
-		enum dl_retry_step st;
-		bool idle = false;
-		uint32_t d;
-
-		if (i < t->w.n) {
-			d = t->w.v[i++];
-			if (!t->part[d])
-				continue;
-		} else {
-			/* late_initcall, then the active list (retry.h): idle once drained */
-			for (;;) {
-				core_lock(m);
-				st = dl_retry_next(&r, &t->core, idle, &d);
-				core_unlock(m);
-				if (st != DL_RETRY_DRAIN)
-					break;
-				wait_drain(t, false);
-				idle = true;
-			}
-			if (st == DL_RETRY_END)
-				break;
-		}
-		if (atomic_load(&t->queued[d]) || !probe_free(m, d))
-			continue;   /* already queued, probing or bound: bus_probe_device() is a no-op */
-		/* MAX_WORK: __device_attach() retries the probe synchronously */
-		if (!dl_phase_on_main(&t->ps, t->pol, t->core.dev[d].async) && may_queue(t)) {
-			atomic_store(&t->queued[d], 1);
-			main_visit(t, m, d, true);
-		} else {
-			dl_cpu_get(&m->th);
-			dl_thr_take_time(&m->th, t->cost.main_ns);
-			q.sleep = seq_sleep_off_cpu;
-			dl_seq_probe_one(&q, d);
-			q.sleep = NULL;
-			dl_cpu_put(&m->th);
-		}
-	}
-	wait_drain(t, false);
-	t->opr->sync_fallbacks += t->fallbacks;
-	t->fallbacks = 0;
-	return dl_poll_stop(&t->sy) ? -EINTR : 0;
-}
 
 static int be_probe(void *be, unsigned pk)
 {
@@ -1252,7 +871,7 @@ static int be_probe(void *be, unsigned pk)
 		t->pool.outstanding = 0;
 		dl_pool_unlock(&t->pool);
 		w0 = dl_mono_ns();
-		err = probe_deferral(t);
+		err = thr_probe_deferral(t);
 		account_phase(t, w0);
 		if (atomic_load(&t->peak) > t->opr->peak_workers)
 			t->opr->peak_workers = atomic_load(&t->peak);
@@ -1261,51 +880,12 @@ static int be_probe(void *be, unsigned pk)
 	return err;
 }
 
-/* ---- script ops ---- */
-
-/* A sequential op on thread @w: its bound is the simulated time it took. */
-static int op_seq(struct thr *t, struct tw *w, const struct dl_sc_op *op)
+static void be_probing(void *be, bool block)
 {
-	struct dl_seq q;
-	int64_t s0 = dl_mono_ns();
-	int err;
-
-	(void)t;
-	dl_thr_unchain(&w->th);
-	w->taken_sim = 0;
-	seq_bind(w, &q);
-	err = dl_seq_op(&q, op);
-	w->opr->makespan_ns = (int64_t)((double)(dl_mono_ns() - s0) / w->t->pool.clock.scale);
-	w->opr->lower_bound_ns = w->taken_sim;
-	w->opr->critical_path_ns = w->taken_sim;
-	w->opr->work_ns = w->taken_sim;
-	return err;
-}
-
-static void *racer_main(void *arg)
-{
-	struct racer *rc = arg;
-	struct thr *t = rc->t;
-	struct tw *w = &t->tw[t->nthr - 1];
-
-	dl_thr_precise_timers();
-	for (uint32_t i = rc->first; i < rc->end && atomic_load(&t->sy.halt) != DL_HALT_STOP; i++) {
-		const struct dl_sc_op *op = &t->sc->op[i];
-		int64_t at = rc->start_real + dl_rclock_real(&t->pool.clock, op->delay_ns);
-
-		/* in slices, so that a stop is seen */
-		while (dl_mono_ns() < at && atomic_load(&t->sy.halt) != DL_HALT_STOP)
-			dl_thr_sleep_until(&w->th, dl_mono_ns() + DL_THR_POLL_NS < at ? dl_mono_ns() + DL_THR_POLL_NS : at);
-		if (atomic_load(&t->sy.halt) == DL_HALT_STOP)
-			break;
-		dl_thr_unchain(&w->th);
-		w->op_index = i;
-		w->opr = &rc->opr[i - rc->first];
-		w->opr->start_ns = dl_rclock_now(&t->pool.clock);
-		op_seq(t, w, op);
-	}
-	rc->end_real = dl_mono_ns();
-	return NULL;
+	if (block)
+		thr_block_probing(be);
+	else
+		thr_unblock_probing(be);
 }
 
 /* ---- the backend of the op loop (oploop.h) ---- */
@@ -1336,7 +916,7 @@ static int be_op_begin(void *be, uint32_t i, uint32_t end, struct dl_op_result *
 		rc->opr = opr + 1;
 		rc->start_real = dl_mono_ns();
 		t->racing = true;
-		t->racer_on = dl_thr_spawn(&t->racer_tid, NULL, racer_main, rc) == 0;
+		t->racer_on = dl_thr_spawn(&t->racer_tid, NULL, thr_racer_main, rc) == 0;
 		if (!t->racer_on) {
 			t->racing = false;
 			return -EAGAIN;
@@ -1378,7 +958,7 @@ static int be_seq(void *be, const struct dl_sc_op *op)
 {
 	struct thr *t = be;
 
-	return op_seq(t, &t->tw[0], op);
+	return thr_op_seq(t, &t->tw[0], op);
 }
 
 static const struct dl_backend_ops threads_ops = {
