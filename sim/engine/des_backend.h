@@ -1,0 +1,235 @@
+/*
+ * des_backend.h - the virtual-time backend's state (struct sim), shared by
+ * des.c (the tasks: what each does when it gets a CPU and when its burst
+ * or sleep ends), des_retry.c (the deferred-probe kworker) and des_phase.c
+ * (setting a phase up, its bounds, and the op loop's backend).  Private to
+ * those files.
+ */
+#ifndef DL_DES_BACKEND_H
+#define DL_DES_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/core/dl_core.h"
+#include "sim/engine/cost.h"
+#include "sim/engine/engine.h"
+#include "sim/engine/graph.h"
+#include "sim/engine/oploop.h"
+#include "sim/engine/phase.h"
+#include "sim/engine/retry.h"
+#include "sim/engine/vcpu.h"
+
+/*
+ * A work item's stages.  ST_SLEEP: its callback's CPU part is over and it
+ * sleeps (no CPU, still its worker); ST_TAIL_Q / ST_TAIL: after the callback,
+ * the hand-off walk that queues its dependents (handoff_ns, see cost.h)
+ * waits for a CPU / runs.
+ */
+enum { ST_IDLE, ST_QUEUED_START, ST_QUEUED_CB, ST_START, ST_BLOCKED, ST_CB, ST_DONE,
+       ST_SLEEP, ST_TAIL_Q, ST_TAIL };
+/* The main thread; M_SLEEP: in a callback's sleep, holding no CPU. */
+enum { M_IDLE, M_QUEUED, M_BURST, M_WAIT_DEV, M_WAIT_DRAIN, M_DONE, M_SLEEP };
+/* What main's burst is: a callback, queueing an item, a callback's hand-off walk. */
+enum { MK_CALLBACK, MK_QUEUE, MK_HANDOFF };
+/* The deferred-probe kworker (module context): idle, waiting for a CPU, bursting, asleep in a probe. */
+enum { R_IDLE, R_QUEUED, R_BURST, R_SLEEP };
+enum { PK_SUSPEND = DL_PK_SUSPEND, PK_RESUME = DL_PK_RESUME, PK_PROBE_READY = DL_PK_PROBE,
+       PK_PROBE_DEFER = DL_PK_PROBE_DEFER };
+/* What a work item pays before its callback (or alone, at its start). */
+enum { BK_NONE, BK_QUEUE, BK_WAKE, BK_DEFERRED };
+
+struct sim {
+	const struct dl_scenario *sc;
+	const struct dl_engine_opts *o;
+	const struct dl_order_policy *pol;
+	struct dl_run_result *r;
+	struct dl_core core;
+	uint32_t n, K;
+	uint64_t gen;            /* bumped by every op that may change the graph */
+	struct dl_graph g;       /* the phase's snapshot (graph.h), kept while gen stands */
+	int16_t cur_worker;
+	/* the clock, the CPUs, the run queue, the events, the workqueue (vcpu.h) */
+	struct dl_vcpu vc;
+	bool carry_on;           /* the next item queued runs on the finishing item's kworker */
+
+	/*
+	 * Per position, for the phase being run: what the event loop touches
+	 * for a device, in one 32-byte record, so that releasing a device costs
+	 * one cache line and not one per array.
+	 */
+	struct task {
+		int64_t lat;         /* callback latency; -1: skipped after an abort */
+		int64_t prio;        /* cp-first: minus the longest path to the end */
+		uint32_t wait;       /* devices still to finish before this one */
+		uint32_t level;      /* levels: topological level */
+		uint16_t cpu;        /* the CPU it holds */
+		uint8_t part;        /* takes part in the phase */
+		uint8_t stage;       /* ST_* */
+		uint8_t on_main;     /* runs on the main thread */
+		uint8_t bk;          /* BK_*: overhead of its next burst */
+		uint8_t ran;         /* its callback started in this phase */
+		uint8_t left;        /* MAX_WORK: left to main unqueued (main_fallback()) */
+	} *t;
+	struct dl_costs cost;
+	struct dl_faults faults;
+	uint32_t remaining, inflight, alive;
+	uint32_t nparts;         /* positions taking part (part[]) */
+	uint32_t nran;           /* positions whose callback started (mark_ran()) */
+	uint32_t *stk;           /* probe_failed()'s stack, one slot per device */
+	/*
+	 * The phase as bound.h sees it, by position: the participating
+	 * positions in topological order (topo, ntopo), the sampled latencies
+	 * (lat, also in t[].lat, which an abort overwrites), and each
+	 * position's earliest start (est, from the bound; dl_phase_main_bound() reads it).
+	 */
+	uint32_t *topo, ntopo;
+	int64_t *lat, *est;
+	int64_t *prio;           /* cp-first: dl_phase_priorities()'s, copied into t[].prio */
+	struct dl_levels lv;     /* levels: the phase's levels (phase.h) */
+	uint32_t cur_level;      /* levels: the level released last */
+	bool main_cb_deferred;
+	int64_t reorder_debt;    /* deferred-retry reorders not yet paid by a main burst */
+	int64_t *blocked_since;
+
+	/* the phase */
+	int pk;
+	unsigned phase;          /* enum dl_phase for PM */
+	/*
+	 * how the phase runs under the order (order.h): ps.serial, prepare or
+	 * complete: dpm_prepare() walks dpm_list forward and dpm_complete() the
+	 * prepared list backward, every callback on the main thread, nothing
+	 * queued and nothing waited for, whatever the order; ps.blocking, a
+	 * suspend or resume phase whose async items are queued before they may
+	 * run and block until their waits are done (kernel-async, -v2)
+	 */
+	struct dl_phase_scheme ps;
+	uint32_t op_index;
+	bool aborted;
+	int abort_err;
+	uint32_t abort_dev;
+	struct dl_op_result *opr;
+
+	/* main thread */
+	int mstate;
+	struct dl_walk w;        /* main's walk (phase.h), w.v[widx] next */
+	uint32_t widx;
+	uint32_t *fb, fb_head, fb_n;   /* MAX_WORK: devices left to main, a FIFO ring of n + 1 */
+	uint32_t mdev;           /* the position main is bursting on or waiting for */
+	int mkind;               /* MK_* */
+	struct dl_retry retry;   /* probe with deferral: main's walk after registration order */
+
+	/*
+	 * Probe in module context (dl_engine_opts.probe_module): the kworker
+	 * that runs deferred_probe_work_func(), a walker of its own beside
+	 * main (des_retry_kick()).  rkind: MK_CALLBACK, a sync driver's retry
+	 * probed on the kworker; MK_QUEUE, an async driver's, queued.
+	 */
+	bool module_ctx;
+	int rstate, rkind;       /* R_*, MK_* */
+	uint32_t rdev;           /* the position it retries */
+	bool r_cb_deferred;      /* its attempt deferred again */
+	bool r_wake;             /* its next burst pays the kworker's wake */
+	int64_t r_debt;          /* its reorders not yet paid by a burst */
+};
+
+_Static_assert(sizeof(struct task) == 32, "a task record is half a cache line");
+
+/* The device id at position @i of the snapshot. */
+static inline uint32_t dev_at(const struct sim *s, uint32_t i)
+{
+	return s->g.ord[i];
+}
+
+void des_sink_emit(void *ctx, struct dl_event *e);
+
+static inline void emit(struct sim *s, unsigned kind, uint32_t dev, unsigned phase, int err)
+{
+	struct dl_event e = { .dev = dev, .link = DL_NONE, .aux = DL_NONE,
+			      .kind = (uint16_t)kind, .phase = (uint16_t)phase,
+			      .err = (int16_t)err };
+
+	des_sink_emit(s, &e);
+}
+
+static inline unsigned phase_lat_key(unsigned phase)
+{
+	return DL_LAT_PREPARE + phase;
+}
+
+/* ---- CPU bursts (vcpu.h) ---- */
+
+/* The position whose callback or overhead burst @task runs, or DL_NONE (main, not a callback). */
+static inline uint32_t burst_device(const struct sim *s, uint32_t task)
+{
+	if (task == DL_VCPU_RETRY)
+		return s->rkind == MK_CALLBACK ? s->rdev : DL_NONE;
+	if (task != DL_VCPU_MAIN)
+		return task;
+	return s->mkind == MK_CALLBACK ? s->mdev : DL_NONE;
+}
+
+/* Ask for a CPU for @task (dl_vcpu_request()). */
+static inline int burst_request(struct sim *s, uint32_t task, int64_t prio)
+{
+	uint32_t who = burst_device(s, task);
+
+	/*
+	 * des_device_finished() reads the row of the burst's position in the phase's
+	 * graph; rows are visited in no order, so start its offset's miss now
+	 * and the row's in burst_start(), a few events before they are needed.
+	 */
+	if (who != DL_NONE)
+		dl_prefetch(&s->g.cur->off[who]);
+	return dl_vcpu_request(&s->vc, task, prio);
+}
+
+static inline int64_t overhead(const struct sim *s, unsigned bk)
+{
+	return bk == BK_QUEUE ? s->cost.queue_ns :
+	       bk == BK_WAKE ? s->cost.wake_ns : 0;
+}
+
+/* @task, holding a CPU, bursts for @len (dl_vcpu_burst()). */
+static inline int burst_start(struct sim *s, uint32_t task, int64_t len)
+{
+	const struct dl_csr *g = s->g.cur;
+	uint32_t who = burst_device(s, task);
+
+	if (who != DL_NONE)
+		dl_prefetch(&g->adj[g->off[who]]);   /* see burst_request() */
+	return dl_vcpu_burst(&s->vc, task, len);
+}
+
+/* The CPU part of latency @lat of position @i (its profile's cpu share). */
+static inline int64_t cb_cpu(const struct sim *s, uint32_t i, int64_t lat)
+{
+	return dl_cost_cpu_part(lat, s->sc->prof[s->g.prof[i]].cpu_ppm);
+}
+
+/* The sleep of position @i's callback in a PM phase or a probe (its latency less its CPU part). */
+static inline int64_t cb_sleep(const struct sim *s, uint32_t i)
+{
+	int64_t lat = s->t[i].lat;
+
+	return lat > 0 ? lat - cb_cpu(s, i, lat) : 0;
+}
+
+/* des.c: the tasks */
+void des_item_queue(struct sim *s, uint32_t y);
+void des_on_ready(struct sim *s, uint32_t y);
+void des_device_finished(struct sim *s, uint32_t d);
+int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred);
+void des_callback_end(struct sim *s, uint32_t i, bool deferred);
+void des_main_kick(struct sim *s);
+int des_run_loop(struct sim *s);
+
+/* des_retry.c: the deferred-probe kworker (probe in module context) */
+uint32_t des_retry_pos(struct sim *s, uint32_t d, int64_t *debt);
+void des_retry_kick(struct sim *s);
+void des_retry_poke(struct sim *s);
+void des_retry_got_cpu(struct sim *s);
+void des_retry_callback_over(struct sim *s);
+void des_retry_burst_done(struct sim *s);
+
+#endif

@@ -1,0 +1,152 @@
+/*
+ * des_retry.c - the deferred-probe kworker of the virtual-time backend:
+ * in module context (dl_engine_opts.probe_module) deferred_probe_work_func()
+ * walks the active list on a kworker of its own beside the main thread,
+ * and both walkers pay device_pm_move_to_tail() for every retry.
+ */
+#include "sim/core/dl_sat.h"
+#include "sim/engine/des_backend.h"
+
+/* ---- the walkers' retries (main, and the kworker in module context) ---- */
+
+/* Charge (and count) device_pm_move_to_tail(@d) to the walker's next burst (its @debt). */
+static void reorder_charge(struct sim *s, uint32_t d, int64_t *debt)
+{
+	uint64_t calls = dl_reorder_visits(&s->core, d);
+	int64_t ns = dl_cost_reorder(&s->cost, calls);
+	struct dl_op_result *o = s->opr;
+
+	*debt += ns;
+	o->reorder_walks++;
+	o->reorder_calls = dl_sat_add_u64(o->reorder_calls, calls);
+	o->reorder_ns = dl_sat_add_i64(o->reorder_ns, ns);
+	o->reorder_capped += ns == DL_COST_REORDER_CAP_NS;
+}
+
+/*
+ * The position of device @d, which the deferred-probe retry walk just took
+ * off the active list (DL_NONE: none).  Prefetches, a few entries ahead,
+ * the position and then the task that des_main_kick() reads (the core
+ * prefetches its own device and link).
+ */
+uint32_t des_retry_pos(struct sim *s, uint32_t d, int64_t *debt)
+{
+	uint32_t a;
+
+	if (d == DL_NONE)
+		return DL_NONE;
+	/* device_pm_move_to_tail() before the retry: paid by the walk's next burst */
+	reorder_charge(s, d, debt);
+	if ((a = dl_deferred_peek(&s->core, 16)) != DL_NONE)
+		dl_prefetch(&s->g.pos[a]);
+	if ((a = dl_deferred_peek(&s->core, 8)) != DL_NONE && s->g.pos[a] != DL_NONE)
+		dl_prefetch(&s->t[s->g.pos[a]]);
+	return s->g.pos[d];
+}
+
+/* ---- the deferred-probe kworker (probe in module context) ---- */
+
+/*
+ * deferred_probe_work_func() on its kworker, beside the registration walk:
+ * the next device of the active list (dl_deferred_next() moves it to the
+ * tail of dpm_list first), retried by bus_probe_device_deferred(): a sync
+ * driver's probe runs on the kworker itself, an async driver's is queued
+ * (__device_attach(dev, true): async_schedule_dev_nocall()).  A device
+ * bound or probing meanwhile is a no-op.  Idle once the list is empty,
+ * until a bind queues the work again (des_retry_poke()).
+ */
+void des_retry_kick(struct sim *s)
+{
+	uint32_t d;
+
+	do {
+		d = des_retry_pos(s, dl_deferred_next(&s->core), &s->r_debt);
+		if (d == DL_NONE) {
+			s->rstate = R_IDLE;
+			return;
+		}
+	} while (s->t[d].stage == ST_QUEUED_CB || s->t[d].stage == ST_CB ||
+		 s->core.dev[dev_at(s, d)].state != DL_DEV_NO_DRIVER);
+	s->rdev = d;
+	if (!s->t[d].part) {
+		s->t[d].part = 1;
+		s->remaining++;
+		s->nparts++;
+	}
+	s->t[d].stage = ST_IDLE;
+	s->rkind = dl_order_on_main(s->pol, true, s->core.dev[dev_at(s, d)].async) ?
+		   MK_CALLBACK : MK_QUEUE;
+	if (s->rkind == MK_QUEUE && !dl_async_may_queue(s->pol, s->inflight)) {
+		s->rkind = MK_CALLBACK;   /* MAX_WORK: __device_attach() retries synchronously */
+		s->opr->sync_fallbacks++;
+	}
+	s->rstate = R_QUEUED;
+	burst_request(s, DL_VCPU_RETRY, 0);
+}
+
+/*
+ * driver_deferred_probe_trigger() after a bind (or at the op's start):
+ * queue_work() wakes the kworker if it is idle and the active list is not
+ * empty; a busy one walks on to what was appended.
+ */
+void des_retry_poke(struct sim *s)
+{
+	if (!s->module_ctx || s->rstate != R_IDLE || dl_deferred_peek(&s->core, 0) == DL_NONE)
+		return;
+	s->r_wake = true;
+	des_retry_kick(s);
+}
+
+void des_retry_got_cpu(struct sim *s)
+{
+	int64_t len = s->cost.main_ns + s->r_debt;
+
+	s->r_debt = 0;
+	if (s->r_wake) {
+		len += s->cost.wake_ns;
+		s->r_wake = false;
+	}
+	s->rstate = R_BURST;
+	if (s->rkind == MK_QUEUE) {
+		len += s->cost.queue_ns;
+	} else {
+		bool deferred;
+
+		s->t[s->rdev].stage = ST_CB;
+		len += des_callback_begin(s, s->rdev, &deferred);
+		s->r_cb_deferred = deferred;
+	}
+	burst_start(s, DL_VCPU_RETRY, len);
+}
+
+/* The kworker's probe of rdev is over, sleep included: the next retry. */
+void des_retry_callback_over(struct sim *s)
+{
+	uint32_t d = s->rdev;
+
+	s->rstate = R_BURST;    /* busy: its own bind does not poke it */
+	des_callback_end(s, d, s->r_cb_deferred);
+	des_device_finished(s, d);
+	des_retry_kick(s);
+}
+
+void des_retry_burst_done(struct sim *s)
+{
+	uint32_t d = s->rdev;
+	int64_t sl;
+
+	if (s->rkind == MK_QUEUE) {
+		s->t[d].stage = ST_QUEUED_CB;
+		s->t[d].bk = BK_NONE;
+		s->inflight++;
+		des_item_queue(s, d);
+		des_retry_kick(s);
+		return;
+	}
+	if (!s->r_cb_deferred && (sl = cb_sleep(s, d)) > 0) {
+		s->rstate = R_SLEEP;
+		dl_vcpu_sleep(&s->vc, DL_VCPU_RETRY, sl);
+		return;
+	}
+	des_retry_callback_over(s);
+}
