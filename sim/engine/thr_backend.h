@@ -189,12 +189,21 @@ static inline void set_abort(struct thr *t, int err, uint32_t d)
 	dl_halt(&t->sy, DL_HALT_ABORT);
 }
 
-/* threads.c */
+/* threads.c: a phase on the threads */
+int thr_run_phase(struct thr *t);
+bool thr_pool_run(void *ctx, struct dl_rthread *th, const struct dl_pool_item *k);
+bool thr_pool_stop_seen(void *ctx, const struct dl_rthread *th);
+void thr_sync_main_waits(void *ctx);
 void thr_wait_drain(struct thr *t, bool all);
 void thr_main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue);
 bool thr_may_queue(struct thr *t);
 
-/* thr_seq.c */
+/* thr_phase.c: a phase's snapshot and figures */
+int thr_snapshot_phase(struct thr *t);
+void thr_account_phase(struct thr *t, int64_t w0);
+void thr_flush_events(struct thr *t);
+
+/* thr_seq.c: sequential work */
 void thr_seq_bind(struct tw *w, struct dl_seq *q);
 void thr_sleep_off_cpu(void *ctx, int64_t ns);
 int thr_probe_deferral(struct thr *t);
