@@ -1,9 +1,15 @@
-/* test_diff.c - `dlsim diff`'s counting kernel against brute force. */
+/*
+ * test_diff.c - `dlsim diff`: the counting kernel against brute force, and
+ * the split of the agreement into the pairs a dependency orders and the rest.
+ */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <CUnit/Basic.h>
+#include <sqlite3.h>
 
 #include "sim/log/dl_diff.h"
 
@@ -95,6 +101,128 @@ static void test_reversed_order_disagrees_fully(void)
 	CU_ASSERT_EQUAL(l.n, 2);      /* the cap */
 }
 
+/*
+ * Two runs of one scenario in a database of dlsim's log tables: s supplies c
+ * (a managed link), p is the parent of q, x depends on nobody.  @cycle adds
+ * the link c -> s as well.  Callback starts (ms) per op, devices s c p q x:
+ * probe alike but for p and q (only a parent: no rule orders their probe);
+ * suspend alike but for x; resume with p and q swapped in B (the parent
+ * resumes after its child: a broken rule).
+ */
+static sqlite3 *two_runs(bool cycle)
+{
+	static const int64_t start[2][3][5] = {
+		{ { 0, 10, 30, 40, 20 }, { 0, 10, 20, 30, 40 }, { 20, 30, 0, 10, 40 } },
+		{ { 0, 10, 40, 30, 20 }, { 0, 10, 20, 30, 5 }, { 20, 30, 10, 0, 40 } },
+	};
+	static const char *const name[5] = { "s", "c", "p", "q", "x" };
+	static const char *const kind[3][2] = {
+		{ "probe_start", "probe_end" }, { "suspend_start", "suspend_end" },
+		{ "resume_start", "resume_end" } };
+	static const char *const phase[3] = { NULL, "suspend", "resume" };
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	char sql[256];
+	int seq = 0;
+
+	if (sqlite3_open(":memory:", &db) != SQLITE_OK)
+		return NULL;
+	sqlite3_exec(db, "CREATE TABLE runs(run_id, scenario, mode, order_name, seed);"
+		     "CREATE TABLE devices(run_id, dev_id, name, parent_id, async);"
+		     "CREATE TABLE links(run_id, link_id, consumer_id, supplier_id, flags);"
+		     "CREATE TABLE events(run_id, seq, t_ns, dev_id, kind, phase);", NULL, NULL, NULL);
+	for (int r = 1; r <= 2; r++) {
+		snprintf(sql, sizeof(sql), "INSERT INTO runs VALUES(%d, 'x', 'des', 'sync', 1);"
+			 "INSERT INTO links VALUES(%d, 0, 1, 0, 'AUTOPROBE_CONSUMER|MANAGED');", r, r);
+		sqlite3_exec(db, sql, NULL, NULL, NULL);
+		if (cycle) {
+			snprintf(sql, sizeof(sql), "INSERT INTO links VALUES(%d, 1, 0, 1, 'MANAGED');", r);
+			sqlite3_exec(db, sql, NULL, NULL, NULL);
+		}
+		for (int d = 0; d < 5; d++) {
+			snprintf(sql, sizeof(sql), "INSERT INTO devices VALUES(%d, %d, '%s', %s, 0);", r, d,
+				 name[d], d == 3 ? "2" : "NULL");
+			sqlite3_exec(db, sql, NULL, NULL, NULL);
+		}
+		sqlite3_prepare_v2(db, "INSERT INTO events VALUES(?, ?, ?, ?, ?, ?)", -1, &st, NULL);
+		for (int op = 0; op < 3; op++) {
+			for (int d = 0; d < 5; d++) {
+				for (int e = 0; e < 2; e++) {
+					sqlite3_bind_int(st, 1, r);
+					sqlite3_bind_int(st, 2, seq++);
+					sqlite3_bind_int64(st, 3, (start[r - 1][op][d] + e) * 1000000);
+					sqlite3_bind_int(st, 4, d);
+					sqlite3_bind_text(st, 5, kind[op][e], -1, SQLITE_STATIC);
+					if (phase[op])
+						sqlite3_bind_text(st, 6, phase[op], -1, SQLITE_STATIC);
+					else
+						sqlite3_bind_null(st, 6);
+					sqlite3_step(st);
+					sqlite3_reset(st);
+				}
+			}
+		}
+		sqlite3_finalize(st);
+	}
+	return db;
+}
+
+static const struct dl_diff_row *row_of(const struct dl_diff *d, const char *op, const char *ph)
+{
+	for (uint32_t i = 0; i < d->nrows; i++)
+		if (!strcmp(d->rows[i].op, op) && !strcmp(d->rows[i].phase, ph))
+			return &d->rows[i];
+	return NULL;
+}
+
+static void test_split_by_dependency(void)
+{
+	sqlite3 *db = two_runs(false);
+	struct dl_diff *d = NULL;
+	const struct dl_diff_row *w;
+	int64_t which;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+	CU_ASSERT_EQUAL_FATAL(dl_diff_runs(db, 1, 2, 1000000, 16, &d, &which), 0);
+	CU_ASSERT_TRUE(d->dep_known);
+	/* probe: s-c is ordered by the link and agrees; p-q, a parent only, swaps freely */
+	w = row_of(d, "probe", "probe");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+	CU_ASSERT_EQUAL(w->dep_pairs, 1);
+	CU_ASSERT_EQUAL(w->dep_agree, 1);
+	CU_ASSERT_EQUAL(w->pairs - w->agree, 1);
+	/* suspend: s-c and p-q agree; x moves before s, c, p and q: all timing */
+	w = row_of(d, "suspend", "suspend");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+	CU_ASSERT_EQUAL(w->dep_pairs, 2);
+	CU_ASSERT_EQUAL(w->dep_agree, 2);
+	CU_ASSERT_EQUAL(w->pairs - w->agree, 3);
+	/* resume: the parent p after its child q in B: a dependent pair disagrees */
+	w = row_of(d, "resume", "resume");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+	CU_ASSERT_EQUAL(w->dep_pairs, 2);
+	CU_ASSERT_EQUAL(w->dep_agree, 1);
+	CU_ASSERT_EQUAL(d->dep_pairs, 5);
+	CU_ASSERT_EQUAL(d->dep_agree, 4);
+	dl_diff_free(d);
+	sqlite3_close(db);
+}
+
+static void test_cycle_leaves_split_unknown(void)
+{
+	sqlite3 *db = two_runs(true);
+	struct dl_diff *d = NULL;
+	int64_t which;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+	CU_ASSERT_EQUAL_FATAL(dl_diff_runs(db, 1, 2, 1000000, 16, &d, &which), 0);
+	CU_ASSERT_FALSE(d->dep_known);
+	CU_ASSERT_EQUAL(d->dep_pairs, 0);
+	CU_ASSERT_TRUE(d->pairs > 0);
+	dl_diff_free(d);
+	sqlite3_close(db);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -106,6 +234,8 @@ int main(void)
 	CU_add_test(s, "pair counts equal brute force", test_counts_match_brute_force);
 	CU_add_test(s, "identical runs agree on every ordered pair", test_identical_runs_agree_fully);
 	CU_add_test(s, "a reversed order disagrees on every pair", test_reversed_order_disagrees_fully);
+	CU_add_test(s, "agreement split by what orders a pair", test_split_by_dependency);
+	CU_add_test(s, "a dependency cycle leaves the split unknown", test_cycle_leaves_split_unknown);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	nf = CU_get_number_of_failures();

@@ -129,6 +129,21 @@ static void print_table(const struct dl_diff *d)
 	print_share(s, sizeof(s), d->agree, d->pairs);
 	printf("\norder agreement: %" PRIu64 " of %" PRIu64 " pairs ordered the same way (%s)\n",
 	       d->agree, d->pairs, s);
+	if (d->dep_known) {
+		char t[32];
+
+		print_share(s, sizeof(s), d->dep_agree, d->dep_pairs);
+		print_share(t, sizeof(t), d->agree - d->dep_agree, d->pairs - d->dep_pairs);
+		printf("  pairs a dependency orders (links, and parents in PM phases): %" PRIu64
+		       " of %" PRIu64 " (%s): a difference here is a rule one run breaks\n"
+		       "  pairs only timing orders: %" PRIu64 " of %" PRIu64
+		       " (%s): which of two independent devices a thread reached first\n",
+		       d->dep_agree, d->dep_pairs, s, d->agree - d->dep_agree,
+		       d->pairs - d->dep_pairs, t);
+	} else {
+		printf("  (not split by dependency: more than %d devices in A, or its links form a "
+		       "cycle)\n", DL_DIFF_DEP_MAX);
+	}
 	if (d->pairs == d->agree)
 		return;
 	printf("disagreeing pairs (%" PRIu32 " listed%s):\n", d->npair,
@@ -151,6 +166,18 @@ static json_t *run_json(int64_t id, const char *scenario, const char *mode, cons
 	return json_pack("{s:I, s:s, s:s, s:s, s:I, s:I}", "run_id", (json_int_t)id,
 			 "scenario", scenario, "mode", mode, "order", order, "seed", (json_int_t)seed,
 			 "devices", (json_int_t)devices);
+}
+
+/*
+ * The split of @pairs (@same of them agreeing) into those a dependency
+ * orders and the rest; null when the diff could not tell (dep_known).
+ */
+static void dependent_json(json_t *o, const struct dl_diff *d, uint64_t pairs, uint64_t same)
+{
+	json_object_set_new(o, "dependent_pairs", d->dep_known ?
+			    json_integer((json_int_t)pairs) : json_null());
+	json_object_set_new(o, "dependent_same", d->dep_known ?
+			    json_integer((json_int_t)same) : json_null());
 }
 
 static int print_json(const struct dl_diff *d)
@@ -176,6 +203,7 @@ static int print_json(const struct dl_diff *d)
 				    json_real((double)w->b_ns / (double)w->a_ns) : json_null());
 		json_object_set_new(r, "agreement", w->pairs ?
 				    json_real((double)w->agree / (double)w->pairs) : json_null());
+		dependent_json(r, d, w->dep_pairs, w->dep_agree);
 		if (w->a_ns < 0)
 			json_object_set_new(r, "a_makespan_ns", json_null());
 		if (w->b_ns < 0)
@@ -204,6 +232,7 @@ static int print_json(const struct dl_diff *d)
 	json_object_set_new(o, "same", json_integer((json_int_t)d->agree));
 	json_object_set_new(o, "agreement", d->pairs ?
 			    json_real((double)d->agree / (double)d->pairs) : json_null());
+	dependent_json(o, d, d->dep_pairs, d->dep_agree);
 	json_object_set_new(o, "disagreeing", pairs);
 	pairs = NULL;
 	json_object_set_new(o, "disagreeing_unlisted", json_integer((json_int_t)d->disagree_unlisted));

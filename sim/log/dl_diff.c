@@ -44,6 +44,13 @@ struct run {
 	size_t nrec;
 	uint32_t *ops;          /* GRP_OP of each op, in order of appearance */
 	uint32_t nops;
+	/*
+	 * A's dependency closures (read_deps()), a row of @words per device id:
+	 * bit j of row i, j is upstream of i.  dep[0]: links that gate probe;
+	 * dep[1]: links and parents, for PM phases.  NULL: not computed.
+	 */
+	uint64_t *dep[2];
+	uint32_t words;
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -366,6 +373,164 @@ static int read_run_row(sqlite3 *db, int64_t id, char **scenario, char **mode, c
 	return (*scenario && *mode && *order) ? 0 : -ENOMEM;
 }
 
+/* ---- what orders a pair: the dependency closures of A ---- */
+
+struct edges {
+	uint32_t *from, *to;    /* downstream, upstream */
+	size_t n, cap;
+};
+
+static int edge_add(struct edges *e, int64_t from, int64_t to, uint32_t nname)
+{
+	if (from < 0 || to < 0 || from >= nname || to >= nname || from == to)
+		return 0;
+	if (e->n == e->cap) {
+		size_t nc = e->cap ? 2 * e->cap : 1024;
+		uint32_t *f = realloc(e->from, nc * sizeof(*f)), *t;
+
+		if (!f)
+			return -ENOMEM;
+		e->from = f;
+		if (!(t = realloc(e->to, nc * sizeof(*t))))
+			return -ENOMEM;
+		e->to = t;
+		e->cap = nc;
+	}
+	e->from[e->n] = (uint32_t)from;
+	e->to[e->n++] = (uint32_t)to;
+	return 0;
+}
+
+/* Is FLAG a token of the '|'-separated FLAGS? */
+static bool has_flag(const char *flags, const char *flag)
+{
+	size_t n = strlen(flag);
+
+	for (const char *p = flags; p && *p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL)
+		if (!strncmp(p, flag, n) && (p[n] == '|' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+/*
+ * Closes @e over @n ids into @bits (rows of @words, zeroed): in Kahn's
+ * order, each id's row is the union of its upstream ids and their rows.
+ * Returns -ELOOP when the edges have a cycle (a CYCLE link), -ENOMEM.
+ */
+static int close_deps(const struct edges *e, uint32_t n, uint32_t words, uint64_t *bits)
+{
+	uint32_t *start = calloc((size_t)n + 2, sizeof(*start)), *down = NULL, *ups = NULL;
+	uint32_t *queue = NULL, head = 0, tail = 0;
+	int ret = -ENOMEM;
+
+	if (!start || !(down = malloc((e->n + 1) * sizeof(*down))) ||
+	    !(ups = calloc((size_t)n + 1, sizeof(*ups))) || !(queue = malloc(((size_t)n + 1) * sizeof(*queue))))
+		goto out;
+	for (size_t k = 0; k < e->n; k++) {
+		start[e->to[k] + 2]++;
+		ups[e->from[k]]++;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		start[i + 2] += start[i + 1];
+	for (size_t k = 0; k < e->n; k++)
+		down[start[e->to[k] + 1]++] = e->from[k];
+	for (uint32_t i = 0; i < n; i++)
+		if (!ups[i])
+			queue[tail++] = i;
+	while (head < tail) {
+		uint32_t u = queue[head++];
+		const uint64_t *ru = bits + (size_t)u * words;
+
+		for (uint32_t k = start[u]; k < start[u + 1]; k++) {
+			uint32_t v = down[k];
+			uint64_t *rv = bits + (size_t)v * words;
+
+			for (uint32_t w = 0; w < words; w++)
+				rv[w] |= ru[w];
+			rv[u / 64] |= 1ull << (u % 64);
+			if (--ups[v] == 0)
+				queue[tail++] = v;
+		}
+	}
+	ret = tail == n ? 0 : -ELOOP;
+out:
+	free(start);
+	free(down);
+	free(ups);
+	free(queue);
+	return ret;
+}
+
+/*
+ * A's dependency closures (struct run, dep[]); left NULL (and 0 returned)
+ * when A is too large or its dependencies have a cycle.
+ */
+static int read_deps(sqlite3 *db, struct run *r)
+{
+	struct edges e[2] = { { 0 } };
+	sqlite3_stmt *st = NULL;
+	size_t size;
+	int rc, ret = -EIO;
+
+	if (!r->nname || r->nname > DL_DIFF_DEP_MAX)
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT consumer_id, supplier_id, flags FROM links WHERE run_id = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, r->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t c = sqlite3_column_int64(st, 0), s = sqlite3_column_int64(st, 1);
+		const char *f = (const char *)sqlite3_column_text(st, 2);
+
+		if (!f || has_flag(f, "SYNC_STATE_ONLY"))
+			continue;
+		if ((has_flag(f, "MANAGED") && edge_add(&e[0], c, s, r->nname)) ||
+		    edge_add(&e[1], c, s, r->nname)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE ||
+	    sqlite3_prepare_v2(db, "SELECT dev_id, parent_id FROM devices WHERE run_id = ?"
+			       " AND parent_id IS NOT NULL", -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, r->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (edge_add(&e[1], sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), r->nname)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	r->words = (r->nname + 63) / 64;
+	size = (size_t)r->nname * r->words;
+	ret = -ENOMEM;
+	for (int k = 0; k < 2; k++) {
+		if (!(r->dep[k] = calloc(size, sizeof(uint64_t))))
+			goto out;
+		rc = close_deps(&e[k], r->nname, r->words, r->dep[k]);
+		if (rc == -ELOOP) {
+			free(r->dep[0]);
+			free(r->dep[1]);
+			r->dep[0] = r->dep[1] = NULL;
+			break;
+		}
+		if (rc)
+			goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	for (int k = 0; k < 2; k++) {
+		free(e[k].from);
+		free(e[k].to);
+	}
+	return ret;
+}
+
 static void run_free(struct run *r)
 {
 	for (uint32_t i = 0; i < r->nname; i++)
@@ -373,6 +538,8 @@ static void run_free(struct run *r)
 	free(r->name);
 	free(r->rec);
 	free(r->ops);
+	free(r->dep[0]);
+	free(r->dep[1]);
 }
 
 /* ---- matching ---- */
@@ -539,9 +706,48 @@ static void op_range(const struct rec *r, size_t n, uint32_t op, size_t *lo, siz
 	*hi = h;
 }
 
+/*
+ * Of the @m devices of a phase of family @fam (A's ids @dev, starts @ta in
+ * A and @tb in B), the pairs a dependency orders, each once (from the
+ * downstream device's closure row), into @row.  @pos: NONE for every id,
+ * as it is left.
+ */
+static void count_dependent(const struct run *a, unsigned fam, const uint32_t *dev,
+			    const int64_t *ta, const int64_t *tb, uint32_t m, int64_t tol,
+			    uint32_t *pos, struct dl_diff_row *row)
+{
+	const uint64_t *dep = a->dep[fam == FAM_SUSPEND || fam == FAM_RESUME];
+
+	for (uint32_t i = 0; i < m; i++)
+		pos[dev[i]] = i;
+	for (uint32_t i = 0; i < m; i++) {
+		const uint64_t *r = dep + (size_t)dev[i] * a->words;
+
+		for (uint32_t w = 0; w < a->words; w++) {
+			for (uint64_t bits = r[w]; bits; bits &= bits - 1) {
+				uint32_t x = pos[w * 64 + (uint32_t)__builtin_ctzll(bits)];
+				int64_t ga, gb;
+
+				if (x == NONE)
+					continue;
+				ga = ta[i] - ta[x];
+				gb = tb[i] - tb[x];
+				if (ga > tol || ga < -tol) {
+					if (gb > tol || gb < -tol) {
+						row->dep_pairs++;
+						row->dep_agree += (ga > 0) == (gb > 0);
+					}
+				}
+			}
+		}
+	}
+	for (uint32_t i = 0; i < m; i++)
+		pos[dev[i]] = NONE;
+}
+
 static int diff_phase(struct dl_diff *d, const struct run *a, const struct run *b, uint32_t g,
 		      size_t ka, size_t ea, size_t kb, size_t eb, uint32_t max_pairs,
-		      int64_t **buf, size_t *bufcap)
+		      int64_t **buf, size_t *bufcap, uint32_t *pos)
 {
 	struct dl_diff_row *row = &d->rows[d->nrows - 1];
 	size_t m = 0, need = (ea - ka) < (eb - kb) ? ea - ka : eb - kb;
@@ -576,7 +782,6 @@ static int diff_phase(struct dl_diff *d, const struct run *a, const struct run *
 	}
 	row->matched = m;
 	lc = (struct list_ctx){ d, a, dev, ta, tb, d->nrows - 1, 0 };
-	(void)g;
 	ret = dl_diff_order_agreement(ta, tb, (uint32_t)m, d->tol_ns, &pairs, &agree,
 				      max_pairs - d->npair, list_pair, &lc);
 	if (ret)
@@ -588,12 +793,16 @@ static int diff_phase(struct dl_diff *d, const struct run *a, const struct run *
 	d->pairs += pairs;
 	d->agree += agree;
 	d->disagree_unlisted += pairs - agree;
+	if (d->dep_known)
+		count_dependent(a, GRP_FAM(g), dev, ta, tb, (uint32_t)m, d->tol_ns, pos, row);
+	d->dep_pairs += row->dep_pairs;
+	d->dep_agree += row->dep_agree;
 	return 0;
 }
 
 static int build(struct dl_diff *d, struct run *a, struct run *b, uint32_t max_pairs)
 {
-	uint32_t *ops, nops;
+	uint32_t *ops, nops, *pos = NULL;
 	size_t cap = 0, bufcap = 0;
 	int64_t *buf = NULL;
 	uint32_t listed0;
@@ -601,9 +810,17 @@ static int build(struct dl_diff *d, struct run *a, struct run *b, uint32_t max_p
 
 	qsort(a->rec, a->nrec, sizeof(*a->rec), cmp_rec);
 	qsort(b->rec, b->nrec, sizeof(*b->rec), cmp_rec);
+	d->dep_known = a->dep[0] != NULL;
+	if (d->dep_known) {
+		if (!(pos = malloc((size_t)a->nname * sizeof(*pos))))
+			return -ENOMEM;
+		memset(pos, 0xff, (size_t)a->nname * sizeof(*pos));   /* NONE */
+	}
 	d->pair = calloc((size_t)max_pairs + 1, sizeof(*d->pair));
-	if (!d->pair || (ret = op_order(a, b, &ops, &nops)))
+	if (!d->pair || (ret = op_order(a, b, &ops, &nops))) {
+		free(pos);
 		return -ENOMEM;
+	}
 	for (uint32_t o = 0; o < nops; o++) {
 		size_t la, ha, lb, hb, ka, kb;
 		struct dl_diff_row *whole;
@@ -632,7 +849,8 @@ static int build(struct dl_diff *d, struct run *a, struct run *b, uint32_t max_p
 			row->a_ns = row->a_devices ? ahi - alo : -1;
 			row->b_ns = row->b_devices ? bhi - blo : -1;
 			listed0 = d->npair;
-			if ((ret = diff_phase(d, a, b, g, sa, ka, sb, kb, max_pairs, &buf, &bufcap)))
+			if ((ret = diff_phase(d, a, b, g, sa, ka, sb, kb, max_pairs, &buf, &bufcap,
+					      pos)))
 				goto out;
 			d->disagree_unlisted -= d->npair - listed0;
 		}
@@ -655,6 +873,8 @@ static int build(struct dl_diff *d, struct run *a, struct run *b, uint32_t max_p
 			for (uint32_t r = wi + 1; r < d->nrows; r++) {
 				whole->pairs += d->rows[r].pairs;
 				whole->agree += d->rows[r].agree;
+				whole->dep_pairs += d->rows[r].dep_pairs;
+				whole->dep_agree += d->rows[r].dep_agree;
 				if (d->rows[r].matched > whole->matched)
 					whole->matched = d->rows[r].matched;
 				whole->a_devices += d->rows[r].a_devices;
@@ -666,6 +886,7 @@ static int build(struct dl_diff *d, struct run *a, struct run *b, uint32_t max_p
 out:
 	free(ops);
 	free(buf);
+	free(pos);
 	return ret;
 }
 
@@ -690,6 +911,7 @@ int dl_diff_runs(sqlite3 *db, int64_t a, int64_t b, int64_t tol_ns, uint32_t max
 	}
 	if (!ret && !(ret = read_names(db, &ra)) && !(ret = read_names(db, &rb)) &&
 	    !(ret = read_events(db, &ra)) && !(ret = read_events(db, &rb)) &&
+	    !(ret = read_deps(db, &ra)) &&
 	    !(ret = map_devices(&ra, &rb, &d->devices_common))) {
 		d->devices_a = ra.ndev;
 		d->devices_b = rb.ndev;

@@ -16,15 +16,24 @@
  * over A's order with a Fenwick tree over B's ranks), so a million devices
  * diff in seconds; the disagreeing pairs are listed up to a cap and the rest
  * counted.
+ *
+ * The agreement is also split by what orders a pair: a dependency (a rule of
+ * the link core or the PM core fixes which comes first, so any difference is
+ * a broken rule in one of the runs) or nothing but timing (which of two
+ * independent devices a thread reaches first).  That split tells a model
+ * whose rules differ from the kernel's apart from one whose clocks do.
  */
 #ifndef DL_DIFF_H
 #define DL_DIFF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct sqlite3;
 
 #define DL_DIFF_NAME 64
+/* The most devices whose dependency closure a diff computes (two bitsets of n^2 bits). */
+#define DL_DIFF_DEP_MAX 16384
 
 /* One row: an op (phase "") or one phase of it. */
 struct dl_diff_row {
@@ -33,6 +42,7 @@ struct dl_diff_row {
 	int64_t a_ns, b_ns;          /* makespan in A and B; -1 when the run has no such op/phase */
 	uint64_t a_devices, b_devices, matched;   /* callbacks in A, in B, devices in both */
 	uint64_t pairs, agree;       /* pairs ordered in both with gaps > tol; of them the same way */
+	uint64_t dep_pairs, dep_agree;   /* of those, the pairs a dependency orders (dl_diff.dep_known) */
 };
 
 /* A pair of devices ordered differently: dev1 first in A, dev2 first in B. */
@@ -51,6 +61,16 @@ struct dl_diff {
 	struct dl_diff_row *rows;
 	uint32_t nrows;
 	uint64_t pairs, agree;           /* over every phase */
+	/*
+	 * The pairs a dependency orders: a path of links (neither
+	 * SYNC_STATE_ONLY nor, for probe and unbind, unmanaged) and, in PM
+	 * phases, of parents between the two devices, in A's devices and
+	 * links.  The ordering rules fix their order; the others' order is
+	 * timing.  dep_known: computed (A has at most DL_DIFF_DEP_MAX devices
+	 * and its dependencies no cycle).
+	 */
+	bool dep_known;
+	uint64_t dep_pairs, dep_agree;
 	struct dl_diff_pair *pair;       /* the first max_pairs disagreeing pairs */
 	uint32_t npair;
 	uint64_t disagree_unlisted;      /* disagreeing pairs beyond the cap */

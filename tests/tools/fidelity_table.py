@@ -7,7 +7,9 @@ the DES twin, B the kernel run) and, optionally, that of `dlsim diff KERNEL2 KER
 them: suspend, suspend#2, ...): both makespans, DES/kernel, the pairs both runs order
 with a gap above the tolerance, the share ordered the same way, and the first
 disagreeing pairs ("x<y" is the DES's order; the kernel ran y first).  Ops with no
-callbacks in either run (unbind without a remove callback, say) are left out.
+callbacks in either run (unbind without a remove callback, say) are left out.  The
+summary splits the pairs into those a dependency orders (a rule fixes their order) and
+those only timing orders.
 """
 import json
 import sys
@@ -39,6 +41,8 @@ def main(argv):
     print(f"| case | op | DES ms | kernel ms | DES/kernel | pairs >{tol:g} ms | agreement | kernel vs kernel | first disagreeing pairs (DES order; kernel the other way) |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     worst_ratio, all_pairs, all_same = None, 0, 0
+    dep_pairs = dep_same = 0
+    dep_known = all(d.get("dependent_pairs") is not None for _, d, _ in cases)
     nops = nagree = nwithin = 0
     for name, d, noise in cases:
         by_op = {}
@@ -60,6 +64,9 @@ def main(argv):
             agree = f"{100 * r['same'] / r['pairs']:.2f}%" if r["pairs"] else "–"
             all_pairs += r["pairs"]
             all_same += r["same"]
+            if dep_known:
+                dep_pairs += r["dependent_pairs"]
+                dep_same += r["dependent_same"]
             shown = by_op.get(r["op"], [])[:SHOW_PAIRS]
             txt = ", ".join(f"{p['first_in_a']}<{p['second_in_a']} ({p['phase']})" for p in shown)
             more = r["pairs"] - r["same"] - len(shown)
@@ -72,6 +79,11 @@ def main(argv):
     if all_pairs:
         print(f"all cases: {all_same} of {all_pairs} pairs ordered the same way "
               f"({100 * all_same / all_pairs:.2f}%), {all_pairs - all_same} disagree")
+    if all_pairs and dep_known:
+        free, free_same = all_pairs - dep_pairs, all_same - dep_same
+        print(f"  pairs a dependency orders: {dep_same} of {dep_pairs} the same way "
+              f"({100 * dep_same / max(dep_pairs, 1):.2f}%); pairs only timing orders: "
+              f"{free_same} of {free} ({100 * free_same / max(free, 1):.2f}%)")
     print(f"ops whose every pair agrees: {nagree} of {nops}; "
           f"ops whose makespan is within 5% of the kernel's: {nwithin} of {nops}")
     if worst_ratio is not None:
