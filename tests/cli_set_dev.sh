@@ -2,6 +2,7 @@
 # --set dev.NAME.KEY=VALUE: per-device overrides of a scenario that lists its
 # devices (a name with dots, a latency, async), the errors that name what is
 # wrong, and a generate key on such a file says to use dev.NAME.KEY.
+# --set cost.KEY=VALUE: the cost model's keys, on listed and generated scenarios.
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
@@ -27,4 +28,21 @@ expect 2 "no name" "$DLSIM" validate "$T/cam.json" --set dev.probe=1ms
 expect 2 "dev. on a generated scenario" "$DLSIM" validate "$SRC/scenarios/default.json" --set dev.x.probe=1ms
 grep -q 'lists no "devices"' "$T/err" || bad "says the scenario lists no devices"
 expect 0 "generate keys still work" "$DLSIM" validate "$SRC/scenarios/default.json" --set devices=50
+# cost.KEY: one CPU makes four 1 ms CPU-bound async suspends serial (4 ms, not 1 ms)
+cat >"$T/par.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "par",
+  "defaults": { "suspend": "1ms", "cpu": 1, "async": true },
+  "devices": [ {"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"} ] }
+J
+expect 0 "cost.cpus=4" "$DLSIM" run "$T/par.json" --order kernel-async --set cost.cpus=4 --no-log --json
+grep -q '"suspend":{"makespan_ns":1[0-9][0-9][0-9][0-9][0-9][0-9],' "$T/out" || { bad "four CPUs: about 1 ms"; cat "$T/out"; }
+expect 0 "cost.cpus=1" "$DLSIM" run "$T/par.json" --order kernel-async --set cost.cpus=1 --no-log --json
+grep -q '"suspend":{"makespan_ns":4[0-9][0-9][0-9][0-9][0-9][0-9],' "$T/out" || { bad "one CPU: about 4 ms"; cat "$T/out"; }
+grep -q '"workers":1,' "$T/out" || bad "one CPU is K = 1"
+expect 0 "cost.wake_ns with a unit, generated scenario" "$DLSIM" validate "$SRC/scenarios/default.json" --set cost.wake_ns=70us --set devices=50
+expect 2 "unknown cost key" "$DLSIM" run "$T/par.json" --set cost.bogus=1 --no-log
+grep -q "cost: unknown key 'bogus'" "$T/err" || { bad "names the unknown cost key"; cat "$T/err"; }
+expect 2 "bad cost value" "$DLSIM" run "$T/par.json" --set cost.cpus=0 --no-log
+grep -q "cost.cpus" "$T/err" || { bad "names cost.cpus"; cat "$T/err"; }
+expect 2 "no cost key" "$DLSIM" run "$T/par.json" --set cost.=1 --no-log
 finish cli_set_dev

@@ -37,7 +37,7 @@ static void advise_usage(FILE *f)
 		   "  --json          one JSON object on stdout\n"
 		   "  --db PATH       also keep the ranking (the --top rows) in PATH's table advice,\n"
 		   "                  for the report of that database\n"
-		   "  --seed N, --set KEY=VALUE  as for run (--set dev.NAME.KEY=VALUE too)\n\n"
+		   "  --seed N, --set KEY=VALUE  as for run (dev.NAME.KEY and cost.KEY too)\n\n"
 		   "A change is one re-simulation: devices without async + devices with a latency\n"
 		   "+ 4 orders + 1 + links.  Ctrl-C stops early and ranks what was simulated.\n\n"
 		   "exit status: 0 success, 2 bad usage or input\n");

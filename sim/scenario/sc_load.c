@@ -769,10 +769,22 @@ static int parse_seed(struct sc_build *b, json_t *v, uint64_t *seed)
 }
 
 #define DEV_PREFIX "dev."
+#define COST_PREFIX "cost."
 
 static bool dev_key(const char *key)
 {
 	return !strncmp(key, DEV_PREFIX, strlen(DEV_PREFIX));
+}
+
+static bool cost_key(const char *key)
+{
+	return !strncmp(key, COST_PREFIX, strlen(COST_PREFIX));
+}
+
+/* A key --set does not give to the generator: dev.NAME.KEY or cost.KEY. */
+static bool own_key(const char *key)
+{
+	return dev_key(key) || cost_key(key);
 }
 
 /* VALUE as JSON when it parses, else as a string. */
@@ -781,6 +793,42 @@ static json_t *override_value(const char *value)
 	json_t *v = json_loads(value, JSON_DECODE_ANY, NULL);
 
 	return v ? v : json_string(value);
+}
+
+/*
+ * --set cost.KEY=VALUE: set KEY of the scenario's "cost" object (created if
+ * absent), validated with the rest of it afterwards, so an unknown KEY or a
+ * bad VALUE is reported as the file's own would be ("cost.KEY: ...").
+ */
+static int apply_cost_overrides(struct sc_build *b, json_t *root)
+{
+	json_t *cost = json_object_get(root, "cost");
+
+	for (size_t i = 0; i < b->nov; i++) {
+		const char *key = b->ov[i].key;
+		json_t *v;
+
+		if (!key || !cost_key(key))
+			continue;
+		if (!key[strlen(COST_PREFIX)]) {
+			char sub[320];
+
+			sc_path(sub, sizeof(sub), "--set %s", key);
+			return sc_fail(b, sub, "expected cost.KEY=VALUE (KEY: cpus, main_ns, queue_ns, "
+				       "wake_ns, ...)");
+		}
+		if (!cost) {
+			cost = json_object();
+			if (!cost || json_object_set_new(root, "cost", cost))
+				return sc_nomem(b);
+		}
+		if (!json_is_object(cost))
+			return sc_fail(b, "cost", "expected an object");
+		v = override_value(b->ov[i].value);
+		if (!v || json_object_set_new(cost, key + strlen(COST_PREFIX), v))
+			return sc_nomem(b);
+	}
+	return 0;
 }
 
 /*
@@ -845,13 +893,13 @@ static int apply_overrides(struct sc_build *b, json_t *root)
 	for (size_t i = 0; i < b->nov; i++) {
 		if (!b->ov[i].key || !*b->ov[i].key)
 			return sc_fail(b, "--set", "empty key; expected KEY=VALUE");
-		ngen += !dev_key(b->ov[i].key);
+		ngen += !own_key(b->ov[i].key);
 	}
 	if (!ngen)
 		return 0;
 	if (!gen && json_object_get(root, "devices")) {
 		for (size_t i = 0; i < b->nov; i++)
-			if (!dev_key(b->ov[i].key)) {
+			if (!own_key(b->ov[i].key)) {
 				char sub[300];
 
 				sc_path(sub, sizeof(sub), "--set %s", b->ov[i].key);
@@ -871,7 +919,7 @@ static int apply_overrides(struct sc_build *b, json_t *root)
 	for (size_t i = 0; i < b->nov; i++) {
 		json_t *v;
 
-		if (dev_key(b->ov[i].key))
+		if (own_key(b->ov[i].key))
 			continue;
 		v = override_value(b->ov[i].value);
 		if (!v || json_object_set_new(gen, b->ov[i].key, v))
@@ -955,7 +1003,7 @@ static int load_root(struct sc_build *b, json_t *root, const uint64_t *seed_over
 	if (intern_profile(b, &def) < 0)	/* profile 0: the defaults */
 		return -ENOMEM;
 
-	if ((ret = apply_device_overrides(b, root)))
+	if ((ret = apply_device_overrides(b, root)) || (ret = apply_cost_overrides(b, root)))
 		return ret;
 	v = json_object_get(root, "devices");
 	if (v && (ret = parse_devices(b, v, &def, def_async)))
