@@ -97,10 +97,9 @@ static void item_retire(struct sim *s)
  * order whose finishing devices queue their dependents
  * (dpm_async_resume_subordinate(), dpm_async_suspend_superior() since
  * 6.16): handoff_ns per dependent it walks (under dpm_list_mtx, then
- * async_wip_mtx per device) and queue_ns per item it queues: under
- * kernel-async-v2 every async dependent not queued yet (its waits are
- * counted down already, see v2 in main_callback_over()), under the other
- * orders those it makes ready.
+ * async_wip_mtx per device) and queue_ns per item it queues
+ * (dl_handoff_queues(); under kernel-async-v2 the waits are counted down
+ * already, dl_handoff_after_done()).
  */
 static int64_t handoff_len(const struct sim *s, uint32_t d)
 {
@@ -112,16 +111,10 @@ static int64_t handoff_len(const struct sim *s, uint32_t d)
 		if (!z->part)
 			continue;
 		len += s->cost.handoff_ns;
-		if (!z->on_main && z->stage == ST_IDLE && (s->ps.blocking || z->wait == 1))
+		if (dl_handoff_queues(&s->ps, z->on_main, z->stage != ST_IDLE, z->wait))
 			len += s->cost.queue_ns;
 	});
 	return len;
-}
-
-/* kernel-async-v2's suspend or resume phase (6.16+): its walk and hand-offs. */
-static bool v2_phase(const struct sim *s)
-{
-	return s->ps.v2;
 }
 
 /* Position @d's callback is over: does a hand-off walk follow? */
@@ -152,33 +145,36 @@ static void handoff_queue(struct sim *s, uint32_t d)
 	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, {
 		struct task *z = &s->t[y];
 
-		if (!z->part || z->on_main || z->stage != ST_IDLE ||
+		if (!z->part || !dl_handoff_queues(&s->ps, z->on_main, z->stage != ST_IDLE, z->wait) ||
 		    !dl_async_may_queue(s->pol, s->inflight))
 			continue;
 		z->stage = ST_QUEUED_START;
-		z->bk = carry ? BK_NONE : BK_WAKE;
+		z->bk = carry ? BK_NONE : dl_item_pays(&s->ps);
 		carry = false;
 		s->inflight++;
 		des_item_queue(s, y);
 	});
 }
 
-/* Position @d is done with this phase: release the next level if it was the last of its. */
+/* levels: the barrier moved to level @l (dl_barrier_advance()): its ready devices are. */
+static void release_level(void *ctx, uint32_t l)
+{
+	struct sim *s = ctx;
+
+	for (uint32_t i = s->lv.off[l]; i < s->lv.off[l + 1]; i++) {
+		uint32_t z = s->lv.order[i];
+
+		if (s->t[z].wait == 0)
+			des_on_ready(s, z);
+	}
+}
+
+/* Position @d is done with this phase: the levels' barrier counts it off. */
 static void level_done(struct sim *s, uint32_t d)
 {
-	struct dl_levels *lv = &s->lv;
-
-	if (s->ps.barrier && s->t[d].part && --lv->left[s->t[d].level] == 0) {
-		while (s->cur_level + 1 < lv->nlevels && lv->left[s->cur_level] == 0) {
-			s->cur_level++;
-			for (uint32_t i = lv->off[s->cur_level]; i < lv->off[s->cur_level + 1]; i++) {
-				uint32_t z = lv->order[i];
-
-				if (s->t[z].wait == 0)
-					des_on_ready(s, z);
-			}
-		}
-	}
+	if (s->ps.barrier && s->t[d].part)
+		dl_barrier_done(s->lv.left, s->lv.nlevels, &s->cur_level, s->t[d].level,
+				release_level, s);
 }
 
 /*
@@ -255,34 +251,25 @@ static void main_fallback(struct sim *s, uint32_t y)
 		des_main_kick(s);
 }
 
-/* Enqueue @y's work as a callback burst, or wake it / the main thread. */
-void des_on_ready(struct sim *s, uint32_t y)
+/* A blocked item's last wait is done: it is woken (wake_ns) and asks for a CPU again. */
+static void item_wake(struct sim *s, uint32_t y)
 {
-	if (s->aborted)
-		return;
-	if (s->t[y].on_main) {
-		if (s->mstate == M_WAIT_DEV && s->mdev == y)
-			des_main_kick(s);
-		return;
-	}
-	if (s->ps.barrier && s->t[y].level > s->cur_level)
-		return;
-	if (s->t[y].stage == ST_BLOCKED) {
-		s->r->wakeups++;
+	s->r->wakeups++;
 		s->opr->wakeups++;
 		s->opr->blocked_ns += s->vc.now - s->blocked_since[y];
-		emit(s, DL_EV_WORK_WAKE, dev_at(s, y), s->phase, 0);
-		s->t[y].stage = ST_QUEUED_CB;
-		s->t[y].bk = BK_WAKE;
-		if (v2_phase(s))
-			des_item_queue(s, y);   /* it gave its worker back (item_burst_done()) */
-		else
-			burst_request(s, y, s->t[y].prio);
-		s->alive--;   /* counted again when it gets a CPU */
-		return;
-	}
-	if (s->t[y].stage != ST_IDLE || !s->ps.queue_when_ready)
-		return;   /* classic and v2 items are queued by the walk (v2: or a hand-off) */
+	emit(s, DL_EV_WORK_WAKE, dev_at(s, y), s->phase, 0);
+	s->t[y].stage = ST_QUEUED_CB;
+	s->t[y].bk = BK_WAKE;
+	if (s->ps.v2)
+		des_item_queue(s, y);   /* it gave its worker back (item_burst_done()) */
+	else
+		burst_request(s, y, s->t[y].prio);
+	s->alive--;   /* counted again when it gets a CPU */
+}
+
+/* Ready @y's item is queued now, or left to main if MAX_WORK items are pending. */
+static void item_queue_ready(struct sim *s, uint32_t y)
+{
 	if (!dl_async_may_queue(s->pol, s->inflight)) {
 		main_fallback(s, y);
 		return;
@@ -297,16 +284,40 @@ void des_on_ready(struct sim *s, uint32_t y)
 	 * runs it next, without a wake (worker_thread(): keep_working() holds
 	 * while the worklist is not empty, unbound workers never count in
 	 * nr_running); the idle worker kick_pool() woke finds nothing.  In
-	 * probe the item pays the queueing itself.
+	 * probe the item pays the queueing itself (dl_item_pays()).
 	 */
 	if (s->carry_on) {
 		s->t[y].bk = BK_NONE;
 		s->carry_on = false;
 	} else {
-		s->t[y].bk = s->ps.handoff ? BK_WAKE : BK_QUEUE;
+		s->t[y].bk = dl_item_pays(&s->ps);
 	}
 	s->inflight++;
 	des_item_queue(s, y);
+}
+
+/* Position @y's last wait is done: what its order does with it (dl_ready_action()). */
+void des_on_ready(struct sim *s, uint32_t y)
+{
+	const struct task *z = &s->t[y];
+
+	if (s->aborted)
+		return;
+	switch (dl_ready_action(&s->ps, z->on_main, z->level > s->cur_level,
+				z->stage == ST_BLOCKED, z->stage == ST_IDLE)) {
+	case DL_READY_MAIN:
+		if (s->mstate == M_WAIT_DEV && s->mdev == y)
+			des_main_kick(s);
+		break;
+	case DL_READY_WAKE:
+		item_wake(s, y);
+		break;
+	case DL_READY_QUEUE:
+		item_queue_ready(s, y);
+		break;
+	case DL_READY_NONE:
+		break;
+	}
 }
 
 /* Position @i's callback (not a deferring probe attempt) started in this phase. */
@@ -499,7 +510,7 @@ void des_main_kick(struct sim *s)
 				burst_request(s, DL_VCPU_MAIN, 0);
 				return;
 			}
-			if (v2_phase(s) && s->widx <= s->w.nupfront)
+			if (s->ps.v2 && s->widx <= s->w.nupfront)
 				continue;   /* v2 up front: dpm_async_with_cleanup() leaves it to the walk */
 			/* MAX_WORK: dpm_async_fn() fails, the main thread runs the device */
 			s->t[d].on_main = 1;
@@ -538,7 +549,7 @@ static void main_callback_over(struct sim *s)
 	uint32_t d = s->mdev;
 
 	des_callback_end(s, d, s->main_cb_deferred);
-	if (v2_phase(s)) {
+	if (dl_handoff_after_done(&s->ps)) {
 		/*
 		 * 6.16+: complete_all() first (blocked waiters wake), then the
 		 * hand-off walk (dpm_async_resume_subordinate(),
@@ -577,11 +588,11 @@ static void main_burst_done(struct sim *s)
 	if (s->mkind == MK_QUEUE) {
 		/* the queued item */
 		s->t[d].stage = s->pk == PK_PROBE_DEFER ? ST_QUEUED_CB : ST_QUEUED_START;
-		s->t[d].bk = s->pk == PK_PROBE_DEFER ? BK_NONE : BK_WAKE;
+		s->t[d].bk = dl_item_pays(&s->ps);
 		s->inflight++;
 		des_item_queue(s, d);
 	} else if (s->mkind == MK_HANDOFF) {
-		if (v2_phase(s))
+		if (dl_handoff_after_done(&s->ps))
 			handoff_queue(s, d);   /* finished before its walk */
 		else
 			des_device_finished(s, d);
@@ -675,7 +686,7 @@ static void item_callback_over(struct sim *s, uint32_t d)
 
 	if (!skipped)
 		des_callback_end(s, d, s->t[d].bk == BK_DEFERRED);
-	if (!skipped && v2_phase(s)) {
+	if (!skipped && dl_handoff_after_done(&s->ps)) {
 		/* complete_all() first, then the hand-off walk (main_callback_over()) */
 		des_device_finished(s, d);
 		if (wants_handoff(s, d)) {
@@ -700,7 +711,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 	int64_t sl;
 
 	if (s->t[d].stage == ST_TAIL) {
-		if (v2_phase(s))
+		if (dl_handoff_after_done(&s->ps))
 			item_v2_done(s, d);
 		else
 			item_done(s, d);
@@ -739,7 +750,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 		 * a blocked v2 item too).  Classic items are queued in walk
 		 * order, after what they wait for, and keep theirs.
 		 */
-		if (v2_phase(s))
+		if (s->ps.v2)
 			item_retire(s);
 		return;
 	}

@@ -20,6 +20,7 @@
 #include "sim/engine/thr_events.h"
 #include "sim/engine/thr_pool.h"
 #include "sim/engine/thr_sync.h"
+#include "sim/order/sched.h"
 
 enum { PK_SUSPEND = DL_PK_SUSPEND, PK_RESUME = DL_PK_RESUME, PK_PROBE = DL_PK_PROBE,
        PK_PROBE_DEFER = DL_PK_PROBE_DEFER };
@@ -122,7 +123,7 @@ struct thr {
 	/* levels: the devices of each level in device order, released in turn, under lmx */
 	pthread_mutex_t lmx;
 	struct dl_levels lv;    /* phase.h's, lv.left counted down under lmx */
-	uint32_t maxlevel, cur_level;
+	uint32_t cur_level;
 	int64_t *lat, *prio, *best;
 	uint32_t *prof;         /* each device's latency profile (the scenario's) */
 

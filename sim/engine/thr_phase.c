@@ -117,7 +117,6 @@ static void plan_phase(struct thr *t)
 
 	if (t->ps.barrier) {
 		dl_phase_levels(&v, &t->lv);
-		t->maxlevel = t->lv.nlevels - 1;
 		t->cur_level = 0;
 	}
 	if (t->ps.by_priority)

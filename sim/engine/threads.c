@@ -152,9 +152,15 @@ static void finished(struct thr *t)
 	dl_pool_unlock(&t->pool);
 }
 
-static bool ready_queue_mode(const struct thr *t)
+/* A parked v2 item's last wait is done: queue it again (it may have taken itself back). */
+static void wake_parked(struct thr *t, uint32_t y)
 {
-	return t->ps.link_aware && t->ps.queue_when_ready && !t->ps.barrier;
+	unsigned char one = 1;
+
+	if (atomic_compare_exchange_strong(&t->parked[y], &one, 0)) {
+		atomic_store(&t->queued[y], 3);
+		q_push(t, y);
+	}
 }
 
 /*
@@ -173,25 +179,34 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 
 			if (!ok)
 				atomic_store(&t->failed_dep[y], 1);
-			if (atomic_fetch_sub(&t->pending[y], 1) != 1 || t->ps.barrier)
-				continue;   /* levels: skipped when the level is released */
-			if (atomic_load(&t->failed_dep[y])) {
-				if (t->on_main[y])
-					continue;   /* the main thread sees it after its waits */
-				dl_complete_all(&t->sy, y);
-				finished(t);
-				if (dl_idvec_push(&skip, y))
-					set_abort(t, -ENOMEM, y);
-			} else if (ready_queue_mode(t) && !t->on_main[y] && !dl_halted(&t->sy)) {
-				q_push_ready(t, y);
-			} else if (t->ps.v2 && !dl_halted(&t->sy)) {
-				unsigned char one = 1;
-
-				/* its last wait is done: wake a parked v2 item */
-				if (atomic_compare_exchange_strong(&t->parked[y], &one, 0)) {
-					atomic_store(&t->queued[y], 3);
-					q_push(t, y);
+			if (atomic_fetch_sub(&t->pending[y], 1) != 1)
+				continue;
+			/*
+			 * dl_ready_action(): a level is queued when released, so
+			 * a device that becomes ready is held; a blocked classic
+			 * item is woken by the completion it waits on, a parked
+			 * v2 item must be queued again.  The main thread sees
+			 * its devices after their waits (MAIN: nothing to do).
+			 */
+			switch (dl_ready_action(&t->ps, t->on_main[y], true,
+						t->ps.v2 && atomic_load(&t->parked[y]), true)) {
+			case DL_READY_QUEUE:
+				if (atomic_load(&t->failed_dep[y])) {
+					dl_complete_all(&t->sy, y);
+					finished(t);
+					if (dl_idvec_push(&skip, y))
+						set_abort(t, -ENOMEM, y);
+				} else if (!dl_halted(&t->sy)) {
+					q_push_ready(t, y);
 				}
+				break;
+			case DL_READY_WAKE:
+				if (!dl_halted(&t->sy))
+					wake_parked(t, y);
+				break;
+			case DL_READY_MAIN:
+			case DL_READY_NONE:
+				break;
 			}
 		}
 		if (!skip.n)
@@ -203,41 +218,35 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 }
 
 /*
- * Levels: queue the devices of level cur_level (des.c's barrier release),
- * and the next one at once if none of them is left to run.  A device whose
- * supplier did not bind finishes unattempted.  Called with lmx held.
+ * Levels: the barrier moved to level @l (dl_barrier_advance()): queue its
+ * devices.  A device whose supplier did not bind finishes unattempted and
+ * is counted off at once.  Called with lmx held.
  */
-static void release_level_locked(struct thr *t)
+static void release_level(void *ctx, uint32_t l)
 {
-	while (t->cur_level <= t->maxlevel && !dl_halted(&t->sy)) {
-		uint32_t l = t->cur_level;
+	struct thr *t = ctx;
 
-		for (uint32_t i = t->lv.off[l]; i < t->lv.off[l + 1]; i++) {
-			uint32_t d = t->lv.order[i];
+	if (dl_halted(&t->sy))
+		return;
+	for (uint32_t i = t->lv.off[l]; i < t->lv.off[l + 1]; i++) {
+		uint32_t d = t->lv.order[i];
 
-			if (!atomic_load(&t->failed_dep[d])) {
-				q_push(t, d);
-				continue;
-			}
-			dl_complete_all(&t->sy, d);
-			finished(t);
-			release_dependents(t, d, false);
-			t->lv.left[l]--;
+		if (!atomic_load(&t->failed_dep[d])) {
+			q_push(t, d);
+			continue;
 		}
-		if (t->lv.left[l])
-			return;
-		t->cur_level++;
+		dl_complete_all(&t->sy, d);
+		finished(t);
+		release_dependents(t, d, false);
+		t->lv.left[l]--;
 	}
 }
 
-/* Levels: @d of the current level finished; the last one releases the next level. */
+/* Levels: @d finished; the last of its level moves the barrier (dl_barrier_done()). */
 static void level_finished(struct thr *t, uint32_t d)
 {
 	pthread_mutex_lock(&t->lmx);
-	if (--t->lv.left[t->lv.level[d]] == 0 && t->lv.level[d] == t->cur_level) {
-		t->cur_level++;
-		release_level_locked(t);
-	}
+	dl_barrier_done(t->lv.left, t->lv.nlevels, &t->cur_level, t->lv.level[d], release_level, t);
 	pthread_mutex_unlock(&t->lmx);
 }
 
@@ -247,8 +256,7 @@ static void level_finished(struct thr *t, uint32_t d)
 /*
  * des.c's hand-off walk after @d's callback (cost.h): handoff_ns per
  * dependent, queue_ns per item it will queue (read racily: a cost, not a
- * decision): under kernel-async-v2 every async dependent not queued yet,
- * under the other orders those it makes ready.
+ * decision), as dl_handoff_queues() says.
  */
 static int64_t handoff_len(const struct thr *t, uint32_t d)
 {
@@ -258,8 +266,9 @@ static int64_t handoff_len(const struct thr *t, uint32_t d)
 		uint32_t y = t->rel.adj[j];
 
 		len += t->cost.handoff_ns;
-		if (!t->on_main[y] && (t->ps.v2 ? atomic_load(&t->queued[y]) == 0 :
-				       atomic_load(&t->pending[y]) == 1))
+		if (dl_handoff_queues(&t->ps, t->on_main[y],
+				      t->ps.v2 && atomic_load(&t->queued[y]) != 0,
+				      atomic_load(&t->pending[y])))
 			len += t->cost.queue_ns;
 	}
 	return len;
@@ -279,7 +288,7 @@ static void handoff(struct thr *t, uint32_t d)
 		unsigned char idle = 0;
 		bool ok;
 
-		if (t->on_main[y] || atomic_load(&t->queued[y]) != 0)
+		if (!dl_handoff_queues(&t->ps, t->on_main[y], atomic_load(&t->queued[y]) != 0, 0))
 			continue;
 		dl_pool_lock(&t->pool);
 		ok = dl_async_may_queue(t->pol, t->pool.outstanding) &&
@@ -334,13 +343,13 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		t->newdepth[d] = (uint8_t)depth;
 		t->depth_set[d] = 1;
 	}
-	if (t->ps.handoff && !t->ps.v2 && !dl_halted(&t->sy))
+	if (t->ps.handoff && !dl_handoff_after_done(&t->ps) && !dl_halted(&t->sy))
 		dl_thr_take_time(&w->th, handoff_len(t, d));   /* PM phases only: probe returned above */
 	atomic_store(&t->ok[d], 1);
 	dl_complete_all(&t->sy, d);
 	if (t->ps.link_aware && !dl_halted(&t->sy))
 		release_dependents(t, d, ok);
-	if (t->ps.v2 && !dl_halted(&t->sy)) {
+	if (t->ps.handoff && dl_handoff_after_done(&t->ps) && !dl_halted(&t->sy)) {
 		/* 6.16+: complete_all() first, then the hand-off walk queues the rest */
 		dl_thr_take_time(&w->th, handoff_len(t, d));
 		handoff(t, d);
@@ -424,9 +433,9 @@ static bool run_v2(struct thr *t, struct tw *w, uint32_t d)
 /* A queued item on worker @w: its overhead, then its work.  Returns true if a callback ran. */
 static bool run_task(struct thr *t, struct tw *w, const struct dl_pool_item *k)
 {
-	bool pm = t->pk == PK_SUSPEND || t->pk == PK_RESUME;
-	int64_t overhead = t->pk == PK_PROBE_DEFER ? 0 :
-			   t->ps.classic || pm ? t->cost.wake_ns : t->cost.queue_ns;
+	enum dl_item_pays pays = dl_item_pays(&t->ps);
+	int64_t overhead = pays == DL_PAYS_WAKE ? t->cost.wake_ns :
+			   pays == DL_PAYS_QUEUE ? t->cost.queue_ns : 0;
 	/*
 	 * The overhead runs from when the item was queued if the worker was
 	 * idle (so the real wake-up latency counts against it), else from
@@ -582,7 +591,8 @@ int thr_run_phase(struct thr *t)
 	} else if (t->ps.barrier) {
 		/* the last device of a level releases the next, on its own thread */
 		pthread_mutex_lock(&t->lmx);
-		release_level_locked(t);
+		release_level(t, t->cur_level);
+		dl_barrier_advance(t->lv.left, t->lv.nlevels, &t->cur_level, release_level, t);
 		pthread_mutex_unlock(&t->lmx);
 	} else {
 		/* v2: the async roots (resume) or leaves (suspend) first */

@@ -1,0 +1,124 @@
+/*
+ * sched.h - what an order does while a phase runs, written once for both
+ * backends: what happens to a device that becomes ready, what a work item
+ * pays before its callback, what a finishing device's hand-off walk
+ * queues, and how the levels' barrier moves.  Each rule is a function of
+ * the phase's scheme (order.h's struct dl_phase_scheme) and of a few facts
+ * about one device that the backend reads from its own state (records
+ * indexed by position in des.c, atomics by device id in threads.c); the
+ * backend carries out the answer with its own mechanics (virtual CPUs and
+ * events, or a pool of threads).  So a backend never asks which order it
+ * runs, and an order's rule cannot drift between the two.
+ */
+#ifndef DL_ORDER_SCHED_H
+#define DL_ORDER_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/order/order.h"
+
+/* What becomes of a device whose last wait is done (dl_ready_action()). */
+enum dl_ready_act {
+	DL_READY_NONE,   /* nothing now: queued by the walk or a hand-off, or by its level's release */
+	DL_READY_MAIN,   /* the main thread runs it: wake main if it waits for this one */
+	DL_READY_WAKE,   /* an item blocked on its waits: wake it */
+	DL_READY_QUEUE,  /* queue its item now (MAX_WORK permitting: dl_async_may_queue()) */
+};
+
+/*
+ * dl_ready_action - the last wait of a participating device is done, in a
+ * phase of scheme @ps: @on_main, the main thread runs its callback;
+ * @held, its level is not released yet (levels' barrier); @blocked, its
+ * item was queued and blocks on its waits (kernel-async, -v2); @idle, its
+ * item is not queued yet.
+ */
+static inline enum dl_ready_act dl_ready_action(const struct dl_phase_scheme *ps, bool on_main,
+						bool held, bool blocked, bool idle)
+{
+	if (on_main)
+		return DL_READY_MAIN;
+	if (ps->barrier && held)
+		return DL_READY_NONE;
+	if (blocked)
+		return DL_READY_WAKE;
+	if (!idle || !ps->queue_when_ready)
+		return DL_READY_NONE;   /* classic and v2 items are queued by the walk (v2: or a hand-off) */
+	return DL_READY_QUEUE;
+}
+
+/*
+ * What a work item pays on its worker before its callback (cost.h), in a
+ * phase of scheme @ps: in a suspend or resume phase its kworker's wake
+ * (wake_ns: the PM core queued it, it starts or is woken); when probing a
+ * device once its suppliers are bound, the queueing (queue_ns: nobody
+ * else paid it); with the deferred-probe retry nothing (the walker that
+ * queued it paid).  The backends may waive it (des.c: the first item a
+ * finishing item queues runs on the same kworker).
+ */
+enum dl_item_pays { DL_PAYS_NONE, DL_PAYS_QUEUE, DL_PAYS_WAKE };
+
+static inline enum dl_item_pays dl_item_pays(const struct dl_phase_scheme *ps)
+{
+	if (ps->kind == DL_PK_PROBE_DEFER)
+		return DL_PAYS_NONE;
+	return ps->kind == DL_PK_PROBE ? DL_PAYS_QUEUE : DL_PAYS_WAKE;
+}
+
+/*
+ * dl_handoff_queues - does the hand-off walk of a device that finished in a
+ * phase of scheme @ps (ps->handoff) queue the item of a participating
+ * dependent (and pay queue_ns for it)?  @on_main: the main thread runs
+ * the dependent; @queued: its item is queued already (kernel-async-v2's
+ * work_in_progress); @waits: the waits it has left, the finishing
+ * device's included.  kernel-async-v2 queues every async dependent not
+ * queued yet (it then blocks on the rest of its waits); levels and
+ * cp-first queue those this device makes ready.
+ */
+static inline bool dl_handoff_queues(const struct dl_phase_scheme *ps, bool on_main, bool queued,
+				     uint32_t waits)
+{
+	return !on_main && !queued && (ps->v2 || waits == 1);
+}
+
+/*
+ * dl_handoff_after_done - does a finishing device of scheme @ps complete
+ * its waiters before its hand-off walk?  6.16+ (kernel-async-v2):
+ * complete_all() first, then dpm_async_resume_subordinate() or
+ * dpm_async_suspend_superior() queues what is not queued yet; levels and
+ * cp-first model the walk that makes dependents ready before they are
+ * counted down.
+ */
+static inline bool dl_handoff_after_done(const struct dl_phase_scheme *ps)
+{
+	return ps->v2;
+}
+
+/*
+ * The levels' barrier (ps->barrier): left[l] devices of level l still to
+ * finish, *cur the level released last, release(ctx, l) releases level l
+ * (queues its devices; one that cannot run is finished at once and counted
+ * off left[l] by the backend).  dl_barrier_advance() moves the barrier
+ * past every finished level, releasing each level it reaches; the backend
+ * holds whatever lock guards @left and @cur.
+ */
+typedef void dl_release_fn(void *ctx, uint32_t level);
+
+static inline void dl_barrier_advance(uint32_t *left, uint32_t nlevels, uint32_t *cur,
+				      dl_release_fn *release, void *ctx)
+{
+	while (*cur + 1 < nlevels && left[*cur] == 0) {
+		++*cur;
+		release(ctx, *cur);
+	}
+}
+
+/* dl_barrier_done - a device of level @l finished: count it off, and move the barrier if it was the last. */
+static inline void dl_barrier_done(uint32_t *left, uint32_t nlevels, uint32_t *cur, uint32_t l,
+				   dl_release_fn *release, void *ctx)
+{
+	if (--left[l] == 0)
+		dl_barrier_advance(left, nlevels, cur, release, ctx);
+}
+
+#endif
