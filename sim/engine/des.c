@@ -367,7 +367,7 @@ void des_callback_end(struct sim *s, uint32_t i, bool deferred)
 	if (s->pk == PK_SUSPEND || s->pk == PK_RESUME) {
 		int depth;
 
-		err = dl_faults_take(&s->faults, d, phase_lat_key(s->phase));
+		err = dl_faults_take(&s->faults, d, dl_phase_lat_key((unsigned)s->pk, s->phase));
 		emit(s, dl_pm_event((unsigned)s->pk, true), d, s->phase, err);
 		depth = dl_pm_depth_after((unsigned)s->pk, s->phase, err);
 		if (depth >= 0) {

@@ -153,11 +153,6 @@ static inline void emit(struct sim *s, unsigned kind, uint32_t dev, unsigned pha
 	des_sink_emit(s, &e);
 }
 
-static inline unsigned phase_lat_key(unsigned phase)
-{
-	return DL_LAT_PREPARE + phase;
-}
-
 /* ---- CPU bursts (vcpu.h) ---- */
 
 /* The position whose callback or overhead burst @task runs, or DL_NONE (main, not a callback). */

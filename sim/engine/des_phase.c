@@ -135,23 +135,15 @@ static struct dl_phase_view phase_view(const struct sim *s)
 	};
 }
 
-/* cp-first: the priorities of the phase (phase.h), into the records. */
-static void priorities(struct sim *s)
-{
-	struct dl_phase_graph g = phase_graph(s, s->topo, s->ntopo);
-
-	dl_phase_priorities(&g, s->g.m, s->prio);
-	for (uint32_t k = 0; k < s->ntopo; k++)
-		s->t[s->topo[k]].prio = s->prio[s->topo[k]];
-}
-
-/* levels: the levels of the phase (phase.h); each record keeps its own. */
-static void levels(struct sim *s)
+/* cp-first's priorities and the levels (dl_phase_plan()); each record keeps its own. */
+static void plan(struct sim *s)
 {
 	struct dl_phase_view v = phase_view(s);
 
-	dl_phase_levels(&v, &s->lv);
-	for (uint32_t k = 0; k < s->ntopo; k++)
+	dl_phase_plan(&v, &s->ps, s->g.m, &s->lv, s->prio);
+	for (uint32_t k = 0; k < s->ntopo && s->ps.by_priority; k++)
+		s->t[s->topo[k]].prio = s->prio[s->topo[k]];
+	for (uint32_t k = 0; k < s->ntopo && s->ps.barrier; k++)
 		s->t[s->topo[k]].level = s->lv.level[s->topo[k]];
 	s->cur_level = 0;
 }
@@ -233,10 +225,7 @@ static int run_phase(struct sim *s)
 		mainb = dl_phase_main_bound(&v, &s->w, &s->ps, s->est, s->cost.main_ns,
 					    s->cost.queue_ns);
 	}
-	if (s->ps.by_priority)
-		priorities(s);
-	if (s->ps.barrier)
-		levels(s);
+	plan(s);
 	des_main_kick(s);
 	des_retry_poke(s);   /* module context: what an earlier op left deferred */
 	if (s->ps.queue_when_ready && s->pk != PK_PROBE_DEFER) {
@@ -258,8 +247,9 @@ static int run_phase(struct sim *s)
 
 /*
  * Start a phase of kind @pk (for suspend and resume: enum dl_phase @phase)
- * on the snapshot of its graph: who takes part (probe: the devices without a
- * driver; PM: dl_pm_takes_part()), their latencies sampled.
+ * on the snapshot of its graph: who takes part (dl_takes_part()), their
+ * latencies sampled (probe: every position's, the deferred-probe walk may
+ * add some).
  */
 static int phase_start(struct sim *s, unsigned pk, unsigned phase)
 {
@@ -275,10 +265,8 @@ static int phase_start(struct sim *s, unsigned pk, unsigned phase)
 	for (uint32_t i = 0; i < s->g.m; i++) {
 		struct task *x = &s->t[i];
 
-		x->part = pm ? dl_pm_takes_part(pk, phase, s->g.depth[i]) :
-			  s->core.dev[dev_at(s, i)].state == DL_DEV_NO_DRIVER;
-		set_lat(s, i, !x->part && pm ? 0 :
-			      sample_at(s, i, pm ? phase_lat_key(phase) : DL_LAT_PROBE));
+		x->part = dl_takes_part(pk, phase, &s->core.dev[dev_at(s, i)], s->g.depth[i]);
+		set_lat(s, i, !x->part && pm ? 0 : sample_at(s, i, dl_phase_lat_key(pk, phase)));
 	}
 	return 0;
 }

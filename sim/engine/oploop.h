@@ -76,6 +76,26 @@ static inline bool dl_pm_takes_part(unsigned pk, unsigned phase, unsigned depth)
 }
 
 /*
+ * dl_takes_part - does registered device @x, @depth suspend phases deep
+ * (its pm_depth as the backend keeps it), take part in a phase of kind @pk
+ * (suspend and resume: @phase)?  A probe phase probes the devices without
+ * a driver.  Both backends ask this, so the rule is written once.
+ */
+static inline bool dl_takes_part(unsigned pk, unsigned phase, const struct dl_device *x,
+				 unsigned depth)
+{
+	if (pk == DL_PK_SUSPEND || pk == DL_PK_RESUME)
+		return dl_pm_takes_part(pk, phase, depth);
+	return x->state == DL_DEV_NO_DRIVER;
+}
+
+/* dl_phase_lat_key - the latency key (enum dl_lat_key) of a callback in a phase of kind @pk (and @phase). */
+static inline unsigned dl_phase_lat_key(unsigned pk, unsigned phase)
+{
+	return pk == DL_PK_SUSPEND || pk == DL_PK_RESUME ? DL_LAT_PREPARE + phase : DL_LAT_PROBE;
+}
+
+/*
  * dl_pm_depth_after - a device's pm_depth once its callback of @phase (kind
  * @pk) returned @err: suspend phase p leaves it at p + 1, resume phase p at
  * the depth of its suspend mirror; -1: a suspend callback failed (the phase

@@ -223,3 +223,12 @@ int64_t dl_phase_main_bound(const struct dl_phase_view *v, const struct dl_walk 
 	}
 	return t;
 }
+
+void dl_phase_plan(const struct dl_phase_view *v, const struct dl_phase_scheme *ps, uint32_t nindex,
+		   struct dl_levels *lv, int64_t *prio)
+{
+	if (ps->by_priority)
+		dl_phase_priorities(&v->g, nindex, prio);
+	if (ps->barrier)
+		dl_phase_levels(v, lv);
+}

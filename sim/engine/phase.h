@@ -116,6 +116,15 @@ void dl_levels_fini(struct dl_levels *lv);
 void dl_phase_levels(const struct dl_phase_view *v, struct dl_levels *lv);
 
 /**
+ * dl_phase_plan - what scheme @ps needs planned before phase @v runs: its
+ * levels (ps->barrier) into @lv, its priorities (ps->by_priority) into
+ * @prio (all @nindex of them written).  Both backends plan through this,
+ * so neither asks which order wants what.
+ */
+void dl_phase_plan(const struct dl_phase_view *v, const struct dl_phase_scheme *ps, uint32_t nindex,
+		   struct dl_levels *lv, int64_t *prio);
+
+/**
  * dl_phase_main_bound - the main thread's serial share of suspend or
  * resume phase @v of scheme @ps, walked as @w says: it handles its devices
  * one at a time in walk order, each no earlier than the devices it waits

@@ -110,17 +110,13 @@ void thr_account_phase(struct thr *t, int64_t w0)
 	dl_op_add_phase(t->opr, mk, &b, -1);   /* no main bound in threads mode */
 }
 
-/* Levels and cp-first priorities from the snapshot (phase.h). */
+/* Levels and cp-first priorities from the snapshot (dl_phase_plan()). */
 static void plan_phase(struct thr *t)
 {
 	struct dl_phase_view v = phase_view(t);
 
-	if (t->ps.barrier) {
-		dl_phase_levels(&v, &t->lv);
-		t->cur_level = 0;
-	}
-	if (t->ps.by_priority)
-		dl_phase_priorities(&v.g, t->n, t->prio);
+	dl_phase_plan(&v, &t->ps, t->n, &t->lv, t->prio);
+	t->cur_level = 0;
 }
 
 /*
@@ -140,23 +136,32 @@ int thr_snapshot_phase(struct thr *t)
 	return err;
 }
 
-/* One PM phase (oploop.h): the devices dl_pm_takes_part() names, their latencies sampled. */
-static int be_pm_phase(void *be, unsigned pk, unsigned phase)
+/*
+ * A phase of kind @pk (suspend, resume: enum dl_phase @phase) under the
+ * order: its scheme, who takes part (dl_takes_part()), their latencies.
+ */
+static void take_part(struct thr *t, unsigned pk, unsigned phase)
 {
-	struct thr *t = be;
-
-	t->abort_rec = false;
 	t->pk = (int)pk;
-	t->phase = phase;
 	t->ps = dl_order_scheme(t->o->order, pk, phase);
 	pthread_rwlock_rdlock(&t->graph);
 	for (uint32_t d = 0; d < t->n; d++) {
 		const struct dl_device *x = &t->core.dev[d];
 
-		t->part[d] = x->registered && dl_pm_takes_part(pk, phase, x->pm_depth);
-		t->lat[d] = t->part[d] ? sample(t, t->cur_op, d, DL_LAT_PREPARE + phase) : 0;
+		t->part[d] = x->registered && dl_takes_part(pk, phase, x, x->pm_depth);
+		t->lat[d] = t->part[d] ? sample(t, t->cur_op, d, dl_phase_lat_key(pk, phase)) : 0;
 	}
 	pthread_rwlock_unlock(&t->graph);
+}
+
+/* One PM phase (oploop.h). */
+static int be_pm_phase(void *be, unsigned pk, unsigned phase)
+{
+	struct thr *t = be;
+
+	t->abort_rec = false;
+	t->phase = phase;
+	take_part(t, pk, phase);
 	return thr_run_phase(t);
 }
 
@@ -179,14 +184,7 @@ static int be_probe(void *be, unsigned pk)
 	struct thr *t = be;
 	int err;
 
-	t->pk = (int)pk;
-	t->ps = dl_order_scheme(t->o->order, pk, 0);
-	pthread_rwlock_rdlock(&t->graph);
-	for (uint32_t d = 0; d < t->n; d++) {
-		t->part[d] = t->core.dev[d].registered && t->core.dev[d].state == DL_DEV_NO_DRIVER;
-		t->lat[d] = t->part[d] ? sample(t, t->cur_op, d, DL_LAT_PROBE) : 0;
-	}
-	pthread_rwlock_unlock(&t->graph);
+	take_part(t, pk, 0);
 	if (t->pk == PK_PROBE)
 		return thr_run_phase(t);
 

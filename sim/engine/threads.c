@@ -334,7 +334,7 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		dl_thr_take_time(&w->th, t->lat[d] - cpu);
 		dl_cpu_get(&w->th);
 	}
-	err = fault_for(t, d, DL_LAT_PREPARE + t->phase);
+	err = fault_for(t, d, dl_phase_lat_key((unsigned)t->pk, t->phase));
 	emit(t, w->th.id, dl_pm_event((unsigned)t->pk, true), d, t->phase, err);
 	depth = dl_pm_depth_after((unsigned)t->pk, t->phase, err);
 	if (depth < 0) {
