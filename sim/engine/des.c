@@ -406,10 +406,11 @@ static bool main_next(struct sim *s, uint32_t *i)
 
 		if (s->pk == PK_PROBE_READY && s->t[x].stage == ST_DONE)
 			continue;       /* probe_failed() */
-		if (s->ps.blocking && !s->t[x].on_main && s->t[x].stage != ST_IDLE)
-			continue;       /* v2: queued already, dpm_async_fn() skips it */
-		if (s->t[x].part && (s->t[x].on_main || s->ps.blocking ||
-				   s->pk == PK_PROBE_DEFER)) {
+		if (!s->t[x].part)
+			continue;
+		/* probing with the deferral: every device; else dl_walk_action() */
+		if (s->pk == PK_PROBE_DEFER ||
+		    dl_walk_action(&s->ps, s->t[x].on_main, s->t[x].stage != ST_IDLE) != DL_WALK_SKIP) {
 			*i = x;
 			return true;
 		}

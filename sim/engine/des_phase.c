@@ -228,13 +228,11 @@ static int run_phase(struct sim *s)
 	plan(s);
 	des_main_kick(s);
 	des_retry_poke(s);   /* module context: what an earlier op left deferred */
-	if (s->ps.queue_when_ready && s->pk != PK_PROBE_DEFER) {
-		for (uint32_t k = 0; k < s->w.n; k++) {
-			uint32_t i = s->w.v[k];
+	for (uint32_t k = 0; k < s->w.n; k++) {
+		uint32_t i = s->w.v[k];
 
-			if (s->t[i].part && !s->t[i].on_main && s->t[i].wait == 0)
-				des_on_ready(s, i);
-		}
+		if (s->t[i].part && dl_ready_at_start(&s->ps, s->t[i].on_main, s->t[i].wait))
+			des_on_ready(s, i);
 	}
 	err = des_run_loop(s);
 	if (s->aborted)

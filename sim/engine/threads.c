@@ -544,6 +544,88 @@ void thr_main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue)
 	finished(t);
 }
 
+/*
+ * The main thread runs @d once what it waits for is done; false if the
+ * phase halted meanwhile.  A supplier that did not bind: @d finishes
+ * unattempted.
+ */
+static bool main_run(struct thr *t, struct tw *m, uint32_t d)
+{
+	bool deps_ok = true;
+
+	for (uint32_t j = t->waits.off[d]; j < t->waits.off[d + 1]; j++) {
+		dl_wait_done(&t->sy, &m->th, t->waits.adj[j]);
+		deps_ok = deps_ok && atomic_load(&t->ok[t->waits.adj[j]]);
+	}
+	if (dl_halted(&t->sy))
+		return false;
+	if (!deps_ok) {
+		dl_complete_all(&t->sy, d);
+		finished(t);
+		release_dependents(t, d, false);
+		return true;
+	}
+	thr_main_visit(t, m, d, false);
+	return true;
+}
+
+/*
+ * The main thread's walk through a phase whose devices wait for others
+ * (not main_only, no barrier): v2's up-front items, the items ready at
+ * once, then each device as dl_walk_action() says, taking in turn what
+ * was left to it (MAX_WORK).  Returns early if the phase halts.
+ */
+static void main_walk(struct thr *t, struct tw *m)
+{
+	/* v2: the async roots (resume) or leaves (suspend) first */
+	for (uint32_t i = 0; i < t->w.nupfront && !dl_halted(&t->sy); i++) {
+		uint32_t d = t->w.v[i];
+		unsigned char idle = 0;
+		bool room;
+
+		/* MAX_WORK: dpm_async_with_cleanup() fails, left to the walk */
+		dl_pool_lock(&t->pool);
+		room = dl_async_may_queue(t->pol, t->pool.outstanding);
+		dl_pool_unlock(&t->pool);
+		if (room && atomic_compare_exchange_strong(&t->queued[d], &idle, 1))
+			thr_main_visit(t, m, d, true);
+	}
+	for (uint32_t i = 0; i < t->w.n; i++) {
+		uint32_t d = t->w.v[i];
+
+		if (t->part[d] && dl_ready_at_start(&t->ps, t->on_main[d], t->wcount[d]))
+			q_push_ready(t, d);
+	}
+	for (uint32_t i = t->w.nupfront; i < t->w.n && !dl_halted(&t->sy) && !dl_poll_stop(&t->sy); i++) {
+		uint32_t d = t->w.v[i];
+		unsigned char idle = 0;
+
+		if (!t->part[d])
+			continue;
+		main_fallbacks(t);
+		/*
+		 * v2: dpm_async_fn() tests and sets work_in_progress at
+		 * once, so the walk claims the item as it asks
+		 */
+		switch (dl_walk_action(&t->ps, t->on_main[d], t->ps.v2 && !t->on_main[d] &&
+				       !atomic_compare_exchange_strong(&t->queued[d], &idle, 1))) {
+		case DL_WALK_QUEUE:
+			if (thr_may_queue(t)) {
+				thr_main_visit(t, m, d, true);
+				break;
+			}
+			/* MAX_WORK items pending: dpm_async_fn() fails, main runs it */
+			/* fallthrough */
+		case DL_WALK_RUN:
+			if (!main_run(t, m, d))
+				return;
+			break;
+		case DL_WALK_SKIP:
+			break;
+		}
+	}
+}
+
 /* Run one phase over the devices marked in part[] (lat[] sampled). */
 int thr_run_phase(struct thr *t)
 {
@@ -595,64 +677,7 @@ int thr_run_phase(struct thr *t)
 		dl_barrier_advance(t->lv.left, t->lv.nlevels, &t->cur_level, release_level, t);
 		pthread_mutex_unlock(&t->lmx);
 	} else {
-		/* v2: the async roots (resume) or leaves (suspend) first */
-		for (uint32_t i = 0; i < t->w.nupfront && !dl_halted(&t->sy); i++) {
-			uint32_t d = t->w.v[i];
-			unsigned char idle = 0;
-			bool room;
-
-			/* MAX_WORK: dpm_async_with_cleanup() fails, left to the walk */
-			dl_pool_lock(&t->pool);
-			room = dl_async_may_queue(t->pol, t->pool.outstanding);
-			dl_pool_unlock(&t->pool);
-			if (room && atomic_compare_exchange_strong(&t->queued[d], &idle, 1))
-				thr_main_visit(t, m, d, true);
-		}
-		if (t->ps.queue_when_ready)
-			for (uint32_t i = 0; i < t->w.n; i++) {
-				uint32_t d = t->w.v[i];
-
-				if (t->part[d] && !t->on_main[d] && t->wcount[d] == 0)
-					q_push_ready(t, d);
-			}
-		for (uint32_t i = t->w.nupfront; i < t->w.n && !dl_halted(&t->sy) && !dl_poll_stop(&t->sy); i++) {
-			uint32_t d = t->w.v[i];
-
-			bool sync;
-
-			if (!t->part[d])
-				continue;
-			main_fallbacks(t);
-			if (t->ps.v2 && !t->on_main[d]) {
-				unsigned char idle = 0;
-
-				/* dpm_async_fn(): skips a device queued already (work_in_progress) */
-				if (!atomic_compare_exchange_strong(&t->queued[d], &idle, 1))
-					continue;
-			}
-			/* classic, v2: MAX_WORK items pending, dpm_async_fn() fails: main runs it */
-			sync = t->on_main[d] || (t->ps.blocking && !thr_may_queue(t));
-			if (sync) {
-				bool deps_ok = true;
-
-				for (uint32_t j = t->waits.off[d]; j < t->waits.off[d + 1]; j++) {
-					dl_wait_done(&t->sy, &m->th, t->waits.adj[j]);
-					deps_ok = deps_ok && atomic_load(&t->ok[t->waits.adj[j]]);
-				}
-				if (dl_halted(&t->sy))
-					break;
-				if (!deps_ok) {
-					/* a supplier did not bind: finish unattempted */
-					dl_complete_all(&t->sy, d);
-					finished(t);
-					release_dependents(t, d, false);
-					continue;
-				}
-				thr_main_visit(t, m, d, false);
-			} else if (t->ps.blocking) {
-				thr_main_visit(t, m, d, true);
-			}
-		}
+		main_walk(t, m);
 	}
 	thr_wait_drain(t, true);
 	t->opr->sync_fallbacks += t->fallbacks;

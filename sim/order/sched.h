@@ -48,6 +48,43 @@ static inline enum dl_ready_act dl_ready_action(const struct dl_phase_scheme *ps
 }
 
 /*
+ * dl_ready_at_start - is a participating device queued as a phase of
+ * scheme @ps starts, before the main thread walks (@on_main: main runs
+ * it; @waits: what it waits for)?  The orders that queue an item when it
+ * is ready queue those that wait for nothing (levels: those of the first
+ * level, dl_ready_action()); the deferred-probe walk queues its own.
+ */
+static inline bool dl_ready_at_start(const struct dl_phase_scheme *ps, bool on_main, uint32_t waits)
+{
+	return ps->queue_when_ready && ps->kind != DL_PK_PROBE_DEFER && !on_main && waits == 0;
+}
+
+/* What the main PM thread does with a device its walk reaches (dl_walk_action()). */
+enum dl_walk_act {
+	DL_WALK_SKIP,    /* not main's: queued when ready, or queued already */
+	DL_WALK_RUN,     /* main runs its callback once its waits are done */
+	DL_WALK_QUEUE,   /* main queues its item (MAX_WORK: dpm_async_fn() fails, main runs it) */
+};
+
+/*
+ * dl_walk_action - the main thread's walk through a suspend or resume
+ * phase of scheme @ps reaches a participating device: @on_main, main
+ * runs it; @queued, its item is queued already (kernel-async-v2: by the
+ * up-front pass or a hand-off, dpm_async_fn() sees work_in_progress).
+ * kernel-async and -v2 queue the other async devices as the walk reaches
+ * them; under the orders that queue when ready the walk only runs main's.
+ */
+static inline enum dl_walk_act dl_walk_action(const struct dl_phase_scheme *ps, bool on_main,
+					      bool queued)
+{
+	if (on_main)
+		return DL_WALK_RUN;
+	if (!ps->blocking || queued)
+		return DL_WALK_SKIP;
+	return DL_WALK_QUEUE;
+}
+
+/*
  * What a work item pays on its worker before its callback (cost.h), in a
  * phase of scheme @ps: in a suspend or resume phase its kworker's wake
  * (wake_ns: the PM core queued it, it starts or is woken); when probing a
