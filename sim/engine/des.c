@@ -11,29 +11,18 @@
  * Within a phase a device waits for the devices the link core says it must
  * (dl_for_each_waited(): children and consumers when suspending, parent and
  * suppliers when resuming, suppliers whose links gate probe when probing),
- * counted down as they finish.  How the waiting
- * happens is the order's business (order.h):
- *  - sync / naive: the main thread walks the list and runs every callback;
- *    naive walks registration order and never waits.
- *  - kernel-async: the main thread queues every async device's work as it
- *    walks (cost queue_ns), in resume phases all of them before the first
- *    sync device (6.12's "upfront" loop, build_walk()); the item starts
- *    (wake_ns), finds its dependencies unfinished, blocks, and is woken
- *    (wake_ns) when the last one finishes.
- *    Sync devices run on the main thread, which waits for their dependencies.
- *  - kernel-async-v2 (6.16+): the async roots (resume: no parent, no
- *    supplier link) or leaves (suspend: no child, no consumer link) are
- *    queued before the walk; the walk skips a device queued already
- *    (work_in_progress), queues the other async ones and runs the sync
- *    ones; every device that finishes completes its waiters first, then
- *    walks its dependents (handoff_len()) and queues the async ones not
- *    queued yet (handoff_queue()).  Items block on their waits as classic
- *    ones do.  Sync devices as above.
- *  - levels / cp-first: every device is a work item queued when ready
- *    (levels: and when its level is released); the main thread only waits.
- * prepare and complete are none of these: dpm_prepare() walks dpm_list
- * forward and dpm_complete() the prepared list backward, every callback on
- * the main thread, waiting for nothing, under every order (ps.serial).
+ * counted down as they finish.  What the order does meanwhile (who runs on
+ * the main thread, who is queued up front, when ready or by a finishing
+ * device's hand-off walk, the levels' barrier) is written once for both
+ * backends in sim/order: each order's file says what it models, sched.h
+ * has the rules this file asks (dl_ready_action(), dl_walk_action(), ...).
+ * Here, the mechanics: an item queued before its waits are done
+ * (kernel-async, -v2) starts (wake_ns), finds them unfinished, blocks, and
+ * is woken (wake_ns) when the last one finishes (a blocked v2 item gives
+ * its worker back meanwhile); main queues an item in a burst (queue_ns);
+ * a hand-off walk is a burst of its own (handoff_ns, handoff_len()).
+ * prepare and complete run every callback on the main thread in list
+ * order, waiting for nothing, under every order (ps.serial).
  *
  * Probing: sync, naive, kernel-async and kernel-async-v2 probe in
  * registration order with the kernel's deferred-probe retry (disabled until

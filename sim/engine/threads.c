@@ -29,32 +29,22 @@
  * workqueue's, so that sleeping and blocked items do not hold CPUs.  Probe
  * callbacks split the same way (dl_seq.sleep).
  *
- * Phases (probe, and every suspend or resume phase):
- *  - the phase's dependency graph is copied into CSR arrays first, so ops
- *    that race (link_del, add, unbind) change the core, not the phase;
- *  - cp-first and levels probe a device on a worker once its suppliers are
- *    bound (a failed supplier releases nobody: its consumers stay
- *    deferred); sync, naive, kernel-async and kernel-async-v2 probe in
- *    registration order on the main thread (the async ones hand async
- *    devices to workers) with the deferred-probe retry of dd.c;
- *  - kernel-async queues an async device as the walk reaches it (suspend)
- *    or every one before the walk's first sync device (resume, 6.12's
- *    "upfront" loop); its item blocks on the completions of what it waits for;
- *  - kernel-async-v2 (6.16+) queues the async roots (resume) or leaves
- *    (suspend) first; the walk queues every async device not queued yet
- *    (queued[]) and runs the sync ones; a finishing device completes its
- *    waiters, then queues its async dependents not queued yet (handoff());
- *    an item whose waits are not done parks (run_v2()) until the last one
- *    completes;
- *  - cp-first (and kernel-async-v2 when probing) queue a device when its
- *    atomic counter of unfinished dependencies drops to zero (cp-first:
- *    ready work by longest remaining path); levels queues a level at a time: the thread finishing
- *    a level's last device releases the next (des.c's barrier);
- *  - sync devices (and every device under sync and naive) run on the main
- *    thread in walk order after waiting for their dependencies (naive:
- *    registration order, no waits).
- *  - prepare and complete run on the main thread alone under every order,
- *    dpm_list forward and backward, waiting for nothing (des.c's).
+ * Phases (probe, and every suspend or resume phase): the phase's dependency
+ * graph is copied into CSR arrays first, so ops that race (link_del, add,
+ * unbind) change the core, not the phase.  What the order does is written
+ * once for both backends in sim/order (each order's file, and sched.h's
+ * rules, which des.c asks too); here it is carried out on threads: a
+ * device's unfinished waits are an atomic counter (pending[]) and the
+ * device that completes the last one acts on it (release_dependents());
+ * an item queued before its waits are done blocks on their completions
+ * (kernel-async, run_classic()) or parks without its pool thread until
+ * the last one completes (kernel-async-v2, run_v2()); the thread that
+ * finishes a level's last device releases the next (level_finished());
+ * the main thread runs its devices in walk order once their waits are
+ * done (main_walk()).  A probe that fails releases nobody: its consumers
+ * stay deferred.  cp-first and levels probe on workers once the suppliers
+ * are bound; the other orders probe in registration order with dd.c's
+ * deferred-probe retry (thr_seq.c).
  * A failing suspend callback sets the halt flag: nothing new starts, blocked
  * waiters wake and skip, work in flight finishes; then every suspended
  * device is resumed as des.c does.  The stop flag (Ctrl-C) halts a phase
