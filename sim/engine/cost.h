@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "sim/order/sched.h"
 #include "sim/scenario/scenario.h"
 
 /*
@@ -139,5 +140,15 @@ static inline int dl_faults_any(const struct dl_faults *f, uint32_t d)
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t dl_mono_ns(void);
+
+/*
+ * dl_cost_item - what a work item pays before its callback under @c:
+ * @pays, enum dl_item_pays (sched.h: the order's rule); anything else pays
+ * nothing.
+ */
+static inline int64_t dl_cost_item(const struct dl_costs *c, unsigned pays)
+{
+	return pays == DL_PAYS_QUEUE ? c->queue_ns : pays == DL_PAYS_WAKE ? c->wake_ns : 0;
+}
 
 #endif

@@ -460,25 +460,11 @@ void des_main_kick(struct sim *s)
 				return;
 			}
 		}
-		if (s->pk == PK_PROBE_DEFER &&
-		    (s->t[d].stage == ST_QUEUED_CB || s->t[d].stage == ST_CB ||
-		     s->core.dev[dev_at(s, d)].state != DL_DEV_NO_DRIVER))
-			continue;   /* already probing or bound: bus_probe_device() is a no-op */
+		if (s->pk == PK_PROBE_DEFER && defer_busy(s, d))
+			continue;
 		s->mdev = d;
 		if (s->pk == PK_PROBE_DEFER) {
-			if (!s->t[d].part) {
-				s->t[d].part = 1;
-				s->remaining++;
-				s->nparts++;
-			}
-			s->t[d].stage = ST_IDLE;
-			s->mkind = dl_order_on_main(s->pol, true, s->core.dev[dev_at(s, d)].async) ?
-				   MK_CALLBACK : MK_QUEUE;
-			if (s->mkind == MK_QUEUE && !dl_async_may_queue(s->pol, s->inflight)) {
-				/* MAX_WORK: __device_attach() retries synchronously */
-				s->mkind = MK_CALLBACK;
-				s->opr->sync_fallbacks++;
-			}
+			s->mkind = des_defer_take(s, d);
 			s->mstate = M_QUEUED;
 			burst_request(s, DL_VCPU_MAIN, 0);
 			return;

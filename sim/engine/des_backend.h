@@ -180,10 +180,10 @@ static inline int burst_request(struct sim *s, uint32_t task, int64_t prio)
 	return dl_vcpu_request(&s->vc, task, prio);
 }
 
+/* What an item pays before its next burst (BK_*, dl_cost_item()). */
 static inline int64_t overhead(const struct sim *s, unsigned bk)
 {
-	return bk == BK_QUEUE ? s->cost.queue_ns :
-	       bk == BK_WAKE ? s->cost.wake_ns : 0;
+	return dl_cost_item(&s->cost, bk);
 }
 
 /* @task, holding a CPU, bursts for @len (dl_vcpu_burst()). */
@@ -220,7 +220,15 @@ void des_callback_end(struct sim *s, uint32_t i, bool deferred);
 void des_main_kick(struct sim *s);
 int des_run_loop(struct sim *s);
 
-/* des_retry.c: the deferred-probe kworker (probe in module context) */
+/* Position @d is queued, probing or bound already: bus_probe_device() is a no-op. */
+static inline bool defer_busy(const struct sim *s, uint32_t d)
+{
+	return s->t[d].stage == ST_QUEUED_CB || s->t[d].stage == ST_CB ||
+	       s->core.dev[dev_at(s, d)].state != DL_DEV_NO_DRIVER;
+}
+
+/* des_retry.c: the walkers of the deferral, and the kworker (probe in module context) */
+int des_defer_take(struct sim *s, uint32_t d);
 uint32_t des_retry_pos(struct sim *s, uint32_t d, int64_t *debt);
 void des_retry_kick(struct sim *s);
 void des_retry_poke(struct sim *s);

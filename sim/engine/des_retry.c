@@ -44,6 +44,31 @@ uint32_t des_retry_pos(struct sim *s, uint32_t d, int64_t *debt)
 	return s->g.pos[d];
 }
 
+/*
+ * A walker of the deferral (main, or the kworker) takes position @d: it
+ * takes part now; a sync driver's probe runs on the walker (MK_CALLBACK),
+ * an async driver's is queued (MK_QUEUE) unless MAX_WORK items are
+ * pending: __device_attach() then retries synchronously.
+ */
+int des_defer_take(struct sim *s, uint32_t d)
+{
+	int kind;
+
+	if (!s->t[d].part) {
+		s->t[d].part = 1;
+		s->remaining++;
+		s->nparts++;
+	}
+	s->t[d].stage = ST_IDLE;
+	kind = dl_order_on_main(s->pol, true, s->core.dev[dev_at(s, d)].async) ?
+	       MK_CALLBACK : MK_QUEUE;
+	if (kind == MK_QUEUE && !dl_async_may_queue(s->pol, s->inflight)) {
+		kind = MK_CALLBACK;
+		s->opr->sync_fallbacks++;
+	}
+	return kind;
+}
+
 /* ---- the deferred-probe kworker (probe in module context) ---- */
 
 /*
@@ -65,21 +90,9 @@ void des_retry_kick(struct sim *s)
 			s->rstate = R_IDLE;
 			return;
 		}
-	} while (s->t[d].stage == ST_QUEUED_CB || s->t[d].stage == ST_CB ||
-		 s->core.dev[dev_at(s, d)].state != DL_DEV_NO_DRIVER);
+	} while (defer_busy(s, d));
 	s->rdev = d;
-	if (!s->t[d].part) {
-		s->t[d].part = 1;
-		s->remaining++;
-		s->nparts++;
-	}
-	s->t[d].stage = ST_IDLE;
-	s->rkind = dl_order_on_main(s->pol, true, s->core.dev[dev_at(s, d)].async) ?
-		   MK_CALLBACK : MK_QUEUE;
-	if (s->rkind == MK_QUEUE && !dl_async_may_queue(s->pol, s->inflight)) {
-		s->rkind = MK_CALLBACK;   /* MAX_WORK: __device_attach() retries synchronously */
-		s->opr->sync_fallbacks++;
-	}
+	s->rkind = des_defer_take(s, d);
 	s->rstate = R_QUEUED;
 	burst_request(s, DL_VCPU_RETRY, 0);
 }

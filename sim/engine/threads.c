@@ -423,9 +423,7 @@ static bool run_v2(struct thr *t, struct tw *w, uint32_t d)
 /* A queued item on worker @w: its overhead, then its work.  Returns true if a callback ran. */
 static bool run_task(struct thr *t, struct tw *w, const struct dl_pool_item *k)
 {
-	enum dl_item_pays pays = dl_item_pays(&t->ps);
-	int64_t overhead = pays == DL_PAYS_WAKE ? t->cost.wake_ns :
-			   pays == DL_PAYS_QUEUE ? t->cost.queue_ns : 0;
+	int64_t overhead = dl_cost_item(&t->cost, dl_item_pays(&t->ps));
 	/*
 	 * The overhead runs from when the item was queued if the worker was
 	 * idle (so the real wake-up latency counts against it), else from
