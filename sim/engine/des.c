@@ -519,6 +519,14 @@ static void main_got_cpu(struct sim *s)
 	burst_start(s, DL_VCPU_MAIN, len);
 }
 
+/* Main's hand-off walk asks for a CPU. */
+static void main_handoff(struct sim *s)
+{
+	s->mkind = MK_HANDOFF;
+	s->mstate = M_QUEUED;
+	burst_request(s, DL_VCPU_MAIN, 0);
+}
+
 /* Main's callback on position mdev is over, sleep included: its hand-off walk, or the next device. */
 static void main_callback_over(struct sim *s)
 {
@@ -533,9 +541,7 @@ static void main_callback_over(struct sim *s)
 		 */
 		des_device_finished(s, d);
 		if (wants_handoff(s, d)) {
-			s->mkind = MK_HANDOFF;
-			s->mstate = M_QUEUED;
-			burst_request(s, DL_VCPU_MAIN, 0);
+			main_handoff(s);
 			return;
 		}
 		handoff_queue(s, d);
@@ -544,9 +550,7 @@ static void main_callback_over(struct sim *s)
 		return;
 	}
 	if (!s->main_cb_deferred && wants_handoff(s, d)) {
-		s->mkind = MK_HANDOFF;
-		s->mstate = M_QUEUED;
-		burst_request(s, DL_VCPU_MAIN, 0);
+		main_handoff(s);
 		return;
 	}
 	s->mstate = M_IDLE;
@@ -655,6 +659,13 @@ static void item_v2_done(struct sim *s, uint32_t d)
 	drain_check(s);
 }
 
+/* Item @d's hand-off walk asks for a CPU (ST_TAIL_Q). */
+static void item_handoff(struct sim *s, uint32_t d)
+{
+	s->t[d].stage = ST_TAIL_Q;
+	burst_request(s, d, s->t[d].prio);
+}
+
 /* Item @d's callback is over, sleep included: its hand-off walk, or done. */
 static void item_callback_over(struct sim *s, uint32_t d)
 {
@@ -666,16 +677,14 @@ static void item_callback_over(struct sim *s, uint32_t d)
 		/* complete_all() first, then the hand-off walk (main_callback_over()) */
 		des_device_finished(s, d);
 		if (wants_handoff(s, d)) {
-			s->t[d].stage = ST_TAIL_Q;
-			burst_request(s, d, s->t[d].prio);
+			item_handoff(s, d);
 			return;
 		}
 		item_v2_done(s, d);
 		return;
 	}
 	if (!skipped && s->t[d].bk != BK_DEFERRED && wants_handoff(s, d)) {
-		s->t[d].stage = ST_TAIL_Q;
-		burst_request(s, d, s->t[d].prio);
+		item_handoff(s, d);
 		return;
 	}
 	item_done(s, d);

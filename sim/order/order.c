@@ -1,8 +1,9 @@
 /*
  * order.c - the registry of ordering algorithms: one file per order
  * (sync.c, kernel_async.c, ...), one line here.  The engines read an order
- * only through its policy (order.h), so an order added here runs in both
- * backends.
+ * only through its policy and the phase scheme made from it (order.h), and
+ * ask sched.h's rules of that scheme while a phase runs, so an order added
+ * here runs in both backends.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,8 +1,9 @@
 /*
  * order.h - the ordering algorithms: names, one-line descriptions, and the
  * policy knobs the engines read (who walks the list, who may run async, how
- * ready work is prioritised).  The engines implement the mechanics; each
- * order is one file of this folder and one line of order.c's registry.
+ * ready work is prioritised).  The engines implement the mechanics and ask
+ * sched.h what an order does while a phase runs; each order is one file of
+ * this folder and one line of order.c's registry.
  */
 #ifndef DL_ORDER_H
 #define DL_ORDER_H
