@@ -20,7 +20,7 @@
  * (kernel-async, -v2) starts (wake_ns), finds them unfinished, blocks, and
  * is woken (wake_ns) when the last one finishes (a blocked v2 item gives
  * its worker back meanwhile); main queues an item in a burst (queue_ns);
- * a hand-off walk is a burst of its own (handoff_ns, handoff_len()).
+ * a hand-off walk is a burst of its own (handoff_ns, des_handoff_len()).
  * prepare and complete run every callback on the main thread in list
  * order, waiting for nothing, under every order (ps.serial).
  *
@@ -30,10 +30,12 @@
  * and levels probe a device when every supplier it needs is bound, so they
  * never defer.
  *
- * The files: des.c the tasks (what each does when it gets a CPU and when
- * its burst or sleep ends), des_retry.c the deferred-probe kworker,
- * des_phase.c a phase's set-up and bounds and the op loop's backend, over
- * the state in des_backend.h; vcpu.h the machine.
+ * The files: des.c the work items (what each does when it gets a CPU and
+ * when its burst or sleep ends), what a finishing or ready device sets off,
+ * and the event loop; des_main.c the main PM thread; des_retry.c the
+ * deferral's walkers and the deferred-probe kworker; des_phase.c a phase's
+ * set-up and bounds and the op loop's backend; all over the state in
+ * des_backend.h; vcpu.h the machine.
  *
  * Data layout.  The graph cannot change while a phase runs, so a phase works
  * on a snapshot (graph.h's struct dl_graph): the registered devices
@@ -90,7 +92,7 @@ static void item_retire(struct sim *s)
  * (dl_handoff_queues(); under kernel-async-v2 the waits are counted down
  * already, dl_handoff_after_done()).
  */
-static int64_t handoff_len(const struct sim *s, uint32_t d)
+int64_t des_handoff_len(const struct sim *s, uint32_t d)
 {
 	int64_t len = 0;
 
@@ -107,10 +109,10 @@ static int64_t handoff_len(const struct sim *s, uint32_t d)
 }
 
 /* Position @d's callback is over: does a hand-off walk follow? */
-static bool wants_handoff(const struct sim *s, uint32_t d)
+bool des_wants_handoff(const struct sim *s, uint32_t d)
 {
 	return s->ps.handoff && !s->aborted &&
-	       s->g.cur->off[d] != s->g.cur->off[d + 1] && handoff_len(s, d) > 0;
+	       s->g.cur->off[d] != s->g.cur->off[d + 1] && des_handoff_len(s, d) > 0;
 }
 
 /*
@@ -118,14 +120,14 @@ static bool wants_handoff(const struct sim *s, uint32_t d)
  * every async one not queued yet (dpm_async_with_cleanup(): skipped if
  * work_in_progress is set, i.e. stage is not ST_IDLE).  Each then waits for
  * the rest of its dependencies, blocking its worker if need be.  The
- * queueing was paid by the walk (handoff_len()); each item pays its
+ * queueing was paid by the walk (des_handoff_len()); each item pays its
  * kworker's wake, but the first one a finishing work item queues, which
  * its own kworker runs next (see des_on_ready()).  When MAX_WORK items are
  * pending, dpm_async_with_cleanup() fails and leaves the device to the
  * main walk, whose dpm_async_fn() tries again.  Nothing after a suspend
  * failure (device_suspend*() returns before the hand-off).
  */
-static void handoff_queue(struct sim *s, uint32_t d)
+void des_handoff_queue(struct sim *s, uint32_t d)
 {
 	bool carry = !s->t[d].on_main;
 
@@ -216,30 +218,6 @@ void des_device_finished(struct sim *s, uint32_t d)
 	s->carry_on = false;
 }
 
-/*
- * MAX_WORK items are pending (dl_async_may_queue()): @y, ready, is not
- * queued but left to the main thread, which takes it once it is free,
- * before going on with its walk, and queues it then if it can or else runs
- * it (7.3: dpm_async_with_cleanup() fails and leaves it to the main walk,
- * whose dpm_async_fn() tries again, and runs it if that fails too).
- */
-static void fb_push(struct sim *s, uint32_t y)
-{
-	/* a device is in the ring at most once: n + 1 slots never overflow */
-	s->fb[(s->fb_head + s->fb_n++) % (s->n + 1)] = y;
-}
-
-static void main_fallback(struct sim *s, uint32_t y)
-{
-	s->t[y].on_main = 1;    /* main's until des_main_kick() queues it */
-	s->t[y].left = 1;
-	fb_push(s, y);
-	if (s->mstate == M_DONE)
-		s->mstate = M_IDLE;
-	if (s->mstate == M_IDLE || s->mstate == M_WAIT_DEV)
-		des_main_kick(s);
-}
-
 /* A blocked item's last wait is done: it is woken (wake_ns) and asks for a CPU again. */
 static void item_wake(struct sim *s, uint32_t y)
 {
@@ -260,7 +238,7 @@ static void item_wake(struct sim *s, uint32_t y)
 static void item_queue_ready(struct sim *s, uint32_t y)
 {
 	if (!dl_async_may_queue(s->pol, s->inflight)) {
-		main_fallback(s, y);
+		des_main_fallback(s, y);
 		return;
 	}
 	s->t[y].stage = ST_QUEUED_CB;
@@ -378,222 +356,13 @@ void des_callback_end(struct sim *s, uint32_t i, bool deferred)
 	}
 }
 
-/* ---- the main thread ---- */
-
-static bool main_next(struct sim *s, uint32_t *i)
-{
-	if (s->fb_n) {
-		*i = s->fb[s->fb_head];
-		s->fb_head = (s->fb_head + 1) % (s->n + 1);
-		s->fb_n--;
-		return true;
-	}
-	if (s->retry.late)
-		return false;   /* past the walk: the active list (des_main_kick()) */
-	while (s->widx < s->w.n) {
-		uint32_t x = s->w.v[s->widx++];
-
-		if (s->pk == PK_PROBE_READY && s->t[x].stage == ST_DONE)
-			continue;       /* probe_failed() */
-		if (!s->t[x].part)
-			continue;
-		/* probing with the deferral: every device; else dl_walk_action() */
-		if (s->pk == PK_PROBE_DEFER ||
-		    dl_walk_action(&s->ps, s->t[x].on_main, s->t[x].stage != ST_IDLE) != DL_WALK_SKIP) {
-			*i = x;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Advance the main thread as far as it can go without a CPU burst ending. */
-void des_main_kick(struct sim *s)
-{
-	uint32_t d;
-
-	for (;;) {
-		if (s->mstate == M_WAIT_DEV) {
-			if (s->t[s->mdev].stage == ST_DONE) {
-				s->mstate = M_IDLE;     /* a supplier's probe failed: skip it */
-				continue;
-			}
-			if (s->t[s->mdev].wait > 0 && s->ps.link_aware && !s->aborted) {
-				if (!s->fb_n)
-					return;
-				/* it may wait for a device left to main (MAX_WORK): that one first */
-				fb_push(s, s->mdev);
-				s->mstate = M_IDLE;
-				continue;
-			}
-			s->mkind = MK_CALLBACK;
-			s->mstate = M_QUEUED;
-			burst_request(s, DL_VCPU_MAIN, 0);
-			return;
-		}
-		if (s->mstate == M_QUEUED || s->mstate == M_BURST || s->mstate == M_SLEEP)
-			return;
-		if (s->aborted) {
-			s->mstate = M_DONE;
-			return;
-		}
-		if (!main_next(s, &d)) {
-			if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
-				/* late_initcall, then the active list (retry.h) */
-				uint32_t dev;
-
-				switch (dl_retry_next(&s->retry, &s->core, s->inflight == 0, &dev)) {
-				case DL_RETRY_DRAIN:
-					s->mstate = M_WAIT_DRAIN;
-					return;
-				case DL_RETRY_END:
-					s->mstate = M_DONE;
-					return;
-				case DL_RETRY_DEVICE:
-					break;
-				}
-				d = des_retry_pos(s, dev, &s->reorder_debt);
-				if (d == DL_NONE)
-					continue;   /* registered after the snapshot: none is, while probing */
-			} else {
-				s->mstate = M_DONE;
-				return;
-			}
-		}
-		if (s->pk == PK_PROBE_DEFER && defer_busy(s, d))
-			continue;
-		s->mdev = d;
-		if (s->pk == PK_PROBE_DEFER) {
-			s->mkind = des_defer_take(s, d);
-			s->mstate = M_QUEUED;
-			burst_request(s, DL_VCPU_MAIN, 0);
-			return;
-		}
-		if (!s->t[d].on_main || s->t[d].left) {
-			/* classic async, or one left to main: queue its item if MAX_WORK allows */
-			s->t[d].left = 0;
-			if (dl_async_may_queue(s->pol, s->inflight)) {
-				s->t[d].on_main = 0;
-				/*
-				 * marked at once, as dpm_async_fn() sets
-				 * work_in_progress: a v2 hand-off meanwhile
-				 * does not queue it twice
-				 */
-				if (s->ps.blocking)
-					s->t[d].stage = ST_QUEUED_START;
-				s->mkind = MK_QUEUE;
-				s->mstate = M_QUEUED;
-				burst_request(s, DL_VCPU_MAIN, 0);
-				return;
-			}
-			if (s->ps.v2 && s->widx <= s->w.nupfront)
-				continue;   /* v2 up front: dpm_async_with_cleanup() leaves it to the walk */
-			/* MAX_WORK: dpm_async_fn() fails, the main thread runs the device */
-			s->t[d].on_main = 1;
-			s->opr->sync_fallbacks++;
-		}
-		s->mstate = M_WAIT_DEV;
-	}
-}
-
-static void main_got_cpu(struct sim *s)
-{
-	int64_t len = s->cost.main_ns;
-
-	s->mstate = M_BURST;
-	if (s->mkind != MK_HANDOFF) {
-		len += s->reorder_debt;
-		s->reorder_debt = 0;
-	}
-	if (s->mkind == MK_HANDOFF) {
-		len = handoff_len(s, s->mdev);
-	} else if (s->mkind == MK_QUEUE) {
-		len += s->cost.queue_ns;
-	} else {
-		bool deferred;
-
-		s->t[s->mdev].stage = ST_CB;
-		len += des_callback_begin(s, s->mdev, &deferred);
-		s->main_cb_deferred = deferred;
-	}
-	burst_start(s, DL_VCPU_MAIN, len);
-}
-
-/* Main's hand-off walk asks for a CPU. */
-static void main_handoff(struct sim *s)
-{
-	s->mkind = MK_HANDOFF;
-	s->mstate = M_QUEUED;
-	burst_request(s, DL_VCPU_MAIN, 0);
-}
-
-/* Main's callback on position mdev is over, sleep included: its hand-off walk, or the next device. */
-static void main_callback_over(struct sim *s)
-{
-	uint32_t d = s->mdev;
-
-	des_callback_end(s, d, s->main_cb_deferred);
-	if (dl_handoff_after_done(&s->ps)) {
-		/*
-		 * 6.16+: complete_all() first (blocked waiters wake), then the
-		 * hand-off walk (dpm_async_resume_subordinate(),
-		 * dpm_async_suspend_superior()) queues what is not queued yet
-		 */
-		des_device_finished(s, d);
-		if (wants_handoff(s, d)) {
-			main_handoff(s);
-			return;
-		}
-		handoff_queue(s, d);
-		s->mstate = M_IDLE;
-		des_main_kick(s);
-		return;
-	}
-	if (!s->main_cb_deferred && wants_handoff(s, d)) {
-		main_handoff(s);
-		return;
-	}
-	s->mstate = M_IDLE;
-	des_device_finished(s, d);
-	des_main_kick(s);
-}
-
-/* Main's burst ended (its CPU is free again). */
-static void main_burst_done(struct sim *s)
-{
-	uint32_t d = s->mdev;
-	int64_t sl;
-
-	s->mstate = M_IDLE;
-	if (s->mkind == MK_QUEUE) {
-		/* the queued item */
-		s->t[d].stage = s->pk == PK_PROBE_DEFER ? ST_QUEUED_CB : ST_QUEUED_START;
-		s->t[d].bk = dl_item_pays(&s->ps);
-		s->inflight++;
-		des_item_queue(s, d);
-	} else if (s->mkind == MK_HANDOFF) {
-		if (dl_handoff_after_done(&s->ps))
-			handoff_queue(s, d);   /* finished before its walk */
-		else
-			des_device_finished(s, d);
-	} else if (!s->main_cb_deferred && (sl = cb_sleep(s, d)) > 0) {
-		s->mstate = M_SLEEP;
-		dl_vcpu_sleep(&s->vc, DL_VCPU_MAIN, sl);
-		return;
-	} else {
-		main_callback_over(s);
-		return;
-	}
-	des_main_kick(s);
-}
-
 /* ---- work items ---- */
 
 static void item_got_cpu(struct sim *s, uint32_t d)
 {
 	if (s->t[d].stage == ST_TAIL_Q) {
 		s->t[d].stage = ST_TAIL;
-		burst_start(s, d, handoff_len(s, d));
+		burst_start(s, d, des_handoff_len(s, d));
 		return;
 	}
 	s->alive++;
@@ -655,7 +424,7 @@ static void item_v2_done(struct sim *s, uint32_t d)
 {
 	s->t[d].stage = ST_DONE;
 	item_leave(s);
-	handoff_queue(s, d);
+	des_handoff_queue(s, d);
 	drain_check(s);
 }
 
@@ -674,16 +443,16 @@ static void item_callback_over(struct sim *s, uint32_t d)
 	if (!skipped)
 		des_callback_end(s, d, s->t[d].bk == BK_DEFERRED);
 	if (!skipped && dl_handoff_after_done(&s->ps)) {
-		/* complete_all() first, then the hand-off walk (main_callback_over()) */
+		/* complete_all() first, then the hand-off walk (des_main_callback_over()) */
 		des_device_finished(s, d);
-		if (wants_handoff(s, d)) {
+		if (des_wants_handoff(s, d)) {
 			item_handoff(s, d);
 			return;
 		}
 		item_v2_done(s, d);
 		return;
 	}
-	if (!skipped && s->t[d].bk != BK_DEFERRED && wants_handoff(s, d)) {
+	if (!skipped && s->t[d].bk != BK_DEFERRED && des_wants_handoff(s, d)) {
 		item_handoff(s, d);
 		return;
 	}
@@ -760,7 +529,7 @@ static void dispatch(struct sim *s)
 		if (task == DL_VCPU_MAIN) {
 			s->cur_worker = 0;
 			s->t[s->n].cpu = cpu;
-			main_got_cpu(s);
+			des_main_got_cpu(s);
 		} else if (task == DL_VCPU_RETRY) {
 			s->t[s->n + 1].cpu = cpu;
 			des_retry_got_cpu(s);
@@ -799,10 +568,10 @@ int des_run_loop(struct sim *s)
 			cpu = s->t[s->n].cpu;
 			s->cur_worker = 0;
 			if (s->mstate == M_SLEEP) {
-				main_callback_over(s);
+				des_main_callback_over(s);
 			} else {
 				dl_vcpu_release(&s->vc, cpu);
-				main_burst_done(s);
+				des_main_burst_done(s);
 			}
 		} else if (e.task == DL_VCPU_RETRY) {
 			cpu = s->t[s->n + 1].cpu;

@@ -1,9 +1,9 @@
 /*
  * des_backend.h - the virtual-time backend's state (struct sim), shared by
- * des.c (the tasks: what each does when it gets a CPU and when its burst
- * or sleep ends), des_retry.c (the deferred-probe kworker) and des_phase.c
- * (setting a phase up, its bounds, and the op loop's backend).  Private to
- * those files.
+ * des.c (the work items and the event loop), des_main.c (the main PM
+ * thread), des_retry.c (the deferral's walkers and the deferred-probe
+ * kworker) and des_phase.c (setting a phase up, its bounds, and the op
+ * loop's backend).  Private to those files.
  */
 #ifndef DL_DES_BACKEND_H
 #define DL_DES_BACKEND_H
@@ -217,8 +217,17 @@ void des_on_ready(struct sim *s, uint32_t y);
 void des_device_finished(struct sim *s, uint32_t d);
 int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred);
 void des_callback_end(struct sim *s, uint32_t i, bool deferred);
-void des_main_kick(struct sim *s);
+int64_t des_handoff_len(const struct sim *s, uint32_t d);
+bool des_wants_handoff(const struct sim *s, uint32_t d);
+void des_handoff_queue(struct sim *s, uint32_t d);
 int des_run_loop(struct sim *s);
+
+/* des_main.c: the main PM thread */
+void des_main_kick(struct sim *s);
+void des_main_fallback(struct sim *s, uint32_t y);
+void des_main_got_cpu(struct sim *s);
+void des_main_callback_over(struct sim *s);
+void des_main_burst_done(struct sim *s);
 
 /* Position @d is queued, probing or bound already: bus_probe_device() is a no-op. */
 static inline bool defer_busy(const struct sim *s, uint32_t d)

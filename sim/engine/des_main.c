@@ -1,0 +1,243 @@
+/*
+ * des_main.c - the main PM thread of the virtual-time backend: its walk
+ * (the next device, what it does with it: dl_walk_action(), the deferral
+ * walk's retries), its bursts (a callback, queueing an item, a hand-off
+ * walk) and what follows each, and the devices left to it when MAX_WORK
+ * items are pending.  des.c runs the items and the event loop.
+ */
+#include "sim/engine/des_backend.h"
+
+/* ---- what is left to the main thread ---- */
+
+/*
+ * MAX_WORK items are pending (dl_async_may_queue()): @y, ready, is not
+ * queued but left to the main thread, which takes it once it is free,
+ * before going on with its walk, and queues it then if it can or else runs
+ * it (7.3: dpm_async_with_cleanup() fails and leaves it to the main walk,
+ * whose dpm_async_fn() tries again, and runs it if that fails too).
+ */
+static void fb_push(struct sim *s, uint32_t y)
+{
+	/* a device is in the ring at most once: n + 1 slots never overflow */
+	s->fb[(s->fb_head + s->fb_n++) % (s->n + 1)] = y;
+}
+
+void des_main_fallback(struct sim *s, uint32_t y)
+{
+	s->t[y].on_main = 1;    /* main's until des_main_kick() queues it */
+	s->t[y].left = 1;
+	fb_push(s, y);
+	if (s->mstate == M_DONE)
+		s->mstate = M_IDLE;
+	if (s->mstate == M_IDLE || s->mstate == M_WAIT_DEV)
+		des_main_kick(s);
+}
+
+/* ---- the main thread ---- */
+
+static bool main_next(struct sim *s, uint32_t *i)
+{
+	if (s->fb_n) {
+		*i = s->fb[s->fb_head];
+		s->fb_head = (s->fb_head + 1) % (s->n + 1);
+		s->fb_n--;
+		return true;
+	}
+	if (s->retry.late)
+		return false;   /* past the walk: the active list (des_main_kick()) */
+	while (s->widx < s->w.n) {
+		uint32_t x = s->w.v[s->widx++];
+
+		if (s->pk == PK_PROBE_READY && s->t[x].stage == ST_DONE)
+			continue;       /* probe_failed() */
+		if (!s->t[x].part)
+			continue;
+		/* probing with the deferral: every device; else dl_walk_action() */
+		if (s->pk == PK_PROBE_DEFER ||
+		    dl_walk_action(&s->ps, s->t[x].on_main, s->t[x].stage != ST_IDLE) != DL_WALK_SKIP) {
+			*i = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Advance the main thread as far as it can go without a CPU burst ending. */
+void des_main_kick(struct sim *s)
+{
+	uint32_t d;
+
+	for (;;) {
+		if (s->mstate == M_WAIT_DEV) {
+			if (s->t[s->mdev].stage == ST_DONE) {
+				s->mstate = M_IDLE;     /* a supplier's probe failed: skip it */
+				continue;
+			}
+			if (s->t[s->mdev].wait > 0 && s->ps.link_aware && !s->aborted) {
+				if (!s->fb_n)
+					return;
+				/* it may wait for a device left to main (MAX_WORK): that one first */
+				fb_push(s, s->mdev);
+				s->mstate = M_IDLE;
+				continue;
+			}
+			s->mkind = MK_CALLBACK;
+			s->mstate = M_QUEUED;
+			burst_request(s, DL_VCPU_MAIN, 0);
+			return;
+		}
+		if (s->mstate == M_QUEUED || s->mstate == M_BURST || s->mstate == M_SLEEP)
+			return;
+		if (s->aborted) {
+			s->mstate = M_DONE;
+			return;
+		}
+		if (!main_next(s, &d)) {
+			if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
+				/* late_initcall, then the active list (retry.h) */
+				uint32_t dev;
+
+				switch (dl_retry_next(&s->retry, &s->core, s->inflight == 0, &dev)) {
+				case DL_RETRY_DRAIN:
+					s->mstate = M_WAIT_DRAIN;
+					return;
+				case DL_RETRY_END:
+					s->mstate = M_DONE;
+					return;
+				case DL_RETRY_DEVICE:
+					break;
+				}
+				d = des_retry_pos(s, dev, &s->reorder_debt);
+				if (d == DL_NONE)
+					continue;   /* registered after the snapshot: none is, while probing */
+			} else {
+				s->mstate = M_DONE;
+				return;
+			}
+		}
+		if (s->pk == PK_PROBE_DEFER && defer_busy(s, d))
+			continue;
+		s->mdev = d;
+		if (s->pk == PK_PROBE_DEFER) {
+			s->mkind = des_defer_take(s, d);
+			s->mstate = M_QUEUED;
+			burst_request(s, DL_VCPU_MAIN, 0);
+			return;
+		}
+		if (!s->t[d].on_main || s->t[d].left) {
+			/* classic async, or one left to main: queue its item if MAX_WORK allows */
+			s->t[d].left = 0;
+			if (dl_async_may_queue(s->pol, s->inflight)) {
+				s->t[d].on_main = 0;
+				/*
+				 * marked at once, as dpm_async_fn() sets
+				 * work_in_progress: a v2 hand-off meanwhile
+				 * does not queue it twice
+				 */
+				if (s->ps.blocking)
+					s->t[d].stage = ST_QUEUED_START;
+				s->mkind = MK_QUEUE;
+				s->mstate = M_QUEUED;
+				burst_request(s, DL_VCPU_MAIN, 0);
+				return;
+			}
+			if (s->ps.v2 && s->widx <= s->w.nupfront)
+				continue;   /* v2 up front: dpm_async_with_cleanup() leaves it to the walk */
+			/* MAX_WORK: dpm_async_fn() fails, the main thread runs the device */
+			s->t[d].on_main = 1;
+			s->opr->sync_fallbacks++;
+		}
+		s->mstate = M_WAIT_DEV;
+	}
+}
+
+void des_main_got_cpu(struct sim *s)
+{
+	int64_t len = s->cost.main_ns;
+
+	s->mstate = M_BURST;
+	if (s->mkind != MK_HANDOFF) {
+		len += s->reorder_debt;
+		s->reorder_debt = 0;
+	}
+	if (s->mkind == MK_HANDOFF) {
+		len = des_handoff_len(s, s->mdev);
+	} else if (s->mkind == MK_QUEUE) {
+		len += s->cost.queue_ns;
+	} else {
+		bool deferred;
+
+		s->t[s->mdev].stage = ST_CB;
+		len += des_callback_begin(s, s->mdev, &deferred);
+		s->main_cb_deferred = deferred;
+	}
+	burst_start(s, DL_VCPU_MAIN, len);
+}
+
+/* Main's hand-off walk asks for a CPU. */
+static void main_handoff(struct sim *s)
+{
+	s->mkind = MK_HANDOFF;
+	s->mstate = M_QUEUED;
+	burst_request(s, DL_VCPU_MAIN, 0);
+}
+
+/* Main's callback on position mdev is over, sleep included: its hand-off walk, or the next device. */
+void des_main_callback_over(struct sim *s)
+{
+	uint32_t d = s->mdev;
+
+	des_callback_end(s, d, s->main_cb_deferred);
+	if (dl_handoff_after_done(&s->ps)) {
+		/*
+		 * 6.16+: complete_all() first (blocked waiters wake), then the
+		 * hand-off walk (dpm_async_resume_subordinate(),
+		 * dpm_async_suspend_superior()) queues what is not queued yet
+		 */
+		des_device_finished(s, d);
+		if (des_wants_handoff(s, d)) {
+			main_handoff(s);
+			return;
+		}
+		des_handoff_queue(s, d);
+		s->mstate = M_IDLE;
+		des_main_kick(s);
+		return;
+	}
+	if (!s->main_cb_deferred && des_wants_handoff(s, d)) {
+		main_handoff(s);
+		return;
+	}
+	s->mstate = M_IDLE;
+	des_device_finished(s, d);
+	des_main_kick(s);
+}
+
+/* Main's burst ended (its CPU is free again). */
+void des_main_burst_done(struct sim *s)
+{
+	uint32_t d = s->mdev;
+	int64_t sl;
+
+	s->mstate = M_IDLE;
+	if (s->mkind == MK_QUEUE) {
+		/* the queued item */
+		s->t[d].stage = s->pk == PK_PROBE_DEFER ? ST_QUEUED_CB : ST_QUEUED_START;
+		s->t[d].bk = dl_item_pays(&s->ps);
+		s->inflight++;
+		des_item_queue(s, d);
+	} else if (s->mkind == MK_HANDOFF) {
+		if (dl_handoff_after_done(&s->ps))
+			des_handoff_queue(s, d);   /* finished before its walk */
+		else
+			des_device_finished(s, d);
+	} else if (!s->main_cb_deferred && (sl = cb_sleep(s, d)) > 0) {
+		s->mstate = M_SLEEP;
+		dl_vcpu_sleep(&s->vc, DL_VCPU_MAIN, sl);
+		return;
+	} else {
+		des_main_callback_over(s);
+		return;
+	}
+	des_main_kick(s);
+}
