@@ -74,7 +74,7 @@ static void q_push(struct thr *t, uint32_t d)
 /*
  * Queue ready async device @d (kernel-async-v2's hand-off) unless MAX_WORK
  * items are pending: then the main thread runs it (main_fallbacks()), as
- * des.c's main_fallback() does.
+ * des_main.c's des_main_fallback() does.
  */
 static void q_push_ready(struct thr *t, uint32_t d)
 {
@@ -267,7 +267,7 @@ static int64_t handoff_len(const struct thr *t, uint32_t d)
 /*
  * kernel-async-v2: @d finished and walked its dependents; queue every async
  * one not queued yet (dpm_async_resume_subordinate(),
- * dpm_async_suspend_superior() of 6.16+; des.c's handoff_queue()).  When
+ * dpm_async_suspend_superior() of 6.16+; des.c's des_handoff_queue()).  When
  * MAX_WORK items are pending, dpm_async_with_cleanup() leaves it to the
  * main walk.
  */
