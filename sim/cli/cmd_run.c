@@ -626,7 +626,7 @@ static void reorder_lines(const struct runner *rn)
 		/* s from 1000 s, whole ms from 10 s */
 		int secs = op->makespan_ns >= 1000 * 1000000000LL ? 2 :
 			   op->makespan_ns >= 10 * 1000000000LL;
-		char a[48], b[48], w[32], k[48];
+		char a[64], b[64], w[32], k[48];
 
 		if (op->reorder_ns <= 0 || op->reorder_ns < op->makespan_ns / 10)
 			continue;
