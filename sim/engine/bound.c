@@ -1,4 +1,5 @@
 /* bound.c - the lower bound of one phase (see bound.h). */
+#include "sim/core/dl_sat.h"
 #include "sim/engine/bound.h"
 #include "sim/engine/cost.h"
 
@@ -11,14 +12,19 @@ struct dl_bound dl_bound_phase(const struct dl_phase_graph *g, const struct dl_s
 		k = 1;
 	for (uint32_t i = 0; i < g->ntopo; i++)
 		est[g->topo[i]] = 0;
-	/* longest chain of latencies: push each index's finish time to those it releases */
+	/*
+	 * longest chain of latencies: push each index's finish time to those it
+	 * releases; sums saturate (a chain of second-long latencies can pass
+	 * INT64_MAX ns; the run itself fails once its clock passes 2^62 ns)
+	 */
 	for (uint32_t i = 0; i < g->ntopo; i++) {
 		uint32_t d = g->topo[i];
-		int64_t ef = est[d] + g->lat[d];
+		int64_t ef = dl_sat_add_i64(est[d], g->lat[d]);
 
-		b.work_ns += dl_cost_cpu_part(g->lat[d], sc->prof[g->prof[d]].cpu_ppm);
+		b.work_ns = dl_sat_add_i64(b.work_ns,
+					   dl_cost_cpu_part(g->lat[d], sc->prof[g->prof[d]].cpu_ppm));
 		if (serial) {
-			b.critical_path_ns += g->lat[d];
+			b.critical_path_ns = dl_sat_add_i64(b.critical_path_ns, g->lat[d]);
 			continue;
 		}
 		if (ef > b.critical_path_ns)
@@ -27,7 +33,7 @@ struct dl_bound dl_bound_phase(const struct dl_phase_graph *g, const struct dl_s
 			if (est[g->adj[j]] < ef)
 				est[g->adj[j]] = ef;
 	}
-	b.lower_bound_ns = (b.work_ns + k - 1) / k;
+	b.lower_bound_ns = b.work_ns / k + (b.work_ns % k != 0);
 	if (b.critical_path_ns > b.lower_bound_ns)
 		b.lower_bound_ns = b.critical_path_ns;
 	return b;
