@@ -40,6 +40,16 @@ grep -q "re-simulations in" "$T/out" || bad "the count of re-simulations is prin
 expect 0 "--top 2" "$DLSIM" advise "$T/chain.json" --top 2
 [ "$(grep -c '^ *[0-9]  ' "$T/out")" = 2 ] || { bad "--top 2 prints 2 rows"; cat "$T/out"; }
 expect 0 "--by suspend" "$DLSIM" advise "$SRC/scenarios/soc-small.json" --by suspend --top 3
+# by total the resume's savings are not in order on soc-small; --by resume puts them in order
+expect 0 "--json by total" "$DLSIM" advise "$SRC/scenarios/soc-small.json" --json
+cp "$T/out" "$T/total.json"
+expect 0 "--by resume --json" "$DLSIM" advise "$SRC/scenarios/soc-small.json" --by resume --json
+python3 -c "
+import json, sys
+col = lambda f: [x['saved_ns']['resume'] for x in json.load(open(f))['changes']]
+t, r = col(sys.argv[1]), col(sys.argv[2])
+sys.exit(0 if t != sorted(t, reverse=True) and len(r) > 2 and r == sorted(r, reverse=True) else 1)
+" "$T/total.json" "$T/out" || bad "--by resume ranks by the resume's savings"
 expect 0 "advise on soc-small" "$DLSIM" advise "$SRC/scenarios/soc-small.json" --json
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$T/out" || bad "--json parses"
 # --db keeps the ranking; the report of that database shows it for the run's scenario

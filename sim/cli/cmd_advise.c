@@ -43,12 +43,12 @@ static void advise_usage(FILE *f)
 		   "exit status: 0 success, 2 bad usage or input\n");
 }
 
-static int by_op = -1;
-
-static int cmp_by_op(const void *x, const void *y)
+/* qsort_r(): advice by the time it saves in op *@ctx, then in total. */
+static int cmp_by_op(const void *x, const void *y, void *ctx)
 {
 	const struct dl_advice *a = x, *b = y;
-	int64_t sa = a->saved_ns[by_op], sb = b->saved_ns[by_op];
+	int op = *(const int *)ctx;
+	int64_t sa = a->saved_ns[op], sb = b->saved_ns[op];
 
 	if (sa != sb)
 		return sa > sb ? -1 : 1;
@@ -293,6 +293,7 @@ int cmd_advise(int argc, char **argv)
 	}
 	if (by) {
 		char lab[32];
+		int by_op = -1;
 
 		for (uint32_t i = 0; i < res.base.nops; i++)
 			if (!strcmp(cli_op_key(&res.base, i, lab, sizeof(lab)), by))
@@ -304,7 +305,7 @@ int cmd_advise(int argc, char **argv)
 			goto out;
 		}
 		if (res.nadv)
-			qsort(res.adv, res.nadv, sizeof(*res.adv), cmp_by_op);
+			qsort_r(res.adv, res.nadv, sizeof(*res.adv), cmp_by_op, &by_op);
 	}
 	if (json)
 		rc = print_json(sc, &res, ao.order, top);
