@@ -732,11 +732,9 @@ static void count_dependent(const struct run *a, unsigned fam, const uint32_t *d
 					continue;
 				ga = ta[i] - ta[x];
 				gb = tb[i] - tb[x];
-				if (ga > tol || ga < -tol) {
-					if (gb > tol || gb < -tol) {
-						row->dep_pairs++;
-						row->dep_agree += (ga > 0) == (gb > 0);
-					}
+				if ((ga > tol || ga < -tol) && (gb > tol || gb < -tol)) {
+					row->dep_pairs++;
+					row->dep_agree += (ga > 0) == (gb > 0);
 				}
 			}
 		}
