@@ -66,4 +66,40 @@ expect 0 "camera, sync, boot context" "$DLSIM" run "$cam" --order sync --workers
 r=$(sqlite3 "$T/b.db" "select count(*) from events where $first_probe and worker != 0")
 [ "$r" = 0 ] && ok "boot: every probe on main" || bad "boot: $r events on workers"
 
+# Runtime PM around every probe attempt (module context: 6.12/7.3 __driver_probe_device()
+# takes every PM_RUNTIME supplier and the parent with pm_runtime_get_sync() before
+# really_probe(), even for an attempt that defers, and puts them after, asynchronously).
+# k -> s -> t, registered consumer first: s's retry resumes t; k's resumes t (through s's
+# link) and s; a supplier not yet bound has runtime PM disabled and is not resumed.
+cat >"$T/rpm.json" <<J
+{"format":"dlsim-scenario/1","name":"rpm-chain","seed":1,
+ "defaults":{"probe":"1ms","async":false},
+ "devices":[{"name":"k"},{"name":"s"},{"name":"t"}],
+ "links":[{"consumer":"k","supplier":"s","flags":["AUTOPROBE_CONSUMER","PM_RUNTIME"]},
+  {"consumer":"s","supplier":"t","flags":["AUTOPROBE_CONSUMER","PM_RUNTIME"]}],
+ "script":[{"op":"probe"}]}
+J
+rpm_ev() { sqlite3 "$T/r.db" "select group_concat(kind || ' ' || name, ', ') from (select e.kind, d.name
+	from events e join devices d using (run_id, dev_id) where e.run_id = $1 and e.kind like 'rpm%'
+	order by e.seq)"; }
+mk_ms() { sqlite3 "$T/r.db" "select cast(value as integer) from metrics where run_id = $1 and name = 'probe.makespan_ns'"; }
+for a in "0 0" "1ms 0" "1ms 10ms"; do
+	set -- $a
+	expect 0 "module context, cost.rpm_ns=$1, cost.rpm_idle_ns=$2" "$DLSIM" run "$T/rpm.json" \
+		--order sync --workers 1 --probe-context module --set cost.rpm_ns="$1" \
+		--set cost.rpm_idle_ns="$2" --db "$T/r.db"
+done
+expect 0 "boot context" "$DLSIM" run "$T/rpm.json" --order sync --workers 1 --db "$T/r.db"
+[ "$(rpm_ev 1)" = "rpm_resume t, rpm_suspend t, rpm_resume t, rpm_resume s, rpm_suspend s, rpm_suspend t" ] \
+	&& ok "module: each attempt resumes its suppliers' chain, the puts suspend it" \
+	|| bad "module: runtime PM '$(rpm_ev 1)'"
+[ "$(($(mk_ms 2) - $(mk_ms 1)))" = 3000000 ] && ok "module: the three resumes cost rpm_ns each" \
+	|| bad "module: probe $(mk_ms 1) ns at rpm_ns 0, $(mk_ms 2) ns at 1ms; expected 3 ms more"
+[ "$(rpm_ev 3)" = "rpm_resume t, rpm_resume s, rpm_suspend s, rpm_suspend t" ] \
+	&& ok "module: t's suspend, not due yet (rpm_idle_ns), leaves it active for k" \
+	|| bad "module: runtime PM with rpm_idle_ns 10ms '$(rpm_ev 3)'"
+[ "$(($(mk_ms 3) - $(mk_ms 1)))" = 2000000 ] && ok "module: two resumes then" \
+	|| bad "module: probe $(mk_ms 3) ns, expected 2 ms over $(mk_ms 1)"
+[ -z "$(rpm_ev 4)" ] && ok "boot: no runtime PM around probe" || bad "boot: '$(rpm_ev 4)'"
+
 finish cli_probe_context

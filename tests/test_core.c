@@ -1402,6 +1402,109 @@ static void test_rpm_put_consumer_suspends_supplier(void)
 	dl_idvec_free(&v);
 }
 
+/* ---- runtime PM around a probe attempt (module context, dd.c __driver_probe_device) ---- */
+
+/* Every device so far enables runtime PM in its probe. */
+static void rpm_users_all(void)
+{
+	uint8_t u[16];
+
+	memset(u, 1, sizeof(u));
+	CU_ASSERT_FATAL(c->ndev <= sizeof(u));
+	CU_ASSERT_FATAL(dl_core_set_rpm_users(c, u, c->ndev) == 0);
+}
+
+static void test_probe_rpm_resumes_suppliers_chain_first(void)
+{
+	dl_dev_t t = mk(DL_NONE), s = mk(DL_NONE), k = mk(DL_NONE);
+	struct dl_idvec v = { 0 }, idle = { 0 };
+	const dl_dev_t want[] = { t, s }, want_susp[] = { s, t };
+
+	add(s, t, DL_FLAG_PM_RUNTIME);
+	add(k, s, DL_FLAG_PM_RUNTIME);
+	rpm_users_all();
+	bind(t);
+	bind(s);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_SUSPENDED);   /* enabled, never resumed */
+	CU_ASSERT_EQUAL(dl_probe_rpm_get(c, k, &v), 1);
+	idvec_expect(&v, want, 2);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 1);
+	bind(k);
+	/* the put only drops the count: pm_wq suspends later (dl_rpm_idle) */
+	dl_probe_rpm_put(c, k, &idle);
+	CU_ASSERT_EQUAL(idle.n, 1);
+	CU_ASSERT_EQUAL(idle.n ? idle.v[0] : DL_NONE, s);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_ACTIVE);
+	v.n = 0;
+	dl_rpm_idle(c, s, &v);
+	idvec_expect(&v, want_susp, 2);
+	CU_ASSERT_EQUAL(c->dev[t].rpm_status, DL_RPM_SUSPENDED);
+	dl_idvec_free(&v);
+	dl_idvec_free(&idle);
+}
+
+static void test_probe_rpm_attempt_that_defers_still_resumes(void)
+{
+	dl_dev_t s1 = mk(DL_NONE), s2 = mk(DL_NONE), k = mk(DL_NONE);
+	struct dl_idvec v = { 0 }, idle = { 0 };
+	dl_link_t l2;
+
+	add(k, s1, DL_FLAG_PM_RUNTIME);
+	l2 = add(k, s2, DL_FLAG_PM_RUNTIME);
+	rpm_users_all();
+	bind(s1);
+	/* s2 is not bound: the attempt will defer, but s1 is resumed first */
+	CU_ASSERT_EQUAL(dl_probe_rpm_get(c, k, &v), 1);
+	CU_ASSERT_EQUAL(v.n, 1);
+	CU_ASSERT_EQUAL(v.n ? v.v[0] : DL_NONE, s1);
+	/* s2's runtime PM is disabled: -EACCES, ignored, its count kept */
+	CU_ASSERT_EQUAL(c->dev[s2].rpm_status, DL_RPM_SUSPENDED);
+	CU_ASSERT_EQUAL(c->dev[s2].rpm_usage, 1);
+	CU_ASSERT_TRUE(c->link[l2].preactivated);
+	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), -DL_EPROBE_DEFER);
+	dl_probe_rpm_put(c, k, &idle);
+	CU_ASSERT_EQUAL(c->dev[s2].rpm_usage, 0);
+	CU_ASSERT_FALSE(c->link[l2].preactivated);
+	CU_ASSERT_EQUAL(idle.n, 1);   /* s1 only: s2 was never active */
+	dl_idvec_free(&v);
+	dl_idvec_free(&idle);
+}
+
+static void test_probe_rpm_resumes_parent_and_skips_non_users(void)
+{
+	dl_dev_t p = mk(DL_NONE), s = mk(DL_NONE), k = mk(p);
+	struct dl_idvec v = { 0 };
+	uint8_t u[3] = { 0 };
+
+	add(k, s, DL_FLAG_PM_RUNTIME);
+	u[p] = 1;   /* s's driver never enables runtime PM */
+	CU_ASSERT_FATAL(dl_core_set_rpm_users(c, u, 3) == 0);
+	bind(p);
+	bind(s);
+	CU_ASSERT_EQUAL(dl_probe_rpm_get(c, k, &v), 1);
+	CU_ASSERT_EQUAL(v.n, 1);
+	CU_ASSERT_EQUAL(v.n ? v.v[0] : DL_NONE, p);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_SUSPENDED);
+	dl_idvec_free(&v);
+}
+
+static void test_probe_rpm_nothing_without_users_or_when_bound(void)
+{
+	dl_dev_t s = mk(DL_NONE), k = mk(DL_NONE);
+	struct dl_idvec v = { 0 };
+
+	add(k, s, DL_FLAG_PM_RUNTIME);
+	bind(s);
+	CU_ASSERT_EQUAL(dl_probe_rpm_get(c, k, &v), 0);   /* the legacy model */
+	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 0);
+	rpm_users_all();
+	bind(k);
+	CU_ASSERT_EQUAL(dl_probe_rpm_get(c, k, &v), 0);   /* not free to probe */
+	CU_ASSERT_EQUAL(v.n, 0);
+	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 0);
+	dl_idvec_free(&v);
+}
+
 static void test_rpm_supplier_suspends_when_last_consumer_suspends(void)
 {
 	dl_dev_t s = mk(DL_NONE), k1 = mk(DL_NONE), k2 = mk(DL_NONE);
@@ -1593,6 +1696,10 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_rpm_without_pm_runtime_flag_does_not_resume_supplier),
 	T(test_rpm_supplier_stays_active_while_consumer_holds_reference),
 	T(test_rpm_put_consumer_suspends_supplier),
+	T(test_probe_rpm_resumes_suppliers_chain_first),
+	T(test_probe_rpm_attempt_that_defers_still_resumes),
+	T(test_probe_rpm_resumes_parent_and_skips_non_users),
+	T(test_probe_rpm_nothing_without_users_or_when_bound),
 	T(test_rpm_supplier_suspends_when_last_consumer_suspends),
 	T(test_rpm_active_at_add_counts_as_one_reference),
 	T(test_rpm_get_failure_drops_supplier_references),

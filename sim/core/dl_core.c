@@ -155,6 +155,7 @@ void dl_core_fini(struct dl_core *c)
 	dl_idvec_free(&c->settle_post);
 	free(c->dpm_stamp);
 	free(c->can_match);
+	free(c->rpm_user);
 	free(c->rv);
 	free(c->rv_gen);
 	dl_idvec_free(&c->rv_stack);

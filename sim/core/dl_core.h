@@ -158,6 +158,7 @@ struct dl_link {
 	uint32_t flags;
 	uint8_t status;         /* enum dl_link_state */
 	uint8_t live;           /* 0 once deleted (ids are not reused) */
+	uint8_t preactivated;   /* pm_runtime_get_suppliers() took the supplier (supplier_preactivated) */
 	uint32_t kref;
 	uint32_t rpm_active;    /* runtime-PM references held on the supplier */
 	uint32_t c_pos, s_pos;  /* slots in consumer->suppliers, supplier->consumers */
@@ -218,6 +219,16 @@ struct dl_core {
 
 	uint32_t *pool;                 /* dl_core_presize()'s vector storage */
 	struct dl_sink sink;
+
+	/*
+	 * Runtime PM as drivers enable it (dl_core_set_rpm_users()): per device
+	 * id below rpm_user_n, whether its driver calls pm_runtime_enable() in
+	 * probe, so that its runtime PM is enabled while it is bound.  NULL: the
+	 * legacy model, every device's runtime PM enabled, no runtime PM around
+	 * a probe attempt.
+	 */
+	uint8_t *rpm_user;
+	uint32_t rpm_user_n;
 
 	uint32_t kver;                  /* DL_KVER() whose rules apply (dl_core_set_kernel()) */
 	bool pm_skips_sso;              /* kver >= DL_KVER_PM_SKIPS_SSO */
@@ -283,6 +294,11 @@ bool dl_dpm_is_topological(const struct dl_core *c);
 /* Runtime PM through PM_RUNTIME links. */
 int dl_rpm_get(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed);
 int dl_rpm_put(struct dl_core *c, dl_dev_t d, struct dl_idvec *suspended);
+int dl_core_set_rpm_users(struct dl_core *c, const uint8_t *users, uint32_t n);
+bool dl_rpm_enabled(const struct dl_core *c, dl_dev_t d);
+int dl_probe_rpm_get(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed);
+void dl_probe_rpm_put(struct dl_core *c, dl_dev_t d, struct dl_idvec *idle);
+void dl_rpm_idle(struct dl_core *c, dl_dev_t d, struct dl_idvec *suspended);
 
 /* Names, for logs and messages. */
 const char *dl_dev_state_name(unsigned s);

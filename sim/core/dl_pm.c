@@ -4,6 +4,8 @@
  * drivers/base/power/runtime.c rpm_get_suppliers/rpm_put_suppliers).
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "sim/core/dl_internal.h"
 
@@ -57,16 +59,23 @@ void dl_rpm_put_noidle(struct dl_core *c, dl_dev_t d)
 		c->dev[d].rpm_usage--;
 }
 
-/* rpm_resume(): parent first, then rpm_get_suppliers(), then the device. */
+/*
+ * rpm_resume(): parent first, then rpm_get_suppliers(), then the device.  A
+ * device whose runtime PM is disabled (dl_rpm_enabled()) resumes nothing:
+ * -EACCES unless it is active already; its parent is then left alone, and as
+ * a supplier it is ignored (rpm_get_suppliers() keeps the reference).
+ */
 static int rpm_resume(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed)
 {
 	struct dl_device *x = &c->dev[d];
 
 	if (x->rpm_status == DL_RPM_ACTIVE)
 		return 0;
+	if (!dl_rpm_enabled(c, d))
+		return -EACCES;
 	if (x->rpm_fail)
 		return -EIO;
-	if (x->parent != DL_NONE) {
+	if (x->parent != DL_NONE && dl_rpm_enabled(c, x->parent)) {
 		int err = rpm_resume(c, x->parent, resumed);
 
 		if (err)
@@ -74,10 +83,15 @@ static int rpm_resume(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed)
 	}
 	for (uint32_t i = 0; i < x->suppliers.n; i++) {
 		dl_link_t l = x->suppliers.v[i];
+		dl_dev_t sup = c->link[l].supplier;
+		int err;
 
 		if (!(c->link[l].flags & DL_FLAG_PM_RUNTIME))
 			continue;
-		if (dl_rpm_get_internal(c, c->link[l].supplier, resumed)) {
+		err = dl_rpm_get_internal(c, sup, resumed);
+		if (err == -EACCES) {
+			c->dev[sup].rpm_usage++;   /* "Ignore suppliers with disabled runtime PM." */
+		} else if (err) {
 			/* __rpm_callback(): give back what rpm_get_suppliers() took */
 			rpm_put_suppliers(c, d, NULL);
 			return -EIO;
@@ -117,7 +131,8 @@ static void rpm_try_suspend(struct dl_core *c, dl_dev_t d, struct dl_idvec *susp
 {
 	struct dl_device *x = &c->dev[d];
 
-	if (x->rpm_status != DL_RPM_ACTIVE || x->rpm_usage > 0 || x->rpm_children > 0)
+	if (x->rpm_status != DL_RPM_ACTIVE || x->rpm_usage > 0 || x->rpm_children > 0 ||
+	    !dl_rpm_enabled(c, d))
 		return;
 	x->rpm_status = DL_RPM_SUSPENDED;
 	if (suspended)
@@ -152,4 +167,125 @@ int dl_rpm_put(struct dl_core *c, dl_dev_t d, struct dl_idvec *suspended)
 	c->dev[d].rpm_usage--;
 	rpm_try_suspend(c, d, suspended);
 	return 0;
+}
+
+/**
+ * dl_core_set_rpm_users - which devices' drivers enable runtime PM in probe
+ * (@users[i] nonzero, for device ids below @n; later ids: none).  From then
+ * on a device's runtime PM is enabled only while it is bound, and a probe
+ * attempt takes its suppliers and parent (dl_probe_rpm_get()).
+ */
+int dl_core_set_rpm_users(struct dl_core *c, const uint8_t *users, uint32_t n)
+{
+	uint8_t *u = malloc(n ? n : 1);
+
+	if (!u)
+		return -ENOMEM;
+	if (n)
+		memcpy(u, users, n);
+	free(c->rpm_user);
+	c->rpm_user = u;
+	c->rpm_user_n = n;
+	return 0;
+}
+
+/*
+ * dl_rpm_enabled - is @d's runtime PM enabled (disable_depth == 0)?  Always,
+ * in the legacy model; else while bound (or unbinding: the driver disables
+ * it in its remove()) if its driver enables it.
+ */
+bool dl_rpm_enabled(const struct dl_core *c, dl_dev_t d)
+{
+	unsigned st;
+
+	if (!c->rpm_user)
+		return true;
+	st = c->dev[d].state;
+	return d < c->rpm_user_n && c->rpm_user[d] &&
+	       (st == DL_DEV_DRIVER_BOUND || st == DL_DEV_UNBINDING);
+}
+
+/**
+ * dl_probe_rpm_get - what __driver_probe_device() does before really_probe()
+ * (drivers/base/dd.c, 6.12 and 7.3): pm_runtime_get_suppliers(), a
+ * pm_runtime_get_sync() of every DL_FLAG_PM_RUNTIME supplier (marked
+ * supplier_preactivated, whatever the link's status), then of the parent.
+ * Even an attempt that device_links_check_suppliers() will defer resumes
+ * them.  @resumed lists the devices resumed, in the order they became active.
+ * Returns 1 when it took references (dl_probe_rpm_put() gives them back
+ * after the attempt), 0 when it did nothing: dl_core_set_rpm_users() was not
+ * called, or @d is not free to probe (__driver_probe_device() returns before).
+ */
+int dl_probe_rpm_get(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed)
+{
+	struct dl_device *x;
+
+	if (!c->rpm_user || d >= c->ndev)
+		return 0;
+	x = &c->dev[d];
+	if (!x->registered || x->state != DL_DEV_NO_DRIVER)
+		return 0;
+	for (uint32_t i = 0; i < x->suppliers.n; i++) {
+		struct dl_link *k = &c->link[x->suppliers.v[i]];
+
+		if (!(k->flags & DL_FLAG_PM_RUNTIME))
+			continue;
+		k->preactivated = 1;
+		/* pm_runtime_get_sync(): the count is taken whatever the resume returns */
+		c->dev[k->supplier].rpm_usage++;
+		(void)rpm_resume(c, k->supplier, resumed);
+	}
+	if (x->parent != DL_NONE) {
+		c->dev[x->parent].rpm_usage++;
+		(void)rpm_resume(c, x->parent, resumed);
+	}
+	return 1;
+}
+
+/* A put of dl_probe_rpm_put(): the count drops; @idle gets @d if it reached zero. */
+static void probe_put(struct dl_core *c, dl_dev_t d, struct dl_idvec *idle)
+{
+	dl_rpm_put_noidle(c, d);
+	if (c->dev[d].rpm_usage == 0 && c->dev[d].rpm_status == DL_RPM_ACTIVE)
+		dl_idvec_push(idle, d);
+}
+
+/**
+ * dl_probe_rpm_put - and after it: pm_runtime_put() of the parent, then
+ * pm_runtime_put_suppliers() (every supplier_preactivated link).  The kernel's
+ * puts are asynchronous: each queues an idle request that pm_wq's worker
+ * runs later (rpm_idle(), then rpm_suspend(), whose puts of the device's own
+ * suppliers and parent queue more).  So the counts drop here, and @idle lists
+ * the devices whose count reached zero: the caller asks dl_rpm_idle() about
+ * each when pm_wq would run it, by which time a new reference may have come.
+ */
+void dl_probe_rpm_put(struct dl_core *c, dl_dev_t d, struct dl_idvec *idle)
+{
+	struct dl_device *x;
+
+	if (!c->rpm_user || d >= c->ndev)
+		return;
+	x = &c->dev[d];
+	if (x->parent != DL_NONE)
+		probe_put(c, x->parent, idle);
+	for (uint32_t i = 0; i < x->suppliers.n; i++) {
+		struct dl_link *k = &c->link[x->suppliers.v[i]];
+
+		if (!k->preactivated)
+			continue;
+		k->preactivated = 0;
+		probe_put(c, k->supplier, idle);
+	}
+}
+
+/**
+ * dl_rpm_idle - pm_wq runs @d's idle request: rpm_idle(), and if nobody holds
+ * it, no child is active and its runtime PM is enabled, rpm_suspend(), with
+ * the suspends that follows (its suppliers and parent, here at once).
+ * @suspended lists them, consumers before their suppliers.
+ */
+void dl_rpm_idle(struct dl_core *c, dl_dev_t d, struct dl_idvec *suspended)
+{
+	if (d < c->ndev)
+		rpm_try_suspend(c, d, suspended);
 }

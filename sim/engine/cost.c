@@ -26,6 +26,8 @@ void dl_costs_resolve(const struct dl_scenario *sc, struct dl_costs *c)
 	c->handoff_ns = cost_or(sc->cost.handoff_ns, DL_COST_HANDOFF_NS);
 	c->reorder_ns = cost_or(sc->cost.reorder_ns, DL_COST_REORDER_NS);
 	c->reorder_visit_ns = cost_or(sc->cost.reorder_visit_ns, DL_COST_REORDER_VISIT_NS);
+	c->rpm_ns = cost_or(sc->cost.rpm_ns, DL_COST_RPM_NS);
+	c->rpm_idle_ns = cost_or(sc->cost.rpm_idle_ns, DL_COST_RPM_IDLE_NS);
 	c->max_active = sc->cost.max_active ? sc->cost.max_active : DL_COST_MAX_ACTIVE;
 }
 

@@ -65,6 +65,24 @@
  *    6.12 guest of --mode kernel (dlsim_kmod's "reorder" records, default.json
  *    100/200/500 devices): 1175 ns per call (R^2-free: 1174.8-1246.8 ns over
  *    28605 to 11.2 M calls), 2.6 us for a call of one; 7.3 pays ~3960 ns.
+ *  - rpm_ns, probe in module context only (the kernel mode's module, whose
+ *    drivers enable runtime PM in probe: dl_sc_runtime_pm_users()): every
+ *    probe attempt, even one that defers, starts as 6.12's and 7.3's
+ *    __driver_probe_device() does, pm_runtime_get_sync() of each PM_RUNTIME
+ *    supplier and of the parent (dl_probe_rpm_get()); each device that
+ *    resumes (a suspended supplier resumes its own parent and PM_RUNTIME
+ *    suppliers first) costs the prober rpm_ns of CPU (rpm_resume() and
+ *    rpm_callback() around the driver's runtime_resume) and its sampled
+ *    rpm_resume latency.  The log puts these resumes, and the probe or the
+ *    deferral, at the attempt's start: the callback's logged duration
+ *    includes them.  The boot model leaves runtime PM out of probe;
+ *  - rpm_idle_ns: the attempt's puts (pm_runtime_put(), asynchronous) queue
+ *    idle requests that pm_wq's kworker runs this long after (its wake and
+ *    its turn on a CPU); a device nobody took again by then suspends, with
+ *    the suppliers and parent it held (the kernel queues one more request per
+ *    level; here they go at once).  Until then it stays active, so the next
+ *    attempts find it resumed: on a one-CPU guest whose deferred-probe walk
+ *    keeps the CPU, that halves the resumes.  The suspends cost nobody's CPU.
  * The end of a sleep costs nothing here: the timer's wake-up is in the
  * sampled latency (a latency measured in a guest includes QEMU's ~70 us per
  * sleep; the kernel-mode module's latencies are the requested ones).
@@ -78,6 +96,8 @@ struct dl_costs {
 	int64_t handoff_ns;      /* the hand-off walk, per dependent */
 	int64_t reorder_ns;      /* device_pm_move_to_tail() before a deferred retry */
 	int64_t reorder_visit_ns; /* and per call of its device_reorder_to_tail() walk */
+	int64_t rpm_ns;          /* a runtime resume on a probe attempt's path */
+	int64_t rpm_idle_ns;     /* from a probe's pm_runtime_put() to pm_wq's suspend */
 	uint32_t max_active;     /* work items holding a worker at once */
 };
 

@@ -47,6 +47,8 @@
  * op that may change the graph (probe and the sequential ops: gen).
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "sim/engine/des_backend.h"
 
@@ -297,32 +299,122 @@ static void mark_ran(struct sim *s, uint32_t i)
 }
 
 /*
+ * The runtime resumes a probe attempt of position @i starts with (module
+ * context, dl_probe_rpm_get()): each resumed device's rpm_resume event, and
+ * its cost, rpm_ns of CPU and its rpm_resume latency (CPU part, then sleep
+ * into rpm_sl[i]).  Returns the CPU time.
+ */
+static int64_t rpm_resumes(struct sim *s, uint32_t i)
+{
+	int64_t cpu = 0;
+
+	des_pmwq_run(s, false);
+	s->rpmv.n = 0;
+	if (!dl_probe_rpm_get(&s->core, dev_at(s, i), &s->rpmv))
+		return 0;
+	for (uint32_t k = 0; k < s->rpmv.n; k++) {
+		uint32_t y = s->rpmv.v[k];
+		uint32_t prof = s->sc->dev[y].profile;
+		int64_t lat = dl_cost_sample(s->sc, prof, s->o->seed, y, DL_LAT_RPM_RESUME, s->op_index);
+		int64_t c = dl_cost_cpu_part(lat, s->sc->prof[prof].cpu_ppm);
+
+		emit(s, DL_EV_RPM_RESUME, y, 0, 0);
+		cpu += s->cost.rpm_ns + c;
+		s->rpm_sl[i] += lat - c;
+	}
+	return cpu;
+}
+
+/*
+ * pm_wq: run the idle requests due by now (all with @flush, at the end of a
+ * probe op, by when pm_wq has run them), logging the suspends.  Lazily: a
+ * request is looked at when the next attempt starts, which is the first
+ * time anything reads the device's runtime PM status.
+ */
+void des_pmwq_run(struct sim *s, bool flush)
+{
+	while (s->pmwq_head < s->pmwq_n &&
+	       (flush || s->pmwq[s->pmwq_head].due <= s->vc.now)) {
+		s->rpm_susp.n = 0;
+		dl_rpm_idle(&s->core, s->pmwq[s->pmwq_head++].dev, &s->rpm_susp);
+		for (uint32_t k = 0; k < s->rpm_susp.n; k++)
+			emit(s, DL_EV_RPM_SUSPEND, s->rpm_susp.v[k], 0, 0);
+	}
+	if (s->pmwq_head == s->pmwq_n)
+		s->pmwq_head = s->pmwq_n = 0;
+}
+
+/* Queue an idle request for @dev, due rpm_idle_ns from now (0: out of memory, run it now). */
+static void pmwq_push(struct sim *s, uint32_t dev)
+{
+	if (s->pmwq_n == s->pmwq_cap && s->pmwq_head > 0) {
+		memmove(s->pmwq, s->pmwq + s->pmwq_head, (s->pmwq_n - s->pmwq_head) * sizeof(*s->pmwq));
+		s->pmwq_n -= s->pmwq_head;
+		s->pmwq_head = 0;
+	}
+	if (s->pmwq_n == s->pmwq_cap) {
+		uint32_t cap = s->pmwq_cap ? 2 * s->pmwq_cap : 64;
+		struct pmwq_req *q = realloc(s->pmwq, cap * sizeof(*q));
+
+		if (!q) {
+			s->rpm_susp.n = 0;
+			dl_rpm_idle(&s->core, dev, &s->rpm_susp);
+			for (uint32_t k = 0; k < s->rpm_susp.n; k++)
+				emit(s, DL_EV_RPM_SUSPEND, s->rpm_susp.v[k], 0, 0);
+			return;
+		}
+		s->pmwq = q;
+		s->pmwq_cap = cap;
+	}
+	s->pmwq[s->pmwq_n++] = (struct pmwq_req){ .due = dl_sat_add_i64(s->vc.now, s->cost.rpm_idle_ns), .dev = dev };
+}
+
+/*
+ * The attempt's puts (dl_probe_rpm_put()): pm_runtime_put() is asynchronous;
+ * the suspends it leads to run on pm_wq rpm_idle_ns later, costing the
+ * prober nothing.
+ */
+static void rpm_puts(struct sim *s, uint32_t d)
+{
+	s->rpmv.n = 0;
+	dl_probe_rpm_put(&s->core, d, &s->rpmv);
+	for (uint32_t k = 0; k < s->rpmv.n; k++)
+		pmwq_push(s, s->rpmv.v[k]);
+}
+
+/*
  * The callback of position @i starts now on the current CPU; returns the
- * length of its CPU part (a deferring probe: probe_check_ns, all CPU).  Its
- * sleep (cb_sleep()) follows, without the CPU.
+ * length of its CPU part (a deferring probe: probe_check_ns, all CPU), after
+ * the runtime resumes a probe attempt makes first.  Its sleep (cb_sleep())
+ * follows, without the CPU.
  */
 int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred)
 {
 	uint32_t d = dev_at(s, i);
+	int64_t rpm;
 
 	*deferred = false;
+	s->rpm_sl[i] = 0;
 	if (s->pk == PK_SUSPEND || s->pk == PK_RESUME) {
 		mark_ran(s, i);
 		emit(s, dl_pm_event((unsigned)s->pk, false), d, s->phase, 0);
 		return cb_cpu(s, i, s->t[i].lat);
 	}
-	/* probe */
+	/* probe: __driver_probe_device() */
+	rpm = s->core.rpm_user ? rpm_resumes(s, i) : 0;
 	if (dl_probe_begin(&s->core, d, !s->ps.link_aware) != 0) {
 		*deferred = true;
 		s->opr->probe_attempts++;
 		s->opr->probe_defers++;
 		emit(s, DL_EV_PROBE_DEFER, d, 0, -DL_EPROBE_DEFER);
-		return s->cost.check_ns;
+		if (s->core.rpm_user)
+			rpm_puts(s, d);
+		return rpm + s->cost.check_ns;
 	}
 	s->opr->probe_attempts++;
 	mark_ran(s, i);
 	emit(s, DL_EV_PROBE_START, d, 0, 0);
-	return cb_cpu(s, i, s->t[i].lat);
+	return rpm + cb_cpu(s, i, s->t[i].lat);
 }
 
 /* The callback of position @i ended (its sleep included); des_device_finished() follows. */
@@ -351,6 +443,8 @@ void des_callback_end(struct sim *s, uint32_t i, bool deferred)
 		err = dl_faults_take(&s->faults, d, DL_LAT_PROBE);
 		dl_probe_end(&s->core, d, err);
 		emit(s, DL_EV_PROBE_END, d, 0, err);
+		if (s->core.rpm_user)
+			rpm_puts(s, d);
 		if (s->module_ctx)
 			des_retry_poke(s);   /* a bind queues deferred_probe_work_func() */
 	}
@@ -509,8 +603,8 @@ static void item_burst_done(struct sim *s, uint32_t d)
 		return;
 	}
 	/* ST_CB: the callback's CPU part is over; its sleep follows */
-	if (s->t[d].bk != BK_DEFERRED && !(s->t[d].lat == -1 && s->aborted) &&
-	    (sl = cb_sleep(s, d)) > 0) {
+	if (!(s->t[d].lat == -1 && s->aborted) &&
+	    (sl = cb_sleep(s, d, s->t[d].bk == BK_DEFERRED)) > 0) {
 		s->t[d].stage = ST_SLEEP;
 		dl_vcpu_sleep(&s->vc, d, sl);
 		return;

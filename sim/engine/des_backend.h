@@ -92,6 +92,16 @@ struct sim {
 	bool main_cb_deferred;
 	int64_t reorder_debt;    /* deferred-retry reorders not yet paid by a main burst */
 	int64_t *blocked_since;
+	/*
+	 * Probe in module context: per position, the sleep of the runtime
+	 * resumes its current attempt made first (dl_probe_rpm_get()), and the
+	 * devices they resumed or the puts suspended (scratch).
+	 */
+	int64_t *rpm_sl;
+	struct dl_idvec rpmv, rpm_susp;
+	/* the idle requests the puts queued for pm_wq, by due time (des_pmwq_run()) */
+	struct pmwq_req { int64_t due; uint32_t dev; } *pmwq;
+	uint32_t pmwq_head, pmwq_n, pmwq_cap;
 
 	/* the phase */
 	int pk;
@@ -203,12 +213,16 @@ static inline int64_t cb_cpu(const struct sim *s, uint32_t i, int64_t lat)
 	return dl_cost_cpu_part(lat, s->sc->prof[s->g.prof[i]].cpu_ppm);
 }
 
-/* The sleep of position @i's callback in a PM phase or a probe (its latency less its CPU part). */
-static inline int64_t cb_sleep(const struct sim *s, uint32_t i)
+/*
+ * The sleep of position @i's callback in a PM phase or a probe (its latency
+ * less its CPU part), after the sleeps of the runtime resumes its probe
+ * attempt made first; a @deferred attempt has only those.
+ */
+static inline int64_t cb_sleep(const struct sim *s, uint32_t i, bool deferred)
 {
 	int64_t lat = s->t[i].lat;
 
-	return lat > 0 ? lat - cb_cpu(s, i, lat) : 0;
+	return s->rpm_sl[i] + (!deferred && lat > 0 ? lat - cb_cpu(s, i, lat) : 0);
 }
 
 /* des.c: the tasks */
@@ -216,6 +230,7 @@ void des_item_queue(struct sim *s, uint32_t y);
 void des_on_ready(struct sim *s, uint32_t y);
 void des_device_finished(struct sim *s, uint32_t d);
 int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred);
+void des_pmwq_run(struct sim *s, bool flush);
 void des_callback_end(struct sim *s, uint32_t i, bool deferred);
 int64_t des_handoff_len(const struct sim *s, uint32_t d);
 bool des_wants_handoff(const struct sim *s, uint32_t d);

@@ -231,7 +231,7 @@ void des_main_burst_done(struct sim *s)
 			des_handoff_queue(s, d);   /* finished before its walk */
 		else
 			des_device_finished(s, d);
-	} else if (!s->main_cb_deferred && (sl = cb_sleep(s, d)) > 0) {
+	} else if ((sl = cb_sleep(s, d, s->main_cb_deferred)) > 0) {
 		s->mstate = M_SLEEP;
 		dl_vcpu_sleep(&s->vc, DL_VCPU_MAIN, sl);
 		return;

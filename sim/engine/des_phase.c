@@ -290,6 +290,7 @@ static int be_probe(void *be, unsigned pk)
 		return err;
 	err = run_phase(s);
 	s->module_ctx = false;
+	des_pmwq_run(s, true);
 	if (pk == PK_PROBE_READY) {
 		/* devices never released (a supplier failed): they stay unbound,
 		 * deferred as the kernel would leave them, in registration order */
@@ -356,7 +357,7 @@ static int be_seq(void *be, const struct dl_sc_op *op)
 	struct dl_seq q = {
 		.core = &s->core, .sc = s->sc, .opr = s->opr,
 		.ignore_links = !s->pol->link_aware,
-		.defer_ns = s->cost.check_ns,
+		.defer_ns = s->cost.check_ns, .rpm_ns = s->cost.rpm_ns,
 		.ctx = s, .emit = seq_emit, .take_time = seq_take_time,
 		.sample = seq_sample, .fault = seq_fault,
 	};
@@ -430,13 +431,14 @@ static int sim_alloc(struct sim *s)
 
 	s->t = calloc(n + 1, sizeof(*s->t));   /* main's CPU in t[n - 1], the retry kworker's in t[n] */
 	s->blocked_since = calloc(n, sizeof(*s->blocked_since));
+	s->rpm_sl = calloc(n + 1, sizeof(*s->rpm_sl));
 	s->stk = malloc((n ? n : 1) * sizeof(*s->stk));
 	s->topo = calloc(n, sizeof(*s->topo));
 	s->lat = calloc(n, sizeof(*s->lat));
 	s->est = calloc(n, sizeof(*s->est));
 	s->prio = calloc(n, sizeof(*s->prio));
 	s->fb = calloc(n, sizeof(*s->fb));
-	if (!s->t || !s->blocked_since || !s->stk || !s->prio || !s->fb ||
+	if (!s->t || !s->blocked_since || !s->rpm_sl || !s->stk || !s->prio || !s->fb ||
 	    !s->topo || !s->lat || !s->est || dl_graph_init(&s->g, s->n))
 		return -ENOMEM;
 	dl_costs_resolve(s->sc, &s->cost);
@@ -448,7 +450,10 @@ static int sim_alloc(struct sim *s)
 
 static void sim_free(struct sim *s)
 {
-	free(s->t); free(s->blocked_since); free(s->prio); free(s->fb); free(s->stk);
+	free(s->t); free(s->blocked_since); free(s->rpm_sl); free(s->prio); free(s->fb); free(s->stk);
+	dl_idvec_free(&s->rpmv);
+	dl_idvec_free(&s->rpm_susp);
+	free(s->pmwq);
 	free(s->topo); free(s->lat); free(s->est);
 	dl_walk_fini(&s->w);
 	dl_levels_fini(&s->lv);

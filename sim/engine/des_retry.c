@@ -156,7 +156,7 @@ void des_retry_burst_done(struct sim *s)
 		des_retry_kick(s);
 		return;
 	}
-	if (!s->r_cb_deferred && (sl = cb_sleep(s, d)) > 0) {
+	if ((sl = cb_sleep(s, d, s->r_cb_deferred)) > 0) {
 		s->rstate = R_SLEEP;
 		dl_vcpu_sleep(&s->vc, DL_VCPU_RETRY, sl);
 		return;

@@ -25,6 +25,8 @@
 #define DL_COST_HANDOFF_NS       250   /* the hand-off walk, per dependent (6.16+) */
 #define DL_COST_REORDER_NS      1400   /* device_pm_move_to_tail() before a deferred retry */
 #define DL_COST_REORDER_VISIT_NS 1175  /* and per call of its walk (6.12 guest) */
+#define DL_COST_RPM_NS          3000   /* a runtime resume around a probe attempt */
+#define DL_COST_RPM_IDLE_NS    20000   /* a pm_runtime_put() until pm_wq suspends */
 #define DL_COST_CPUS               8
 #define DL_COST_MAX_ACTIVE       256   /* async_wq's max_active: WQ_DFL_ACTIVE */
 

@@ -36,6 +36,17 @@ int dl_run_start(struct dl_run_result *r, struct dl_core *c, const struct dl_sce
 		err = -EINVAL;
 	if (!err)
 		err = dl_core_set_kernel(c, r->kernel);
+	if (!err && o->probe_module) {
+		/*
+		 * As the kernel mode's module: drivers enable runtime PM in probe,
+		 * and every probe attempt takes its suppliers and parent first
+		 * (dl_probe_rpm_get()).  The boot model leaves that out.
+		 */
+		uint8_t *u = dl_sc_runtime_pm_users(sc);
+
+		err = u ? dl_core_set_rpm_users(c, u, sc->ndev) : -ENOMEM;
+		free(u);
+	}
 	return err;
 }
 

@@ -165,35 +165,6 @@ static int close_file(FILE *f)
 }
 
 /*
- * The devices whose driver enables runtime PM: those an rpm op names or a
- * PM_RUNTIME link joins, and their ancestors (a parent must be able to
- * runtime-resume under its child).  calloc'd, one byte per device.
- */
-static uint8_t *runtime_pm_users(const struct dl_scenario *sc)
-{
-	uint8_t *u = calloc(sc->ndev + 1, 1);
-
-	if (!u)
-		return NULL;
-	for (uint32_t i = 0; i < sc->nop; i++)
-		if ((sc->op[i].kind == DL_OP_RPM_GET || sc->op[i].kind == DL_OP_RPM_PUT) &&
-		    sc->op[i].dev < sc->ndev)
-			u[sc->op[i].dev] = 1;
-	for (uint32_t i = 0; i < sc->nlink; i++)
-		if (sc->link[i].flags & DL_FLAG_PM_RUNTIME)
-			u[sc->link[i].consumer] = u[sc->link[i].supplier] = 1;
-	for (uint32_t i = 0; i < sc->nop; i++)
-		if (sc->op[i].kind == DL_OP_LINK_ADD && (sc->op[i].flags & DL_FLAG_PM_RUNTIME) &&
-		    sc->op[i].dev < sc->ndev && sc->op[i].dev2 < sc->ndev)
-			u[sc->op[i].dev] = u[sc->op[i].dev2] = 1;
-	/* parents precede children: one backward pass marks every ancestor */
-	for (uint32_t d = sc->ndev; d-- > 0;)
-		if (u[d] && sc->dev[d].parent != DL_SC_NONE)
-			u[sc->dev[d].parent] = 1;
-	return u;
-}
-
-/*
  * Records the module must hold for a run: per op, a start and an end per
  * callback of every device (eight PM phases, probe retries), a snapshot of
  * dpm_list and of every link, and runtime PM traffic: each probe resumes and
@@ -255,6 +226,9 @@ static int write_run_files(const char *dir, const struct dl_kjob *j, const uint8
 		case DL_OP_PROBE:
 			lat_line(f, sc, j->seed, DL_LAT_PROBE, i);
 			lat_line(f, sc, j->seed, DL_LAT_REMOVE, i);
+			/* every attempt runtime-resumes suppliers and parent first */
+			lat_line(f, sc, j->seed, DL_LAT_RPM_SUSPEND, i);
+			lat_line(f, sc, j->seed, DL_LAT_RPM_RESUME, i);
 			fprintf(f, "register\n");
 			for (uint32_t k = 0; k < sc->nlink; k++) {
 				uint32_t fl = sc->link[k].flags;
@@ -286,6 +260,8 @@ static int write_run_files(const char *dir, const struct dl_kjob *j, const uint8
 			break;
 		case DL_OP_BIND:
 			lat_line(f, sc, j->seed, DL_LAT_PROBE, i);
+			lat_line(f, sc, j->seed, DL_LAT_RPM_SUSPEND, i);
+			lat_line(f, sc, j->seed, DL_LAT_RPM_RESUME, i);
 			fprintf(f, "bind %u\n", op->dev);
 			break;
 		case DL_OP_LINK_ADD:
@@ -311,7 +287,7 @@ static int write_run_files(const char *dir, const struct dl_kjob *j, const uint8
 
 static int write_run(const char *dir, const struct dl_kjob *j)
 {
-	uint8_t *rpm = runtime_pm_users(j->sc);
+	uint8_t *rpm = dl_sc_runtime_pm_users(j->sc);
 	int err = rpm ? write_run_files(dir, j, rpm) : -ENOMEM;
 
 	free(rpm);

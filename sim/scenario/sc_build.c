@@ -315,6 +315,38 @@ void dl_scenario_free(struct dl_scenario *s)
 	free(s);
 }
 
+/*
+ * The devices whose driver enables runtime PM: those an rpm op names or a
+ * PM_RUNTIME link joins, and their ancestors (a parent must be able to
+ * runtime-resume under its child).  The kernel mode's module enables runtime
+ * PM in the probe of these, and the engines model the same
+ * (dl_core_set_rpm_users()).  calloc'd, one byte per device (and one more).
+ */
+uint8_t *dl_sc_runtime_pm_users(const struct dl_scenario *sc)
+{
+	const uint32_t pm_runtime = 1u << 2;   /* DL_FLAG_PM_RUNTIME (scenario.h) */
+	uint8_t *u = calloc(sc->ndev + 1, 1);
+
+	if (!u)
+		return NULL;
+	for (uint32_t i = 0; i < sc->nop; i++)
+		if ((sc->op[i].kind == DL_OP_RPM_GET || sc->op[i].kind == DL_OP_RPM_PUT) &&
+		    sc->op[i].dev < sc->ndev)
+			u[sc->op[i].dev] = 1;
+	for (uint32_t i = 0; i < sc->nlink; i++)
+		if (sc->link[i].flags & pm_runtime)
+			u[sc->link[i].consumer] = u[sc->link[i].supplier] = 1;
+	for (uint32_t i = 0; i < sc->nop; i++)
+		if (sc->op[i].kind == DL_OP_LINK_ADD && (sc->op[i].flags & pm_runtime) &&
+		    sc->op[i].dev < sc->ndev && sc->op[i].dev2 < sc->ndev)
+			u[sc->op[i].dev] = u[sc->op[i].dev2] = 1;
+	/* parents precede children: one backward pass marks every ancestor */
+	for (uint32_t d = sc->ndev; d-- > 0;)
+		if (u[d] && sc->dev[d].parent != DL_SC_NONE)
+			u[sc->dev[d].parent] = 1;
+	return u;
+}
+
 const char *dl_sc_name(const struct dl_scenario *s, uint32_t dev)
 {
 	return dev < s->ndev ? s->names + s->dev[dev].name_off : "?";

@@ -116,6 +116,7 @@ struct dl_cost {
 	uint32_t max_active;	/* "max_active": async work items at once; 0: unset */
 	int64_t queue_ns, wake_ns, switch_ns, main_ns, probe_check_ns, handoff_ns;
 	int64_t reorder_ns, reorder_visit_ns;
+	int64_t rpm_ns, rpm_idle_ns;
 };
 
 struct dl_scenario {
@@ -178,6 +179,8 @@ void dl_scenario_free(struct dl_scenario *s);
 const char *dl_sc_name(const struct dl_scenario *s, uint32_t dev);
 /* Index of the device named @name, or DL_SC_NONE (linear scan: not for hot paths). */
 uint32_t dl_sc_find(const struct dl_scenario *s, const char *name);
+/* Per device, whether its driver enables runtime PM (sc_build.c); calloc'd, NULL: out of memory. */
+uint8_t *dl_sc_runtime_pm_users(const struct dl_scenario *s);
 /* The latency of @key for @dev. */
 const struct dl_latency *dl_sc_latency(const struct dl_scenario *s, uint32_t dev,
 				       enum dl_lat_key key);
