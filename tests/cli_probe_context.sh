@@ -102,4 +102,19 @@ expect 0 "boot context" "$DLSIM" run "$T/rpm.json" --order sync --workers 1 --db
 	|| bad "module: probe $(mk_ms 3) ns, expected 2 ms over $(mk_ms 1)"
 [ -z "$(rpm_ev 4)" ] && ok "boot: no runtime PM around probe" || bad "boot: '$(rpm_ev 4)'"
 
+# Module context: the module's init registers every device, then adds every link, on one
+# thread before any driver registers (register_ns a device, link_add_ns a link plus its
+# consumer's reorder walk): serial time at the probe op's start.  Three devices, two links.
+for a in "0 0" "1ms 2ms"; do
+	set -- $a
+	expect 0 "module context, cost.register_ns=$1, cost.link_add_ns=$2" "$DLSIM" run "$T/rpm.json" \
+		--order sync --workers 1 --probe-context module --set cost.register_ns="$1" \
+		--set cost.link_add_ns="$2" --set cost.reorder_ns=0 --set cost.reorder_visit_ns=0 \
+		--set cost.rpm_ns=0 --db "$T/r.db"
+done
+[ "$(($(mk_ms 6) - $(mk_ms 5)))" = 7000000 ] && ok "module: 3 device_add()s and 2 device_link_add()s: 7 ms" \
+	|| bad "module: probe $(mk_ms 5) ns, then $(mk_ms 6) ns; expected 7 ms more"
+first=$(sqlite3 "$T/r.db" "select min(t_ns) from events where run_id = 6 and kind like 'probe%'")
+[ "$first" = 7000000 ] && ok "module: the first attempt after them" || bad "module: first attempt at $first ns"
+
 finish cli_probe_context

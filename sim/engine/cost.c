@@ -28,6 +28,8 @@ void dl_costs_resolve(const struct dl_scenario *sc, struct dl_costs *c)
 	c->reorder_visit_ns = cost_or(sc->cost.reorder_visit_ns, DL_COST_REORDER_VISIT_NS);
 	c->rpm_ns = cost_or(sc->cost.rpm_ns, DL_COST_RPM_NS);
 	c->rpm_idle_ns = cost_or(sc->cost.rpm_idle_ns, DL_COST_RPM_IDLE_NS);
+	c->register_ns = cost_or(sc->cost.register_ns, DL_COST_REGISTER_NS);
+	c->link_add_ns = cost_or(sc->cost.link_add_ns, DL_COST_LINK_ADD_NS);
 	c->max_active = sc->cost.max_active ? sc->cost.max_active : DL_COST_MAX_ACTIVE;
 }
 
@@ -98,6 +100,16 @@ void dl_op_add_phase(struct dl_op_result *opr, int64_t makespan, const struct dl
 		opr->main_bound_ns += main_bound;
 		opr->order_bound_ns += b->lower_bound_ns > main_bound ? b->lower_bound_ns : main_bound;
 	}
+}
+
+/* Serial time of an op outside its phases: in its makespan and every bound. */
+void dl_op_add_serial(struct dl_op_result *opr, int64_t ns)
+{
+	opr->makespan_ns = dl_sat_add_i64(opr->makespan_ns, ns);
+	opr->lower_bound_ns = dl_sat_add_i64(opr->lower_bound_ns, ns);
+	opr->critical_path_ns = dl_sat_add_i64(opr->critical_path_ns, ns);
+	opr->main_bound_ns = dl_sat_add_i64(opr->main_bound_ns, ns);
+	opr->order_bound_ns = dl_sat_add_i64(opr->order_bound_ns, ns);
 }
 
 void dl_run_account_op(struct dl_run_result *r, const struct dl_op_result *op, bool overlaps)

@@ -417,12 +417,21 @@ static bool be_module_probe(void *be)
 	return ((struct sim *)be)->o->probe_module;
 }
 
+/* Module context: the main thread's serial time before the probe phase (the queue is empty). */
+static void be_spend(void *be, int64_t ns)
+{
+	struct sim *s = be;
+
+	s->vc.now = dl_sat_add_i64(s->vc.now, ns);
+	dl_op_add_serial(s->opr, ns);
+}
+
 static const struct dl_backend_ops des_ops = {
 	.races = false,   /* "concurrent" ops run in turn */
 	.now = be_now, .op_begin = be_op_begin, .op_end = be_op_end,
 	.lock = be_lock, .unlock = be_unlock,
 	.probe = be_probe, .pm_phase = be_pm_phase, .aborted = be_aborted, .seq = be_seq,
-	.module_probe = be_module_probe,
+	.module_probe = be_module_probe, .spend = be_spend,
 };
 
 static int sim_alloc(struct sim *s)

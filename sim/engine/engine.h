@@ -27,6 +27,8 @@
 #define DL_COST_REORDER_VISIT_NS 1175  /* and per call of its walk (6.12 guest) */
 #define DL_COST_RPM_NS          3000   /* a runtime resume around a probe attempt */
 #define DL_COST_RPM_IDLE_NS    20000   /* a pm_runtime_put() until pm_wq suspends */
+#define DL_COST_REGISTER_NS   390000   /* module context: a device_add() (6.12 guest) */
+#define DL_COST_LINK_ADD_NS   340000   /* module context: a device_link_add() (6.12 guest) */
 #define DL_COST_CPUS               8
 #define DL_COST_MAX_ACTIVE       256   /* async_wq's max_active: WQ_DFL_ACTIVE */
 
@@ -133,7 +135,8 @@ uint32_t dl_engine_workers(const struct dl_scenario *sc, enum dl_order order, ui
 struct dl_core;
 void dl_engine_add_listed_links(struct dl_core *c, const struct dl_scenario *sc, uint32_t only);
 int dl_engine_register_listed(struct dl_core *c, const struct dl_scenario *sc);
-int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc);
+int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc,
+			      void (*spend)(void *ctx, int64_t ns), void *ctx);
 int dl_engine_presize(struct dl_core *c, const struct dl_scenario *sc);
 int dl_engine_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 		  struct dl_run_result *r);

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "sim/core/dl_core.h"
+#include "sim/core/dl_sat.h"
+#include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/oploop.h"
 #include "sim/engine/run.h"
@@ -205,25 +207,43 @@ int dl_engine_presize(struct dl_core *c, const struct dl_scenario *sc)
  * "link" per listed link): every device that dl_engine_register_listed()
  * would register, in listed order, then every listed link with both ends
  * registered, in listed order, each reordering its consumer's set as
- * device_link_add() does.  Returns 0 or -ENOMEM.
+ * device_link_add() does.  With @spend, each takes its time (cost.h:
+ * register_ns a device; link_add_ns a link, and the reorder walk of its
+ * consumer, reorder_ns + reorder_visit_ns a call, unless SYNC_STATE_ONLY).
+ * Returns 0 or -ENOMEM.
  */
-int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc)
+int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc,
+			      void (*spend)(void *ctx, int64_t ns), void *ctx)
 {
 	uint32_t n = c->ndev < sc->ndev ? c->ndev : sc->ndev;
+	struct dl_costs cost;
 
+	dl_costs_resolve(sc, &cost);
 	for (uint32_t d = 0; d < n; d++) {
 		if (sc->dev[d].hotplug || c->dev[d].registered ||
 		    (sc->dev[d].parent != DL_NONE && !c->dev[sc->dev[d].parent].registered))
 			continue;
 		if (dl_device_register(c, d) == -ENOMEM)
 			return -ENOMEM;
+		if (spend)
+			spend(ctx, cost.register_ns);
 	}
 	for (uint32_t i = 0; i < sc->nlink; i++) {
 		const struct dl_sc_link *l = &sc->link[i];
+		uint32_t nl = c->nlink;
 
-		if (l->consumer < n && l->supplier < n &&
-		    c->dev[l->consumer].registered && c->dev[l->supplier].registered)
-			add_listed_link(c, l);
+		if (!(l->consumer < n && l->supplier < n &&
+		      c->dev[l->consumer].registered && c->dev[l->supplier].registered))
+			continue;
+		add_listed_link(c, l);
+		if (!spend)
+			continue;
+		/* device_link_add(): a new link other than SYNC_STATE_ONLY reorders its consumer */
+		if (c->nlink > nl && !dl_link_is_sync_state_only(c->link[c->nlink - 1].flags))
+			spend(ctx, dl_sat_add_i64(cost.link_add_ns,
+						  dl_cost_reorder(&cost, dl_reorder_visits(c, l->consumer))));
+		else
+			spend(ctx, cost.link_add_ns);
 	}
 	return 0;
 }
@@ -239,7 +259,8 @@ static int op_probe(const struct dl_backend_ops *b, void *be, struct dl_core *co
 	int err;
 
 	b->lock(be);
-	err = module ? dl_engine_register_module(core, sc) : dl_engine_register_listed(core, sc);
+	err = module ? dl_engine_register_module(core, sc, b->spend, be) :
+		       dl_engine_register_listed(core, sc);
 	if (!err && (pk == DL_PK_PROBE || module)) {
 		/*
 		 * link-aware probing never defers: retries are on from the start;

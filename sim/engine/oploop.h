@@ -62,6 +62,12 @@ struct dl_backend_ops {
 	 * NULL: boot context.
 	 */
 	bool (*module_probe)(void *be);
+	/*
+	 * module context: the module's init spends @ns on the main thread
+	 * (a device_add(), a device_link_add()), before the probe phase and
+	 * in the op's makespan and bounds alike.  NULL: no time passes.
+	 */
+	void (*spend)(void *be, int64_t ns);
 };
 
 /*

@@ -28,6 +28,8 @@ struct dl_bound;
  */
 void dl_op_add_phase(struct dl_op_result *opr, int64_t makespan, const struct dl_bound *b,
 		     int64_t main_bound);
+/* Serial time of an op outside its phases (module context's registration): makespan and bounds. */
+void dl_op_add_serial(struct dl_op_result *opr, int64_t ns);
 
 /*
  * dl_run_account_op - add @op to @r: every figure, except the makespan of an
