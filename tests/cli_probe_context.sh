@@ -117,4 +117,13 @@ done
 first=$(sqlite3 "$T/r.db" "select min(t_ns) from events where run_id = 6 and kind like 'probe%'")
 [ "$first" = 7000000 ] && ok "module: the first attempt after them" || bad "module: first attempt at $first ns"
 
+# sleep_end_ns: a callback's sleep ends that much after its latency (a guest's timer
+# overshoot); the three 1 ms probes sleep, the deferrals do not.
+expect 0 "module context, cost.sleep_end_ns=100us" "$DLSIM" run "$T/rpm.json" --order sync \
+	--workers 1 --probe-context module --set cost.register_ns=1ms --set cost.link_add_ns=2ms \
+	--set cost.reorder_ns=0 --set cost.reorder_visit_ns=0 --set cost.rpm_ns=0 \
+	--set cost.sleep_end_ns=100us --db "$T/r.db"
+[ "$(($(mk_ms 7) - $(mk_ms 6)))" = 300000 ] && ok "sleep_end_ns: once per probe callback" \
+	|| bad "sleep_end_ns: probe $(mk_ms 7) ns, expected 0.3 ms over $(mk_ms 6)"
+
 finish cli_probe_context

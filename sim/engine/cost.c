@@ -30,6 +30,7 @@ void dl_costs_resolve(const struct dl_scenario *sc, struct dl_costs *c)
 	c->rpm_idle_ns = cost_or(sc->cost.rpm_idle_ns, DL_COST_RPM_IDLE_NS);
 	c->register_ns = cost_or(sc->cost.register_ns, DL_COST_REGISTER_NS);
 	c->link_add_ns = cost_or(sc->cost.link_add_ns, DL_COST_LINK_ADD_NS);
+	c->sleep_end_ns = cost_or(sc->cost.sleep_end_ns, 0);
 	c->max_active = sc->cost.max_active ? sc->cost.max_active : DL_COST_MAX_ACTIVE;
 }
 

@@ -93,9 +93,13 @@
  *    Defaults measured in --mode kernel's 6.12 guest (TCG, default.json 50
  *    and 200 devices: 383-399 us a device, 345-347 us a link); a board's
  *    CPU is several times faster.
- * The end of a sleep costs nothing here: the timer's wake-up is in the
+ * The end of a sleep costs nothing by default: the timer's wake-up is in the
  * sampled latency (a latency measured in a guest includes QEMU's ~70 us per
- * sleep; the kernel-mode module's latencies are the requested ones).
+ * sleep).  The kernel-mode module's callbacks sleep the requested latencies,
+ * and the guest wakes them late; sleep_end_ns (default 0, DES only: the
+ * threads backend's sleeps are real) adds that to every callback that
+ * sleeps (a latency above its CPU part), so that a DES twin of a kernel run
+ * can be given the guest's measured overshoot (tests/kernel_fidelity.sh).
  */
 struct dl_costs {
 	int64_t main_ns;         /* the main thread walks to a device */
@@ -110,6 +114,7 @@ struct dl_costs {
 	int64_t rpm_idle_ns;     /* from a probe's pm_runtime_put() to pm_wq's suspend */
 	int64_t register_ns;     /* module context: a device_add() */
 	int64_t link_add_ns;     /* module context: a device_link_add(), its walk apart */
+	int64_t sleep_end_ns;    /* des: a callback's sleep ends this much after its latency */
 	uint32_t max_active;     /* work items holding a worker at once */
 };
 

@@ -222,7 +222,9 @@ static inline int64_t cb_sleep(const struct sim *s, uint32_t i, bool deferred)
 {
 	int64_t lat = s->t[i].lat;
 
-	return s->rpm_sl[i] + (!deferred && lat > 0 ? lat - cb_cpu(s, i, lat) : 0);
+	int64_t sl = s->rpm_sl[i] + (!deferred && lat > 0 ? lat - cb_cpu(s, i, lat) : 0);
+
+	return sl > 0 ? dl_sat_add_i64(sl, s->cost.sleep_end_ns) : 0;
 }
 
 /* des.c: the tasks */

@@ -1,6 +1,7 @@
 /* seqops.c - script ops run one at a time on the main thread (see seqops.h). */
 #include <errno.h>
 
+#include "sim/core/dl_sat.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/seqops.h"
 
@@ -29,17 +30,20 @@ static void seq_dev_unlock(struct dl_seq *q, uint32_t d)
 		q->dev_unlock(q->ctx, d);
 }
 
-/* Spend latency @lat of device @d: its CPU part, then (with q->sleep) the rest asleep. */
+/*
+ * Spend latency @lat of device @d: its CPU part, then (with q->sleep) the
+ * rest asleep; without, all of it, and sleep_end_ns if part of it sleeps.
+ */
 static void seq_spend(struct dl_seq *q, uint32_t d, int64_t lat)
 {
-	if (q->sleep) {
-		int64_t cpu = dl_cost_cpu_part(lat, q->sc->prof[q->sc->dev[d].profile].cpu_ppm);
+	int64_t cpu = dl_cost_cpu_part(lat, q->sc->prof[q->sc->dev[d].profile].cpu_ppm);
 
+	if (q->sleep) {
 		q->take_time(q->ctx, cpu);
 		if (lat > cpu)
 			q->sleep(q->ctx, lat - cpu);
 	} else {
-		q->take_time(q->ctx, lat);
+		q->take_time(q->ctx, lat > cpu ? dl_sat_add_i64(lat, q->sleep_end_ns) : lat);
 	}
 }
 

@@ -116,7 +116,7 @@ struct dl_cost {
 	uint32_t max_active;	/* "max_active": async work items at once; 0: unset */
 	int64_t queue_ns, wake_ns, switch_ns, main_ns, probe_check_ns, handoff_ns;
 	int64_t reorder_ns, reorder_visit_ns;
-	int64_t rpm_ns, rpm_idle_ns, register_ns, link_add_ns;
+	int64_t rpm_ns, rpm_idle_ns, register_ns, link_add_ns, sleep_end_ns;
 };
 
 struct dl_scenario {
