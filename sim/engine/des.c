@@ -394,14 +394,17 @@ int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred)
 	int64_t rpm;
 
 	*deferred = false;
-	s->rpm_sl[i] = 0;
 	if (s->pk == PK_SUSPEND || s->pk == PK_RESUME) {
 		mark_ran(s, i);
 		emit(s, dl_pm_event((unsigned)s->pk, false), d, s->phase, 0);
 		return cb_cpu(s, i, s->t[i].lat);
 	}
 	/* probe: __driver_probe_device() */
-	rpm = s->core.rpm_user ? rpm_resumes(s, i) : 0;
+	rpm = 0;
+	if (s->core.rpm_user) {
+		s->rpm_sl[i] = 0;
+		rpm = rpm_resumes(s, i);
+	}
 	if (dl_probe_begin(&s->core, d, !s->ps.link_aware) != 0) {
 		*deferred = true;
 		s->opr->probe_attempts++;

@@ -221,8 +221,10 @@ static inline int64_t cb_cpu(const struct sim *s, uint32_t i, int64_t lat)
 static inline int64_t cb_sleep(const struct sim *s, uint32_t i, bool deferred)
 {
 	int64_t lat = s->t[i].lat;
+	int64_t sl = !deferred && lat > 0 ? lat - cb_cpu(s, i, lat) : 0;
 
-	int64_t sl = s->rpm_sl[i] + (!deferred && lat > 0 ? lat - cb_cpu(s, i, lat) : 0);
+	if (s->core.rpm_user && (s->pk == PK_PROBE_READY || s->pk == PK_PROBE_DEFER))
+		sl += s->rpm_sl[i];   /* written by des_callback_begin() in this attempt */
 
 	return sl > 0 ? dl_sat_add_i64(sl, s->cost.sleep_end_ns) : 0;
 }
