@@ -91,8 +91,9 @@
  *    priced as a retry's, reorder_ns + reorder_visit_ns a call) on one
  *    thread before any driver registers: serial time at the op's start.
  *    Defaults measured in --mode kernel's 6.12 guest (TCG, default.json 50
- *    and 200 devices: 383-399 us a device, 345-347 us a link); a board's
- *    CPU is several times faster.
+ *    and 200 devices and camera.json, medians: 218-221 us a device, 185-187
+ *    us a link, its walk included; twice that with the host's two CPUs
+ *    busy); a board's CPU is several times faster.
  * The end of a sleep costs nothing by default: the timer's wake-up is in the
  * sampled latency (a latency measured in a guest includes QEMU's ~70 us per
  * sleep).  The kernel-mode module's callbacks sleep the requested latencies,

@@ -27,8 +27,8 @@
 #define DL_COST_REORDER_VISIT_NS 1175  /* and per call of its walk (6.12 guest) */
 #define DL_COST_RPM_NS          3000   /* a runtime resume around a probe attempt */
 #define DL_COST_RPM_IDLE_NS    20000   /* a pm_runtime_put() until pm_wq suspends */
-#define DL_COST_REGISTER_NS   390000   /* module context: a device_add() (6.12 guest) */
-#define DL_COST_LINK_ADD_NS   340000   /* module context: a device_link_add() (6.12 guest) */
+#define DL_COST_REGISTER_NS   220000   /* module context: a device_add() (6.12 guest) */
+#define DL_COST_LINK_ADD_NS   185000   /* module context: a device_link_add() (6.12 guest) */
 #define DL_COST_CPUS               8
 #define DL_COST_MAX_ACTIVE       256   /* async_wq's max_active: WQ_DFL_ACTIVE */
 
