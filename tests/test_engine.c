@@ -193,6 +193,9 @@ static void test_suspend_fault_rolls_back(void)
 		for (int p = DL_PH_PREPARE; p <= DL_PH_SUSPEND_NOIRQ; p++)
 			CU_ASSERT_EQUAL(susp[p], res[DL_PH_COMPLETE - p]);
 		CU_ASSERT(susp[DL_PH_PREPARE] == 100);
+		/* the suspend op's own phases up to the failing one; its rollback in the sums only */
+		CU_ASSERT_EQUAL(r.op[1].kind, DL_OP_SUSPEND);
+		CU_ASSERT_EQUAL(r.op[1].ph_ran, 0x07);
 		/* the aborted phase's bound counts only the callbacks that ran */
 		for (uint32_t i = 0; i < r.nops; i++) {
 			CU_ASSERT(r.op[i].lower_bound_ns <= r.op[i].makespan_ns);
@@ -458,10 +461,24 @@ static void test_cpu_share_competes_for_k(void)
 
 	CU_ASSERT_EQUAL(run(t, DL_ORDER_KERNEL_ASYNC_V2, 0, NULL, &r), 0);
 	for (uint32_t i = 1; i < 3; i++) {
+		struct dl_bound sum = { 0, 0, 0 };
+
 		CU_ASSERT_EQUAL(r.op[i].work_ns, 64 * 5000000);
 		CU_ASSERT_EQUAL(r.op[i].lower_bound_ns, 64 * 5000000 / 8);
 		CU_ASSERT(r.op[i].makespan_ns >= r.op[i].lower_bound_ns);
 		CU_ASSERT(r.op[i].makespan_ns <= 41000000 + 5000000);
+		/* each of the op's four phases keeps its own figures; they sum to the op's */
+		CU_ASSERT_EQUAL(r.op[i].ph_ran, i == 1 ? 0x0f : 0xf0);
+		for (unsigned p = 0; p < DL_PH_COUNT; p++) {
+			if (!(r.op[i].ph_ran & (1u << p)))
+				continue;
+			sum.work_ns += r.op[i].ph[p].work_ns;
+			sum.critical_path_ns += r.op[i].ph[p].critical_path_ns;
+			sum.lower_bound_ns += r.op[i].ph[p].lower_bound_ns;
+		}
+		CU_ASSERT_EQUAL(sum.work_ns, r.op[i].work_ns);
+		CU_ASSERT_EQUAL(sum.critical_path_ns, r.op[i].critical_path_ns);
+		CU_ASSERT_EQUAL(sum.lower_bound_ns, r.op[i].lower_bound_ns);
 	}
 	free(t);
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "sim/core/dl_event.h"
+#include "sim/engine/bound.h"
 #include "sim/order/order.h"
 #include "sim/scenario/scenario.h"
 
@@ -81,6 +82,15 @@ struct dl_op_result {
 	 * Both are computed by the DES engine only (0 in threads mode).
 	 */
 	int64_t main_bound_ns, order_bound_ns;
+	/*
+	 * ph[p]: the figures above of PM phase p (enum dl_phase) alone, for each
+	 * phase of the op's own kind that ran (bit p of ph_ran; oploop.c), so
+	 * that the log, and explain, can say per phase what bounded it.  A failed
+	 * suspend's rollback (resume phases) is in the sums only; probe's one
+	 * phase is the op itself.  Not set in kernel mode.
+	 */
+	struct dl_bound ph[DL_PH_COUNT];
+	uint8_t ph_ran;
 	uint64_t wakeups, probe_attempts, probe_defers;
 	uint32_t peak_workers;   /* work items alive at once (running or blocked) */
 	/* async devices run on the main thread because MAX_WORK items were pending */

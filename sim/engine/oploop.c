@@ -273,13 +273,36 @@ static int op_probe(const struct dl_backend_ops *b, void *be, struct dl_core *co
 	return err ? err : b->probe(be, pk);
 }
 
+/*
+ * One PM phase of kind @pk of the op @opr: the backend adds its figures to
+ * the op's sums (dl_op_add_phase()); a phase of the op's own kind (not a
+ * failed suspend's rollback) also keeps them apart, in opr->ph[@phase].
+ */
+static int pm_phase(const struct dl_backend_ops *b, void *be, struct dl_op_result *opr,
+		    unsigned pk, unsigned phase)
+{
+	const struct dl_bound was = { opr->critical_path_ns, opr->work_ns, opr->lower_bound_ns };
+	int err = b->pm_phase(be, pk, phase);
+
+	if ((pk == DL_PK_SUSPEND) == (opr->kind == DL_OP_SUSPEND) && phase < DL_PH_COUNT) {
+		opr->ph[phase] = (struct dl_bound){
+			dl_sat_sub_i64(opr->critical_path_ns, was.critical_path_ns),
+			dl_sat_sub_i64(opr->work_ns, was.work_ns),
+			dl_sat_sub_i64(opr->lower_bound_ns, was.lower_bound_ns),
+		};
+		opr->ph_ran |= (uint8_t)(1u << phase);
+	}
+	return err;
+}
+
 /* Resume every device that completed suspend phases >= q + 1, q = @top..0. */
-static int resume_phases(const struct dl_backend_ops *b, void *be, int top)
+static int resume_phases(const struct dl_backend_ops *b, void *be, struct dl_op_result *opr,
+			 int top)
 {
 	int err = 0;
 
 	for (int q = top; q >= 0 && !err; q--)
-		err = b->pm_phase(be, DL_PK_RESUME, DL_PH_COMPLETE - (unsigned)q);
+		err = pm_phase(b, be, opr, DL_PK_RESUME, DL_PH_COMPLETE - (unsigned)q);
 	return err;
 }
 
@@ -293,12 +316,12 @@ static int op_suspend(const struct dl_backend_ops *b, void *be, struct dl_op_res
 	if (b->probing)
 		b->probing(be, true);
 	for (unsigned ph = DL_PH_PREPARE; ph <= DL_PH_SUSPEND_NOIRQ; ph++) {
-		int err = b->pm_phase(be, DL_PK_SUSPEND, ph);
+		int err = pm_phase(b, be, opr, DL_PK_SUSPEND, ph);
 
 		if (err)
 			return err;
 		if (b->aborted(be, &opr->err, &opr->fail_dev)) {
-			err = resume_phases(b, be, (int)ph);
+			err = resume_phases(b, be, opr, (int)ph);
 			if (!err && b->probing)
 				b->probing(be, false);   /* dpm_resume_end() */
 			return err ? err : 1;
@@ -307,9 +330,9 @@ static int op_suspend(const struct dl_backend_ops *b, void *be, struct dl_op_res
 	return 0;
 }
 
-static int op_resume(const struct dl_backend_ops *b, void *be)
+static int op_resume(const struct dl_backend_ops *b, void *be, struct dl_op_result *opr)
 {
-	int err = resume_phases(b, be, DL_PH_SUSPEND_NOIRQ);
+	int err = resume_phases(b, be, opr, DL_PH_SUSPEND_NOIRQ);
 
 	if (!err && b->probing)
 		b->probing(be, false);
@@ -356,7 +379,7 @@ int dl_oploop_run(const struct dl_backend_ops *b, void *be, struct dl_core *core
 			err = op_suspend(b, be, opr);
 			break;
 		case DL_OP_RESUME:
-			err = op_resume(b, be);
+			err = op_resume(b, be, opr);
 			break;
 		default:
 			err = b->seq(be, op);

@@ -10,15 +10,21 @@
 #include "sim/log/dl_log_result.h"
 #include "sim/scenario/scenario.h"
 
-#define OP_METRICS 4   /* per op kind, below */
+#define OP_METRICS 5   /* per op kind, below */
+#define PH_METRICS 3   /* per PM phase of an op kind, below */
+#define PM_KINDS 2     /* the op kinds with PM phases: suspend, resume */
 
 int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
 {
 	static const char *const what[OP_METRICS] = { "makespan_ns", "lower_bound_ns",
-						      "critical_path_ns", "order_bound_ns" };
-	struct dl_metric m[20 + OP_METRICS * DL_MAX_OPS];
+						      "critical_path_ns", "order_bound_ns",
+						      "work_ns" };
+	static const char *const ph_what[PH_METRICS] = { "lower_bound_ns", "critical_path_ns",
+							 "work_ns" };
+	struct dl_metric m[20 + OP_METRICS * DL_MAX_OPS + PM_KINDS * DL_PH_COUNT * PH_METRICS];
 	char names[DL_MAX_OPS][OP_METRICS][40];
-	size_t n = 0;
+	char ph_names[PM_KINDS * DL_PH_COUNT][PH_METRICS][48];
+	size_t n = 0, nph = 0;
 
 	m[n++] = (struct dl_metric){ "makespan_ns", (double)r->makespan_ns };
 	m[n++] = (struct dl_metric){ "lower_bound_ns", (double)r->lower_bound_ns };
@@ -45,7 +51,8 @@ int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
 	for (uint32_t i = 0; i < r->nops; i++) {
 		const struct dl_op_result *op = &r->op[i];
 		const int64_t v[OP_METRICS] = { op->makespan_ns, op->lower_bound_ns,
-						op->critical_path_ns, op->order_bound_ns };
+						op->critical_path_ns, op->order_bound_ns,
+						op->work_ns };
 		bool first = true;
 
 		for (uint32_t j = 0; j < i; j++)
@@ -56,6 +63,24 @@ int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
 			snprintf(names[i][k], sizeof(names[i][k]), "%s.%s", dl_op_name(op->kind),
 				 what[k]);
 			m[n++] = (struct dl_metric){ names[i][k], (double)v[k] };
+		}
+		/*
+		 * "suspend.suspend_noirq.work_ns": each PM phase's bound, its
+		 * critical path and its CPU work (what explain's verdict needs)
+		 */
+		for (unsigned p = 0; p < DL_PH_COUNT && nph < PM_KINDS * DL_PH_COUNT; p++) {
+			const struct dl_bound *b = &op->ph[p];
+			const int64_t pv[PH_METRICS] = { b->lower_bound_ns, b->critical_path_ns,
+							 b->work_ns };
+
+			if (!(op->ph_ran & (1u << p)))
+				continue;
+			for (int k = 0; k < PH_METRICS; k++) {
+				snprintf(ph_names[nph][k], sizeof(ph_names[nph][k]), "%s.%s.%s",
+					 dl_op_name(op->kind), dl_phase_name(p), ph_what[k]);
+				m[n++] = (struct dl_metric){ ph_names[nph][k], (double)pv[k] };
+			}
+			nph++;
 		}
 	}
 	return dl_log_run_end(log, r->status, r->makespan_ns, m, n);
