@@ -1,11 +1,17 @@
 /*
  * explain.c - the account of one run (explain.h), built on the report's
  * reading of the log (tl_read) and its waits and critical path
- * (tl_analyse): a phase instance's longest chain is the longest run of
- * segments each waiting on the previous one inside the instance; its work
- * the sum of its callbacks; K the run's CPUs.
+ * (tl_analyse).  A phase's bound and verdict are the engine's, from the
+ * cost model (bound.h): its critical path (the longest chain of callback
+ * latencies) against its CPU work / K, where the work is the callbacks' CPU
+ * parts only (most callbacks sleep), as the run logged them per phase
+ * (metrics OP.PHASE.*, probe's as probe.*).  Where the log has no such
+ * figures (a kernel-mode run, an older log, an op the metrics do not name)
+ * the callbacks' CPU share is unknown: the phase shows its longest chain of
+ * waits as realized in the log and its callbacks' time, and no verdict.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,8 +28,11 @@ static const char *const op_names[TL_NOPS] = { "probe", "unbind", "suspend", "re
 struct inst {
 	int op;
 	uint16_t phase;
-	int64_t t0, t1, start, work, chain;
+	int64_t t0, t1, start;
+	int64_t cb, chain;	/* from the log: callbacks' time, longest chain of waits */
 	uint32_t nseg;
+	bool model;		/* the engine's figures below were logged for this phase */
+	int64_t m_bound, m_chain, m_work;	/* its lower bound, critical path, CPU work */
 };
 
 static const char *dev_name(const struct tl_run *t, int64_t dev_id)
@@ -48,7 +57,7 @@ static void put_ms(FILE *f, int64_t ns)
 	fprintf(f, "%.3f ms", (double)ns / 1e6);
 }
 
-/* Per instance: span, work, longest chain (segments are in the order of their ends). */
+/* Per instance: span, callbacks' time, longest chain (segments are in the order of their ends). */
 static struct inst *instances(const struct tl_run *t)
 {
 	struct inst *in = calloc(t->ninst ? t->ninst : 1, sizeof(*in));
@@ -79,7 +88,7 @@ static struct inst *instances(const struct tl_run *t)
 			x->t0 = g->t0;
 		if (g->t1 > x->t1)
 			x->t1 = g->t1;
-		x->work += d;
+		x->cb += d;
 		x->nseg++;
 		if (chain[s] > x->chain)
 			x->chain = chain[s];
@@ -126,13 +135,36 @@ static void put_crit(FILE *f, const struct tl_run *t, const struct inst *x, uint
 		fprintf(f, " (+%zu more)", n - EXPLAIN_CRIT_DEVS);
 }
 
-static void put_verdict(FILE *f, int64_t chain, int64_t work, uint32_t k)
+/* CPU work / K rounded up, as the engine's bound takes it (bound.c). */
+static int64_t work_per_cpu(int64_t work, uint32_t k)
 {
-	int64_t wk = work / (k ? k : 1);
+	return work / k + (work % k != 0);
+}
 
-	fprintf(f, "%s (chain ", chain >= wk ? "chain-bound" : "CPU-bound");
+/*
+ * ", bound B, chain-bound (chain C >= CPU work/K W)" from the engine's
+ * figures (MODEL), or, without them, the log's chain of waits and the
+ * callbacks' time, with no bound and no verdict: a callback's duration says
+ * nothing of the CPU it held.
+ */
+static void put_bound(FILE *f, bool model, int64_t bound, int64_t chain, int64_t work, int64_t cb,
+		      uint32_t k)
+{
+	int64_t wk = work_per_cpu(work, k);
+
+	if (!model) {
+		fprintf(f, ", chain ");
+		put_ms(f, chain);
+		fprintf(f, ", callbacks ");
+		put_ms(f, cb);
+		fprintf(f, " (CPU share unknown: no bound)");
+		return;
+	}
+	fprintf(f, ", bound ");
+	put_ms(f, bound);
+	fprintf(f, ", %s (chain ", chain >= wk ? "chain-bound" : "CPU-bound");
 	put_ms(f, chain);
-	fprintf(f, " %s work/K ", chain >= wk ? ">=" : "<");
+	fprintf(f, " %s CPU work/K ", chain >= wk ? ">=" : "<");
 	put_ms(f, wk);
 	fprintf(f, ")");
 }
@@ -211,21 +243,113 @@ static uint32_t run_workers(sqlite3 *db, int64_t run)
 	return k;
 }
 
-/* The run's metric NAME (dl_log_result.c), or 0: none, or an older log. */
-static double run_metric(sqlite3 *db, int64_t run, const char *name)
+/* Has the run its metric NAME (dl_log_result.c)?  Then its value in *V. */
+static bool metric_get(sqlite3 *db, int64_t run, const char *name, double *v)
 {
 	sqlite3_stmt *st;
-	double v = 0;
+	bool found = false;
 
 	if (sqlite3_prepare_v2(db, "SELECT value FROM metrics WHERE run_id = ?1 AND name = ?2", -1,
 			       &st, NULL) != SQLITE_OK)
-		return 0;
+		return false;
 	sqlite3_bind_int64(st, 1, run);
 	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_double(st, 0);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		*v = sqlite3_column_double(st, 0);
+		found = true;
+	}
 	sqlite3_finalize(st);
-	return v;
+	return found;
+}
+
+/* The run's metric NAME, or 0: none, or an older log. */
+static double run_metric(sqlite3 *db, int64_t run, const char *name)
+{
+	double v = 0;
+
+	return metric_get(db, run, name, &v) ? v : 0;
+}
+
+/* Does the query Q about the run (?1) find a row?  (false on an SQL error: an older log) */
+static bool run_has(sqlite3 *db, int64_t run, const char *q)
+{
+	sqlite3_stmt *st;
+	bool found;
+
+	if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_int64(st, 1, run);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+/*
+ * The engine's figures of instance X, the first of its op kind in the log,
+ * when the run logged them: metrics OP.PHASE.* for a PM phase, probe.* for
+ * the probe op's one phase (dl_log_result.c names the first op of each
+ * kind).  Absent in kernel mode, where the CPU share is not measured.
+ */
+static void model_figures(sqlite3 *db, const struct tl_run *t, struct inst *x)
+{
+	static const char *const what[3] = { "lower_bound_ns", "critical_path_ns", "work_ns" };
+	double v[3];
+	char name[96];
+
+	for (int k = 0; k < 3; k++) {
+		if (x->op == TL_PROBE)
+			snprintf(name, sizeof(name), "probe.%s", what[k]);
+		else
+			snprintf(name, sizeof(name), "%s.%s.%s", op_names[x->op],
+				 t->phases[x->phase], what[k]);
+		if (!metric_get(db, t->run_id, name, &v[k]))
+			return;
+	}
+	x->model = true;
+	x->m_bound = (int64_t)v[0];
+	x->m_chain = (int64_t)v[1];
+	x->m_work = (int64_t)v[2];
+}
+
+/* One op: the run of instances from I with its op (a probe or unbind: one instance); its end. */
+static uint32_t group_end(const struct tl_run *t, const struct inst *in, uint32_t i)
+{
+	uint32_t j = i + 1;
+
+	while (j < t->ninst && in[j].op == in[i].op && in[i].op != TL_PROBE &&
+	       in[i].op != TL_UNBIND && in[j].start == in[j - 1].t1)
+		j++;
+	return j;
+}
+
+/*
+ * Mark the instances whose phase has the engine's figures: in a simulated
+ * run, the first op of each kind (probe, suspend, resume; unbind has none),
+ * except resume after a suspend callback failed: the rollback's resume
+ * phases come first in the log, but the metrics are the resume op's.
+ */
+static bool mark_model(sqlite3 *db, const struct tl_run *t, struct inst *in)
+{
+	bool seen[TL_NOPS] = { false }, any = false;
+	bool rollback = run_has(db, t->run_id, "SELECT 1 FROM events WHERE run_id = ?1 AND "
+				"kind = 'suspend_end' AND err != 0 LIMIT 1");
+
+	if (run_has(db, t->run_id, "SELECT 1 FROM runs WHERE run_id = ?1 AND mode = 'kernel'"))
+		return false;
+	for (uint32_t i = 0; i < t->ninst;) {
+		uint32_t j = group_end(t, in, i);
+		int op = in[i].op;
+
+		if (op >= 0 && !seen[op] && !(op == TL_RESUME && rollback))
+			for (uint32_t p = i; p < j; p++) {
+				model_figures(db, t, &in[p]);
+				any |= in[p].model;
+			}
+		if (op >= 0)
+			seen[op] = true;
+		i = j;
+	}
+	return any;
 }
 
 /*
@@ -233,10 +357,11 @@ static double run_metric(sqlite3 *db, int64_t run, const char *name)
  * before deferred retries (metrics reorder_*), when it is at least a tenth
  * of SPAN.  The walk runs on the main thread before each retry: its time
  * lies inside the retried device's probe segment where main probes it
- * (sync devices), so the work above includes it there, and outside any
- * segment where main queues the retry (async devices under kernel-async).
+ * (sync devices), so the callbacks' time includes it there, and outside any
+ * segment where main queues the retry (async devices under kernel-async);
+ * the engine's bound (MODEL) never counts it.
  */
-static void reorder_walks(sqlite3 *db, const struct tl_run *t, int64_t span, FILE *f)
+static void reorder_walks(sqlite3 *db, const struct tl_run *t, int64_t span, bool model, FILE *f)
 {
 	double ns = run_metric(db, t->run_id, "reorder_ns"), capped;
 	double calls = run_metric(db, t->run_id, "reorder_calls");
@@ -256,15 +381,17 @@ static void reorder_walks(sqlite3 *db, const struct tl_run *t, int64_t span, FIL
 		calls);
 	if ((capped = run_metric(db, t->run_id, "reorder_capped")) > 0)
 		fprintf(f, "; %.0f walks capped at 1000 s", capped);
-	fprintf(f, "), on the main thread between retries (in the work above where the retried"
-		" device probes there, not where it is queued); priced by cost.reorder_ns and"
-		" cost.reorder_visit_ns\n");
+	fprintf(f, "), on the main thread between retries (%s); priced by cost.reorder_ns and"
+		" cost.reorder_visit_ns\n", model ? "not in the bound, which counts callbacks" :
+		"in the callbacks' time above where the retried device probes there, not where it"
+		" is queued");
 }
 
 static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detail detail,
 		      FILE *f)
 {
 	int64_t total = 0;
+	bool model;
 
 	struct inst *in = instances(t);
 	struct crit *buf = malloc((t->nsegs ? t->nsegs : 1) * sizeof(*buf));
@@ -275,51 +402,46 @@ static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detai
 		free(buf);
 		return -ENOMEM;
 	}
-	fprintf(f, "why run %lld took what it took (K = %u CPUs; bound = max(chain, work/K) per "
-		"phase):\n", (long long)t->run_id, k);
+	model = mark_model(db, t, in);
+	fprintf(f, "why run %lld took what it took (K = %u CPUs; %s):\n", (long long)t->run_id, k,
+		model ? "bound = max(chain, CPU work/K) per phase, as the engine computed it" :
+			"the callbacks' CPU share is not in the log, so no bound: chains of waits and callback times");
 	for (uint32_t i = 0; i < t->ninst;) {
-		/* one op: the run of instances with its op (a probe or unbind: one instance) */
-		uint32_t j = i + 1;
-		int64_t span = 0, bound = 0, chain = 0, work = 0;
+		uint32_t j = group_end(t, in, i);
+		int64_t span = 0, bound = 0, chain = 0, work = 0, cb = 0, lchain = 0;
+		bool op_model = true;
 
-		while (j < t->ninst && in[j].op == in[i].op && in[i].op != TL_PROBE &&
-		       in[i].op != TL_UNBIND && in[j].start == in[j - 1].t1)
-			j++;
 		for (uint32_t p = i; p < j; p++) {
-			int64_t wk = in[p].work / k;
-
 			span = dl_sat_add_i64(span, dl_sat_sub_i64(in[p].t1, in[p].start));
-			bound = dl_sat_add_i64(bound, in[p].chain > wk ? in[p].chain : wk);
-			chain = dl_sat_add_i64(chain, in[p].chain);
-			work = dl_sat_add_i64(work, in[p].work);
+			bound = dl_sat_add_i64(bound, in[p].m_bound);
+			chain = dl_sat_add_i64(chain, in[p].m_chain);
+			work = dl_sat_add_i64(work, in[p].m_work);
+			cb = dl_sat_add_i64(cb, in[p].cb);
+			lchain = dl_sat_add_i64(lchain, in[p].chain);
+			op_model &= in[p].model;
 		}
 		total = dl_sat_add_i64(total, span);
 		fprintf(f, "%s: ", in[i].op >= 0 ? op_names[in[i].op] : "?");
 		put_ms(f, span);
-		fprintf(f, ", bound ");
-		put_ms(f, bound);
-		fprintf(f, ", ");
-		put_verdict(f, chain, work, k);
+		put_bound(f, op_model, bound, op_model ? chain : lchain, work, cb, k);
 		fprintf(f, "\n");
 		if (detail == DL_EXPLAIN_FULL) {
 			for (uint32_t p = i; p < j; p++) {
-				int64_t wk = in[p].work / k;
+				const struct inst *x = &in[p];
 
-				fprintf(f, "  %-14s ", t->phases[in[p].phase]);
-				put_ms(f, dl_sat_sub_i64(in[p].t1, in[p].start));
-				fprintf(f, ", bound ");
-				put_ms(f, in[p].chain > wk ? in[p].chain : wk);
-				fprintf(f, ", ");
-				put_verdict(f, in[p].chain, in[p].work, k);
+				fprintf(f, "  %-14s ", t->phases[x->phase]);
+				put_ms(f, dl_sat_sub_i64(x->t1, x->start));
+				put_bound(f, x->model, x->m_bound, x->model ? x->m_chain : x->chain,
+					  x->m_work, x->cb, k);
 				fprintf(f, "\n    critical path: ");
-				put_crit(f, t, &in[p], p, buf);
+				put_crit(f, t, x, p, buf);
 				fprintf(f, "\n");
 			}
 		}
 		i = j;
 	}
 	if (detail == DL_EXPLAIN_FULL) {
-		reorder_walks(db, t, total, f);
+		reorder_walks(db, t, total, model, f);
 		refused_links(db, t, f);
 		cascades(t, in, f);
 	}

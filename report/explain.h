@@ -1,12 +1,14 @@
 /*
  * explain.h - why a run took what it took, from its log alone: per op and
- * phase the makespan and its bound max(chain, work/K), whether the phase was
- * chain-bound (its longest chain of waits, the critical path, against
- * work/K) or CPU-bound, with both figures; the devices on the critical path
- * with their share of the phase; the deferred-probe reorder walks' share
- * (metrics reorder_*) when at least a tenth; the links the core refused and
- * why; the unbind cascades by name.  `dlsim explain`, the accounts under `run` and
- * `compare`, and the report's section share it.
+ * phase the makespan and the engine's bound max(chain, CPU work/K), whether
+ * the phase was chain-bound (its critical path of callback latencies against
+ * the callbacks' CPU parts / K) or CPU-bound, with both figures, or, where
+ * the log has no CPU work (kernel mode, older logs), the longest chain of
+ * waits and the callbacks' time, without a verdict; the devices on the
+ * critical path with their share of the phase; the deferred-probe reorder
+ * walks' share (metrics reorder_*) when at least a tenth; the links the core
+ * refused and why; the unbind cascades by name.  `dlsim explain`, the
+ * accounts under `run` and `compare`, and the report's section share it.
  */
 #ifndef DL_REPORT_EXPLAIN_H
 #define DL_REPORT_EXPLAIN_H

@@ -9,7 +9,7 @@ SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
 
 # a consumes b, 10 ms each: suspend is one 20 ms chain on 8 CPUs (callbacks all CPU,
-# "cpu": 1: explain reads work from the logged callback times, the log has no CPU share)
+# "cpu": 1: the engine's CPU work, logged per phase, is the callbacks' whole latency)
 cat >"$T/chain.json" <<'J'
 { "format": "dlsim-scenario/1", "name": "chain", "defaults": {"suspend": "10ms", "cpu": 1}, "cost": {"cpus": 8},
   "devices": [ {"name": "a"}, {"name": "b"} ], "links": [ {"consumer": "a", "supplier": "b"} ],
@@ -18,14 +18,56 @@ J
 expect 0 "run chain" "$DLSIM" run "$T/chain.json" --order kernel-async-v2 --db "$T/c.db"
 grep -q "^why run 1 took what it took" "$T/out" || { bad "run prints the account under its table"; cat "$T/out"; }
 expect 0 "explain chain" "$DLSIM" explain "$T/c.db"
-grep -q "^  suspend .*chain-bound (chain 20.0[0-9]* ms >= work/K 2.50[0-9] ms)" "$T/out" || { bad "chain: chain-bound, 20 ms against 2.5"; cat "$T/out"; }
+grep -q "^  suspend .*chain-bound (chain 20.0[0-9]* ms >= CPU work/K 2.50[0-9] ms)" "$T/out" || { bad "chain: chain-bound, 20 ms against 2.5"; cat "$T/out"; }
 grep -A1 "^  suspend " "$T/out" | grep -q "critical path: [ab] 50%, [ab] 50%" || { bad "chain: a and b share the path"; cat "$T/out"; }
 
 # two independent 10 ms devices on one CPU: CPU-bound, work/K 20 ms against a 10 ms chain
 sed -e 's/, "links": \[[^]]*\]//' "$T/chain.json" >"$T/flat.json"
 expect 0 "run flat" "$DLSIM" run "$T/flat.json" --order kernel-async-v2 --workers 1 --db "$T/f.db"
 expect 0 "explain flat" "$DLSIM" explain "$T/f.db" --run 1
-grep -q "^  suspend .*CPU-bound (chain 10.0[0-9]* ms < work/K 20.0[0-9]* ms)" "$T/out" || { bad "flat: CPU-bound"; cat "$T/out"; }
+grep -q "^  suspend .*CPU-bound (chain 10.0[0-9]* ms < CPU work/K 20.0[0-9]* ms)" "$T/out" || { bad "flat: CPU-bound"; cat "$T/out"; }
+
+# FILE's op and phase lines with a bound: none above its makespan
+bound_holds() {
+	awk 'match($0, /[0-9.]+ ms, bound [0-9.]+ ms/) {
+		split(substr($0, RSTART, RLENGTH), w, " ")
+		if (w[4] + 0 > w[1] + 0) { print "bound above its makespan: " $0; bad = 1 }
+		n++ }
+	END { exit bad || !n }' "$1"
+}
+
+# the same devices, but callbacks sleep (the default, "cpu": 0): they overlap on one CPU,
+# so suspend is chain-bound, its bound the 10 ms chain, not the 20 ms of callback time
+sed -e 's/, "cpu": 1//' "$T/flat.json" >"$T/sleep.json"
+expect 0 "run sleep" "$DLSIM" run "$T/sleep.json" --order kernel-async-v2 --workers 1 --db "$T/s.db"
+expect 0 "explain sleep" "$DLSIM" explain "$T/s.db"
+grep -q "^  suspend  *10.0[0-9]* ms, bound 10.000 ms, chain-bound (chain 10.000 ms >= CPU work/K 0.000 ms)" "$T/out" ||
+	{ bad "sleep: chain-bound, bound 10 ms, no CPU work"; cat "$T/out"; }
+grep -q "CPU-bound" "$T/out" && { bad "sleep: nothing is CPU-bound"; cat "$T/out"; }
+bound_holds "$T/out" || { bad "sleep: a bound above its makespan"; cat "$T/out"; }
+
+# 200 devices in module context on one CPU (issue 18's case: probe is 370 ms of
+# device_pm_move_to_tail() and sleeping callbacks): every bound below its makespan
+expect 0 "run default" "$DLSIM" run "$SRC/scenarios/default.json" --set devices=200 --order kernel-async \
+	--workers 1 --probe-context module --db "$T/d.db"
+sed -n '/^why run/,$p' "$T/out" >"$T/acct"
+grep -q "CPU-bound" "$T/acct" && { bad "default: a callback that sleeps is not CPU work"; cat "$T/acct"; }
+bound_holds "$T/acct" || { bad "default: a bound above its makespan"; cat "$T/acct"; }
+lb=$(sqlite3 "$T/d.db" "select printf('%.3f', value / 1e6) from metrics where name = 'probe.lower_bound_ns'")
+grep -q "^probe: [0-9.]* ms, bound $lb ms, chain-bound" "$T/acct" || { bad "default: probe's bound is the engine's ($lb ms)"; cat "$T/acct"; }
+
+# no CPU work in the log (an older log, a kernel-mode run): chain and callback time, no verdict
+cp "$T/s.db" "$T/old.db"
+sqlite3 "$T/old.db" "delete from metrics where name like '%.%.%' or name like '%.work_ns'"
+expect 0 "explain an older log" "$DLSIM" explain "$T/old.db"
+grep -q "^  suspend  *10.0[0-9]* ms, chain 10.0[0-9]* ms, callbacks 20.0[0-9]* ms (CPU share unknown: no bound)" "$T/out" ||
+	{ bad "older log: chain and callbacks, no bound"; cat "$T/out"; }
+grep -q ", bound [0-9]\|-bound" "$T/out" && { bad "older log: no bound, no verdict"; cat "$T/out"; }
+cp "$T/s.db" "$T/k.db"
+sqlite3 "$T/k.db" "update runs set mode = 'kernel'"
+expect 0 "explain a kernel run" "$DLSIM" explain "$T/k.db"
+grep -q "^suspend: .*(CPU share unknown: no bound)" "$T/out" || { bad "kernel run: no bound"; cat "$T/out"; }
+grep -q "\-bound" "$T/out" && { bad "kernel run: no verdict"; cat "$T/out"; }
 
 # refused links with their reasons, unbind cascades by name
 expect 0 "run flags" "$DLSIM" run "$SRC/scenarios/flags.json" --db "$T/r.db"
