@@ -460,6 +460,10 @@ static void test_cpu_share_competes_for_k(void)
 	struct dl_run_result r;
 
 	CU_ASSERT_EQUAL(run(t, DL_ORDER_KERNEL_ASYNC_V2, 0, NULL, &r), 0);
+	/* probe's one phase is the op (boot context: nothing before it) */
+	CU_ASSERT_EQUAL(r.op[0].ph_ran, 1u << DL_OP_PROBE_PHASE);
+	CU_ASSERT_EQUAL(r.op[0].ph[DL_OP_PROBE_PHASE].work_ns, r.op[0].work_ns);
+	CU_ASSERT_EQUAL(r.op[0].ph[DL_OP_PROBE_PHASE].lower_bound_ns, r.op[0].lower_bound_ns);
 	for (uint32_t i = 1; i < 3; i++) {
 		struct dl_bound sum = { 0, 0, 0 };
 

@@ -62,6 +62,8 @@ struct dl_engine_opts {
 };
 
 #define DL_MAX_OPS 64
+#define DL_OP_PROBE_PHASE DL_PH_COUNT   /* dl_op_result.ph[] of the probe phase */
+#define DL_OP_PHASES (DL_PH_COUNT + 1)
 
 struct dl_op_result {
 	uint8_t kind;            /* enum dl_op_kind */
@@ -83,14 +85,16 @@ struct dl_op_result {
 	 */
 	int64_t main_bound_ns, order_bound_ns;
 	/*
-	 * ph[p]: the figures above of PM phase p (enum dl_phase) alone, for each
-	 * phase of the op's own kind that ran (bit p of ph_ran; oploop.c), so
-	 * that the log, and explain, can say per phase what bounded it.  A failed
-	 * suspend's rollback (resume phases) is in the sums only; probe's one
-	 * phase is the op itself.  Not set in kernel mode.
+	 * ph[p]: the figures above of one phase alone, for each phase of the
+	 * op's own kind that ran (bit p of ph_ran; oploop.c), so that the log,
+	 * and explain, can say per phase what bounded it: p is a PM phase (enum
+	 * dl_phase), or DL_OP_PROBE_PHASE for the probe op's one phase (without
+	 * module context's registration before it, which the op's figures
+	 * count).  A failed suspend's rollback (resume phases) is in the sums
+	 * only.  Not set in kernel mode.
 	 */
-	struct dl_bound ph[DL_PH_COUNT];
-	uint8_t ph_ran;
+	struct dl_bound ph[DL_OP_PHASES];
+	uint16_t ph_ran;
 	uint64_t wakeups, probe_attempts, probe_defers;
 	uint32_t peak_workers;   /* work items alive at once (running or blocked) */
 	/* async devices run on the main thread because MAX_WORK items were pending */

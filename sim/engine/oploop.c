@@ -250,12 +250,33 @@ int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc,
 
 /* ---- the op loop ---- */
 
+/*
+ * The figures the backend added to the op @opr since @was (dl_op_add_phase())
+ * are phase @phase's (a PM phase, or DL_OP_PROBE_PHASE): keep them apart in
+ * opr->ph[@phase] too.
+ */
+static void keep_phase(struct dl_op_result *opr, const struct dl_bound *was, unsigned phase)
+{
+	opr->ph[phase] = (struct dl_bound){
+		dl_sat_sub_i64(opr->critical_path_ns, was->critical_path_ns),
+		dl_sat_sub_i64(opr->work_ns, was->work_ns),
+		dl_sat_sub_i64(opr->lower_bound_ns, was->lower_bound_ns),
+	};
+	opr->ph_ran |= (uint16_t)(1u << phase);
+}
+
+static struct dl_bound op_figures(const struct dl_op_result *opr)
+{
+	return (struct dl_bound){ opr->critical_path_ns, opr->work_ns, opr->lower_bound_ns };
+}
+
 /* The probe op: the device_add()s and fw_devlink links, then the backend's probe phase. */
 static int op_probe(const struct dl_backend_ops *b, void *be, struct dl_core *core,
-		    const struct dl_scenario *sc, enum dl_order order)
+		    const struct dl_scenario *sc, enum dl_order order, struct dl_op_result *opr)
 {
 	unsigned pk = dl_order_probe_kind(order);
 	bool module = b->module_probe && b->module_probe(be);
+	struct dl_bound was;
 	int err;
 
 	b->lock(be);
@@ -270,28 +291,27 @@ static int op_probe(const struct dl_backend_ops *b, void *be, struct dl_core *co
 		dl_sync_state_resume(core);
 	}
 	b->unlock(be);
-	return err ? err : b->probe(be, pk);
+	if (err)
+		return err;
+	was = op_figures(opr);
+	err = b->probe(be, pk);
+	keep_phase(opr, &was, DL_OP_PROBE_PHASE);
+	return err;
 }
 
 /*
- * One PM phase of kind @pk of the op @opr: the backend adds its figures to
- * the op's sums (dl_op_add_phase()); a phase of the op's own kind (not a
- * failed suspend's rollback) also keeps them apart, in opr->ph[@phase].
+ * One PM phase of kind @pk of the op @opr, its figures added to the op's;
+ * kept apart too when it is of the op's own kind (not a failed suspend's
+ * rollback).
  */
 static int pm_phase(const struct dl_backend_ops *b, void *be, struct dl_op_result *opr,
 		    unsigned pk, unsigned phase)
 {
-	const struct dl_bound was = { opr->critical_path_ns, opr->work_ns, opr->lower_bound_ns };
+	const struct dl_bound was = op_figures(opr);
 	int err = b->pm_phase(be, pk, phase);
 
-	if ((pk == DL_PK_SUSPEND) == (opr->kind == DL_OP_SUSPEND) && phase < DL_PH_COUNT) {
-		opr->ph[phase] = (struct dl_bound){
-			dl_sat_sub_i64(opr->critical_path_ns, was.critical_path_ns),
-			dl_sat_sub_i64(opr->work_ns, was.work_ns),
-			dl_sat_sub_i64(opr->lower_bound_ns, was.lower_bound_ns),
-		};
-		opr->ph_ran |= (uint8_t)(1u << phase);
-	}
+	if ((pk == DL_PK_SUSPEND) == (opr->kind == DL_OP_SUSPEND) && phase < DL_PH_COUNT)
+		keep_phase(opr, &was, phase);
 	return err;
 }
 
@@ -373,7 +393,7 @@ int dl_oploop_run(const struct dl_backend_ops *b, void *be, struct dl_core *core
 			break;
 		switch (op->kind) {
 		case DL_OP_PROBE:
-			err = op_probe(b, be, core, sc, order);
+			err = op_probe(b, be, core, sc, order, opr);
 			break;
 		case DL_OP_SUSPEND:
 			err = op_suspend(b, be, opr);

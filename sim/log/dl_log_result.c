@@ -12,7 +12,7 @@
 
 #define OP_METRICS 5   /* per op kind, below */
 #define PH_METRICS 3   /* per PM phase of an op kind, below */
-#define PM_KINDS 2     /* the op kinds with PM phases: suspend, resume */
+#define PH_KINDS 3     /* the op kinds with phases: probe, suspend, resume */
 
 int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
 {
@@ -21,9 +21,9 @@ int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
 						      "work_ns" };
 	static const char *const ph_what[PH_METRICS] = { "lower_bound_ns", "critical_path_ns",
 							 "work_ns" };
-	struct dl_metric m[20 + OP_METRICS * DL_MAX_OPS + PM_KINDS * DL_PH_COUNT * PH_METRICS];
+	struct dl_metric m[20 + OP_METRICS * DL_MAX_OPS + PH_KINDS * DL_OP_PHASES * PH_METRICS];
 	char names[DL_MAX_OPS][OP_METRICS][40];
-	char ph_names[PM_KINDS * DL_PH_COUNT][PH_METRICS][48];
+	char ph_names[PH_KINDS * DL_OP_PHASES][PH_METRICS][48];
 	size_t n = 0, nph = 0;
 
 	m[n++] = (struct dl_metric){ "makespan_ns", (double)r->makespan_ns };
@@ -65,10 +65,11 @@ int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
 			m[n++] = (struct dl_metric){ names[i][k], (double)v[k] };
 		}
 		/*
-		 * "suspend.suspend_noirq.work_ns": each PM phase's bound, its
-		 * critical path and its CPU work (what explain's verdict needs)
+		 * "suspend.suspend_noirq.work_ns", "probe.probe.work_ns": each
+		 * phase's bound, its critical path and its CPU work (what
+		 * explain's verdict needs)
 		 */
-		for (unsigned p = 0; p < DL_PH_COUNT && nph < PM_KINDS * DL_PH_COUNT; p++) {
+		for (unsigned p = 0; p < DL_OP_PHASES && nph < PH_KINDS * DL_OP_PHASES; p++) {
 			const struct dl_bound *b = &op->ph[p];
 			const int64_t pv[PH_METRICS] = { b->lower_bound_ns, b->critical_path_ns,
 							 b->work_ns };
@@ -77,7 +78,8 @@ int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
 				continue;
 			for (int k = 0; k < PH_METRICS; k++) {
 				snprintf(ph_names[nph][k], sizeof(ph_names[nph][k]), "%s.%s.%s",
-					 dl_op_name(op->kind), dl_phase_name(p), ph_what[k]);
+					 dl_op_name(op->kind),
+					 p == DL_OP_PROBE_PHASE ? "probe" : dl_phase_name(p), ph_what[k]);
 				m[n++] = (struct dl_metric){ ph_names[nph][k], (double)pv[k] };
 			}
 			nph++;
