@@ -5,10 +5,10 @@
  * cost model (bound.h): its critical path (the longest chain of callback
  * latencies) against its CPU work / K, where the work is the callbacks' CPU
  * parts only (most callbacks sleep), as the run logged them per phase
- * (metrics OP.PHASE.*, probe's as probe.*).  Where the log has no such
- * figures (a kernel-mode run, an older log, an op the metrics do not name)
- * the callbacks' CPU share is unknown: the phase shows its longest chain of
- * waits as realized in the log and its callbacks' time, and no verdict.
+ * (metrics OP.PHASE.*).  Where the log has no such figures (a kernel-mode
+ * run, an older log, an op the metrics do not name) the callbacks' CPU
+ * share is unknown: the phase shows its longest chain of waits as realized
+ * in the log and its callbacks' time, and no verdict.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -286,9 +286,11 @@ static bool run_has(sqlite3 *db, int64_t run, const char *q)
 
 /*
  * The engine's figures of instance X, the first of its op kind in the log,
- * when the run logged them: metrics OP.PHASE.* for a PM phase, probe.* for
- * the probe op's one phase (dl_log_result.c names the first op of each
- * kind).  Absent in kernel mode, where the CPU share is not measured.
+ * when the run logged them: metrics OP.PHASE.* (probe's one phase:
+ * probe.probe.*, without module context's registration, which the op's
+ * probe.* count and the log's probe segments do not; dl_log_result.c names
+ * the first op of each kind).  Absent in kernel mode, where the CPU share
+ * is not measured.
  */
 static void model_figures(sqlite3 *db, const struct tl_run *t, struct inst *x)
 {
@@ -297,11 +299,8 @@ static void model_figures(sqlite3 *db, const struct tl_run *t, struct inst *x)
 	char name[96];
 
 	for (int k = 0; k < 3; k++) {
-		if (x->op == TL_PROBE)
-			snprintf(name, sizeof(name), "probe.%s", what[k]);
-		else
-			snprintf(name, sizeof(name), "%s.%s.%s", op_names[x->op],
-				 t->phases[x->phase], what[k]);
+		snprintf(name, sizeof(name), "%s.%s.%s", op_names[x->op], t->phases[x->phase],
+			 what[k]);
 		if (!metric_get(db, t->run_id, name, &v[k]))
 			return;
 	}

@@ -53,8 +53,16 @@ expect 0 "run default" "$DLSIM" run "$SRC/scenarios/default.json" --set devices=
 sed -n '/^why run/,$p' "$T/out" >"$T/acct"
 grep -q "CPU-bound" "$T/acct" && { bad "default: a callback that sleeps is not CPU work"; cat "$T/acct"; }
 bound_holds "$T/acct" || { bad "default: a bound above its makespan"; cat "$T/acct"; }
-lb=$(sqlite3 "$T/d.db" "select printf('%.3f', value / 1e6) from metrics where name = 'probe.lower_bound_ns'")
-grep -q "^probe: [0-9.]* ms, bound $lb ms, chain-bound" "$T/acct" || { bad "default: probe's bound is the engine's ($lb ms)"; cat "$T/acct"; }
+lb=$(sqlite3 "$T/d.db" "select printf('%.3f', value / 1e6) from metrics where name = 'probe.probe.lower_bound_ns'")
+grep -q "^probe: [0-9.]* ms, bound $lb ms, chain-bound" "$T/acct" || { bad "default: probe's bound is its phase's, the engine's ($lb ms)"; cat "$T/acct"; }
+
+# module context: the module's device_add()s (register_ns a device) come before the probe
+# segments; they are in the probe op's bound, not in its phase's, which explain prints
+sed -e 's/"cost": {"cpus": 8}/"cost": {"cpus": 8, "register_ns": "50ms"}/' "$T/sleep.json" >"$T/reg.json"
+expect 0 "run module" "$DLSIM" run "$T/reg.json" --order kernel-async --probe-context module --db "$T/m.db"
+sed -n '/^why run/,$p' "$T/out" >"$T/acct"
+grep -q "^probe: .*, bound 0.000 ms" "$T/acct" || { bad "module: probe's phase has no latency"; cat "$T/acct"; }
+bound_holds "$T/acct" || { bad "module: the registration is not in the probe phase's bound"; cat "$T/acct"; }
 
 # no CPU work in the log (an older log, a kernel-mode run): chain and callback time, no verdict
 cp "$T/s.db" "$T/old.db"
