@@ -386,6 +386,27 @@ static void reorder_walks(sqlite3 *db, const struct tl_run *t, int64_t span, boo
 		" is queued");
 }
 
+/*
+ * Module context: the main thread's device_add()s and device_link_add()s
+ * before the probe phase (cost.h, register_ns and link_add_ns), in the probe
+ * op's makespan and bound (probe.*) but before the log's first probe
+ * segment, so not in the phase above: its time is the op's bound less the
+ * phase's (PHASE_BOUND), the serial time dl_op_add_serial() added to it.
+ */
+static void registration(sqlite3 *db, int64_t run, int64_t phase_bound, FILE *f)
+{
+	double op_bound;
+	int64_t ns;
+
+	if (!metric_get(db, run, "probe.lower_bound_ns", &op_bound) ||
+	    (ns = (int64_t)op_bound - phase_bound) <= 0)
+		return;
+	fprintf(f, "  before it: ");
+	put_ms(f, ns);
+	fprintf(f, " of the module's device_add()s and device_link_add()s on the main thread"
+		" (in the op's makespan and bound, not the phase's)\n");
+}
+
 static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detail detail,
 		      FILE *f)
 {
@@ -424,6 +445,8 @@ static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detai
 		put_ms(f, span);
 		put_bound(f, op_model, bound, op_model ? chain : lchain, work, cb, k);
 		fprintf(f, "\n");
+		if (in[i].op == TL_PROBE && op_model && detail == DL_EXPLAIN_FULL)
+			registration(db, t->run_id, bound, f);
 		if (detail == DL_EXPLAIN_FULL) {
 			for (uint32_t p = i; p < j; p++) {
 				const struct inst *x = &in[p];

@@ -63,6 +63,10 @@ expect 0 "run module" "$DLSIM" run "$T/reg.json" --order kernel-async --probe-co
 sed -n '/^why run/,$p' "$T/out" >"$T/acct"
 grep -q "^probe: .*, bound 0.000 ms" "$T/acct" || { bad "module: probe's phase has no latency"; cat "$T/acct"; }
 bound_holds "$T/acct" || { bad "module: the registration is not in the probe phase's bound"; cat "$T/acct"; }
+grep -q "^  before it: 100.000 ms of the module's device_add()s" "$T/acct" ||
+	{ bad "module: the two 50 ms device_add()s before the probe phase are named"; cat "$T/acct"; }
+expect 0 "explain boot context" "$DLSIM" explain "$T/s.db"
+grep -q "before it:" "$T/out" && { bad "boot context: no registration time"; cat "$T/out"; }
 
 # no CPU work in the log (an older log, a kernel-mode run): chain and callback time, no verdict
 cp "$T/s.db" "$T/old.db"
