@@ -39,6 +39,13 @@ grep -q '"suspend":{"makespan_ns":1[0-9][0-9][0-9][0-9][0-9][0-9],' "$T/out" || 
 expect 0 "cost.cpus=1" "$DLSIM" run "$T/par.json" --order kernel-async --set cost.cpus=1 --no-log --json
 grep -q '"suspend":{"makespan_ns":4[0-9][0-9][0-9][0-9][0-9][0-9],' "$T/out" || { bad "one CPU: about 4 ms"; cat "$T/out"; }
 grep -q '"workers":1,' "$T/out" || bad "one CPU is K = 1"
+# cost.resume_wake_ns: the four items of each of the three resume phases that run items wake
+# in parallel (5 ms of CPU each, 8 CPUs): about 15 ms; suspend keeps wake_ns (about 1 ms)
+expect 0 "cost.resume_wake_ns=5ms" "$DLSIM" run "$T/par.json" --order kernel-async --set cost.resume_wake_ns=5ms --no-log --json
+grep -q '"resume":{"makespan_ns":15[0-9][0-9][0-9][0-9][0-9][0-9],' "$T/out" || { bad "three 5 ms wakes in resume"; cat "$T/out"; }
+grep -q '"suspend":{"makespan_ns":1[0-9][0-9][0-9][0-9][0-9][0-9],' "$T/out" || { bad "suspend keeps wake_ns"; cat "$T/out"; }
+expect 2 "negative cost.resume_wake_ns" "$DLSIM" run "$T/par.json" --set cost.resume_wake_ns=-1 --no-log
+grep -q "cost.resume_wake_ns" "$T/err" || { bad "names cost.resume_wake_ns"; cat "$T/err"; }
 expect 0 "cost.wake_ns with a unit, generated scenario" "$DLSIM" validate "$SRC/scenarios/default.json" --set cost.wake_ns=70us --set devices=50
 expect 2 "unknown cost key" "$DLSIM" run "$T/par.json" --set cost.bogus=1 --no-log
 grep -q "cost: unknown key 'bogus'" "$T/err" || { bad "names the unknown cost key"; cat "$T/err"; }

@@ -738,6 +738,60 @@ static void test_v2_handoff_costs(void)
 	free(t);
 }
 
+/*
+ * resume_wake_ns is the wake an item pays in resume_noirq, resume_early and
+ * resume (sched.h dl_item_wake()), wake_ns everywhere else.  On a chain of
+ * four async devices each item of a resume phase is woken once its supplier
+ * ends (classic: queued up front and blocked; v2: the root queued up front,
+ * the others by the walk, blocked), so consecutive ends are resume_wake_ns
+ * plus the 1 ms latency apart, and each resume phase's makespan grows by
+ * the four wakes on its chain: 12 x the difference for the op.  Suspend,
+ * where items pay wake_ns, is not touched: the same events at the same times.
+ */
+static void test_resume_wake_cost(void)
+{
+	static const enum dl_order orders[] = { DL_ORDER_KERNEL_ASYNC, DL_ORDER_KERNEL_ASYNC_V2 };
+	const int64_t rw = DL_COST_WAKE_NS + 200000;
+
+	for (size_t o = 0; o < sizeof(orders) / sizeof(orders[0]); o++) {
+		struct dl_run_result r0, r1;
+		struct rec rec0, rec1;
+		struct tsc *t = make(0, 4, 9, false);
+		size_t s0 = 0, s1 = 0;
+
+		for (uint32_t i = 0; i < 4; i++)
+			t->dev[i].async = 1;
+		fixed(&t->prof[0].lat[DL_LAT_RESUME], 1000000);
+		rec_init(&rec0);
+		rec_init(&rec1);
+		CU_ASSERT_EQUAL_FATAL(run(t, orders[o], 8, &rec0, &r0), 0);
+		t->sc.cost.resume_wake_ns = rw;
+		CU_ASSERT_EQUAL_FATAL(run(t, orders[o], 8, &rec1, &r1), 0);
+		/* suspend: the very same events at the same times */
+		CU_ASSERT_EQUAL(r1.op[1].makespan_ns, r0.op[1].makespan_ns);
+		while (s0 < rec0.n && rec0.ev[s0].kind != DL_EV_RESUME_START)
+			s0++;
+		while (s1 < rec1.n && rec1.ev[s1].kind != DL_EV_RESUME_START)
+			s1++;
+		CU_ASSERT_EQUAL(s0, s1);
+		for (size_t i = 0; i < s0 && i < s1; i++)
+			CU_ASSERT(rec0.ev[i].kind == rec1.ev[i].kind && rec0.ev[i].t_ns == rec1.ev[i].t_ns);
+		/* resume: each wake on the chain costs resume_wake_ns */
+		for (uint32_t i = 0; i < 3; i++) {
+			struct pm_times a, b;
+
+			pm_times_after(&rec1, 0, i, &a);
+			pm_times_after(&rec1, 0, i + 1, &b);
+			CU_ASSERT_EQUAL(a.en[DL_PH_RESUME] - b.en[DL_PH_RESUME], rw + 1000000);
+		}
+		CU_ASSERT_EQUAL(r1.op[2].makespan_ns - r0.op[2].makespan_ns,
+				3 * 4 * (rw - DL_COST_WAKE_NS));
+		rec_fini(&rec0);
+		rec_fini(&rec1);
+		free(t);
+	}
+}
+
 /* Same scenario and seed: the very same event sequence, for every order. */
 /*
  * Work items that sleep on their dependencies are logged: under
@@ -1002,6 +1056,7 @@ int main(void)
 		    test_deferred_retry_pays_the_reorder_walk);
 	CU_add_test(s, "test_reorder_walks_are_accounted", test_reorder_walks_are_accounted);
 	CU_add_test(s, "test_v2_handoff_costs", test_v2_handoff_costs);
+	CU_add_test(s, "test_resume_wake_cost", test_resume_wake_cost);
 	CU_add_test(s, "test_phase_plan_by_hand", test_phase_plan_by_hand);
 	CU_add_test(s, "test_oploop_over_a_stub_backend", test_oploop_over_a_stub_backend);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

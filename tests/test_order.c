@@ -80,6 +80,16 @@ static void test_item_pays(void)
 	for (int o = 0; o < DL_ORDER_COUNT; o++) {
 		s = pm((enum dl_order)o, DL_PH_SUSPEND);
 		CU_ASSERT_EQUAL(dl_item_pays(&s), DL_PAYS_WAKE);
+		CU_ASSERT_EQUAL(dl_item_wake(&s), DL_PAYS_WAKE);
+		/* the resume-direction phases that run items pay resume_wake_ns */
+		for (unsigned p = DL_PH_RESUME_NOIRQ; p <= DL_PH_RESUME; p++) {
+			s = dl_order_scheme((enum dl_order)o, DL_PK_RESUME, p);
+			CU_ASSERT_EQUAL(dl_item_pays(&s), DL_PAYS_WAKE_RESUME);
+			CU_ASSERT_EQUAL(dl_item_wake(&s), DL_PAYS_WAKE_RESUME);
+		}
+		/* complete is serial: its wake, if one were paid, is not resume's */
+		s = dl_order_scheme((enum dl_order)o, DL_PK_RESUME, DL_PH_COMPLETE);
+		CU_ASSERT_EQUAL(dl_item_wake(&s), DL_PAYS_WAKE);
 	}
 	s = probe(DL_ORDER_CP_FIRST);
 	CU_ASSERT_EQUAL(dl_item_pays(&s), DL_PAYS_QUEUE);

@@ -377,7 +377,8 @@ static void test_script_ops_parsed(void)
 		"\"script\": [{\"op\": \"probe\"}, {\"op\": \"add\", \"device\": \"h\"}, "
 		"{\"op\": \"link_add\", \"consumer\": \"b\", \"supplier\": \"a\", \"flags\": [\"PM_RUNTIME\"]}, "
 		"{\"op\": \"rpm_get\", \"device\": \"b\"}, {\"op\": \"link_del\", \"consumer\": \"b\", "
-		"\"supplier\": \"a\"}], \"cost\": {\"cpus\": 4, \"wake_ns\": \"2us\"} }");
+		"\"supplier\": \"a\"}], \"cost\": {\"cpus\": 4, \"wake_ns\": \"2us\", "
+		"\"resume_wake_ns\": \"0.1ms\"} }");
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	CU_ASSERT_EQUAL(s->nop, 5);
@@ -394,6 +395,7 @@ static void test_script_ops_parsed(void)
 	CU_ASSERT_EQUAL(s->fault[0].times, 2);
 	CU_ASSERT_EQUAL(s->cost.cpus, 4);
 	CU_ASSERT_EQUAL(s->cost.wake_ns, 2000);
+	CU_ASSERT_EQUAL(s->cost.resume_wake_ns, 100000);
 	CU_ASSERT_EQUAL(s->cost.switch_ns, -1);
 	dl_scenario_free(s);
 }
@@ -613,11 +615,14 @@ static void test_cpu_share_and_max_active(void)
 	CU_ASSERT_EQUAL(s->prof[s->dev[0].profile].cpu_ppm, 0);   /* default: all sleep */
 	CU_ASSERT_EQUAL(s->cost.max_active, 0);                   /* unset: the kernel's */
 	CU_ASSERT_EQUAL(s->cost.handoff_ns, -1);
+	CU_ASSERT_EQUAL(s->cost.resume_wake_ns, -1);              /* unset: wake_ns */
 	dl_scenario_free(s);
 	expect_refused("cpu2.json", "{ \"format\": \"dlsim-scenario/1\", "
 		       "\"devices\": [ {\"name\": \"a\", \"cpu\": 1.5} ] }", "devices[0].cpu");
 	expect_refused("ma0.json", "{ \"format\": \"dlsim-scenario/1\", "
 		       "\"cost\": {\"max_active\": 0} }", "cost.max_active");
+	expect_refused("rw.json", "{ \"format\": \"dlsim-scenario/1\", "
+		       "\"cost\": {\"resume_wake_ns\": 1.5} }", "cost.resume_wake_ns");
 }
 
 int main(void)

@@ -413,6 +413,38 @@ static void test_v2_walk_queues_and_items_block(void)
 	free(t);
 }
 
+/*
+ * resume_wake_ns in real time (test_engine.c's test_resume_wake_cost): a
+ * chain of four async devices with 5 ms callbacks in the three resume phases
+ * that run items, classic and v2, time scale 1.  Each item pays the 25 ms
+ * wake as it starts, and again when woken after its supplier ends: 12 of
+ * them per op in DES.  Real threads may miss one per phase: the consumer of
+ * the root can find it finished (a scheduling delay above 5 ms after its own
+ * start's wake) and run without a second one; so at least 9.  Suspend pays
+ * wake_ns (35 us) and takes a few ms (up to 20 on a loaded machine).  With
+ * wake_ns in resume too the op takes about 60 ms.
+ */
+static void test_resume_wake_cost(void)
+{
+	static const enum dl_order orders[] = { DL_ORDER_KERNEL_ASYNC, DL_ORDER_KERNEL_ASYNC_V2 };
+	const int64_t rw = 25000000;
+
+	for (size_t o = 0; o < sizeof(orders) / sizeof(orders[0]); o++) {
+		struct tsc *t = make(0, 4, 9, false);
+		struct dl_run_result r;
+
+		for (uint32_t i = 0; i < 4; i++)
+			t->dev[i].async = 1;
+		for (unsigned k = DL_LAT_RESUME_NOIRQ; k <= DL_LAT_RESUME; k++)
+			fixed(&t->prof[0].lat[k], 5000000);
+		t->sc.cost.resume_wake_ns = rw;
+		CU_ASSERT_EQUAL_FATAL(run_at(t, orders[o], 8, NULL, &r, 1.0), 0);
+		CU_ASSERT(r.op[2].makespan_ns >= 3 * 3 * rw);
+		CU_ASSERT(r.op[1].makespan_ns < 4 * rw);
+		free(t);
+	}
+}
+
 /* 20 seeds, tiny latencies, every order: races show up as violations or hangs. */
 static void test_stress_seeds(void)
 {
@@ -667,6 +699,7 @@ int main(void)
 		    test_classic_resume_queues_async_up_front);
 	CU_add_test(s, "test_prepare_and_complete_walk_the_list_on_main",
 		    test_prepare_and_complete_walk_the_list_on_main);
+	CU_add_test(s, "test_resume_wake_cost", test_resume_wake_cost);
 	CU_add_test(s, "test_stress_seeds", test_stress_seeds);
 	CU_add_test(s, "test_racing_ops_stress", test_racing_ops_stress);
 	CU_add_test(s, "test_backends_run_the_same_callbacks", test_backends_run_the_same_callbacks);

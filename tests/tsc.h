@@ -96,7 +96,8 @@ static struct tsc *make(int shape, uint32_t n, uint64_t seed, bool zero_cost)
 	t->sc.nop = 3;
 	t->sc.fault = t->fault;
 	t->sc.cost = (struct dl_cost){ .queue_ns = -1, .wake_ns = -1, .switch_ns = -1,
-				       .main_ns = -1, .probe_check_ns = -1, .handoff_ns = -1 };
+				       .main_ns = -1, .probe_check_ns = -1, .handoff_ns = -1,
+				       .resume_wake_ns = -1 };
 	if (zero_cost)
 		t->sc.cost = (struct dl_cost){ 0 };
 	return t;

@@ -21,6 +21,7 @@ void dl_costs_resolve(const struct dl_scenario *sc, struct dl_costs *c)
 	c->main_ns = cost_or(sc->cost.main_ns, DL_COST_MAIN_NS);
 	c->queue_ns = cost_or(sc->cost.queue_ns, DL_COST_QUEUE_NS);
 	c->wake_ns = cost_or(sc->cost.wake_ns, DL_COST_WAKE_NS);
+	c->resume_wake_ns = cost_or(sc->cost.resume_wake_ns, c->wake_ns);
 	c->switch_ns = cost_or(sc->cost.switch_ns, DL_COST_SWITCH_NS);
 	c->check_ns = cost_or(sc->cost.probe_check_ns, DL_COST_PROBE_CHECK_NS);
 	c->handoff_ns = cost_or(sc->cost.handoff_ns, DL_COST_HANDOFF_NS);

@@ -45,6 +45,16 @@
  *    kworker runs next itself (worker_thread(): keep_working() holds while
  *    the worklist is not empty, as unbound workers never count in
  *    nr_running; the idle worker kick_pool() woke finds nothing);
+ *  - resume_wake_ns, default wake_ns: the same wake in the resume-direction
+ *    phases that run items (resume_noirq, resume_early, resume; complete is
+ *    serial, nothing wakes), which one rule picks (sched.h dl_item_wake()).
+ *    It stands for the scheduler's wake-up latency of a kworker where it
+ *    differs by direction: on big.LITTLE with EAS (energy-aware scheduling)
+ *    the kworkers woken during resume start on the little CPUs, "because of
+ *    EAS, we don't use the bigger CPUs as quickly", hence "scheduling
+ *    latency and preemption of runnable threads" (the Pixel 6 cover letter,
+ *    ../shared/real/pixel6-async-cover-letter.txt): its reason why classic
+ *    async resume is slower than sync there (scenarios/pixel6-shape.json);
  *  - switch_ns: a worker blocking in wait_for_completion() (counted into
  *    blocked_ns, the switch is charged to the waker's wake_ns);
  *  - handoff_ns, per dependent, for the orders whose finishing devices
@@ -106,6 +116,7 @@ struct dl_costs {
 	int64_t main_ns;         /* the main thread walks to a device */
 	int64_t queue_ns;        /* queue a work item */
 	int64_t wake_ns;         /* wake a blocked worker and switch to it */
+	int64_t resume_wake_ns;  /* the same in resume_noirq, resume_early, resume */
 	int64_t switch_ns;       /* a worker blocks: context switch away */
 	int64_t check_ns;        /* a probe attempt that defers */
 	int64_t handoff_ns;      /* the hand-off walk, per dependent */
@@ -186,7 +197,16 @@ int64_t dl_mono_ns(void);
  */
 static inline int64_t dl_cost_item(const struct dl_costs *c, unsigned pays)
 {
-	return pays == DL_PAYS_QUEUE ? c->queue_ns : pays == DL_PAYS_WAKE ? c->wake_ns : 0;
+	switch (pays) {
+	case DL_PAYS_QUEUE:
+		return c->queue_ns;
+	case DL_PAYS_WAKE:
+		return c->wake_ns;
+	case DL_PAYS_WAKE_RESUME:
+		return c->resume_wake_ns;
+	default:
+		return 0;
+	}
 }
 
 #endif

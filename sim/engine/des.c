@@ -228,7 +228,7 @@ static void item_wake(struct sim *s, uint32_t y)
 		s->opr->blocked_ns += s->vc.now - s->blocked_since[y];
 	emit(s, DL_EV_WORK_WAKE, dev_at(s, y), s->phase, 0);
 	s->t[y].stage = ST_QUEUED_CB;
-	s->t[y].bk = BK_WAKE;
+	s->t[y].bk = dl_item_wake(&s->ps);
 	if (s->ps.v2)
 		des_item_queue(s, y);   /* it gave its worker back (item_burst_done()) */
 	else

@@ -38,7 +38,8 @@ enum { R_IDLE, R_QUEUED, R_BURST, R_SLEEP };
 enum { PK_SUSPEND = DL_PK_SUSPEND, PK_RESUME = DL_PK_RESUME, PK_PROBE_READY = DL_PK_PROBE,
        PK_PROBE_DEFER = DL_PK_PROBE_DEFER };
 /* What a work item pays before its callback (or alone, at its start). */
-enum { BK_NONE = DL_PAYS_NONE, BK_QUEUE = DL_PAYS_QUEUE, BK_WAKE = DL_PAYS_WAKE, BK_DEFERRED };
+enum { BK_NONE = DL_PAYS_NONE, BK_QUEUE = DL_PAYS_QUEUE, BK_WAKE = DL_PAYS_WAKE,
+       BK_WAKE_RESUME = DL_PAYS_WAKE_RESUME, BK_DEFERRED };
 
 struct sim {
 	const struct dl_scenario *sc;

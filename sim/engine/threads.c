@@ -381,7 +381,8 @@ static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
 		/* woken at the last completion; a wait for a CPU does not count as the wake */
 		if (got > last)
 			last = got;
-		dl_thr_pass_until(&w->th, (last ? last : dl_mono_ns()) + dl_rclock_real(&t->pool.clock, t->cost.wake_ns));
+		dl_thr_pass_until(&w->th, (last ? last : dl_mono_ns()) +
+				  dl_rclock_real(&t->pool.clock, dl_cost_item(&t->cost, dl_item_wake(&t->ps))));
 	}
 	if (dl_halted(&t->sy))
 		return false;

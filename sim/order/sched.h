@@ -87,19 +87,31 @@ static inline enum dl_walk_act dl_walk_action(const struct dl_phase_scheme *ps, 
 /*
  * What a work item pays on its worker before its callback (cost.h), in a
  * phase of scheme @ps: in a suspend or resume phase its kworker's wake
- * (wake_ns: the PM core queued it, it starts or is woken); when probing a
- * device once its suppliers are bound, the queueing (queue_ns: nobody
- * else paid it); with the deferred-probe retry nothing (the walker that
- * queued it paid).  The backends may waive it (des.c: the first item a
- * finishing item queues runs on the same kworker).
+ * (the PM core queued it, it starts or is woken: dl_item_wake()); when
+ * probing a device once its suppliers are bound, the queueing (queue_ns:
+ * nobody else paid it); with the deferred-probe retry nothing (the walker
+ * that queued it paid).  The backends may waive it (des.c: the first item
+ * a finishing item queues runs on the same kworker).
  */
-enum dl_item_pays { DL_PAYS_NONE, DL_PAYS_QUEUE, DL_PAYS_WAKE };
+enum dl_item_pays { DL_PAYS_NONE, DL_PAYS_QUEUE, DL_PAYS_WAKE, DL_PAYS_WAKE_RESUME };
+
+/*
+ * dl_item_wake - which wake a kworker pays in a phase of scheme @ps, when
+ * its item starts and again when a blocked item is woken: in the
+ * resume-direction phases that run items (resume_noirq, resume_early,
+ * resume) DL_PAYS_WAKE_RESUME (resume_wake_ns), elsewhere DL_PAYS_WAKE
+ * (wake_ns).  complete is serial: the main thread runs it, nothing wakes.
+ */
+static inline enum dl_item_pays dl_item_wake(const struct dl_phase_scheme *ps)
+{
+	return ps->kind == DL_PK_RESUME && !ps->serial ? DL_PAYS_WAKE_RESUME : DL_PAYS_WAKE;
+}
 
 static inline enum dl_item_pays dl_item_pays(const struct dl_phase_scheme *ps)
 {
 	if (ps->kind == DL_PK_PROBE_DEFER)
 		return DL_PAYS_NONE;
-	return ps->kind == DL_PK_PROBE ? DL_PAYS_QUEUE : DL_PAYS_WAKE;
+	return ps->kind == DL_PK_PROBE ? DL_PAYS_QUEUE : dl_item_wake(ps);
 }
 
 /*

@@ -712,13 +712,13 @@ static int parse_cost(struct sc_build *b, json_t *o)
 	static const char *const keys[] = { "cpus", "queue_ns", "wake_ns", "switch_ns",
 					    "main_ns", "probe_check_ns", "handoff_ns",
 					    "reorder_ns", "reorder_visit_ns", "rpm_ns", "rpm_idle_ns",
-					    "register_ns", "link_add_ns", "sleep_end_ns", "max_active",
-					    NULL };
+					    "register_ns", "link_add_ns", "sleep_end_ns", "resume_wake_ns",
+					    "max_active", NULL };
 	struct dl_cost *c = &b->s->cost;
 	int64_t *dst[] = { &c->queue_ns, &c->wake_ns, &c->switch_ns, &c->main_ns,
 			   &c->probe_check_ns, &c->handoff_ns, &c->reorder_ns,
 			   &c->reorder_visit_ns, &c->rpm_ns, &c->rpm_idle_ns, &c->register_ns,
-			   &c->link_add_ns, &c->sleep_end_ns };
+			   &c->link_add_ns, &c->sleep_end_ns, &c->resume_wake_ns };
 	char sub[64];
 	int ret;
 
@@ -1048,7 +1048,7 @@ static struct dl_scenario *sc_new(const char *path)
 				   .probe_check_ns = -1, .handoff_ns = -1, .reorder_ns = -1,
 				   .reorder_visit_ns = -1, .rpm_ns = -1,
 				   .rpm_idle_ns = -1, .register_ns = -1, .link_add_ns = -1,
-				   .sleep_end_ns = -1 };
+				   .sleep_end_ns = -1, .resume_wake_ns = -1 };
 	s->path = strdup(path);
 	if (!s->path) {
 		free(s);

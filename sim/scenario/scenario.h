@@ -117,6 +117,7 @@ struct dl_cost {
 	int64_t queue_ns, wake_ns, switch_ns, main_ns, probe_check_ns, handoff_ns;
 	int64_t reorder_ns, reorder_visit_ns;
 	int64_t rpm_ns, rpm_idle_ns, register_ns, link_add_ns, sleep_end_ns;
+	int64_t resume_wake_ns;	/* "resume_wake_ns": wake_ns in resume phases; -1: wake_ns */
 };
 
 struct dl_scenario {
