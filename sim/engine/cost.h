@@ -53,8 +53,9 @@
  *    the kworkers woken during resume start on the little CPUs, "because of
  *    EAS, we don't use the bigger CPUs as quickly", hence "scheduling
  *    latency and preemption of runnable threads" (the Pixel 6 cover letter,
- *    ../shared/real/pixel6-async-cover-letter.txt): its reason why classic
- *    async resume is slower than sync there (scenarios/pixel6-shape.json);
+ *    ../shared/real/pixel6-async-cover-letter.txt), its reason why async
+ *    resume is slow there (scenarios/pixel6-shape.json's classic figures do
+ *    not need it: its x-doc says why);
  *  - switch_ns: a worker blocking in wait_for_completion() (counted into
  *    blocked_ns, the switch is charged to the waker's wake_ns);
  *  - handoff_ns, per dependent, for the orders whose finishing devices
