@@ -117,7 +117,7 @@ for c in $CASES; do
 	d=$(q "select max(run_id) from runs where mode = 'des'")
 	# how late this boot's guest woke the callbacks' sleeps (sleep_overshoot.py): under
 	# -icount some boots overshoot ~15 us, others by quanta of ~275 us
-	echo "$c: kernel run $k, DES run $d; mean sleep overshoot of the kernel's PM callbacks" \
+	echo "$c: kernel run $k, DES run $d; mean overshoot of the kernel's PM callbacks over the twin's" \
 		"$(python3 "$SRC/tests/tools/sleep_overshoot.py" "$DB" "$k" "$d") ns" >&2
 	"$DLSIM" diff "$DB" "$d" "$k" --json --max-pairs 1000000 >"$T/$c.json" 2>"$T/err" \
 		|| { echo "$c: diff failed" >&2; cat "$T/err" >&2; fail=1; continue; }
