@@ -302,15 +302,17 @@ static void mark_ran(struct sim *s, uint32_t i)
  * The runtime resumes a probe attempt of position @i starts with (module
  * context, dl_probe_rpm_get()): each resumed device's rpm_resume event, and
  * its cost, rpm_ns of CPU and its rpm_resume latency (CPU part, then sleep
- * into rpm_sl[i]).  Returns the CPU time.
+ * into rpm_sl[i]).  Returns the CPU time; *@took: references were taken,
+ * for rpm_puts() to give back.
  */
-static int64_t rpm_resumes(struct sim *s, uint32_t i)
+static int64_t rpm_resumes(struct sim *s, uint32_t i, bool *took)
 {
 	int64_t cpu = 0;
 
 	des_pmwq_run(s, false);
 	s->rpmv.n = 0;
-	if (!dl_probe_rpm_get(&s->core, dev_at(s, i), &s->rpmv))
+	*took = dl_probe_rpm_get(&s->core, dev_at(s, i), &s->rpmv) == 1;
+	if (!*took)
 		return 0;
 	for (uint32_t k = 0; k < s->rpmv.n; k++) {
 		uint32_t y = s->rpmv.v[k];
@@ -391,6 +393,7 @@ static void rpm_puts(struct sim *s, uint32_t d)
 int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred)
 {
 	uint32_t d = dev_at(s, i);
+	bool took = false;
 	int64_t rpm;
 
 	*deferred = false;
@@ -403,14 +406,14 @@ int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred)
 	rpm = 0;
 	if (s->core.rpm_user) {
 		s->rpm_sl[i] = 0;
-		rpm = rpm_resumes(s, i);
+		rpm = rpm_resumes(s, i, &took);
 	}
 	if (dl_probe_begin(&s->core, d, !s->ps.link_aware) != 0) {
 		*deferred = true;
 		s->opr->probe_attempts++;
 		s->opr->probe_defers++;
 		emit(s, DL_EV_PROBE_DEFER, d, 0, -DL_EPROBE_DEFER);
-		if (s->core.rpm_user)
+		if (took)
 			rpm_puts(s, d);
 		return rpm + s->cost.check_ns;
 	}
