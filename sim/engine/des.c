@@ -333,20 +333,25 @@ static int64_t rpm_resumes(struct sim *s, uint32_t i, bool *took)
  * request is looked at when the next attempt starts, which is the first
  * time anything reads the device's runtime PM status.
  */
+/* pm_wq runs @dev's idle request now: the suspends it makes, logged. */
+static void pmwq_idle(struct sim *s, uint32_t dev)
+{
+	s->rpm_susp.n = 0;
+	dl_rpm_idle(&s->core, dev, &s->rpm_susp);
+	for (uint32_t k = 0; k < s->rpm_susp.n; k++)
+		emit(s, DL_EV_RPM_SUSPEND, s->rpm_susp.v[k], 0, 0);
+}
+
 void des_pmwq_run(struct sim *s, bool flush)
 {
 	while (s->pmwq_head < s->pmwq_n &&
-	       (flush || s->pmwq[s->pmwq_head].due <= s->vc.now)) {
-		s->rpm_susp.n = 0;
-		dl_rpm_idle(&s->core, s->pmwq[s->pmwq_head++].dev, &s->rpm_susp);
-		for (uint32_t k = 0; k < s->rpm_susp.n; k++)
-			emit(s, DL_EV_RPM_SUSPEND, s->rpm_susp.v[k], 0, 0);
-	}
+	       (flush || s->pmwq[s->pmwq_head].due <= s->vc.now))
+		pmwq_idle(s, s->pmwq[s->pmwq_head++].dev);
 	if (s->pmwq_head == s->pmwq_n)
 		s->pmwq_head = s->pmwq_n = 0;
 }
 
-/* Queue an idle request for @dev, due rpm_idle_ns from now (0: out of memory, run it now). */
+/* Queue an idle request for @dev, due rpm_idle_ns from now (out of memory: run it now). */
 static void pmwq_push(struct sim *s, uint32_t dev)
 {
 	if (s->pmwq_n == s->pmwq_cap && s->pmwq_head > 0) {
@@ -359,16 +364,14 @@ static void pmwq_push(struct sim *s, uint32_t dev)
 		struct pmwq_req *q = realloc(s->pmwq, cap * sizeof(*q));
 
 		if (!q) {
-			s->rpm_susp.n = 0;
-			dl_rpm_idle(&s->core, dev, &s->rpm_susp);
-			for (uint32_t k = 0; k < s->rpm_susp.n; k++)
-				emit(s, DL_EV_RPM_SUSPEND, s->rpm_susp.v[k], 0, 0);
+			pmwq_idle(s, dev);
 			return;
 		}
 		s->pmwq = q;
 		s->pmwq_cap = cap;
 	}
-	s->pmwq[s->pmwq_n++] = (struct pmwq_req){ .due = dl_sat_add_i64(s->vc.now, s->cost.rpm_idle_ns), .dev = dev };
+	s->pmwq[s->pmwq_n++] = (struct pmwq_req){
+		.due = dl_sat_add_i64(s->vc.now, s->cost.rpm_idle_ns), .dev = dev };
 }
 
 /*

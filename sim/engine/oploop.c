@@ -231,6 +231,7 @@ int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc,
 	for (uint32_t i = 0; i < sc->nlink; i++) {
 		const struct dl_sc_link *l = &sc->link[i];
 		uint32_t nl = c->nlink;
+		int64_t ns = cost.link_add_ns;
 
 		if (!(l->consumer < n && l->supplier < n &&
 		      c->dev[l->consumer].registered && c->dev[l->supplier].registered))
@@ -240,10 +241,8 @@ int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc,
 			continue;
 		/* device_link_add(): a new link other than SYNC_STATE_ONLY reorders its consumer */
 		if (c->nlink > nl && !dl_link_is_sync_state_only(c->link[c->nlink - 1].flags))
-			spend(ctx, dl_sat_add_i64(cost.link_add_ns,
-						  dl_cost_reorder(&cost, dl_reorder_visits(c, l->consumer))));
-		else
-			spend(ctx, cost.link_add_ns);
+			ns = dl_sat_add_i64(ns, dl_cost_reorder(&cost, dl_reorder_visits(c, l->consumer)));
+		spend(ctx, ns);
 	}
 	return 0;
 }
