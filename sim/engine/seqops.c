@@ -48,35 +48,43 @@ static void seq_spend(struct dl_seq *q, uint32_t d, int64_t lat)
 }
 
 /*
- * A probe attempt's runtime PM (module context, dl_probe_rpm_get()): the
- * resumes before it, each rpm_ns and its rpm_resume latency on the prober's
- * path; with @put, the puts after it, whose suspends run on pm_wq and cost
- * the prober nothing (here at once: a sequential op has nothing to overlap
- * them with).  Called with the core locked; returns with it locked.
+ * A probe attempt's runtime resumes (module context, dl_probe_rpm_get()), on
+ * the prober's path: each rpm_ns and its rpm_resume latency.  Called with
+ * the core locked; returns with it locked.
  */
-static void seq_rpm(struct dl_seq *q, uint32_t d, bool put)
+static void seq_rpm_get(struct dl_seq *q, uint32_t d)
 {
 	struct dl_idvec v = { 0 };
 
-	if (put) {
-		struct dl_idvec idle = { 0 };
-
-		dl_probe_rpm_put(q->core, d, &idle);
-		for (uint32_t i = 0; i < idle.n; i++)
-			dl_rpm_idle(q->core, idle.v[i], &v);
-		dl_idvec_free(&idle);
-	} else if (!dl_probe_rpm_get(q->core, d, &v)) {
+	if (!dl_probe_rpm_get(q->core, d, &v))
 		return;
-	}
 	for (uint32_t i = 0; i < v.n; i++)
-		q->emit(q->ctx, put ? DL_EV_RPM_SUSPEND : DL_EV_RPM_RESUME, v.v[i], 0, 0);
+		q->emit(q->ctx, DL_EV_RPM_RESUME, v.v[i], 0, 0);
 	seq_unlock(q);
-	for (uint32_t i = 0; !put && i < v.n; i++) {
+	for (uint32_t i = 0; i < v.n; i++) {
 		q->take_time(q->ctx, q->rpm_ns);
 		seq_spend(q, v.v[i], q->sample(q->ctx, v.v[i], DL_LAT_RPM_RESUME));
 	}
 	dl_idvec_free(&v);
 	seq_lock(q);
+}
+
+/*
+ * And its puts (dl_probe_rpm_put()): the suspends they lead to run on
+ * pm_wq and cost the prober nothing; here at once, as a sequential op has
+ * nothing to overlap them with.  Core locked.
+ */
+static void seq_rpm_put(struct dl_seq *q, uint32_t d)
+{
+	struct dl_idvec idle = { 0 }, v = { 0 };
+
+	dl_probe_rpm_put(q->core, d, &idle);
+	for (uint32_t i = 0; i < idle.n; i++)
+		dl_rpm_idle(q->core, idle.v[i], &v);
+	for (uint32_t i = 0; i < v.n; i++)
+		q->emit(q->ctx, DL_EV_RPM_SUSPEND, v.v[i], 0, 0);
+	dl_idvec_free(&idle);
+	dl_idvec_free(&v);
 }
 
 /* One probe attempt: check suppliers, then the driver's probe (device_lock held). */
@@ -94,7 +102,7 @@ void dl_seq_probe_one(struct dl_seq *q, uint32_t d)
 	}
 	q->opr->probe_attempts++;
 	if (q->core->rpm_user)
-		seq_rpm(q, d, false);
+		seq_rpm_get(q, d);
 	blocked = q->probe_blocked && q->probe_blocked(q->ctx);
 	if (blocked || dl_probe_begin(q->core, d, q->ignore_links) != 0) {
 		if (blocked)    /* really_probe() under defer_all_probes: until dpm_complete() */
@@ -102,7 +110,7 @@ void dl_seq_probe_one(struct dl_seq *q, uint32_t d)
 		q->opr->probe_defers++;
 		q->emit(q->ctx, DL_EV_PROBE_DEFER, d, 0, -DL_EPROBE_DEFER);
 		if (q->core->rpm_user)
-			seq_rpm(q, d, true);
+			seq_rpm_put(q, d);
 		seq_unlock(q);
 		q->take_time(q->ctx, q->defer_ns);
 		seq_dev_unlock(q, d);
@@ -116,7 +124,7 @@ void dl_seq_probe_one(struct dl_seq *q, uint32_t d)
 	dl_probe_end(q->core, d, err);
 	q->emit(q->ctx, DL_EV_PROBE_END, d, 0, err);
 	if (q->core->rpm_user)
-		seq_rpm(q, d, true);
+		seq_rpm_put(q, d);
 	seq_unlock(q);
 	seq_dev_unlock(q, d);
 }
