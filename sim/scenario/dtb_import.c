@@ -24,6 +24,13 @@
  *    /memory*, /cpus, /reserved-memory, /__symbols__, /__fixups__,
  *    /__local_fixups__ are skipped.  Names are full node paths; parent =
  *    nearest device ancestor.
+ *    Drivers (dtb_drivers_612.inc / _73.inc, gen-dtb-drivers.sh): a device
+ *    binds the driver of its most specific compatible that Debian's arm64
+ *    config of the version builds (in or as a module); AMBA primecells are
+ *    assumed to bind (amba_id tables match by peripheral ID).  A device
+ *    without one never binds: the children of a non-bus device that never
+ *    binds are never created (its driver would create them).  Async
+ *    suspend: the driver's device_enable_async_suspend() or its bus's.
  * 4. Links (of_supplier_bindings of the version; the "optional" iommus,
  *    iommu-map and dmas only with fw_devlink.strict, so never here).  The
  *    supplier is the nearest device ancestor-or-self of the phandle's target
@@ -39,6 +46,10 @@
  * 5. Cycles among own links + parent edges (iterative Tarjan SCC, as
  *    __fw_devlink_relax_cycles() follows suppliers and parents): an own link
  *    whose ends share an SCC becomes FW_DEVLINK_FLAGS_PERMISSIVE|CYCLE.
+ * 6. An own link to a supplier that never binds becomes
+ *    FW_DEVLINK_FLAGS_PERMISSIVE, as fw_devlink_drivers_done() relaxes it at
+ *    late_initcall (fw_devlink_no_driver(): !supplier->can_match); the wait
+ *    until late_initcall is not modelled.
  */
 #include <errno.h>
 #include <stdarg.h>
