@@ -569,6 +569,41 @@ static void test_driver_facts(void)
 	CU_ASSERT(strstr(dl_dtb_driver_source(DL_DTB_K73), "7.3") != NULL);
 }
 
+/* A latency hook (the atlas's way in): called per bound device with its driver. */
+static int hook_calls;
+static int hook(void *ctx, const char *driver, const char *compat, json_t *dev)
+{
+	hook_calls++;
+	if (driver && !strcmp(driver, "rk3x-i2c")) {
+		CU_ASSERT_STRING_EQUAL(compat, "rockchip,rk3399-i2c");
+		json_object_set_new(dev, "probe", json_string("7ms"));
+		json_object_set_new(dev, "x-latency-from", json_string(ctx));
+	}
+	return driver && !strcmp(driver, "reg-fixed-voltage") && !strcmp(ctx, "fail") ? -EINVAL : 0;
+}
+
+static void test_dev_hook(void)
+{
+	static const char dts[] =
+		"/dts-v1/;\n/ {\n"
+		"	reg1: regulator-3v3 { compatible = \"regulator-fixed\"; regulator-name = \"3v3\"; };\n"
+		"	nodrv { compatible = \"acme,no-such-device\"; };\n"
+		"	i2c@2000 { compatible = \"rockchip,rk3399-i2c\"; vdd-supply = <&reg1>; };\n"
+		"};\n";
+	struct dl_dtb_opts opt = { .dev_hook = hook, .dev_hook_ctx = "test atlas" };
+	json_t *sc;
+
+	hook_calls = 0;
+	sc = import_dts("hook", dts, &opt, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT_EQUAL(hook_calls, 2);		/* not the device that never binds */
+	CU_ASSERT_STRING_EQUAL(dstr(sc, "/i2c@2000", "probe"), "7ms");
+	CU_ASSERT_STRING_EQUAL(dstr(sc, "/i2c@2000", "x-latency-from"), "test atlas");
+	json_decref(sc);
+	opt.dev_hook_ctx = "fail";
+	CU_ASSERT_PTR_NULL(import_dts("hook", dts, &opt, NULL));
+}
+
 /*
  * of_supplier_bindings of 6.12 and 7.3: iommus, iommu-map and dmas are
  * "optional" (fw_devlink.strict only); pinctrl-0..8 in 6.12, any pinctrl-N
@@ -675,6 +710,7 @@ int main(void)
 	    !CU_add_test(s, "early-initialised suppliers", test_early_initialised_suppliers) ||
 	    !CU_add_test(s, "--async none|all", test_async_option) ||
 	    !CU_add_test(s, "driver facts", test_driver_facts) ||
+	    !CU_add_test(s, "per-device latency hook", test_dev_hook) ||
 	    !CU_add_test(s, "bindings per version", test_bindings_per_version) ||
 	    !CU_add_test(s, "fuzzed DTBs never crash", test_fuzz)) {
 		CU_cleanup_registry();

@@ -1293,6 +1293,14 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 		dev_latencies(d, o);
 		if ((ret = dev_facts(m, d, o)))
 			goto err;
+		if (d->bind == B_BINDS && m->opt.dev_hook &&
+		    (ret = m->opt.dev_hook(m->opt.dev_hook_ctx, d->drv ? d->drv->name : NULL,
+					   d->drv ? d->compat : NULL, o))) {
+			snprintf(m->err->msg, sizeof(m->err->msg), "%s: device %s: latencies: %s",
+				 m->label, m->n[d->node].path, strerror(ret < 0 ? -ret : ret));
+			ret = ret < 0 ? ret : -ret;
+			goto err;
+		}
 	}
 	/* FW_DEVLINK_FLAGS_RPM; fw_devlink_get_flags() of a cycle; FW_DEVLINK_FLAGS_PERMISSIVE */
 	flags_n = json_pack("[sss]", "INFERRED", "AUTOPROBE_CONSUMER", "PM_RUNTIME");
