@@ -569,6 +569,36 @@ static void test_driver_facts(void)
 	CU_ASSERT(strstr(dl_dtb_driver_source(DL_DTB_K73), "7.3") != NULL);
 }
 
+/*
+ * An i2c client whose driver has only an i2c_device_id table (max77620.c):
+ * i2c_device_match() takes the first compatible without its vendor; on
+ * another bus the same compatible has no driver.
+ */
+static void test_match_by_id(void)
+{
+	static const char dts[] =
+		"/dts-v1/;\n/ {\n"
+		"	#address-cells = <1>; #size-cells = <1>;\n"
+		"	i2c@2000 { compatible = \"rockchip,rk3399-i2c\"; reg = <0x2000 0x10>;\n"
+		"		#address-cells = <1>; #size-cells = <0>;\n"
+		"		pmic@3c { compatible = \"maxim,max77620\"; reg = <0x3c>; }; };\n"
+		"	pmic { compatible = \"maxim,max77620\"; };\n"
+		"};\n";
+	struct dl_dtb_stats st;
+	json_t *sc = import_dts("byid", dts, NULL, &st);
+	const char *pmic = "/i2c@2000/pmic@3c";
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT_PTR_NULL(dl_dtb_driver_of(DL_DTB_K612, "maxim,max77620"));
+	CU_ASSERT_STRING_EQUAL(dstr(sc, pmic, "x-driver"), "max77620");
+	CU_ASSERT_STRING_EQUAL(dstr(sc, pmic, "x-driver-file"), "drivers/mfd/max77620.c");
+	CU_ASSERT(strstr(dstr(sc, pmic, "x-match"), "device_id") != NULL);
+	CU_ASSERT(json_is_true(json_object_get(device(sc, pmic), "async")));
+	CU_ASSERT(json_is_false(json_object_get(device(sc, "/pmic"), "x-binds")));
+	CU_ASSERT_EQUAL(st.never_bind, 1);
+	json_decref(sc);
+}
+
 /* A latency hook (the atlas's way in): called per bound device with its driver. */
 static int hook_calls;
 static int hook(void *ctx, const char *driver, const char *compat, json_t *dev)
@@ -711,6 +741,7 @@ int main(void)
 	    !CU_add_test(s, "--async none|all", test_async_option) ||
 	    !CU_add_test(s, "driver facts", test_driver_facts) ||
 	    !CU_add_test(s, "per-device latency hook", test_dev_hook) ||
+	    !CU_add_test(s, "i2c_device_id match", test_match_by_id) ||
 	    !CU_add_test(s, "bindings per version", test_bindings_per_version) ||
 	    !CU_add_test(s, "fuzzed DTBs never crash", test_fuzz)) {
 		CU_cleanup_registry();

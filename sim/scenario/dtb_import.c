@@ -26,7 +26,9 @@
  *    nearest device ancestor.
  *    Drivers (dtb_drivers_612.inc / _73.inc, gen-dtb-drivers.sh): a device
  *    binds the driver of its most specific compatible that Debian's arm64
- *    config of the version builds (in or as a module); AMBA primecells are
+ *    config of the version builds (in or as a module), else, for a child
+ *    of an i2c or spi controller, the driver whose i2c/spi_device_id table
+ *    has the first compatible without its vendor; AMBA primecells are
  *    assumed to bind (amba_id tables match by peripheral ID).  A device
  *    without one never binds: the children of a non-bus device that never
  *    binds are never created (its driver would create them).  Async
@@ -150,6 +152,7 @@ struct ddev {
 	uint8_t bind;		/* B_* */
 	uint8_t async;		/* suspends/resumes asynchronously */
 	uint8_t amba;		/* an AMBA primecell without a table driver: assumed to bind */
+	uint8_t by_id;		/* matched by its bus's i2c/spi_device_id table */
 };
 
 struct dlink {
@@ -820,6 +823,42 @@ static bool drv_built(const struct dl_dtb_driver *drv)
 }
 
 /*
+ * The bus a controller device @c puts its children on, by its driver's
+ * directory: "i2c", "spi", or NULL.
+ */
+static const char *child_bus(const struct ddev *c)
+{
+	if (!c->drv || c->bind != B_BINDS)
+		return NULL;
+	if (!strncmp(c->drv->file, "drivers/i2c/", 12))
+		return "i2c";
+	if (!strncmp(c->drv->file, "drivers/spi/", 12))
+		return "spi";
+	return NULL;
+}
+
+/*
+ * i2c_device_match()/spi_match_device() after the OF match: the driver's
+ * id_table against the client's name, the first compatible without its
+ * vendor prefix (of_alias_from_compatible()): "i2c:NAME" in the table.
+ */
+static const struct dl_dtb_driver *match_by_id(const struct imp *m, const struct ddev *d,
+					       const char *first)
+{
+	const char *bus = d->parent >= 0 ? child_bus(&m->d[d->parent]) : NULL;
+	const char *name = strchr(first, ',');
+	char key[160];
+
+	if (!bus)
+		return NULL;
+	name = name ? name + 1 : first;
+	if (strlen(name) + 5 >= sizeof(key))
+		return NULL;
+	snprintf(key, sizeof(key), "%s:%s", bus, name);
+	return dl_dtb_driver_of(m->opt.kernel, key);
+}
+
+/*
  * The driver that binds device @d (node @i): the first of its compatibles
  * (most specific first) whose driver is built in or a module; else the
  * first that has a driver in the source at all (not built: it never binds);
@@ -848,6 +887,16 @@ static void match_driver(struct imp *m, int i, struct ddev *d)
 				break;
 		}
 		pos += (int)sl + 1;
+	}
+	d->by_id = 0;
+	if (!drv_built(d->drv) && p && len > 0 && memchr(p, '\0', (size_t)len)) {
+		const struct dl_dtb_driver *drv = match_by_id(m, d, p);
+
+		if (drv && (drv_built(drv) || !d->drv)) {
+			d->drv = drv;
+			d->compat = p;
+			d->by_id = 1;
+		}
 	}
 	/* AMBA primecells match amba_id tables by peripheral ID, not by compatible */
 	d->amba = !drv_built(d->drv) &&
@@ -1162,6 +1211,9 @@ static int dev_facts(struct imp *m, const struct ddev *d, json_t *o)
 	if (drv) {
 		if ((ret = put_str(m, o, "x-compatible", d->compat)))
 			return ret;
+		if (d->by_id)
+			json_object_set_new(o, "x-match", json_string(
+				"the bus's device_id table: the first compatible without its vendor"));
 		json_object_set_new(o, "x-driver-file", json_string(drv->file));
 		json_object_set_new(o, "x-driver-bus", json_string(drv->bus));
 		snprintf(why, sizeof(why), "%s (%s in Debian's arm64 config of %s)",
