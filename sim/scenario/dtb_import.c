@@ -49,9 +49,12 @@
  *    __fw_devlink_relax_cycles() follows suppliers and parents): an own link
  *    whose ends share an SCC becomes FW_DEVLINK_FLAGS_PERMISSIVE|CYCLE.
  * 6. An own link to a supplier that never binds becomes
- *    FW_DEVLINK_FLAGS_PERMISSIVE, as fw_devlink_drivers_done() relaxes it at
- *    late_initcall (fw_devlink_no_driver(): !supplier->can_match); the wait
- *    until late_initcall is not modelled.
+ *    FW_DEVLINK_FLAGS_PERMISSIVE, as fw_devlink_drivers_done() relaxes it
+ *    (fw_devlink_no_driver(): !supplier->can_match): at late_initcall in a
+ *    kernel without modules; in Debian's (CONFIG_MODULES=y) only when the
+ *    deferred-probe timeout expires (deferred_probe_timeout_work_func(),
+ *    10 s after the last extension by default).  That wait is not modelled:
+ *    the consumers probe as if the link had been relaxed from the start.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -1304,7 +1307,9 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 		 "compatible (an of_device_id table; sim/scenario/gen-dtb-drivers.sh), when Debian's "
 		 "arm64 config builds it in or as a module; a device without one never binds: it "
 		 "has no callbacks (latency 0), its own links to suppliers are kept, links to it "
-		 "are relaxed to SYNC_STATE_ONLY as fw_devlink_drivers_done() does at late_initcall, "
+		 "are relaxed to SYNC_STATE_ONLY as fw_devlink_drivers_done() does when the "
+		 "deferred-probe timeout expires (the consumers' wait until then, 10 s by default "
+		 "in a kernel with modules, is not modelled), "
 		 "children its driver would create do not exist (see each device's x-driver, "
 		 "x-binds, x-why)",
 		 m->opt.async == DL_DTB_ASYNC_ALL ? "every device (--async all)" :
@@ -1369,7 +1374,9 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 		if (o && l->relaxed)
 			json_object_set_new(o, "x-relaxed", json_string(
 				"the supplier never binds: fw_devlink_drivers_done() relaxes the "
-				"link to SYNC_STATE_ONLY at late_initcall"));
+				"link to SYNC_STATE_ONLY when the deferred-probe timeout expires "
+				"(10 s by default with modules; late_initcall without); the "
+				"consumer's wait until then is not modelled"));
 		if (!o || json_array_append_new(links, o)) {
 			json_decref(flags_p);
 			flags_p = NULL;
