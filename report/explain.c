@@ -442,7 +442,11 @@ static void put_shares(FILE *f, const struct tl_run *t, const struct groups *g,
 				cut = t->segs[tmp[EXPLAIN_CRIT_DEVS - 1]].t1 -
 				      t->segs[tmp[EXPLAIN_CRIT_DEVS - 1]].t0;
 			}
-			fprintf(f, "  %u callbacks on workers, each waiting for the one before:", n);
+			if (n == 1)
+				fprintf(f, "  1 callback on a worker:");
+			else
+				fprintf(f, "  %u callbacks on workers, each waiting for the one before:",
+					n);
 			for (uint32_t p = n; p-- > 0;) {
 				const struct tl_seg *s = &t->segs[buf[p]];
 
