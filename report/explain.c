@@ -481,10 +481,12 @@ static int64_t work_per_cpu(int64_t work, uint32_t k)
  * ", bound B, chain-bound (chain C >= CPU work/K W)" from the engine's
  * figures (MODEL), or, without them, the log's chain of waits and the
  * callbacks' time, with no bound and no verdict: a callback's duration says
- * nothing of the CPU it held.
+ * nothing of the CPU it held.  Where no callback of the run had a CPU share
+ * (!CPU_GIVEN: they sleep, the default) the bound is the chain, and no
+ * verdict is built on the CPU work/K of 0 that follows.
  */
-static void put_bound(FILE *f, bool model, int64_t bound, int64_t chain, int64_t work, int64_t cb,
-		      uint32_t k)
+static void put_bound(FILE *f, bool model, bool cpu_given, int64_t bound, int64_t chain,
+		      int64_t work, int64_t cb, uint32_t k)
 {
 	int64_t wk = work_per_cpu(work, k);
 
@@ -496,7 +498,7 @@ static void put_bound(FILE *f, bool model, int64_t bound, int64_t chain, int64_t
 		fprintf(f, " (CPU share unknown: no bound)");
 		return;
 	}
-	if (!work) {	/* every callback sleeps in the model: its CPU share was never given */
+	if (!cpu_given) {	/* every callback sleeps in the model: no CPU share was given */
 		fprintf(f, ", bound ");
 		put_ms(f, bound);
 		fprintf(f, " (the chain; CPU share not given: no CPU verdict)");
@@ -761,6 +763,8 @@ static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detai
 {
 	int64_t total = 0;
 	bool model, has_main = run_has_main(db, t->run_id);
+	/* a callback with a CPU share anywhere in the run: its phases' CPU work is known */
+	bool cpu_given = run_metric(db, t->run_id, "work_ns") > 0;
 	struct groups g;
 	int ret = -ENOMEM;
 
@@ -803,7 +807,7 @@ static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detai
 		total = dl_sat_add_i64(total, span);
 		fprintf(f, "%s: ", in[i].op >= 0 ? op_names[in[i].op] : "?");
 		put_ms(f, span);
-		put_bound(f, op_model, bound, op_model ? chain : lchain, work, cb, k);
+		put_bound(f, op_model, cpu_given, bound, op_model ? chain : lchain, work, cb, k);
 		put_set_by(f, &sh, span);
 		fprintf(f, "\n");
 		if (in[i].op == TL_PROBE && op_model && detail == DL_EXPLAIN_FULL)
@@ -814,7 +818,8 @@ static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detai
 
 				fprintf(f, "  %-14s ", t->phases[x->phase]);
 				put_ms(f, dl_sat_sub_i64(x->t1, x->start));
-				put_bound(f, x->model, x->m_bound, x->model ? x->m_chain : x->chain,
+				put_bound(f, x->model, cpu_given, x->m_bound,
+					  x->model ? x->m_chain : x->chain,
 					  x->m_work, x->cb, k);
 				fprintf(f, "\n");
 				put_shares(f, t, &g, x, p, has_main, buf);

@@ -55,6 +55,7 @@ sed -e 's/, "links": \[[^]]*\]//' "$T/chain.json" >"$T/flat.json"
 expect 0 "run flat" "$DLSIM" run "$T/flat.json" --order kernel-async-v2 --workers 1 --db "$T/f.db"
 expect 0 "explain flat" "$DLSIM" explain "$T/f.db" --run 1
 grep -q "^  suspend .*CPU-bound (chain 10.0[0-9]* ms < CPU work/K 20.0[0-9]* ms)" "$T/out" || { bad "flat: CPU-bound"; cat "$T/out"; }
+grep -A3 "^  suspend " "$T/out" | grep -q "^    CPU contention  *10.000 ms  50%" || { bad "flat: b waits 10 ms for the one CPU"; cat "$T/out"; }
 
 # FILE's op and phase lines with a bound: none above its makespan
 bound_holds() {
