@@ -319,10 +319,10 @@ static int attribute(const struct tl_run *t, struct groups *g, struct inst *x, u
 			pred = on_main(s, has_main) ? pm : dep;
 		from = pred != TL_NONE ? t->segs[pred].t1 : x->start;
 		gap = s->t0 > from ? s->t0 - from : 0;
-		if (on_main(s, has_main) || (x->model && !cpu)) {
-			x->sh.dispatch += gap;
-		} else if (!x->model) {
+		if (!x->model) {
 			x->sh.wait += gap;
+		} else if (on_main(s, has_main) || !cpu) {
+			x->sh.dispatch += gap;
 		} else {
 			int64_t c = overlap(iv, niv, from, s->t0);
 
@@ -421,8 +421,11 @@ static void put_shares(FILE *f, const struct tl_run *t, const struct groups *g,
 				if (on_main(&t->segs[path[p]], has_main))
 					buf[n++] = path[p];
 			qsort_r(buf, n, sizeof(*buf), cmp_seg_dur, (void *)t);
-			fprintf(f, "  %u callbacks one after another on the main thread, in dpm_list"
-				" order; longest:", n);
+			if (n == 1)
+				fprintf(f, "  1 callback on the main thread:");
+			else
+				fprintf(f, "  %u callbacks one after another on the main thread, in "
+					"dpm_list order; longest:", n);
 			for (uint32_t p = 0; p < n && p < EXPLAIN_CRIT_DEVS; p++) {
 				fprintf(f, "%s %s ", p ? "," : "", t->devs[t->segs[buf[p]].row].name);
 				put_ms(f, t->segs[buf[p]].t1 - t->segs[buf[p]].t0);

@@ -112,6 +112,14 @@ sqlite3 "$T/k.db" "update runs set mode = 'kernel'"
 expect 0 "explain a kernel run" "$DLSIM" explain "$T/k.db"
 grep -q "^suspend: .*(CPU share unknown: no bound)" "$T/out" || { bad "kernel run: no bound"; cat "$T/out"; }
 grep -q "\-bound" "$T/out" && { bad "kernel run: no verdict"; cat "$T/out"; }
+grep -q "^    \(CPU contention\|dispatch\) " "$T/out" && { bad "kernel run: no contention or dispatch verdict"; cat "$T/out"; }
+# a kernel run from its guest's dump (7.3, kernel-async-v2): parts add up, no CPU verdict
+expect 0 "run camera from its kernel dump" "$DLSIM" run "$SRC/scenarios/camera.json" --mode kernel --kernel 7.3 \
+	--order kernel-async-v2 --kernel-dump "$SRC/tests/kernel/camera-7.3.dump" --db "$T/kd.db"
+expect 0 "explain the kernel run" "$DLSIM" explain "$T/kd.db"
+shares_add_up "$T/out" || { bad "kernel run: the parts add up"; cat "$T/out"; }
+grep -q "^    chain .*sensor" "$T/out" || { bad "kernel run: the chain through the sensor named"; cat "$T/out"; }
+grep -q "^    \(CPU contention\|dispatch\) \|-bound" "$T/out" && { bad "kernel run: no verdict on the CPU share"; cat "$T/out"; }
 
 # refused links with their reasons, unbind cascades by name
 expect 0 "run flags" "$DLSIM" run "$SRC/scenarios/flags.json" --db "$T/r.db"
