@@ -465,7 +465,9 @@ static void put_shares(FILE *f, const struct tl_run *t, const struct groups *g,
 		} else if (j == 2) {
 			fprintf(f, "  ready, waiting for a CPU: all K busy");
 		} else if (j == 3) {
-			fprintf(f, "  ready, not yet running: queueing, wake-ups, the dpm_list walk");
+			fprintf(f, "  ready, not yet running: queueing, wake-ups, %s",
+				has_main ? "the dpm_list walk" :
+					   "the order's scheduling (levels: the barrier)");
 		} else {
 			fprintf(f, "  ready, not yet running: CPU contention or dispatch (CPU share "
 				"unknown)");
