@@ -509,8 +509,6 @@ static void put_chain(const struct dl_scenario *sc, uint32_t d, uint32_t n, char
 void dl_advice_describe(const struct dl_scenario *sc, const struct dl_advice *a, char *buf,
 			size_t len)
 {
-	char chain[1024];
-
 	switch (a->kind) {
 	case DL_ADV_ASYNC:
 		snprintf(buf, len, "make %s async", dl_sc_name(sc, a->dev));
@@ -519,10 +517,15 @@ void dl_advice_describe(const struct dl_scenario *sc, const struct dl_advice *a,
 		snprintf(buf, len, "make %s and its parent %s async", dl_sc_name(sc, a->dev),
 			 dl_sc_name(sc, a->dev2));
 		break;
-	case DL_ADV_ASYNC_CHAIN:
-		put_chain(sc, a->dev, a->n, chain, sizeof(chain));
-		snprintf(buf, len, "make the chain %s async", chain);
+	case DL_ADV_ASYNC_CHAIN: {
+		int w = snprintf(buf, len, "make the chain ");
+
+		if (w > 0 && (size_t)w < len)
+			put_chain(sc, a->dev, a->n, buf + w, len - (size_t)w);
+		w = (int)strlen(buf);
+		snprintf(buf + w, len - (size_t)w, " async");
 		break;
+	}
 	case DL_ADV_ASYNC_SUBTREE:
 		snprintf(buf, len, "make %s and its %u sync descendant%s async",
 			 dl_sc_name(sc, a->dev), a->n - 1, a->n == 2 ? "" : "s");

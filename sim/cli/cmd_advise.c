@@ -14,6 +14,7 @@
 #include "sim/log/dl_advice_log.h"
 
 #define ADV_MAX_SET 64
+#define ADV_TEXT_MAX 8192	/* a change described, names whole (a chain of long names) */
 
 static void advise_usage(FILE *f)
 {
@@ -91,7 +92,7 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 		      const struct baseline *bl, bool research, uint32_t top)
 {
 	json_t *o = json_object(), *base = json_object(), *arr = json_array();
-	char lab[32], what[2048];
+	char lab[32], what[ADV_TEXT_MAX];
 	char *text;
 
 	if (!o || !base || !arr)
@@ -164,7 +165,7 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 static void print_table(const struct dl_scenario *sc, const struct dl_advise_result *res,
 			const struct baseline *bl, uint32_t top)
 {
-	char lab[32], what[2048];
+	char lab[32], what[ADV_TEXT_MAX];
 	int width = (int)strlen("change");
 
 	for (uint32_t i = 0; i < res->nadv && (!top || i < top); i++) {
@@ -217,7 +218,7 @@ static int store(const char *db, const struct dl_scenario *sc, const struct dl_a
 {
 	uint32_t n = top && top < res->nadv ? top : res->nadv;
 	struct dl_advice_row *rows = calloc(n + 1, sizeof(*rows));
-	char (*what)[2048] = calloc(n + 1, sizeof(*what)), labs[DL_MAX_OPS][32];
+	char (*what)[ADV_TEXT_MAX] = calloc(n + 1, sizeof(*what)), labs[DL_MAX_OPS][32];
 	const char *ops[DL_MAX_OPS];
 	char err[512];
 	int ret = -1;
