@@ -70,6 +70,20 @@ assert p["kind"] == "async_pair" and p["devices"] == ["dwc3", "usb"], p
 assert p["saved_ns"]["resume"] > 35e6, p
 PY
 
+# a chain of three sync devices g <- u <- d: no single change and no pair helps, the chain does
+sed -e 's/{"name": "usb", "resume": "1ms"}, {"name": "dwc3", "parent": "usb", "resume": "100ms"}/{"name": "g", "resume": "1ms"}, {"name": "u", "parent": "g", "resume": "1ms"}, {"name": "d", "parent": "u", "resume": "100ms"}/' \
+	"$T/pair.json" >"$T/chain3.json"
+expect 0 "advise chain3" "$DLSIM" advise "$T/chain3.json" --json --top 0
+python3 - "$T/out" <<'PY' || { bad "chain3: d, u and g together"; cat "$T/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = {x["change"]: x for x in d["changes"]}
+assert c["make d and its parent u async"]["total_saved_ns"] < 1e6
+p = c["make the chain d, u, g async"]
+assert p["kind"] == "async_chain" and p["devices"] == ["d", "u", "g"], p
+assert p["saved_ns"]["resume"] > 35e6, p
+PY
+
 # a log's scenario (x-log, as import-log writes it) whose devices all ran on the main
 # thread: the baseline is sync, every device without a flag sync, K not given
 cat >"$T/log.json" <<'J'
