@@ -255,9 +255,18 @@ static int saturated(const struct tl_run *t, const struct groups *g, uint32_t i,
 /* How much of [A, B) lies in the intervals IV. */
 static int64_t overlap(const int64_t *iv, size_t niv, int64_t a, int64_t b)
 {
+	size_t lo = 0, hi = niv;
 	int64_t sum = 0;
 
-	for (size_t j = 0; j < niv && iv[2 * j] < b; j++) {
+	while (lo < hi) {	/* the first interval that ends after A */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (iv[2 * mid + 1] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo; j < niv && iv[2 * j] < b; j++) {
 		int64_t lo = iv[2 * j] > a ? iv[2 * j] : a, hi = iv[2 * j + 1] < b ? iv[2 * j + 1] : b;
 
 		if (hi > lo)
