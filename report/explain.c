@@ -8,7 +8,9 @@
  * (metrics OP.PHASE.*).  Where the log has no such figures (a kernel-mode
  * run, an older log, an op the metrics do not name) the callbacks' CPU
  * share is unknown: the phase shows its longest chain of waits as realized
- * in the log and its callbacks' time, and no verdict.
+ * in the log and its callbacks' time, and no verdict.  What set each
+ * phase's time is found by walking back from its last callback
+ * (attribute()): the parts add up to the phase's time.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -25,6 +27,19 @@
 
 static const char *const op_names[TL_NOPS] = { "probe", "unbind", "suspend", "resume" };
 
+/*
+ * What set a phase's makespan, from the backward walk of attribute(): the
+ * parts add up to the span from the phase's start to its last callback's end.
+ */
+struct shares {
+	int64_t main;		/* callbacks on the main PM thread, one after another */
+	int64_t chain;		/* callbacks on workers, each waiting for the one before */
+	int64_t contention;	/* ready, but every CPU busy (CPU work in the model only) */
+	int64_t dispatch;	/* ready, not started: queueing, wake-ups, the walk */
+	int64_t wait;		/* ready, not started, CPU share unknown: either of the two above */
+	uint32_t nmain, nchain;	/* callbacks on the path per kind */
+};
+
 struct inst {
 	int op;
 	uint16_t phase;
@@ -33,6 +48,7 @@ struct inst {
 	uint32_t nseg;
 	bool model;		/* the engine's figures below were logged for this phase */
 	int64_t m_bound, m_chain, m_work;	/* its lower bound, critical path, CPU work */
+	struct shares sh;	/* what set its makespan (attribute()) */
 };
 
 static const char *dev_name(const struct tl_run *t, int64_t dev_id)
@@ -104,35 +120,369 @@ static struct inst *instances(const struct tl_run *t)
 	return in;
 }
 
-struct crit { size_t seg; int64_t dur; };
+/*
+ * The phase instances' segments grouped by instance, each group in end
+ * order (the log's), and the same for the main PM thread's alone; the
+ * walked paths (attribute()) in PATH, an instance's within its group's room.
+ */
+struct groups {
+	uint32_t *off, *seg;	/* seg[off[i]..off[i + 1]): instance i */
+	uint32_t *moff, *mseg;	/* the same, main-thread segments only */
+	uint32_t *path, *npath;	/* path[off[i]..off[i] + npath[i]): its walk, last first */
+};
 
-static int cmp_crit(const void *a, const void *b)
+static void groups_free(struct groups *g)
 {
-	const struct crit *x = a, *y = b;
-
-	return (x->dur < y->dur) - (x->dur > y->dur);
+	free(g->off);
+	free(g->seg);
+	free(g->moff);
+	free(g->mseg);
+	free(g->path);
+	free(g->npath);
 }
 
-/* "dev17 41%, dev9 22%": the longest callbacks on the critical path of instance I. */
-static void put_crit(FILE *f, const struct tl_run *t, const struct inst *x, uint32_t i,
-		     struct crit *buf)
+/* Worker 0 is the main PM thread in the orders that have one (des and the guest log alike). */
+static bool on_main(const struct tl_seg *s, bool has_main)
 {
-	size_t n = 0;
-	int64_t span = x->t1 - x->start;
+	return has_main && s->worker == 0;
+}
 
-	for (size_t s = 0; s < t->nsegs; s++)
-		if (t->segs[s].inst == i && (t->segs[s].flags & TL_SEG_CRIT))
-			buf[n++] = (struct crit){ s, t->segs[s].t1 - t->segs[s].t0 };
-	if (!n) {
-		fprintf(f, "none marked");
-		return;
+static int groups_build(const struct tl_run *t, bool has_main, struct groups *g)
+{
+	size_t n = t->ninst + 1;
+	uint32_t *fill;
+
+	memset(g, 0, sizeof(*g));
+	g->off = calloc(n + 1, sizeof(*g->off));
+	g->moff = calloc(n + 1, sizeof(*g->moff));
+	g->seg = malloc((t->nsegs + 1) * sizeof(*g->seg));
+	g->mseg = malloc((t->nsegs + 1) * sizeof(*g->mseg));
+	g->path = malloc((t->nsegs + 1) * sizeof(*g->path));
+	g->npath = calloc(n, sizeof(*g->npath));
+	fill = calloc(n, sizeof(*fill));
+	if (!g->off || !g->moff || !g->seg || !g->mseg || !g->path || !g->npath || !fill) {
+		free(fill);
+		groups_free(g);
+		return -ENOMEM;
 	}
-	qsort(buf, n, sizeof(*buf), cmp_crit);
-	for (size_t k = 0; k < n && k < EXPLAIN_CRIT_DEVS; k++)
-		fprintf(f, "%s%s %.0f%%", k ? ", " : "", t->devs[t->segs[buf[k].seg].row].name,
-			span > 0 ? 100.0 * (double)buf[k].dur / (double)span : 0.0);
-	if (n > EXPLAIN_CRIT_DEVS)
-		fprintf(f, " (+%zu more)", n - EXPLAIN_CRIT_DEVS);
+	for (size_t s = 0; s < t->nsegs; s++) {
+		g->off[t->segs[s].inst + 1]++;
+		g->moff[t->segs[s].inst + 1] += on_main(&t->segs[s], has_main);
+	}
+	for (uint32_t i = 0; i < t->ninst; i++) {
+		g->off[i + 1] += g->off[i];
+		g->moff[i + 1] += g->moff[i];
+	}
+	for (size_t s = 0; s < t->nsegs; s++)
+		g->seg[g->off[t->segs[s].inst] + fill[t->segs[s].inst]++] = (uint32_t)s;
+	memset(fill, 0, n * sizeof(*fill));
+	for (size_t s = 0; s < t->nsegs; s++)
+		if (on_main(&t->segs[s], has_main))
+			g->mseg[g->moff[t->segs[s].inst] + fill[t->segs[s].inst]++] = (uint32_t)s;
+	free(fill);
+	return 0;
+}
+
+/* The main thread's last segment of instance I to end by T and before segment S, or TL_NONE. */
+static uint32_t main_before(const struct tl_run *t, const struct groups *g, uint32_t i, int64_t at,
+			    uint32_t s)
+{
+	uint32_t lo = g->moff[i], hi = g->moff[i + 1];
+
+	while (lo < hi) {	/* the first that ends after AT */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t->segs[g->mseg[mid]].t1 <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo > g->moff[i] && g->mseg[lo - 1] >= s)
+		lo--;
+	return lo > g->moff[i] ? g->mseg[lo - 1] : TL_NONE;
+}
+
+/*
+ * The times of instance I during which at least K of its callbacks ran at
+ * once (every CPU busy): sorted disjoint intervals in *IV (pairs), *NIV of them.
+ */
+struct edge { int64_t t; int d; };
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->d - y->d;	/* ends before starts at one instant */
+}
+
+static int saturated(const struct tl_run *t, const struct groups *g, uint32_t i, uint32_t k,
+		     int64_t **iv, size_t *niv)
+{
+	size_t n = g->off[i + 1] - g->off[i], m = 0;
+	struct edge *e = malloc((2 * n + 1) * sizeof(*e));
+	int64_t *out = malloc((2 * n + 2) * sizeof(*out));
+	uint32_t busy = 0;
+
+	if (!e || !out) {
+		free(e);
+		free(out);
+		return -ENOMEM;
+	}
+	for (size_t j = 0; j < n; j++) {
+		const struct tl_seg *s = &t->segs[g->seg[g->off[i] + j]];
+
+		e[2 * j] = (struct edge){ s->t0, 1 };
+		e[2 * j + 1] = (struct edge){ s->t1, -1 };
+	}
+	qsort(e, 2 * n, sizeof(*e), cmp_edge);
+	for (size_t j = 0; j < 2 * n; j++) {
+		uint32_t was = busy;
+
+		busy = (uint32_t)((int)busy + e[j].d);
+		if (was < k && busy >= k)
+			out[m++] = e[j].t;
+		else if (was >= k && busy < k)
+			out[m++] = e[j].t;
+	}
+	free(e);
+	*iv = out;
+	*niv = m / 2;
+	return 0;
+}
+
+/* How much of [A, B) lies in the intervals IV. */
+static int64_t overlap(const int64_t *iv, size_t niv, int64_t a, int64_t b)
+{
+	size_t lo = 0, hi = niv;
+	int64_t sum = 0;
+
+	while (lo < hi) {	/* the first interval that ends after A */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (iv[2 * mid + 1] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo; j < niv && iv[2 * j] < b; j++) {
+		int64_t lo = iv[2 * j] > a ? iv[2 * j] : a, hi = iv[2 * j + 1] < b ? iv[2 * j + 1] : b;
+
+		if (hi > lo)
+			sum += hi - lo;
+	}
+	return sum;
+}
+
+/*
+ * attribute() - what set instance I's makespan: walk back from its last
+ * callback to its start, each callback's predecessor being what it waited
+ * for last: the dependency it waited for (its child, consumer, parent or
+ * supplier: tl_analyse()) or, on the main thread or where the walk queues it,
+ * the main thread's callback before it.  The callbacks walked are the main
+ * thread's serial work (on it) or a dependency chain (on workers); the gaps
+ * between them are time a callback was ready but not running: CPU
+ * contention where every one of the K CPUs was busy, if the model knows the
+ * callbacks' CPU work (CPU), dispatch overhead otherwise (queueing,
+ * wake-ups, the walk), or, with the CPU share unknown (!MODEL), either.
+ */
+static int attribute(const struct tl_run *t, struct groups *g, struct inst *x, uint32_t i,
+		     uint32_t k, bool has_main)
+{
+	bool cpu = x->model && x->m_work > 0;
+	int64_t *iv = NULL;
+	size_t niv = 0;
+	uint32_t cur = TL_NONE, n = 0;
+
+	memset(&x->sh, 0, sizeof(x->sh));
+	if (g->off[i] == g->off[i + 1])
+		return 0;
+	cur = g->seg[g->off[i + 1] - 1];	/* ends last (end order) */
+	if (cpu && saturated(t, g, i, k, &iv, &niv))
+		return -ENOMEM;
+	while (cur != TL_NONE && n < g->off[i + 1] - g->off[i]) {
+		const struct tl_seg *s = &t->segs[cur];
+		uint32_t dep = s->wait, pm, pred;
+		int64_t from, gap;
+
+		g->path[g->off[i] + n++] = cur;
+		if (on_main(s, has_main)) {
+			x->sh.main += s->t1 - s->t0;
+			x->sh.nmain++;
+		} else {
+			x->sh.chain += s->t1 - s->t0;
+			x->sh.nchain++;
+		}
+		if (dep != TL_NONE && ((s->flags & TL_SEG_BARRIER) || dep >= cur ||
+				       t->segs[dep].inst != i || t->segs[dep].t1 > s->t0))
+			dep = TL_NONE;
+		pm = has_main ? main_before(t, g, i, s->t0, cur) : TL_NONE;
+		if (dep == TL_NONE)
+			pred = pm;
+		else if (pm == TL_NONE)
+			pred = dep;
+		else if (t->segs[pm].t1 != t->segs[dep].t1)
+			pred = t->segs[pm].t1 > t->segs[dep].t1 ? pm : dep;
+		else
+			pred = on_main(s, has_main) ? pm : dep;
+		from = pred != TL_NONE ? t->segs[pred].t1 : x->start;
+		gap = s->t0 > from ? s->t0 - from : 0;
+		if (!x->model) {
+			x->sh.wait += gap;
+		} else if (on_main(s, has_main) || !cpu) {
+			x->sh.dispatch += gap;
+		} else {
+			int64_t c = overlap(iv, niv, from, s->t0);
+
+			x->sh.contention += c;
+			x->sh.dispatch += gap - c;
+		}
+		cur = pred;
+	}
+	g->npath[i] = n;
+	free(iv);
+	return 0;
+}
+
+static void shares_add(struct shares *a, const struct shares *b)
+{
+	a->main = dl_sat_add_i64(a->main, b->main);
+	a->chain = dl_sat_add_i64(a->chain, b->chain);
+	a->contention = dl_sat_add_i64(a->contention, b->contention);
+	a->dispatch = dl_sat_add_i64(a->dispatch, b->dispatch);
+	a->wait = dl_sat_add_i64(a->wait, b->wait);
+	a->nmain += b->nmain;
+	a->nchain += b->nchain;
+}
+
+static const char *const share_names[5] = {
+	"main thread", "chain", "CPU contention", "dispatch", "waiting to start",
+};
+
+static void share_vals(const struct shares *sh, int64_t v[5])
+{
+	v[0] = sh->main;
+	v[1] = sh->chain;
+	v[2] = sh->contention;
+	v[3] = sh->dispatch;
+	v[4] = sh->wait;
+}
+
+static double pct(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* "; set by: chain 97%, main thread 2%, dispatch 1%": the shares, largest first. */
+static void put_set_by(FILE *f, const struct shares *sh, int64_t span)
+{
+	int64_t v[5];
+	bool done[5] = { false };
+	int printed = 0;
+
+	share_vals(sh, v);
+	for (int r = 0; r < 5; r++) {
+		int best = -1;
+
+		for (int j = 0; j < 5; j++)
+			if (!done[j] && v[j] > 0 && (best < 0 || v[j] > v[best]))
+				best = j;
+		if (best < 0 || pct(v[best], span) < 0.5)
+			break;
+		done[best] = true;
+		fprintf(f, "%s%s %.0f%%", printed++ ? ", " : "; set by: ", share_names[best],
+			pct(v[best], span));
+	}
+}
+
+static int cmp_seg_dur(const void *a, const void *b, void *ctx)
+{
+	const struct tl_run *t = ctx;
+	const struct tl_seg *x = &t->segs[*(const uint32_t *)a], *y = &t->segs[*(const uint32_t *)b];
+	int64_t dx = x->t1 - x->t0, dy = y->t1 - y->t0;
+
+	return (dx < dy) - (dx > dy);
+}
+
+/*
+ * The share lines of instance I: each part with its time and share of the
+ * span, the main thread's top callbacks, the chain's devices in order (the
+ * longest EXPLAIN_CRIT_DEVS, the rest counted).
+ */
+static void put_shares(FILE *f, const struct tl_run *t, const struct groups *g,
+		       const struct inst *x, uint32_t i, bool has_main, uint32_t *buf)
+{
+	int64_t span = x->t1 - x->start, v[5];
+	const uint32_t *path = g->path + g->off[i];
+	uint32_t np = g->npath[i], n = 0;
+
+	share_vals(&x->sh, v);
+	for (int j = 0; j < 5; j++) {
+		if (v[j] <= 0)
+			continue;
+		fprintf(f, "    %-16s ", share_names[j]);
+		put_ms(f, v[j]);
+		fprintf(f, " %3.0f%%", pct(v[j], span));
+		n = 0;
+		if (j == 0) {	/* the main thread's callbacks, longest first */
+			for (uint32_t p = 0; p < np; p++)
+				if (on_main(&t->segs[path[p]], has_main))
+					buf[n++] = path[p];
+			qsort_r(buf, n, sizeof(*buf), cmp_seg_dur, (void *)t);
+			if (n == 1)
+				fprintf(f, "  1 callback on the main thread:");
+			else
+				fprintf(f, "  %u callbacks one after another on the main thread, in "
+					"dpm_list order; longest:", n);
+			for (uint32_t p = 0; p < n && p < EXPLAIN_CRIT_DEVS; p++) {
+				fprintf(f, "%s %s ", p ? "," : "", t->devs[t->segs[buf[p]].row].name);
+				put_ms(f, t->segs[buf[p]].t1 - t->segs[buf[p]].t0);
+			}
+		} else if (j == 1) {	/* the chain in time order, its longest links named */
+			int64_t cut = 0;
+			uint32_t shown = 0, hidden = 0;
+
+			for (uint32_t p = 0; p < np; p++)
+				if (!on_main(&t->segs[path[p]], has_main))
+					buf[n++] = path[p];
+			if (n > EXPLAIN_CRIT_DEVS) {
+				uint32_t *tmp = buf + n;
+
+				memcpy(tmp, buf, n * sizeof(*buf));
+				qsort_r(tmp, n, sizeof(*tmp), cmp_seg_dur, (void *)t);
+				cut = t->segs[tmp[EXPLAIN_CRIT_DEVS - 1]].t1 -
+				      t->segs[tmp[EXPLAIN_CRIT_DEVS - 1]].t0;
+			}
+			if (n == 1)
+				fprintf(f, "  1 callback on a worker:");
+			else
+				fprintf(f, "  %u callbacks on workers, each waiting for the one before:",
+					n);
+			for (uint32_t p = n; p-- > 0;) {
+				const struct tl_seg *s = &t->segs[buf[p]];
+
+				if (s->t1 - s->t0 < cut || shown == EXPLAIN_CRIT_DEVS) {
+					hidden++;
+					continue;
+				}
+				fprintf(f, "%s%s ", shown++ ? " -> " : " ", t->devs[s->row].name);
+				put_ms(f, s->t1 - s->t0);
+			}
+			if (hidden)
+				fprintf(f, " (+%u shorter)", hidden);
+		} else if (j == 2) {
+			fprintf(f, "  ready, waiting for a CPU: all K busy");
+		} else if (j == 3) {
+			fprintf(f, "  ready, not yet running: queueing, wake-ups, %s",
+				has_main ? "the dpm_list walk" :
+					   "the order's scheduling (levels: the barrier)");
+		} else {
+			fprintf(f, "  ready, not yet running: CPU contention or dispatch (CPU share "
+				"unknown)");
+		}
+		fprintf(f, "\n");
+	}
 }
 
 /* CPU work / K rounded up, as the engine's bound takes it (bound.c). */
@@ -145,10 +495,12 @@ static int64_t work_per_cpu(int64_t work, uint32_t k)
  * ", bound B, chain-bound (chain C >= CPU work/K W)" from the engine's
  * figures (MODEL), or, without them, the log's chain of waits and the
  * callbacks' time, with no bound and no verdict: a callback's duration says
- * nothing of the CPU it held.
+ * nothing of the CPU it held.  Where no callback of the run had a CPU share
+ * (!CPU_GIVEN: they sleep, the default) the bound is the chain, and no
+ * verdict is built on the CPU work/K of 0 that follows.
  */
-static void put_bound(FILE *f, bool model, int64_t bound, int64_t chain, int64_t work, int64_t cb,
-		      uint32_t k)
+static void put_bound(FILE *f, bool model, bool cpu_given, int64_t bound, int64_t chain,
+		      int64_t work, int64_t cb, uint32_t k)
 {
 	int64_t wk = work_per_cpu(work, k);
 
@@ -158,6 +510,12 @@ static void put_bound(FILE *f, bool model, int64_t bound, int64_t chain, int64_t
 		fprintf(f, ", callbacks ");
 		put_ms(f, cb);
 		fprintf(f, " (CPU share unknown: no bound)");
+		return;
+	}
+	if (!cpu_given) {	/* every callback sleeps in the model: no CPU share was given */
+		fprintf(f, ", bound ");
+		put_ms(f, bound);
+		fprintf(f, " (the chain; CPU share not given: no CPU verdict)");
 		return;
 	}
 	fprintf(f, ", bound ");
@@ -407,29 +765,48 @@ static void registration(sqlite3 *db, int64_t run, int64_t phase_bound, FILE *f)
 		" (in the op's makespan and bound, not the phase's)\n");
 }
 
+/* Does the run's order have a main PM thread (worker 0) walking dpm_list? */
+static bool run_has_main(sqlite3 *db, int64_t run)
+{
+	return !run_has(db, run, "SELECT 1 FROM runs WHERE run_id = ?1 AND order_name IN "
+			"('levels', 'cp-first')");
+}
+
 static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detail detail,
 		      FILE *f)
 {
 	int64_t total = 0;
-	bool model;
+	bool model, has_main = run_has_main(db, t->run_id);
+	/* a callback with a CPU share anywhere in the run: its phases' CPU work is known */
+	bool cpu_given = run_metric(db, t->run_id, "work_ns") > 0;
+	struct groups g;
+	int ret = -ENOMEM;
 
 	struct inst *in = instances(t);
-	struct crit *buf = malloc((t->nsegs ? t->nsegs : 1) * sizeof(*buf));
+	uint32_t *buf = malloc((2 * t->nsegs + 1) * sizeof(*buf));
 	uint32_t k = run_workers(db, t->run_id);
 
-	if (!in || !buf) {
+	if (!in || !buf || groups_build(t, has_main, &g)) {
 		free(in);
 		free(buf);
 		return -ENOMEM;
 	}
 	model = mark_model(db, t, in);
+	for (uint32_t i = 0; i < t->ninst; i++)
+		if (attribute(t, &g, &in[i], i, k, has_main))
+			goto out;
 	fprintf(f, "why run %lld took what it took (K = %u CPUs; %s):\n", (long long)t->run_id, k,
 		model ? "bound = max(chain, CPU work/K) per phase, as the engine computed it" :
 			"the callbacks' CPU share is not in the log, so no bound: chains of waits and callback times");
+	if (detail == DL_EXPLAIN_FULL)
+		fprintf(f, "  per phase, what set it (the parts add up to its time): the main "
+			   "thread's serial work, a chain of\n  callbacks on workers, time ready "
+			   "but not running (CPU contention, dispatch)\n");
 	for (uint32_t i = 0; i < t->ninst;) {
 		uint32_t j = group_end(t, in, i);
 		int64_t span = 0, bound = 0, chain = 0, work = 0, cb = 0, lchain = 0;
 		bool op_model = true;
+		struct shares sh = { 0 };
 
 		for (uint32_t p = i; p < j; p++) {
 			span = dl_sat_add_i64(span, dl_sat_sub_i64(in[p].t1, in[p].start));
@@ -439,11 +816,13 @@ static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detai
 			cb = dl_sat_add_i64(cb, in[p].cb);
 			lchain = dl_sat_add_i64(lchain, in[p].chain);
 			op_model &= in[p].model;
+			shares_add(&sh, &in[p].sh);
 		}
 		total = dl_sat_add_i64(total, span);
 		fprintf(f, "%s: ", in[i].op >= 0 ? op_names[in[i].op] : "?");
 		put_ms(f, span);
-		put_bound(f, op_model, bound, op_model ? chain : lchain, work, cb, k);
+		put_bound(f, op_model, cpu_given, bound, op_model ? chain : lchain, work, cb, k);
+		put_set_by(f, &sh, span);
 		fprintf(f, "\n");
 		if (in[i].op == TL_PROBE && op_model && detail == DL_EXPLAIN_FULL)
 			registration(db, t->run_id, bound, f);
@@ -453,11 +832,11 @@ static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detai
 
 				fprintf(f, "  %-14s ", t->phases[x->phase]);
 				put_ms(f, dl_sat_sub_i64(x->t1, x->start));
-				put_bound(f, x->model, x->m_bound, x->model ? x->m_chain : x->chain,
+				put_bound(f, x->model, cpu_given, x->m_bound,
+					  x->model ? x->m_chain : x->chain,
 					  x->m_work, x->cb, k);
-				fprintf(f, "\n    critical path: ");
-				put_crit(f, t, x, p, buf);
 				fprintf(f, "\n");
+				put_shares(f, t, &g, x, p, has_main, buf);
 			}
 		}
 		i = j;
@@ -467,9 +846,12 @@ static int explain_tl(sqlite3 *db, const struct tl_run *t, enum dl_explain_detai
 		refused_links(db, t, f);
 		cascades(t, in, f);
 	}
+	ret = 0;
+out:
+	groups_free(&g);
 	free(in);
 	free(buf);
-	return 0;
+	return ret;
 }
 
 static int64_t newest_run(sqlite3 *db)

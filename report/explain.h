@@ -4,8 +4,9 @@
  * the phase was chain-bound (its critical path of callback latencies against
  * the callbacks' CPU parts / K) or CPU-bound, with both figures, or, where
  * the log has no CPU work (kernel mode, older logs), the longest chain of
- * waits and the callbacks' time, without a verdict; the devices on the
- * critical path with their share of the phase; the deferred-probe reorder
+ * waits and the callbacks' time, without a verdict; what set each phase's
+ * time, in parts that add up to it (the main thread's serial work, a chain
+ * of callbacks on workers, CPU contention, dispatch); the deferred-probe reorder
  * walks' share (metrics reorder_*) when at least a tenth; the links the core
  * refused and why; the unbind cascades by name.  `dlsim explain`, the
  * accounts under `run` and `compare`, and the report's section share it.

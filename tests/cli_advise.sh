@@ -17,15 +17,96 @@ expect 0 "advise two" "$DLSIM" advise "$T/two.json" --order kernel-async-v2 --js
 python3 - "$T/out" <<'PY' || { bad "two: the ranking"; cat "$T/out"; }
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["resimulations"] == 1 + 2 + 2 + 4 + 1, d["resimulations"]   # base, async x2, halve x2, orders, cpus
+assert d["resimulations"] == 1 + 2 + 1 + 2, d["resimulations"]   # base, async x2, all async, halve x2
 c = {x["change"]: x for x in d["changes"]}
 top = d["changes"][0]
 assert 9.9e6 <= top["saved_ns"]["suspend"] <= 10.1e6, top
 assert 4.9e6 <= c["halve a's latencies"]["saved_ns"]["suspend"] <= 5.1e6, c["halve a's latencies"]
-assert abs(c["4 CPUs"]["saved_ns"]["suspend"]) < 1e5, c["4 CPUs"]
 assert 9.9e6 <= c["make a async"]["saved_ns"]["suspend"] <= 10.1e6
-assert not any(x["unsafe"] for x in d["changes"])
+assert 9.9e6 <= c["make every device async (2 sync now)"]["saved_ns"]["suspend"] <= 10.1e6
+assert not any(x["unsafe"] or x["research"] for x in d["changes"])
+assert not any(x["kind"] in ("order", "cpus") for x in d["changes"]), "no research change by default"
 PY
+# --research adds what no kernel offers: other orders, twice the CPUs
+expect 0 "advise two --research" "$DLSIM" advise "$T/two.json" --order kernel-async-v2 --research --json
+python3 - "$T/out" <<'PY' || { bad "two --research: orders and CPUs, marked"; cat "$T/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["resimulations"] == 6 + 2 + 1, d["resimulations"]       # + levels, cp-first, 4 CPUs
+c = {x["change"]: x for x in d["changes"]}
+assert abs(c["4 CPUs (research: another machine)"]["saved_ns"]["suspend"]) < 1e5
+assert c["order levels (research: no kernel has it)"]["research"]
+assert sum(x["research"] for x in d["changes"]) == 3
+PY
+
+# the baseline is the scenario's own: kernel-async (run's default) and its flags; a
+# classic kernel can be upgraded
+expect 0 "advise two, its own order" "$DLSIM" advise "$T/two.json" --json
+python3 - "$T/out" <<'PY' || { bad "two: the baseline is kernel-async, the upgrade a change"; cat "$T/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["order"] == "kernel-async" and d["order_from"] == "run's default", d["order"]
+assert d["workers"] == 2
+assert any(x["kind"] == "upgrade" and x["to_order"] == "kernel-async-v2" for x in d["changes"])
+PY
+
+# a sync parent and its child (issue 33): the child waits for its parent, which the main
+# thread reaches late; neither alone helps, the pair saves the child's 100 ms less x1, x2
+cat >"$T/pair.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "pair", "cost": {"cpus": 4}, "defaults": {"async": false},
+  "devices": [ {"name": "x1", "resume": "20ms"}, {"name": "x2", "resume": "20ms"},
+    {"name": "usb", "resume": "1ms"}, {"name": "dwc3", "parent": "usb", "resume": "100ms"} ],
+  "script": [ {"op": "probe"}, {"op": "suspend"}, {"op": "resume"} ] }
+J
+expect 0 "advise pair" "$DLSIM" advise "$T/pair.json" --json --top 0
+python3 - "$T/out" <<'PY' || { bad "pair: dwc3 and usb together"; cat "$T/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = {x["change"]: x for x in d["changes"]}
+assert c["make dwc3 async"]["total_saved_ns"] < 1e6, c["make dwc3 async"]
+assert c["make usb async"]["total_saved_ns"] < 1.5e6, c["make usb async"]
+p = c["make dwc3 and its parent usb async"]
+assert p["kind"] == "async_pair" and p["devices"] == ["dwc3", "usb"], p
+assert p["saved_ns"]["resume"] > 35e6, p
+PY
+
+# a chain of three sync devices g <- u <- d: no single change and no pair helps, the chain does
+sed -e 's/{"name": "usb", "resume": "1ms"}, {"name": "dwc3", "parent": "usb", "resume": "100ms"}/{"name": "g", "resume": "1ms"}, {"name": "u", "parent": "g", "resume": "1ms"}, {"name": "d", "parent": "u", "resume": "100ms"}/' \
+	"$T/pair.json" >"$T/chain3.json"
+expect 0 "advise chain3" "$DLSIM" advise "$T/chain3.json" --json --top 0
+python3 - "$T/out" <<'PY' || { bad "chain3: d, u and g together"; cat "$T/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = {x["change"]: x for x in d["changes"]}
+assert c["make d and its parent u async"]["total_saved_ns"] < 1e6
+p = c["make the chain d, u, g async"]
+assert p["kind"] == "async_chain" and p["devices"] == ["d", "u", "g"], p
+assert p["saved_ns"]["resume"] > 35e6, p
+PY
+
+# a log's scenario (x-log, as import-log writes it) whose devices all ran on the main
+# thread: the baseline is sync, every device without a flag sync, K not given
+cat >"$T/log.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "log", "x-log": {"cycles": []},
+  "devices": [ {"name": "a", "suspend": "10ms"}, {"name": "b", "suspend": "10ms"},
+    {"name": "c", "parent": "b", "suspend": "1ms"} ],
+  "script": [ {"op": "probe"}, {"op": "suspend"} ] }
+J
+expect 0 "advise a sync log" "$DLSIM" advise "$T/log.json"
+grep -q "^log under sync (the log's: no device ran async), every device sync, simulated as kernel-async with none async on 8 CPUs (not given" "$T/out" ||
+	{ bad "sync log: the baseline is the log's"; cat "$T/out"; }
+grep -q "suspend 21.0[0-9]* ms" "$T/out" || { bad "sync log: the baseline runs a, b, c one after another"; cat "$T/out"; }
+grep -q "^   1  make \(a\|b\|every device\) .*async" "$T/out" || { bad "sync log: an async change first"; cat "$T/out"; }
+expect 0 "advise a log, defaults.async=true" "$DLSIM" advise "$T/log.json" --set defaults.async=true --json
+python3 -c "import json,sys; d = json.load(open(sys.argv[1])); sys.exit(d['order'] != 'kernel-async')" "$T/out" ||
+	{ bad "a log with defaults.async=true: devices run async"; cat "$T/out"; }
+
+# full names: two devices whose names differ after 60 characters read differently
+long=$(printf 'x%.0s' $(seq 60))
+sed -e "s/\"a\"/\"${long}-first\"/; s/\"b\"/\"${long}-second\"/" "$T/two.json" >"$T/long.json"
+expect 0 "advise long names" "$DLSIM" advise "$T/long.json" --order kernel-async-v2
+grep -q "make ${long}-first async " "$T/out" && grep -q "make ${long}-second async " "$T/out" ||
+	{ bad "long names are printed whole"; cat "$T/out"; }
 
 # a chain b -> a (a consumes b): dropping the link lets both suspend at once
 cat >"$T/chain.json" <<'J'
@@ -53,12 +134,12 @@ sys.exit(0 if t != sorted(t, reverse=True) and len(r) > 2 and r == sorted(r, rev
 expect 0 "advise on soc-small" "$DLSIM" advise "$SRC/scenarios/soc-small.json" --json
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$T/out" || bad "--json parses"
 # --db keeps the ranking; the report of that database shows it for the run's scenario
-expect 0 "--db" "$DLSIM" advise "$T/chain.json" --top 5 --db "$T/a.db"
+expect 0 "--db" "$DLSIM" advise "$T/chain.json" --top 3 --db "$T/a.db"
 expect 0 "a run of chain" "$DLSIM" run "$T/chain.json" --db "$T/a.db"
 expect 0 "report" "$DLSIM" report "$T/a.db" --out "$T/rep"
 grep -q 'id="advice"' "$T/rep/index.html" || bad "the report has the advice section"
 grep -q '<td>drop link b -&gt; a (UNSAFE)</td>' "$T/rep/index.html" || { bad "the ranking is in the report, escaped"; grep -A12 'id="advice"' "$T/rep/index.html"; }
-[ "$(sqlite3 "$T/a.db" "select count(distinct rank) from advice")" = 5 ] || bad "--top 5 keeps 5 changes"
+[ "$(sqlite3 "$T/a.db" "select count(distinct rank) from advice")" = 3 ] || bad "--top 3 keeps 3 changes"
 printf 'not a database' >"$T/bad.db"
 expect 2 "--db on a file that is not a dlsim database" "$DLSIM" advise "$T/chain.json" --db "$T/bad.db"
 [ "$(cat "$T/bad.db")" = "not a database" ] || bad "that file is left untouched"
@@ -67,4 +148,16 @@ expect 2 "unknown order" "$DLSIM" advise "$T/chain.json" --order nope
 expect 2 "missing scenario" "$DLSIM" advise "$T/nonexistent.json"
 expect 2 "no scenario" "$DLSIM" advise
 expect 0 "--help" "$DLSIM" advise --help
+
+# Ctrl-C (issue 34): exit 130, soon, with what was simulated
+"$DLSIM" advise "$SRC/scenarios/default.json" --set devices=3000 --top 3 >"$T/int.out" 2>"$T/int.err" &
+pid=$!
+sleep 1
+t0=$(date +%s%N)
+kill -INT $pid
+wait $pid; rc=$?
+t1=$(date +%s%N)
+[ "$rc" = 130 ] || { bad "Ctrl-C: exit 130, not $rc"; cat "$T/int.err"; }
+[ $(( (t1 - t0) / 1000000 )) -lt 3000 ] || bad "Ctrl-C: out within 3 s ($(( (t1 - t0) / 1000000 )) ms)"
+grep -q "(interrupted: what was simulated)" "$T/int.out" || { bad "Ctrl-C: says it was interrupted"; cat "$T/int.out"; }
 finish cli_advise

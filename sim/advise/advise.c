@@ -1,7 +1,7 @@
 /*
- * advise.c - single-change what-ifs by re-simulation.  One working copy of
- * the scenario's device, profile and link arrays is changed for a run and
- * restored after it, so a candidate costs one engine run and no allocation.
+ * advise.c - what-ifs by re-simulation.  One working copy of the scenario's
+ * device, profile and link arrays is changed for a run and restored after
+ * it, so a candidate costs one engine run and no allocation.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +19,9 @@ struct work {
 	const struct dl_advise_opts *o;
 	struct dl_run_result run;
 	uint32_t cap;
+	uint8_t *async;			/* the baseline's async flags */
+	uint32_t *kid_off, *kid;	/* children, CSR */
+	uint32_t *stack;
 };
 
 static struct dl_latency halved(struct dl_latency l, int64_t *buf)
@@ -46,17 +49,30 @@ static bool has_latency(const struct dl_profile *p)
 	return false;
 }
 
-/* Run the working copy under @order on @workers and record it as advice @a. */
+static bool stopped(const struct work *wk)
+{
+	return wk->o->stop && *wk->o->stop;
+}
+
+/*
+ * Run the working copy under @order on @workers and record it as advice @a.
+ * Return: 0, 1 when the run was stopped (not advice), or the engine's error.
+ */
 static int simulate(struct work *wk, struct dl_advice *a, enum dl_order order, uint32_t workers)
 {
-	struct dl_engine_opts eo = { .order = order, .workers = workers, .seed = wk->w.seed };
+	struct dl_engine_opts eo = { .order = order, .workers = workers, .seed = wk->w.seed,
+				     .stop = wk->o->stop };
 	struct dl_advise_result *res = wk->res;
 	int ret;
 
 	ret = dl_engine_run(&wk->w, &eo, &wk->run);
 	res->resims++;
-	if (ret)
+	if (ret && ret != -EINTR)
 		return ret;
+	if (ret || stopped(wk) || !strcmp(wk->run.status, "interrupted")) {
+		res->interrupted = true;
+		return 1;
+	}
 	a->status = wk->run.status;
 	a->total_saved_ns = 0;
 	for (uint32_t i = 0; i < res->base.nops && i < DL_MAX_OPS; i++) {
@@ -88,6 +104,23 @@ static struct dl_advice *push(struct work *wk)
 	return &res->adv[res->nadv];
 }
 
+/* Simulate the async flags of the working copy as advice A (its fields set); restore them. */
+static int try_async(struct work *wk, struct dl_advice *a)
+{
+	int ret = simulate(wk, a, wk->res->order, wk->res->workers);
+
+	for (uint32_t d = 0; d < wk->sc->ndev; d++)
+		wk->w.dev[d].async = wk->async[d];
+	if (!ret)
+		wk->res->nadv++;
+	return ret;
+}
+
+static bool sync_dev(const struct work *wk, uint32_t d)
+{
+	return d != DL_SC_NONE && !wk->async[d] && !wk->sc->dev[d].hotplug;
+}
+
 static int cmp_advice(const void *x, const void *y)
 {
 	const struct dl_advice *a = x, *b = y;
@@ -101,38 +134,288 @@ static int cmp_advice(const void *x, const void *y)
 	return (a->dev2 > b->dev2) - (a->dev2 < b->dev2);
 }
 
-static bool stopped(const struct work *wk)
+/* Children in CSR form (a parent is listed before its children). */
+static int build_kids(struct work *wk)
 {
-	return wk->o->stop && *wk->o->stop;
+	const struct dl_scenario *sc = wk->sc;
+	uint32_t *fill;
+
+	wk->kid_off = calloc((size_t)sc->ndev + 2, sizeof(*wk->kid_off));
+	wk->kid = malloc(((size_t)sc->ndev + 1) * sizeof(*wk->kid));
+	wk->stack = malloc(((size_t)sc->ndev + 1) * sizeof(*wk->stack));
+	fill = calloc((size_t)sc->ndev + 1, sizeof(*fill));
+	if (!wk->kid_off || !wk->kid || !wk->stack || !fill) {
+		free(fill);
+		return -ENOMEM;
+	}
+	for (uint32_t d = 0; d < sc->ndev; d++)
+		if (sc->dev[d].parent != DL_SC_NONE)
+			wk->kid_off[sc->dev[d].parent + 1]++;
+	for (uint32_t d = 0; d < sc->ndev; d++)
+		wk->kid_off[d + 1] += wk->kid_off[d];
+	for (uint32_t d = 0; d < sc->ndev; d++) {
+		uint32_t p = sc->dev[d].parent;
+
+		if (p != DL_SC_NONE)
+			wk->kid[wk->kid_off[p] + fill[p]++] = d;
+	}
+	free(fill);
+	return 0;
+}
+
+/* Set D and its sync descendants async in the working copy; their number. */
+static uint32_t set_subtree(struct work *wk, uint32_t d)
+{
+	uint32_t n = 0, top = 0;
+
+	wk->stack[top++] = d;
+	while (top) {
+		uint32_t x = wk->stack[--top];
+
+		if (!sync_dev(wk, x))
+			continue;
+		wk->w.dev[x].async = 1;
+		n++;
+		for (uint32_t j = wk->kid_off[x]; j < wk->kid_off[x + 1]; j++)
+			wk->stack[top++] = wk->kid[j];
+	}
+	return n;
+}
+
+/*
+ * The candidates that make devices async: each sync device with a latency;
+ * then, where neither a device nor its parent alone saves HELP, the pair,
+ * and the chain of the device and its sync ancestors; each sync device
+ * with sync children, with its subtree; every device.
+ */
+static int async_changes(struct work *wk, uint32_t limit, int64_t help)
+{
+	const struct dl_scenario *sc = wk->sc;
+	int64_t *single = malloc(((size_t)sc->ndev + 1) * sizeof(*single));
+	uint8_t *paired = calloc((size_t)sc->ndev + 1, 1);	/* tried with its parent */
+	struct dl_advice *a;
+	uint32_t n = 0;
+	int ret = 0;
+
+	if (!single || !paired) {
+		free(single);
+		free(paired);
+		return -ENOMEM;
+	}
+	for (uint32_t d = 0; d < sc->ndev; d++)
+		single[d] = 0;
+	for (uint32_t d = 0; d < sc->ndev && n < limit && !ret && !stopped(wk); d++) {
+		if (!sync_dev(wk, d) || !has_latency(&sc->prof[sc->dev[d].profile]))
+			continue;
+		if (!(a = push(wk))) {
+			ret = -ENOMEM;
+			break;
+		}
+		a->kind = DL_ADV_ASYNC;
+		a->dev = d;
+		a->n = 1;
+		wk->w.dev[d].async = 1;
+		ret = try_async(wk, a);
+		if (!ret)
+			single[d] = a->total_saved_ns;
+		n++;
+	}
+	/* pairs and chains: where no single change helps */
+	for (uint32_t d = 0, np = 0, nc = 0; d < sc->ndev && !ret && !stopped(wk); d++) {
+		uint32_t p = sc->dev[d].parent, len = 1, top = d;
+
+		if (!sync_dev(wk, d) || !sync_dev(wk, p) || single[d] > help || single[p] > help)
+			continue;
+		if (np < limit) {
+			if (!(a = push(wk))) {
+				ret = -ENOMEM;
+				break;
+			}
+			a->kind = DL_ADV_ASYNC_PAIR;
+			a->dev = d;
+			a->dev2 = p;
+			a->n = 2;
+			wk->w.dev[d].async = wk->w.dev[p].async = 1;
+			if ((ret = try_async(wk, a)))
+				break;
+			paired[d] = 1;
+			np++;
+			if (a->total_saved_ns > help)
+				continue;
+		}
+		wk->w.dev[d].async = 1;
+		while (sync_dev(wk, sc->dev[top].parent)) {
+			top = sc->dev[top].parent;
+			wk->w.dev[top].async = 1;
+			len++;
+		}
+		if (len < 3 || nc >= limit) {
+			for (uint32_t x = 0; x < sc->ndev; x++)
+				wk->w.dev[x].async = wk->async[x];
+			continue;
+		}
+		if (!(a = push(wk))) {
+			ret = -ENOMEM;
+			break;
+		}
+		a->kind = DL_ADV_ASYNC_CHAIN;
+		a->dev = d;
+		a->dev2 = top;
+		a->n = len;
+		ret = try_async(wk, a);
+		nc++;
+	}
+	/* subtrees: a sync device and its sync descendants */
+	n = 0;
+	for (uint32_t d = 0; d < sc->ndev && n < limit && !ret && !stopped(wk); d++) {
+		uint32_t kids = 0, kid = DL_SC_NONE;
+
+		for (uint32_t j = wk->kid_off[d]; j < wk->kid_off[d + 1]; j++)
+			if (sync_dev(wk, wk->kid[j])) {
+				kids++;
+				kid = wk->kid[j];
+			}
+		/* (one sync child with none of its own: the pair, if it was tried) */
+		if (!sync_dev(wk, d) || !kids ||
+		    (kids == 1 && paired[kid] && wk->kid_off[kid] == wk->kid_off[kid + 1]))
+			continue;
+		if (!(a = push(wk))) {
+			ret = -ENOMEM;
+			break;
+		}
+		a->kind = DL_ADV_ASYNC_SUBTREE;
+		a->dev = d;
+		a->n = set_subtree(wk, d);
+		ret = try_async(wk, a);
+		n++;
+	}
+	/* every device */
+	n = 0;
+	for (uint32_t d = 0; d < sc->ndev; d++)
+		n += sync_dev(wk, d);
+	if (n && !ret && !stopped(wk)) {
+		if (!(a = push(wk))) {
+			ret = -ENOMEM;
+		} else {
+			a->kind = DL_ADV_ASYNC_ALL;
+			a->n = n;
+			for (uint32_t d = 0; d < sc->ndev; d++)
+				wk->w.dev[d].async = !sc->dev[d].hotplug || wk->async[d];
+			ret = try_async(wk, a);
+		}
+	}
+	free(single);
+	free(paired);
+	return ret < 0 ? ret : 0;
+}
+
+static int halve_changes(struct work *wk, uint32_t limit, int64_t *samp, uint32_t maxs)
+{
+	const struct dl_scenario *sc = wk->sc;
+	uint32_t n = 0;
+	int ret = 0;
+
+	for (uint32_t d = 0; d < sc->ndev && n < limit && !stopped(wk); d++) {
+		const struct dl_profile *p = &sc->prof[sc->dev[d].profile];
+		struct dl_advice *a;
+
+		if (!has_latency(p))
+			continue;
+		if (!(a = push(wk)))
+			return -ENOMEM;
+		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
+			wk->w.prof[sc->nprof].lat[k] = halved(p->lat[k], samp + (size_t)k * maxs);
+		wk->w.prof[sc->nprof].cpu_ppm = p->cpu_ppm;
+		wk->w.nprof = sc->nprof + 1;
+		wk->w.dev[d].profile = sc->nprof;
+		a->kind = DL_ADV_HALVE;
+		a->dev = d;
+		ret = simulate(wk, a, wk->res->order, wk->res->workers);
+		wk->w.dev[d].profile = sc->dev[d].profile;
+		wk->w.nprof = sc->nprof;
+		if (ret)
+			return ret < 0 ? ret : 0;
+		wk->res->nadv++;
+		n++;
+	}
+	return 0;
+}
+
+/* One whole-run change under ORDER on WORKERS. */
+static int run_change(struct work *wk, uint8_t kind, enum dl_order order, uint32_t workers,
+		      bool research)
+{
+	struct dl_advice *a = push(wk);
+	int ret;
+
+	if (!a)
+		return -ENOMEM;
+	a->kind = kind;
+	a->order = order;
+	a->cpus = workers;
+	a->research = research;
+	ret = simulate(wk, a, order, workers);
+	if (!ret)
+		wk->res->nadv++;
+	return ret < 0 ? ret : 0;
+}
+
+static int link_changes(struct work *wk, uint32_t limit)
+{
+	const struct dl_scenario *sc = wk->sc;
+	uint32_t n = 0;
+	int ret;
+
+	for (uint32_t l = 0; l < sc->nlink && n < limit && !stopped(wk); l++) {
+		struct dl_advice *a;
+
+		if (!(a = push(wk)))
+			return -ENOMEM;
+		a->kind = DL_ADV_DROP_LINK;
+		a->unsafe = true;
+		a->link = l;
+		a->dev = sc->link[l].consumer;
+		a->dev2 = sc->link[l].supplier;
+		/* the links after it move up one (the order links are added in matters) */
+		memmove(&wk->w.link[l], &sc->link[l + 1], (sc->nlink - l - 1) * sizeof(*sc->link));
+		wk->w.nlink = sc->nlink - 1;
+		wk->w.nlink_generated = sc->nlink_generated - (l < sc->nlink_generated);
+		ret = simulate(wk, a, wk->res->order, wk->res->workers);
+		memcpy(&wk->w.link[l], &sc->link[l], (sc->nlink - l) * sizeof(*sc->link));
+		wk->w.nlink = sc->nlink;
+		wk->w.nlink_generated = sc->nlink_generated;
+		if (ret)
+			return ret < 0 ? ret : 0;
+		wk->res->nadv++;
+		n++;
+	}
+	return 0;
 }
 
 int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 	      struct dl_advise_result *res)
 {
-	const struct dl_order_policy *pol = dl_order_policy(o->order);
 	struct work wk = { .sc = sc, .res = res, .o = o };
-	uint32_t maxs = 0, limit = o->max_candidates ? o->max_candidates : UINT32_MAX, n;
-	int64_t *samp = NULL, t0 = dl_mono_ns();
-	struct dl_engine_opts eo = { .order = o->order, .workers = o->workers, .seed = sc->seed };
+	uint32_t maxs = 0, limit = o->max_candidates ? o->max_candidates : UINT32_MAX;
+	int64_t *samp = NULL, t0 = dl_mono_ns(), help;
+	struct dl_engine_opts eo = { .seed = sc->seed, .stop = o->stop };
 	int ret = -ENOMEM;
 
 	memset(res, 0, sizeof(*res));
-	res->workers = dl_engine_workers(sc, o->order, o->workers);
-	ret = dl_engine_run(sc, &eo, &res->base);
-	res->resims = 1;
-	if (ret)
-		return ret;
-	ret = -ENOMEM;
+	/* sync: kernel-async with every device sync runs the same, and takes async flags */
+	res->order = o->order == DL_ORDER_SYNC ? DL_ORDER_KERNEL_ASYNC : o->order;
+	res->workers = dl_engine_workers(sc, res->order, o->workers);
 	wk.w = *sc;
 	wk.w.dev = malloc(((size_t)sc->ndev + 1) * sizeof(*wk.w.dev));
 	wk.w.prof = malloc(((size_t)sc->nprof + 1) * sizeof(*wk.w.prof));
 	wk.w.link = malloc(((size_t)sc->nlink + 1) * sizeof(*wk.w.link));
+	wk.async = malloc((size_t)sc->ndev + 1);
 	for (uint32_t p = 0; p < sc->nprof; p++)
 		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
 			if (sc->prof[p].lat[k].nsamp > maxs)
 				maxs = sc->prof[p].lat[k].nsamp;
 	samp = malloc(((size_t)maxs * DL_LAT_COUNT + 1) * sizeof(*samp));
-	if (!wk.w.dev || !wk.w.prof || !wk.w.link || !samp)
+	if (!wk.w.dev || !wk.w.prof || !wk.w.link || !wk.async || !samp || build_kids(&wk))
 		goto out;
 	/* (an empty array may be NULL: memcpy must not see it) */
 	if (sc->ndev)
@@ -141,107 +424,52 @@ int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 		memcpy(wk.w.prof, sc->prof, sc->nprof * sizeof(*sc->prof));
 	if (sc->nlink)
 		memcpy(wk.w.link, sc->link, sc->nlink * sizeof(*sc->link));
-
-	/* make X async: only where the order keeps sync devices on the main thread */
-	n = 0;
-	for (uint32_t d = 0; d < sc->ndev && pol->use_async_flag && n < limit && !stopped(&wk); d++) {
-		struct dl_advice *a;
-
-		if (sc->dev[d].async || sc->dev[d].hotplug)
-			continue;
-		if (!(a = push(&wk)))
-			goto out;
-		a->kind = DL_ADV_ASYNC;
-		a->dev = d;
-		wk.w.dev[d].async = 1;
-		ret = simulate(&wk, a, o->order, o->workers);
-		wk.w.dev[d].async = 0;
-		if (ret)
-			goto out;
-		res->nadv++;
-		n++;
-		ret = -ENOMEM;
+	for (uint32_t d = 0; d < sc->ndev; d++) {
+		if (o->all_sync || o->order == DL_ORDER_SYNC)
+			wk.w.dev[d].async = 0;
+		wk.async[d] = wk.w.dev[d].async;
 	}
-	/* halve X's latencies: a profile of its own for X, in the spare slot */
-	n = 0;
-	for (uint32_t d = 0; d < sc->ndev && n < limit && !stopped(&wk); d++) {
-		const struct dl_profile *p = &sc->prof[sc->dev[d].profile];
-		struct dl_advice *a;
 
-		if (!has_latency(p))
-			continue;
-		if (!(a = push(&wk)))
-			goto out;
-		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
-			wk.w.prof[sc->nprof].lat[k] = halved(p->lat[k], samp + (size_t)k * maxs);
-		wk.w.prof[sc->nprof].cpu_ppm = p->cpu_ppm;
-		wk.w.nprof = sc->nprof + 1;
-		wk.w.dev[d].profile = sc->nprof;
-		a->kind = DL_ADV_HALVE;
-		a->dev = d;
-		ret = simulate(&wk, a, o->order, o->workers);
-		wk.w.dev[d].profile = sc->dev[d].profile;
-		wk.w.nprof = sc->nprof;
-		if (ret)
-			goto out;
-		res->nadv++;
-		n++;
-		ret = -ENOMEM;
+	eo.order = res->order;
+	eo.workers = res->workers;
+	ret = dl_engine_run(&wk.w, &eo, &res->base);
+	res->resims = 1;
+	if (ret && ret != -EINTR)
+		goto out;
+	if (ret || stopped(&wk) || !strcmp(res->base.status, "interrupted")) {
+		res->interrupted = true;	/* no baseline: no change to rank */
+		goto done;
 	}
-	/* another order (naive is no option: it ignores the links) */
-	for (unsigned ord = 0; ord < DL_ORDER_COUNT && !stopped(&wk); ord++) {
-		struct dl_advice *a;
+	/* a pair or chain is tried where no single change saves a hundredth of the run */
+	help = 0;
+	for (uint32_t i = 0; i < res->base.nops; i++)
+		help += res->base.op[i].makespan_ns;
+	help /= 100;
 
-		if (ord == o->order || ord == DL_ORDER_NAIVE)
-			continue;
-		if (!(a = push(&wk)))
-			goto out;
-		a->kind = DL_ADV_ORDER;
-		a->order = (enum dl_order)ord;
-		if ((ret = simulate(&wk, a, (enum dl_order)ord, o->workers)))
-			goto out;
-		res->nadv++;
-		ret = -ENOMEM;
-	}
-	/* twice the CPUs */
-	if (!stopped(&wk)) {
-		struct dl_advice *a = push(&wk);
+	if (dl_order_policy(res->order)->use_async_flag && (ret = async_changes(&wk, limit, help)))
+		goto out;
+	if (!stopped(&wk) && (ret = halve_changes(&wk, limit, samp, maxs)))
+		goto out;
+	if (!stopped(&wk) && res->order == DL_ORDER_KERNEL_ASYNC &&
+	    (ret = run_change(&wk, DL_ADV_UPGRADE, DL_ORDER_KERNEL_ASYNC_V2, res->workers, false)))
+		goto out;
+	if (!stopped(&wk) && (ret = link_changes(&wk, limit)))
+		goto out;
+	if (o->research) {
+		/* orders no kernel has (naive ignores the links: no option) */
+		static const enum dl_order research[] = { DL_ORDER_LEVELS, DL_ORDER_CP_FIRST };
 
-		if (!a)
+		for (unsigned i = 0; i < sizeof(research) / sizeof(research[0]); i++)
+			if (!stopped(&wk) && research[i] != res->order &&
+			    (ret = run_change(&wk, DL_ADV_ORDER, research[i], res->workers, true)))
+				goto out;
+		if (!stopped(&wk) && (ret = run_change(&wk, DL_ADV_CPUS, res->order,
+							res->workers * 2, true)))
 			goto out;
-		a->kind = DL_ADV_CPUS;
-		a->cpus = res->workers * 2;
-		if ((ret = simulate(&wk, a, o->order, a->cpus)))
-			goto out;
-		res->nadv++;
-		ret = -ENOMEM;
 	}
-	/* drop link X->Y: the listed and generated links, one at a time */
-	n = 0;
-	for (uint32_t l = 0; l < sc->nlink && n < limit && !stopped(&wk); l++) {
-		struct dl_advice *a;
-
-		if (!(a = push(&wk)))
-			goto out;
-		a->kind = DL_ADV_DROP_LINK;
-		a->unsafe = true;
-		a->link = l;
-		a->dev = sc->link[l].consumer;
-		a->dev2 = sc->link[l].supplier;
-		/* the links after it move up one (the order links are added in matters) */
-		memmove(&wk.w.link[l], &sc->link[l + 1], (sc->nlink - l - 1) * sizeof(*sc->link));
-		wk.w.nlink = sc->nlink - 1;
-		wk.w.nlink_generated = sc->nlink_generated - (l < sc->nlink_generated);
-		ret = simulate(&wk, a, o->order, o->workers);
-		memcpy(&wk.w.link[l], &sc->link[l], (sc->nlink - l) * sizeof(*sc->link));
-		wk.w.nlink = sc->nlink;
-		wk.w.nlink_generated = sc->nlink_generated;
-		if (ret)
-			goto out;
-		res->nadv++;
-		n++;
-		ret = -ENOMEM;
-	}
+done:
+	if (stopped(&wk))
+		res->interrupted = true;
 	if (res->nadv)	/* qsort() must not see a NULL array */
 		qsort(res->adv, res->nadv, sizeof(*res->adv), cmp_advice);
 	ret = 0;
@@ -250,6 +478,10 @@ out:
 	free(wk.w.dev);
 	free(wk.w.prof);
 	free(wk.w.link);
+	free(wk.async);
+	free(wk.kid_off);
+	free(wk.kid);
+	free(wk.stack);
 	free(samp);
 	if (ret) {
 		free(res->adv);
@@ -259,6 +491,21 @@ out:
 	return ret;
 }
 
+/* "a, b, c": D and its N - 1 ancestors. */
+static void put_chain(const struct dl_scenario *sc, uint32_t d, uint32_t n, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < n && d != DL_SC_NONE && at < len; i++, d = sc->dev[d].parent) {
+		int w = snprintf(buf + at, len - at, "%s%s", i ? ", " : "", dl_sc_name(sc, d));
+
+		if (w < 0)
+			break;
+		at += (size_t)w;
+	}
+}
+
 void dl_advice_describe(const struct dl_scenario *sc, const struct dl_advice *a, char *buf,
 			size_t len)
 {
@@ -266,14 +513,37 @@ void dl_advice_describe(const struct dl_scenario *sc, const struct dl_advice *a,
 	case DL_ADV_ASYNC:
 		snprintf(buf, len, "make %s async", dl_sc_name(sc, a->dev));
 		break;
+	case DL_ADV_ASYNC_PAIR:
+		snprintf(buf, len, "make %s and its parent %s async", dl_sc_name(sc, a->dev),
+			 dl_sc_name(sc, a->dev2));
+		break;
+	case DL_ADV_ASYNC_CHAIN: {
+		int w = snprintf(buf, len, "make the chain ");
+
+		if (w > 0 && (size_t)w < len)
+			put_chain(sc, a->dev, a->n, buf + w, len - (size_t)w);
+		w = (int)strlen(buf);
+		snprintf(buf + w, len - (size_t)w, " async");
+		break;
+	}
+	case DL_ADV_ASYNC_SUBTREE:
+		snprintf(buf, len, "make %s and its %u sync descendant%s async",
+			 dl_sc_name(sc, a->dev), a->n - 1, a->n == 2 ? "" : "s");
+		break;
+	case DL_ADV_ASYNC_ALL:
+		snprintf(buf, len, "make every device async (%u sync now)", a->n);
+		break;
 	case DL_ADV_HALVE:
 		snprintf(buf, len, "halve %s's latencies", dl_sc_name(sc, a->dev));
 		break;
+	case DL_ADV_UPGRADE:
+		snprintf(buf, len, "upgrade the kernel to 6.16+ (kernel-async -> kernel-async-v2)");
+		break;
 	case DL_ADV_ORDER:
-		snprintf(buf, len, "order %s", dl_order_name(a->order));
+		snprintf(buf, len, "order %s (research: no kernel has it)", dl_order_name(a->order));
 		break;
 	case DL_ADV_CPUS:
-		snprintf(buf, len, "%u CPUs", a->cpus);
+		snprintf(buf, len, "%u CPUs (research: another machine)", a->cpus);
 		break;
 	case DL_ADV_DROP_LINK:
 		snprintf(buf, len, "drop link %s -> %s (UNSAFE)", dl_sc_name(sc, a->dev2),

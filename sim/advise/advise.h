@@ -1,9 +1,15 @@
 /*
- * advise.h - what single change pays most: re-simulate a scenario once per
- * candidate change (make device X async; halve X's latencies; another
- * order; twice the CPUs; drop link X->Y) and rank the changes by the
- * makespan they save.  The engine is called through dl_engine_run() only;
- * the scenario is copied, never modified.  Nothing here prints.
+ * advise.h - what change pays most: re-simulate a scenario once per
+ * candidate change and rank the changes by the makespan they save.  By
+ * default only changes a kernel engineer can make: a device, a sync pair
+ * (a device and its parent), a chain (a device and its sync ancestors) or a
+ * subtree made async (device_enable_async_suspend()), every device async,
+ * a device's callbacks twice as fast, a link dropped (unsafe), the kernel
+ * upgraded from the classic async scheme to 6.16's.  Research changes that
+ * no kernel offers (another order, twice the CPUs) only on request.  The
+ * baseline is the scenario as it is: its order, its async flags, its K.
+ * The engine is called through dl_engine_run() only; the scenario is
+ * copied, never modified.  Nothing here prints.
  */
 #ifndef DL_ADVISE_H
 #define DL_ADVISE_H
@@ -14,18 +20,25 @@
 #include "sim/engine/engine.h"
 
 enum dl_advice_kind {
-	DL_ADV_ASYNC,		/* make dev async (async=true) */
+	DL_ADV_ASYNC,		/* dev async (async=true) */
 	DL_ADV_HALVE,		/* halve every latency of dev */
-	DL_ADV_ORDER,		/* run under order */
-	DL_ADV_CPUS,		/* run on cpus CPUs */
+	DL_ADV_ORDER,		/* research: run under order */
+	DL_ADV_CPUS,		/* research: run on cpus CPUs */
 	DL_ADV_DROP_LINK,	/* drop link (dev consumer, dev2 supplier): unsafe */
+	DL_ADV_ASYNC_PAIR,	/* dev and its sync parent dev2 async */
+	DL_ADV_ASYNC_CHAIN,	/* dev and its sync ancestors async: n devices up to dev2 */
+	DL_ADV_ASYNC_SUBTREE,	/* dev and its n - 1 sync descendants async */
+	DL_ADV_ASYNC_ALL,	/* every device async */
+	DL_ADV_UPGRADE,		/* the kernel upgraded: kernel-async -> kernel-async-v2 */
 	DL_ADV_KIND_COUNT
 };
 
 struct dl_advice {
 	uint8_t kind;
 	bool unsafe;		/* removes an ordering guarantee */
+	bool research;		/* no kernel offers it (another order, more CPUs) */
 	uint32_t dev, dev2, link, cpus;
+	uint32_t n;		/* devices made async (pair, chain, subtree, all) */
 	enum dl_order order;
 	const char *status;	/* the run's status: "ok", or "failed" */
 	int64_t saved_ns[DL_MAX_OPS];	/* per op of the script: baseline minus this run */
@@ -33,31 +46,37 @@ struct dl_advice {
 };
 
 struct dl_advise_opts {
-	enum dl_order order;
+	enum dl_order order;	/* the baseline's; sync: kernel-async with every device sync */
+	bool all_sync;		/* every device sync in the baseline (a log that ran so) */
 	uint32_t workers;	/* 0: the scenario's cost.cpus, else the order's default */
 	uint32_t max_candidates;	/* 0: no limit; else the first N of each kind */
+	bool research;		/* also orders no kernel has and more CPUs */
 	atomic_int *stop;	/* set to stop early (Ctrl-C); may be NULL */
 };
 
 struct dl_advise_result {
 	struct dl_run_result base;	/* the scenario as it is */
+	enum dl_order order;		/* the order every change ran under */
 	uint32_t workers;		/* K of the baseline */
 	struct dl_advice *adv;		/* every change simulated, best first */
 	uint32_t nadv;
 	uint64_t resims;		/* engine runs, the baseline included */
 	int64_t wall_ns;
+	bool interrupted;		/* stopped early: the changes simulated until then */
 };
 
 /**
- * dl_advise() - simulate the baseline and every single change; sort the
- * changes by total makespan saved (ties: kind, then device).
+ * dl_advise() - simulate the baseline and every candidate change; sort the
+ * changes by total makespan saved (ties: kind, then device).  A stop
+ * (@o->stop) ends the re-simulation under way within its next event batch;
+ * the changes done are kept and @res->interrupted set.
  * Return: 0; a negative errno from the engine (baseline refused) or -ENOMEM.
  * Free @res->adv with free().
  */
 int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 	      struct dl_advise_result *res);
 
-/* "make 'cam0' async", "halve 'i2c1' latencies", ... into @buf. */
+/* "make 'cam0' async (device_enable_async_suspend())", ... into @buf, names whole. */
 void dl_advice_describe(const struct dl_scenario *sc, const struct dl_advice *a, char *buf,
 			size_t len);
 

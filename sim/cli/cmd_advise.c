@@ -14,33 +14,48 @@
 #include "sim/log/dl_advice_log.h"
 
 #define ADV_MAX_SET 64
+#define ADV_TEXT_MAX 8192	/* a change described, names whole (a chain of long names) */
 
 static void advise_usage(FILE *f)
 {
 	fprintf(f, "usage: dlsim advise SCENARIO [--order O] [--top N] [--workers K] [--by OP]\n"
-		   "                    [--json] [--seed N] [--set KEY=VALUE]...\n\n"
-		   "Simulate the scenario (DES) as it is, then once per single change, and rank the\n"
+		   "                    [--research] [--json] [--seed N] [--set KEY=VALUE]...\n\n"
+		   "Simulate the scenario (DES) as it is, then once per change, and rank the\n"
 		   "changes by the makespan they save (baseline minus changed, per op of the script\n"
-		   "and in total; negative: the change costs time):\n"
-		   "  make X async        every device with async=false (orders that honour it:\n"
-		   "                      kernel-async, kernel-async-v2)\n"
-		   "  halve X's latencies every device with a latency\n"
-		   "  order O2            every other order but naive\n"
-		   "  2K CPUs             twice the baseline's CPUs\n"
+		   "and in total; negative: the change costs time).  By default only changes a\n"
+		   "kernel engineer can make:\n"
+		   "  make X async        each sync device with a latency: its driver calls\n"
+		   "                      device_enable_async_suspend()\n"
+		   "  make X and its parent P async, make the chain X, P, ... async\n"
+		   "                      a sync device with its sync parent, or with all its sync\n"
+		   "                      ancestors, where neither alone saves 1%% of the run\n"
+		   "  make X and its N sync descendants async   each sync device with sync children\n"
+		   "  make every device async\n"
+		   "  halve X's latencies every device with a latency (its driver twice as fast)\n"
+		   "  upgrade the kernel  kernel-async (classic, up to 6.15) -> kernel-async-v2\n"
 		   "  drop link S -> C    every link; UNSAFE: it removes an ordering guarantee the\n"
 		   "                      kernel relies on, so only worth it where the dependency is\n"
-		   "                      known to be spurious\n\n"
-		   "  --order O       the order of the baseline (default kernel-async-v2)\n"
+		   "                      known to be spurious\n"
+		   "--research adds what no kernel offers: the orders levels and cp-first, and 2K\n"
+		   "CPUs (another machine).\n\n"
+		   "The baseline is the scenario's own: its async flags; the order kernel-async\n"
+		   "(run's default), or for a scenario from import-log, the log's: every device\n"
+		   "without an async flag sync (the kernel's default), sync when no device ran\n"
+		   "async, else kernel-async; K: cost.cpus, else the order's default.  A sync\n"
+		   "baseline is simulated as kernel-async with every device sync (the same run),\n"
+		   "so that a device can be made async.\n\n"
+		   "  --order O       the order of the baseline instead\n"
 		   "  --top N         rows to print (default 20; 0: all)\n"
 		   "  --by OP         rank by one op's saving (probe, suspend, resume) instead of the total\n"
 		   "  --workers K     CPUs of the baseline (default: cost.cpus, else the order's)\n"
+		   "  --research      also the changes no kernel offers (orders, CPUs)\n"
 		   "  --json          one JSON object on stdout\n"
 		   "  --db PATH       also keep the ranking (the --top rows) in PATH's table advice,\n"
 		   "                  for the report of that database\n"
-		   "  --seed N, --set KEY=VALUE  as for run (dev.NAME.KEY and cost.KEY too)\n\n"
-		   "A change is one re-simulation: devices without async + devices with a latency\n"
-		   "+ 4 orders + 1 + links.  Ctrl-C stops early and ranks what was simulated.\n\n"
-		   "exit status: 0 success, 2 bad usage or input\n");
+		   "  --seed N, --set KEY=VALUE  as for run (dev.NAME.KEY, defaults.KEY, cost.KEY too)\n\n"
+		   "Ctrl-C stops within the re-simulation under way and ranks what was simulated.\n\n"
+		   "exit status: 0 success, 2 bad usage or input, 130 interrupted (the changes\n"
+		   "simulated until then are printed)\n");
 }
 
 /* qsort_r(): advice by the time it saves in op *@ctx, then in total. */
@@ -57,23 +72,39 @@ static int cmp_by_op(const void *x, const void *y, void *ctx)
 
 static const char *kind_name(unsigned k)
 {
-	static const char *const names[] = { "async", "halve", "order", "cpus", "drop_link" };
+	static const char *const names[DL_ADV_KIND_COUNT] = {
+		"async", "halve", "order", "cpus", "drop_link", "async_pair", "async_chain",
+		"async_subtree", "async_all", "upgrade",
+	};
 
 	return k < DL_ADV_KIND_COUNT ? names[k] : "?";
 }
 
+/* How the baseline was chosen, for the header. */
+struct baseline {
+	enum dl_order order;
+	const char *why;	/* "--order", "the log's", "run's default" */
+	bool all_sync;		/* every device sync (sync, or a log that ran so) */
+	bool cpus_given;	/* --workers or cost.cpus */
+};
+
 static int print_json(const struct dl_scenario *sc, const struct dl_advise_result *res,
-		      enum dl_order order, uint32_t top)
+		      const struct baseline *bl, bool research, uint32_t top)
 {
 	json_t *o = json_object(), *base = json_object(), *arr = json_array();
-	char lab[32], what[600];
+	char lab[32], what[ADV_TEXT_MAX];
 	char *text;
 
 	if (!o || !base || !arr)
 		return DL_EXIT_USAGE;
 	json_object_set_new(o, "scenario", json_string(sc->name));
-	json_object_set_new(o, "order", json_string(dl_order_name(order)));
+	json_object_set_new(o, "order", json_string(dl_order_name(bl->order)));
+	json_object_set_new(o, "order_from", json_string(bl->why));
+	json_object_set_new(o, "simulated_order", json_string(dl_order_name(res->order)));
+	json_object_set_new(o, "all_sync", json_boolean(bl->all_sync));
 	json_object_set_new(o, "workers", json_integer(res->workers));
+	json_object_set_new(o, "research", json_boolean(research));
+	json_object_set_new(o, "interrupted", json_boolean(res->interrupted));
 	json_object_set_new(o, "resimulations", json_integer((json_int_t)res->resims));
 	json_object_set_new(o, "wall_ns", json_integer(res->wall_ns));
 	json_object_set_new(o, "baseline_makespan_ns", base);
@@ -96,13 +127,24 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 		if (a->dev != DL_SC_NONE)
 			json_object_set_new(c, a->kind == DL_ADV_DROP_LINK ? "consumer" : "device",
 					    json_string(dl_sc_name(sc, a->dev)));
-		if (a->dev2 != DL_SC_NONE)
+		if (a->kind == DL_ADV_DROP_LINK)
 			json_object_set_new(c, "supplier", json_string(dl_sc_name(sc, a->dev2)));
-		if (a->kind == DL_ADV_ORDER)
+		if (a->kind == DL_ADV_ASYNC_PAIR || a->kind == DL_ADV_ASYNC_CHAIN) {
+			json_t *devs = json_array();
+			uint32_t d = a->dev;
+
+			for (uint32_t k = 0; k < a->n && d != DL_SC_NONE; k++, d = sc->dev[d].parent)
+				json_array_append_new(devs, json_string(dl_sc_name(sc, d)));
+			json_object_set_new(c, "devices", devs);
+		}
+		if (a->n)
+			json_object_set_new(c, "async_devices", json_integer(a->n));
+		if (a->kind == DL_ADV_ORDER || a->kind == DL_ADV_UPGRADE)
 			json_object_set_new(c, "to_order", json_string(dl_order_name(a->order)));
 		if (a->kind == DL_ADV_CPUS)
 			json_object_set_new(c, "cpus", json_integer(a->cpus));
 		json_object_set_new(c, "unsafe", json_boolean(a->unsafe));
+		json_object_set_new(c, "research", json_boolean(a->research));
 		json_object_set_new(c, "status", json_string(a->status ? a->status : "?"));
 		json_object_set_new(c, "saved_ns", saved);
 		for (uint32_t k = 0; k < res->base.nops; k++)
@@ -121,19 +163,28 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 }
 
 static void print_table(const struct dl_scenario *sc, const struct dl_advise_result *res,
-			enum dl_order order, uint32_t top)
+			const struct baseline *bl, uint32_t top)
 {
-	char lab[32], what[600];
+	char lab[32], what[ADV_TEXT_MAX];
+	int width = (int)strlen("change");
 
-	printf("%s under %s on %u CPUs; baseline makespan:", sc->name, dl_order_name(order),
-	       res->workers);
+	for (uint32_t i = 0; i < res->nadv && (!top || i < top); i++) {
+		dl_advice_describe(sc, &res->adv[i], what, sizeof(what));
+		if ((int)strlen(what) > width)
+			width = (int)strlen(what);
+	}
+	printf("%s under %s (%s)%s on %u CPUs%s; baseline makespan:", sc->name,
+	       dl_order_name(bl->order), bl->why,
+	       bl->order == DL_ORDER_SYNC || bl->all_sync ?
+		       ", every device sync, simulated as kernel-async with none async" : "",
+	       res->workers, bl->cpus_given ? "" : " (not given: the order's default; --workers K)");
 	for (uint32_t i = 0; i < res->base.nops; i++)
 		printf(" %s %.3f ms%s", cli_op_key(&res->base, i, lab, sizeof(lab)),
 		       (double)res->base.op[i].makespan_ns / 1e6, i + 1 < res->base.nops ? "," : "");
 	printf("\n%llu re-simulations in %.2f s; makespan saved per op (ms), best first%s\n\n",
 	       (unsigned long long)res->resims, (double)res->wall_ns / 1e9,
-	       *cli_stop_flag() ? " (interrupted: what was simulated)" : "");
-	printf("%4s  %-48s", "rank", "change");
+	       res->interrupted ? " (interrupted: what was simulated)" : "");
+	printf("%4s  %-*s", "rank", width, "change");
 	for (uint32_t i = 0; i < res->base.nops; i++)
 		printf(" %10s", cli_op_key(&res->base, i, lab, sizeof(lab)));
 	printf(" %10s\n", "total");
@@ -141,7 +192,7 @@ static void print_table(const struct dl_scenario *sc, const struct dl_advise_res
 		const struct dl_advice *a = &res->adv[i];
 
 		dl_advice_describe(sc, a, what, sizeof(what));
-		printf("%4u  %-48.48s", i + 1, what);
+		printf("%4u  %-*s", i + 1, width, what);
 		for (uint32_t k = 0; k < res->base.nops; k++)
 			printf(" %10.3f", (double)a->saved_ns[k] / 1e6);
 		if (a->status && strcmp(a->status, "ok"))
@@ -150,7 +201,8 @@ static void print_table(const struct dl_scenario *sc, const struct dl_advise_res
 			printf(" %10.3f\n", (double)a->total_saved_ns / 1e6);
 	}
 	if (!res->nadv)
-		printf("(no change to try: no sync device, no latency, no link)\n");
+		printf("%s\n", res->interrupted ? "(interrupted before any change was simulated)" :
+		       "(no change to try: no sync device, no latency, no link)");
 	for (uint32_t i = 0; i < res->nadv && (!top || i < top); i++)
 		if (res->adv[i].unsafe) {
 			printf("\nUNSAFE: dropping a link removes the guarantee that the consumer "
@@ -166,7 +218,7 @@ static int store(const char *db, const struct dl_scenario *sc, const struct dl_a
 {
 	uint32_t n = top && top < res->nadv ? top : res->nadv;
 	struct dl_advice_row *rows = calloc(n + 1, sizeof(*rows));
-	char (*what)[600] = calloc(n + 1, sizeof(*what)), labs[DL_MAX_OPS][32];
+	char (*what)[ADV_TEXT_MAX] = calloc(n + 1, sizeof(*what)), labs[DL_MAX_OPS][32];
 	const char *ops[DL_MAX_OPS];
 	char err[512];
 	int ret = -1;
@@ -194,16 +246,62 @@ static int store(const char *db, const struct dl_scenario *sc, const struct dl_a
 	return ret;
 }
 
+/* Is KEY among the first N overrides? */
+static bool overridden(const struct dl_override *set, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(set[i].key, key))
+			return true;
+	return false;
+}
+
+/*
+ * Load PATH with the overrides.  A scenario written by import-log
+ * ("x-log") is the log's machine: a device the log never saw run off the
+ * main thread has no async flag there and is sync, as the kernel's default
+ * is (unless --set defaults.async says otherwise); its order is the log's,
+ * sync when no device ran async (BL).
+ */
+static int load(const char *path, struct dl_override *set, size_t *nset, const uint64_t *seed,
+		struct dl_scenario **sc, struct baseline *bl, struct dl_error *err)
+{
+	json_t *root = json_load_file(path, 0, NULL);
+	bool any_async = false;
+	int ret;
+
+	if (!root || !json_is_object(json_object_get(root, "x-log"))) {
+		json_decref(root);	/* (a file that does not parse: the loader says where) */
+		return dl_scenario_load(path, set, *nset, seed, sc, err);
+	}
+	if (!overridden(set, *nset, "defaults.async") && *nset < ADV_MAX_SET) {
+		if (!(set[*nset].key = strdup("defaults.async"))) {
+			json_decref(root);
+			return -ENOMEM;
+		}
+		set[(*nset)++].value = "false";
+	}
+	ret = dl_scenario_load_json(path, root, set, *nset, seed, sc, err);
+	json_decref(root);
+	if (ret)
+		return ret;
+	for (uint32_t d = 0; d < (*sc)->ndev; d++)
+		any_async |= (*sc)->dev[d].async && !(*sc)->dev[d].hotplug;
+	bl->order = any_async ? DL_ORDER_KERNEL_ASYNC : DL_ORDER_SYNC;
+	bl->why = any_async ? "the log's: devices ran async" : "the log's: no device ran async";
+	return 0;
+}
+
 int cmd_advise(int argc, char **argv)
 {
 	struct dl_override set[ADV_MAX_SET];
-	struct dl_advise_opts ao = { .order = DL_ORDER_KERNEL_ASYNC_V2 };
+	struct dl_advise_opts ao = { .order = DL_ORDER_KERNEL_ASYNC };
+	struct baseline bl = { .order = DL_ORDER_KERNEL_ASYNC, .why = "run's default" };
 	struct dl_advise_result res;
 	struct dl_scenario *sc = NULL;
 	struct dl_error err;
 	const char *path = NULL, *v, *by = NULL, *db = NULL;
 	uint64_t seed = 0;
-	bool have_seed = false, json = false;
+	bool have_seed = false, json = false, have_order = false;
 	uint32_t top = 20;
 	size_t nset = 0;
 	int rc = DL_EXIT_USAGE, ret;
@@ -219,6 +317,7 @@ int cmd_advise(int argc, char **argv)
 				fprintf(stderr, "dlsim advise: unknown order '%s'; see 'dlsim orders'\n", v);
 				return DL_EXIT_USAGE;
 			}
+			have_order = true;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--top"))) {
 			unsigned long n = strtoul(v, &end, 10);
 
@@ -262,6 +361,8 @@ int cmd_advise(int argc, char **argv)
 			set[nset++].value = eq + 1;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = true;
+		} else if (!strcmp(argv[i], "--research")) {
+			ao.research = true;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "dlsim advise: unknown option '%s'\n", argv[i]);
 			advise_usage(stderr);
@@ -277,11 +378,17 @@ int cmd_advise(int argc, char **argv)
 		advise_usage(stderr);
 		goto out;
 	}
-	ret = dl_scenario_load(path, set, nset, have_seed ? &seed : NULL, &sc, &err);
-	if (ret) {
-		fprintf(stderr, "dlsim advise: %s\n", err.msg);
+	if ((ret = load(path, set, &nset, have_seed ? &seed : NULL, &sc, &bl, &err))) {
+		fprintf(stderr, "dlsim advise: %s\n", ret == -ENOMEM ? "out of memory" : err.msg);
 		goto out;
 	}
+	if (have_order) {
+		bl.order = ao.order;
+		bl.why = "--order";
+	}
+	ao.order = bl.order;
+	ao.all_sync = bl.all_sync = bl.all_sync || bl.order == DL_ORDER_SYNC;
+	bl.cpus_given = ao.workers || sc->cost.cpus;
 	cli_catch_stop();
 	ao.stop = cli_stop_flag();
 	ret = dl_advise(sc, &ao, &res);
@@ -308,13 +415,15 @@ int cmd_advise(int argc, char **argv)
 			qsort_r(res.adv, res.nadv, sizeof(*res.adv), cmp_by_op, &by_op);
 	}
 	if (json)
-		rc = print_json(sc, &res, ao.order, top);
+		rc = print_json(sc, &res, &bl, ao.research, top);
 	else {
-		print_table(sc, &res, ao.order, top);
+		print_table(sc, &res, &bl, top);
 		rc = DL_EXIT_OK;
 	}
-	if (db && rc == DL_EXIT_OK && store(db, sc, &res, ao.order, top))
+	if (db && rc == DL_EXIT_OK && !res.interrupted && store(db, sc, &res, bl.order, top))
 		rc = DL_EXIT_USAGE;
+	if (rc == DL_EXIT_OK && res.interrupted)
+		rc = DL_EXIT_INTERRUPTED;
 	free(res.adv);
 out:
 	for (size_t i = 0; i < nset; i++)

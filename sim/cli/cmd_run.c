@@ -97,6 +97,7 @@ static void run_usage(FILE *f, bool compare)
 		   "                    turn, then the async driver's queued)\n"
 		   "  --set KEY=VALUE   override a field of the scenario's generate object;\n"
 		   "                    dev.NAME.KEY=VALUE: a listed device's latency or async\n"
+		   "                    defaults.KEY=VALUE: a key of \"defaults\", for every device\n"
 		   "                    cost.KEY=VALUE: a key of the cost model (cost.wake_ns=70us)\n"
 		   "  --json            print the summary as JSON on stdout\n"
 		   "  --no-log          simulate without writing the database\n"

@@ -18,6 +18,7 @@ static void validate_usage(FILE *f)
 		   "\"FILE: N devices, M links, K ops\".\n\n"
 		   "  --set KEY=VALUE  override a field of the scenario's \"generate\" object;\n"
 		   "                   dev.NAME.KEY=VALUE: a listed device's latency or async\n"
+		   "                   defaults.KEY=VALUE: a key of \"defaults\", for every device\n"
 		   "                   cost.KEY=VALUE: a key of the cost model (cost.wake_ns=70us)\n"
 		   "  --seed N         override the scenario's seed\n\n"
 		   "exit status: 0 valid, 2 bad usage or bad input\n");

@@ -773,6 +773,7 @@ static int parse_seed(struct sc_build *b, json_t *v, uint64_t *seed)
 
 #define DEV_PREFIX "dev."
 #define COST_PREFIX "cost."
+#define DEFAULTS_PREFIX "defaults."
 
 static bool dev_key(const char *key)
 {
@@ -784,10 +785,15 @@ static bool cost_key(const char *key)
 	return !strncmp(key, COST_PREFIX, strlen(COST_PREFIX));
 }
 
-/* A key --set does not give to the generator: dev.NAME.KEY or cost.KEY. */
+static bool defaults_key(const char *key)
+{
+	return !strncmp(key, DEFAULTS_PREFIX, strlen(DEFAULTS_PREFIX));
+}
+
+/* A key --set does not give to the generator: dev.NAME.KEY, defaults.KEY or cost.KEY. */
 static bool own_key(const char *key)
 {
-	return dev_key(key) || cost_key(key);
+	return dev_key(key) || cost_key(key) || defaults_key(key);
 }
 
 /* VALUE as JSON when it parses, else as a string. */
@@ -829,6 +835,43 @@ static int apply_cost_overrides(struct sc_build *b, json_t *root)
 			return sc_fail(b, "cost", "expected an object");
 		v = override_value(b->ov[i].value);
 		if (!v || json_object_set_new(cost, key + strlen(COST_PREFIX), v))
+			return sc_nomem(b);
+	}
+	return 0;
+}
+
+/*
+ * --set defaults.KEY=VALUE: set KEY (a latency key, async or cpu) of the
+ * scenario's "defaults" object (created if absent), before it is read, so
+ * that every device without KEY of its own takes VALUE and a bad KEY or
+ * VALUE is reported as the file's own would be ("defaults.KEY: ...").
+ */
+static int apply_defaults_overrides(struct sc_build *b, json_t *root)
+{
+	json_t *defs = json_object_get(root, "defaults");
+
+	for (size_t i = 0; i < b->nov; i++) {
+		const char *key = b->ov[i].key;
+		json_t *v;
+
+		if (!key || !defaults_key(key))
+			continue;
+		if (!key[strlen(DEFAULTS_PREFIX)]) {
+			char sub[320];
+
+			sc_path(sub, sizeof(sub), "--set %s", key);
+			return sc_fail(b, sub, "expected defaults.KEY=VALUE (KEY: async, cpu or a "
+				       "latency key such as suspend)");
+		}
+		if (!defs) {
+			defs = json_object();
+			if (!defs || json_object_set_new(root, "defaults", defs))
+				return sc_nomem(b);
+		}
+		if (!json_is_object(defs))
+			return sc_fail(b, "defaults", "expected an object");
+		v = override_value(b->ov[i].value);
+		if (!v || json_object_set_new(defs, key + strlen(DEFAULTS_PREFIX), v))
 			return sc_nomem(b);
 	}
 	return 0;
@@ -904,12 +947,16 @@ static int apply_overrides(struct sc_build *b, json_t *root)
 		for (size_t i = 0; i < b->nov; i++)
 			if (!own_key(b->ov[i].key)) {
 				char sub[300];
+				/* NAME.KEY: one device's; KEY: every device's */
+				bool one = strchr(b->ov[i].key, '.');
 
 				sc_path(sub, sizeof(sub), "--set %s", b->ov[i].key);
 				return sc_fail(b, sub, "this scenario has no \"generate\" object, so "
 					       "there is no generator key to set; expected "
-					       "dev.NAME.KEY=VALUE for a listed device (e.g. "
-					       "--set dev.%s=%s)", b->ov[i].key, b->ov[i].value);
+					       "dev.NAME.KEY=VALUE for one listed device, "
+					       "defaults.KEY=VALUE for every device or cost.KEY=VALUE "
+					       "(e.g. --set %s%s=%s)", one ? "dev." : "defaults.",
+					       b->ov[i].key, b->ov[i].value);
 			}
 	}
 	if (!gen) {
@@ -990,6 +1037,8 @@ static int load_root(struct sc_build *b, json_t *root, const uint64_t *seed_over
 	memset(&def, 0, sizeof(def));
 	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
 		def.lat[k] = (struct dl_latency){ DL_DIST_NONE, 0, 0, 0, INT64_MAX, 0, NULL };
+	if ((ret = apply_defaults_overrides(b, root)))
+		return ret;
 	v = json_object_get(root, "defaults");
 	if (v) {
 		static const char *const keys[] = {

@@ -156,7 +156,8 @@ struct dl_override {
 
 /**
  * dl_scenario_load() - read, validate and expand a scenario file.
- * @ov, @nov: --set overrides of fields of the "generate" object (created if absent).
+ * @ov, @nov: --set overrides: dev.NAME.KEY, defaults.KEY, cost.KEY, else a field
+ *	of the "generate" object (created if absent).
  * @seed_override: --seed, or NULL.  The generators use "generate.seed" when
  *	given, else this seed.
  * Return: 0 and *@out (free with dl_scenario_free()); -EINVAL (bad input),
