@@ -165,6 +165,9 @@ static void put_field(FILE *f, const char *s)
 			fputc(' ', f);
 		} else if (*p == '"') {
 			fputc('\'', f);
+		} else if (*p == '>' && used >= 2 && p[-1] == ']' && p[-2] == ']') {
+			fputs(" >", f);	/* gnuplot's SVG escapes '<' and '&', not the "]]>" XML forbids */
+			used++;
 		} else {
 			fwrite(p, 1, n, f);
 		}
@@ -691,7 +694,7 @@ static const char *template_dir(void)
  */
 static int run_gnuplot(struct report *r, const char *name, const char *fmt, size_t nrows)
 {
-	char tmpl[PATH_MAX], expr[256], log[PATH_MAX];
+	char tmpl[PATH_MAX], expr[256], log[PATH_MAX], out[PATH_MAX];
 	pid_t pid;
 	int status, fd;
 
@@ -702,7 +705,12 @@ static int run_gnuplot(struct report *r, const char *name, const char *fmt, size
 		return rp_err(r, -ECHILD, "%s: gnuplot template missing", tmpl);
 	snprintf(expr, sizeof(expr), "datafile='%s.tsv'; outfile='%s.%s'; fmt='%s'; nrows=%zu",
 		 name, name, fmt, fmt, nrows);
-	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* gnuplot opens its output as it finds it: make it a fresh file of ours first */
+	if ((size_t)snprintf(out, sizeof(out), "%s/%s.%s", r->outdir, name, fmt) >= sizeof(out) ||
+	    (fd = rp_create_file(out)) < 0)
+		return rp_err(r, -EIO, "%s/%s.%s: %s", r->outdir, name, fmt, strerror(errno));
+	close(fd);
+	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return rp_err(r, -EIO, "%s: %s", log, strerror(errno));
 	fflush(NULL);
@@ -760,8 +768,18 @@ bool rp_plotted(const struct report *r, enum plot_id id)
 /* Every data file, then its plot when it has something to show. */
 int rp_write_plots(struct report *r)
 {
+	char log[PATH_MAX];
 	size_t rows;
-	int ret = write_makespan_data(r, &rows);
+	int ret = 0, fd;
+
+	/* this report's gnuplot.log starts empty (and is a file of ours, not a link) */
+	if (!r->data_only) {
+		if ((size_t)snprintf(log, sizeof(log), "%s/gnuplot.log", r->outdir) >= sizeof(log) ||
+		    (fd = rp_create_file(log)) < 0)
+			return rp_err(r, -EIO, "%s/gnuplot.log: %s", r->outdir, strerror(errno));
+		close(fd);
+	}
+	ret = write_makespan_data(r, &rows);
 
 	if (!ret && rows)
 		plot(r, P_MAKESPAN, rows);

@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -270,15 +271,28 @@ double rp_acc_sd(const struct stat_acc *a)
 	return var > 0 ? sqrt(var) : 0;
 }
 
+int rp_create_file(const char *path)
+{
+	if (unlink(path) != 0 && errno != ENOENT)
+		return -1;
+	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+}
+
 FILE *rp_open_out(struct report *r, const char *name, char *path, size_t pathlen)
 {
 	FILE *f;
+	int fd;
 
 	if ((size_t)snprintf(path, pathlen, "%s/%s", r->outdir, name) >= pathlen) {
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	f = fopen(path, "w");
+	fd = rp_create_file(path);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f)
+		close(fd);
 	return f;
 }
 
@@ -423,7 +437,74 @@ static int source_folder(const char *dir, char *which, size_t len)
 	return found;
 }
 
-static int set_outdir(struct report *r, const char *db, const char *outdir)
+/*
+ * Whether DIR was written by dlsim report: it holds RP_MARKER, or (a report
+ * from before the marker) an index.html that begins as ours does.
+ */
+static int report_folder(const char *dir)
+{
+	static const char head[] = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+				   "<title>dlsim report</title>";
+	char path[PATH_MAX], buf[sizeof(head)];
+	struct stat sb;
+	FILE *f;
+	int ours;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, RP_MARKER) >= sizeof(path))
+		return 0;
+	if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+		return 1;
+	if ((size_t)snprintf(path, sizeof(path), "%s/index.html", dir) >= sizeof(path) ||
+	    lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || !(f = fopen(path, "r")))
+		return 0;
+	ours = fread(buf, 1, sizeof(head) - 1, f) == sizeof(head) - 1 && !memcmp(buf, head, sizeof(head) - 1);
+	fclose(f);
+	return ours;
+}
+
+/* The first entry of DIR other than "." and "..", into WHICH; 0 if DIR is empty or missing. */
+static int folder_entry(const char *dir, char *which, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(which, len, "%s", e->d_name);
+			found = 1;
+		}
+	closedir(d);
+	return found;
+}
+
+/*
+ * A report writes twenty-odd files of fixed names: never into "/", and into
+ * an existing folder only when it is empty, was written by dlsim report, or
+ * FORCE says so.
+ */
+static int check_outdir(struct report *r, int force)
+{
+	char real[PATH_MAX], which[256];
+	struct stat sb;
+
+	if (stat(r->outdir, &sb) != 0)
+		return errno == ENOENT ? 0 : rp_err(r, -EINVAL, "%s: %s", r->outdir, strerror(errno));
+	if (!S_ISDIR(sb.st_mode))
+		return rp_err(r, -EINVAL, "%s exists and is not a directory; choose another with --out",
+			      r->outdir);
+	if (realpath(r->outdir, real) && !strcmp(real, "/"))
+		return rp_err(r, -EINVAL, "%s is the root directory: a report is never written there; "
+			      "choose a folder of its own with --out", r->outdir);
+	if (force || report_folder(r->outdir) || !folder_entry(r->outdir, which, sizeof(which)))
+		return 0;
+	return rp_err(r, -EEXIST, "%s is not empty (%s) and was not written by dlsim report: choose a new "
+		      "or empty folder with --out, or add --force to write into it", r->outdir, which);
+}
+
+static int set_outdir(struct report *r, const char *db, const char *outdir, int force)
 {
 	char which[256];
 	int n = 0;
@@ -440,7 +521,19 @@ static int set_outdir(struct report *r, const char *db, const char *outdir)
 	if (source_folder(r->outdir, which, sizeof(which)))
 		return rp_err(r, -EINVAL, "%s holds source files (%s): a report is never written into a "
 			      "source folder; choose another with --out", r->outdir, which);
-	return 0;
+	return check_outdir(r, force);
+}
+
+/* RP_MARKER, which lets a later report write into this folder again. */
+static int mark_outdir(struct report *r)
+{
+	char path[PATH_MAX];
+	FILE *f = rp_open_out(r, RP_MARKER, path, sizeof(path));
+
+	if (!f)
+		return rp_err(r, -EIO, "%s/%s: %s", r->outdir, RP_MARKER, strerror(errno));
+	fputs("This folder was written by dlsim report, which may write into it again.\n", f);
+	return rp_close_out(r, f, path);
 }
 
 static void report_free(struct report *r)
@@ -482,9 +575,11 @@ int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *e
 	if (!ret)
 		ret = read_timeline(&r);
 	if (!ret)
-		ret = set_outdir(&r, db, o->outdir);
+		ret = set_outdir(&r, db, o->outdir, o->force);
 	if (!ret)
 		ret = make_dirs(&r);
+	if (!ret)
+		ret = mark_outdir(&r);
 	if (!ret)
 		ret = write_traces(&r);
 	if (!ret)

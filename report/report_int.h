@@ -80,8 +80,17 @@ struct report {
 	int data_only;			/* dl_report_opts.data_only: no gnuplot */
 };
 
+/* The file that marks a folder written by dlsim report (report.c). */
+#define RP_MARKER ".dlsim-report"
+
 /* report.c */
 int rp_err(struct report *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/*
+ * Creates PATH afresh for writing: whatever was there is unlinked first (a
+ * symlink or hard link, never what it points to), then the file is opened
+ * with O_CREAT | O_EXCL | O_NOFOLLOW.  Return: the descriptor, or -1 with errno.
+ */
+int rp_create_file(const char *path);
 /* Opens OUTDIR/NAME for writing (its path in PATH); NULL with errno set. */
 FILE *rp_open_out(struct report *r, const char *name, char *path, size_t pathlen);
 /* Closes F; -EIO (message in r->err) when anything written to it failed. */

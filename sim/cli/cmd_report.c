@@ -10,7 +10,7 @@
 
 static void report_usage(FILE *f)
 {
-	fprintf(f, "usage: dlsim report DB [--out DIR] [--run ID] [--trace-devices N]\n"
+	fprintf(f, "usage: dlsim report DB [--out DIR [--force]] [--run ID] [--trace-devices N]\n"
 		   "                        [--trace-tracks worker|device] [--trace-json]\n\n"
 		   "Write plots (gnuplot, PNG and SVG), Chrome trace files and an index.html\n"
 		   "for the dlsim database DB: the runs table; makespan per run and operation\n"
@@ -21,6 +21,10 @@ static void report_usage(FILE *f)
 		   "and defers, and a suspend/resume Gantt (at most %d devices).\n\n"
 		   "  --out DIR   output directory (default: DB's name with -report, beside\n"
 		   "              DB: dlsim.db gives dlsim-report/); never a source folder\n"
+		   "              nor /; an existing folder must be empty or one that dlsim\n"
+		   "              report wrote (it leaves a .dlsim-report file there).  Files\n"
+		   "              are created afresh: a symlink there is replaced, not followed\n"
+		   "  --force     write into an existing non-empty folder all the same\n"
 		   "  --run ID    the run drawn in detail (default: the newest)\n"
 		   "  --trace-devices N  devices per trace file (default %d, about 4 KB of JSON\n"
 		   "              each): the critical path first, then the lowest dev_ids;\n"
@@ -75,6 +79,8 @@ int cmd_report(int argc, char **argv)
 				return DL_EXIT_USAGE;
 			}
 			o.trace_per_device = !strcmp(v, "device");
+		} else if (!strcmp(a, "--force")) {
+			o.force = 1;
 		} else if (!strcmp(a, "--trace-json")) {
 			o.trace_plain = 1;
 		} else if (a[0] == '-' && a[1]) {
