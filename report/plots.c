@@ -72,8 +72,8 @@ static int read_probes(struct report *r, struct deferred **out, size_t *nout)
 
 static bool same_group(const struct run_row *a, const struct run_row *b)
 {
-	return !strcmp(a->scenario, b->scenario) && !strcmp(a->order, b->order) &&
-	       !strcmp(a->mode, b->mode) && a->devices == b->devices && a->workers == b->workers;
+	return rp_same_scenario(a, b) && !strcmp(a->order, b->order) && !strcmp(a->mode, b->mode) &&
+	       !strcmp(a->kernel, b->kernel) && a->devices == b->devices && a->workers == b->workers;
 }
 
 /* Runs that differ only in their seed, grouped; a group sorts by its newest run. */

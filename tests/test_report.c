@@ -737,6 +737,37 @@ static void test_report_seeds_and_sizes(void)
 	free(html);
 }
 
+/*
+ * Two scenarios of one name (two imports of one board) with other devices
+ * are two groups: their seeds are averaged apart, never together.
+ */
+static void test_report_groups_runs_by_scenario_content(void)
+{
+	char db[DIR_LEN], out[DIR_LEN], path[PATH_LEN], err[512], *tsv;
+	sqlite3 *h;
+
+	path_in(db, sizeof(db), "content.db");
+	path_in(out, sizeof(out), "content-out");
+	unlink(db);
+	CU_ASSERT_FATAL(sqlite3_open(db, &h) == SQLITE_OK);
+	CU_ASSERT_FATAL(exec_ok(h, schema));
+	insert_run(h, 1, "kernel-async", 1, 1, 10, 1);
+	insert_run(h, 2, "kernel-async", 2, 1, 12, 1);
+	insert_run(h, 3, "kernel-async", 1, 1, 20, 1);
+	insert_run(h, 4, "kernel-async", 2, 1, 22, 1);
+	CU_ASSERT_FATAL(exec_ok(h, "INSERT INTO devices VALUES(1, 0, 'disk', NULL, 1), (2, 0, 'disk', NULL, 1),"
+				   " (3, 0, 'usb', NULL, 1), (4, 0, 'usb', NULL, 1)"));
+	sqlite3_close(h);
+	CU_ASSERT_EQUAL_FATAL(dl_report_write(db, out, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/orders.tsv", out);
+	tsv = slurp(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tsv);
+	CU_ASSERT_PTR_NOT_NULL(strstr(tsv, "\t2\t11.000000\t1.414214\t"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(tsv, "\t2\t21.000000\t1.414214\t"));
+	CU_ASSERT_PTR_NULL(strstr(tsv, "\t4\t16.000000\t"));
+	free(tsv);
+}
+
 static void test_report_run_choice(void)
 {
 	char db[DIR_LEN], out[DIR_LEN], err[512];
@@ -851,6 +882,7 @@ int main(void)
 	CU_add_test(s, "test_report_writes_plots_and_index", test_report_writes_plots_and_index);
 	CU_add_test(s, "test_report_critical_path_is_the_chain", test_report_critical_path_is_the_chain);
 	CU_add_test(s, "test_report_seeds_and_sizes", test_report_seeds_and_sizes);
+	CU_add_test(s, "test_report_groups_runs_by_scenario_content", test_report_groups_runs_by_scenario_content);
 	CU_add_test(s, "test_report_run_choice", test_report_run_choice);
 	CU_add_test(s, "test_report_defaults_out_beside_db", test_report_defaults_out_beside_db);
 	CU_add_test(s, "test_report_without_events_writes_table", test_report_without_events_writes_table);
