@@ -15,6 +15,9 @@
 
 #include "report/report.h"
 
+/* Slowest devices pinned on top of each pane of the interactive timeline (timeline.js: PIN). */
+#define TL_PINNED 3
+
 /* Newest runs that get a trace-<run_id>.json (trace.json: the newest). */
 #define DL_REPORT_TRACE_RUNS 10
 
