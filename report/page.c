@@ -439,10 +439,12 @@ static void write_util(struct report *r, FILE *f)
 		fputs("<p>No phases logged for this run.</p>\n", f);
 		return;
 	}
-	put_figure(f, "util", "Busy CPUs (callbacks running, the main thread included), workers blocked on a "
+	put_figure(f, "util", "Callbacks in progress (the main thread's included), workers blocked on a "
 		   "dependency and devices ready but not started, over time");
-	fprintf(f, "<p>On average over the run's phases %.2f of K = %lld CPUs ran a callback and %.2f workers "
-		   "were blocked. ", r->util_busy, (long long)r->sel->workers, r->util_blocked);
+	fprintf(f, "<p>On average over the run's phases %.2f callbacks were in progress (K = %lld simulated "
+		   "CPUs; a callback that sleeps in its driver, waiting for hardware, holds no CPU, so more "
+		   "than K can be in progress) and %.2f workers were blocked. ", r->util_busy,
+		(long long)r->sel->workers, r->util_blocked);
 	if (r->util_blocked_logged)
 		fputs("Blocked counts the work items asleep on their dependencies, from the engine's "
 		      "work_block and work_wake events; ready counts devices waiting for a CPU, the main "

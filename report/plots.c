@@ -381,7 +381,8 @@ static int logged_blocks(struct report *r, struct delta **d, size_t *nd, size_t 
 }
 
 /*
- * util.tsv: callbacks running (busy CPUs, the main thread's included),
+ * util.tsv: callbacks in progress ("busy", the main thread's included; a
+ * callback sleeping in its driver holds no CPU, so busy may exceed K),
  * workers blocked on a dependency, and devices ready but not started, as a
  * step function of time.  Busy comes straight from the start/end pairs,
  * blocked from the work_block / work_wake events the engines log.  Logs
