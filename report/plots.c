@@ -643,14 +643,20 @@ static int sort_gantt_rows(struct report *r)
 /*
  * gantt.tsv: one line per suspend or resume phase of the rows chosen by
  * tl_select_rows() (critical path first), sorted by start, the last
- * column 1 on the critical path.
+ * column 1 on the critical path.  Times count from the first suspend (or
+ * resume) callback's start: after a long probe the run's own clock reads
+ * 1.8e9 ms there.
  */
 static int write_gantt_data(struct report *r)
 {
 	const struct tl_run *t = &r->tl;
 	char path[PATH_MAX];
+	int64_t base = INT64_MAX;
 	FILE *f;
 
+	for (size_t i = 0; i < t->nsegs; i++)
+		if ((t->segs[i].op == TL_SUSPEND || t->segs[i].op == TL_RESUME) && t->segs[i].t0 < base)
+			base = t->segs[i].t0;
 	r->gantt_row = malloc((t->ndevs ? t->ndevs : 1) * sizeof(*r->gantt_row));
 	if (!r->gantt_row)
 		return rp_err(r, -ENOMEM, "out of memory");
@@ -671,8 +677,8 @@ static int write_gantt_data(struct report *r)
 		put_field(f, t->devs[s->row].name);
 		fprintf(f, "\t%d\t%s\t", s->op == TL_SUSPEND ? 1 : 2, s->op == TL_SUSPEND ? "suspend" : "resume");
 		put_field(f, t->phases[s->phase]);
-		put_ms(f, (double)s->t0);
-		put_ms(f, (double)s->t1);
+		put_ms(f, (double)(s->t0 - base));
+		put_ms(f, (double)(s->t1 - base));
 		fprintf(f, "\t%d\n", (s->flags & TL_SEG_CRIT) ? 1 : 0);
 		r->gantt_segs++;
 	}

@@ -628,6 +628,8 @@ static void test_report_critical_path_is_the_chain(void)
 		for (char *p = tsv; (p = strstr(p, "\t1\n")); p++)
 			crit++;
 		CU_ASSERT_EQUAL(crit, 6);
+		/* times from the first suspend's start (1 ms into the run), not the run's */
+		CU_ASSERT_PTR_NOT_NULL(strstr(tsv, "\tsuspend\tsuspend\t0.000000\t1.000000\t"));
 		free(tsv);
 	}
 	CU_ASSERT(is_svg(out, "gantt.svg"));
