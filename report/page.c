@@ -402,7 +402,7 @@ static void write_timeline(struct report *r, FILE *f)
 		   "coloured by phase; the critical path (what set the makespan, walked back from the last end "
 		   "through what each callback waited for) is outlined in red; hover a bar for its device, "
 		   "phase, start, duration, worker and what it waited for. Limit: at most %d devices are drawn, "
-		   "the devices on the critical path first and then the lowest dev_ids: %zu of this run's %zu "
+		   "the devices on the critical path first, then each op's slowest, then the lowest dev_ids: %zu of this run's %zu "
 		   "devices here.</p>\n", TL_PINNED, DL_REPORT_TIMELINE_DEVICES, shown, r->tl.total_devs);
 	tl_write_html(&r->tl, DL_REPORT_TIMELINE_DEVICES, f);
 	write_crit_table(r, f);
@@ -427,7 +427,7 @@ static void write_traces_links(struct report *r, FILE *f)
 	fputs("</p>\n", f);
 	if (r->tl.ndevs > r->trace_devs)
 		fprintf(f, "<p class=\"note\">Size cap: these trace files hold %zu of the run's %zu devices "
-			   "(the devices on the critical path first, then the lowest dev_ids), about 4 KB of JSON "
+			   "(the devices on the critical path first, then each op's slowest, then the lowest dev_ids), about 4 KB of JSON "
 			   "each; larger traces do not load in the viewers' JSON importers. <code>dlsim report "
 			   "--trace-devices N</code> raises the cap.</p>\n", r->trace_devs, r->tl.ndevs);
 }
@@ -500,7 +500,7 @@ static void write_gantt(struct report *r, FILE *f)
 		fputs("<p>No suspend/resume events logged for this run.</p>\n", f);
 		return;
 	}
-	fprintf(f, "<p>At most %d device rows: those on the critical path first, then the lowest dev_ids.</p>\n",
+	fprintf(f, "<p>At most %d device rows: those on the critical path first, then the slowest, then the lowest dev_ids.</p>\n",
 		DL_REPORT_GANTT_DEVICES);
 	put_figure(f, "gantt", "Per-device suspend and resume phases, the critical path outlined");
 	sum = calloc(2 * r->gantt_rows + 1, sizeof(*sum));
@@ -543,8 +543,8 @@ out:
 static void write_limits(struct report *r, FILE *f)
 {
 	fprintf(f, "<h2 id=\"limits\">Limits</h2>\n<ul>\n"
-		   "<li>Interactive timeline: at most %d device rows (critical path first, then the lowest "
-		   "dev_ids).</li>\n<li>Trace files: at most %zu devices each, chosen the same way "
+		   "<li>Interactive timeline: at most %d device rows (critical path first, then each op's "
+		   "slowest, then the lowest dev_ids).</li>\n<li>Trace files: at most %zu devices each, chosen the same way "
 		   "(<code>--trace-devices N</code>).</li>\n"
 		   "<li>Gantt plot: at most %d device rows, chosen the same way.</li>\n"
 		   "<li>Makespan per run: the newest %d runs; per order: the newest %d scenario/order groups.</li>\n"

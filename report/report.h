@@ -18,8 +18,9 @@
 #define DL_REPORT_PLOT_RUNS 40
 /*
  * Device rows drawn in index.html's interactive timeline: the devices on the
- * critical path first, then the lowest dev_ids (about 5.6 MB of page at 10k
- * devices; the trace files hold up to DL_REPORT_TRACE_DEVICES).
+ * critical path first, then each op's slowest, then the lowest dev_ids
+ * (about 5.6 MB of page at 10k devices; the trace files hold up to
+ * DL_REPORT_TRACE_DEVICES).
  */
 #define DL_REPORT_TIMELINE_DEVICES 10000
 /*

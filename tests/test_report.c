@@ -20,6 +20,7 @@
 #include <zlib.h>
 
 #include "report/report.h"
+#include "report/timeline.h"
 
 /* Directories here are short; a file path inside one always fits PATH_LEN. */
 #define DIR_LEN 1024
@@ -770,6 +771,30 @@ static void test_report_groups_runs_by_scenario_content(void)
 	free(tsv);
 }
 
+/*
+ * When not every device fits, the slowest devices of an op are drawn (and
+ * traced) even off the critical path and past the lowest dev_ids: the
+ * headline names them and the timeline pins them on top.
+ */
+static void test_report_rows_keep_the_slowest_devices(void)
+{
+	struct tl_dev devs[5] = { { .dev_id = 0 }, { .dev_id = 1 }, { .dev_id = 2 }, { .dev_id = 3 }, { .dev_id = 4 } };
+	struct tl_seg segs[5];
+	struct tl_run t = { .devs = devs, .ndevs = 5, .total_devs = 5, .segs = segs, .nsegs = 5 };
+	uint32_t row_of[5];
+
+	for (uint32_t i = 0; i < 5; i++)	/* 1 ms each, dev 4's 40 ms */
+		segs[i] = (struct tl_seg){ .row = i, .op = TL_SUSPEND, .wait = TL_NONE, .t0 = 0,
+					   .t1 = i == 4 ? 40000000 : 1000000 };
+	CU_ASSERT_EQUAL(tl_select_rows(&t, 2, 1u << TL_SUSPEND, row_of), 2);
+	CU_ASSERT_NOT_EQUAL(row_of[4], TL_NONE);
+	CU_ASSERT_EQUAL(row_of[0], 0);	/* ties: the lowest dev_id */
+	CU_ASSERT_EQUAL(row_of[4], 1);	/* drawn in dev_id order */
+	/* an op outside the mask does not count */
+	CU_ASSERT_EQUAL(tl_select_rows(&t, 2, 1u << TL_RESUME, row_of), 2);
+	CU_ASSERT_EQUAL(row_of[4], TL_NONE);
+}
+
 static void test_report_run_choice(void)
 {
 	char db[DIR_LEN], out[DIR_LEN], err[512];
@@ -885,6 +910,7 @@ int main(void)
 	CU_add_test(s, "test_report_critical_path_is_the_chain", test_report_critical_path_is_the_chain);
 	CU_add_test(s, "test_report_seeds_and_sizes", test_report_seeds_and_sizes);
 	CU_add_test(s, "test_report_groups_runs_by_scenario_content", test_report_groups_runs_by_scenario_content);
+	CU_add_test(s, "test_report_rows_keep_the_slowest_devices", test_report_rows_keep_the_slowest_devices);
 	CU_add_test(s, "test_report_run_choice", test_report_run_choice);
 	CU_add_test(s, "test_report_defaults_out_beside_db", test_report_defaults_out_beside_db);
 	CU_add_test(s, "test_report_without_events_writes_table", test_report_without_events_writes_table);
