@@ -17,7 +17,7 @@ if (fmt eq 'svg') {
 set output outfile
 set datafile separator "\t"
 set title "Suspend and resume per device; outlined: the critical path"
-set xlabel "time (ms)"
+set xlabel "time from the first suspend's start (ms)"
 set yrange [nrows - 0.5:-0.5]
 set ytics nomirror
 set grid xtics

@@ -18,7 +18,7 @@ set output outfile
 set datafile separator "\t"
 set datafile missing "-"
 set title "Makespan per run and operation; lower bound = max(critical path, CPU work / K)"
-set ylabel "time (ms)"
+set ylabel "simulated time (ms)"
 set yrange [0:*]
 set xrange [-0.6:nrows - 0.4]
 set xtics rotate by -30 nomirror

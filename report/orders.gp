@@ -20,7 +20,7 @@ set output outfile
 set datafile separator "\t"
 set datafile missing "-"
 set title "Makespan per scenario and order: mean +/- sd over seeds; red: mean lower bound"
-set ylabel "time (ms)"
+set ylabel "makespan: probe + suspend + resume (ms)"
 set yrange [0:*]
 set xrange [-0.6:nrows - 0.4]
 set xtics rotate by -30 nomirror

@@ -33,7 +33,10 @@ static void put_figure(FILE *f, const char *name, const char *caption)
 
 static void write_runs_table(struct report *r, FILE *f)
 {
-	fputs("<h2 id=\"runs\">Runs</h2>\n<table>\n<tr><th>run_id</th><th>scenario</th><th>order</th><th>mode</th>"
+	fputs("<h2 id=\"runs\">Runs</h2>\n<p>Makespan is probe, suspend and resume together; each op's own "
+	      "time is in the headline and in the plot below. Content tells scenarios of one name apart: "
+	      "a fingerprint of their devices and links.</p>\n<table>\n<tr><th>run_id</th><th>scenario</th>"
+	      "<th>content</th><th>order</th><th>kernel</th><th>mode</th>"
 	      "<th>seed</th><th>K</th><th>devices</th><th>links</th><th>status</th><th>makespan (ms)</th>"
 	      "<th>lower bound (ms)</th><th>ratio</th><th>wall (ms)</th></tr>\n", f);
 	for (size_t i = 0; i < r->nruns; i++) {
@@ -42,8 +45,10 @@ static void write_runs_table(struct report *r, FILE *f)
 		fprintf(f, "<tr%s><td class=\"n\">%lld</td><td>", row == r->sel ? " class=\"sel\"" : "",
 			(long long)row->id);
 		dl_html_put(f, row->scenario);
-		fputs("</td><td>", f);
+		fprintf(f, "</td><td><code>%06llx</code></td><td>", (unsigned long long)(row->content >> 40));
 		dl_html_put(f, row->order);
+		fputs(rp_kernel_order(row) ? " &#9733;</td><td>" : "</td><td>", f);
+		dl_html_put(f, row->kernel);
 		fputs("</td><td>", f);
 		dl_html_put(f, row->mode);
 		fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td>"
@@ -61,8 +66,197 @@ static void write_runs_table(struct report *r, FILE *f)
 		fputs("</tr>\n", f);
 	}
 	if (!r->nruns)
-		fputs("<tr><td colspan=\"13\">no runs in this database</td></tr>\n", f);
+		fputs("<tr><td colspan=\"15\">no runs in this database</td></tr>\n", f);
 	fputs("</table>\n", f);
+}
+
+/* ---- the headline ------------------------------------------------------ */
+
+/* The ops of the headline, in the order a reader asks about them. */
+enum { HL_SUSPEND, HL_RESUME, HL_PROBE, HL_NOPS };
+static const char *const hl_name[HL_NOPS] = { "Suspend", "Resume", "Probe" };
+static const enum tl_op hl_tl_op[HL_NOPS] = { TL_SUSPEND, TL_RESUME, TL_PROBE };
+/* Slowest devices named per op. */
+#define HL_SLOWEST 3
+
+static double hl_run_time(const struct run_row *row, int op)
+{
+	return op == HL_SUSPEND ? row->suspend : op == HL_RESUME ? row->resume : row->probe;
+}
+
+static const struct stat_acc *hl_group_time(const struct group *g, int op)
+{
+	return op == HL_SUSPEND ? &g->suspend : op == HL_RESUME ? &g->resume : &g->probe;
+}
+
+/* The HL_SLOWEST devices of OP by their callbacks' time in it, into TOP (dev index) and MS; returns how many. */
+static size_t hl_slowest(const struct report *r, enum tl_op op, double *sum, uint32_t *top, double *ms)
+{
+	const struct tl_run *t = &r->tl;
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->ndevs; i++)
+		sum[i] = 0;
+	for (size_t k = 0; k < t->nsegs; k++)
+		if (t->segs[k].op == op)
+			sum[t->segs[k].row] += (double)(t->segs[k].t1 - t->segs[k].t0);
+	for (size_t i = 0; i < t->ndevs; i++) {
+		size_t j;
+
+		if (sum[i] <= 0)
+			continue;
+		for (j = n; j > 0 && sum[top[j - 1]] < sum[i]; j--)
+			if (j < HL_SLOWEST) {
+				top[j] = top[j - 1];
+				ms[j] = ms[j - 1];
+			}
+		if (j < HL_SLOWEST) {
+			top[j] = (uint32_t)i;
+			ms[j] = sum[i];
+			if (n < HL_SLOWEST)
+				n++;
+		}
+	}
+	return n;
+}
+
+/* NS as milliseconds with a tenth for the large and three decimals for the small. */
+static void put_ms_short(FILE *f, double ns)
+{
+	fprintf(f, ns >= NS_PER_MS ? "%.1f ms" : "%.3f ms", ns / NS_PER_MS);
+}
+
+/* One box per op of the chosen run: its time and its slowest devices, as sleepgraph opens. */
+static void write_headline_boxes(struct report *r, FILE *f)
+{
+	double *sum = r->have_tl ? calloc(r->tl.ndevs ? r->tl.ndevs : 1, sizeof(*sum)) : NULL;
+
+	fputs("<div class=\"hl-boxes\">\n", f);
+	for (int op = 0; op < HL_NOPS; op++) {
+		double v = hl_run_time(r->sel, op), ms[HL_SLOWEST];
+		uint32_t top[HL_SLOWEST];
+		size_t n = sum ? hl_slowest(r, hl_tl_op[op], sum, top, ms) : 0;
+
+		if (isnan(v) && !n)
+			continue;
+		fprintf(f, "<div class=\"hl-box hl-%s\" data-op=\"%s\"><div class=\"hl-what\">%s time</div>"
+			   "<div class=\"hl-ms\">", hl_tl_op[op] == TL_SUSPEND ? "suspend" : hl_tl_op[op] ==
+			   TL_RESUME ? "resume" : "probe", hl_tl_op[op] == TL_SUSPEND ? "suspend" :
+			   hl_tl_op[op] == TL_RESUME ? "resume" : "probe", hl_name[op]);
+		if (isnan(v))
+			fputs("&ndash;", f);
+		else
+			put_ms_short(f, v);
+		fputs("</div>", f);
+		if (n) {
+			fputs("<div class=\"hl-slow\">slowest:", f);
+			for (size_t k = 0; k < n; k++) {
+				fputs(k ? ", <b>" : " <b>", f);
+				dl_html_put(f, r->tl.devs[top[k]].name);
+				fputs("</b> ", f);
+				put_ms_short(f, ms[k]);
+			}
+			fputs("</div>", f);
+		}
+		fputs("</div>\n", f);
+	}
+	fputs("</div>\n", f);
+	free(sum);
+}
+
+/* Whether group G holds the chosen run. */
+static bool hl_sel_group(const struct report *r, const struct group *g)
+{
+	const struct run_row *a = g->newest, *b = r->sel;
+
+	return rp_same_scenario(a, b) && !strcmp(a->order, b->order) && !strcmp(a->kernel, b->kernel) &&
+	       !strcmp(a->mode, b->mode) && a->workers == b->workers && a->devices == b->devices;
+}
+
+/*
+ * The chosen run's scenario under each order (and kernel, mode, K) in the
+ * database: each op's mean over seeds, with a bar on one axis per op.
+ */
+static void write_headline_orders(struct report *r, FILE *f)
+{
+	double max[HL_NOPS] = { 0 };
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->ngroups; i++) {
+		const struct group *g = &r->groups[i];
+
+		if (!rp_same_scenario(g->newest, r->sel))
+			continue;
+		n++;
+		for (int op = 0; op < HL_NOPS; op++) {
+			double m = rp_acc_mean(hl_group_time(g, op));
+
+			if (!isnan(m) && m > max[op])
+				max[op] = m;
+		}
+	}
+	if (!n)
+		return;
+	fputs("<table class=\"hl-orders\">\n<tr><th>order</th><th>kernel</th><th>mode</th><th>K</th><th>runs</th>", f);
+	for (int op = 0; op < HL_NOPS; op++)
+		fprintf(f, "<th>%s (ms)</th>", hl_name[op]);
+	fputs("</tr>\n", f);
+	for (size_t i = 0; i < r->ngroups; i++) {
+		const struct group *g = &r->groups[i];
+
+		if (!rp_same_scenario(g->newest, r->sel))
+			continue;
+		fprintf(f, "<tr%s><td>", hl_sel_group(r, g) ? " class=\"sel\"" : "");
+		dl_html_put(f, g->newest->order);
+		if (rp_kernel_order(g->newest))
+			fputs(" <span class=\"hl-kernel\">&#9733; the kernel&#8217;s order</span>", f);
+		fputs("</td><td>", f);
+		dl_html_put(f, g->newest->kernel);
+		fputs("</td><td>", f);
+		dl_html_put(f, g->newest->mode);
+		fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%g</td>", (long long)g->newest->workers,
+			g->mk.n);
+		for (int op = 0; op < HL_NOPS; op++) {
+			double m = rp_acc_mean(hl_group_time(g, op));
+
+			if (isnan(m)) {
+				fputs("<td class=\"n\">&ndash;</td>", f);
+				continue;
+			}
+			fprintf(f, m >= NS_PER_MS ? "<td class=\"n hl-cell\">%.1f" : "<td class=\"n hl-cell\">%.3f",
+				m / NS_PER_MS);
+			fprintf(f, "<div class=\"hl-bar hl-%s\" style=\"width:%.1f%%\"></div></td>",
+				op == HL_SUSPEND ? "suspend" : op == HL_RESUME ? "resume" : "probe",
+				max[op] > 0 ? 100 * m / max[op] : 0);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+static void write_headline(struct report *r, FILE *f)
+{
+	const struct run_row *s = r->sel;
+
+	fprintf(f, "<section id=\"headline\">\n<h2>Run %lld: ", (long long)s->id);
+	dl_html_put(f, s->scenario);
+	fputs(", ", f);
+	dl_html_put(f, s->order);
+	if (*s->kernel) {
+		fputs(" on ", f);
+		dl_html_put(f, s->kernel);
+	}
+	fprintf(f, " (%lld devices, K = %lld, ", (long long)s->devices, (long long)s->workers);
+	dl_html_put(f, s->mode);
+	fputs(")</h2>\n", f);
+	write_headline_boxes(r, f);
+	fputs("<p>Each op's time runs from its first callback's start to its last one's end, all its "
+	      "phases together (suspend: prepare to noirq; resume: noirq to complete). The same scenario "
+	      "(its name, devices and links) under each order in this database, the mean over seeds; the "
+	      "bars of a column share one axis. &#9733; marks the order the run's kernel itself uses "
+	      "(classic async before 6.16, the 6.16 rework from it).</p>\n", f);
+	write_headline_orders(r, f);
+	fputs("</section>\n", f);
 }
 
 static void put_mean_sd(FILE *f, const struct stat_acc *a)
@@ -84,7 +278,7 @@ static void write_orders(struct report *r, FILE *f)
 	if (rp_plotted(r, P_ORDERS))
 		put_figure(f, "orders", "Makespan per scenario and order: mean and sd over the runs that differ "
 			   "only in their seed, with the mean lower bound");
-	fputs("<table>\n<tr><th>scenario</th><th>order</th><th>mode</th><th>devices</th><th>K</th><th>runs</th>"
+	fputs("<table>\n<tr><th>scenario</th><th>order</th><th>kernel</th><th>mode</th><th>devices</th><th>K</th><th>runs</th>"
 	      "<th>makespan (ms)</th><th>lower bound (ms)</th><th>ratio</th><th>probe (ms)</th>"
 	      "<th>suspend (ms)</th><th>resume (ms)</th></tr>\n", f);
 	for (size_t i = r->ngroups; i-- > 0;) {
@@ -95,6 +289,8 @@ static void write_orders(struct report *r, FILE *f)
 		dl_html_put(f, g->newest->scenario);
 		fputs("</td><td>", f);
 		dl_html_put(f, g->newest->order);
+		fputs("</td><td>", f);
+		dl_html_put(f, g->newest->kernel);
 		fputs("</td><td>", f);
 		dl_html_put(f, g->newest->mode);
 		fprintf(f, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">%g</td>",
@@ -199,12 +395,15 @@ static void write_timeline(struct report *r, FILE *f)
 		fputs("<p>No probe, unbind, suspend or resume events logged for this run.</p>\n", f);
 		return;
 	}
-	fprintf(f, "<p>One row per device, one bar per probe, unbind and PM phase, coloured by phase. "
-		   "The critical path (what set the makespan, walked back from the last end through what "
-		   "each callback waited for) is outlined in red; hover a bar for its device, phase, start, "
-		   "duration, worker and what it waited for. Limit: at most %d device rows are drawn, the "
-		   "devices on the critical path first and then the lowest dev_ids: %zu of this run's %zu "
-		   "devices here.</p>\n", DL_REPORT_TIMELINE_DEVICES, shown, r->tl.total_devs);
+	fprintf(f, "<p>One pane per op, its time axis in ms from the op's start. On top, the op's %d slowest "
+		   "devices (most callback time); under them, as sleepgraph draws it, one row per worker (the "
+		   "main PM thread first) with its callbacks packed into it, the device's name on each bar wide "
+		   "enough; the rows button switches to one row per device in the order they started. Bars are "
+		   "coloured by phase; the critical path (what set the makespan, walked back from the last end "
+		   "through what each callback waited for) is outlined in red; hover a bar for its device, "
+		   "phase, start, duration, worker and what it waited for. Limit: at most %d devices are drawn, "
+		   "the devices on the critical path first, then each op's slowest, then the lowest dev_ids: %zu of this run's %zu "
+		   "devices here.</p>\n", TL_PINNED, DL_REPORT_TIMELINE_DEVICES, shown, r->tl.total_devs);
 	tl_write_html(&r->tl, DL_REPORT_TIMELINE_DEVICES, f);
 	write_crit_table(r, f);
 }
@@ -228,7 +427,7 @@ static void write_traces_links(struct report *r, FILE *f)
 	fputs("</p>\n", f);
 	if (r->tl.ndevs > r->trace_devs)
 		fprintf(f, "<p class=\"note\">Size cap: these trace files hold %zu of the run's %zu devices "
-			   "(the devices on the critical path first, then the lowest dev_ids), about 4 KB of JSON "
+			   "(the devices on the critical path first, then each op's slowest, then the lowest dev_ids), about 4 KB of JSON "
 			   "each; larger traces do not load in the viewers' JSON importers. <code>dlsim report "
 			   "--trace-devices N</code> raises the cap.</p>\n", r->trace_devs, r->tl.ndevs);
 }
@@ -240,10 +439,12 @@ static void write_util(struct report *r, FILE *f)
 		fputs("<p>No phases logged for this run.</p>\n", f);
 		return;
 	}
-	put_figure(f, "util", "Busy CPUs (callbacks running, the main thread included), workers blocked on a "
+	put_figure(f, "util", "Callbacks in progress (the main thread's included), workers blocked on a "
 		   "dependency and devices ready but not started, over time");
-	fprintf(f, "<p>On average over the run's phases %.2f of K = %lld CPUs ran a callback and %.2f workers "
-		   "were blocked. ", r->util_busy, (long long)r->sel->workers, r->util_blocked);
+	fprintf(f, "<p>On average over the run's phases %.2f callbacks were in progress (K = %lld simulated "
+		   "CPUs; a callback that sleeps in its driver, waiting for hardware, holds no CPU, so more "
+		   "than K can be in progress) and %.2f workers were blocked. ", r->util_busy,
+		(long long)r->sel->workers, r->util_blocked);
 	if (r->util_blocked_logged)
 		fputs("Blocked counts the work items asleep on their dependencies, from the engine's "
 		      "work_block and work_wake events; ready counts devices waiting for a CPU, the main "
@@ -299,7 +500,7 @@ static void write_gantt(struct report *r, FILE *f)
 		fputs("<p>No suspend/resume events logged for this run.</p>\n", f);
 		return;
 	}
-	fprintf(f, "<p>At most %d device rows: those on the critical path first, then the lowest dev_ids.</p>\n",
+	fprintf(f, "<p>At most %d device rows: those on the critical path first, then the slowest, then the lowest dev_ids.</p>\n",
 		DL_REPORT_GANTT_DEVICES);
 	put_figure(f, "gantt", "Per-device suspend and resume phases, the critical path outlined");
 	sum = calloc(2 * r->gantt_rows + 1, sizeof(*sum));
@@ -342,8 +543,8 @@ out:
 static void write_limits(struct report *r, FILE *f)
 {
 	fprintf(f, "<h2 id=\"limits\">Limits</h2>\n<ul>\n"
-		   "<li>Interactive timeline: at most %d device rows (critical path first, then the lowest "
-		   "dev_ids).</li>\n<li>Trace files: at most %zu devices each, chosen the same way "
+		   "<li>Interactive timeline: at most %d device rows (critical path first, then each op's "
+		   "slowest, then the lowest dev_ids).</li>\n<li>Trace files: at most %zu devices each, chosen the same way "
 		   "(<code>--trace-devices N</code>).</li>\n"
 		   "<li>Gantt plot: at most %d device rows, chosen the same way.</li>\n"
 		   "<li>Makespan per run: the newest %d runs; per order: the newest %d scenario/order groups.</li>\n"
@@ -376,7 +577,7 @@ int rp_write_index(struct report *r, const char *dbpath)
 		dl_html_put(f, r->sel->order);
 		fputs(")", f);
 	}
-	fputs("</p>\n<nav><a href=\"#runs\">runs</a><a href=\"#makespan\">makespan</a><a href=\"#orders\">orders</a>"
+	fputs("</p>\n<nav><a href=\"#headline\">headline</a><a href=\"#runs\">runs</a><a href=\"#makespan\">makespan</a><a href=\"#orders\">orders</a>"
 	      "<a href=\"#scaling\">scaling</a><a href=\"#timeline\">timeline</a><a href=\"#util\">workers</a>"
 	      "<a href=\"#probe\">probe</a><a href=\"#gantt\">suspend/resume</a><a href=\"#traces\">traces</a>"
 	      "<a href=\"#limits\">limits</a></nav>\n", f);
@@ -385,6 +586,8 @@ int rp_write_index(struct report *r, const char *dbpath)
 		dl_html_put(f, r->plot_err);
 		fputs("</p>\n", f);
 	}
+	if (r->sel)
+		write_headline(r, f);
 	write_runs_table(r, f);
 	fputs("<h2 id=\"makespan\">Makespan per run</h2>\n", f);
 	if (rp_plotted(r, P_MAKESPAN))

@@ -72,8 +72,8 @@ static int read_probes(struct report *r, struct deferred **out, size_t *nout)
 
 static bool same_group(const struct run_row *a, const struct run_row *b)
 {
-	return !strcmp(a->scenario, b->scenario) && !strcmp(a->order, b->order) &&
-	       !strcmp(a->mode, b->mode) && a->devices == b->devices && a->workers == b->workers;
+	return rp_same_scenario(a, b) && !strcmp(a->order, b->order) && !strcmp(a->mode, b->mode) &&
+	       !strcmp(a->kernel, b->kernel) && a->devices == b->devices && a->workers == b->workers;
 }
 
 /* Runs that differ only in their seed, grouped; a group sorts by its newest run. */
@@ -165,6 +165,9 @@ static void put_field(FILE *f, const char *s)
 			fputc(' ', f);
 		} else if (*p == '"') {
 			fputc('\'', f);
+		} else if (*p == '>' && used >= 2 && p[-1] == ']' && p[-2] == ']') {
+			fputs(" >", f);	/* gnuplot's SVG escapes '<' and '&', not the "]]>" XML forbids */
+			used++;
 		} else {
 			fwrite(p, 1, n, f);
 		}
@@ -378,7 +381,8 @@ static int logged_blocks(struct report *r, struct delta **d, size_t *nd, size_t 
 }
 
 /*
- * util.tsv: callbacks running (busy CPUs, the main thread's included),
+ * util.tsv: callbacks in progress ("busy", the main thread's included; a
+ * callback sleeping in its driver holds no CPU, so busy may exceed K),
  * workers blocked on a dependency, and devices ready but not started, as a
  * step function of time.  Busy comes straight from the start/end pairs,
  * blocked from the work_block / work_wake events the engines log.  Logs
@@ -639,14 +643,20 @@ static int sort_gantt_rows(struct report *r)
 /*
  * gantt.tsv: one line per suspend or resume phase of the rows chosen by
  * tl_select_rows() (critical path first), sorted by start, the last
- * column 1 on the critical path.
+ * column 1 on the critical path.  Times count from the first suspend (or
+ * resume) callback's start: after a long probe the run's own clock reads
+ * 1.8e9 ms there.
  */
 static int write_gantt_data(struct report *r)
 {
 	const struct tl_run *t = &r->tl;
 	char path[PATH_MAX];
+	int64_t base = INT64_MAX;
 	FILE *f;
 
+	for (size_t i = 0; i < t->nsegs; i++)
+		if ((t->segs[i].op == TL_SUSPEND || t->segs[i].op == TL_RESUME) && t->segs[i].t0 < base)
+			base = t->segs[i].t0;
 	r->gantt_row = malloc((t->ndevs ? t->ndevs : 1) * sizeof(*r->gantt_row));
 	if (!r->gantt_row)
 		return rp_err(r, -ENOMEM, "out of memory");
@@ -667,8 +677,8 @@ static int write_gantt_data(struct report *r)
 		put_field(f, t->devs[s->row].name);
 		fprintf(f, "\t%d\t%s\t", s->op == TL_SUSPEND ? 1 : 2, s->op == TL_SUSPEND ? "suspend" : "resume");
 		put_field(f, t->phases[s->phase]);
-		put_ms(f, (double)s->t0);
-		put_ms(f, (double)s->t1);
+		put_ms(f, (double)(s->t0 - base));
+		put_ms(f, (double)(s->t1 - base));
 		fprintf(f, "\t%d\n", (s->flags & TL_SEG_CRIT) ? 1 : 0);
 		r->gantt_segs++;
 	}
@@ -691,7 +701,7 @@ static const char *template_dir(void)
  */
 static int run_gnuplot(struct report *r, const char *name, const char *fmt, size_t nrows)
 {
-	char tmpl[PATH_MAX], expr[256], log[PATH_MAX];
+	char tmpl[PATH_MAX], expr[256], log[PATH_MAX], out[PATH_MAX];
 	pid_t pid;
 	int status, fd;
 
@@ -702,7 +712,12 @@ static int run_gnuplot(struct report *r, const char *name, const char *fmt, size
 		return rp_err(r, -ECHILD, "%s: gnuplot template missing", tmpl);
 	snprintf(expr, sizeof(expr), "datafile='%s.tsv'; outfile='%s.%s'; fmt='%s'; nrows=%zu",
 		 name, name, fmt, fmt, nrows);
-	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* gnuplot opens its output as it finds it: make it a fresh file of ours first */
+	if ((size_t)snprintf(out, sizeof(out), "%s/%s.%s", r->outdir, name, fmt) >= sizeof(out) ||
+	    (fd = rp_create_file(out)) < 0)
+		return rp_err(r, -EIO, "%s/%s.%s: %s", r->outdir, name, fmt, strerror(errno));
+	close(fd);
+	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return rp_err(r, -EIO, "%s: %s", log, strerror(errno));
 	fflush(NULL);
@@ -760,8 +775,18 @@ bool rp_plotted(const struct report *r, enum plot_id id)
 /* Every data file, then its plot when it has something to show. */
 int rp_write_plots(struct report *r)
 {
+	char log[PATH_MAX];
 	size_t rows;
-	int ret = write_makespan_data(r, &rows);
+	int ret = 0, fd;
+
+	/* this report's gnuplot.log starts empty (and is a file of ours, not a link) */
+	if (!r->data_only) {
+		if ((size_t)snprintf(log, sizeof(log), "%s/gnuplot.log", r->outdir) >= sizeof(log) ||
+		    (fd = rp_create_file(log)) < 0)
+			return rp_err(r, -EIO, "%s/gnuplot.log: %s", r->outdir, strerror(errno));
+		close(fd);
+	}
+	ret = write_makespan_data(r, &rows);
 
 	if (!ret && rows)
 		plot(r, P_MAKESPAN, rows);

@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -142,14 +143,126 @@ static int read_metrics(struct report *r)
 	return 0;
 }
 
+/* Whether TABLE has COLUMN (older logs lack the columns added since). */
+static int has_column(struct report *r, const char *table, const char *column)
+{
+	sqlite3_stmt *st;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(r->db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1, &st,
+			       NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+static uint64_t fnv_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * FNV_PRIME;
+	return h;
+}
+
+/* Folds columns 1.. of the row into H, each with its type so that NULL, 0 and "0" differ. */
+static uint64_t fnv_row(uint64_t h, sqlite3_stmt *st)
+{
+	for (int c = 1; c < sqlite3_column_count(st); c++) {
+		int type = sqlite3_column_type(st, c);
+
+		h = fnv_bytes(h, &type, sizeof(type));
+		if (type == SQLITE_INTEGER) {
+			int64_t v = sqlite3_column_int64(st, c);
+
+			h = fnv_bytes(h, &v, sizeof(v));
+		} else if (type != SQLITE_NULL) {
+			const unsigned char *t = sqlite3_column_text(st, c);
+
+			h = fnv_bytes(h, t, (size_t)sqlite3_column_bytes(st, c));
+		}
+	}
+	return h;
+}
+
+/*
+ * Each run's content: a hash of its devices (name, parent, async) and links
+ * (ends, flags), in one pass over each table in run_id order, so that two
+ * scenarios of the same name (two imports of one board) are not averaged
+ * together.  Latencies are not in the log: two imports with the same
+ * devices and links but other times still share a fingerprint.
+ */
+static int read_content(struct report *r)
+{
+	static const char *const sql[] = {
+		"SELECT run_id, dev_id, name, parent_id, async FROM devices ORDER BY run_id, dev_id",
+		"SELECT run_id, link_id, consumer_id, supplier_id, flags FROM links ORDER BY run_id, link_id",
+	};
+	int have_links = has_column(r, "links", "link_id");
+
+	for (size_t i = 0; i < r->nruns; i++)
+		r->runs[i].content = FNV_OFFSET;
+	for (size_t q = 0; q < (have_links ? 2u : 1u); q++) {
+		struct run_row *row = NULL;
+		sqlite3_stmt *st;
+		int rc;
+
+		if (sqlite3_prepare_v2(r->db, sql[q], -1, &st, NULL) != SQLITE_OK)
+			return rp_err(r, -EINVAL, "cannot read the %s: %s", q ? "links" : "devices",
+				      sqlite3_errmsg(r->db));
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int64_t id = sqlite3_column_int64(st, 0);
+
+			if (!row || row->id != id)
+				row = find_run(r, id);
+			if (row)
+				row->content = fnv_row(row->content, st);
+		}
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return rp_err(r, -EINVAL, "cannot read the %s: %s", q ? "links" : "devices",
+				      sqlite3_errmsg(r->db));
+	}
+	return 0;
+}
+
+bool rp_same_scenario(const struct run_row *a, const struct run_row *b)
+{
+	return a->content == b->content && !strcmp(a->scenario, b->scenario);
+}
+
+/* The first kernel of the async rework (kernel-async-v2): 6.16. */
+#define V2_MAJOR 6
+#define V2_MINOR 16
+
+bool rp_kernel_order(const struct run_row *row)
+{
+	int major = 0, minor = 0, v2;
+
+	if (sscanf(row->kernel, "%d.%d", &major, &minor) != 2)
+		return false;
+	v2 = major > V2_MAJOR || (major == V2_MAJOR && minor >= V2_MINOR);
+	return !strcmp(row->order, v2 ? "kernel-async-v2" : "kernel-async");
+}
+
 static int read_runs(struct report *r)
 {
 	sqlite3_stmt *st;
 	size_t cap = 0;
 	int rc, ret = 0;
+	const char *sql = has_column(r, "runs", "kernel") ?
+		"SELECT run_id, scenario, order_name, mode, devices, links, status, "
+		"makespan_ns, seed, workers, kernel FROM runs ORDER BY run_id" :
+		"SELECT run_id, scenario, order_name, mode, devices, links, status, "
+		"makespan_ns, seed, workers, '' FROM runs ORDER BY run_id";
 
-	if (sqlite3_prepare_v2(r->db, "SELECT run_id, scenario, order_name, mode, devices, links, status, "
-			       "makespan_ns, seed, workers FROM runs ORDER BY run_id", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return rp_err(r, -EINVAL, "cannot read the runs: %s", sqlite3_errmsg(r->db));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct run_row *row;
@@ -176,9 +289,10 @@ static int read_runs(struct report *r)
 		row->makespan = column_num(st, 7);
 		row->seed = sqlite3_column_int64(st, 8);
 		row->workers = sqlite3_column_int64(st, 9);
+		row->kernel = dup_text(st, 10);
 		row->metric_makespan = row->lower_bound = NAN;
 		row->probe = row->suspend = row->resume = row->wall = NAN;
-		if (!row->scenario || !row->order || !row->mode || !row->status) {
+		if (!row->scenario || !row->order || !row->mode || !row->status || !row->kernel) {
 			ret = rp_err(r, -ENOMEM, "out of memory");
 			goto out;
 		}
@@ -187,7 +301,9 @@ static int read_runs(struct report *r)
 		ret = rp_err(r, -EINVAL, "cannot read the runs: %s", sqlite3_errmsg(r->db));
 out:
 	sqlite3_finalize(st);
-	return ret ? ret : read_metrics(r);
+	if (!ret)
+		ret = read_metrics(r);
+	return ret ? ret : read_content(r);
 }
 
 static int select_run(struct report *r, const char *path, int64_t run)
@@ -270,15 +386,28 @@ double rp_acc_sd(const struct stat_acc *a)
 	return var > 0 ? sqrt(var) : 0;
 }
 
+int rp_create_file(const char *path)
+{
+	if (unlink(path) != 0 && errno != ENOENT)
+		return -1;
+	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+}
+
 FILE *rp_open_out(struct report *r, const char *name, char *path, size_t pathlen)
 {
 	FILE *f;
+	int fd;
 
 	if ((size_t)snprintf(path, pathlen, "%s/%s", r->outdir, name) >= pathlen) {
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	f = fopen(path, "w");
+	fd = rp_create_file(path);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f)
+		close(fd);
 	return f;
 }
 
@@ -423,7 +552,74 @@ static int source_folder(const char *dir, char *which, size_t len)
 	return found;
 }
 
-static int set_outdir(struct report *r, const char *db, const char *outdir)
+/*
+ * Whether DIR was written by dlsim report: it holds RP_MARKER, or (a report
+ * from before the marker) an index.html that begins as ours does.
+ */
+static int report_folder(const char *dir)
+{
+	static const char head[] = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+				   "<title>dlsim report</title>";
+	char path[PATH_MAX], buf[sizeof(head)];
+	struct stat sb;
+	FILE *f;
+	int ours;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, RP_MARKER) >= sizeof(path))
+		return 0;
+	if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+		return 1;
+	if ((size_t)snprintf(path, sizeof(path), "%s/index.html", dir) >= sizeof(path) ||
+	    lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || !(f = fopen(path, "r")))
+		return 0;
+	ours = fread(buf, 1, sizeof(head) - 1, f) == sizeof(head) - 1 && !memcmp(buf, head, sizeof(head) - 1);
+	fclose(f);
+	return ours;
+}
+
+/* The first entry of DIR other than "." and "..", into WHICH; 0 if DIR is empty or missing. */
+static int folder_entry(const char *dir, char *which, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(which, len, "%s", e->d_name);
+			found = 1;
+		}
+	closedir(d);
+	return found;
+}
+
+/*
+ * A report writes twenty-odd files of fixed names: never into "/", and into
+ * an existing folder only when it is empty, was written by dlsim report, or
+ * FORCE says so.
+ */
+static int check_outdir(struct report *r, int force)
+{
+	char real[PATH_MAX], which[256];
+	struct stat sb;
+
+	if (stat(r->outdir, &sb) != 0)
+		return errno == ENOENT ? 0 : rp_err(r, -EINVAL, "%s: %s", r->outdir, strerror(errno));
+	if (!S_ISDIR(sb.st_mode))
+		return rp_err(r, -EINVAL, "%s exists and is not a directory; choose another with --out",
+			      r->outdir);
+	if (realpath(r->outdir, real) && !strcmp(real, "/"))
+		return rp_err(r, -EINVAL, "%s is the root directory: a report is never written there; "
+			      "choose a folder of its own with --out", r->outdir);
+	if (force || report_folder(r->outdir) || !folder_entry(r->outdir, which, sizeof(which)))
+		return 0;
+	return rp_err(r, -EEXIST, "%s is not empty (%s) and was not written by dlsim report: choose a new "
+		      "or empty folder with --out, or add --force to write into it", r->outdir, which);
+}
+
+static int set_outdir(struct report *r, const char *db, const char *outdir, int force)
 {
 	char which[256];
 	int n = 0;
@@ -440,7 +636,19 @@ static int set_outdir(struct report *r, const char *db, const char *outdir)
 	if (source_folder(r->outdir, which, sizeof(which)))
 		return rp_err(r, -EINVAL, "%s holds source files (%s): a report is never written into a "
 			      "source folder; choose another with --out", r->outdir, which);
-	return 0;
+	return check_outdir(r, force);
+}
+
+/* RP_MARKER, which lets a later report write into this folder again. */
+static int mark_outdir(struct report *r)
+{
+	char path[PATH_MAX];
+	FILE *f = rp_open_out(r, RP_MARKER, path, sizeof(path));
+
+	if (!f)
+		return rp_err(r, -EIO, "%s/%s: %s", r->outdir, RP_MARKER, strerror(errno));
+	fputs("This folder was written by dlsim report, which may write into it again.\n", f);
+	return rp_close_out(r, f, path);
 }
 
 static void report_free(struct report *r)
@@ -450,6 +658,7 @@ static void report_free(struct report *r)
 		free(r->runs[i].order);
 		free(r->runs[i].mode);
 		free(r->runs[i].status);
+		free(r->runs[i].kernel);
 	}
 	free(r->runs);
 	free(r->groups);
@@ -482,9 +691,11 @@ int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *e
 	if (!ret)
 		ret = read_timeline(&r);
 	if (!ret)
-		ret = set_outdir(&r, db, o->outdir);
+		ret = set_outdir(&r, db, o->outdir, o->force);
 	if (!ret)
 		ret = make_dirs(&r);
+	if (!ret)
+		ret = mark_outdir(&r);
 	if (!ret)
 		ret = write_traces(&r);
 	if (!ret)

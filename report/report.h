@@ -18,8 +18,9 @@
 #define DL_REPORT_PLOT_RUNS 40
 /*
  * Device rows drawn in index.html's interactive timeline: the devices on the
- * critical path first, then the lowest dev_ids (about 5.6 MB of page at 10k
- * devices; the trace files hold up to DL_REPORT_TRACE_DEVICES).
+ * critical path first, then each op's slowest, then the lowest dev_ids
+ * (about 5.6 MB of page at 10k devices; the trace files hold up to
+ * DL_REPORT_TRACE_DEVICES).
  */
 #define DL_REPORT_TIMELINE_DEVICES 10000
 /*
@@ -50,7 +51,11 @@ int dl_report_default_outdir(const char *db, char *buf, size_t len);
  * @outdir:  directory to write into (created with its parents if missing);
  *           NULL: "NAME-report" beside DB (dl_report_default_outdir()).
  *           A directory holding source files (CMakeLists.txt, *.c, *.h) is
- *           refused with -EINVAL: a report never lands in a source folder.
+ *           refused with -EINVAL: a report never lands in a source folder;
+ *           "/" is refused too, and an existing non-empty folder that
+ *           holds no ".dlsim-report" file (dlsim report's mark) with
+ *           -EEXIST unless dl_report_opts.force.  Every file is created
+ *           afresh (a symlink in the folder is replaced, never followed).
  * @err:     receives a one-line message when the result is not 0
  * @errlen:  size of @err
  *
@@ -80,6 +85,8 @@ struct dl_report_opts {
 	size_t trace_devices;	/* devices per trace file, 0: DL_REPORT_TRACE_DEVICES */
 	int trace_per_device;	/* trace tracks per device instead of per worker */
 	int trace_plain;	/* trace.json instead of gzipped trace.json.gz */
+	int force;		/* write into an existing non-empty folder that
+				 * dlsim report did not write ("/" never) */
 	int data_only;		/* data files, traces and index.html, no gnuplot (no
 				 * PNG/SVG; the in-process fuzzer uses it) */
 };

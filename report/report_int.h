@@ -30,6 +30,8 @@ enum plot_id { P_MAKESPAN, P_ORDERS, P_SCALING, P_UTIL, P_PROBE, P_GANTT, P_COUN
 struct run_row {
 	int64_t id, devices, links, seed, workers;
 	char *scenario, *order, *mode, *status;
+	char *kernel;		/* runs.kernel ("6.12"), "" when the log has none */
+	uint64_t content;	/* fingerprint of the devices and links (rp_read_content()) */
 	/* NAN when the database has no value. */
 	double makespan, metric_makespan, lower_bound, probe, suspend, resume, wall;
 };
@@ -37,7 +39,7 @@ struct run_row {
 /* Mean and standard deviation of the values added (NAN ones skipped). */
 struct stat_acc { double n, sum, sq; };
 
-/* Runs of one scenario, order, mode, size and K: the seeds of a `compare`. */
+/* Runs of one scenario (name and content), order, mode, kernel and K: the seeds of a `compare`. */
 struct group {
 	const struct run_row *newest;
 	struct stat_acc mk, lb, probe, suspend, resume;
@@ -80,12 +82,25 @@ struct report {
 	int data_only;			/* dl_report_opts.data_only: no gnuplot */
 };
 
+/* The file that marks a folder written by dlsim report (report.c). */
+#define RP_MARKER ".dlsim-report"
+
 /* report.c */
 int rp_err(struct report *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/*
+ * Creates PATH afresh for writing: whatever was there is unlinked first (a
+ * symlink or hard link, never what it points to), then the file is opened
+ * with O_CREAT | O_EXCL | O_NOFOLLOW.  Return: the descriptor, or -1 with errno.
+ */
+int rp_create_file(const char *path);
 /* Opens OUTDIR/NAME for writing (its path in PATH); NULL with errno set. */
 FILE *rp_open_out(struct report *r, const char *name, char *path, size_t pathlen);
 /* Closes F; -EIO (message in r->err) when anything written to it failed. */
 int rp_close_out(struct report *r, FILE *f, const char *path);
+/* Whether ROW's order is the one its kernel runs (kernel-async before 6.16, kernel-async-v2 from it). */
+bool rp_kernel_order(const struct run_row *row);
+/* Whether A and B ran the same scenario: the same name and the same devices and links. */
+bool rp_same_scenario(const struct run_row *a, const struct run_row *b);
 void rp_acc_add(struct stat_acc *a, double v);
 double rp_acc_mean(const struct stat_acc *a);
 double rp_acc_sd(const struct stat_acc *a);

@@ -19,7 +19,7 @@ set datafile separator "\t"
 set datafile missing "-"
 set title "Scaling: simulated makespan (solid) and wall time of the simulator (dashed) per order"
 set xlabel "devices"
-set ylabel "time (ms)"
+set ylabel "makespan or wall time (ms)"
 set logscale xy
 set grid xtics ytics mxtics mytics
 set key outside right top

@@ -9,11 +9,13 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <zlib.h>
 
 #include "report/assets.h"
+#include "report/report_int.h"
 #include "report/timeline.h"
 
 static const char *const op_name[TL_NOPS] = { "probe", "unbind", "suspend", "resume" };
@@ -377,18 +379,21 @@ int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl
 	unsigned char seen[256] = { 0 };
 	char label[128];
 	size_t rows;
-	int first = 1, ret;
+	int first = 1, ret, fd;
 
 	if (!row_of)
 		return -ENOMEM;
 	rows = tl_select_rows(t, opt->max_devices ? opt->max_devices : t->ndevs, ~0u, row_of);
 	if (devices)
 		*devices = rows;
-	if (opt->gzip)
-		o.gz = gzopen(path, "wb6");
-	else
-		o.f = fopen(path, "w");
+	fd = rp_create_file(path);
+	if (fd >= 0 && opt->gzip)
+		o.gz = gzdopen(fd, "wb6");
+	else if (fd >= 0)
+		o.f = fdopen(fd, "w");
 	if (!o.gz && !o.f) {
+		if (fd >= 0)
+			close(fd);
 		free(row_of);
 		return -EIO;
 	}

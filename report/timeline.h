@@ -15,6 +15,9 @@
 
 #include "report/report.h"
 
+/* Slowest devices pinned on top of each pane of the interactive timeline (timeline.js: PIN). */
+#define TL_PINNED 3
+
 /* Newest runs that get a trace-<run_id>.json (trace.json: the newest). */
 #define DL_REPORT_TRACE_RUNS 10
 
@@ -88,7 +91,9 @@ int tl_analyse(sqlite3 *db, struct tl_run *t, char *err, size_t errlen);
 /*
  * tl_select_rows() - the devices to draw when at most MAX_ROWS fit: every
  * device with a segment of an op in OP_MASK (1 << enum tl_op) on the
- * critical path first, then the lowest dev_ids; drawn in dev_id order.
+ * critical path first, then per op in OP_MASK its TL_PINNED devices with
+ * the most callback time (the headline's slowest), then the lowest
+ * dev_ids; drawn in dev_id order.
  * ROW_OF[i] receives the row of devs[i] or TL_NONE.  Return: rows used.
  */
 size_t tl_select_rows(const struct tl_run *t, size_t max_rows, unsigned op_mask, uint32_t *row_of);

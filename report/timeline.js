@@ -4,9 +4,12 @@
  *
  * Read the way sleepgraph's timelines are: one pane per op of the script
  * (probe; suspend and resume side by side as two halves), each with its
- * own time axis from the op's start, its phases as coloured bands, a row
- * per device in the order the devices started, names shortened from the
- * left so that the unique tail stays.  Hover a bar for its callback; click
+ * own time axis from the op's start, its phases as coloured bands, the
+ * op's slowest devices pinned on top, then either the callbacks packed
+ * into one row per worker (the default, as sleepgraph packs its threads;
+ * the device's name on the bar) or one row per device in the order the
+ * devices started ("rows" button, or index.html#tl=device); names are
+ * shortened from the left so that the unique tail stays.  Hover a bar for its callback; click
  * a bar or a name for the device: its callbacks, its links and what each
  * callback waited for.  Names reach the page only through the canvas and
  * textContent, never as markup.
@@ -21,6 +24,8 @@ var names = D.names, phases = D.phases, ops = D.ops, nrows = D.rows;
 var SLOT = 0, OP = 1, PH = 2, T0 = 3, T1 = 4, WK = 5, WS = 6, WP = 7, WE = 8, FL = 9, IN = 10;
 var CRIT = 1, BARRIER = 2;
 var ROW = 18, LAB = 210, AX = 20, BAND = 16, MAXH = 540, TOP = AX + BAND;
+/* slowest devices pinned on top of each pane; rows per worker ('worker') or per device ('device') */
+var PIN = 3, MODE = /[#&]tl=device\b/.test(location.hash) ? 'device' : 'worker';
 var COL = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
   '#ff9da7', '#9c755f', '#86bcb6', '#d37295', '#8cd17d', '#b6992d', '#499894', '#79706e'];
 var hl = false, i, k;
@@ -95,6 +100,13 @@ for (i = 0; i < S.length; i++) inst[S[i][IN]].pane.segs.push(S[i]);
 
 /* ---- the controls above the panes ---- */
 var bar = el('div', 'tl-bar'), legend = el('div', 'tl-legend'), used = {};
+var modeBtn = el('button', null, '');
+modeBtn.type = 'button';
+modeBtn.title = 'one row per worker with the callbacks packed into it, or one row per device';
+function modeLabel() { modeBtn.textContent = MODE === 'worker' ? 'rows: per worker (packed)' : 'rows: per device'; }
+modeLabel();
+modeBtn.addEventListener('click', function () { setMode(MODE === 'worker' ? 'device' : 'worker'); });
+bar.appendChild(modeBtn);
 var crit = el('button', null, 'critical path');
 crit.type = 'button';
 crit.title = 'fade every callback off the critical path and join the path with red lines';
@@ -127,21 +139,10 @@ function niceStep(span, px) {
 function Pane(P, half, nth) {
   var self = this, r;
   this.P = P; this.half = half;
-  var first = {};
-  for (r = 0; r < P.segs.length; r++) {
-    var g = P.segs[r];
-    if (g[SLOT] < nrows && (first[g[SLOT]] === undefined || g[T0] < first[g[SLOT]])) first[g[SLOT]] = g[T0];
-  }
-  this.rows = Object.keys(first).map(Number).sort(function (a, b) { return first[a] - first[b] || a - b; });
-  this.rowOf = {}; this.byRow = [];
-  for (r = 0; r < this.rows.length; r++) { this.rowOf[this.rows[r]] = r; this.byRow.push([]); }
   this.crit = [];
-  for (r = 0; r < P.segs.length; r++) {
-    var h = P.segs[r];
-    if (this.rowOf[h[SLOT]] === undefined) continue;
-    this.byRow[this.rowOf[h[SLOT]]].push(h);
-    if (h[FL] & CRIT) this.crit.push(h);
-  }
+  for (r = 0; r < P.segs.length; r++)
+    if (P.segs[r][SLOT] < nrows && (P.segs[r][FL] & CRIT)) this.crit.push(P.segs[r]);
+  this.layout();
   var pad = Math.max(1, (P.t1 - P.t0) * 0.01);
   this.tmin = P.t0 - pad; this.tmax = P.t1 + pad;
   this.v0 = this.tmin; this.v1 = this.tmax; this.top = 0; this.hover = null;
@@ -149,7 +150,7 @@ function Pane(P, half, nth) {
   this.root.setAttribute('data-op', ops[P.op]);
   var head = el('div', 'tl-head');
   head.appendChild(el('b', null, ops[P.op] + (nth > 1 ? ' #' + nth : '')));
-  head.appendChild(document.createTextNode(' ' + ms(P.t1 - P.t0) + ', ' + this.rows.length + ' devices, ' +
+  head.appendChild(document.createTextNode(' ' + ms(P.t1 - P.t0) + ', ' + this.ndevs + ' devices, ' +
     P.insts.length + ' phase' + (P.insts.length === 1 ? '' : 's') + ' '));
   head.title = ops[P.op] + ' ran from ' + ms(P.t0) + ' to ' + ms(P.t1) + ' of the run';
   function button(label, title, f) {
@@ -169,6 +170,61 @@ function Pane(P, half, nth) {
   this.root.appendChild(head); this.root.appendChild(wrap);
   this.listen();
 }
+/*
+ * The rows: the PIN devices with the most callback time in this op first
+ * (pinned), then per worker the callbacks packed greedily into lanes that
+ * never overlap (MODE 'worker'), or one row per other device by start
+ * (MODE 'device').  rows[r] is the device slot of a device row, or -1.
+ */
+Pane.prototype.layout = function () {
+  var P = this.P, tot = {}, first = {}, self = this, r, g, k;
+  for (r = 0; r < P.segs.length; r++) {
+    g = P.segs[r];
+    if (g[SLOT] >= nrows) continue;
+    tot[g[SLOT]] = (tot[g[SLOT]] || 0) + (g[T1] - g[T0]);
+    if (first[g[SLOT]] === undefined || g[T0] < first[g[SLOT]]) first[g[SLOT]] = g[T0];
+  }
+  var slots = Object.keys(first).map(Number);
+  this.ndevs = slots.length;
+  var pinned = slots.slice().sort(function (a, b) { return tot[b] - tot[a] || a - b; })
+    .filter(function (x) { return tot[x] > 0; }).slice(0, PIN);
+  var pinRow = {};
+  this.rows = []; this.labels0 = []; this.byRow = []; this.rowOfSeg = {};
+  function addRow(slot, label) { self.rows.push(slot); self.labels0.push(label); self.byRow.push([]); return self.rows.length - 1; }
+  function put(row, q) { self.byRow[row].push(q); self.rowOfSeg[q[SLOT] + ':' + q[T0]] = row; }
+  for (k = 0; k < pinned.length; k++) pinRow[pinned[k]] = addRow(pinned[k], short[pinned[k]]);
+  this.npinned = pinned.length;
+  for (r = 0; r < P.segs.length; r++)
+    if (pinRow[P.segs[r][SLOT]] !== undefined) put(pinRow[P.segs[r][SLOT]], P.segs[r]);
+  var segs = P.segs.filter(function (q) { return q[SLOT] < nrows; })
+    .sort(function (a, b) { return a[T0] - b[T0] || a[T1] - b[T1]; });
+  if (MODE === 'device') {
+    var rest = slots.filter(function (x) { return pinRow[x] === undefined; })
+      .sort(function (a, b) { return first[a] - first[b] || a - b; }), rowOf = {};
+    for (k = 0; k < rest.length; k++) rowOf[rest[k]] = addRow(rest[k], short[rest[k]]);
+    for (k = 0; k < segs.length; k++) if (rowOf[segs[k][SLOT]] !== undefined) put(rowOf[segs[k][SLOT]], segs[k]);
+  } else {
+    /* lanes per worker, in worker order: a callback goes to the first lane that is free at its start */
+    var workers = {}, wk = [];
+    for (k = 0; k < segs.length; k++) {
+      var w = segs[k][WK];
+      if (!workers[w]) { workers[w] = []; wk.push(w); }
+      var lanes = workers[w], l;
+      for (l = 0; l < lanes.length && lanes[l].end > segs[k][T0]; l++);
+      if (l === lanes.length) lanes.push({ end: -Infinity, segs: [] });
+      lanes[l].end = segs[k][T1]; lanes[l].segs.push(segs[k]);
+    }
+    wk.sort(function (a, b) { return a - b; });
+    for (k = 0; k < wk.length; k++)
+      for (var j = 0; j < workers[wk[k]].length; j++) {
+        var row = addRow(-1, (wk[k] === 0 ? 'main PM thread' : 'worker ' + wk[k]) + (j ? ' \u00b7' + (j + 1) : ''));
+        workers[wk[k]][j].segs.forEach(function (q) { put(row, q); });
+      }
+  }
+  this.top = 0;
+};
+/* the row a callback is drawn on (its lane in packed mode), or undefined */
+Pane.prototype.rowOfQ = function (slot, t0) { return this.rowOfSeg[slot + ':' + t0]; };
 Pane.prototype.plotH = function () { return this.H - TOP; };
 Pane.prototype.xOf = function (t) { return LAB + (t - this.v0) / (this.v1 - this.v0) * (this.W - LAB); };
 Pane.prototype.tOf = function (x) { return this.v0 + (x - LAB) / (this.W - LAB) * (this.v1 - this.v0); };
@@ -188,7 +244,7 @@ Pane.prototype.resize = function (width) {
   this.cv.width = Math.round(this.W * this.dpr); this.cv.height = Math.round(this.H * this.dpr);
   this.cv.style.width = this.W + 'px'; this.cv.style.height = this.H + 'px';
   this.labels = [];
-  for (var r = 0; r < this.rows.length; r++) this.labels.push(fit(short[this.rows[r]], LAB - 10));
+  for (var r = 0; r < this.rows.length; r++) this.labels.push(fit(this.labels0[r], LAB - 10));
   this.draw();
 };
 Pane.prototype.yOf = function (row) { return TOP + row * ROW - this.top; };
@@ -201,7 +257,12 @@ Pane.prototype.draw = function () {
   var r0 = Math.floor(this.top / ROW), r1 = Math.min(this.rows.length, Math.ceil((this.top + this.plotH()) / ROW));
   c.save(); c.beginPath(); c.rect(0, TOP, W, this.plotH()); c.clip();
   for (r = r0; r < r1; r++)
-    if (r % 2) { c.fillStyle = '#f5f5f5'; c.fillRect(0, this.yOf(r), W, ROW); }
+    if (r < this.npinned) { c.fillStyle = '#fff1d0'; c.fillRect(0, this.yOf(r), W, ROW); }
+    else if (r % 2) { c.fillStyle = '#f5f5f5'; c.fillRect(0, this.yOf(r), W, ROW); }
+  if (this.npinned && this.npinned >= r0 && this.npinned <= r1) {
+    c.strokeStyle = '#c9a227'; c.lineWidth = 1; c.beginPath();
+    c.moveTo(0, this.yOf(this.npinned) + 0.5); c.lineTo(W, this.yOf(this.npinned) + 0.5); c.stroke();
+  }
   c.save(); c.beginPath(); c.rect(LAB, 0, W - LAB, H); c.clip();
   /* phase bands: the span of each phase, behind its bars */
   for (k = 0; k < this.P.insts.length; k++) {
@@ -225,6 +286,12 @@ Pane.prototype.draw = function () {
       if (q[FL] & CRIT) {
         c.globalAlpha = 1; c.strokeStyle = '#b00020'; c.lineWidth = 2;
         c.strokeRect(a, y, Math.max(1.5, b - a), ROW - 6);
+      }
+      if (b - a > 28) {  /* the device's name on its bar */
+        c.save(); c.beginPath(); c.rect(a, y, b - a, ROW - 6); c.clip();
+        c.globalAlpha = hl && !(q[FL] & CRIT) ? 0.3 : 1; c.fillStyle = '#000'; c.font = '10px sans-serif';
+        c.fillText(fit(short[q[SLOT]], b - a - 6), a + 3, y + (ROW - 6) / 2 + 0.5);
+        c.restore();
       }
     }
   }
@@ -256,16 +323,29 @@ Pane.prototype.draw = function () {
     if (this.xOf(g) > LAB + 12) c.fillText(((g - this.P.t0) / 1e6).toFixed(dec), this.xOf(g), AX / 2);
   c.textAlign = 'left';
   c.fillText(ops[this.P.op] + ': ms from its start', 4, AX / 2);
-  c.fillText('device (by start)', 4, AX + BAND / 2 - 1);
+  c.fillText(MODE === 'worker' ? 'slowest, then per worker' : 'slowest, then by start', 4, AX + BAND / 2 - 1);
 };
 /* a line from the end of what Q waited for to Q's start, when both are in this pane */
 Pane.prototype.link = function (q, col, w) {
-  var wr = this.rowOf[q[WS]], c = this.ctx;
+  var wr = this.waitRow(q), c = this.ctx;
   if (q[WS] < 0 || wr === undefined || q[WE] > this.v1 || q[T0] < this.v0 || q[WE] < this.P.t0) return;
-  var ya = this.yOf(wr) + ROW / 2, yb = this.yOf(this.rowOf[q[SLOT]]) + ROW / 2;
+  var ya = this.yOf(wr) + ROW / 2, yb = this.yOf(this.rowOfQ(q[SLOT], q[T0])) + ROW / 2;
   var xa = this.xOf(q[WE]), xb = this.xOf(q[T0]);
   c.strokeStyle = col; c.lineWidth = w; c.beginPath(); c.moveTo(xa, ya); c.lineTo(xb, yb); c.stroke();
   c.beginPath(); c.arc(xb, yb, 2.5, 0, 2 * Math.PI); c.fillStyle = col; c.fill();
+};
+/* the row of the callback Q waited for: its device's callback in this pane that ended at q[WE] */
+Pane.prototype.waitRow = function (q) {
+  if (q[WS] < 0 || q[WS] >= nrows) return undefined;
+  if (!this.waitKey) {
+    this.waitKey = {};
+    for (var k = 0; k < this.P.segs.length; k++) {
+      var g = this.P.segs[k], key = g[SLOT] + '@' + g[T1];
+      if (this.waitKey[key] === undefined) this.waitKey[key] = g[T0];
+    }
+  }
+  var t0 = this.waitKey[q[WS] + '@' + q[WE]];
+  return t0 === undefined ? undefined : this.rowOfQ(q[WS], t0);
 };
 Pane.prototype.zoom = function (f, at) {
   var t = at === undefined ? (this.v0 + this.v1) / 2 : at;
@@ -313,7 +393,7 @@ Pane.prototype.listen = function () {
     if (q !== self.hover) { self.hover = q; self.draw(); }
     if (!q) { self.tip.hidden = true; return; }
     self.tip.textContent = names[q[SLOT]] + '\n' + ops[q[OP]] + ' / ' + phases[q[PH]] +
-      '\nstart ' + ms(q[T0]) + ' (+' + ms(q[T0] - self.P.t0) + ' into ' + ops[self.P.op] + ')' +
+      '\nstart ' + ms(q[T0] - self.P.t0) + ' into ' + ops[self.P.op] +
       '\nduration ' + ms(q[T1] - q[T0]) + '\nworker ' + (q[WK] === 0 ? '0 (main PM thread)' : q[WK]) +
       ', dev_id ' + D.ids[q[SLOT]] + '\n' + waited(q) + ((q[FL] & CRIT) ? '\non the critical path' : '') +
       '\nclick: the device\u2019s callbacks and links';
@@ -325,13 +405,15 @@ Pane.prototype.listen = function () {
     if (moved) return;
     var p = self.pos(e), q = self.hit(p[0], p[1]), r = self.rowAt(p[1]);
     if (q) show(q[SLOT]);
-    else if (p[0] < LAB && r >= 0) show(self.rows[r]);
+    else if (p[0] < LAB && r >= 0 && self.rows[r] >= 0) show(self.rows[r]);
   });
 };
 
+/* time T as ms into the op of Q's pane */
+function rel(q, t) { var P = inst[q[IN]].pane; return ms(t - P.t0) + ' into ' + ops[P.op]; }
 function waited(q) {
   if (q[WS] < 0) return 'waited for: nothing (first to start)';
-  return 'waited for: ' + names[q[WS]] + ' (' + phases[q[WP]] + ', ended at ' + ms(q[WE]) +
+  return 'waited for: ' + names[q[WS]] + ' (' + phases[q[WP]] + ', ended at ' + rel(q, q[WE]) +
     ((q[FL] & BARRIER) ? '; the previous phase\u2019s last callback' : '') + ')';
 }
 
@@ -367,21 +449,21 @@ function show(slot) {
     info.appendChild(list('consumers (links that wait for it in probe and resume)', D.con[slot], D.ncon[slot]));
   }
   var tab = el('table'), tr = el('tr');
-  ['op / phase', 'start (ms)', 'duration (ms)', 'worker', 'waited for'].forEach(function (h) { tr.appendChild(el('th', null, h)); });
+  ['op / phase', 'start (ms into the op)', 'duration (ms)', 'worker', 'waited for'].forEach(function (h) { tr.appendChild(el('th', null, h)); });
   tab.appendChild(tr);
   for (k = 0; k < segs.length; k++) {
     var q = segs[k];
     tr = el('tr');
     if (q[FL] & CRIT) tr.className = 'crit';
     tr.appendChild(el('td', null, ops[q[OP]] + ' / ' + phases[q[PH]]));
-    tr.appendChild(el('td', 'n', (q[T0] / 1e6).toFixed(3)));
+    tr.appendChild(el('td', 'n', ((q[T0] - inst[q[IN]].pane.t0) / 1e6).toFixed(3)));
     tr.appendChild(el('td', 'n', ((q[T1] - q[T0]) / 1e6).toFixed(3)));
     tr.appendChild(el('td', 'n', q[WK] === 0 ? '0 (main)' : String(q[WK])));
     var td = el('td');
     if (q[WS] < 0) td.textContent = 'nothing (first to start)';
     else {
       td.appendChild(devLink(q[WS]));
-      td.appendChild(document.createTextNode(' (' + phases[q[WP]] + ', ended at ' + ms(q[WE]) +
+      td.appendChild(document.createTextNode(' (' + phases[q[WP]] + ', ended at ' + rel(q, q[WE]) +
         ((q[FL] & BARRIER) ? '; the previous phase\u2019s last callback' : '') + ')'));
     }
     tr.appendChild(td);
@@ -416,6 +498,12 @@ for (i = 0; i < blocks.length; i++) {
 }
 box.appendChild(info);
 function drawAll() { for (var k = 0; k < views.length; k++) views[k].draw(); }
+function setMode(m) {
+  MODE = m; modeLabel();
+  for (var k = 0; k < views.length; k++) { views[k].layout(); views[k].v0 = views[k].tmin; views[k].v1 = views[k].tmax; }
+  resize();
+  ready.setAttribute('data-mode', MODE);
+}
 function resize() {
   var w = Math.max(720, box.clientWidth || 1000);
   for (var k = 0; k < blocks.length; k++)
@@ -430,10 +518,22 @@ ready.textContent = 'Timeline: ' + nrows + ' device rows' +
   (D.devices_total > nrows ? ' (of ' + D.devices_total + ')' : '') + ', ' + S.length + ' bars in ' +
   panes.length + ' panes (' + panes.map(function (p) { return ops[p.op]; }).join(', ') + '); critical path: ' +
   D.crit.segments + ' callbacks' + (D.crit.hidden ? ' (' + D.crit.hidden + ' of them on rows not drawn)' : '') + '.';
+ready.setAttribute('data-mode', MODE);
 box.appendChild(ready);
 /* for tests and the console: the row labels a pane draws, in row order */
 window.dlsimTimeline = {
   panes: function () { return views.map(function (v) { return ops[v.P.op]; }); },
-  labels: function (k) { return views[k].labels.slice(); }
+  labels: function (k) { return views[k].labels.slice(); },
+  mode: function (m) { if (m) setMode(m); return MODE; },
+  /* pane K's rows: pinned (the slowest devices), rows, bars that overlap another bar of their row */
+  layout: function (k) {
+    var v = views[k], over = 0, r, j;
+    for (r = v.npinned; r < v.rows.length; r++) {
+      var b = v.byRow[r].slice().sort(function (x, y) { return x[T0] - y[T0]; });
+      for (j = 1; j < b.length; j++) if (b[j][T0] < b[j - 1][T1]) over++;
+    }
+    return { op: ops[v.P.op], devices: v.ndevs, rows: v.rows.length, overlaps: over,
+      pinned: v.labels0.slice(0, v.npinned), rowLabels: v.labels0.slice(v.npinned) };
+  }
 };
 })();

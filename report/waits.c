@@ -312,9 +312,41 @@ out:
 	return ret;
 }
 
+/*
+ * Marks in ROW_OF (0) the TL_PINNED devices with the most callback time in
+ * OP, the ones the page names first, at most ROOM new ones; SUM is scratch
+ * of ndevs.  Returns how many were not marked before.
+ */
+static size_t pick_slowest(const struct tl_run *t, enum tl_op op, int64_t *sum, size_t room, uint32_t *row_of)
+{
+	size_t picked = 0;
+
+	for (size_t i = 0; i < t->ndevs; i++)
+		sum[i] = 0;
+	for (size_t i = 0; i < t->nsegs; i++)
+		if (t->segs[i].op == op)
+			sum[t->segs[i].row] += t->segs[i].t1 - t->segs[i].t0;
+	for (int k = 0; k < TL_PINNED && picked < room; k++) {
+		size_t best = t->ndevs;
+
+		for (size_t i = 0; i < t->ndevs; i++)
+			if (sum[i] > 0 && (best == t->ndevs || sum[i] > sum[best]))
+				best = i;
+		if (best == t->ndevs)
+			break;
+		sum[best] = 0;
+		if (row_of[best] == TL_NONE) {
+			row_of[best] = 0;
+			picked++;
+		}
+	}
+	return picked;
+}
+
 size_t tl_select_rows(const struct tl_run *t, size_t max_rows, unsigned op_mask, uint32_t *row_of)
 {
 	size_t picked = 0, row = 0;
+	int64_t *sum;
 
 	for (size_t i = 0; i < t->ndevs; i++)
 		row_of[i] = TL_NONE;
@@ -326,6 +358,12 @@ size_t tl_select_rows(const struct tl_run *t, size_t max_rows, unsigned op_mask,
 			picked++;
 		}
 	}
+	/* the slowest devices of each op next (none when out of memory: the rows stay valid) */
+	sum = picked < max_rows ? malloc((t->ndevs ? t->ndevs : 1) * sizeof(*sum)) : NULL;
+	for (int op = 0; sum && op < TL_NOPS; op++)
+		if (op_mask & (1u << op))
+			picked += pick_slowest(t, (enum tl_op)op, sum, max_rows - picked, row_of);
+	free(sum);
 	for (size_t i = 0; i < t->ndevs && picked < max_rows; i++) {
 		if (row_of[i] == TL_NONE) {
 			row_of[i] = 0;

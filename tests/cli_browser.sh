@@ -4,7 +4,10 @@
 # headless Chromium --dump-dom.  Fails on a script error or when the script
 # did not finish (no id="tl-ready" in the DOM, or the hostile name escaped
 # into the markup), or when hovering a bar shows no tooltip naming what it
-# waited for.  Skips (exit 0) without Chromium.
+# waited for.  The headline names each op's time and its slowest device
+# (a 40 ms disk here), the order the kernel uses is marked, and the
+# timeline packs the callbacks into rows per worker (no two bars of a row
+# overlap) under the pinned slowest devices.  Skips (exit 0) without Chromium.
 DLSIM=$1
 browser=
 for b in /usr/bin/chromium /usr/bin/chromium-headless-shell /usr/bin/chromium-browser \
@@ -33,7 +36,8 @@ cat >"$tmp/hostile.json" <<'EOF'
     { "name": "/soc@0/geniqup@ac0000/i2c@a8c0", "parent": "soc" },
     { "name": "/soc@0/geniqup@ac0000/i2c@a8c0/camera-sensor@10", "parent": "/soc@0/geniqup@ac0000/i2c@a8c0" },
     { "name": "/soc@0/geniqup@ac0000/i2c@a8c0/eeprom@50", "parent": "/soc@0/geniqup@ac0000/i2c@a8c0" },
-    { "name": "/soc@0/geniqup@ac0000/i2c@a8c1/eeprom@50", "parent": "soc" }
+    { "name": "/soc@0/geniqup@ac0000/i2c@a8c1/eeprom@50", "parent": "soc" },
+    { "name": "slowdisk", "parent": "soc", "suspend": "40ms" }
   ],
   "generate": { "topology": "random-dag", "devices": 50 }
 }
@@ -71,9 +75,20 @@ if [ -s "$tmp/out/index.html" ]; then
 	if grep -q -i -E '<script>alert|<img src="?x' "$tmp/dom.html"; then
 		echo "FAIL: a device name became markup"; fail=$((fail + 1))
 	fi
-	# The timeline must hold rows for all 59 devices.
-	grep -q 'Timeline: 59 device rows' "$tmp/dom.html" ||
-		{ echo "FAIL: expected 59 device rows"; fail=$((fail + 1)); }
+	# The timeline must hold rows for all 60 devices.
+	grep -q 'Timeline: 60 device rows' "$tmp/dom.html" ||
+		{ echo "FAIL: expected 60 device rows"; fail=$((fail + 1)); }
+	# The headline: each op's time in a box, the slowest device named at once,
+	# the order the run's kernel uses marked.
+	if grep -q '<section id="headline">' "$tmp/dom.html" &&
+	   grep -q -E 'data-op="suspend"><div class="hl-what">Suspend time</div><div class="hl-ms">[0-9.]+ ms</div><div class="hl-slow">slowest: <b>slowdisk</b> 40.0 ms' "$tmp/dom.html" &&
+	   grep -q 'hl-what">Resume time' "$tmp/dom.html" && grep -q 'hl-what">Probe time' "$tmp/dom.html"; then
+		echo "ok: headline: suspend, resume and probe time, slowdisk the slowest"
+	else
+		echo "FAIL: headline"; grep -o '<section id="headline">.\{0,600\}' "$tmp/dom.html"; fail=$((fail + 1))
+	fi
+	grep -q 'kernel-async <span class="hl-kernel">' "$tmp/dom.html" && echo "ok: the kernel's own order marked" ||
+		{ echo "FAIL: kernel-async on 6.12 not marked as the kernel's order"; fail=$((fail + 1)); }
 	grep -q -E 'critical path: [1-9][0-9]* callbacks' "$tmp/dom.html" ||
 		{ echo "FAIL: no critical path in the timeline"; fail=$((fail + 1)); }
 	for f in util.png probe.png gantt.png makespan.png; do
@@ -114,8 +129,15 @@ if [ -s "$tmp/out/index.html" ]; then
         }
       }
   }
-  var info = document.getElementById('tl-info'), T = window.dlsimTimeline;
+  var info = document.getElementById('tl-info'), T = window.dlsimTimeline, lay = [], k;
+  for (k = 0; T && k < panes.length; k++) {
+    var L = T.layout(k);
+    lay.push(L.op + ' mode=' + T.mode() + ' devices=' + L.devices + ' rows=' + L.rows + ' overlaps=' + L.overlaps +
+      ' pinned=' + L.pinned.join('|') + ' first-row=' + L.rowLabels[0]);
+  }
+  if (T) T.mode('device');
   out.textContent = (hit || 'no tooltip') + '\n--- panel ---\n' + (info ? info.innerText : 'no panel') +
+    '\n--- layout ---\n' + lay.join('\n') +
     '\n--- labels ---\n' + (T ? T.labels(0).join('\n') : 'no labels') + '\n--- end ---';
   document.body.appendChild(out);
 })();
@@ -138,18 +160,28 @@ EOF
 		fail=$((fail + 1))
 	fi
 	# the click opened the device panel: its callbacks, links and waits
-	sed -n '/--- panel ---/,/--- labels ---/p' "$tmp/hover.html" >"$tmp/panel.txt"
+	sed -n '/--- panel ---/,/--- layout ---/p' "$tmp/hover.html" >"$tmp/panel.txt"
 	if grep -q 'dev_id' "$tmp/panel.txt" && grep -q 'callbacks' "$tmp/panel.txt" &&
 	   grep -q 'suppliers' "$tmp/panel.txt" && grep -q 'ended at' "$tmp/panel.txt"; then
 		echo "ok: click shows the device's callbacks, links and waits"
 	else
 		echo "FAIL: click did not open the device panel"; head -20 "$tmp/panel.txt"; fail=$((fail + 1))
 	fi
+	# packed by default: per worker, the main PM thread first, fewer rows than
+	# devices, no two bars of a row overlapping, the slowest devices pinned on top
+	sed -n '/--- layout ---/,/--- labels ---/p' "$tmp/hover.html" | sed '1d;$d' >"$tmp/layout.txt"
+	if grep -q -E '^suspend mode=worker devices=60 rows=[0-9]+ overlaps=0 pinned=slowdisk\|.* first-row=main PM thread$' "$tmp/layout.txt" &&
+	   [ "$(grep -c ' overlaps=0 ' "$tmp/layout.txt")" = "$(wc -l <"$tmp/layout.txt")" ] &&
+	   awk '{ split($3, d, "="); split($4, r, "="); if (r[2] + 0 >= d[2] + 3) bad = 1 } END { exit bad }' "$tmp/layout.txt"; then
+		echo "ok: packed per worker, slowdisk pinned on top ($(grep '^suspend' "$tmp/layout.txt" | cut -d' ' -f1-5))"
+	else
+		echo "FAIL: packed timeline"; cat "$tmp/layout.txt"; fail=$((fail + 1))
+	fi
 	# row labels: cut from the left to the unique tail of the path, never two alike
 	sed -n '/--- labels ---/,/--- end ---/p' "$tmp/hover.html" | sed '1d;$d' >"$tmp/labels.txt"
 	if grep -qx '…/camera-sensor@10' "$tmp/labels.txt" && grep -qx '…/i2c@a8c0/eeprom@50' "$tmp/labels.txt" &&
 	   grep -qx '…/i2c@a8c1/eeprom@50' "$tmp/labels.txt" && grep -qx '…/i2c@a8c0' "$tmp/labels.txt" &&
-	   [ "$(sort "$tmp/labels.txt" | uniq -d | wc -l)" = 0 ] && [ "$(wc -l <"$tmp/labels.txt")" = 59 ]; then
+	   [ "$(sort "$tmp/labels.txt" | uniq -d | wc -l)" = 0 ] && [ "$(wc -l <"$tmp/labels.txt")" = 60 ]; then
 		echo "ok: names shortened from the left to their unique tail"
 	else
 		echo "FAIL: row labels"; grep -e '@' "$tmp/labels.txt"; fail=$((fail + 1))

@@ -96,6 +96,38 @@ INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
 		{ echo "FAIL: the report went into the source folder report/"; fail=$((fail + 1)); }
 	check 2 "report --out into a source folder" "$DLSIM" report "$tmp/log.db" --out "$tmp/repo/report"
 	[ ! -e "$tmp/repo/report/index.html" ] || { echo "FAIL: wrote into a source folder"; fail=$((fail + 1)); }
+	# the output folder: never "/", never a folder of someone else's unless --force,
+	# never through a symlink that is in it
+	check 2 "report --out / refused" "$DLSIM" report "$tmp/log.db" --out /
+	grep -q 'is the root directory' "$tmp/out" || { echo "FAIL: no reason given for /"; fail=$((fail + 1)); }
+	check 2 "report --out DIR/.. that is / refused, --force or not" "$DLSIM" report "$tmp/log.db" --out /tmp/.. --force
+	mkdir "$tmp/theirs" && echo "notes" >"$tmp/theirs/notes.txt" && echo "keep" >"$tmp/target"
+	ln -s "$tmp/target" "$tmp/theirs/makespan.tsv"
+	check 2 "report into a non-empty folder it did not write" "$DLSIM" report "$tmp/log.db" --out "$tmp/theirs"
+	grep -q -- '--force' "$tmp/out" || { echo "FAIL: the refusal does not name --force"; fail=$((fail + 1)); }
+	[ -e "$tmp/theirs/index.html" ] && { echo "FAIL: refused, yet wrote index.html"; fail=$((fail + 1)); }
+	check 0 "report --force into it" "$DLSIM" report "$tmp/log.db" --out "$tmp/theirs" --force
+	[ "$(cat "$tmp/target")" = keep ] && [ ! -L "$tmp/theirs/makespan.tsv" ] && [ -s "$tmp/theirs/makespan.tsv" ] &&
+		echo "ok: the symlink was replaced, its target left alone" ||
+		{ echo "FAIL: makespan.tsv written through its symlink"; fail=$((fail + 1)); }
+	[ -f "$tmp/theirs/notes.txt" ] || { echo "FAIL: --force removed a file of theirs"; fail=$((fail + 1)); }
+	rm -f "$tmp/eq/gantt.svg" && ln -s "$tmp/target" "$tmp/eq/gantt.svg"
+	check 0 "report again into a folder it wrote, no --force" "$DLSIM" report "$tmp/log.db" --out "$tmp/eq"
+	[ "$(cat "$tmp/target")" = keep ] && [ ! -L "$tmp/eq/gantt.svg" ] ||
+		{ echo "FAIL: gnuplot wrote gantt.svg through a symlink"; fail=$((fail + 1)); }
+	# a name with "]]>" (which XML forbids in text) keeps gantt.svg well-formed
+	cat >"$tmp/cdata.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "cdata", "seed": 1,
+  "defaults": {"probe": "1ms", "suspend": "300us", "resume": "200us", "async": true},
+  "devices": [ {"name": "soc"}, {"name": "a]]>b<c&d", "parent": "soc"} ] }
+J
+	check 0 "run a ]]> name" "$DLSIM" run "$tmp/cdata.json" --db "$tmp/cdata.db"
+	check 0 "report of it" "$DLSIM" report "$tmp/cdata.db" --out "$tmp/cdata"
+	if command -v xmllint >/dev/null 2>&1; then
+		for f in "$tmp"/cdata/*.svg; do
+			xmllint --noout --nonet "$f" || { echo "FAIL: $f is not XML"; fail=$((fail + 1)); }
+		done
+	fi
 	# a real kernel-async run logs its sleeping work items: blocked comes from
 	# the work_block/work_wake events, not the estimate
 	cat >"$tmp/ka.json" <<'J'
@@ -105,6 +137,9 @@ INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
 J
 	check 0 "run kernel-async" "$DLSIM" run "$tmp/ka.json" --order kernel-async --db "$tmp/ka.db"
 	check 0 "report of it" "$DLSIM" report "$tmp/ka.db" --out "$tmp/ka"
+	# the left axis counts callbacks in progress, which may exceed K (a sleeping one holds no CPU)
+	grep -q '>callbacks in progress<' "$tmp/ka/util.svg" && ! grep -q 'busy CPUs' "$tmp/ka/util.svg" ||
+		{ echo "FAIL: util.svg's axis does not say what it counts"; fail=$((fail + 1)); }
 	grep -q "from the engine's work_block" "$tmp/ka/index.html" ||
 		{ echo "FAIL: blocked workers not taken from the logged events"; fail=$((fail + 1)); }
 	awk -F'\t' '!/^#/ && $3 > 0 { found = 1 } END { exit !found }' "$tmp/ka/util.tsv" ||

@@ -20,6 +20,7 @@
 #include <zlib.h>
 
 #include "report/report.h"
+#include "report/timeline.h"
 
 /* Directories here are short; a file path inside one always fits PATH_LEN. */
 #define DIR_LEN 1024
@@ -628,6 +629,8 @@ static void test_report_critical_path_is_the_chain(void)
 		for (char *p = tsv; (p = strstr(p, "\t1\n")); p++)
 			crit++;
 		CU_ASSERT_EQUAL(crit, 6);
+		/* times from the first suspend's start (1 ms into the run), not the run's */
+		CU_ASSERT_PTR_NOT_NULL(strstr(tsv, "\tsuspend\tsuspend\t0.000000\t1.000000\t"));
 		free(tsv);
 	}
 	CU_ASSERT(is_svg(out, "gantt.svg"));
@@ -735,6 +738,61 @@ static void test_report_seeds_and_sizes(void)
 	CU_ASSERT_PTR_NULL(strstr(html, "<b>`x`"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(html, "11.000 &plusmn; 1.414"));
 	free(html);
+}
+
+/*
+ * Two scenarios of one name (two imports of one board) with other devices
+ * are two groups: their seeds are averaged apart, never together.
+ */
+static void test_report_groups_runs_by_scenario_content(void)
+{
+	char db[DIR_LEN], out[DIR_LEN], path[PATH_LEN], err[512], *tsv;
+	sqlite3 *h;
+
+	path_in(db, sizeof(db), "content.db");
+	path_in(out, sizeof(out), "content-out");
+	unlink(db);
+	CU_ASSERT_FATAL(sqlite3_open(db, &h) == SQLITE_OK);
+	CU_ASSERT_FATAL(exec_ok(h, schema));
+	insert_run(h, 1, "kernel-async", 1, 1, 10, 1);
+	insert_run(h, 2, "kernel-async", 2, 1, 12, 1);
+	insert_run(h, 3, "kernel-async", 1, 1, 20, 1);
+	insert_run(h, 4, "kernel-async", 2, 1, 22, 1);
+	CU_ASSERT_FATAL(exec_ok(h, "INSERT INTO devices VALUES(1, 0, 'disk', NULL, 1), (2, 0, 'disk', NULL, 1),"
+				   " (3, 0, 'usb', NULL, 1), (4, 0, 'usb', NULL, 1)"));
+	sqlite3_close(h);
+	CU_ASSERT_EQUAL_FATAL(dl_report_write(db, out, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/orders.tsv", out);
+	tsv = slurp(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tsv);
+	CU_ASSERT_PTR_NOT_NULL(strstr(tsv, "\t2\t11.000000\t1.414214\t"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(tsv, "\t2\t21.000000\t1.414214\t"));
+	CU_ASSERT_PTR_NULL(strstr(tsv, "\t4\t16.000000\t"));
+	free(tsv);
+}
+
+/*
+ * When not every device fits, the slowest devices of an op are drawn (and
+ * traced) even off the critical path and past the lowest dev_ids: the
+ * headline names them and the timeline pins them on top.
+ */
+static void test_report_rows_keep_the_slowest_devices(void)
+{
+	struct tl_dev devs[5] = { { .dev_id = 0 }, { .dev_id = 1 }, { .dev_id = 2 }, { .dev_id = 3 }, { .dev_id = 4 } };
+	struct tl_seg segs[5];
+	struct tl_run t = { .devs = devs, .ndevs = 5, .total_devs = 5, .segs = segs, .nsegs = 5 };
+	uint32_t row_of[5];
+
+	for (uint32_t i = 0; i < 5; i++)	/* 1 ms each, dev 4's 40 ms */
+		segs[i] = (struct tl_seg){ .row = i, .op = TL_SUSPEND, .wait = TL_NONE, .t0 = 0,
+					   .t1 = i == 4 ? 40000000 : 1000000 };
+	CU_ASSERT_EQUAL(tl_select_rows(&t, 2, 1u << TL_SUSPEND, row_of), 2);
+	CU_ASSERT_NOT_EQUAL(row_of[4], TL_NONE);
+	CU_ASSERT_EQUAL(row_of[0], 0);	/* ties: the lowest dev_id */
+	CU_ASSERT_EQUAL(row_of[4], 1);	/* drawn in dev_id order */
+	/* an op outside the mask does not count */
+	CU_ASSERT_EQUAL(tl_select_rows(&t, 2, 1u << TL_RESUME, row_of), 2);
+	CU_ASSERT_EQUAL(row_of[4], TL_NONE);
 }
 
 static void test_report_run_choice(void)
@@ -851,6 +909,8 @@ int main(void)
 	CU_add_test(s, "test_report_writes_plots_and_index", test_report_writes_plots_and_index);
 	CU_add_test(s, "test_report_critical_path_is_the_chain", test_report_critical_path_is_the_chain);
 	CU_add_test(s, "test_report_seeds_and_sizes", test_report_seeds_and_sizes);
+	CU_add_test(s, "test_report_groups_runs_by_scenario_content", test_report_groups_runs_by_scenario_content);
+	CU_add_test(s, "test_report_rows_keep_the_slowest_devices", test_report_rows_keep_the_slowest_devices);
 	CU_add_test(s, "test_report_run_choice", test_report_run_choice);
 	CU_add_test(s, "test_report_defaults_out_beside_db", test_report_defaults_out_beside_db);
 	CU_add_test(s, "test_report_without_events_writes_table", test_report_without_events_writes_table);

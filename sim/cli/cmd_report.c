@@ -10,28 +10,38 @@
 
 static void report_usage(FILE *f)
 {
-	fprintf(f, "usage: dlsim report DB [--out DIR] [--run ID] [--trace-devices N]\n"
+	fprintf(f, "usage: dlsim report DB [--out DIR [--force]] [--run ID] [--trace-devices N]\n"
 		   "                        [--trace-tracks worker|device] [--trace-json]\n\n"
 		   "Write plots (gnuplot, PNG and SVG), Chrome trace files and an index.html\n"
-		   "for the dlsim database DB: the runs table; makespan per run and operation\n"
-		   "with the lower bound; per scenario/order the mean and sd over seeds; time\n"
-		   "against devices when the runs have several sizes; and for one run an\n"
-		   "interactive timeline (at most %d devices) with the critical path and what\n"
-		   "each callback waited for, busy/blocked workers over time, probe attempts\n"
-		   "and defers, and a suspend/resume Gantt (at most %d devices).\n\n"
+		   "for the dlsim database DB: a headline (the chosen run's suspend, resume and\n"
+		   "probe time with their slowest devices; its scenario under each order in DB,\n"
+		   "the kernel's own order starred); the runs table; makespan per run and\n"
+		   "operation with the lower bound; per scenario (name and content)/order the\n"
+		   "mean and sd over seeds; time against devices when the runs have several\n"
+		   "sizes; and for one run an interactive timeline (at most %d devices; rows\n"
+		   "per worker, packed, or per device; the slowest devices pinned on top) with\n"
+		   "the critical path and what each callback waited for, callbacks in progress\n"
+		   "and blocked workers over time, probe attempts and defers, and a\n"
+		   "suspend/resume Gantt (at most %d devices).\n\n"
 		   "  --out DIR   output directory (default: DB's name with -report, beside\n"
 		   "              DB: dlsim.db gives dlsim-report/); never a source folder\n"
+		   "              nor /; an existing folder must be empty or one that dlsim\n"
+		   "              report wrote (it leaves a .dlsim-report file there).  Files\n"
+		   "              are created afresh: a symlink there is replaced, not followed\n"
+		   "  --force     write into an existing non-empty folder all the same\n"
 		   "  --run ID    the run drawn in detail (default: the newest)\n"
 		   "  --trace-devices N  devices per trace file (default %d, about 4 KB of JSON\n"
-		   "              each): the critical path first, then the lowest dev_ids;\n"
-		   "              the page says when the cap cut a run\n"
+		   "              each): the critical path first, then the slowest devices,\n"
+		   "              then the lowest dev_ids; the page says when the cap\n"
+		   "              cut a run\n"
 		   "  --trace-tracks worker|device  one trace track per worker (default; tid 0\n"
 		   "              is the main PM thread) or one per device\n"
 		   "  --trace-json  plain trace-ID.json instead of trace-ID.json.gz (Perfetto,\n"
 		   "              chrome://tracing and DevTools open the gzip as is)\n\n"
 		   "Runs are drawn only if their log passes dlsim check's verification (times\n"
 		   "in 0..2^62 ns, ids in range, ...): other runs get no trace file.\n"
-		   "Exit status: 0 written; 2 bad usage, not a dlsim database, no such run;\n"
+		   "Exit status: 0 written; 2 bad usage, not a dlsim database, no such run,\n"
+		   "an output folder refused;\n"
 		   "3 the chosen run's log is corrupt (nothing is written).\n",
 		DL_REPORT_TIMELINE_DEVICES, DL_REPORT_GANTT_DEVICES, DL_REPORT_TRACE_DEVICES);
 }
@@ -75,6 +85,8 @@ int cmd_report(int argc, char **argv)
 				return DL_EXIT_USAGE;
 			}
 			o.trace_per_device = !strcmp(v, "device");
+		} else if (!strcmp(a, "--force")) {
+			o.force = 1;
 		} else if (!strcmp(a, "--trace-json")) {
 			o.trace_plain = 1;
 		} else if (a[0] == '-' && a[1]) {
