@@ -41,6 +41,17 @@ grep -q '"empirical"' "$T/pixel6-v616rc4-suspend-initcall.txt.json" || bad "pixe
 grep -q 'gps spi' "$T/pixel6-v616rc4-suspend-initcall.txt.json" && bad "pixel6: a driver name with spaces leaked into a device name"
 grep -q '"spi5.0"' "$T/pixel6-v616rc4-suspend-initcall.txt.json" || bad "pixel6: spi5.0 (driver 'brcm gps spi') imported"
 
+# stdin ("-"), read a line at a time: the same scenario as the file's
+"$DLSIM" import-log "$REAL/pmgraph-skynet-mem-dmesg.txt" --name n >"$T/file.json" 2>/dev/null
+expect 0 "import-log - reads stdin" sh -c '"$1" import-log - --name n <"$2"' sh "$DLSIM" "$REAL/pmgraph-skynet-mem-dmesg.txt"
+grep -v '"files"\|pmgraph-skynet-mem-dmesg.txt\|<stdin>' "$T/out" >"$T/stdin.cmp"
+grep -v '"files"\|pmgraph-skynet-mem-dmesg.txt\|<stdin>' "$T/file.json" >"$T/file.cmp"
+cmp -s "$T/stdin.cmp" "$T/file.cmp" && grep -q '"<stdin>"' "$T/out" || bad "stdin: the same scenario as the file, named <stdin>"
+# a line longer than the read chunk (1 MiB) is cut, not a crash; the next line is read
+{ head -c 3000000 /dev/zero | tr '\0' x; printf '\n[    1.000000] foo bar: PM: calling x_suspend @ 7, parent: none\n[    1.000100] foo bar: PM: x_suspend returned 0 after 90 usecs\n'; } >"$T/long.log"
+expect 0 "a 3 MB line" "$DLSIM" import-log "$T/long.log"
+grep -q "3 lines, 1 skipped" "$T/err" && grep -q '"suspend": "90us"' "$T/out" || { bad "a 3 MB line: 3 lines, 1 skipped, the callback after it read"; cat "$T/err"; }
+
 for f in INDEX.md pmgraph-skynet-mem.html pixel6-async-cover-letter.txt rcar-overlay-devlink-diff.txt; do
 	expect 2 "$f has no line in a known format" "$DLSIM" import-log "$REAL/$f"
 	grep -q "no line in a known format" "$T/err" && grep -q "initcall_debug" "$T/err" ||

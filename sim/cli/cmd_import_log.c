@@ -18,7 +18,8 @@ static void import_usage(FILE *f)
 {
 	fprintf(f, "usage: dlsim import-log FILE... [--into SCENARIO.json] [--replay [--order O] "
 		   "[--workers K]] [--with-printing] [--name NAME]\n\n"
-		   "Read real kernel logs and write a scenario (JSON, stdout): devices named as in\n"
+		   "Read real kernel logs (FILE \"-\": stdin; read a line at a time, so a log of any\n"
+		   "size) and write a scenario (JSON, stdout): devices named as in\n"
 		   "the log, parents from \"parent:\", per-device per-phase callback times (several\n"
 		   "cycles: the empirical distribution), the async flag (a callback that ran off the\n"
 		   "main PM thread), the dpm order the log shows (the order of \"devices\"), failed\n"
@@ -49,6 +50,9 @@ static char *base_name(const char *path)
 {
 	const char *p = strrchr(path, '/'), *dot;
 	char *s;
+
+	if (!strcmp(path, "-"))
+		return strdup("stdin");
 
 	p = p ? p + 1 : path;
 	dot = strrchr(p, '.');

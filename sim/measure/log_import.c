@@ -86,10 +86,10 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
 		return 0;
 	while (c < need)
 		c *= 2;
+	/* not zeroed: untouched capacity costs no memory (RSS), only address space */
 	q = realloc(*p, (size_t)c * size);
 	if (!q)
 		return -ENOMEM;
-	memset((char *)q + (size_t)*cap * size, 0, (size_t)(c - *cap) * size);
 	*p = q;
 	*cap = c;
 	return 0;
@@ -182,6 +182,7 @@ static uint32_t intern(struct dl_logimport *li, const char *s, size_t n)
 	d = li->ndev++;
 	li->dev[d] = (struct dl_lg_device){ .name_off = (uint32_t)li->names_len,
 					    .parent = DL_LG_NONE };
+	li->pend[d] = (struct dl_lg_pending){ 0 };
 	li->names_len += n + 1;
 	{
 		uint32_t i = name_hash(s, n) & li->hash_mask;
@@ -996,105 +997,168 @@ static const char *embedded_stamp(const char *p, const char *e)
 	return NULL;
 }
 
-int dl_log_read_buf(struct dl_logimport *li, const char *label, const char *buf, size_t len,
-		    struct dl_error *err)
+/* Start file @label: its index in li->files, the parser state of a new file. */
+static int file_begin(struct dl_logimport *li, const char *label, struct cursor *c)
 {
-	uint64_t recognised = 0;
-	struct cursor c = { 0 };
-	const char *p = buf, *end = buf + len;
-	char **files;
-	int r;
+	char **files = realloc(li->files, (li->nfiles + 1) * sizeof(*files));
 
-	files = realloc(li->files, (li->nfiles + 1) * sizeof(*files));
 	if (!files)
 		return -ENOMEM;
 	li->files = files;
 	if (!(li->files[li->nfiles] = strdup(label)))
 		return -ENOMEM;
-	c.file = li->nfiles++;
+	*c = (struct cursor){ .file = li->nfiles++ };
 	li->cycle_open = 0;
 	li->cycle_has_cb = 0;
 	li->last_ts = -1;
 	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
 		li->ph_begin[k] = -1;
-	while (p < end) {
-		const char *e = memchr(p, '\n', (size_t)(end - p)), *next, *s;
+	return 0;
+}
 
-		if (!e)
-			e = end;
-		next = e + 1;
-		if (e > p && e[-1] == '\r')
-			e--;
-		c.line++;
-		li->lines++;
-		/* indentation, and "^C" echoed into the console */
-		while (p < e && (*p == ' ' || *p == '\t'))
-			p++;
-		while (e - p >= 2 && p[0] == '^' && p[1] == 'C')
-			p += 2;
-		r = parse_line(li, &c, p, e);
-		if (r == 0 && (s = embedded_stamp(p, e))) {
-			/* a line cut short by garbage, and a whole one after it */
-			r = parse_line(li, &c, s, e);
-			if (r > 0) {
-				li->skipped++;	/* the garbled head */
-				if (li->ncyc && li->cycle_open)
-					li->cyc[li->ncyc - 1].gap = 1;
-			}
+/* One line [p, e) of the file (without its '\n'): parsed and counted. */
+static int file_line(struct dl_logimport *li, struct cursor *c, const char *p, const char *e,
+		     uint64_t *recognised)
+{
+	const char *s;
+	int r;
+
+	if (e > p && e[-1] == '\r')
+		e--;
+	c->line++;
+	li->lines++;
+	/* indentation, and "^C" echoed into the console */
+	while (p < e && (*p == ' ' || *p == '\t'))
+		p++;
+	while (e - p >= 2 && p[0] == '^' && p[1] == 'C')
+		p += 2;
+	r = parse_line(li, c, p, e);
+	if (r == 0 && (s = embedded_stamp(p, e))) {
+		/* a line cut short by garbage, and a whole one after it */
+		r = parse_line(li, c, s, e);
+		if (r > 0) {
+			li->skipped++;	/* the garbled head */
+			if (li->ncyc && li->cycle_open)
+				li->cyc[li->ncyc - 1].gap = 1;
 		}
-		if (r < 0) {
-			snprintf(err->msg, sizeof(err->msg), "%s: out of memory", label);
-			return r;
-		}
-		if (r)
-			recognised++;
-		else
-			li->skipped++;
-		p = next;
 	}
+	if (r < 0)
+		return r;
+	if (r)
+		(*recognised)++;
+	else
+		li->skipped++;
+	return 0;
+}
+
+static int file_end(const struct cursor *c, const char *label, uint64_t recognised,
+		    struct dl_error *err)
+{
 	if (!recognised) {
 		snprintf(err->msg, sizeof(err->msg), "%s: no line in a known format (%llu lines "
-			 "read); expected %s", label, (unsigned long long)c.line, dl_log_formats_help);
+			 "read); expected %s", label, (unsigned long long)c->line, dl_log_formats_help);
 		return -ENODATA;
 	}
 	return 0;
 }
 
+static int out_of_memory(const char *label, struct dl_error *err)
+{
+	snprintf(err->msg, sizeof(err->msg), "%s: out of memory", label);
+	return -ENOMEM;
+}
+
+int dl_log_read_buf(struct dl_logimport *li, const char *label, const char *buf, size_t len,
+		    struct dl_error *err)
+{
+	uint64_t recognised = 0;
+	struct cursor c;
+	const char *p = buf, *end = buf + len;
+
+	if (file_begin(li, label, &c))
+		return out_of_memory(label, err);
+	while (p < end) {
+		const char *e = memchr(p, '\n', (size_t)(end - p));
+
+		if (!e)
+			e = end;
+		if (file_line(li, &c, p, e, &recognised))
+			return out_of_memory(label, err);
+		p = e + 1;
+	}
+	return file_end(&c, label, recognised, err);
+}
+
+/*
+ * The file is read in chunks of DL_LG_CHUNK bytes, a line at a time: memory
+ * does not grow with the file.  A line longer than a chunk is parsed from
+ * its first DL_LG_CHUNK bytes (no format has lines that long: it is garbage).
+ */
+#define DL_LG_CHUNK (1u << 20)
+
+int dl_log_read_stream(struct dl_logimport *li, const char *label, FILE *f,
+		       struct dl_error *err)
+{
+	uint64_t recognised = 0;
+	struct cursor c;
+	char *buf = malloc(DL_LG_CHUNK);
+	size_t have = 0;
+	bool discard = false;	/* the rest of an over-long line */
+
+	if (!buf || file_begin(li, label, &c))
+		goto nomem;
+	for (;;) {
+		size_t n = fread(buf + have, 1, DL_LG_CHUNK - have, f);
+		char *p = buf, *nl;
+
+		if (!n) {
+			if (ferror(f)) {
+				snprintf(err->msg, sizeof(err->msg), "%s: cannot read: %s", label,
+					 strerror(errno));
+				free(buf);
+				return -EIO;
+			}
+			if (have && !discard && file_line(li, &c, buf, buf + have, &recognised))
+				goto nomem;
+			break;
+		}
+		have += n;
+		while ((nl = memchr(p, '\n', have - (size_t)(p - buf)))) {
+			if (!discard && file_line(li, &c, p, nl, &recognised))
+				goto nomem;
+			discard = false;
+			p = nl + 1;
+		}
+		have -= (size_t)(p - buf);
+		if (have == DL_LG_CHUNK) {
+			if (!discard && file_line(li, &c, buf, buf + have, &recognised))
+				goto nomem;
+			discard = true;
+			have = 0;
+		} else {
+			memmove(buf, p, have);
+		}
+	}
+	free(buf);
+	return file_end(&c, label, recognised, err);
+nomem:
+	free(buf);
+	return out_of_memory(label, err);
+}
+
 int dl_log_read_file(struct dl_logimport *li, const char *path, struct dl_error *err)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
+	FILE *f;
 	int ret;
 
+	if (!strcmp(path, "-"))
+		return dl_log_read_stream(li, "<stdin>", stdin, err);
+	f = fopen(path, "rb");
 	if (!f) {
 		snprintf(err->msg, sizeof(err->msg), "%s: cannot open: %s", path, strerror(errno));
 		return errno == ENOENT ? -ENOENT : -EIO;
 	}
-	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-		snprintf(err->msg, sizeof(err->msg), "%s: cannot read: not a regular file", path);
-		fclose(f);
-		return -EIO;
-	}
-	if ((unsigned long)n > DL_LG_MAX_FILE) {
-		snprintf(err->msg, sizeof(err->msg), "%s: %ld bytes; expected a log of at most "
-			 "%u MB", path, n, DL_LG_MAX_FILE >> 20);
-		fclose(f);
-		return -EIO;
-	}
-	buf = malloc((size_t)n + 1);
-	if (!buf) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		snprintf(err->msg, sizeof(err->msg), "%s: cannot read: %s", path, strerror(errno));
-		free(buf);
-		fclose(f);
-		return -EIO;
-	}
+	ret = dl_log_read_stream(li, path, f, err);
 	fclose(f);
-	ret = dl_log_read_buf(li, path, buf, (size_t)n, err);
-	free(buf);
 	return ret;
 }

@@ -32,13 +32,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
 #include "sim/scenario/scenario.h"
 
 #define DL_LG_NONE UINT32_MAX
-#define DL_LG_MAX_FILE (1u << 30)	/* bytes per log file */
 #define DL_LG_MAX_NOTES 64		/* contradictions kept (all are counted) */
 
 enum dl_lg_format {
@@ -141,11 +141,15 @@ void dl_log_init(struct dl_logimport *li);
 void dl_log_free(struct dl_logimport *li);
 
 /**
- * dl_log_read_file() - parse one log file into @li (several files: call once each).
+ * dl_log_read_file() - parse one log file into @li (several files: call once each),
+ * a line at a time (memory does not grow with the file's size); @path "-" is stdin.
  * Return: 0; -ENOENT/-EIO (cannot read, @err says why), -ENODATA (no line in
  * a known format: @err names the formats), -ENOMEM.
  */
 int dl_log_read_file(struct dl_logimport *li, const char *path, struct dl_error *err);
+/* The same from an open stream (a pipe: stdin); @label names it in notes. */
+int dl_log_read_stream(struct dl_logimport *li, const char *label, FILE *f,
+		       struct dl_error *err);
 /* The same on a buffer (tests, fuzzing); @label names it in notes. */
 int dl_log_read_buf(struct dl_logimport *li, const char *label, const char *buf, size_t len,
 		    struct dl_error *err);
