@@ -85,6 +85,13 @@ static void summary(const struct dl_logimport *li)
 			li->cyc[c].nasync, li->cyc[c].main_pid == DL_LG_NONE ? -1
 									  : (int)li->cyc[c].main_pid,
 			li->cyc[c].gap ? "; lines lost (garbage or skipped phases)" : "");
+	if (li->untimed)
+		fprintf(stderr, "  %llu recognised lines have no time stamp, only a wall clock to the "
+			"second (journalctl -k's default, dmesg -T): their callbacks are timed by "
+			"\"after N usecs\", but their start times are unknown, so the dpm order (parents "
+			"only), the main-thread gaps and the implied links are not measured; use "
+			"'journalctl -k -o short-monotonic' or plain dmesg\n",
+			(unsigned long long)li->untimed);
 	if (li->order_conflicts)
 		fprintf(stderr, "  the phases' walks disagree on the dpm order %u times (async "
 			"cycles or reorders); the order written breaks those constraints\n",

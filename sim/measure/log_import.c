@@ -31,6 +31,7 @@ struct cursor {
 	uint32_t file, line;
 	uint32_t tpid;		/* [Tn] caller prefix, or DL_LG_NONE */
 	int64_t ts;		/* -1 when the line has no time stamp */
+	bool wall;		/* its prefix had the only time: a wall clock to the second */
 };
 
 void dl_log_init(struct dl_logimport *li)
@@ -916,10 +917,182 @@ static int match_ftrace(struct dl_logimport *li, struct cursor *c, const char *p
 	return 0;
 }
 
+/* ---- the prefixes a log picks up on its way into a bug report ---- */
+
+static bool is_alpha(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+static bool is_digit(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+/* "<6>": the printk level, as /dev/kmsg, dmesg -r and some consoles keep it. */
+static const char *skip_level(const char *p, const char *e)
+{
+	const char *q = p + 1;
+
+	if (p >= e || *p != '<' || q >= e || !is_digit(*q))
+		return p;
+	while (q < e && is_digit(*q))
+		q++;
+	return q < e && *q == '>' ? q + 1 : p;
+}
+
+/* "kern  :info  : " (dmesg -x): a facility and a level, each padded, then ": ". */
+static const char *skip_dmesg_x(const char *p, const char *e)
+{
+	static const char *const level[] = { "emerg", "alert", "crit", "err", "warn", "notice",
+					     "info", "debug" };
+	const char *q = p, *l;
+
+	while (q < e && (is_alpha(*q) || is_digit(*q)))
+		q++;
+	if (q == p || q - p > 8)
+		return p;
+	while (q < e && *q == ' ')
+		q++;
+	if (q >= e || *q != ':')
+		return p;
+	l = ++q;
+	while (q < e && is_alpha(*q))
+		q++;
+	for (size_t i = 0; i < sizeof(level) / sizeof(level[0]); i++)
+		if ((size_t)(q - l) == strlen(level[i]) && !memcmp(l, level[i], (size_t)(q - l))) {
+			while (q < e && *q == ' ')
+				q++;
+			if (q < e && *q == ':') {
+				q++;
+				while (q < e && *q == ' ')
+					q++;
+				return q;
+			}
+		}
+	return p;
+}
+
+/* "HH:MM:SS" */
+static bool clock_time(const char **pp, const char *e)
+{
+	const char *p = *pp;
+
+	for (int i = 0; i < 8; i++, p++)
+		if (p >= e || ((i == 2 || i == 5) ? *p != ':' : !is_digit(*p)))
+			return false;
+	*pp = p;
+	return true;
+}
+
+static bool month(const char *p, const char *e)
+{
+	static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+
+	if (e - p < 4 || p[3] != ' ')
+		return false;
+	for (int m = 0; m < 12; m++)
+		if (!memcmp(p, names + 3 * m, 3))
+			return true;
+	return false;
+}
+
+/*
+ * "Dec  4 18:35:38 host kernel: " (syslog, kern.log: "[ts] ..." follows;
+ * journalctl -k's default: nothing follows) and rsyslog's
+ * "2026-12-04T18:35:38.123456+00:00 host kernel: ".
+ */
+static const char *skip_syslog(const char *p, const char *e)
+{
+	const char *q = p;
+
+	if (month(q, e)) {
+		q += 4;
+		while (q < e && *q == ' ')
+			q++;
+		if (q >= e || !is_digit(*q))
+			return p;
+		while (q < e && is_digit(*q))
+			q++;
+		if (q >= e || *q != ' ')
+			return p;
+		q++;
+		if (!clock_time(&q, e))
+			return p;
+	} else if (e - p >= 19 && is_digit(p[0]) && p[4] == '-' && p[10] == 'T') {
+		q = tok_end(p, e);
+	} else {
+		return p;
+	}
+	if (q >= e || *q != ' ')
+		return p;
+	q = tok_end(q + 1, e);	/* the host */
+	if (!starts(q, e, " kernel: "))
+		return p;
+	return q + 9;
+}
+
+/* "[Fri Dec  4 18:35:38 2026] " (dmesg -T): the wall clock, to the second. */
+static const char *skip_ctime(const char *p, const char *e)
+{
+	const char *q = p + 1;
+
+	if (e - p < 26 || *p != '[' || !is_alpha(q[0]) || !is_alpha(q[1]) || !is_alpha(q[2]) ||
+	    q[3] != ' ' || !month(q + 4, e))
+		return p;
+	q += 8;
+	while (q < e && *q == ' ')
+		q++;
+	while (q < e && is_digit(*q))
+		q++;
+	if (q >= e || *q != ' ')
+		return p;
+	q++;
+	if (!clock_time(&q, e) || e - q < 6 || *q != ' ')
+		return p;
+	q++;
+	while (q < e && is_digit(*q))
+		q++;
+	if (q >= e || *q != ']')
+		return p;
+	q++;
+	while (q < e && *q == ' ')
+		q++;
+	return q;
+}
+
+/*
+ * Strip the prefixes of syslog, journalctl, dmesg -x/-T and printk levels
+ * from [p, e).  *wall: a prefix was the line's only time, a wall clock to the
+ * second (journalctl -k, dmesg -T): the line has no usable time stamp.
+ */
+static const char *strip_prefixes(const char *p, const char *e, bool *wall)
+{
+	for (;;) {
+		const char *q = skip_level(p, e);
+
+		q = skip_dmesg_x(q, e);
+		q = skip_level(q, e);
+		if (q == p) {
+			const char *s = skip_syslog(p, e), *t = s == p ? skip_ctime(p, e) : p;
+
+			if (s == p && t == p)
+				return p;
+			*wall = true;
+			q = s != p ? s : t;
+		}
+		p = q;
+	}
+}
+
+static int match_body(struct dl_logimport *li, struct cursor *c, const char *body,
+		      const char *e);
+
 /* One line [p, e): 1 recognised, 0 not, negative errno. */
 static int parse_line(struct dl_logimport *li, struct cursor *c, const char *p, const char *e)
 {
 	const char *body;
+	bool wall = false;
 	int r;
 
 	c->tpid = DL_LG_NONE;
@@ -943,8 +1116,11 @@ static int parse_line(struct dl_logimport *li, struct cursor *c, const char *p, 
 		return r;
 	}
 	body = p;
-	if (!parse_stamp(&body, e, c))
+	wall = c->wall;
+	if (!wall && !parse_stamp(&body, e, c))
 		return 0;
+	if (wall && body < e && *body == '[' && parse_stamp(&body, e, c))
+		wall = false;	/* kern.log: the kernel's own "[ts]" follows the syslog prefix */
 	if (c->ts < li->last_ts && li->last_ts >= 0 && c->ts >= 0 &&
 	    li->last_ts - c->ts > 1000000000) {
 		/* dmesg is monotonic; a big step back is a reboot or a spliced log */
@@ -952,7 +1128,20 @@ static int parse_line(struct dl_logimport *li, struct cursor *c, const char *p, 
 		     (double)li->last_ts / 1e9);
 		cycle_marker(li);
 	}
-	li->last_ts = c->ts;
+	if (c->ts >= 0)
+		li->last_ts = c->ts;
+	r = match_body(li, c, body, e);
+	if (r > 0 && wall)
+		li->untimed++;
+	return r;
+}
+
+/* The line after its time stamp: 1 recognised, 0 not, negative errno. */
+static int match_body(struct dl_logimport *li, struct cursor *c, const char *body,
+		      const char *e)
+{
+	int r;
+
 	if ((r = match_total(li, c, body, e))) {
 		li->matched[DL_LG_TOTAL] += r > 0;
 		return r;
@@ -1032,6 +1221,8 @@ static int file_line(struct dl_logimport *li, struct cursor *c, const char *p, c
 		p++;
 	while (e - p >= 2 && p[0] == '^' && p[1] == 'C')
 		p += 2;
+	c->wall = false;
+	p = strip_prefixes(p, e, &c->wall);
 	r = parse_line(li, c, p, e);
 	if (r == 0 && (s = embedded_stamp(p, e))) {
 		/* a line cut short by garbage, and a whole one after it */

@@ -4,6 +4,12 @@
  * suspend_resume events) into per-device, per-phase callback timings, and
  * turn them into a scenario (JSON, Jansson) or overlay them on one.
  *
+ * Prefixes removed first: "<6>" printk levels, dmesg -x's "kern  :info  : ",
+ * syslog/kern.log's "Dec  4 18:35:38 host kernel: " (then "[ts]"), and the
+ * wall clocks to the second of journalctl -k ("Dec 04 18:35:38 host kernel: ")
+ * and dmesg -T ("[Fri Dec  4 18:35:38 2026] "): such lines have no time
+ * stamp (ts -1, counted in ->untimed); their "after N usecs" still times them.
+ *
  * Formats (shared/real/INDEX.md "Line formats"):
  *   modern PM   "[ts][Tn] DRV DEV: PM: calling CB @ PID, parent: P" /
  *               "... DRV DEV: PM: CB returned R after N usecs" ("PM: " optional,
@@ -118,6 +124,7 @@ struct dl_logimport {
 	uint32_t nfiles;
 	uint32_t probes, probes_failed, initcalls, failures;
 	uint64_t lines, skipped, matched[DL_LG_FORMAT_COUNT];
+	uint64_t untimed;		/* recognised lines timed by a wall clock to the second only */
 	uint32_t cpus;			/* ftrace "#P:N", 0 unknown */
 	uint32_t *order;		/* devices by rank (dl_log_finish) */
 	uint32_t order_conflicts;	/* order constraints the merge had to break */

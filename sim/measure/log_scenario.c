@@ -600,6 +600,7 @@ static json_t *xlog_json(const struct dl_logimport *li, uint32_t only, bool with
 		json_array_append_new(files, json_string(li->files[f]));
 	json_object_set_new(x, "lines", json_integer((json_int_t)li->lines));
 	json_object_set_new(x, "lines_skipped", json_integer((json_int_t)li->skipped));
+	json_object_set_new(x, "lines_untimed", json_integer((json_int_t)li->untimed));
 	json_object_set_new(x, "boot_probes", json_integer(li->probes));
 	json_object_set_new(x, "main_gap_ns", json_integer(li->main_gap_ns));
 	json_object_set_new(x, "gaps_added", json_boolean(with_gap));
