@@ -13,6 +13,7 @@
 #include "sim/measure/replay.h"
 
 #define REPLAY_TOLERANCE 0.10	/* the "within 10%" */
+#define MAX_HANGS_SHOWN 20
 
 static void import_usage(FILE *f)
 {
@@ -41,7 +42,9 @@ static void import_usage(FILE *f)
 		   "  --name NAME     the scenario's name (default: the first file's base name)\n\n"
 		   "Lines in no known format are skipped and counted (stderr); contradictions\n"
 		   "(a return without its call, time going backwards) are reported with their\n"
-		   "line and skipped.\n\n"
+		   "line and skipped.  A call that never returned is listed with its line as a\n"
+		   "hang (x-log.unreturned_calls), and a log that ends inside a cycle is said to\n"
+		   "be truncated (x-log.cycles[].truncated).\n\n"
 		   "exit status: 0 success, 2 bad usage, unreadable file or a file with no line in a\n"
 		   "known format\n", dl_log_formats_help);
 }
@@ -80,11 +83,24 @@ static void summary(const struct dl_logimport *li)
 		li->ndev, pm, li->ncyc, li->probes, li->failures, li->ntot,
 		li->main_gap_ns >= 0 ? (double)li->main_gap_ns / 1e3 : 0.0);
 	for (uint32_t c = 0; c < li->ncyc; c++)
-		fprintf(stderr, "  cycle %u (%s:%u): %u callbacks, %u off the main thread (pid %d)%s\n",
+		fprintf(stderr, "  cycle %u (%s:%u): %u callbacks, %u off the main thread (pid %d)%s%s\n",
 			c, li->files[li->cyc[c].file], li->cyc[c].line, li->cyc[c].ncb,
 			li->cyc[c].nasync, li->cyc[c].main_pid == DL_LG_NONE ? -1
 									  : (int)li->cyc[c].main_pid,
-			li->cyc[c].gap ? "; lines lost (garbage or skipped phases)" : "");
+			li->cyc[c].gap ? "; lines lost (garbage or skipped phases)" : "",
+			li->cyc[c].truncated ? "; the log ends inside it (truncated, or the "
+					       "machine hung)" : "");
+	for (uint32_t i = 0; i < li->nhang && i < MAX_HANGS_SHOWN; i++)
+		fprintf(stderr, "  %s:%u: '%s' was called in %s (cycle %u) and never returned: "
+			"a hang?\n", li->files[li->hang[i].file], li->hang[i].line,
+			dl_lg_name(li, li->hang[i].dev), dl_lat_key_name(li->hang[i].key),
+			li->hang[i].cycle);
+	if (li->nhang > MAX_HANGS_SHOWN)
+		fprintf(stderr, "  ... %u unreturned calls in all (x-log.unreturned_calls)\n",
+			li->nhang);
+	if (li->orphans)
+		fprintf(stderr, "  %u returns without their call skipped (their start is unknown)\n",
+			li->orphans);
 	if (li->untimed)
 		fprintf(stderr, "  %llu recognised lines have no time stamp, only a wall clock to the "
 			"second (journalctl -k's default, dmesg -T): their callbacks are timed by "

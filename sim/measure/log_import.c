@@ -23,7 +23,7 @@ const char dl_log_formats_help[] =
 struct dl_lg_pending {
 	int64_t ts;
 	uint32_t pid, line;
-	uint8_t open;
+	uint8_t open, key;
 };
 
 /* Where in the input we are, for notes. */
@@ -53,6 +53,8 @@ void dl_log_free(struct dl_logimport *li)
 	free(li->pend);
 	free(li->order);
 	free(li->wait);
+	free(li->hang);
+	free(li->ofail);
 	for (uint32_t i = 0; i < li->nfiles; i++)
 		free(li->files[i]);
 	free(li->files);
@@ -352,19 +354,39 @@ static unsigned cb_hint(const char *p, const char *e, int *side)
 	return DL_LAT_COUNT;
 }
 
+/*
+ * The calls still open when their cycle or file ends never returned: the
+ * usual signature of a hang (a callback that blocked, the log cut after it).
+ */
+static int close_calls(struct dl_logimport *li, uint32_t file)
+{
+	for (uint32_t d = 0; d < li->ndev; d++) {
+		struct dl_lg_pending *pe = &li->pend[d];
+
+		if (!pe->open)
+			continue;
+		pe->open = 0;
+		if (grow((void **)&li->hang, &li->cap_hang, li->nhang + 1, sizeof(*li->hang)))
+			return -ENOMEM;
+		li->hang[li->nhang++] = (struct dl_lg_hang){ d, file, pe->line,
+							     li->ncyc ? li->ncyc - 1 : 0, pe->key };
+	}
+	return 0;
+}
+
 static int new_cycle(struct dl_logimport *li, const struct cursor *c)
 {
 	if (grow((void **)&li->cyc, &li->cap_cyc, li->ncyc + 1, sizeof(*li->cyc)))
 		return -ENOMEM;
 	if (li->ncyc >= UINT16_MAX)
 		return 0;	/* later callbacks join the last cycle */
-	li->cyc[li->ncyc++] = (struct dl_lg_cycle){ c->file, c->line, DL_LG_NONE, 0, 0, 0, 0 };
+	if (close_calls(li, c->file))
+		return -ENOMEM;
+	li->cyc[li->ncyc++] = (struct dl_lg_cycle){ c->file, c->line, DL_LG_NONE, 0, 0, 0, 0, 0 };
 	li->cur_key = DL_LAT_SUSPEND;
 	li->cycle_open = 1;
 	li->cycle_has_cb = 0;
 	li->seg_start = li->nsmp;
-	for (uint32_t d = 0; d < li->ndev; d++)
-		li->pend[d].open = 0;
 	return 0;
 }
 
@@ -414,10 +436,15 @@ static int begin_callback(struct dl_logimport *li, const struct cursor *c, uint3
 {
 	struct dl_lg_pending *pe = &li->pend[dev];
 
-	if (pe->open)
+	if (pe->open) {
 		note(li, c, "'%s': a second call before the first returned (line %u)",
 		     dl_lg_name(li, dev), pe->line);
-	*pe = (struct dl_lg_pending){ c->ts, pid, c->line, 1 };
+		if (grow((void **)&li->hang, &li->cap_hang, li->nhang + 1, sizeof(*li->hang)))
+			return -ENOMEM;
+		li->hang[li->nhang++] = (struct dl_lg_hang){ dev, c->file, pe->line,
+							     li->ncyc - 1, pe->key };
+	}
+	*pe = (struct dl_lg_pending){ c->ts, pid, c->line, 1, li->cur_key };
 	return 0;
 }
 
@@ -430,14 +457,26 @@ static int end_callback(struct dl_logimport *li, const struct cursor *c, uint32_
 	int64_t start = c->ts >= 0 ? c->ts - lat_ns : -1;
 
 	if (!pe->open) {
-		note(li, c, "'%s' returned without its call (no \"calling\" line before it)",
-		     dl_lg_name(li, dev));
-	} else {
-		start = pe->ts;
-		if (pid == DL_LG_NONE)
-			pid = pe->pid;
-		pe->open = 0;
+		/* its start, pid and cycle are unknown: a sample would be half a guess */
+		li->orphans++;
+		note(li, c, "'%s' returned without its call (no \"calling\" line before it); "
+		     "skipped", dl_lg_name(li, dev));
+		if (!ret)
+			return 0;
+		/* not a sample, but still a failure of that device */
+		if (grow((void **)&li->ofail, &li->cap_ofail, li->nofail + 1, sizeof(*li->ofail)))
+			return -ENOMEM;
+		li->failures++;
+		li->ofail[li->nofail++] = (struct dl_lg_sample){
+			.dev = dev, .file = c->file, .line = c->line, .pid = pid,
+			.cycle = (uint16_t)(li->ncyc - 1), .key = li->cur_key, .ret = (int32_t)ret,
+			.start_ns = -1, .lat_ns = lat_ns, .end_ns = c->ts };
+		return 0;
 	}
+	start = pe->ts;
+	if (pid == DL_LG_NONE)
+		pid = pe->pid;
+	pe->open = 0;
 	if (grow((void **)&li->smp, &li->cap_smp, li->nsmp + 1, sizeof(*li->smp)))
 		return -ENOMEM;
 	if (ret)
@@ -908,7 +947,9 @@ static int match_ftrace(struct dl_logimport *li, struct cursor *c, const char *p
 		if (dev == DL_LG_NONE)
 			return -ENOMEM;
 		if (!li->pend[dev].open) {
-			note(li, c, "'%s' callback end without its start", dl_lg_name(li, dev));
+			li->orphans++;
+			note(li, c, "'%s' callback end without its start; skipped",
+			     dl_lg_name(li, dev));
 			return 1;
 		}
 		return end_callback(li, c, dev, rv, c->ts - li->pend[dev].ts, (uint32_t)pid,
@@ -1242,21 +1283,38 @@ static int file_line(struct dl_logimport *li, struct cursor *c, const char *p, c
 	return 0;
 }
 
-static int file_end(const struct cursor *c, const char *label, uint64_t recognised,
-		    struct dl_error *err)
+static int out_of_memory(const char *label, struct dl_error *err)
 {
+	snprintf(err->msg, sizeof(err->msg), "%s: out of memory", label);
+	return -ENOMEM;
+}
+
+/*
+ * The end of a file: a cycle still suspended, or with calls open, was cut
+ * (the log was saved before the resume, or the machine hung); its open
+ * calls are hangs.
+ */
+static int file_end(struct dl_logimport *li, const struct cursor *c, const char *label,
+		    uint64_t recognised, struct dl_error *err)
+{
+	if (li->ncyc && li->cycle_open && li->cycle_has_cb &&
+	    li->cyc[li->ncyc - 1].file == c->file) {
+		bool open = false;
+
+		for (uint32_t d = 0; d < li->ndev && !open; d++)
+			open = li->pend[d].open;
+		if (open || suspend_side(li->cur_key))
+			li->cyc[li->ncyc - 1].truncated = 1;
+	}
+	if (close_calls(li, c->file))
+		return out_of_memory(label, err);
+	li->cycle_open = 0;
 	if (!recognised) {
 		snprintf(err->msg, sizeof(err->msg), "%s: no line in a known format (%llu lines "
 			 "read); expected %s", label, (unsigned long long)c->line, dl_log_formats_help);
 		return -ENODATA;
 	}
 	return 0;
-}
-
-static int out_of_memory(const char *label, struct dl_error *err)
-{
-	snprintf(err->msg, sizeof(err->msg), "%s: out of memory", label);
-	return -ENOMEM;
 }
 
 int dl_log_read_buf(struct dl_logimport *li, const char *label, const char *buf, size_t len,
@@ -1277,7 +1335,7 @@ int dl_log_read_buf(struct dl_logimport *li, const char *label, const char *buf,
 			return out_of_memory(label, err);
 		p = e + 1;
 	}
-	return file_end(&c, label, recognised, err);
+	return file_end(li, &c, label, recognised, err);
 }
 
 /*
@@ -1331,7 +1389,7 @@ int dl_log_read_stream(struct dl_logimport *li, const char *label, FILE *f,
 		}
 	}
 	free(buf);
-	return file_end(&c, label, recognised, err);
+	return file_end(li, &c, label, recognised, err);
 nomem:
 	free(buf);
 	return out_of_memory(label, err);

@@ -79,6 +79,14 @@ struct dl_lg_cycle {
 	uint32_t ncb, nasync;		/* callbacks, of which off the main thread */
 	uint32_t peak;			/* most callbacks running at once */
 	uint8_t gap;			/* lines were lost in it (garbage, phases skipped) */
+	uint8_t truncated;		/* its file ends inside it (suspended, or calls open) */
+};
+
+/* A call that never returned ("calling" without its "returned"): the signature of a hang. */
+struct dl_lg_hang {
+	uint32_t dev, file, line;	/* the line of its "calling" */
+	uint32_t cycle;
+	uint8_t key;			/* the phase it was called in */
 };
 
 struct dl_lg_device {
@@ -118,6 +126,11 @@ struct dl_logimport {
 	uint32_t ntot, cap_tot;
 	struct dl_lg_cycle *cyc;
 	uint32_t ncyc, cap_cyc;
+	struct dl_lg_hang *hang;	/* unreturned calls, in log order */
+	uint32_t nhang, cap_hang;
+	uint32_t orphans;		/* returns without their call: skipped */
+	struct dl_lg_sample *ofail;	/* ... of which failed: listed with the failures */
+	uint32_t nofail, cap_ofail;
 	struct dl_lg_note note[DL_LG_MAX_NOTES];
 	uint32_t nnote, ncontradictions;
 	char **files;

@@ -628,6 +628,7 @@ static json_t *xlog_json(const struct dl_logimport *li, uint32_t only, bool with
 		json_object_set_new(o, "callbacks", json_integer(li->cyc[c].ncb));
 		json_object_set_new(o, "async_callbacks", json_integer(li->cyc[c].nasync));
 		json_object_set_new(o, "lines_lost", json_boolean(li->cyc[c].gap));
+		json_object_set_new(o, "truncated", json_boolean(li->cyc[c].truncated));
 		json_object_set_new(o, "totals", tots);
 		if (only != DL_LG_NONE)
 			json_object_set_new(o, "replayed", json_boolean(c == only));
@@ -647,8 +648,8 @@ static json_t *xlog_json(const struct dl_logimport *li, uint32_t only, bool with
 			json_object_set_new(to, "line", json_integer(tt->line));
 		}
 	}
-	for (uint32_t i = 0; i < li->nsmp; i++) {
-		const struct dl_lg_sample *s = &li->smp[i];
+	for (uint32_t i = 0; i < li->nsmp + li->nofail; i++) {
+		const struct dl_lg_sample *s = i < li->nsmp ? &li->smp[i] : &li->ofail[i - li->nsmp];
 		json_t *o;
 
 		if (!s->ret)
@@ -661,6 +662,22 @@ static json_t *xlog_json(const struct dl_logimport *li, uint32_t only, bool with
 		json_object_set_new(o, "error", json_integer(s->ret));
 		json_object_set_new(o, "file", json_string(li->files[s->file]));
 		json_object_set_new(o, "line", json_integer(s->line));
+	}
+	json_object_set_new(x, "orphan_returns", json_integer(li->orphans));
+	{
+		json_t *hangs = json_array();
+
+		if (!hangs || json_object_set_new(x, "unreturned_calls", hangs))
+			goto nomem;
+		for (uint32_t i = 0; i < li->nhang; i++) {
+			const struct dl_lg_hang *h = &li->hang[i];
+
+			if (json_array_append_new(hangs, json_pack("{s:s, s:s, s:s, s:i, s:i}",
+				"device", dl_lg_name(li, h->dev), "phase", dl_lat_key_name(h->key),
+				"file", li->files[h->file], "line", (json_int_t)h->line,
+				"cycle", (json_int_t)h->cycle)))
+				goto nomem;
+		}
 	}
 	for (uint32_t i = 0; i < li->nnote; i++) {
 		char buf[300];
