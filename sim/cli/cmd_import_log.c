@@ -180,8 +180,16 @@ static int print_replays(const struct dl_logimport *li, int order, uint32_t work
 	if (!rp)
 		return DL_EXIT_USAGE;
 	for (uint32_t c = 0; c < li->ncyc; c++) {
-		int ret = dl_log_replay(li, c, order, workers, rp, &err);
+		int ret;
 
+		if (!li->cyc[c].ncb) {
+			/* the engine would replay nothing in no time: -100% says nothing */
+			printf("%scycle %u (%s:%u): phase totals but no callback timed (initcall_debug "
+			       "or pm_print_times off?): nothing to replay\n", shown++ ? "\n" : "", c,
+			       li->files[li->cyc[c].file], li->cyc[c].line);
+			continue;
+		}
+		ret = dl_log_replay(li, c, order, workers, rp, &err);
 		if (ret == -ENODATA)
 			continue;
 		if (ret) {
@@ -215,7 +223,7 @@ static int print_replays(const struct dl_logimport *li, int order, uint32_t work
 	}
 	if (!shown)
 		printf("no cycle printed a phase total: nothing to replay against\n");
-	else
+	else if (rows)
 		printf("\n%u of %u phase totals predicted within 10%%\n", ok, rows);
 	free(rp);
 	return DL_EXIT_OK;

@@ -449,12 +449,29 @@ static int begin_callback(struct dl_logimport *li, const struct cursor *c, uint3
 }
 
 /* A callback of @dev returned @ret after @lat_ns: record it in the current phase. */
+/* A callback of @dev in phase @key of the current cycle. */
+static int add_sample(struct dl_logimport *li, const struct cursor *c, uint32_t dev, unsigned key,
+		      int64_t ret, int64_t start, int64_t lat_ns, uint32_t pid, bool provisional)
+{
+	if (grow((void **)&li->smp, &li->cap_smp, li->nsmp + 1, sizeof(*li->smp)))
+		return -ENOMEM;
+	if (ret)
+		li->failures++;
+	li->smp[li->nsmp++] = (struct dl_lg_sample){
+		.dev = dev, .file = c->file, .line = c->line, .pid = pid,
+		.cycle = (uint16_t)(li->ncyc - 1), .key = (uint8_t)key, .provisional = provisional,
+		.ret = (int32_t)ret, .start_ns = start, .lat_ns = lat_ns, .end_ns = c->ts };
+	li->dev[dev].nsamples++;
+	li->cyc[li->ncyc - 1].ncb++;
+	li->cycle_has_cb = 1;
+	return 0;
+}
+
+/* A callback of @dev returned @ret after @lat_ns: record it in the current phase. */
 static int end_callback(struct dl_logimport *li, const struct cursor *c, uint32_t dev,
 			int64_t ret, int64_t lat_ns, uint32_t pid, bool provisional)
 {
 	struct dl_lg_pending *pe = &li->pend[dev];
-	struct dl_lg_sample *s;
-	int64_t start = c->ts >= 0 ? c->ts - lat_ns : -1;
 
 	if (!pe->open) {
 		/* its start, pid and cycle are unknown: a sample would be half a guess */
@@ -473,23 +490,9 @@ static int end_callback(struct dl_logimport *li, const struct cursor *c, uint32_
 			.start_ns = -1, .lat_ns = lat_ns, .end_ns = c->ts };
 		return 0;
 	}
-	start = pe->ts;
-	if (pid == DL_LG_NONE)
-		pid = pe->pid;
 	pe->open = 0;
-	if (grow((void **)&li->smp, &li->cap_smp, li->nsmp + 1, sizeof(*li->smp)))
-		return -ENOMEM;
-	if (ret)
-		li->failures++;
-	s = &li->smp[li->nsmp++];
-	*s = (struct dl_lg_sample){ .dev = dev, .file = c->file, .line = c->line, .pid = pid,
-				    .cycle = (uint16_t)(li->ncyc - 1), .key = li->cur_key,
-				    .provisional = provisional, .ret = (int32_t)ret,
-				    .start_ns = start, .lat_ns = lat_ns, .end_ns = c->ts };
-	li->dev[dev].nsamples++;
-	li->cyc[li->ncyc - 1].ncb++;
-	li->cycle_has_cb = 1;
-	return 0;
+	return add_sample(li, c, dev, li->cur_key, ret, pe->ts, lat_ns,
+			  pid == DL_LG_NONE ? pe->pid : pid, provisional);
 }
 
 static int ensure_cycle(struct dl_logimport *li, const struct cursor *c)
@@ -497,10 +500,29 @@ static int ensure_cycle(struct dl_logimport *li, const struct cursor *c)
 	return li->cycle_open ? 0 : new_cycle(li, c);
 }
 
+/*
+ * Where the parent's name after "parent: " ends: at a space, a control or
+ * non-ASCII byte, or a "^C" echoed into the console; what follows is junk
+ * the console left on the line, not part of the name.
+ */
+static const char *parent_end(const char *p, const char *e)
+{
+	const char *q = p;
+
+	while (q < e && (unsigned char)*q > ' ' && (unsigned char)*q < 0x7f &&
+	       !(q[0] == '^' && q + 1 < e && q[1] == 'C'))
+		q++;
+	return q;
+}
+
 static int set_parent(struct dl_logimport *li, const struct cursor *c, uint32_t dev,
 		      const char *p, const char *e)
 {
 	uint32_t par;
+
+	e = parent_end(p, e);
+	if (e == p)
+		return 0;
 
 	if (e - p == 4 && !memcmp(p, "none", 4))
 		return 0;
@@ -529,6 +551,53 @@ static int set_parent(struct dl_logimport *li, const struct cursor *c, uint32_t 
 }
 
 /* ---- the formats ---- */
+
+/* The phase of a total line: @side 1 suspend, 2 resume; @level 0 plain, 1 late/early, 2 noirq. */
+static unsigned phase_key(int side, unsigned level)
+{
+	if (side == 1)
+		return level == 0 ? DL_LAT_SUSPEND : level == 1 ? DL_LAT_SUSPEND_LATE
+								: DL_LAT_SUSPEND_NOIRQ;
+	return level == 0 ? DL_LAT_RESUME : level == 1 ? DL_LAT_RESUME_EARLY : DL_LAT_RESUME_NOIRQ;
+}
+
+/*
+ * Ubuntu's per-device time, after "PM: [late |early |noirq ]PHASE of drv:":
+ * "DRV dev:DEV complete after X msecs" (DRV may hold spaces, or be empty).
+ * A callback without a "calling" line:
+ * it ended at the line's time and took X.  Skipped when initcall_debug
+ * already timed that callback.
+ */
+static int match_ubuntu(struct dl_logimport *li, const struct cursor *c, const char *p,
+			const char *e, unsigned key, int side)
+{
+	const char *d = find(p, e, " dev:"), *de, *q;
+	int64_t ns;
+	uint32_t dev;
+	bool prov;
+	int ret;
+
+	if (!d)
+		return 0;
+	d += 5;
+	de = tok_end(d, e);
+	q = de;
+	if (de == d || !starts(q, e, " complete after "))
+		return 0;
+	q += 16;
+	if (!num_time(&q, e, &ns, 1000000) || !starts(q, e, " msecs"))
+		return 0;
+	if ((ret = ensure_cycle(li, c)) || (ret = apply_hint(li, c, key, side, &prov)))
+		return ret;
+	dev = intern(li, d, (size_t)(de - d));
+	if (dev == DL_LG_NONE)
+		return -ENOMEM;
+	for (uint32_t i = li->nsmp; i-- > li->seg_start && li->smp[i].cycle == li->ncyc - 1;)
+		if (li->smp[i].dev == dev && li->smp[i].key == key)
+			return 1;
+	return add_sample(li, c, dev, key, 0, c->ts >= 0 ? c->ts - ns : -1, ns, c->tpid, false)
+		       ?: 1;
+}
 
 /* "PM: [start ][late |early |noirq ]PHASE of devices complete after X msecs" */
 static int match_total(struct dl_logimport *li, const struct cursor *c, const char *p,
@@ -567,17 +636,14 @@ static int match_total(struct dl_logimport *li, const struct cursor *c, const ch
 			q += strlen(base[i].w);
 			break;
 		}
+	if (side && !start && starts(q, e, " of drv:"))
+		return match_ubuntu(li, c, q + 8, e, phase_key(side, level), side);
 	if (!side || !starts(q, e, " of devices complete after "))
 		return 0;
 	after = q + strlen(" of devices complete after ");
 	if (!num_time(&after, e, &ns, 1000000) || !starts(after, e, " msecs"))
 		return 0;
-	if (side == 1)
-		last = level == 0 ? DL_LAT_SUSPEND : level == 1 ? DL_LAT_SUSPEND_LATE
-								: DL_LAT_SUSPEND_NOIRQ;
-	else
-		last = level == 0 ? DL_LAT_RESUME : level == 1 ? DL_LAT_RESUME_EARLY
-								: DL_LAT_RESUME_NOIRQ;
+	last = phase_key(side, level);
 	first = start && side == 1 && level == 0 ? DL_LAT_PREPARE : last;
 	if (start && first == last)
 		return 0;	/* "start resume"? not a format we know */

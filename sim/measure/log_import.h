@@ -17,6 +17,8 @@
  *   3.x PM      "[ts] calling  DEV+ @ PID, parent: P" / "[ts] call DEV+ returned R after N usecs"
  *   totals      "PM: [start ][late |early |noirq ]PHASE of devices complete after X msecs"
  *               (PHASE: suspend, resume, freeze, thaw, poweroff, restore)
+ *   Ubuntu      "PM: [late |early |noirq ]PHASE of drv:DRV dev:DEV complete after X msecs"
+ *               (one device's callback: it ended at the line's time)
  *   ftrace      "TASK-PID [cpu] flags TS: device_pm_callback_start: DRV DEV, parent: P, ... [EV]",
  *               "device_pm_callback_end: DRV DEV, err=E", "suspend_resume: NAME[n] begin|end"
  *   boot        "probe of DEV returned R after N usecs", "calling  FN+0x.. @ PID",
