@@ -27,9 +27,9 @@ while read -r f ndev ncb; do
 	expect 0 "run the scenario of $f" "$DLSIM" run "$T/$f.json" --order kernel-async-v2 --no-log
 done <<'L'
 pixel6-v616rc4-suspend-initcall.txt 529 907
-pmgraph-skynet-mem-dmesg.txt 135 278
-pmgraph-skynet-mem-ftrace.txt 135 341
-pmgraph-skynet-disk-dmesg.txt 134 275
+pmgraph-skynet-mem-dmesg.txt 141 278
+pmgraph-skynet-mem-ftrace.txt 141 341
+pmgraph-skynet-disk-dmesg.txt 140 275
 rk3588-opi5plus-boot-populate-fwdevlink.txt 31 0
 imx8m-spdif-dpm-reorder.txt 4 2
 L

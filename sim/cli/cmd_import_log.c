@@ -93,7 +93,7 @@ static void summary(const struct dl_logimport *li)
 	for (uint32_t i = 0; i < li->nhang && i < MAX_HANGS_SHOWN; i++)
 		fprintf(stderr, "  %s:%u: '%s' was called in %s (cycle %u) and never returned: "
 			"a hang?\n", li->files[li->hang[i].file], li->hang[i].line,
-			dl_lg_name(li, li->hang[i].dev), dl_lat_key_name(li->hang[i].key),
+			dl_lg_label(li, li->hang[i].dev), dl_lat_key_name(li->hang[i].key),
 			li->hang[i].cycle);
 	if (li->nhang > MAX_HANGS_SHOWN)
 		fprintf(stderr, "  ... %u unreturned calls in all (x-log.unreturned_calls)\n",

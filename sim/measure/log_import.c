@@ -128,10 +128,6 @@ static uint32_t find_n(const struct dl_logimport *li, const char *s, size_t n)
 	}
 }
 
-uint32_t dl_lg_find(const struct dl_logimport *li, const char *name)
-{
-	return find_n(li, name, strlen(name));
-}
 
 static int rehash(struct dl_logimport *li, uint32_t size)
 {
@@ -153,21 +149,11 @@ static int rehash(struct dl_logimport *li, uint32_t size)
 	return 0;
 }
 
-/* The device named s[0..n), created when new; DL_LG_NONE when out of memory. */
-static uint32_t intern(struct dl_logimport *li, const char *s, size_t n)
+/* Append s[0..n) and a NUL to the names arena: its offset, or UINT32_MAX without memory. */
+static uint32_t put_name(struct dl_logimport *li, const char *s, size_t n)
 {
-	uint32_t d = find_n(li, s, n);
+	uint32_t off;
 
-	if (d != DL_LG_NONE)
-		return d;
-	if (n > DL_SC_MAX_NAME)
-		n = DL_SC_MAX_NAME;
-	if ((li->ndev + 1) * 2 > li->hash_mask + 1 &&
-	    rehash(li, li->hash ? 2 * (li->hash_mask + 1) : 1024))
-		return DL_LG_NONE;
-	if (grow((void **)&li->dev, &li->cap_dev, li->ndev + 1, sizeof(*li->dev)) ||
-	    grow((void **)&li->pend, &li->cap_pend, li->ndev + 1, sizeof(*li->pend)))
-		return DL_LG_NONE;
 	if (li->names_len + n + 1 > li->names_cap) {
 		size_t c = li->names_cap ? li->names_cap * 2 : 4096;
 		char *q;
@@ -176,17 +162,40 @@ static uint32_t intern(struct dl_logimport *li, const char *s, size_t n)
 			c *= 2;
 		q = realloc(li->names, c);
 		if (!q)
-			return DL_LG_NONE;
+			return UINT32_MAX;
 		li->names = q;
 		li->names_cap = c;
 	}
 	memcpy(li->names + li->names_len, s, n);
 	li->names[li->names_len + n] = '\0';
-	d = li->ndev++;
-	li->dev[d] = (struct dl_lg_device){ .name_off = (uint32_t)li->names_len,
-					    .parent = DL_LG_NONE };
-	li->pend[d] = (struct dl_lg_pending){ 0 };
+	off = (uint32_t)li->names_len;
 	li->names_len += n + 1;
+	return off;
+}
+
+/* A new device named s[0..n) of driver drv[0..ndrv) (none: ndrv 0); DL_LG_NONE: no memory. */
+static uint32_t create(struct dl_logimport *li, const char *drv, size_t ndrv, const char *s,
+		       size_t n)
+{
+	uint32_t d, name_off, drv_off = UINT32_MAX;
+
+	if (n > DL_SC_MAX_NAME)
+		n = DL_SC_MAX_NAME;
+	if (ndrv > DL_SC_MAX_NAME)
+		ndrv = DL_SC_MAX_NAME;
+	if ((li->ndev + 1) * 2 > li->hash_mask + 1 &&
+	    rehash(li, li->hash ? 2 * (li->hash_mask + 1) : 1024))
+		return DL_LG_NONE;
+	if (grow((void **)&li->dev, &li->cap_dev, li->ndev + 1, sizeof(*li->dev)) ||
+	    grow((void **)&li->pend, &li->cap_pend, li->ndev + 1, sizeof(*li->pend)))
+		return DL_LG_NONE;
+	name_off = put_name(li, s, n);
+	if (name_off == UINT32_MAX || (ndrv && (drv_off = put_name(li, drv, ndrv)) == UINT32_MAX))
+		return DL_LG_NONE;
+	d = li->ndev++;
+	li->dev[d] = (struct dl_lg_device){ .name_off = name_off, .parent = DL_LG_NONE,
+					    .drv_off = drv_off };
+	li->pend[d] = (struct dl_lg_pending){ 0 };
 	{
 		uint32_t i = name_hash(s, n) & li->hash_mask;
 
@@ -195,6 +204,200 @@ static uint32_t intern(struct dl_logimport *li, const char *s, size_t n)
 		li->hash[i] = d + 1;
 	}
 	return d;
+}
+
+const char *dl_lg_driver(const struct dl_logimport *li, uint32_t dev)
+{
+	return li->dev[dev].drv_off == UINT32_MAX ? "" : li->names + li->dev[dev].drv_off;
+}
+
+/* The next device after hash slot *slot named s[0..n) (start: *slot = hash start - 1). */
+static uint32_t next_named(const struct dl_logimport *li, const char *s, size_t n, uint32_t *slot)
+{
+	if (!li->hash)
+		return DL_LG_NONE;
+	for (;;) {
+		uint32_t d;
+		const char *nm;
+
+		*slot = (*slot + 1) & li->hash_mask;
+		d = li->hash[*slot];
+		if (!d)
+			return DL_LG_NONE;
+		nm = li->names + li->dev[d - 1].name_off;
+		if (!strncmp(nm, s, n) && !nm[n])
+			return d - 1;
+	}
+}
+
+static uint32_t first_slot(const struct dl_logimport *li, const char *s, size_t n)
+{
+	return (name_hash(s, n) - 1) & li->hash_mask;
+}
+
+/*
+ * The device a line names, keyed by (driver, name): the kernel prints
+ * dev_driver_string() (the driver, else the bus or class) before the name,
+ * and 0:0:0:0 of sd, scsi_disk and bsg are three devices.  A device first
+ * seen without a driver (as a parent, in a 3.x line) takes this one's.
+ */
+static uint32_t intern_drv(struct dl_logimport *li, const char *drv, size_t ndrv, const char *s,
+			   size_t n)
+{
+	uint32_t slot, d, bare = DL_LG_NONE;
+
+	if (n > DL_SC_MAX_NAME)
+		n = DL_SC_MAX_NAME;
+	if (ndrv > DL_SC_MAX_NAME)
+		ndrv = DL_SC_MAX_NAME;
+	if (li->hash) {
+		slot = first_slot(li, s, n);
+		while ((d = next_named(li, s, n, &slot)) != DL_LG_NONE) {
+			const char *dr = dl_lg_driver(li, d);
+
+			if (!strncmp(dr, drv, ndrv) && !dr[ndrv])
+				return d;
+			if (!*dr && bare == DL_LG_NONE)
+				bare = d;
+		}
+	}
+	if (bare != DL_LG_NONE && ndrv) {
+		uint32_t off = put_name(li, drv, ndrv);
+
+		if (off == UINT32_MAX)
+			return DL_LG_NONE;
+		li->dev[bare].drv_off = off;
+		return bare;
+	}
+	return create(li, drv, ndrv, s, n);
+}
+
+/* The device named s[0..n), by name alone (the first of that name), created when new. */
+static uint32_t intern(struct dl_logimport *li, const char *s, size_t n)
+{
+	uint32_t d = find_n(li, s, n);
+
+	return d != DL_LG_NONE ? d : create(li, NULL, 0, s, n);
+}
+
+/*
+ * A parent named s[0..n) of @child: a device of that name other than the
+ * child (scsi_disk 0:0:0:0's parent is sd 0:0:0:0), created when new.
+ */
+static uint32_t intern_parent(struct dl_logimport *li, const char *s, size_t n, uint32_t child)
+{
+	uint32_t slot, d;
+
+	if (n > DL_SC_MAX_NAME)
+		n = DL_SC_MAX_NAME;
+	if (li->hash) {
+		slot = first_slot(li, s, n);
+		while ((d = next_named(li, s, n, &slot)) != DL_LG_NONE)
+			if (d != child)
+				return d;
+	}
+	return create(li, NULL, 0, s, n);
+}
+
+/*
+ * A 3.x line names a device without its driver: of the devices of that
+ * name, the one whose parent is named par[0..npar) (a 3.x "calling" line),
+ * or with a call open (its "call ... returned"; npar 0).  A different
+ * parent is a different device (the platform and ACPI PNP0C0B:00).
+ */
+static uint32_t intern_3x(struct dl_logimport *li, const char *s, size_t n, const char *par,
+			  size_t npar)
+{
+	uint32_t slot, d, first = DL_LG_NONE, loose = DL_LG_NONE;
+
+	if (n > DL_SC_MAX_NAME)
+		n = DL_SC_MAX_NAME;
+	if (li->hash) {
+		slot = first_slot(li, s, n);
+		while ((d = next_named(li, s, n, &slot)) != DL_LG_NONE) {
+			uint32_t p = li->dev[d].parent;
+			const char *pn = p == DL_LG_NONE ? "none" : dl_lg_name(li, p);
+
+			if (first == DL_LG_NONE)
+				first = d;
+			if (!npar ? li->pend[d].open
+				  : !strncmp(pn, par, npar) && !pn[npar])
+				return d;
+			if (npar && p == DL_LG_NONE && loose == DL_LG_NONE)
+				loose = d;
+		}
+	}
+	if (!npar && first != DL_LG_NONE)
+		return first;
+	if (loose != DL_LG_NONE)
+		return loose;
+	return create(li, NULL, 0, s, n);
+}
+
+/*
+ * Scenario names: a name the log gives several devices becomes "DRV NAME"
+ * as the kernel prints it ("sd 0:0:0:0", "scsi_disk 0:0:0:0"); a second
+ * one without a driver (3.x lines) "NAME#k".  Others keep their name.
+ */
+int dl_lg_make_labels(struct dl_logimport *li)
+{
+	for (uint32_t d = 0; d < li->ndev; d++) {
+		const char *nm = dl_lg_name(li, d), *drv = dl_lg_driver(li, d);
+		size_t n = strlen(nm);
+		uint32_t slot = first_slot(li, nm, n), o, same = 0, bare_before = 0;
+		char buf[2 * DL_SC_MAX_NAME + 16];
+		uint32_t off;
+
+		li->dev[d].label_off = li->dev[d].name_off;
+		while ((o = next_named(li, nm, n, &slot)) != DL_LG_NONE) {
+			same += o != d;
+			bare_before += o < d && !*dl_lg_driver(li, o);
+		}
+		if (!same || (!*drv && !bare_before))
+			continue;
+		if (*drv)
+			snprintf(buf, sizeof(buf), "%s %s", drv, nm);
+		else
+			snprintf(buf, sizeof(buf), "%s#%u", nm, bare_before + 1);
+		off = put_name(li, buf, strlen(buf));
+		if (off == UINT32_MAX)
+			return -ENOMEM;
+		li->dev[d].label_off = off;
+	}
+	return 0;
+}
+
+const char *dl_lg_label(const struct dl_logimport *li, uint32_t dev)
+{
+	return li->names + li->dev[dev].label_off;
+}
+
+/* "DRV NAME" (a label): the device of that driver and name. */
+static uint32_t find_drv(const struct dl_logimport *li, const char *label)
+{
+	const char *sp = strrchr(label, ' '), *nm;
+	uint32_t slot, d;
+	size_t n;
+
+	if (!sp || !li->hash)
+		return DL_LG_NONE;
+	nm = sp + 1;
+	n = strlen(nm);
+	slot = first_slot(li, nm, n);
+	while ((d = next_named(li, nm, n, &slot)) != DL_LG_NONE) {
+		const char *dr = dl_lg_driver(li, d);
+
+		if (strlen(dr) == (size_t)(sp - label) && !memcmp(dr, label, (size_t)(sp - label)))
+			return d;
+	}
+	return DL_LG_NONE;
+}
+
+uint32_t dl_lg_find(const struct dl_logimport *li, const char *name)
+{
+	uint32_t d = find_n(li, name, strlen(name));
+
+	return d != DL_LG_NONE ? d : find_drv(li, name);
 }
 
 /* ---- small matchers over [p, e) ---- */
@@ -526,7 +729,7 @@ static int set_parent(struct dl_logimport *li, const struct cursor *c, uint32_t 
 
 	if (e - p == 4 && !memcmp(p, "none", 4))
 		return 0;
-	par = intern(li, p, (size_t)(e - p));
+	par = intern_parent(li, p, (size_t)(e - p), dev);
 	if (par == DL_LG_NONE)
 		return -ENOMEM;
 	if (par == dev) {
@@ -589,7 +792,7 @@ static int match_ubuntu(struct dl_logimport *li, const struct cursor *c, const c
 		return 0;
 	if ((ret = ensure_cycle(li, c)) || (ret = apply_hint(li, c, key, side, &prov)))
 		return ret;
-	dev = intern(li, d, (size_t)(de - d));
+	dev = intern_drv(li, p, (size_t)(d - 5 - p), d, (size_t)(de - d));
 	if (dev == DL_LG_NONE)
 		return -ENOMEM;
 	for (uint32_t i = li->nsmp; i-- > li->seg_start && li->smp[i].cycle == li->ncyc - 1;)
@@ -730,7 +933,7 @@ static int match_modern(struct dl_logimport *li, const struct cursor *c, const c
 		hint = cb_hint(cb, cb_e, &side);
 		if ((ret = ensure_cycle(li, c)) || (ret = apply_hint(li, c, hint, side, &prov)))
 			return ret;
-		dev = intern(li, dev_p, (size_t)(dev_e - 1 - dev_p));
+		dev = intern_drv(li, p, (size_t)(dev_p - 1 - p), dev_p, (size_t)(dev_e - 1 - dev_p));
 		if (dev == DL_LG_NONE || set_parent(li, c, dev, par + 10, e))
 			return -ENOMEM;
 		return begin_callback(li, c, dev, pid > UINT32_MAX - 1 ? DL_LG_NONE : (uint32_t)pid)
@@ -753,7 +956,7 @@ static int match_modern(struct dl_logimport *li, const struct cursor *c, const c
 		hint = cb_hint(cb, cb_e, &side);
 		if ((ret = ensure_cycle(li, c)) || (ret = apply_hint(li, c, hint, side, &prov)))
 			return ret;
-		dev = intern(li, dev_p, (size_t)(dev_e - 1 - dev_p));
+		dev = intern_drv(li, p, (size_t)(dev_p - 1 - p), dev_p, (size_t)(dev_e - 1 - dev_p));
 		if (dev == DL_LG_NONE)
 			return -ENOMEM;
 		return end_callback(li, c, dev, rv, (int64_t)us * 1000, c->tpid, prov) ?: 1;
@@ -782,7 +985,8 @@ static int match_3x(struct dl_logimport *li, const struct cursor *c, const char 
 			return 0;
 		if ((ret = ensure_cycle(li, c)))
 			return ret;
-		dev = intern(li, p, (size_t)(dev_e - p));
+		dev = intern_3x(li, p, (size_t)(dev_e - p), par + 10,
+				(size_t)(parent_end(par + 10, e) - (par + 10)));
 		if (dev == DL_LG_NONE || set_parent(li, c, dev, par + 10, e))
 			return -ENOMEM;
 		return begin_callback(li, c, dev, pid > UINT32_MAX - 1 ? DL_LG_NONE : (uint32_t)pid)
@@ -804,7 +1008,7 @@ static int match_3x(struct dl_logimport *li, const struct cursor *c, const char 
 			return 0;
 		if ((ret = ensure_cycle(li, c)))
 			return ret;
-		dev = intern(li, p, (size_t)(dev_e - p));
+		dev = intern_3x(li, p, (size_t)(dev_e - p), NULL, 0);
 		if (dev == DL_LG_NONE)
 			return -ENOMEM;
 		return end_callback(li, c, dev, rv, (int64_t)us * 1000, DL_LG_NONE, false) ?: 1;
@@ -991,7 +1195,7 @@ static int match_ftrace(struct dl_logimport *li, struct cursor *c, const char *p
 			return 0;
 		if ((ret = ensure_cycle(li, c)))
 			return ret;
-		dev = intern(li, d, (size_t)(dev_e - d));
+		dev = intern_drv(li, ev + 26, (size_t)(d - 1 - (ev + 26)), d, (size_t)(dev_e - d));
 		if (dev == DL_LG_NONE || set_parent(li, c, dev, dev_e + 10, par_e))
 			return -ENOMEM;
 		return begin_callback(li, c, dev, (uint32_t)pid) ?: 1;
@@ -1009,7 +1213,7 @@ static int match_ftrace(struct dl_logimport *li, struct cursor *c, const char *p
 			return 0;
 		if ((ret = ensure_cycle(li, c)))
 			return ret;
-		dev = intern(li, d, (size_t)(dev_e - d));
+		dev = intern_drv(li, ev + 24, (size_t)(d - 1 - (ev + 24)), d, (size_t)(dev_e - d));
 		if (dev == DL_LG_NONE)
 			return -ENOMEM;
 		if (!li->pend[dev].open) {

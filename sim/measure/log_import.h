@@ -93,6 +93,8 @@ struct dl_lg_hang {
 
 struct dl_lg_device {
 	uint32_t name_off;
+	uint32_t drv_off;		/* its driver (bus, class) as logged; UINT32_MAX: none */
+	uint32_t label_off;		/* its scenario name (dl_log_finish) */
 	uint32_t parent;		/* device index or DL_LG_NONE */
 	uint32_t nsamples;
 	uint8_t async;			/* 1: a callback ran off the main thread */
@@ -180,6 +182,16 @@ int dl_log_read_buf(struct dl_logimport *li, const char *label, const char *buf,
 int dl_log_finish(struct dl_logimport *li);
 
 const char *dl_lg_name(const struct dl_logimport *li, uint32_t dev);
+/* The driver (or bus, class) the log names @dev with; "" when it names none (3.x, parents). */
+const char *dl_lg_driver(const struct dl_logimport *li, uint32_t dev);
+/*
+ * @dev's name in the scenario (after dl_log_finish()): its name, or "DRV NAME"
+ * when the log names several devices alike (devices are keyed by driver and
+ * name: 0:0:0:0 of sd, scsi_disk and bsg are three).
+ */
+const char *dl_lg_label(const struct dl_logimport *li, uint32_t dev);
+int dl_lg_make_labels(struct dl_logimport *li);	/* called by dl_log_finish() */
+/* The device named @name (the first of that name), or labelled "DRV NAME"; DL_LG_NONE. */
 uint32_t dl_lg_find(const struct dl_logimport *li, const char *name);
 
 /*

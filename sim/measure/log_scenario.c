@@ -181,6 +181,51 @@ static int find_order(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 			}
 		}
 	}
+	/*
+	 * A device whose callbacks all ran async is in no walk: it ranks just
+	 * after the main-thread device whose callback started before its own
+	 * (the main thread starts async callbacks as it walks the list).
+	 */
+	{
+		uint32_t *all = malloc(((size_t)li->nsmp + 1) * sizeof(*all)), na = 0;
+		double *arank = malloc(((size_t)n + 1) * sizeof(*arank));
+
+		if (!all || !arank) {
+			free(all);
+			free(arank);
+			goto out;
+		}
+		for (uint32_t d = 0; d < n; d++)
+			arank[d] = 1e18;
+		for (uint32_t i = 0; i < li->nsmp; i++)
+			if (li->smp[i].cycle < li->ncyc && li->smp[i].start_ns >= 0 &&
+			    li->smp[i].key != DL_LAT_PROBE)
+				all[na++] = i;
+		sort_base = li->smp;
+		qsort(all, na, sizeof(*all), cmp_walk);
+		for (uint32_t i = 0, j; i < na; i = j) {
+			const struct dl_lg_sample *s0 = &li->smp[all[i]];
+			bool back = s0->key <= DL_LAT_SUSPEND_NOIRQ || s0->key == DL_LAT_COMPLETE;
+			double last = -1;
+
+			for (j = i; j < na && li->smp[all[j]].cycle == s0->cycle &&
+			     li->smp[all[j]].key == s0->key; j++)
+				;
+			for (uint32_t k = 0; k < j - i; k++) {
+				uint32_t d = li->smp[all[back ? j - 1 - k : i + k]].dev;
+
+				if (rank[d] < 1e18)
+					last = rank[d];
+				else if (last + 0.5 < arank[d])
+					arank[d] = last + 0.5;
+			}
+		}
+		for (uint32_t d = 0; d < n; d++)
+			if (rank[d] >= 1e18)
+				rank[d] = arank[d];
+		free(all);
+		free(arank);
+	}
 	/* a device only seen as a parent ranks just before its first child */
 	for (uint32_t d = 0; d < n; d++)
 		for (uint32_t a = li->dev[d].parent, k = 0; a != DL_LG_NONE && k < n;
@@ -414,7 +459,8 @@ int dl_log_finish(struct dl_logimport *li)
 	int64_t *gaps, *sorted;
 	int ret;
 
-	if ((ret = find_main_threads(li)) || (ret = find_peaks(li)))
+	if ((ret = dl_lg_make_labels(li)) || (ret = find_main_threads(li)) ||
+	    (ret = find_peaks(li)))
 		return ret;
 	for (uint32_t i = 0; i < li->nsmp; i++) {
 		struct dl_lg_sample *s = &li->smp[i];
@@ -657,7 +703,7 @@ static json_t *xlog_json(const struct dl_logimport *li, uint32_t only, bool with
 		o = json_object();
 		if (!o || json_array_append_new(fails, o))
 			goto nomem;
-		json_object_set_new(o, "device", json_string(dl_lg_name(li, s->dev)));
+		json_object_set_new(o, "device", json_string(dl_lg_label(li, s->dev)));
 		json_object_set_new(o, "phase", json_string(dl_lat_key_name(s->key)));
 		json_object_set_new(o, "error", json_integer(s->ret));
 		json_object_set_new(o, "file", json_string(li->files[s->file]));
@@ -673,7 +719,7 @@ static json_t *xlog_json(const struct dl_logimport *li, uint32_t only, bool with
 			const struct dl_lg_hang *h = &li->hang[i];
 
 			if (json_array_append_new(hangs, json_pack("{s:s, s:s, s:s, s:i, s:i}",
-				"device", dl_lg_name(li, h->dev), "phase", dl_lat_key_name(h->key),
+				"device", dl_lg_label(li, h->dev), "phase", dl_lat_key_name(h->key),
 				"file", li->files[h->file], "line", (json_int_t)h->line,
 				"cycle", (json_int_t)h->cycle)))
 				goto nomem;
@@ -708,9 +754,9 @@ static int put_waits(const struct dl_logimport *li, json_t *sc)
 			return -ENOMEM;
 		snprintf(why, sizeof(why), "%s:%u: the main thread sat idle %.3f ms in %s until "
 			 "'%s' ended, and no parent explains it", li->files[w->file], w->line,
-			 (double)w->idle_ns / 1e6, dl_lat_key_name(w->key), dl_lg_name(li, w->supplier));
-		json_object_set_new(o, "consumer", json_string(dl_lg_name(li, w->consumer)));
-		json_object_set_new(o, "supplier", json_string(dl_lg_name(li, w->supplier)));
+			 (double)w->idle_ns / 1e6, dl_lat_key_name(w->key), dl_lg_label(li, w->supplier));
+		json_object_set_new(o, "consumer", json_string(dl_lg_label(li, w->consumer)));
+		json_object_set_new(o, "supplier", json_string(dl_lg_label(li, w->supplier)));
 		json_object_set_new(o, "flags", json_pack("[s]", "STATELESS"));
 		json_object_set_new(o, "x-implied-by", json_string(why));
 	}
@@ -751,10 +797,10 @@ json_t *dl_log_scenario(const struct dl_logimport *li, uint32_t cycle, bool with
 
 		if (!o || json_array_append_new(devs, o))
 			goto nomem;
-		json_object_set_new(o, "name", json_string(dl_lg_name(li, d)));
+		json_object_set_new(o, "name", json_string(dl_lg_label(li, d)));
 		if (li->dev[d].parent != DL_LG_NONE)
 			json_object_set_new(o, "parent",
-					    json_string(dl_lg_name(li, li->dev[d].parent)));
+					    json_string(dl_lg_label(li, li->dev[d].parent)));
 		if (li->dev[d].async)
 			json_object_set_new(o, "async", json_true());
 		else if (li->dev[d].sync_seen)
@@ -847,7 +893,7 @@ int dl_log_overlay(const struct dl_logimport *li, json_t *sc, json_t *unmatched_
 		uint32_t x = li->order[r];
 
 		if (!hit[x] && grp[x] != grp[x + 1] &&
-		    json_array_append_new(unmatched_log, json_string(dl_lg_name(li, x))))
+		    json_array_append_new(unmatched_log, json_string(dl_lg_label(li, x))))
 			goto out;
 	}
 	ret = 0;
