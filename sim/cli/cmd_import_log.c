@@ -40,6 +40,8 @@ static void import_usage(FILE *f)
 		   "  --with-printing add the phase's median main-thread gap to every callback, so\n"
 		   "                  that 'dlsim run' reproduces the logged run, printing included\n"
 		   "  --name NAME     the scenario's name (default: the first file's base name)\n\n"
+		   "Several files of one run (its dmesg and its ftrace) are merged: a cycle that\n"
+		   "overlaps in time a cycle of an earlier file is that cycle.\n\n"
 		   "Lines in no known format are skipped and counted (stderr); contradictions\n"
 		   "(a return without its call, time going backwards) are reported with their\n"
 		   "line and skipped.  A call that never returned is listed with its line as a\n"
@@ -98,6 +100,9 @@ static void summary(const struct dl_logimport *li)
 	if (li->nhang > MAX_HANGS_SHOWN)
 		fprintf(stderr, "  ... %u unreturned calls in all (x-log.unreturned_calls)\n",
 			li->nhang);
+	if (li->merged)
+		fprintf(stderr, "  %u cycles of later files overlap an earlier file's in time (one "
+			"run's dmesg and ftrace): merged, each callback kept once\n", li->merged);
 	if (li->orphans)
 		fprintf(stderr, "  %u returns without their call skipped (their start is unknown)\n",
 			li->orphans);

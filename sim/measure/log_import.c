@@ -239,10 +239,11 @@ static uint32_t first_slot(const struct dl_logimport *li, const char *s, size_t 
  * The device a line names, keyed by (driver, name): the kernel prints
  * dev_driver_string() (the driver, else the bus or class) before the name,
  * and 0:0:0:0 of sd, scsi_disk and bsg are three devices.  A device first
- * seen without a driver (as a parent, in a 3.x line) takes this one's.
+ * seen without a driver (as a parent, in a 3.x line) takes this one's;
+ * par[0..npar): the parent the line names, if it names one.
  */
 static uint32_t intern_drv(struct dl_logimport *li, const char *drv, size_t ndrv, const char *s,
-			   size_t n)
+			   size_t n, const char *par, size_t npar)
 {
 	uint32_t slot, d, bare = DL_LG_NONE;
 
@@ -257,7 +258,10 @@ static uint32_t intern_drv(struct dl_logimport *li, const char *drv, size_t ndrv
 
 			if (!strncmp(dr, drv, ndrv) && !dr[ndrv])
 				return d;
-			if (!*dr && bare == DL_LG_NONE)
+			/* of the driverless ones, the one with this parent (3.x's twins) */
+			if (!*dr && (bare == DL_LG_NONE || (npar && li->dev[d].parent != DL_LG_NONE &&
+			    !strncmp(dl_lg_name(li, li->dev[d].parent), par, npar) &&
+			    !dl_lg_name(li, li->dev[d].parent)[npar])))
 				bare = d;
 		}
 	}
@@ -792,7 +796,7 @@ static int match_ubuntu(struct dl_logimport *li, const struct cursor *c, const c
 		return 0;
 	if ((ret = ensure_cycle(li, c)) || (ret = apply_hint(li, c, key, side, &prov)))
 		return ret;
-	dev = intern_drv(li, p, (size_t)(d - 5 - p), d, (size_t)(de - d));
+	dev = intern_drv(li, p, (size_t)(d - 5 - p), d, (size_t)(de - d), NULL, 0);
 	if (dev == DL_LG_NONE)
 		return -ENOMEM;
 	for (uint32_t i = li->nsmp; i-- > li->seg_start && li->smp[i].cycle == li->ncyc - 1;)
@@ -933,7 +937,8 @@ static int match_modern(struct dl_logimport *li, const struct cursor *c, const c
 		hint = cb_hint(cb, cb_e, &side);
 		if ((ret = ensure_cycle(li, c)) || (ret = apply_hint(li, c, hint, side, &prov)))
 			return ret;
-		dev = intern_drv(li, p, (size_t)(dev_p - 1 - p), dev_p, (size_t)(dev_e - 1 - dev_p));
+		dev = intern_drv(li, p, (size_t)(dev_p - 1 - p), dev_p, (size_t)(dev_e - 1 - dev_p),
+				 par + 10, (size_t)(parent_end(par + 10, e) - (par + 10)));
 		if (dev == DL_LG_NONE || set_parent(li, c, dev, par + 10, e))
 			return -ENOMEM;
 		return begin_callback(li, c, dev, pid > UINT32_MAX - 1 ? DL_LG_NONE : (uint32_t)pid)
@@ -956,7 +961,8 @@ static int match_modern(struct dl_logimport *li, const struct cursor *c, const c
 		hint = cb_hint(cb, cb_e, &side);
 		if ((ret = ensure_cycle(li, c)) || (ret = apply_hint(li, c, hint, side, &prov)))
 			return ret;
-		dev = intern_drv(li, p, (size_t)(dev_p - 1 - p), dev_p, (size_t)(dev_e - 1 - dev_p));
+		dev = intern_drv(li, p, (size_t)(dev_p - 1 - p), dev_p, (size_t)(dev_e - 1 - dev_p),
+				 NULL, 0);
 		if (dev == DL_LG_NONE)
 			return -ENOMEM;
 		return end_callback(li, c, dev, rv, (int64_t)us * 1000, c->tpid, prov) ?: 1;
@@ -1195,7 +1201,8 @@ static int match_ftrace(struct dl_logimport *li, struct cursor *c, const char *p
 			return 0;
 		if ((ret = ensure_cycle(li, c)))
 			return ret;
-		dev = intern_drv(li, ev + 26, (size_t)(d - 1 - (ev + 26)), d, (size_t)(dev_e - d));
+		dev = intern_drv(li, ev + 26, (size_t)(d - 1 - (ev + 26)), d, (size_t)(dev_e - d),
+				 dev_e + 10, (size_t)(par_e - (dev_e + 10)));
 		if (dev == DL_LG_NONE || set_parent(li, c, dev, dev_e + 10, par_e))
 			return -ENOMEM;
 		return begin_callback(li, c, dev, (uint32_t)pid) ?: 1;
@@ -1213,7 +1220,8 @@ static int match_ftrace(struct dl_logimport *li, struct cursor *c, const char *p
 			return 0;
 		if ((ret = ensure_cycle(li, c)))
 			return ret;
-		dev = intern_drv(li, ev + 24, (size_t)(d - 1 - (ev + 24)), d, (size_t)(dev_e - d));
+		dev = intern_drv(li, ev + 24, (size_t)(d - 1 - (ev + 24)), d, (size_t)(dev_e - d),
+				 NULL, 0);
 		if (dev == DL_LG_NONE)
 			return -ENOMEM;
 		if (!li->pend[dev].open) {
@@ -1559,6 +1567,159 @@ static int out_of_memory(const char *label, struct dl_error *err)
 	return -ENOMEM;
 }
 
+/* The log times of every cycle's callbacks: [lo[c], hi[c]] (lo > hi: none timed). */
+static void cycle_spans(const struct dl_logimport *li, int64_t *lo, int64_t *hi)
+{
+	for (uint32_t c = 0; c < li->ncyc; c++) {
+		lo[c] = INT64_MAX;
+		hi[c] = INT64_MIN;
+	}
+	for (uint32_t i = 0; i < li->nsmp; i++) {
+		const struct dl_lg_sample *s = &li->smp[i];
+
+		if (s->cycle >= li->ncyc || s->start_ns < 0)
+			continue;
+		if (s->start_ns < lo[s->cycle])
+			lo[s->cycle] = s->start_ns;
+		if (s->start_ns + s->lat_ns > hi[s->cycle])
+			hi[s->cycle] = s->start_ns + s->lat_ns;
+	}
+}
+
+/*
+ * One run's dmesg and ftrace, read one after the other, are one cycle: a
+ * cycle of file @file whose callbacks overlap in time a cycle of an earlier
+ * file (dmesg and ftrace share the clock) is merged into it.  A callback
+ * both logged (same device, same phase) is kept once, from the earlier
+ * file, as are the totals of a phase both printed.
+ */
+static int merge_cycles(struct dl_logimport *li, uint32_t file)
+{
+	uint32_t first = li->ncyc, *into = NULL, n = 0;
+	uint8_t *seen = NULL;
+	int64_t *lo = NULL, *hi = NULL;
+	int ret = 0;
+
+	while (first && li->cyc[first - 1].file == file)
+		first--;
+	if (first == li->ncyc || !first || li->cyc[0].file == file)
+		return 0;
+	into = malloc((li->ncyc - first) * sizeof(*into));
+	seen = calloc((size_t)li->ndev * DL_LAT_COUNT + 1, 1);
+	lo = malloc(li->ncyc * sizeof(*lo));
+	hi = malloc(li->ncyc * sizeof(*hi));
+	if (!into || !seen || !lo || !hi) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	cycle_spans(li, lo, hi);
+	for (uint32_t c = first; c < li->ncyc; c++) {
+		into[c - first] = DL_LG_NONE;
+		for (uint32_t a = 0; a < first && lo[c] <= hi[c]; a++)
+			if (lo[a] <= hi[a] && lo[c] <= hi[a] && lo[a] <= hi[c]) {
+				into[c - first] = a;
+				n++;
+				break;
+			}
+	}
+	if (!n)
+		goto out;
+	/* callbacks: the ones the earlier file has already are dropped (key DL_LAT_COUNT) */
+	for (uint32_t c = first; c < li->ncyc; c++) {
+		uint32_t a = into[c - first];
+
+		if (a == DL_LG_NONE)
+			continue;
+		memset(seen, 0, (size_t)li->ndev * DL_LAT_COUNT);
+		for (uint32_t i = 0; i < li->nsmp; i++)
+			if (li->smp[i].cycle == a)
+				seen[(size_t)li->smp[i].dev * DL_LAT_COUNT + li->smp[i].key] = 1;
+		for (uint32_t i = 0; i < li->nsmp; i++) {
+			struct dl_lg_sample *s = &li->smp[i];
+
+			if (s->cycle != c)
+				continue;
+			if (seen[(size_t)s->dev * DL_LAT_COUNT + s->key]) {
+				li->dev[s->dev].nsamples--;
+				if (s->ret)
+					li->failures--;
+				s->key = DL_LAT_COUNT;
+			} else {
+				s->cycle = (uint16_t)a;
+				li->cyc[a].ncb++;
+			}
+		}
+		for (uint32_t t = 0; t < li->ntot; t++) {
+			struct dl_lg_total *tt = &li->tot[t];
+			bool dup = false;
+
+			if (tt->cycle != c)
+				continue;
+			for (uint32_t u = 0; u < li->ntot; u++)
+				dup = dup || (li->tot[u].cycle == a && li->tot[u].first == tt->first &&
+					      li->tot[u].last == tt->last);
+			if (dup)
+				tt->first = DL_LAT_COUNT;
+			tt->cycle = (uint16_t)a;
+		}
+		for (uint32_t h = 0; h < li->nhang; h++)
+			if (li->hang[h].cycle == c)
+				li->hang[h].cycle = a;
+		for (uint32_t h = 0; h < li->nofail; h++)
+			if (li->ofail[h].cycle == c)
+				li->ofail[h].cycle = (uint16_t)a;
+		li->cyc[a].gap |= li->cyc[c].gap;
+		li->cyc[a].truncated |= li->cyc[c].truncated;
+	}
+	/* the cycles of this file left move down over the merged ones */
+	{
+		uint32_t w = first, k = 0;
+
+		for (uint32_t c = first; c < li->ncyc; c++) {
+			if (into[c - first] != DL_LG_NONE)
+				continue;
+			into[c - first] = w;
+			li->cyc[w++] = li->cyc[c];
+		}
+		for (uint32_t i = 0; i < li->nsmp; i++) {
+			struct dl_lg_sample *s = &li->smp[i];
+
+			if (s->key == DL_LAT_COUNT)
+				continue;
+			if (s->cycle >= first && s->cycle < li->ncyc)
+				s->cycle = (uint16_t)into[s->cycle - first];
+			li->smp[k++] = *s;
+		}
+		li->nsmp = k;
+		k = 0;
+		for (uint32_t t = 0; t < li->ntot; t++) {
+			struct dl_lg_total *tt = &li->tot[t];
+
+			if (tt->first == DL_LAT_COUNT)
+				continue;
+			if (tt->cycle >= first && tt->cycle < li->ncyc)
+				tt->cycle = (uint16_t)into[tt->cycle - first];
+			li->tot[k++] = *tt;
+		}
+		li->ntot = k;
+		for (uint32_t h = 0; h < li->nhang; h++)
+			if (li->hang[h].cycle >= first && li->hang[h].cycle < li->ncyc)
+				li->hang[h].cycle = into[li->hang[h].cycle - first];
+		for (uint32_t h = 0; h < li->nofail; h++)
+			if (li->ofail[h].cycle >= first && li->ofail[h].cycle < li->ncyc)
+				li->ofail[h].cycle = (uint16_t)into[li->ofail[h].cycle - first];
+		li->ncyc = w;
+		li->seg_start = li->nsmp;
+	}
+	li->merged += n;
+out:
+	free(into);
+	free(seen);
+	free(lo);
+	free(hi);
+	return ret;
+}
+
 /*
  * The end of a file: a cycle still suspended, or with calls open, was cut
  * (the log was saved before the resume, or the machine hung); its open
@@ -1576,7 +1737,7 @@ static int file_end(struct dl_logimport *li, const struct cursor *c, const char 
 		if (open || suspend_side(li->cur_key))
 			li->cyc[li->ncyc - 1].truncated = 1;
 	}
-	if (close_calls(li, c->file))
+	if (close_calls(li, c->file) || merge_cycles(li, c->file))
 		return out_of_memory(label, err);
 	li->cycle_open = 0;
 	if (!recognised) {

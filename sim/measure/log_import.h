@@ -133,6 +133,7 @@ struct dl_logimport {
 	struct dl_lg_hang *hang;	/* unreturned calls, in log order */
 	uint32_t nhang, cap_hang;
 	uint32_t orphans;		/* returns without their call: skipped */
+	uint32_t merged;		/* cycles of a file merged into an earlier file's (same run) */
 	struct dl_lg_sample *ofail;	/* ... of which failed: listed with the failures */
 	uint32_t nofail, cap_ofail;
 	struct dl_lg_note note[DL_LG_MAX_NOTES];
