@@ -45,10 +45,46 @@ static int cmp_walk(const void *a, const void *b)
 	return (x->line > y->line) - (x->line < y->line);
 }
 
-/* The main PM thread of each cycle. */
-static int find_main_threads(struct dl_logimport *li)
+/* The samples of each cycle: idx[at[c]..at[c + 1]), in log order (a counting sort). */
+struct by_cycle {
+	uint32_t *at, *idx;
+	uint32_t max;		/* the most samples of one cycle */
+};
+
+static void by_cycle_free(struct by_cycle *bc)
 {
-	uint32_t *pids = malloc(((size_t)li->nsmp + li->ntot + 1) * sizeof(*pids));
+	free(bc->at);
+	free(bc->idx);
+	bc->at = bc->idx = NULL;
+}
+
+static int by_cycle_index(const struct dl_logimport *li, struct by_cycle *bc)
+{
+	bc->max = 0;
+	bc->at = calloc((size_t)li->ncyc + 2, sizeof(*bc->at));
+	bc->idx = malloc(((size_t)li->nsmp + 1) * sizeof(*bc->idx));
+	if (!bc->at || !bc->idx) {
+		by_cycle_free(bc);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < li->nsmp; i++)
+		if (li->smp[i].cycle < li->ncyc)
+			bc->at[li->smp[i].cycle + 2]++;
+	for (uint32_t c = 0; c < li->ncyc; c++) {
+		if (bc->at[c + 2] > bc->max)
+			bc->max = bc->at[c + 2];
+		bc->at[c + 2] += bc->at[c + 1];
+	}
+	for (uint32_t i = 0; i < li->nsmp; i++)
+		if (li->smp[i].cycle < li->ncyc)
+			bc->idx[bc->at[li->smp[i].cycle + 1]++] = i;
+	return 0;
+}
+
+/* The main PM thread of each cycle. */
+static int find_main_threads(struct dl_logimport *li, const struct by_cycle *bc)
+{
+	uint32_t *pids = malloc(((size_t)bc->max + li->ntot + 1) * sizeof(*pids));
 
 	if (!pids)
 		return -ENOMEM;
@@ -60,9 +96,9 @@ static int find_main_threads(struct dl_logimport *li)
 			if (li->tot[t].cycle == c && li->tot[t].pid != DL_LG_NONE)
 				pids[n++] = li->tot[t].pid;
 		if (!n)
-			for (uint32_t i = 0; i < li->nsmp; i++)
-				if (li->smp[i].cycle == c && li->smp[i].pid != DL_LG_NONE)
-					pids[n++] = li->smp[i].pid;
+			for (uint32_t k = bc->at[c]; k < bc->at[c + 1]; k++)
+				if (li->smp[bc->idx[k]].pid != DL_LG_NONE)
+					pids[n++] = li->smp[bc->idx[k]].pid;
 		qsort(pids, n, sizeof(*pids), cmp_u32);
 		for (uint32_t i = 0, j; i < n; i = j) {
 			for (j = i; j < n && pids[j] == pids[i]; j++)
@@ -128,14 +164,103 @@ static uint32_t heap_pop(struct heap *h)
 }
 
 /*
+ * A device whose callbacks all ran async is in no walk: it ranks just after
+ * the main-thread device whose callback started before its own (the main
+ * thread starts async callbacks as it walks the list).
+ */
+static int rank_async(const struct dl_logimport *li, const struct by_cycle *bc, double *rank)
+{
+	uint32_t n = li->ndev, *all = malloc(((size_t)bc->max + 1) * sizeof(*all));
+	double *arank = malloc(((size_t)n + 1) * sizeof(*arank));
+
+	if (!all || !arank) {
+		free(all);
+		free(arank);
+		return -ENOMEM;
+	}
+	for (uint32_t d = 0; d < n; d++)
+		arank[d] = 1e18;
+	for (uint32_t c = 0; c < li->ncyc; c++) {
+		uint32_t na = 0;
+
+		for (uint32_t k = bc->at[c]; k < bc->at[c + 1]; k++)
+			if (li->smp[bc->idx[k]].start_ns >= 0)
+				all[na++] = bc->idx[k];
+		sort_base = li->smp;
+		qsort(all, na, sizeof(*all), cmp_walk);
+		for (uint32_t i = 0, j; i < na; i = j) {
+			const struct dl_lg_sample *s0 = &li->smp[all[i]];
+			bool back = s0->key <= DL_LAT_SUSPEND_NOIRQ || s0->key == DL_LAT_COMPLETE;
+			double last = -1;
+
+			for (j = i; j < na && li->smp[all[j]].key == s0->key; j++)
+				;
+			for (uint32_t k = 0; k < j - i; k++) {
+				uint32_t d = li->smp[all[back ? j - 1 - k : i + k]].dev;
+
+				if (rank[d] < 1e18)
+					last = rank[d];
+				else if (last + 0.5 < arank[d])
+					arank[d] = last + 0.5;
+			}
+		}
+	}
+	for (uint32_t d = 0; d < n; d++)
+		if (rank[d] >= 1e18)
+			rank[d] = arank[d];
+	free(all);
+	free(arank);
+	return 0;
+}
+
+/*
  * The registration order: a topological merge of every phase's walk (the
  * forward direction: suspend-side phases walk dpm_list backwards) and of
  * parent before child, ties broken by first appearance.  Async cycles
  * contribute only their main thread's walk.  Where the walks disagree, the
  * merge breaks a constraint and counts it.
  */
-static int find_order(struct dl_logimport *li, const uint32_t *walk, uint32_t nwalk)
+/* A set of edges u -> v (u != v), kept once each however many walks repeat them. */
+struct edge_set {
+	uint64_t *a;		/* (u << 32 | v), 0 empty */
+	uint32_t n, mask;
+};
+
+static int edge_add(struct edge_set *es, uint32_t u, uint32_t v)
 {
+	uint64_t key = (uint64_t)u << 32 | v;
+	uint32_t i;
+
+	if (!es->a || (es->n + 1) * 2 > es->mask + 1) {
+		uint32_t size = es->a ? 2 * (es->mask + 1) : 4096;
+		uint64_t *a = calloc(size, sizeof(*a)), *old = es->a;
+
+		if (!a)
+			return -ENOMEM;
+		es->a = a;
+		for (uint32_t k = 0; old && k <= es->mask; k++)
+			if (old[k]) {
+				for (i = (uint32_t)(old[k] * 0x9E3779B97F4A7C15ull >> 32) & (size - 1);
+				     a[i]; i = (i + 1) & (size - 1))
+					;
+				a[i] = old[k];
+			}
+		es->mask = size - 1;
+		free(old);
+	}
+	for (i = (uint32_t)(key * 0x9E3779B97F4A7C15ull >> 32) & es->mask; es->a[i];
+	     i = (i + 1) & es->mask)
+		if (es->a[i] == key)
+			return 0;
+	es->a[i] = key;
+	es->n++;
+	return 0;
+}
+
+static int find_order(struct dl_logimport *li, const uint32_t *walk, uint32_t nwalk,
+		      const struct by_cycle *bc)
+{
+	struct edge_set es = { 0 };
 	uint32_t n = li->ndev, *indeg = NULL, *row = NULL, *col = NULL, *eu = NULL, *ev = NULL;
 	uint32_t ne = 0, placed = 0;
 	double *rank = NULL;
@@ -147,11 +272,9 @@ static int find_order(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 	indeg = calloc((size_t)n + 1, sizeof(*indeg));
 	row = calloc((size_t)n + 2, sizeof(*row));
 	done = calloc((size_t)n + 1, 1);
-	eu = malloc(((size_t)nwalk + n + 1) * sizeof(*eu));
-	ev = malloc(((size_t)nwalk + n + 1) * sizeof(*ev));
 	h.a = malloc(((size_t)n + 1) * sizeof(*h.a));
 	li->order = malloc(((size_t)n + 1) * sizeof(*li->order));
-	if (!rank || !indeg || !row || !done || !eu || !ev || !h.a || !li->order)
+	if (!rank || !indeg || !row || !done || !h.a || !li->order)
 		goto out;
 	for (uint32_t d = 0; d < n; d++)
 		rank[d] = 1e18;
@@ -173,59 +296,14 @@ static int find_order(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 				if (rank[d] > next)
 					rank[d] = next;
 				next += 1;
-				if (prev != DL_LG_NONE && prev != d) {
-					eu[ne] = prev;
-					ev[ne++] = d;
-				}
+				if (prev != DL_LG_NONE && prev != d && edge_add(&es, prev, d))
+					goto out;
 				prev = d;
 			}
 		}
 	}
-	/*
-	 * A device whose callbacks all ran async is in no walk: it ranks just
-	 * after the main-thread device whose callback started before its own
-	 * (the main thread starts async callbacks as it walks the list).
-	 */
-	{
-		uint32_t *all = malloc(((size_t)li->nsmp + 1) * sizeof(*all)), na = 0;
-		double *arank = malloc(((size_t)n + 1) * sizeof(*arank));
-
-		if (!all || !arank) {
-			free(all);
-			free(arank);
-			goto out;
-		}
-		for (uint32_t d = 0; d < n; d++)
-			arank[d] = 1e18;
-		for (uint32_t i = 0; i < li->nsmp; i++)
-			if (li->smp[i].cycle < li->ncyc && li->smp[i].start_ns >= 0 &&
-			    li->smp[i].key != DL_LAT_PROBE)
-				all[na++] = i;
-		sort_base = li->smp;
-		qsort(all, na, sizeof(*all), cmp_walk);
-		for (uint32_t i = 0, j; i < na; i = j) {
-			const struct dl_lg_sample *s0 = &li->smp[all[i]];
-			bool back = s0->key <= DL_LAT_SUSPEND_NOIRQ || s0->key == DL_LAT_COMPLETE;
-			double last = -1;
-
-			for (j = i; j < na && li->smp[all[j]].cycle == s0->cycle &&
-			     li->smp[all[j]].key == s0->key; j++)
-				;
-			for (uint32_t k = 0; k < j - i; k++) {
-				uint32_t d = li->smp[all[back ? j - 1 - k : i + k]].dev;
-
-				if (rank[d] < 1e18)
-					last = rank[d];
-				else if (last + 0.5 < arank[d])
-					arank[d] = last + 0.5;
-			}
-		}
-		for (uint32_t d = 0; d < n; d++)
-			if (rank[d] >= 1e18)
-				rank[d] = arank[d];
-		free(all);
-		free(arank);
-	}
+	if (rank_async(li, bc, rank))
+		goto out;
 	/* a device only seen as a parent ranks just before its first child */
 	for (uint32_t d = 0; d < n; d++)
 		for (uint32_t a = li->dev[d].parent, k = 0; a != DL_LG_NONE && k < n;
@@ -233,10 +311,19 @@ static int find_order(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 			if (rank[a] > rank[d] - 0.5)
 				rank[a] = rank[d] - 0.5;
 	for (uint32_t d = 0; d < n; d++)
-		if (li->dev[d].parent != DL_LG_NONE) {
-			eu[ne] = li->dev[d].parent;
-			ev[ne++] = d;
+		if (li->dev[d].parent != DL_LG_NONE && edge_add(&es, li->dev[d].parent, d))
+			goto out;
+	eu = malloc(((size_t)es.n + 1) * sizeof(*eu));
+	ev = malloc(((size_t)es.n + 1) * sizeof(*ev));
+	if (!eu || !ev)
+		goto out;
+	for (uint32_t k = 0; es.a && k <= es.mask; k++)
+		if (es.a[k]) {
+			eu[ne] = (uint32_t)(es.a[k] >> 32);
+			ev[ne++] = (uint32_t)es.a[k];
 		}
+	free(es.a);
+	es.a = NULL;
 	for (uint32_t e = 0; e < ne; e++)
 		row[eu[e] + 1]++;
 	for (uint32_t d = 0; d < n; d++)
@@ -287,6 +374,7 @@ static int find_order(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 	}
 	ret = 0;
 out:
+	free(es.a);
 	free(rank);
 	free(indeg);
 	free(row);
@@ -299,19 +387,19 @@ out:
 }
 
 /* The most callbacks of one cycle running at once (starts +1, ends -1, swept in time). */
-static int find_peaks(struct dl_logimport *li)
+static int find_peaks(struct dl_logimport *li, const struct by_cycle *bc)
 {
-	int64_t *ev = malloc(((size_t)li->nsmp * 2 + 1) * sizeof(*ev));
+	int64_t *ev = malloc(((size_t)bc->max * 2 + 1) * sizeof(*ev));
 
 	if (!ev)
 		return -ENOMEM;
 	for (uint32_t c = 0; c < li->ncyc; c++) {
 		uint32_t n = 0, run = 0;
 
-		for (uint32_t i = 0; i < li->nsmp; i++) {
-			const struct dl_lg_sample *s = &li->smp[i];
+		for (uint32_t k = bc->at[c]; k < bc->at[c + 1]; k++) {
+			const struct dl_lg_sample *s = &li->smp[bc->idx[k]];
 
-			if (s->cycle != c || s->start_ns < 0 || s->start_ns > INT64_MAX / 4)
+			if (s->start_ns < 0 || s->start_ns > INT64_MAX / 4)
 				continue;
 			/* time * 2, +1 for a start, so an end sorts before a start at the same time */
 			ev[n++] = s->start_ns * 2 + 1;
@@ -452,16 +540,53 @@ static int find_waits(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 	return 0;
 }
 
+/* Gaps carry their phase in the top byte, so that one sort gives each phase's median. */
+#define GAP_KEY_SHIFT 56
+#define GAP_MASK ((INT64_C(1) << GAP_KEY_SHIFT) - 1)
+
+/* The medians of the main thread's gaps: over all phases and per phase. */
+static int find_gaps(struct dl_logimport *li, const uint32_t *walk, uint32_t nwalk)
+{
+	int64_t *gaps = malloc(((size_t)nwalk + 1) * sizeof(*gaps));
+	uint32_t ngap = 0;
+
+	if (!gaps)
+		return -ENOMEM;
+	for (uint32_t i = 0; i + 1 < nwalk; i++) {
+		const struct dl_lg_sample *a = &li->smp[walk[i]], *b = &li->smp[walk[i + 1]];
+		int64_t g = b->start_ns - (a->start_ns + a->lat_ns);
+
+		if (a->cycle == b->cycle && a->key == b->key && a->file == b->file && g >= 0)
+			gaps[ngap++] = (g < GAP_MASK ? g : GAP_MASK) |
+				       ((int64_t)a->key << GAP_KEY_SHIFT);
+	}
+	qsort(gaps, ngap, sizeof(*gaps), cmp_i64);
+	for (uint32_t i = 0, j; i < ngap; i = j) {
+		unsigned k = (unsigned)(gaps[i] >> GAP_KEY_SHIFT);
+
+		for (j = i; j < ngap && (unsigned)(gaps[j] >> GAP_KEY_SHIFT) == k; j++)
+			;
+		li->gap_ns[k] = gaps[i + (j - i) / 2] & GAP_MASK;
+	}
+	for (uint32_t i = 0; i < ngap; i++)
+		gaps[i] &= GAP_MASK;
+	qsort(gaps, ngap, sizeof(*gaps), cmp_i64);
+	if (ngap)
+		li->main_gap_ns = gaps[ngap / 2];
+	free(gaps);
+	return 0;
+}
+
 int dl_log_finish(struct dl_logimport *li)
 {
-	uint32_t *walk, nwalk = 0, ngap = 0;
-	uint8_t *gkey;
-	int64_t *gaps, *sorted;
+	struct by_cycle bc;
+	uint32_t *walk, nwalk = 0;
 	int ret;
 
-	if ((ret = dl_lg_make_labels(li)) || (ret = find_main_threads(li)) ||
-	    (ret = find_peaks(li)))
+	if ((ret = dl_lg_make_labels(li)) || (ret = by_cycle_index(li, &bc)))
 		return ret;
+	if ((ret = find_main_threads(li, &bc)) || (ret = find_peaks(li, &bc)))
+		goto out;
 	for (uint32_t i = 0; i < li->nsmp; i++) {
 		struct dl_lg_sample *s = &li->smp[i];
 
@@ -479,15 +604,9 @@ int dl_log_finish(struct dl_logimport *li)
 			li->dev[s->dev].sync_seen = 1;
 	}
 	walk = malloc(((size_t)li->nsmp + 1) * sizeof(*walk));
-	gaps = malloc(((size_t)li->nsmp + 1) * sizeof(*gaps));
-	gkey = malloc((size_t)li->nsmp + 1);
-	sorted = malloc(((size_t)li->nsmp + 1) * sizeof(*sorted));
-	if (!walk || !gaps || !gkey || !sorted) {
-		free(walk);
-		free(gaps);
-		free(gkey);
-		free(sorted);
-		return -ENOMEM;
+	if (!walk) {
+		ret = -ENOMEM;
+		goto out;
 	}
 	/* the main thread's walks (all of a sync cycle) */
 	for (uint32_t i = 0; i < li->nsmp; i++) {
@@ -498,37 +617,16 @@ int dl_log_finish(struct dl_logimport *li)
 	}
 	sort_base = li->smp;
 	qsort(walk, nwalk, sizeof(*walk), cmp_walk);
-	for (uint32_t i = 0; i + 1 < nwalk; i++) {
-		const struct dl_lg_sample *a = &li->smp[walk[i]], *b = &li->smp[walk[i + 1]];
-		int64_t g = b->start_ns - (a->start_ns + a->lat_ns);
-
-		if (a->cycle == b->cycle && a->key == b->key && a->file == b->file && g >= 0) {
-			gkey[ngap] = a->key;
-			gaps[ngap++] = g;
-		}
-	}
-	/* medians: over every phase, and per phase */
-	for (unsigned k = 0; k <= DL_LAT_COUNT; k++) {
-		uint32_t n = 0;
-
-		for (uint32_t i = 0; i < ngap; i++)
-			if (k == DL_LAT_COUNT || gkey[i] == k)
-				sorted[n++] = gaps[i];
-		if (!n)
-			continue;
-		qsort(sorted, n, sizeof(*sorted), cmp_i64);
-		if (k == DL_LAT_COUNT)
-			li->main_gap_ns = sorted[n / 2];
-		else
-			li->gap_ns[k] = sorted[n / 2];
-	}
-	ret = find_order(li, walk, nwalk);
+	ret = find_gaps(li, walk, nwalk);
+	if (!ret)
+		ret = find_order(li, walk, nwalk, &bc);
+	by_cycle_free(&bc);
 	if (!ret)
 		ret = find_waits(li, walk, nwalk);
 	free(walk);
-	free(gaps);
-	free(gkey);
-	free(sorted);
+	return ret;
+out:
+	by_cycle_free(&bc);
 	return ret;
 }
 
