@@ -589,7 +589,8 @@ static int new_cycle(struct dl_logimport *li, const struct cursor *c)
 		return 0;	/* later callbacks join the last cycle */
 	if (close_calls(li, c->file))
 		return -ENOMEM;
-	li->cyc[li->ncyc++] = (struct dl_lg_cycle){ c->file, c->line, DL_LG_NONE, 0, 0, 0, 0, 0 };
+	li->cyc[li->ncyc++] = (struct dl_lg_cycle){ .file = c->file, .line = c->line,
+						    .main_pid = DL_LG_NONE };
 	li->cur_key = DL_LAT_SUSPEND;
 	li->cycle_open = 1;
 	li->cycle_has_cb = 0;

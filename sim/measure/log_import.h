@@ -82,6 +82,8 @@ struct dl_lg_cycle {
 	uint32_t peak;			/* most callbacks running at once */
 	uint8_t gap;			/* lines were lost in it (garbage, phases skipped) */
 	uint8_t truncated;		/* its file ends inside it (suspended, or calls open) */
+	uint32_t smp_first, smp_end;	/* its samples in smp[] (dl_log_finish(); boot probes,
+					 * of no cycle, may lie among them) */
 };
 
 /* A call that never returned ("calling" without its "returned"): the signature of a hang. */

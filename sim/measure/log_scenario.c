@@ -45,79 +45,135 @@ static int cmp_walk(const void *a, const void *b)
 	return (x->line > y->line) - (x->line < y->line);
 }
 
-/* The samples of each cycle: idx[at[c]..at[c + 1]), in log order (a counting sort). */
-struct by_cycle {
-	uint32_t *at, *idx;
-	uint32_t max;		/* the most samples of one cycle */
-};
-
-static void by_cycle_free(struct by_cycle *bc)
+/*
+ * Cycle by cycle: the samples are sorted by cycle (the log's order already,
+ * unless a later file's cycles were merged into earlier ones), each cycle's
+ * range is kept in it, and the analysis holds one cycle's worth of arrays
+ * at a time.  Boot probes (no cycle) stay where they are, inside ranges.
+ */
+static int sort_by_cycle(struct dl_logimport *li)
 {
-	free(bc->at);
-	free(bc->idx);
-	bc->at = bc->idx = NULL;
-}
+	uint32_t last = 0, *at;
+	bool sorted = true;
+	struct dl_lg_sample *q;
 
-static int by_cycle_index(const struct dl_logimport *li, struct by_cycle *bc)
-{
-	bc->max = 0;
-	bc->at = calloc((size_t)li->ncyc + 2, sizeof(*bc->at));
-	bc->idx = malloc(((size_t)li->nsmp + 1) * sizeof(*bc->idx));
-	if (!bc->at || !bc->idx) {
-		by_cycle_free(bc);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < li->nsmp; i++)
-		if (li->smp[i].cycle < li->ncyc)
-			bc->at[li->smp[i].cycle + 2]++;
-	for (uint32_t c = 0; c < li->ncyc; c++) {
-		if (bc->at[c + 2] > bc->max)
-			bc->max = bc->at[c + 2];
-		bc->at[c + 2] += bc->at[c + 1];
-	}
-	for (uint32_t i = 0; i < li->nsmp; i++)
-		if (li->smp[i].cycle < li->ncyc)
-			bc->idx[bc->at[li->smp[i].cycle + 1]++] = i;
-	return 0;
-}
-
-/* The main PM thread of each cycle. */
-static int find_main_threads(struct dl_logimport *li, const struct by_cycle *bc)
-{
-	uint32_t *pids = malloc(((size_t)bc->max + li->ntot + 1) * sizeof(*pids));
-
-	if (!pids)
-		return -ENOMEM;
-	for (uint32_t c = 0; c < li->ncyc; c++) {
-		uint32_t n = 0, best = DL_LG_NONE, best_n = 0;
-
-		/* whoever printed the cycle's totals is the main thread */
-		for (uint32_t t = 0; t < li->ntot; t++)
-			if (li->tot[t].cycle == c && li->tot[t].pid != DL_LG_NONE)
-				pids[n++] = li->tot[t].pid;
-		if (!n)
-			for (uint32_t k = bc->at[c]; k < bc->at[c + 1]; k++)
-				if (li->smp[bc->idx[k]].pid != DL_LG_NONE)
-					pids[n++] = li->smp[bc->idx[k]].pid;
-		qsort(pids, n, sizeof(*pids), cmp_u32);
-		for (uint32_t i = 0, j; i < n; i = j) {
-			for (j = i; j < n && pids[j] == pids[i]; j++)
-				;
-			if (j - i > best_n) {
-				best_n = j - i;
-				best = pids[i];
-			}
+	for (uint32_t i = 0; i < li->nsmp && sorted; i++)
+		if (li->smp[i].cycle < li->ncyc) {
+			sorted = li->smp[i].cycle >= last;
+			last = li->smp[i].cycle;
 		}
-		li->cyc[c].main_pid = best;
+	if (!sorted) {
+		/* a stable counting sort; boot probes go last */
+		at = calloc((size_t)li->ncyc + 2, sizeof(*at));
+		q = malloc(((size_t)li->nsmp + 1) * sizeof(*q));
+		if (!at || !q) {
+			free(at);
+			free(q);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < li->nsmp; i++)
+			at[(li->smp[i].cycle < li->ncyc ? li->smp[i].cycle : li->ncyc) + 1]++;
+		for (uint32_t c = 0; c <= li->ncyc; c++)
+			at[c + 1] += at[c];
+		for (uint32_t i = 0; i < li->nsmp; i++)
+			q[at[li->smp[i].cycle < li->ncyc ? li->smp[i].cycle : li->ncyc]++] = li->smp[i];
+		free(at);
+		free(li->smp);
+		li->smp = q;
+		li->cap_smp = li->nsmp + 1;
 	}
-	free(pids);
+	for (uint32_t c = 0; c < li->ncyc; c++)
+		li->cyc[c].smp_first = li->cyc[c].smp_end = 0;
+	for (uint32_t i = li->nsmp; i-- > 0;)
+		if (li->smp[i].cycle < li->ncyc)
+			li->cyc[li->smp[i].cycle].smp_first = i;
+	for (uint32_t i = 0; i < li->nsmp; i++)
+		if (li->smp[i].cycle < li->ncyc)
+			li->cyc[li->smp[i].cycle].smp_end = i + 1;
 	return 0;
+}
+
+/* The most samples one cycle's range holds. */
+static uint32_t max_range(const struct dl_logimport *li)
+{
+	uint32_t m = 0;
+
+	for (uint32_t c = 0; c < li->ncyc; c++)
+		if (li->cyc[c].smp_end - li->cyc[c].smp_first > m)
+			m = li->cyc[c].smp_end - li->cyc[c].smp_first;
+	return m;
+}
+
+/* The main PM thread of cycle @c; @pids: room for its samples and all totals. */
+static void find_main_thread(struct dl_logimport *li, uint32_t c, uint32_t *pids)
+{
+	uint32_t n = 0, best = DL_LG_NONE, best_n = 0;
+
+	/* whoever printed the cycle's totals is the main thread */
+	for (uint32_t t = 0; t < li->ntot; t++)
+		if (li->tot[t].cycle == c && li->tot[t].pid != DL_LG_NONE)
+			pids[n++] = li->tot[t].pid;
+	if (!n)
+		for (uint32_t i = li->cyc[c].smp_first; i < li->cyc[c].smp_end; i++)
+			if (li->smp[i].cycle == c && li->smp[i].pid != DL_LG_NONE)
+				pids[n++] = li->smp[i].pid;
+	qsort(pids, n, sizeof(*pids), cmp_u32);
+	for (uint32_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && pids[j] == pids[i]; j++)
+			;
+		if (j - i > best_n) {
+			best_n = j - i;
+			best = pids[i];
+		}
+	}
+	li->cyc[c].main_pid = best;
 }
 
 static bool off_main(const struct dl_logimport *li, const struct dl_lg_sample *s)
 {
 	return s->cycle < li->ncyc && s->pid != DL_LG_NONE &&
 	       li->cyc[s->cycle].main_pid != DL_LG_NONE && s->pid != li->cyc[s->cycle].main_pid;
+}
+
+/* The most callbacks of cycle @c running at once (starts +1, ends -1, swept in time). */
+static void find_peak(struct dl_logimport *li, uint32_t c, int64_t *ev)
+{
+	uint32_t n = 0, run = 0;
+
+	for (uint32_t i = li->cyc[c].smp_first; i < li->cyc[c].smp_end; i++) {
+		const struct dl_lg_sample *s = &li->smp[i];
+
+		if (s->cycle != c || s->start_ns < 0 || s->start_ns > INT64_MAX / 4)
+			continue;
+		/* time * 2, +1 for a start, so an end sorts before a start at the same time */
+		ev[n++] = s->start_ns * 2 + 1;
+		ev[n++] = (s->start_ns + s->lat_ns) * 2;
+	}
+	qsort(ev, n, sizeof(*ev), cmp_i64);
+	for (uint32_t i = 0; i < n; i++) {
+		if (ev[i] & 1)
+			run++;
+		else if (run)
+			run--;
+		if (run > li->cyc[c].peak)
+			li->cyc[c].peak = run;
+	}
+}
+
+/* Cycle @c's main-thread walk in walk[] (sorted: phase, then time); its length. */
+static uint32_t cycle_walk(const struct dl_logimport *li, uint32_t c, uint32_t *walk)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = li->cyc[c].smp_first; i < li->cyc[c].smp_end; i++) {
+		const struct dl_lg_sample *s = &li->smp[i];
+
+		if (s->cycle == c && s->start_ns >= 0 && !off_main(li, s))
+			walk[n++] = i;
+	}
+	sort_base = li->smp;
+	qsort(walk, n, sizeof(*walk), cmp_walk);
+	return n;
 }
 
 /* Binary min-heap of device ids by rank, then id. */
@@ -163,29 +219,177 @@ static uint32_t heap_pop(struct heap *h)
 	return top;
 }
 
+/* A set of 64-bit keys (0: empty slot), each kept once however often added. */
+struct set64 {
+	uint64_t *a;
+	uint32_t n, mask;
+};
+
+static uint32_t set64_slot(uint64_t key, uint32_t mask)
+{
+	return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+/* Add @key (nonzero); its slot, or UINT32_MAX without memory. */
+static uint32_t set64_add(struct set64 *st, uint64_t key)
+{
+	uint32_t i;
+
+	if (!st->a || (st->n + 1) * 2 > st->mask + 1) {
+		uint32_t size = st->a ? 2 * (st->mask + 1) : 4096;
+		uint64_t *a = calloc(size, sizeof(*a)), *old = st->a;
+
+		if (!a)
+			return UINT32_MAX;
+		for (uint32_t k = 0; old && k <= st->mask; k++)
+			if (old[k]) {
+				for (i = set64_slot(old[k], size - 1); a[i]; i = (i + 1) & (size - 1))
+					;
+				a[i] = old[k];
+			}
+		st->a = a;
+		st->mask = size - 1;
+		free(old);
+	}
+	for (i = set64_slot(key, st->mask); st->a[i]; i = (i + 1) & st->mask)
+		if (st->a[i] == key)
+			return i;
+	st->a[i] = key;
+	st->n++;
+	return i;
+}
+
+/*
+ * The main thread's gaps, counted by (phase, length) rather than listed:
+ * gaps are whole microseconds in most logs, so a few thousand distinct
+ * ones stand for millions, and the medians come out exact.
+ */
+struct gap_slot {
+	uint64_t key;		/* phase << GAP_KEY_SHIFT | (gap + 1); 0: empty */
+	uint32_t n;
+};
+
+struct gap_count {
+	struct gap_slot *a;
+	uint32_t used, mask;
+};
+
+#define GAP_KEY_SHIFT 56
+#define GAP_MAX ((INT64_C(1) << GAP_KEY_SHIFT) - 2)
+
+static struct gap_slot *gap_find(struct gap_slot *a, uint32_t mask, uint64_t key)
+{
+	uint32_t i = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+
+	while (a[i].key && a[i].key != key)
+		i = (i + 1) & mask;
+	return &a[i];
+}
+
+static int gap_add(struct gap_count *gc, unsigned phase, int64_t gap)
+{
+	uint64_t key = (uint64_t)phase << GAP_KEY_SHIFT | (uint64_t)((gap < GAP_MAX ? gap : GAP_MAX) + 1);
+	struct gap_slot *sl;
+
+	if (!gc->a || (gc->used + 1) * 2 > gc->mask + 1) {
+		uint32_t size = gc->a ? 2 * (gc->mask + 1) : 1024;
+		struct gap_slot *a = calloc(size, sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		for (uint32_t k = 0; gc->a && k <= gc->mask; k++)
+			if (gc->a[k].key)
+				*gap_find(a, size - 1, gc->a[k].key) = gc->a[k];
+		free(gc->a);
+		gc->a = a;
+		gc->mask = size - 1;
+	}
+	sl = gap_find(gc->a, gc->mask, key);
+	if (!sl->key) {
+		sl->key = key;
+		gc->used++;
+	}
+	sl->n++;
+	return 0;
+}
+
+struct gap_run {
+	int64_t gap;
+	uint32_t n;
+};
+
+static int cmp_gap_run(const void *a, const void *b)
+{
+	const struct gap_run *x = a, *y = b;
+
+	return (x->gap > y->gap) - (x->gap < y->gap);
+}
+
+/* The median of runs[0..n) (sorted): the element at half the total count, as sorted[n / 2]. */
+static int64_t run_median(const struct gap_run *runs, uint32_t n)
+{
+	uint64_t total = 0, at = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		total += runs[i].n;
+	for (uint32_t i = 0; i < n; i++) {
+		at += runs[i].n;
+		if (at > total / 2)
+			return runs[i].gap;
+	}
+	return -1;
+}
+
+/* li->gap_ns[] and li->main_gap_ns from the counts. */
+static int gap_medians(struct dl_logimport *li, const struct gap_count *gc)
+{
+	struct gap_run *runs = malloc(((size_t)gc->used + 1) * sizeof(*runs));
+	uint32_t n;
+
+	if (!runs)
+		return -ENOMEM;
+	for (unsigned k = 0; k <= DL_LAT_COUNT; k++) {
+		n = 0;
+		for (uint32_t s = 0; gc->a && s <= gc->mask; s++) {
+			uint64_t key = gc->a[s].key;
+
+			if (key && (k == DL_LAT_COUNT || key >> GAP_KEY_SHIFT == k))
+				runs[n++] = (struct gap_run){
+					(int64_t)(key & (((uint64_t)1 << GAP_KEY_SHIFT) - 1)) - 1,
+					gc->a[s].n };
+		}
+		if (!n)
+			continue;
+		qsort(runs, n, sizeof(*runs), cmp_gap_run);
+		if (k == DL_LAT_COUNT)
+			li->main_gap_ns = run_median(runs, n);
+		else
+			li->gap_ns[k] = run_median(runs, n);
+	}
+	free(runs);
+	return 0;
+}
+
 /*
  * A device whose callbacks all ran async is in no walk: it ranks just after
  * the main-thread device whose callback started before its own (the main
  * thread starts async callbacks as it walks the list).
  */
-static int rank_async(const struct dl_logimport *li, const struct by_cycle *bc, double *rank)
+static int rank_async(const struct dl_logimport *li, uint32_t *all, double *rank)
 {
-	uint32_t n = li->ndev, *all = malloc(((size_t)bc->max + 1) * sizeof(*all));
+	uint32_t n = li->ndev;
 	double *arank = malloc(((size_t)n + 1) * sizeof(*arank));
 
-	if (!all || !arank) {
-		free(all);
-		free(arank);
+	if (!arank)
 		return -ENOMEM;
-	}
 	for (uint32_t d = 0; d < n; d++)
 		arank[d] = 1e18;
 	for (uint32_t c = 0; c < li->ncyc; c++) {
 		uint32_t na = 0;
 
-		for (uint32_t k = bc->at[c]; k < bc->at[c + 1]; k++)
-			if (li->smp[bc->idx[k]].start_ns >= 0)
-				all[na++] = bc->idx[k];
+		for (uint32_t i = li->cyc[c].smp_first; i < li->cyc[c].smp_end; i++)
+			if (li->smp[i].cycle == c && li->smp[i].start_ns >= 0)
+				all[na++] = i;
 		sort_base = li->smp;
 		qsort(all, na, sizeof(*all), cmp_walk);
 		for (uint32_t i = 0, j; i < na; i = j) {
@@ -208,101 +412,68 @@ static int rank_async(const struct dl_logimport *li, const struct by_cycle *bc, 
 	for (uint32_t d = 0; d < n; d++)
 		if (rank[d] >= 1e18)
 			rank[d] = arank[d];
-	free(all);
 	free(arank);
 	return 0;
 }
 
 /*
- * The registration order: a topological merge of every phase's walk (the
- * forward direction: suspend-side phases walk dpm_list backwards) and of
- * parent before child, ties broken by first appearance.  Async cycles
- * contribute only their main thread's walk.  Where the walks disagree, the
- * merge breaks a constraint and counts it.
+ * One cycle's walks: each phase's, in the forward direction (suspend-side
+ * phases walk dpm_list backwards), ranks devices by first appearance
+ * (*next counts on over the cycles) and orders each after the one before
+ * it (@edges: u << 32 | v); gaps between its callbacks are counted.
  */
-/* A set of edges u -> v (u != v), kept once each however many walks repeat them. */
-struct edge_set {
-	uint64_t *a;		/* (u << 32 | v), 0 empty */
-	uint32_t n, mask;
-};
-
-static int edge_add(struct edge_set *es, uint32_t u, uint32_t v)
+static int walk_cycle(struct dl_logimport *li, const uint32_t *walk, uint32_t nwalk, double *rank,
+		      double *next, struct set64 *edges, struct gap_count *gc)
 {
-	uint64_t key = (uint64_t)u << 32 | v;
-	uint32_t i;
+	for (uint32_t i = 0, j; i < nwalk; i = j) {
+		const struct dl_lg_sample *s0 = &li->smp[walk[i]];
+		bool back = s0->key <= DL_LAT_SUSPEND_NOIRQ || s0->key == DL_LAT_COMPLETE;
+		uint32_t prev = DL_LG_NONE;
 
-	if (!es->a || (es->n + 1) * 2 > es->mask + 1) {
-		uint32_t size = es->a ? 2 * (es->mask + 1) : 4096;
-		uint64_t *a = calloc(size, sizeof(*a)), *old = es->a;
+		for (j = i; j < nwalk && li->smp[walk[j]].key == s0->key; j++)
+			;
+		for (uint32_t k = 0; k < j - i; k++) {
+			uint32_t d = li->smp[walk[back ? j - 1 - k : i + k]].dev;
 
-		if (!a)
-			return -ENOMEM;
-		es->a = a;
-		for (uint32_t k = 0; old && k <= es->mask; k++)
-			if (old[k]) {
-				for (i = (uint32_t)(old[k] * 0x9E3779B97F4A7C15ull >> 32) & (size - 1);
-				     a[i]; i = (i + 1) & (size - 1))
-					;
-				a[i] = old[k];
-			}
-		es->mask = size - 1;
-		free(old);
+			if (rank[d] > *next)
+				rank[d] = *next;
+			*next += 1;
+			if (prev != DL_LG_NONE && prev != d &&
+			    set64_add(edges, (uint64_t)prev << 32 | d) == UINT32_MAX)
+				return -ENOMEM;
+			prev = d;
+		}
+		for (uint32_t k = i; k + 1 < j; k++) {
+			const struct dl_lg_sample *a = &li->smp[walk[k]], *b = &li->smp[walk[k + 1]];
+			int64_t g = b->start_ns - (a->start_ns + a->lat_ns);
+
+			if (a->file == b->file && g >= 0 && gap_add(gc, a->key, g))
+				return -ENOMEM;
+		}
 	}
-	for (i = (uint32_t)(key * 0x9E3779B97F4A7C15ull >> 32) & es->mask; es->a[i];
-	     i = (i + 1) & es->mask)
-		if (es->a[i] == key)
-			return 0;
-	es->a[i] = key;
-	es->n++;
 	return 0;
 }
 
-static int find_order(struct dl_logimport *li, const uint32_t *walk, uint32_t nwalk,
-		      const struct by_cycle *bc)
+/*
+ * The registration order: a topological merge of every phase's walk and of
+ * parent before child (@edges, consumed), ties broken by first appearance
+ * (@rank).  Async cycles contribute only their main thread's walk.  Where
+ * the walks disagree, the merge breaks a constraint and counts it.
+ */
+static int find_order(struct dl_logimport *li, struct set64 *edges, double *rank)
 {
-	struct edge_set es = { 0 };
 	uint32_t n = li->ndev, *indeg = NULL, *row = NULL, *col = NULL, *eu = NULL, *ev = NULL;
 	uint32_t ne = 0, placed = 0;
-	double *rank = NULL;
 	uint8_t *done = NULL;
 	struct heap h = { 0 };
 	int ret = -ENOMEM;
 
-	rank = malloc(((size_t)n + 1) * sizeof(*rank));
 	indeg = calloc((size_t)n + 1, sizeof(*indeg));
 	row = calloc((size_t)n + 2, sizeof(*row));
 	done = calloc((size_t)n + 1, 1);
 	h.a = malloc(((size_t)n + 1) * sizeof(*h.a));
 	li->order = malloc(((size_t)n + 1) * sizeof(*li->order));
-	if (!rank || !indeg || !row || !done || !h.a || !li->order)
-		goto out;
-	for (uint32_t d = 0; d < n; d++)
-		rank[d] = 1e18;
-	/* walks: runs of equal (cycle, key) in walk[], forward direction */
-	{
-		double next = 0;
-
-		for (uint32_t i = 0, j; i < nwalk; i = j) {
-			const struct dl_lg_sample *s0 = &li->smp[walk[i]];
-			bool back = s0->key <= DL_LAT_SUSPEND_NOIRQ || s0->key == DL_LAT_COMPLETE;
-			uint32_t prev = DL_LG_NONE;
-
-			for (j = i; j < nwalk && li->smp[walk[j]].cycle == s0->cycle &&
-			     li->smp[walk[j]].key == s0->key; j++)
-				;
-			for (uint32_t k = 0; k < j - i; k++) {
-				uint32_t d = li->smp[walk[back ? j - 1 - k : i + k]].dev;
-
-				if (rank[d] > next)
-					rank[d] = next;
-				next += 1;
-				if (prev != DL_LG_NONE && prev != d && edge_add(&es, prev, d))
-					goto out;
-				prev = d;
-			}
-		}
-	}
-	if (rank_async(li, bc, rank))
+	if (!indeg || !row || !done || !h.a || !li->order)
 		goto out;
 	/* a device only seen as a parent ranks just before its first child */
 	for (uint32_t d = 0; d < n; d++)
@@ -311,19 +482,20 @@ static int find_order(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 			if (rank[a] > rank[d] - 0.5)
 				rank[a] = rank[d] - 0.5;
 	for (uint32_t d = 0; d < n; d++)
-		if (li->dev[d].parent != DL_LG_NONE && edge_add(&es, li->dev[d].parent, d))
+		if (li->dev[d].parent != DL_LG_NONE &&
+		    set64_add(edges, (uint64_t)li->dev[d].parent << 32 | d) == UINT32_MAX)
 			goto out;
-	eu = malloc(((size_t)es.n + 1) * sizeof(*eu));
-	ev = malloc(((size_t)es.n + 1) * sizeof(*ev));
+	eu = malloc(((size_t)edges->n + 1) * sizeof(*eu));
+	ev = malloc(((size_t)edges->n + 1) * sizeof(*ev));
 	if (!eu || !ev)
 		goto out;
-	for (uint32_t k = 0; es.a && k <= es.mask; k++)
-		if (es.a[k]) {
-			eu[ne] = (uint32_t)(es.a[k] >> 32);
-			ev[ne++] = (uint32_t)es.a[k];
+	for (uint32_t k = 0; edges->a && k <= edges->mask; k++)
+		if (edges->a[k]) {
+			eu[ne] = (uint32_t)(edges->a[k] >> 32);
+			ev[ne++] = (uint32_t)edges->a[k];
 		}
-	free(es.a);
-	es.a = NULL;
+	free(edges->a);
+	edges->a = NULL;
 	for (uint32_t e = 0; e < ne; e++)
 		row[eu[e] + 1]++;
 	for (uint32_t d = 0; d < n; d++)
@@ -374,8 +546,6 @@ static int find_order(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 	}
 	ret = 0;
 out:
-	free(es.a);
-	free(rank);
 	free(indeg);
 	free(row);
 	free(col);
@@ -384,39 +554,6 @@ out:
 	free(ev);
 	free(h.a);
 	return ret;
-}
-
-/* The most callbacks of one cycle running at once (starts +1, ends -1, swept in time). */
-static int find_peaks(struct dl_logimport *li, const struct by_cycle *bc)
-{
-	int64_t *ev = malloc(((size_t)bc->max * 2 + 1) * sizeof(*ev));
-
-	if (!ev)
-		return -ENOMEM;
-	for (uint32_t c = 0; c < li->ncyc; c++) {
-		uint32_t n = 0, run = 0;
-
-		for (uint32_t k = bc->at[c]; k < bc->at[c + 1]; k++) {
-			const struct dl_lg_sample *s = &li->smp[bc->idx[k]];
-
-			if (s->start_ns < 0 || s->start_ns > INT64_MAX / 4)
-				continue;
-			/* time * 2, +1 for a start, so an end sorts before a start at the same time */
-			ev[n++] = s->start_ns * 2 + 1;
-			ev[n++] = (s->start_ns + s->lat_ns) * 2;
-		}
-		qsort(ev, n, sizeof(*ev), cmp_i64);
-		for (uint32_t i = 0; i < n; i++) {
-			if (ev[i] & 1)
-				run++;
-			else if (run)
-				run--;
-			if (run > li->cyc[c].peak)
-				li->cyc[c].peak = run;
-		}
-	}
-	free(ev);
-	return 0;
 }
 
 /* When a callback's end shows in the log: its return line, else start + duration. */
@@ -431,8 +568,6 @@ static int cmp_end(const void *a, const void *b)
 	const struct dl_lg_sample *y = &sort_base[*(const uint32_t *)b];
 	int64_t ex = end_of(x), ey = end_of(y);
 
-	if (x->cycle != y->cycle)
-		return x->cycle < y->cycle ? -1 : 1;
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
 	return (ex > ey) - (ex < ey);
@@ -458,22 +593,22 @@ static int cmp_wait(const void *a, const void *b)
 }
 
 /*
- * Waits the log implies.  In a cycle with async callbacks, where the main
- * thread sat idle (over 1 ms and 20 gaps) before a callback and an async
- * callback ended right before it (within 4 gaps, at least 50 us), the main
- * thread waited for that one.  Unless a parent explains it, a link did
+ * Waits the log implies, in cycle @c (async callbacks in it).  Where the
+ * main thread sat idle (over 1 ms and 20 gaps) before a callback and an
+ * async callback ended right before it (within 4 gaps, at least 50 us), the
+ * main thread waited for that one.  Unless a parent explains it, a link did
  * (resume side: the waiting device, or its topmost ancestor without
  * callbacks of its own, consumes the one that ended; suspend side: the
  * other way round).  Logs show no links; this is where they show through.
+ * @off: room for the cycle's samples.
  */
-static int find_waits(struct dl_logimport *li, const uint32_t *walk, uint32_t nwalk)
+static int find_waits(struct dl_logimport *li, uint32_t c, const uint32_t *walk, uint32_t nwalk,
+		      uint32_t *off)
 {
-	uint32_t *off = malloc(((size_t)li->nsmp + 1) * sizeof(*off)), n = 0, u = 0;
+	uint32_t n = 0;
 
-	if (!off)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < li->nsmp; i++)
-		if (off_main(li, &li->smp[i]) && li->smp[i].start_ns >= 0)
+	for (uint32_t i = li->cyc[c].smp_first; i < li->cyc[c].smp_end; i++)
+		if (li->smp[i].cycle == c && off_main(li, &li->smp[i]) && li->smp[i].start_ns >= 0)
 			off[n++] = i;
 	sort_base = li->smp;
 	qsort(off, n, sizeof(*off), cmp_end);
@@ -485,16 +620,14 @@ static int find_waits(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 		uint32_t lo = 0, hi = n, con, sup;
 		const struct dl_lg_sample *s;
 
-		if (a->cycle != b->cycle || a->key != b->key || !li->cyc[b->cycle].nasync ||
-		    idle < 1000000 || idle < 20 * gap)
+		if (a->key != b->key || idle < 1000000 || idle < 20 * gap)
 			continue;
 		/* the last async callback of this phase to end at or before b's start */
 		while (lo < hi) {
 			uint32_t mid = lo + (hi - lo) / 2;
 			const struct dl_lg_sample *m = &li->smp[off[mid]];
 
-			if (m->cycle < b->cycle || (m->cycle == b->cycle && (m->key < b->key ||
-			    (m->key == b->key && end_of(m) <= b->start_ns))))
+			if (m->key < b->key || (m->key == b->key && end_of(m) <= b->start_ns))
 				lo = mid + 1;
 			else
 				hi = mid;
@@ -502,7 +635,7 @@ static int find_waits(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 		if (!lo)
 			continue;
 		s = &li->smp[off[lo - 1]];
-		if (s->cycle != b->cycle || s->key != b->key || end_of(s) < b->start_ns - tol)
+		if (s->key != b->key || end_of(s) < b->start_ns - tol)
 			continue;
 		if (s->key >= DL_LAT_RESUME_NOIRQ && s->key <= DL_LAT_RESUME) {
 			con = b->dev;
@@ -517,19 +650,24 @@ static int find_waits(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 		if (con == sup || is_ancestor(li, sup, con) || is_ancestor(li, con, sup))
 			continue;
 		if (li->nwait == li->cap_wait) {
-			uint32_t c = li->cap_wait ? 2 * li->cap_wait : 16;
-			struct dl_lg_wait *q = realloc(li->wait, c * sizeof(*q));
+			uint32_t cap = li->cap_wait ? 2 * li->cap_wait : 16;
+			struct dl_lg_wait *q = realloc(li->wait, cap * sizeof(*q));
 
-			if (!q) {
-				free(off);
+			if (!q)
 				return -ENOMEM;
-			}
 			li->wait = q;
-			li->cap_wait = c;
+			li->cap_wait = cap;
 		}
 		li->wait[li->nwait++] = (struct dl_lg_wait){ con, sup, b->file, b->line, b->key, idle };
 	}
-	free(off);
+	return 0;
+}
+
+/* One wait per (consumer, supplier): the first. */
+static void dedup_waits(struct dl_logimport *li)
+{
+	uint32_t u = 0;
+
 	if (li->nwait)	/* qsort() must not see a NULL array */
 		qsort(li->wait, li->nwait, sizeof(*li->wait), cmp_wait);
 	for (uint32_t i = 0; i < li->nwait; i++)
@@ -537,96 +675,64 @@ static int find_waits(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 		    li->wait[u - 1].supplier != li->wait[i].supplier)
 			li->wait[u++] = li->wait[i];
 	li->nwait = u;
-	return 0;
-}
-
-/* Gaps carry their phase in the top byte, so that one sort gives each phase's median. */
-#define GAP_KEY_SHIFT 56
-#define GAP_MASK ((INT64_C(1) << GAP_KEY_SHIFT) - 1)
-
-/* The medians of the main thread's gaps: over all phases and per phase. */
-static int find_gaps(struct dl_logimport *li, const uint32_t *walk, uint32_t nwalk)
-{
-	int64_t *gaps = malloc(((size_t)nwalk + 1) * sizeof(*gaps));
-	uint32_t ngap = 0;
-
-	if (!gaps)
-		return -ENOMEM;
-	for (uint32_t i = 0; i + 1 < nwalk; i++) {
-		const struct dl_lg_sample *a = &li->smp[walk[i]], *b = &li->smp[walk[i + 1]];
-		int64_t g = b->start_ns - (a->start_ns + a->lat_ns);
-
-		if (a->cycle == b->cycle && a->key == b->key && a->file == b->file && g >= 0)
-			gaps[ngap++] = (g < GAP_MASK ? g : GAP_MASK) |
-				       ((int64_t)a->key << GAP_KEY_SHIFT);
-	}
-	qsort(gaps, ngap, sizeof(*gaps), cmp_i64);
-	for (uint32_t i = 0, j; i < ngap; i = j) {
-		unsigned k = (unsigned)(gaps[i] >> GAP_KEY_SHIFT);
-
-		for (j = i; j < ngap && (unsigned)(gaps[j] >> GAP_KEY_SHIFT) == k; j++)
-			;
-		li->gap_ns[k] = gaps[i + (j - i) / 2] & GAP_MASK;
-	}
-	for (uint32_t i = 0; i < ngap; i++)
-		gaps[i] &= GAP_MASK;
-	qsort(gaps, ngap, sizeof(*gaps), cmp_i64);
-	if (ngap)
-		li->main_gap_ns = gaps[ngap / 2];
-	free(gaps);
-	return 0;
 }
 
 int dl_log_finish(struct dl_logimport *li)
 {
-	struct by_cycle bc;
-	uint32_t *walk, nwalk = 0;
+	struct set64 edges = { 0 };
+	struct gap_count gc = { 0 };
+	uint32_t max, *walk = NULL, *buf = NULL, *pids = NULL;
+	int64_t *ev = NULL;
+	double *rank = NULL, next = 0;
 	int ret;
 
-	if ((ret = dl_lg_make_labels(li)) || (ret = by_cycle_index(li, &bc)))
+	if ((ret = dl_lg_make_labels(li)) || (ret = sort_by_cycle(li)))
 		return ret;
-	if ((ret = find_main_threads(li, &bc)) || (ret = find_peaks(li, &bc)))
+	ret = -ENOMEM;
+	max = max_range(li);
+	walk = malloc(((size_t)max + 1) * sizeof(*walk));
+	buf = malloc(((size_t)max + 1) * sizeof(*buf));
+	pids = malloc(((size_t)max + li->ntot + 1) * sizeof(*pids));
+	ev = malloc(((size_t)max * 2 + 1) * sizeof(*ev));
+	rank = malloc(((size_t)li->ndev + 1) * sizeof(*rank));
+	if (!walk || !buf || !pids || !ev || !rank)
 		goto out;
-	for (uint32_t i = 0; i < li->nsmp; i++) {
-		struct dl_lg_sample *s = &li->smp[i];
+	for (uint32_t d = 0; d < li->ndev; d++)
+		rank[d] = 1e18;
+	for (uint32_t c = 0; c < li->ncyc; c++) {
+		const struct dl_lg_cycle *cy = &li->cyc[c];
+		uint32_t nwalk;
 
-		if (s->cycle >= li->ncyc)
-			continue;
-		if (off_main(li, s)) {
-			li->cyc[s->cycle].nasync++;
-			li->dev[s->dev].async = 1;
-		}
+		find_main_thread(li, c, pids);
+		find_peak(li, c, ev);
+		for (uint32_t i = cy->smp_first; i < cy->smp_end; i++)
+			if (li->smp[i].cycle == c && off_main(li, &li->smp[i])) {
+				li->cyc[c].nasync++;
+				li->dev[li->smp[i].dev].async = 1;
+			}
+		for (uint32_t i = cy->smp_first; i < cy->smp_end; i++)
+			if (li->smp[i].cycle == c && cy->nasync && !off_main(li, &li->smp[i]))
+				li->dev[li->smp[i].dev].sync_seen = 1;
+		nwalk = cycle_walk(li, c, walk);
+		if (walk_cycle(li, walk, nwalk, rank, &next, &edges, &gc))
+			goto out;
 	}
-	for (uint32_t i = 0; i < li->nsmp; i++) {
-		struct dl_lg_sample *s = &li->smp[i];
-
-		if (s->cycle < li->ncyc && li->cyc[s->cycle].nasync && !off_main(li, s))
-			li->dev[s->dev].sync_seen = 1;
-	}
-	walk = malloc(((size_t)li->nsmp + 1) * sizeof(*walk));
-	if (!walk) {
-		ret = -ENOMEM;
+	if (gap_medians(li, &gc) || rank_async(li, buf, rank) || find_order(li, &edges, rank))
 		goto out;
-	}
-	/* the main thread's walks (all of a sync cycle) */
-	for (uint32_t i = 0; i < li->nsmp; i++) {
-		const struct dl_lg_sample *s = &li->smp[i];
-
-		if (s->cycle < li->ncyc && s->start_ns >= 0 && !off_main(li, s))
-			walk[nwalk++] = i;
-	}
-	sort_base = li->smp;
-	qsort(walk, nwalk, sizeof(*walk), cmp_walk);
-	ret = find_gaps(li, walk, nwalk);
-	if (!ret)
-		ret = find_order(li, walk, nwalk, &bc);
-	by_cycle_free(&bc);
-	if (!ret)
-		ret = find_waits(li, walk, nwalk);
-	free(walk);
-	return ret;
+	for (uint32_t c = 0; c < li->ncyc; c++)
+		if (li->cyc[c].nasync &&
+		    find_waits(li, c, walk, cycle_walk(li, c, walk), buf))
+			goto out;
+	dedup_waits(li);
+	ret = 0;
 out:
-	by_cycle_free(&bc);
+	free(edges.a);
+	free(gc.a);
+	free(walk);
+	free(buf);
+	free(pids);
+	free(ev);
+	free(rank);
 	return ret;
 }
 
