@@ -52,6 +52,7 @@ void dl_log_free(struct dl_logimport *li)
 	free(li->cyc);
 	free(li->pend);
 	free(li->order);
+	free(li->probe_smp);
 	free(li->wait);
 	free(li->hang);
 	free(li->ofail);

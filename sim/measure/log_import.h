@@ -147,6 +147,7 @@ struct dl_logimport {
 	uint64_t untimed;		/* recognised lines timed by a wall clock to the second only */
 	uint32_t cpus;			/* ftrace "#P:N", 0 unknown */
 	uint32_t *order;		/* devices by rank (dl_log_finish) */
+	uint32_t *probe_smp, nprobe_smp;	/* the boot probes' samples (dl_log_finish) */
 	uint32_t order_conflicts;	/* order constraints the merge had to break */
 	struct dl_lg_wait *wait;	/* implied links (dl_log_finish), one per pair */
 	uint32_t nwait, cap_wait;

@@ -82,6 +82,14 @@ static int sort_by_cycle(struct dl_logimport *li)
 		li->smp = q;
 		li->cap_smp = li->nsmp + 1;
 	}
+	free(li->probe_smp);
+	li->nprobe_smp = 0;
+	li->probe_smp = malloc(((size_t)li->probes + 1) * sizeof(*li->probe_smp));
+	if (!li->probe_smp)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < li->nsmp && li->nprobe_smp < li->probes; i++)
+		if (li->smp[i].cycle >= li->ncyc)
+			li->probe_smp[li->nprobe_smp++] = i;
 	for (uint32_t c = 0; c < li->ncyc; c++)
 		li->cyc[c].smp_first = li->cyc[c].smp_end = 0;
 	for (uint32_t i = li->nsmp; i-- > 0;)
@@ -767,7 +775,10 @@ static int cmp_dev_key(const void *a, const void *b)
 static int group_by_device(const struct dl_logimport *li, uint32_t cycle, uint32_t **idx_out,
 			   uint32_t **grp_out)
 {
-	uint32_t *idx = malloc(((size_t)li->nsmp + 1) * sizeof(*idx));
+	/* one cycle: its range and the boot probes, not the whole log */
+	bool one = cycle != DL_LG_NONE && cycle < li->ncyc;
+	uint32_t from = one ? li->cyc[cycle].smp_first : 0, to = one ? li->cyc[cycle].smp_end : li->nsmp;
+	uint32_t *idx = malloc(((size_t)(to - from) + li->nprobe_smp + 1) * sizeof(*idx));
 	uint32_t *grp = calloc((size_t)li->ndev + 2, sizeof(*grp)), n = 0;
 
 	if (!idx || !grp) {
@@ -775,10 +786,11 @@ static int group_by_device(const struct dl_logimport *li, uint32_t cycle, uint32
 		free(grp);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < li->nsmp; i++) {
+	for (uint32_t k = from; k < to + (one ? li->nprobe_smp : 0); k++) {
+		uint32_t i = k < to ? k : li->probe_smp[k - to];
 		const struct dl_lg_sample *s = &li->smp[i];
 
-		if (s->key >= DL_LAT_COUNT)
+		if (s->key >= DL_LAT_COUNT || (k < to && one && s->cycle != cycle))
 			continue;
 		if (cycle != DL_LG_NONE && s->cycle != cycle && s->key != DL_LAT_PROBE)
 			continue;
@@ -863,7 +875,8 @@ static json_t *xlog_json(const struct dl_logimport *li, uint32_t only, bool with
 				json_object_set_new(g, dl_lat_key_name(k), json_integer(li->gap_ns[k]));
 	}
 	json_object_set_new(x, "order_conflicts", json_integer(li->order_conflicts));
-	for (uint32_t c = 0; c < li->ncyc; c++) {
+	for (uint32_t c = only != DL_LG_NONE ? only : 0;
+	     c < li->ncyc && (only == DL_LG_NONE || c == only); c++) {
 		json_t *o = json_object(), *tots = json_array();
 
 		if (!o || !tots || json_array_append_new(cycles, o)) {
@@ -898,11 +911,14 @@ static json_t *xlog_json(const struct dl_logimport *li, uint32_t only, bool with
 			json_object_set_new(to, "line", json_integer(tt->line));
 		}
 	}
-	for (uint32_t i = 0; i < li->nsmp + li->nofail; i++) {
-		const struct dl_lg_sample *s = i < li->nsmp ? &li->smp[i] : &li->ofail[i - li->nsmp];
+	/* failed callbacks: the samples' (one cycle: its range), then the orphan returns' */
+	for (uint32_t i = only < li->ncyc ? li->cyc[only].smp_first : 0,
+		      to = only < li->ncyc ? li->cyc[only].smp_end : li->nsmp;
+	     i < to + li->nofail; i++) {
+		const struct dl_lg_sample *s = i < to ? &li->smp[i] : &li->ofail[i - to];
 		json_t *o;
 
-		if (!s->ret)
+		if (!s->ret || (only != DL_LG_NONE && s->cycle != only))
 			continue;
 		o = json_object();
 		if (!o || json_array_append_new(fails, o))
@@ -921,6 +937,9 @@ static json_t *xlog_json(const struct dl_logimport *li, uint32_t only, bool with
 			goto nomem;
 		for (uint32_t i = 0; i < li->nhang; i++) {
 			const struct dl_lg_hang *h = &li->hang[i];
+
+			if (only != DL_LG_NONE && h->cycle != only)
+				continue;
 
 			if (json_array_append_new(hangs, json_pack("{s:s, s:s, s:s, s:i, s:i}",
 				"device", dl_lg_label(li, h->dev), "phase", dl_lat_key_name(h->key),
