@@ -286,7 +286,7 @@ int cmd_import_log(int argc, char **argv)
 	int order = -1, nfiles = 0, rc = DL_EXIT_USAGE;
 	uint32_t workers = 0;
 	json_t *sc = NULL;
-	char *text, *dflt = NULL;
+	char *dflt = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -366,13 +366,12 @@ int cmd_import_log(int argc, char **argv)
 			goto out;
 		}
 	}
-	text = json_dumps(sc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-	if (!text || puts(text) == EOF || fflush(stdout)) {
+	/* streamed out, not dumped to a string first: the text would be a copy of it all */
+	if (json_dumpf(sc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER) || putchar('\n') == EOF ||
+	    fflush(stdout)) {
 		fprintf(stderr, "dlsim import-log: writing stdout: %s\n", strerror(errno));
-		free(text);
 		goto out;
 	}
-	free(text);
 	rc = DL_EXIT_OK;
 out:
 	json_decref(sc);
