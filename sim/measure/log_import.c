@@ -280,7 +280,7 @@ static uint32_t intern_drv(struct dl_logimport *li, const char *drv, size_t ndrv
 /* The device named s[0..n), by name alone (the first of that name), created when new. */
 static uint32_t intern(struct dl_logimport *li, const char *s, size_t n)
 {
-	uint32_t d = find_n(li, s, n);
+	uint32_t d = find_n(li, s, n > DL_SC_MAX_NAME ? DL_SC_MAX_NAME : n);
 
 	return d != DL_LG_NONE ? d : create(li, NULL, 0, s, n);
 }
@@ -657,7 +657,6 @@ static int begin_callback(struct dl_logimport *li, const struct cursor *c, uint3
 	return 0;
 }
 
-/* A callback of @dev returned @ret after @lat_ns: record it in the current phase. */
 /* A callback of @dev in phase @key of the current cycle. */
 static int add_sample(struct dl_logimport *li, const struct cursor *c, uint32_t dev, unsigned key,
 		      int64_t ret, int64_t start, int64_t lat_ns, uint32_t pid, bool provisional)
@@ -773,9 +772,8 @@ static unsigned phase_key(int side, unsigned level)
 /*
  * Ubuntu's per-device time, after "PM: [late |early |noirq ]PHASE of drv:":
  * "DRV dev:DEV complete after X msecs" (DRV may hold spaces, or be empty).
- * A callback without a "calling" line:
- * it ended at the line's time and took X.  Skipped when initcall_debug
- * already timed that callback.
+ * A callback without a "calling" line: it ended at the line's time and took
+ * X.  Skipped when initcall_debug already timed that callback.
  */
 static int match_ubuntu(struct dl_logimport *li, const struct cursor *c, const char *p,
 			const char *e, unsigned key, int side)
