@@ -52,4 +52,10 @@ grep "PM: suspend entry\|of devices complete" "$REAL/pmgraph-skynet-mem-dmesg.tx
 expect 0 "replay of totals only" "$DLSIM" import-log "$T/totals.log" --replay
 grep -q -- "-100" "$T/out" && { bad "no -100% for a cycle without callbacks"; cat "$T/out"; }
 grep -q "phase totals but no callback timed" "$T/out" || { bad "the replay says why it has nothing to replay"; cat "$T/out"; }
+# a name longer than a scenario's (255) is cut, and its lines still name one device
+long=$(head -c 300 /dev/zero | tr '\0' a)
+printf '[    1.000000] probe of %s returned 0 after 90 usecs\n[    2.000100] probe of %s returned 0 after 80 usecs\n' "$long" "$long" >"$T/long.log"
+expect 0 "a 300-character name" "$DLSIM" import-log "$T/long.log"
+grep -q "1 devices, 0 PM callbacks in 0 cycles, 2 boot probes" "$T/err" ||
+	{ bad "a long name: one device, two probes"; cat "$T/err"; }
 finish cli_import_log_lines
