@@ -52,6 +52,14 @@ grep "PM: suspend entry\|of devices complete" "$REAL/pmgraph-skynet-mem-dmesg.tx
 expect 0 "replay of totals only" "$DLSIM" import-log "$T/totals.log" --replay
 grep -q -- "-100" "$T/out" && { bad "no -100% for a cycle without callbacks"; cat "$T/out"; }
 grep -q "phase totals but no callback timed" "$T/out" || { bad "the replay says why it has nothing to replay"; cat "$T/out"; }
+# console garbage inside names (the Pixel 6 log's stray bytes): '?', and the scenario is valid JSON
+printf '[ 7915.122846][T29333] s51xx 0000:01:\37200.0: PM: calling pci_pm_suspend @ 29333, parent: 0000:00:\37300.0\n[ 7915.123146][T29333] s51xx 0000:01:\37200.0: PM: pci_pm_suspend returned 0 after 7 usecs\n' >"$T/bytes.log"
+expect 0 "garbage bytes in names" "$DLSIM" import-log "$T/bytes.log"
+cp "$T/out" "$T/bytes.json"
+grep -q '"name": "0000:01:?00.0"' "$T/bytes.json" ||
+	{ bad "garbage bytes become '?'"; cat "$T/bytes.json"; }
+expect 0 "... and validates" "$DLSIM" validate "$T/bytes.json"
+
 # a name longer than a scenario's (255) is cut, and its lines still name one device
 long=$(head -c 300 /dev/zero | tr '\0' a)
 printf '[    1.000000] probe of %s returned 0 after 90 usecs\n[    2.000100] probe of %s returned 0 after 80 usecs\n' "$long" "$long" >"$T/long.log"

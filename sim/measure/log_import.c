@@ -174,6 +174,21 @@ static uint32_t put_name(struct dl_logimport *li, const char *s, size_t n)
 	return off;
 }
 
+/*
+ * A name as stored: cut to DL_SC_MAX_NAME, and a byte that is not printable
+ * ASCII (console garbage: kernel names are ASCII) becomes '?', so that every
+ * name is valid JSON text.  @buf: DL_SC_MAX_NAME + 1 bytes.  Its length.
+ */
+static size_t clean_name(const char *s, size_t n, char *buf)
+{
+	if (n > DL_SC_MAX_NAME)
+		n = DL_SC_MAX_NAME;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f ? '?' : s[i];
+	buf[n] = '\0';
+	return n;
+}
+
 /* A new device named s[0..n) of driver drv[0..ndrv) (none: ndrv 0); DL_LG_NONE: no memory. */
 static uint32_t create(struct dl_logimport *li, const char *drv, size_t ndrv, const char *s,
 		       size_t n)
@@ -246,12 +261,17 @@ static uint32_t first_slot(const struct dl_logimport *li, const char *s, size_t 
 static uint32_t intern_drv(struct dl_logimport *li, const char *drv, size_t ndrv, const char *s,
 			   size_t n, const char *par, size_t npar)
 {
+	char nb[DL_SC_MAX_NAME + 1], db[DL_SC_MAX_NAME + 1], pb[DL_SC_MAX_NAME + 1];
 	uint32_t slot, d, bare = DL_LG_NONE;
 
-	if (n > DL_SC_MAX_NAME)
-		n = DL_SC_MAX_NAME;
-	if (ndrv > DL_SC_MAX_NAME)
-		ndrv = DL_SC_MAX_NAME;
+	n = clean_name(s, n, nb);
+	s = nb;
+	ndrv = clean_name(drv, ndrv, db);
+	drv = db;
+	if (par) {
+		npar = clean_name(par, npar, pb);
+		par = pb;
+	}
 	if (li->hash) {
 		slot = first_slot(li, s, n);
 		while ((d = next_named(li, s, n, &slot)) != DL_LG_NONE) {
@@ -280,9 +300,12 @@ static uint32_t intern_drv(struct dl_logimport *li, const char *drv, size_t ndrv
 /* The device named s[0..n), by name alone (the first of that name), created when new. */
 static uint32_t intern(struct dl_logimport *li, const char *s, size_t n)
 {
-	uint32_t d = find_n(li, s, n > DL_SC_MAX_NAME ? DL_SC_MAX_NAME : n);
+	char nb[DL_SC_MAX_NAME + 1];
+	uint32_t d;
 
-	return d != DL_LG_NONE ? d : create(li, NULL, 0, s, n);
+	n = clean_name(s, n, nb);
+	d = find_n(li, nb, n);
+	return d != DL_LG_NONE ? d : create(li, NULL, 0, nb, n);
 }
 
 /*
@@ -291,10 +314,11 @@ static uint32_t intern(struct dl_logimport *li, const char *s, size_t n)
  */
 static uint32_t intern_parent(struct dl_logimport *li, const char *s, size_t n, uint32_t child)
 {
+	char nb[DL_SC_MAX_NAME + 1];
 	uint32_t slot, d;
 
-	if (n > DL_SC_MAX_NAME)
-		n = DL_SC_MAX_NAME;
+	n = clean_name(s, n, nb);
+	s = nb;
 	if (li->hash) {
 		slot = first_slot(li, s, n);
 		while ((d = next_named(li, s, n, &slot)) != DL_LG_NONE)
@@ -313,10 +337,15 @@ static uint32_t intern_parent(struct dl_logimport *li, const char *s, size_t n, 
 static uint32_t intern_3x(struct dl_logimport *li, const char *s, size_t n, const char *par,
 			  size_t npar)
 {
+	char nb[DL_SC_MAX_NAME + 1], pb[DL_SC_MAX_NAME + 1];
 	uint32_t slot, d, first = DL_LG_NONE, loose = DL_LG_NONE;
 
-	if (n > DL_SC_MAX_NAME)
-		n = DL_SC_MAX_NAME;
+	n = clean_name(s, n, nb);
+	s = nb;
+	if (par) {
+		npar = clean_name(par, npar, pb);
+		par = pb;
+	}
 	if (li->hash) {
 		slot = first_slot(li, s, n);
 		while ((d = next_named(li, s, n, &slot)) != DL_LG_NONE) {
@@ -1505,6 +1534,15 @@ static const char *embedded_stamp(const char *p, const char *e)
 	return NULL;
 }
 
+/* Whether @s is valid UTF-8 (Jansson's test: what it accepts as a JSON string). */
+static bool utf8_valid(const char *s)
+{
+	json_t *j = json_string(s);
+
+	json_decref(j);
+	return j != NULL;
+}
+
 /* Start file @label: its index in li->files, the parser state of a new file. */
 static int file_begin(struct dl_logimport *li, const char *label, struct cursor *c)
 {
@@ -1515,6 +1553,10 @@ static int file_begin(struct dl_logimport *li, const char *label, struct cursor 
 	li->files = files;
 	if (!(li->files[li->nfiles] = strdup(label)))
 		return -ENOMEM;
+	if (!utf8_valid(label))
+		for (char *q = li->files[li->nfiles]; *q; q++)
+			if ((unsigned char)*q >= 0x80)
+				*q = '?';	/* a path that is not UTF-8, made valid JSON text */
 	*c = (struct cursor){ .file = li->nfiles++ };
 	li->cycle_open = 0;
 	li->cycle_has_cb = 0;
