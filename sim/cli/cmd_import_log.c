@@ -358,6 +358,11 @@ int cmd_import_log(int argc, char **argv)
 		rc = print_replays(&li, order, workers);
 		goto out;
 	}
+	/* only the scenario of all cycles is left to write: fold the samples to it */
+	if (dl_log_fold(&li) == -ENOMEM) {
+		fprintf(stderr, "dlsim import-log: out of memory\n");
+		goto out;
+	}
 	if (into) {
 		if ((rc = overlay(&li, into, &sc)) != DL_EXIT_OK)
 			goto out;

@@ -56,6 +56,8 @@ void dl_log_free(struct dl_logimport *li)
 	free(li->wait);
 	free(li->hang);
 	free(li->ofail);
+	free(li->fold);
+	free(li->fail);
 	for (uint32_t i = 0; i < li->nfiles; i++)
 		free(li->files[i]);
 	free(li->files);

@@ -66,6 +66,15 @@ struct dl_lg_sample {
 	int64_t end_ns;			/* log time of its return line (-1: none) */
 };
 
+/* A sample folded to what a scenario of all cycles needs (dl_log_fold()). */
+struct dl_lg_lat {
+	int64_t lat_ns;
+	uint32_t dk;			/* device << DL_LG_KEY_BITS | lat key */
+	uint32_t seq;			/* its place among the samples: log order */
+};
+
+#define DL_LG_KEY_BITS 5
+
 /* A phase total: "PM: suspend of devices complete after 471.873 msecs". */
 struct dl_lg_total {
 	uint16_t cycle;
@@ -148,6 +157,10 @@ struct dl_logimport {
 	uint32_t cpus;			/* ftrace "#P:N", 0 unknown */
 	uint32_t *order;		/* devices by rank (dl_log_finish) */
 	uint32_t *probe_smp, nprobe_smp;	/* the boot probes' samples (dl_log_finish) */
+	struct dl_lg_lat *fold;		/* dl_log_fold(): the samples' latencies, by device */
+	uint32_t nfold;
+	struct dl_lg_sample *fail;	/* dl_log_fold(): the failed samples, kept whole */
+	uint32_t nfail;
 	uint32_t order_conflicts;	/* order constraints the merge had to break */
 	struct dl_lg_wait *wait;	/* implied links (dl_log_finish), one per pair */
 	uint32_t nwait, cap_wait;
@@ -197,6 +210,17 @@ const char *dl_lg_label(const struct dl_logimport *li, uint32_t dev);
 int dl_lg_make_labels(struct dl_logimport *li);	/* called by dl_log_finish() */
 /* The device named @name (the first of that name), or labelled "DRV NAME"; DL_LG_NONE. */
 uint32_t dl_lg_find(const struct dl_logimport *li, const char *name);
+
+/**
+ * dl_log_fold() - after dl_log_finish(), when only the scenario of all
+ * cycles is wanted: fold the samples (48 bytes each) to their device, phase
+ * and latency (16 bytes) and free them, the failed ones kept whole.  After
+ * it li->smp is empty: dl_log_scenario(@li, DL_LG_NONE, ...) and
+ * dl_log_overlay() work, one cycle's scenario and dl_log_replay() do not.
+ * Return 0, -E2BIG (too many devices to fold: nothing done) or -ENOMEM
+ * (nothing done).
+ */
+int dl_log_fold(struct dl_logimport *li);
 
 /*
  * dl_log_scenario() - the scenario (dlsim-scenario/1) of everything read:

@@ -771,16 +771,107 @@ static int cmp_dev_key(const void *a, const void *b)
 	return (x->line > y->line) - (x->line < y->line);
 }
 
-/* The samples of @li grouped by device: idx[grp[d]..grp[d+1]) sorted by key. */
+static int cmp_lat(const void *a, const void *b)
+{
+	const struct dl_lg_lat *x = a, *y = b;
+
+	if (x->dk != y->dk)
+		return x->dk < y->dk ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+int dl_log_fold(struct dl_logimport *li)
+{
+	char *base = (char *)li->smp;
+	struct dl_lg_sample *fail;
+	struct dl_lg_lat *lat;
+	uint32_t n = 0, nf = 0;
+
+	if (li->fold || li->ndev >= UINT32_MAX >> DL_LG_KEY_BITS)
+		return li->fold ? 0 : -E2BIG;
+	for (uint32_t i = 0; i < li->nsmp; i++)
+		nf += li->smp[i].ret != 0;
+	fail = malloc(((size_t)nf + 1) * sizeof(*fail));
+	if (!fail)
+		return -ENOMEM;
+	nf = 0;
+	for (uint32_t i = 0; i < li->nsmp; i++)
+		if (li->smp[i].ret)
+			fail[nf++] = li->smp[i];
+	/*
+	 * In place: record n goes over bytes a sample already read (n <= i), so
+	 * the fold needs no second array; memcpy, as the bytes change type.
+	 */
+	for (uint32_t i = 0; i < li->nsmp; i++) {
+		struct dl_lg_sample s;
+		struct dl_lg_lat r;
+
+		memcpy(&s, base + (size_t)i * sizeof(s), sizeof(s));
+		if (s.key >= DL_LAT_COUNT)
+			continue;
+		r = (struct dl_lg_lat){ s.lat_ns, s.dev << DL_LG_KEY_BITS | s.key, i };
+		memcpy(base + (size_t)n++ * sizeof(r), &r, sizeof(r));
+	}
+	lat = realloc(base, ((size_t)n + 1) * sizeof(*lat));
+	li->fold = lat ? lat : (struct dl_lg_lat *)(void *)base;
+	li->nfold = n;
+	li->smp = NULL;
+	li->nsmp = li->cap_smp = 0;
+	li->fail = fail;
+	li->nfail = nf;
+	for (uint32_t c = 0; c < li->ncyc; c++)
+		li->cyc[c].smp_first = li->cyc[c].smp_end = 0;
+	li->nprobe_smp = 0;
+	/* by device and phase, in log order within */
+	qsort(li->fold, n, sizeof(*li->fold), cmp_lat);
+	return 0;
+}
+
+/* Latency k of a device group: idx[k] of the samples, or record k of the fold (idx NULL). */
+static unsigned at_key(const struct dl_logimport *li, const uint32_t *idx, uint32_t k)
+{
+	return idx ? li->smp[idx[k]].key : li->fold[k].dk & ((1u << DL_LG_KEY_BITS) - 1);
+}
+
+static int64_t at_lat(const struct dl_logimport *li, const uint32_t *idx, uint32_t k)
+{
+	return idx ? li->smp[idx[k]].lat_ns : li->fold[k].lat_ns;
+}
+
+/* The folded latencies grouped by device: li->fold[grp[d]..grp[d+1]), sorted by key. */
+static int group_folded(const struct dl_logimport *li, uint32_t **grp_out)
+{
+	uint32_t *grp = calloc((size_t)li->ndev + 2, sizeof(*grp));
+
+	if (!grp)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < li->nfold; k++)
+		grp[(li->fold[k].dk >> DL_LG_KEY_BITS) + 1]++;
+	for (uint32_t d = 0; d < li->ndev; d++)
+		grp[d + 1] += grp[d];
+	*grp_out = grp;
+	return 0;
+}
+
+/*
+ * The samples of @li grouped by device: idx[grp[d]..grp[d+1]) sorted by key;
+ * folded (dl_log_fold()): *idx_out NULL, the ranges index li->fold.
+ */
 static int group_by_device(const struct dl_logimport *li, uint32_t cycle, uint32_t **idx_out,
 			   uint32_t **grp_out)
 {
 	/* one cycle: its range and the boot probes, not the whole log */
 	bool one = cycle != DL_LG_NONE && cycle < li->ncyc;
 	uint32_t from = one ? li->cyc[cycle].smp_first : 0, to = one ? li->cyc[cycle].smp_end : li->nsmp;
-	uint32_t *idx = malloc(((size_t)(to - from) + li->nprobe_smp + 1) * sizeof(*idx));
-	uint32_t *grp = calloc((size_t)li->ndev + 2, sizeof(*grp)), n = 0;
+	uint32_t *idx, *grp, n = 0;
 
+	if (li->fold) {
+		*idx_out = NULL;
+		/* one cycle's samples were folded away */
+		return cycle != DL_LG_NONE ? -EINVAL : group_folded(li, grp_out);
+	}
+	idx = malloc(((size_t)(to - from) + li->nprobe_smp + 1) * sizeof(*idx));
+	grp = calloc((size_t)li->ndev + 2, sizeof(*grp));
 	if (!idx || !grp) {
 		free(idx);
 		free(grp);
@@ -806,27 +897,29 @@ static int group_by_device(const struct dl_logimport *li, uint32_t cycle, uint32
 	return 0;
 }
 
-/* Set the latency keys of device @d on @obj from idx[from..to). */
-static int64_t sample_ns(const struct dl_logimport *li, const struct dl_lg_sample *s,
+/* A latency as written: with the phase's main-thread gap added when @with_gap. */
+static int64_t sample_ns(const struct dl_logimport *li, unsigned key, int64_t lat_ns,
 			 bool with_gap)
 {
-	int64_t g = li->gap_ns[s->key] >= 0 ? li->gap_ns[s->key] : li->main_gap_ns;
+	int64_t g = li->gap_ns[key] >= 0 ? li->gap_ns[key] : li->main_gap_ns;
 
-	return s->lat_ns + (with_gap && s->key != DL_LAT_PROBE && g > 0 ? g : 0);
+	return lat_ns + (with_gap && key != DL_LAT_PROBE && g > 0 ? g : 0);
 }
 
+/* Set the latency keys of a device on @obj from its group [from, to) (group_by_device()). */
 static int put_latencies(const struct dl_logimport *li, json_t *obj, const uint32_t *idx,
 			 uint32_t from, uint32_t to, bool with_gap)
 {
 	for (uint32_t i = from, j; i < to; i = j) {
-		const struct dl_lg_sample *s = &li->smp[idx[i]];
+		unsigned key = at_key(li, idx, i);
+		int64_t lat = at_lat(li, idx, i);
 		bool same = true;
 		json_t *v;
 
-		for (j = i; j < to && li->smp[idx[j]].key == s->key; j++)
-			same = same && li->smp[idx[j]].lat_ns == s->lat_ns;
+		for (j = i; j < to && at_key(li, idx, j) == key; j++)
+			same = same && at_lat(li, idx, j) == lat;
 		if (same) {
-			v = ns_json(sample_ns(li, s, with_gap));
+			v = ns_json(sample_ns(li, key, lat, with_gap));
 		} else {
 			json_t *arr = json_array();
 
@@ -837,11 +930,11 @@ static int put_latencies(const struct dl_logimport *li, json_t *obj, const uint3
 				return -ENOMEM;
 			}
 			for (uint32_t k = i; k < j; k++)
-				if (json_array_append_new(arr, ns_json(sample_ns(li, &li->smp[idx[k]],
-										 with_gap))))
+				if (json_array_append_new(arr, ns_json(sample_ns(li, key,
+						at_lat(li, idx, k), with_gap))))
 					return -ENOMEM;
 		}
-		if (!v || json_object_set_new(obj, dl_lat_key_name(s->key), v))
+		if (!v || json_object_set_new(obj, dl_lat_key_name(key), v))
 			return -ENOMEM;
 	}
 	return 0;
@@ -911,11 +1004,15 @@ static json_t *xlog_json(const struct dl_logimport *li, uint32_t only, bool with
 			json_object_set_new(to, "line", json_integer(tt->line));
 		}
 	}
-	/* failed callbacks: the samples' (one cycle: its range), then the orphan returns' */
+	/*
+	 * failed callbacks: the samples' (one cycle: its range; folded: those
+	 * kept), then the orphan returns'
+	 */
 	for (uint32_t i = only < li->ncyc ? li->cyc[only].smp_first : 0,
-		      to = only < li->ncyc ? li->cyc[only].smp_end : li->nsmp;
+		      to = li->fold ? li->nfail : only < li->ncyc ? li->cyc[only].smp_end : li->nsmp;
 	     i < to + li->nofail; i++) {
-		const struct dl_lg_sample *s = i < to ? &li->smp[i] : &li->ofail[i - to];
+		const struct dl_lg_sample *s = i >= to ? &li->ofail[i - to]
+					       : li->fold ? &li->fail[i] : &li->smp[i];
 		json_t *o;
 
 		if (!s->ret || (only != DL_LG_NONE && s->cycle != only))
@@ -1031,7 +1128,7 @@ json_t *dl_log_scenario(const struct dl_logimport *li, uint32_t cycle, bool with
 		if (put_latencies(li, o, idx, grp[d], grp[d + 1], with_gap))
 			goto nomem;
 		for (uint32_t i = grp[d]; i < grp[d + 1]; i++)
-			pm = pm || li->smp[idx[i]].key != DL_LAT_PROBE;
+			pm = pm || at_key(li, idx, i) != DL_LAT_PROBE;
 	}
 	if (li->nwait && put_waits(li, sc))
 		goto nomem;
