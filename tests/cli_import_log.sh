@@ -26,10 +26,10 @@ while read -r f ndev ncb; do
 	expect 0 "validate the scenario of $f" "$DLSIM" validate "$T/$f.json"
 	expect 0 "run the scenario of $f" "$DLSIM" run "$T/$f.json" --order kernel-async-v2 --no-log
 done <<'L'
-pixel6-v616rc4-suspend-initcall.txt 529 909
-pmgraph-skynet-mem-dmesg.txt 135 278
-pmgraph-skynet-mem-ftrace.txt 135 341
-pmgraph-skynet-disk-dmesg.txt 134 275
+pixel6-v616rc4-suspend-initcall.txt 529 907
+pmgraph-skynet-mem-dmesg.txt 141 278
+pmgraph-skynet-mem-ftrace.txt 141 341
+pmgraph-skynet-disk-dmesg.txt 140 275
 rk3588-opi5plus-boot-populate-fwdevlink.txt 31 0
 imx8m-spdif-dpm-reorder.txt 4 2
 L
@@ -40,6 +40,17 @@ grep -q '"error": -16' "$T/pixel6-v616rc4-suspend-initcall.txt.json" || bad "pix
 grep -q '"empirical"' "$T/pixel6-v616rc4-suspend-initcall.txt.json" || bad "pixel6: several cycles give empirical latencies"
 grep -q 'gps spi' "$T/pixel6-v616rc4-suspend-initcall.txt.json" && bad "pixel6: a driver name with spaces leaked into a device name"
 grep -q '"spi5.0"' "$T/pixel6-v616rc4-suspend-initcall.txt.json" || bad "pixel6: spi5.0 (driver 'brcm gps spi') imported"
+
+# stdin ("-"), read a line at a time: the same scenario as the file's
+"$DLSIM" import-log "$REAL/pmgraph-skynet-mem-dmesg.txt" --name n >"$T/file.json" 2>/dev/null
+expect 0 "import-log - reads stdin" sh -c '"$1" import-log - --name n <"$2"' sh "$DLSIM" "$REAL/pmgraph-skynet-mem-dmesg.txt"
+grep -v '"files"\|pmgraph-skynet-mem-dmesg.txt\|<stdin>' "$T/out" >"$T/stdin.cmp"
+grep -v '"files"\|pmgraph-skynet-mem-dmesg.txt\|<stdin>' "$T/file.json" >"$T/file.cmp"
+cmp -s "$T/stdin.cmp" "$T/file.cmp" && grep -q '"<stdin>"' "$T/out" || bad "stdin: the same scenario as the file, named <stdin>"
+# a line longer than the read chunk (1 MiB) is cut, not a crash; the next line is read
+{ head -c 3000000 /dev/zero | tr '\0' x; printf '\n[    1.000000] foo bar: PM: calling x_suspend @ 7, parent: none\n[    1.000100] foo bar: PM: x_suspend returned 0 after 90 usecs\n'; } >"$T/long.log"
+expect 0 "a 3 MB line" "$DLSIM" import-log "$T/long.log"
+grep -q "3 lines, 1 skipped" "$T/err" && grep -q '"suspend": "90us"' "$T/out" || { bad "a 3 MB line: 3 lines, 1 skipped, the callback after it read"; cat "$T/err"; }
 
 for f in INDEX.md pmgraph-skynet-mem.html pixel6-async-cover-letter.txt rcar-overlay-devlink-diff.txt; do
 	expect 2 "$f has no line in a known format" "$DLSIM" import-log "$REAL/$f"
@@ -72,8 +83,14 @@ grep -q '"gaps_added": true' "$T/p.json" || bad "--with-printing says so in x-lo
 # bad input, with line numbers
 printf '[    1.000000] foo bar: PM: calling x_suspend @ 7, parent: none\n[    1.000100] foo bar: PM: x_suspend returned 0 after 90 usecs\n[    1.000200] baz qux: PM: y_suspend returned 0 after 5 usecs\nnonsense\n[    0.100000] foo bar: PM: calling x_resume @ 7, parent: none\n[    0.100100] foo bar: PM: x_resume returned 0 after 9 usecs\n' >"$T/bad.log"
 printf '[  100.000000] foo bar: PM: calling x_suspend @ 7, parent: none\n' >>"$T/bad.log"
+printf '[  100.000100] foo zed: PM: calling z_suspend @ 7, parent: none\n[  100.000200] foo zed: PM: z_suspend returned 0 after 50 usecs\n' >>"$T/bad.log"
 expect 0 "a log with contradictions imports" "$DLSIM" import-log "$T/bad.log"
 grep -q "bad.log:3: 'qux' returned without its call" "$T/err" || { bad "return without call, line 3"; cat "$T/err"; }
+# ... and is skipped, as said: no sample, counted
+grep -q "1 returns without their call skipped" "$T/err" || bad "the orphan return is counted"
+grep -q '"orphan_returns": 1' "$T/out" || bad "x-log.orphan_returns"
+grep -A3 '"name": "qux"' "$T/out" | grep -q '"suspend"' && bad "the orphan return is not a sample"
+grep -q '"error": -16' "$T/pixel6-v616rc4-suspend-initcall.txt.json" || bad "pixel6: a failed orphan return is still a failure"
 grep -q "bad.log:5: time goes back" "$T/err" && bad "a 0.9 s step back is not a contradiction"
 grep -q "1 skipped" "$T/err" || bad "the nonsense line is counted"
 printf '[   10.000000] foo bar: PM: calling x_suspend @ 7, parent: none\n[    1.000000] foo bar: PM: x_suspend returned 0 after 9 usecs\n' >"$T/back.log"
@@ -102,7 +119,7 @@ J
 expect 0 "--into" "$DLSIM" import-log "$T/bad.log" --into "$T/into.json"
 cp "$T/out" "$T/over.json"
 grep -q '"suspend": "90us"' "$T/over.json" || bad "--into sets bar's measured suspend"
-grep -q "in the log, not in the scenario: qux" "$T/err" || { bad "--into lists the log's unmatched"; cat "$T/err"; }
+grep -q "in the log, not in the scenario: zed" "$T/err" || { bad "--into lists the log's unmatched"; cat "$T/err"; }
 grep -q "in the scenario, not in the log: other" "$T/err" || bad "--into lists the scenario's unmatched"
 expect 0 "validate the overlay" "$DLSIM" validate "$T/over.json"
 # a device-tree path matches the kernel's platform device name UNIT.NAME

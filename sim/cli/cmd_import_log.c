@@ -13,18 +13,24 @@
 #include "sim/measure/replay.h"
 
 #define REPLAY_TOLERANCE 0.10	/* the "within 10%" */
+#define MAX_HANGS_SHOWN 20
 
 static void import_usage(FILE *f)
 {
 	fprintf(f, "usage: dlsim import-log FILE... [--into SCENARIO.json] [--replay [--order O] "
 		   "[--workers K]] [--with-printing] [--name NAME]\n\n"
-		   "Read real kernel logs and write a scenario (JSON, stdout): devices named as in\n"
+		   "Read real kernel logs (FILE \"-\": stdin; read a line at a time, so a log of any\n"
+		   "size) and write a scenario (JSON, stdout): devices named as in\n"
 		   "the log, parents from \"parent:\", per-device per-phase callback times (several\n"
 		   "cycles: the empirical distribution), the async flag (a callback that ran off the\n"
 		   "main PM thread), the dpm order the log shows (the order of \"devices\"), failed\n"
 		   "callbacks (x-log.failed_callbacks) and the main thread's median gap between\n"
 		   "callbacks (x-log.main_gap_ns: mostly the console printing of initcall_debug,\n"
-		   "which a system without it does not pay).  Formats: %s.\n\n"
+		   "which a system without it does not pay).  Formats: %s; also Ubuntu's per-device\n"
+		   "\"PM: suspend of drv:X dev:Y complete after N msecs\".  Lines may carry the\n"
+		   "prefixes of kern.log/syslog, journalctl -k, dmesg -T, dmesg -x and \"<6>\"\n"
+		   "levels; journalctl's default and dmesg -T keep only a wall clock to the second:\n"
+		   "such lines are timed by their \"after N usecs\" only, and said to be untimed.\n\n"
 		   "  --into S.json   overlay the measured latencies and async flags on S's devices\n"
 		   "                  by name (a device-tree path also matches \"UNIT.NAME\", as the\n"
 		   "                  kernel names platform devices) and write S; the names that did\n"
@@ -38,9 +44,13 @@ static void import_usage(FILE *f)
 		   "  --with-printing add the phase's median main-thread gap to every callback, so\n"
 		   "                  that 'dlsim run' reproduces the logged run, printing included\n"
 		   "  --name NAME     the scenario's name (default: the first file's base name)\n\n"
+		   "Several files of one run (its dmesg and its ftrace) are merged: a cycle that\n"
+		   "overlaps in time a cycle of an earlier file is that cycle.\n\n"
 		   "Lines in no known format are skipped and counted (stderr); contradictions\n"
 		   "(a return without its call, time going backwards) are reported with their\n"
-		   "line and skipped.\n\n"
+		   "line and skipped.  A call that never returned is listed with its line as a\n"
+		   "hang (x-log.unreturned_calls), and a log that ends inside a cycle is said to\n"
+		   "be truncated (x-log.cycles[].truncated).\n\n"
 		   "exit status: 0 success, 2 bad usage, unreadable file or a file with no line in a\n"
 		   "known format\n", dl_log_formats_help);
 }
@@ -49,6 +59,9 @@ static char *base_name(const char *path)
 {
 	const char *p = strrchr(path, '/'), *dot;
 	char *s;
+
+	if (!strcmp(path, "-"))
+		return strdup("stdin");
 
 	p = p ? p + 1 : path;
 	dot = strrchr(p, '.');
@@ -76,11 +89,34 @@ static void summary(const struct dl_logimport *li)
 		li->ndev, pm, li->ncyc, li->probes, li->failures, li->ntot,
 		li->main_gap_ns >= 0 ? (double)li->main_gap_ns / 1e3 : 0.0);
 	for (uint32_t c = 0; c < li->ncyc; c++)
-		fprintf(stderr, "  cycle %u (%s:%u): %u callbacks, %u off the main thread (pid %d)%s\n",
+		fprintf(stderr, "  cycle %u (%s:%u): %u callbacks, %u off the main thread (pid %d)%s%s\n",
 			c, li->files[li->cyc[c].file], li->cyc[c].line, li->cyc[c].ncb,
 			li->cyc[c].nasync, li->cyc[c].main_pid == DL_LG_NONE ? -1
 									  : (int)li->cyc[c].main_pid,
-			li->cyc[c].gap ? "; lines lost (garbage or skipped phases)" : "");
+			li->cyc[c].gap ? "; lines lost (garbage or skipped phases)" : "",
+			li->cyc[c].truncated ? "; the log ends inside it (truncated, or the "
+					       "machine hung)" : "");
+	for (uint32_t i = 0; i < li->nhang && i < MAX_HANGS_SHOWN; i++)
+		fprintf(stderr, "  %s:%u: '%s' was called in %s (cycle %u) and never returned: "
+			"a hang?\n", li->files[li->hang[i].file], li->hang[i].line,
+			dl_lg_label(li, li->hang[i].dev), dl_lat_key_name(li->hang[i].key),
+			li->hang[i].cycle);
+	if (li->nhang > MAX_HANGS_SHOWN)
+		fprintf(stderr, "  ... %u unreturned calls in all (x-log.unreturned_calls)\n",
+			li->nhang);
+	if (li->merged)
+		fprintf(stderr, "  %u cycles of later files overlap an earlier file's in time (one "
+			"run's dmesg and ftrace): merged, each callback kept once\n", li->merged);
+	if (li->orphans)
+		fprintf(stderr, "  %u returns without their call skipped (their start is unknown)\n",
+			li->orphans);
+	if (li->untimed)
+		fprintf(stderr, "  %llu recognised lines have no time stamp, only a wall clock to the "
+			"second (journalctl -k's default, dmesg -T): their callbacks are timed by "
+			"\"after N usecs\", but their start times are unknown, so the dpm order (parents "
+			"only), the main-thread gaps and the implied links are not measured; use "
+			"'journalctl -k -o short-monotonic' or plain dmesg\n",
+			(unsigned long long)li->untimed);
 	if (li->order_conflicts)
 		fprintf(stderr, "  the phases' walks disagree on the dpm order %u times (async "
 			"cycles or reorders); the order written breaks those constraints\n",
@@ -153,8 +189,16 @@ static int print_replays(const struct dl_logimport *li, int order, uint32_t work
 	if (!rp)
 		return DL_EXIT_USAGE;
 	for (uint32_t c = 0; c < li->ncyc; c++) {
-		int ret = dl_log_replay(li, c, order, workers, rp, &err);
+		int ret;
 
+		if (!li->cyc[c].ncb) {
+			/* the engine would replay nothing in no time: -100% says nothing */
+			printf("%scycle %u (%s:%u): phase totals but no callback timed (initcall_debug "
+			       "or pm_print_times off?): nothing to replay\n", shown++ ? "\n" : "", c,
+			       li->files[li->cyc[c].file], li->cyc[c].line);
+			continue;
+		}
+		ret = dl_log_replay(li, c, order, workers, rp, &err);
 		if (ret == -ENODATA)
 			continue;
 		if (ret) {
@@ -188,7 +232,7 @@ static int print_replays(const struct dl_logimport *li, int order, uint32_t work
 	}
 	if (!shown)
 		printf("no cycle printed a phase total: nothing to replay against\n");
-	else
+	else if (rows)
 		printf("\n%u of %u phase totals predicted within 10%%\n", ok, rows);
 	free(rp);
 	return DL_EXIT_OK;
@@ -246,7 +290,7 @@ int cmd_import_log(int argc, char **argv)
 	int order = -1, nfiles = 0, rc = DL_EXIT_USAGE;
 	uint32_t workers = 0;
 	json_t *sc = NULL;
-	char *text, *dflt = NULL;
+	char *dflt = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -314,6 +358,11 @@ int cmd_import_log(int argc, char **argv)
 		rc = print_replays(&li, order, workers);
 		goto out;
 	}
+	/* only the scenario of all cycles is left to write: fold the samples to it */
+	if (dl_log_fold(&li) == -ENOMEM) {
+		fprintf(stderr, "dlsim import-log: out of memory\n");
+		goto out;
+	}
 	if (into) {
 		if ((rc = overlay(&li, into, &sc)) != DL_EXIT_OK)
 			goto out;
@@ -326,13 +375,12 @@ int cmd_import_log(int argc, char **argv)
 			goto out;
 		}
 	}
-	text = json_dumps(sc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-	if (!text || puts(text) == EOF || fflush(stdout)) {
+	/* streamed out, not dumped to a string first: the text would be a copy of it all */
+	if (json_dumpf(sc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER) || putchar('\n') == EOF ||
+	    fflush(stdout)) {
 		fprintf(stderr, "dlsim import-log: writing stdout: %s\n", strerror(errno));
-		free(text);
 		goto out;
 	}
-	free(text);
 	rc = DL_EXIT_OK;
 out:
 	json_decref(sc);

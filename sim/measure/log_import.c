@@ -23,7 +23,7 @@ const char dl_log_formats_help[] =
 struct dl_lg_pending {
 	int64_t ts;
 	uint32_t pid, line;
-	uint8_t open;
+	uint8_t open, key;
 };
 
 /* Where in the input we are, for notes. */
@@ -31,6 +31,7 @@ struct cursor {
 	uint32_t file, line;
 	uint32_t tpid;		/* [Tn] caller prefix, or DL_LG_NONE */
 	int64_t ts;		/* -1 when the line has no time stamp */
+	bool wall;		/* its prefix had the only time: a wall clock to the second */
 };
 
 void dl_log_init(struct dl_logimport *li)
@@ -51,7 +52,12 @@ void dl_log_free(struct dl_logimport *li)
 	free(li->cyc);
 	free(li->pend);
 	free(li->order);
+	free(li->probe_smp);
 	free(li->wait);
+	free(li->hang);
+	free(li->ofail);
+	free(li->fold);
+	free(li->fail);
 	for (uint32_t i = 0; i < li->nfiles; i++)
 		free(li->files[i]);
 	free(li->files);
@@ -86,10 +92,10 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t size)
 		return 0;
 	while (c < need)
 		c *= 2;
+	/* not zeroed: untouched capacity costs no memory (RSS), only address space */
 	q = realloc(*p, (size_t)c * size);
 	if (!q)
 		return -ENOMEM;
-	memset((char *)q + (size_t)*cap * size, 0, (size_t)(c - *cap) * size);
 	*p = q;
 	*cap = c;
 	return 0;
@@ -125,10 +131,6 @@ static uint32_t find_n(const struct dl_logimport *li, const char *s, size_t n)
 	}
 }
 
-uint32_t dl_lg_find(const struct dl_logimport *li, const char *name)
-{
-	return find_n(li, name, strlen(name));
-}
 
 static int rehash(struct dl_logimport *li, uint32_t size)
 {
@@ -150,21 +152,11 @@ static int rehash(struct dl_logimport *li, uint32_t size)
 	return 0;
 }
 
-/* The device named s[0..n), created when new; DL_LG_NONE when out of memory. */
-static uint32_t intern(struct dl_logimport *li, const char *s, size_t n)
+/* Append s[0..n) and a NUL to the names arena: its offset, or UINT32_MAX without memory. */
+static uint32_t put_name(struct dl_logimport *li, const char *s, size_t n)
 {
-	uint32_t d = find_n(li, s, n);
+	uint32_t off;
 
-	if (d != DL_LG_NONE)
-		return d;
-	if (n > DL_SC_MAX_NAME)
-		n = DL_SC_MAX_NAME;
-	if ((li->ndev + 1) * 2 > li->hash_mask + 1 &&
-	    rehash(li, li->hash ? 2 * (li->hash_mask + 1) : 1024))
-		return DL_LG_NONE;
-	if (grow((void **)&li->dev, &li->cap_dev, li->ndev + 1, sizeof(*li->dev)) ||
-	    grow((void **)&li->pend, &li->cap_pend, li->ndev + 1, sizeof(*li->pend)))
-		return DL_LG_NONE;
 	if (li->names_len + n + 1 > li->names_cap) {
 		size_t c = li->names_cap ? li->names_cap * 2 : 4096;
 		char *q;
@@ -173,16 +165,55 @@ static uint32_t intern(struct dl_logimport *li, const char *s, size_t n)
 			c *= 2;
 		q = realloc(li->names, c);
 		if (!q)
-			return DL_LG_NONE;
+			return UINT32_MAX;
 		li->names = q;
 		li->names_cap = c;
 	}
 	memcpy(li->names + li->names_len, s, n);
 	li->names[li->names_len + n] = '\0';
-	d = li->ndev++;
-	li->dev[d] = (struct dl_lg_device){ .name_off = (uint32_t)li->names_len,
-					    .parent = DL_LG_NONE };
+	off = (uint32_t)li->names_len;
 	li->names_len += n + 1;
+	return off;
+}
+
+/*
+ * A name as stored: cut to DL_SC_MAX_NAME, and a byte that is not printable
+ * ASCII (console garbage: kernel names are ASCII) becomes '?', so that every
+ * name is valid JSON text.  @buf: DL_SC_MAX_NAME + 1 bytes.  Its length.
+ */
+static size_t clean_name(const char *s, size_t n, char *buf)
+{
+	if (n > DL_SC_MAX_NAME)
+		n = DL_SC_MAX_NAME;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f ? '?' : s[i];
+	buf[n] = '\0';
+	return n;
+}
+
+/* A new device named s[0..n) of driver drv[0..ndrv) (none: ndrv 0); DL_LG_NONE: no memory. */
+static uint32_t create(struct dl_logimport *li, const char *drv, size_t ndrv, const char *s,
+		       size_t n)
+{
+	uint32_t d, name_off, drv_off = UINT32_MAX;
+
+	if (n > DL_SC_MAX_NAME)
+		n = DL_SC_MAX_NAME;
+	if (ndrv > DL_SC_MAX_NAME)
+		ndrv = DL_SC_MAX_NAME;
+	if ((li->ndev + 1) * 2 > li->hash_mask + 1 &&
+	    rehash(li, li->hash ? 2 * (li->hash_mask + 1) : 1024))
+		return DL_LG_NONE;
+	if (grow((void **)&li->dev, &li->cap_dev, li->ndev + 1, sizeof(*li->dev)) ||
+	    grow((void **)&li->pend, &li->cap_pend, li->ndev + 1, sizeof(*li->pend)))
+		return DL_LG_NONE;
+	name_off = put_name(li, s, n);
+	if (name_off == UINT32_MAX || (ndrv && (drv_off = put_name(li, drv, ndrv)) == UINT32_MAX))
+		return DL_LG_NONE;
+	d = li->ndev++;
+	li->dev[d] = (struct dl_lg_device){ .name_off = name_off, .parent = DL_LG_NONE,
+					    .drv_off = drv_off };
+	li->pend[d] = (struct dl_lg_pending){ 0 };
 	{
 		uint32_t i = name_hash(s, n) & li->hash_mask;
 
@@ -191,6 +222,218 @@ static uint32_t intern(struct dl_logimport *li, const char *s, size_t n)
 		li->hash[i] = d + 1;
 	}
 	return d;
+}
+
+const char *dl_lg_driver(const struct dl_logimport *li, uint32_t dev)
+{
+	return li->dev[dev].drv_off == UINT32_MAX ? "" : li->names + li->dev[dev].drv_off;
+}
+
+/* The next device after hash slot *slot named s[0..n) (start: *slot = hash start - 1). */
+static uint32_t next_named(const struct dl_logimport *li, const char *s, size_t n, uint32_t *slot)
+{
+	if (!li->hash)
+		return DL_LG_NONE;
+	for (;;) {
+		uint32_t d;
+		const char *nm;
+
+		*slot = (*slot + 1) & li->hash_mask;
+		d = li->hash[*slot];
+		if (!d)
+			return DL_LG_NONE;
+		nm = li->names + li->dev[d - 1].name_off;
+		if (!strncmp(nm, s, n) && !nm[n])
+			return d - 1;
+	}
+}
+
+static uint32_t first_slot(const struct dl_logimport *li, const char *s, size_t n)
+{
+	return (name_hash(s, n) - 1) & li->hash_mask;
+}
+
+/*
+ * The device a line names, keyed by (driver, name): the kernel prints
+ * dev_driver_string() (the driver, else the bus or class) before the name,
+ * and 0:0:0:0 of sd, scsi_disk and bsg are three devices.  A device first
+ * seen without a driver (as a parent, in a 3.x line) takes this one's;
+ * par[0..npar): the parent the line names, if it names one.
+ */
+static uint32_t intern_drv(struct dl_logimport *li, const char *drv, size_t ndrv, const char *s,
+			   size_t n, const char *par, size_t npar)
+{
+	char nb[DL_SC_MAX_NAME + 1], db[DL_SC_MAX_NAME + 1], pb[DL_SC_MAX_NAME + 1];
+	uint32_t slot, d, bare = DL_LG_NONE;
+
+	n = clean_name(s, n, nb);
+	s = nb;
+	ndrv = clean_name(drv, ndrv, db);
+	drv = db;
+	if (par) {
+		npar = clean_name(par, npar, pb);
+		par = pb;
+	}
+	if (li->hash) {
+		slot = first_slot(li, s, n);
+		while ((d = next_named(li, s, n, &slot)) != DL_LG_NONE) {
+			const char *dr = dl_lg_driver(li, d);
+
+			if (!strncmp(dr, drv, ndrv) && !dr[ndrv])
+				return d;
+			/* of the driverless ones, the one with this parent (3.x's twins) */
+			if (!*dr && (bare == DL_LG_NONE || (npar && li->dev[d].parent != DL_LG_NONE &&
+			    !strncmp(dl_lg_name(li, li->dev[d].parent), par, npar) &&
+			    !dl_lg_name(li, li->dev[d].parent)[npar])))
+				bare = d;
+		}
+	}
+	if (bare != DL_LG_NONE && ndrv) {
+		uint32_t off = put_name(li, drv, ndrv);
+
+		if (off == UINT32_MAX)
+			return DL_LG_NONE;
+		li->dev[bare].drv_off = off;
+		return bare;
+	}
+	return create(li, drv, ndrv, s, n);
+}
+
+/* The device named s[0..n), by name alone (the first of that name), created when new. */
+static uint32_t intern(struct dl_logimport *li, const char *s, size_t n)
+{
+	char nb[DL_SC_MAX_NAME + 1];
+	uint32_t d;
+
+	n = clean_name(s, n, nb);
+	d = find_n(li, nb, n);
+	return d != DL_LG_NONE ? d : create(li, NULL, 0, nb, n);
+}
+
+/*
+ * A parent named s[0..n) of @child: a device of that name other than the
+ * child (scsi_disk 0:0:0:0's parent is sd 0:0:0:0), created when new.
+ */
+static uint32_t intern_parent(struct dl_logimport *li, const char *s, size_t n, uint32_t child)
+{
+	char nb[DL_SC_MAX_NAME + 1];
+	uint32_t slot, d;
+
+	n = clean_name(s, n, nb);
+	s = nb;
+	if (li->hash) {
+		slot = first_slot(li, s, n);
+		while ((d = next_named(li, s, n, &slot)) != DL_LG_NONE)
+			if (d != child)
+				return d;
+	}
+	return create(li, NULL, 0, s, n);
+}
+
+/*
+ * A 3.x line names a device without its driver: of the devices of that
+ * name, the one whose parent is named par[0..npar) (a 3.x "calling" line),
+ * or with a call open (its "call ... returned"; npar 0).  A different
+ * parent is a different device (the platform and ACPI PNP0C0B:00).
+ */
+static uint32_t intern_3x(struct dl_logimport *li, const char *s, size_t n, const char *par,
+			  size_t npar)
+{
+	char nb[DL_SC_MAX_NAME + 1], pb[DL_SC_MAX_NAME + 1];
+	uint32_t slot, d, first = DL_LG_NONE, loose = DL_LG_NONE;
+
+	n = clean_name(s, n, nb);
+	s = nb;
+	if (par) {
+		npar = clean_name(par, npar, pb);
+		par = pb;
+	}
+	if (li->hash) {
+		slot = first_slot(li, s, n);
+		while ((d = next_named(li, s, n, &slot)) != DL_LG_NONE) {
+			uint32_t p = li->dev[d].parent;
+			const char *pn = p == DL_LG_NONE ? "none" : dl_lg_name(li, p);
+
+			if (first == DL_LG_NONE)
+				first = d;
+			if (!npar ? li->pend[d].open
+				  : !strncmp(pn, par, npar) && !pn[npar])
+				return d;
+			if (npar && p == DL_LG_NONE && loose == DL_LG_NONE)
+				loose = d;
+		}
+	}
+	if (!npar && first != DL_LG_NONE)
+		return first;
+	if (loose != DL_LG_NONE)
+		return loose;
+	return create(li, NULL, 0, s, n);
+}
+
+/*
+ * Scenario names: a name the log gives several devices becomes "DRV NAME"
+ * as the kernel prints it ("sd 0:0:0:0", "scsi_disk 0:0:0:0"); a second
+ * one without a driver (3.x lines) "NAME#k".  Others keep their name.
+ */
+int dl_lg_make_labels(struct dl_logimport *li)
+{
+	for (uint32_t d = 0; d < li->ndev; d++) {
+		const char *nm = dl_lg_name(li, d), *drv = dl_lg_driver(li, d);
+		size_t n = strlen(nm);
+		uint32_t slot = first_slot(li, nm, n), o, same = 0, bare_before = 0;
+		char buf[2 * DL_SC_MAX_NAME + 16];
+		uint32_t off;
+
+		li->dev[d].label_off = li->dev[d].name_off;
+		while ((o = next_named(li, nm, n, &slot)) != DL_LG_NONE) {
+			same += o != d;
+			bare_before += o < d && !*dl_lg_driver(li, o);
+		}
+		if (!same || (!*drv && !bare_before))
+			continue;
+		if (*drv)
+			snprintf(buf, sizeof(buf), "%s %s", drv, nm);
+		else
+			snprintf(buf, sizeof(buf), "%s#%u", nm, bare_before + 1);
+		off = put_name(li, buf, strlen(buf));
+		if (off == UINT32_MAX)
+			return -ENOMEM;
+		li->dev[d].label_off = off;
+	}
+	return 0;
+}
+
+const char *dl_lg_label(const struct dl_logimport *li, uint32_t dev)
+{
+	return li->names + li->dev[dev].label_off;
+}
+
+/* "DRV NAME" (a label): the device of that driver and name. */
+static uint32_t find_drv(const struct dl_logimport *li, const char *label)
+{
+	const char *sp = strrchr(label, ' '), *nm;
+	uint32_t slot, d;
+	size_t n;
+
+	if (!sp || !li->hash)
+		return DL_LG_NONE;
+	nm = sp + 1;
+	n = strlen(nm);
+	slot = first_slot(li, nm, n);
+	while ((d = next_named(li, nm, n, &slot)) != DL_LG_NONE) {
+		const char *dr = dl_lg_driver(li, d);
+
+		if (strlen(dr) == (size_t)(sp - label) && !memcmp(dr, label, (size_t)(sp - label)))
+			return d;
+	}
+	return DL_LG_NONE;
+}
+
+uint32_t dl_lg_find(const struct dl_logimport *li, const char *name)
+{
+	uint32_t d = find_n(li, name, strlen(name));
+
+	return d != DL_LG_NONE ? d : find_drv(li, name);
 }
 
 /* ---- small matchers over [p, e) ---- */
@@ -350,19 +593,40 @@ static unsigned cb_hint(const char *p, const char *e, int *side)
 	return DL_LAT_COUNT;
 }
 
+/*
+ * The calls still open when their cycle or file ends never returned: the
+ * usual signature of a hang (a callback that blocked, the log cut after it).
+ */
+static int close_calls(struct dl_logimport *li, uint32_t file)
+{
+	for (uint32_t d = 0; d < li->ndev; d++) {
+		struct dl_lg_pending *pe = &li->pend[d];
+
+		if (!pe->open)
+			continue;
+		pe->open = 0;
+		if (grow((void **)&li->hang, &li->cap_hang, li->nhang + 1, sizeof(*li->hang)))
+			return -ENOMEM;
+		li->hang[li->nhang++] = (struct dl_lg_hang){ d, file, pe->line,
+							     li->ncyc ? li->ncyc - 1 : 0, pe->key };
+	}
+	return 0;
+}
+
 static int new_cycle(struct dl_logimport *li, const struct cursor *c)
 {
 	if (grow((void **)&li->cyc, &li->cap_cyc, li->ncyc + 1, sizeof(*li->cyc)))
 		return -ENOMEM;
 	if (li->ncyc >= UINT16_MAX)
 		return 0;	/* later callbacks join the last cycle */
-	li->cyc[li->ncyc++] = (struct dl_lg_cycle){ c->file, c->line, DL_LG_NONE, 0, 0, 0, 0 };
+	if (close_calls(li, c->file))
+		return -ENOMEM;
+	li->cyc[li->ncyc++] = (struct dl_lg_cycle){ .file = c->file, .line = c->line,
+						    .main_pid = DL_LG_NONE };
 	li->cur_key = DL_LAT_SUSPEND;
 	li->cycle_open = 1;
 	li->cycle_has_cb = 0;
 	li->seg_start = li->nsmp;
-	for (uint32_t d = 0; d < li->ndev; d++)
-		li->pend[d].open = 0;
 	return 0;
 }
 
@@ -412,10 +676,33 @@ static int begin_callback(struct dl_logimport *li, const struct cursor *c, uint3
 {
 	struct dl_lg_pending *pe = &li->pend[dev];
 
-	if (pe->open)
+	if (pe->open) {
 		note(li, c, "'%s': a second call before the first returned (line %u)",
 		     dl_lg_name(li, dev), pe->line);
-	*pe = (struct dl_lg_pending){ c->ts, pid, c->line, 1 };
+		if (grow((void **)&li->hang, &li->cap_hang, li->nhang + 1, sizeof(*li->hang)))
+			return -ENOMEM;
+		li->hang[li->nhang++] = (struct dl_lg_hang){ dev, c->file, pe->line,
+							     li->ncyc - 1, pe->key };
+	}
+	*pe = (struct dl_lg_pending){ c->ts, pid, c->line, 1, li->cur_key };
+	return 0;
+}
+
+/* A callback of @dev in phase @key of the current cycle. */
+static int add_sample(struct dl_logimport *li, const struct cursor *c, uint32_t dev, unsigned key,
+		      int64_t ret, int64_t start, int64_t lat_ns, uint32_t pid, bool provisional)
+{
+	if (grow((void **)&li->smp, &li->cap_smp, li->nsmp + 1, sizeof(*li->smp)))
+		return -ENOMEM;
+	if (ret)
+		li->failures++;
+	li->smp[li->nsmp++] = (struct dl_lg_sample){
+		.dev = dev, .file = c->file, .line = c->line, .pid = pid,
+		.cycle = (uint16_t)(li->ncyc - 1), .key = (uint8_t)key, .provisional = provisional,
+		.ret = (int32_t)ret, .start_ns = start, .lat_ns = lat_ns, .end_ns = c->ts };
+	li->dev[dev].nsamples++;
+	li->cyc[li->ncyc - 1].ncb++;
+	li->cycle_has_cb = 1;
 	return 0;
 }
 
@@ -424,31 +711,27 @@ static int end_callback(struct dl_logimport *li, const struct cursor *c, uint32_
 			int64_t ret, int64_t lat_ns, uint32_t pid, bool provisional)
 {
 	struct dl_lg_pending *pe = &li->pend[dev];
-	struct dl_lg_sample *s;
-	int64_t start = c->ts >= 0 ? c->ts - lat_ns : -1;
 
 	if (!pe->open) {
-		note(li, c, "'%s' returned without its call (no \"calling\" line before it)",
-		     dl_lg_name(li, dev));
-	} else {
-		start = pe->ts;
-		if (pid == DL_LG_NONE)
-			pid = pe->pid;
-		pe->open = 0;
-	}
-	if (grow((void **)&li->smp, &li->cap_smp, li->nsmp + 1, sizeof(*li->smp)))
-		return -ENOMEM;
-	if (ret)
+		/* its start, pid and cycle are unknown: a sample would be half a guess */
+		li->orphans++;
+		note(li, c, "'%s' returned without its call (no \"calling\" line before it); "
+		     "skipped", dl_lg_name(li, dev));
+		if (!ret)
+			return 0;
+		/* not a sample, but still a failure of that device */
+		if (grow((void **)&li->ofail, &li->cap_ofail, li->nofail + 1, sizeof(*li->ofail)))
+			return -ENOMEM;
 		li->failures++;
-	s = &li->smp[li->nsmp++];
-	*s = (struct dl_lg_sample){ .dev = dev, .file = c->file, .line = c->line, .pid = pid,
-				    .cycle = (uint16_t)(li->ncyc - 1), .key = li->cur_key,
-				    .provisional = provisional, .ret = (int32_t)ret,
-				    .start_ns = start, .lat_ns = lat_ns, .end_ns = c->ts };
-	li->dev[dev].nsamples++;
-	li->cyc[li->ncyc - 1].ncb++;
-	li->cycle_has_cb = 1;
-	return 0;
+		li->ofail[li->nofail++] = (struct dl_lg_sample){
+			.dev = dev, .file = c->file, .line = c->line, .pid = pid,
+			.cycle = (uint16_t)(li->ncyc - 1), .key = li->cur_key, .ret = (int32_t)ret,
+			.start_ns = -1, .lat_ns = lat_ns, .end_ns = c->ts };
+		return 0;
+	}
+	pe->open = 0;
+	return add_sample(li, c, dev, li->cur_key, ret, pe->ts, lat_ns,
+			  pid == DL_LG_NONE ? pe->pid : pid, provisional);
 }
 
 static int ensure_cycle(struct dl_logimport *li, const struct cursor *c)
@@ -456,14 +739,33 @@ static int ensure_cycle(struct dl_logimport *li, const struct cursor *c)
 	return li->cycle_open ? 0 : new_cycle(li, c);
 }
 
+/*
+ * Where the parent's name after "parent: " ends: at a space, a control or
+ * non-ASCII byte, or a "^C" echoed into the console; what follows is junk
+ * the console left on the line, not part of the name.
+ */
+static const char *parent_end(const char *p, const char *e)
+{
+	const char *q = p;
+
+	while (q < e && (unsigned char)*q > ' ' && (unsigned char)*q < 0x7f &&
+	       !(q[0] == '^' && q + 1 < e && q[1] == 'C'))
+		q++;
+	return q;
+}
+
 static int set_parent(struct dl_logimport *li, const struct cursor *c, uint32_t dev,
 		      const char *p, const char *e)
 {
 	uint32_t par;
 
+	e = parent_end(p, e);
+	if (e == p)
+		return 0;
+
 	if (e - p == 4 && !memcmp(p, "none", 4))
 		return 0;
-	par = intern(li, p, (size_t)(e - p));
+	par = intern_parent(li, p, (size_t)(e - p), dev);
 	if (par == DL_LG_NONE)
 		return -ENOMEM;
 	if (par == dev) {
@@ -488,6 +790,52 @@ static int set_parent(struct dl_logimport *li, const struct cursor *c, uint32_t 
 }
 
 /* ---- the formats ---- */
+
+/* The phase of a total line: @side 1 suspend, 2 resume; @level 0 plain, 1 late/early, 2 noirq. */
+static unsigned phase_key(int side, unsigned level)
+{
+	if (side == 1)
+		return level == 0 ? DL_LAT_SUSPEND : level == 1 ? DL_LAT_SUSPEND_LATE
+								: DL_LAT_SUSPEND_NOIRQ;
+	return level == 0 ? DL_LAT_RESUME : level == 1 ? DL_LAT_RESUME_EARLY : DL_LAT_RESUME_NOIRQ;
+}
+
+/*
+ * Ubuntu's per-device time, after "PM: [late |early |noirq ]PHASE of drv:":
+ * "DRV dev:DEV complete after X msecs" (DRV may hold spaces, or be empty).
+ * A callback without a "calling" line: it ended at the line's time and took
+ * X.  Skipped when initcall_debug already timed that callback.
+ */
+static int match_ubuntu(struct dl_logimport *li, const struct cursor *c, const char *p,
+			const char *e, unsigned key, int side)
+{
+	const char *d = find(p, e, " dev:"), *de, *q;
+	int64_t ns;
+	uint32_t dev;
+	bool prov;
+	int ret;
+
+	if (!d)
+		return 0;
+	d += 5;
+	de = tok_end(d, e);
+	q = de;
+	if (de == d || !starts(q, e, " complete after "))
+		return 0;
+	q += 16;
+	if (!num_time(&q, e, &ns, 1000000) || !starts(q, e, " msecs"))
+		return 0;
+	if ((ret = ensure_cycle(li, c)) || (ret = apply_hint(li, c, key, side, &prov)))
+		return ret;
+	dev = intern_drv(li, p, (size_t)(d - 5 - p), d, (size_t)(de - d), NULL, 0);
+	if (dev == DL_LG_NONE)
+		return -ENOMEM;
+	for (uint32_t i = li->nsmp; i-- > li->seg_start && li->smp[i].cycle == li->ncyc - 1;)
+		if (li->smp[i].dev == dev && li->smp[i].key == key)
+			return 1;
+	return add_sample(li, c, dev, key, 0, c->ts >= 0 ? c->ts - ns : -1, ns, c->tpid, false)
+		       ?: 1;
+}
 
 /* "PM: [start ][late |early |noirq ]PHASE of devices complete after X msecs" */
 static int match_total(struct dl_logimport *li, const struct cursor *c, const char *p,
@@ -526,17 +874,14 @@ static int match_total(struct dl_logimport *li, const struct cursor *c, const ch
 			q += strlen(base[i].w);
 			break;
 		}
+	if (side && !start && starts(q, e, " of drv:"))
+		return match_ubuntu(li, c, q + 8, e, phase_key(side, level), side);
 	if (!side || !starts(q, e, " of devices complete after "))
 		return 0;
 	after = q + strlen(" of devices complete after ");
 	if (!num_time(&after, e, &ns, 1000000) || !starts(after, e, " msecs"))
 		return 0;
-	if (side == 1)
-		last = level == 0 ? DL_LAT_SUSPEND : level == 1 ? DL_LAT_SUSPEND_LATE
-								: DL_LAT_SUSPEND_NOIRQ;
-	else
-		last = level == 0 ? DL_LAT_RESUME : level == 1 ? DL_LAT_RESUME_EARLY
-								: DL_LAT_RESUME_NOIRQ;
+	last = phase_key(side, level);
 	first = start && side == 1 && level == 0 ? DL_LAT_PREPARE : last;
 	if (start && first == last)
 		return 0;	/* "start resume"? not a format we know */
@@ -623,7 +968,8 @@ static int match_modern(struct dl_logimport *li, const struct cursor *c, const c
 		hint = cb_hint(cb, cb_e, &side);
 		if ((ret = ensure_cycle(li, c)) || (ret = apply_hint(li, c, hint, side, &prov)))
 			return ret;
-		dev = intern(li, dev_p, (size_t)(dev_e - 1 - dev_p));
+		dev = intern_drv(li, p, (size_t)(dev_p - 1 - p), dev_p, (size_t)(dev_e - 1 - dev_p),
+				 par + 10, (size_t)(parent_end(par + 10, e) - (par + 10)));
 		if (dev == DL_LG_NONE || set_parent(li, c, dev, par + 10, e))
 			return -ENOMEM;
 		return begin_callback(li, c, dev, pid > UINT32_MAX - 1 ? DL_LG_NONE : (uint32_t)pid)
@@ -646,7 +992,8 @@ static int match_modern(struct dl_logimport *li, const struct cursor *c, const c
 		hint = cb_hint(cb, cb_e, &side);
 		if ((ret = ensure_cycle(li, c)) || (ret = apply_hint(li, c, hint, side, &prov)))
 			return ret;
-		dev = intern(li, dev_p, (size_t)(dev_e - 1 - dev_p));
+		dev = intern_drv(li, p, (size_t)(dev_p - 1 - p), dev_p, (size_t)(dev_e - 1 - dev_p),
+				 NULL, 0);
 		if (dev == DL_LG_NONE)
 			return -ENOMEM;
 		return end_callback(li, c, dev, rv, (int64_t)us * 1000, c->tpid, prov) ?: 1;
@@ -675,7 +1022,8 @@ static int match_3x(struct dl_logimport *li, const struct cursor *c, const char 
 			return 0;
 		if ((ret = ensure_cycle(li, c)))
 			return ret;
-		dev = intern(li, p, (size_t)(dev_e - p));
+		dev = intern_3x(li, p, (size_t)(dev_e - p), par + 10,
+				(size_t)(parent_end(par + 10, e) - (par + 10)));
 		if (dev == DL_LG_NONE || set_parent(li, c, dev, par + 10, e))
 			return -ENOMEM;
 		return begin_callback(li, c, dev, pid > UINT32_MAX - 1 ? DL_LG_NONE : (uint32_t)pid)
@@ -697,7 +1045,7 @@ static int match_3x(struct dl_logimport *li, const struct cursor *c, const char 
 			return 0;
 		if ((ret = ensure_cycle(li, c)))
 			return ret;
-		dev = intern(li, p, (size_t)(dev_e - p));
+		dev = intern_3x(li, p, (size_t)(dev_e - p), NULL, 0);
 		if (dev == DL_LG_NONE)
 			return -ENOMEM;
 		return end_callback(li, c, dev, rv, (int64_t)us * 1000, DL_LG_NONE, false) ?: 1;
@@ -884,7 +1232,8 @@ static int match_ftrace(struct dl_logimport *li, struct cursor *c, const char *p
 			return 0;
 		if ((ret = ensure_cycle(li, c)))
 			return ret;
-		dev = intern(li, d, (size_t)(dev_e - d));
+		dev = intern_drv(li, ev + 26, (size_t)(d - 1 - (ev + 26)), d, (size_t)(dev_e - d),
+				 dev_e + 10, (size_t)(par_e - (dev_e + 10)));
 		if (dev == DL_LG_NONE || set_parent(li, c, dev, dev_e + 10, par_e))
 			return -ENOMEM;
 		return begin_callback(li, c, dev, (uint32_t)pid) ?: 1;
@@ -902,11 +1251,14 @@ static int match_ftrace(struct dl_logimport *li, struct cursor *c, const char *p
 			return 0;
 		if ((ret = ensure_cycle(li, c)))
 			return ret;
-		dev = intern(li, d, (size_t)(dev_e - d));
+		dev = intern_drv(li, ev + 24, (size_t)(d - 1 - (ev + 24)), d, (size_t)(dev_e - d),
+				 NULL, 0);
 		if (dev == DL_LG_NONE)
 			return -ENOMEM;
 		if (!li->pend[dev].open) {
-			note(li, c, "'%s' callback end without its start", dl_lg_name(li, dev));
+			li->orphans++;
+			note(li, c, "'%s' callback end without its start; skipped",
+			     dl_lg_name(li, dev));
 			return 1;
 		}
 		return end_callback(li, c, dev, rv, c->ts - li->pend[dev].ts, (uint32_t)pid,
@@ -915,10 +1267,182 @@ static int match_ftrace(struct dl_logimport *li, struct cursor *c, const char *p
 	return 0;
 }
 
+/* ---- the prefixes a log picks up on its way into a bug report ---- */
+
+static bool is_alpha(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+static bool is_digit(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+/* "<6>": the printk level, as /dev/kmsg, dmesg -r and some consoles keep it. */
+static const char *skip_level(const char *p, const char *e)
+{
+	const char *q = p + 1;
+
+	if (p >= e || *p != '<' || q >= e || !is_digit(*q))
+		return p;
+	while (q < e && is_digit(*q))
+		q++;
+	return q < e && *q == '>' ? q + 1 : p;
+}
+
+/* "kern  :info  : " (dmesg -x): a facility and a level, each padded, then ": ". */
+static const char *skip_dmesg_x(const char *p, const char *e)
+{
+	static const char *const level[] = { "emerg", "alert", "crit", "err", "warn", "notice",
+					     "info", "debug" };
+	const char *q = p, *l;
+
+	while (q < e && (is_alpha(*q) || is_digit(*q)))
+		q++;
+	if (q == p || q - p > 8)
+		return p;
+	while (q < e && *q == ' ')
+		q++;
+	if (q >= e || *q != ':')
+		return p;
+	l = ++q;
+	while (q < e && is_alpha(*q))
+		q++;
+	for (size_t i = 0; i < sizeof(level) / sizeof(level[0]); i++)
+		if ((size_t)(q - l) == strlen(level[i]) && !memcmp(l, level[i], (size_t)(q - l))) {
+			while (q < e && *q == ' ')
+				q++;
+			if (q < e && *q == ':') {
+				q++;
+				while (q < e && *q == ' ')
+					q++;
+				return q;
+			}
+		}
+	return p;
+}
+
+/* "HH:MM:SS" */
+static bool clock_time(const char **pp, const char *e)
+{
+	const char *p = *pp;
+
+	for (int i = 0; i < 8; i++, p++)
+		if (p >= e || ((i == 2 || i == 5) ? *p != ':' : !is_digit(*p)))
+			return false;
+	*pp = p;
+	return true;
+}
+
+static bool month(const char *p, const char *e)
+{
+	static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+
+	if (e - p < 4 || p[3] != ' ')
+		return false;
+	for (int m = 0; m < 12; m++)
+		if (!memcmp(p, names + 3 * m, 3))
+			return true;
+	return false;
+}
+
+/*
+ * "Dec  4 18:35:38 host kernel: " (syslog, kern.log: "[ts] ..." follows;
+ * journalctl -k's default: nothing follows) and rsyslog's
+ * "2026-12-04T18:35:38.123456+00:00 host kernel: ".
+ */
+static const char *skip_syslog(const char *p, const char *e)
+{
+	const char *q = p;
+
+	if (month(q, e)) {
+		q += 4;
+		while (q < e && *q == ' ')
+			q++;
+		if (q >= e || !is_digit(*q))
+			return p;
+		while (q < e && is_digit(*q))
+			q++;
+		if (q >= e || *q != ' ')
+			return p;
+		q++;
+		if (!clock_time(&q, e))
+			return p;
+	} else if (e - p >= 19 && is_digit(p[0]) && p[4] == '-' && p[10] == 'T') {
+		q = tok_end(p, e);
+	} else {
+		return p;
+	}
+	if (q >= e || *q != ' ')
+		return p;
+	q = tok_end(q + 1, e);	/* the host */
+	if (!starts(q, e, " kernel: "))
+		return p;
+	return q + 9;
+}
+
+/* "[Fri Dec  4 18:35:38 2026] " (dmesg -T): the wall clock, to the second. */
+static const char *skip_ctime(const char *p, const char *e)
+{
+	const char *q = p + 1;
+
+	if (e - p < 26 || *p != '[' || !is_alpha(q[0]) || !is_alpha(q[1]) || !is_alpha(q[2]) ||
+	    q[3] != ' ' || !month(q + 4, e))
+		return p;
+	q += 8;
+	while (q < e && *q == ' ')
+		q++;
+	while (q < e && is_digit(*q))
+		q++;
+	if (q >= e || *q != ' ')
+		return p;
+	q++;
+	if (!clock_time(&q, e) || e - q < 6 || *q != ' ')
+		return p;
+	q++;
+	while (q < e && is_digit(*q))
+		q++;
+	if (q >= e || *q != ']')
+		return p;
+	q++;
+	while (q < e && *q == ' ')
+		q++;
+	return q;
+}
+
+/*
+ * Strip the prefixes of syslog, journalctl, dmesg -x/-T and printk levels
+ * from [p, e).  *wall: a prefix was the line's only time, a wall clock to the
+ * second (journalctl -k, dmesg -T): the line has no usable time stamp.
+ */
+static const char *strip_prefixes(const char *p, const char *e, bool *wall)
+{
+	for (;;) {
+		const char *q = skip_level(p, e);
+
+		q = skip_dmesg_x(q, e);
+		q = skip_level(q, e);
+		if (q == p) {
+			const char *s = skip_syslog(p, e), *t = s == p ? skip_ctime(p, e) : p;
+
+			if (s == p && t == p)
+				return p;
+			*wall = true;
+			q = s != p ? s : t;
+		}
+		p = q;
+	}
+}
+
+static int match_body(struct dl_logimport *li, struct cursor *c, const char *body,
+		      const char *e);
+
 /* One line [p, e): 1 recognised, 0 not, negative errno. */
 static int parse_line(struct dl_logimport *li, struct cursor *c, const char *p, const char *e)
 {
 	const char *body;
+	bool wall = false;
 	int r;
 
 	c->tpid = DL_LG_NONE;
@@ -942,8 +1466,11 @@ static int parse_line(struct dl_logimport *li, struct cursor *c, const char *p, 
 		return r;
 	}
 	body = p;
-	if (!parse_stamp(&body, e, c))
+	wall = c->wall;
+	if (!wall && !parse_stamp(&body, e, c))
 		return 0;
+	if (wall && body < e && *body == '[' && parse_stamp(&body, e, c))
+		wall = false;	/* kern.log: the kernel's own "[ts]" follows the syslog prefix */
 	if (c->ts < li->last_ts && li->last_ts >= 0 && c->ts >= 0 &&
 	    li->last_ts - c->ts > 1000000000) {
 		/* dmesg is monotonic; a big step back is a reboot or a spliced log */
@@ -951,7 +1478,20 @@ static int parse_line(struct dl_logimport *li, struct cursor *c, const char *p, 
 		     (double)li->last_ts / 1e9);
 		cycle_marker(li);
 	}
-	li->last_ts = c->ts;
+	if (c->ts >= 0)
+		li->last_ts = c->ts;
+	r = match_body(li, c, body, e);
+	if (r > 0 && wall)
+		li->untimed++;
+	return r;
+}
+
+/* The line after its time stamp: 1 recognised, 0 not, negative errno. */
+static int match_body(struct dl_logimport *li, struct cursor *c, const char *body,
+		      const char *e)
+{
+	int r;
+
 	if ((r = match_total(li, c, body, e))) {
 		li->matched[DL_LG_TOTAL] += r > 0;
 		return r;
@@ -996,105 +1536,353 @@ static const char *embedded_stamp(const char *p, const char *e)
 	return NULL;
 }
 
-int dl_log_read_buf(struct dl_logimport *li, const char *label, const char *buf, size_t len,
-		    struct dl_error *err)
+/* Whether @s is valid UTF-8 (Jansson's test: what it accepts as a JSON string). */
+static bool utf8_valid(const char *s)
 {
-	uint64_t recognised = 0;
-	struct cursor c = { 0 };
-	const char *p = buf, *end = buf + len;
-	char **files;
-	int r;
+	json_t *j = json_string(s);
 
-	files = realloc(li->files, (li->nfiles + 1) * sizeof(*files));
+	json_decref(j);
+	return j != NULL;
+}
+
+/* Start file @label: its index in li->files, the parser state of a new file. */
+static int file_begin(struct dl_logimport *li, const char *label, struct cursor *c)
+{
+	char **files = realloc(li->files, (li->nfiles + 1) * sizeof(*files));
+
 	if (!files)
 		return -ENOMEM;
 	li->files = files;
 	if (!(li->files[li->nfiles] = strdup(label)))
 		return -ENOMEM;
-	c.file = li->nfiles++;
+	if (!utf8_valid(label))
+		for (char *q = li->files[li->nfiles]; *q; q++)
+			if ((unsigned char)*q >= 0x80)
+				*q = '?';	/* a path that is not UTF-8, made valid JSON text */
+	*c = (struct cursor){ .file = li->nfiles++ };
 	li->cycle_open = 0;
 	li->cycle_has_cb = 0;
 	li->last_ts = -1;
 	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
 		li->ph_begin[k] = -1;
-	while (p < end) {
-		const char *e = memchr(p, '\n', (size_t)(end - p)), *next, *s;
+	return 0;
+}
 
-		if (!e)
-			e = end;
-		next = e + 1;
-		if (e > p && e[-1] == '\r')
-			e--;
-		c.line++;
-		li->lines++;
-		/* indentation, and "^C" echoed into the console */
-		while (p < e && (*p == ' ' || *p == '\t'))
-			p++;
-		while (e - p >= 2 && p[0] == '^' && p[1] == 'C')
-			p += 2;
-		r = parse_line(li, &c, p, e);
-		if (r == 0 && (s = embedded_stamp(p, e))) {
-			/* a line cut short by garbage, and a whole one after it */
-			r = parse_line(li, &c, s, e);
-			if (r > 0) {
-				li->skipped++;	/* the garbled head */
-				if (li->ncyc && li->cycle_open)
-					li->cyc[li->ncyc - 1].gap = 1;
+/* One line [p, e) of the file (without its '\n'): parsed and counted. */
+static int file_line(struct dl_logimport *li, struct cursor *c, const char *p, const char *e,
+		     uint64_t *recognised)
+{
+	const char *s;
+	int r;
+
+	if (e > p && e[-1] == '\r')
+		e--;
+	c->line++;
+	li->lines++;
+	/* indentation, and "^C" echoed into the console */
+	while (p < e && (*p == ' ' || *p == '\t'))
+		p++;
+	while (e - p >= 2 && p[0] == '^' && p[1] == 'C')
+		p += 2;
+	c->wall = false;
+	p = strip_prefixes(p, e, &c->wall);
+	r = parse_line(li, c, p, e);
+	if (r == 0 && (s = embedded_stamp(p, e))) {
+		/* a line cut short by garbage, and a whole one after it */
+		r = parse_line(li, c, s, e);
+		if (r > 0) {
+			li->skipped++;	/* the garbled head */
+			if (li->ncyc && li->cycle_open)
+				li->cyc[li->ncyc - 1].gap = 1;
+		}
+	}
+	if (r < 0)
+		return r;
+	if (r)
+		(*recognised)++;
+	else
+		li->skipped++;
+	return 0;
+}
+
+static int out_of_memory(const char *label, struct dl_error *err)
+{
+	snprintf(err->msg, sizeof(err->msg), "%s: out of memory", label);
+	return -ENOMEM;
+}
+
+/* The log times of every cycle's callbacks: [lo[c], hi[c]] (lo > hi: none timed). */
+static void cycle_spans(const struct dl_logimport *li, int64_t *lo, int64_t *hi)
+{
+	for (uint32_t c = 0; c < li->ncyc; c++) {
+		lo[c] = INT64_MAX;
+		hi[c] = INT64_MIN;
+	}
+	for (uint32_t i = 0; i < li->nsmp; i++) {
+		const struct dl_lg_sample *s = &li->smp[i];
+
+		if (s->cycle >= li->ncyc || s->start_ns < 0)
+			continue;
+		if (s->start_ns < lo[s->cycle])
+			lo[s->cycle] = s->start_ns;
+		if (s->start_ns + s->lat_ns > hi[s->cycle])
+			hi[s->cycle] = s->start_ns + s->lat_ns;
+	}
+}
+
+/*
+ * One run's dmesg and ftrace, read one after the other, are one cycle: a
+ * cycle of file @file whose callbacks overlap in time a cycle of an earlier
+ * file (dmesg and ftrace share the clock) is merged into it.  A callback
+ * both logged (same device, same phase) is kept once, from the earlier
+ * file, as are the totals of a phase both printed.
+ */
+static int merge_cycles(struct dl_logimport *li, uint32_t file)
+{
+	uint32_t first = li->ncyc, *into = NULL, n = 0;
+	uint8_t *seen = NULL;
+	int64_t *lo = NULL, *hi = NULL;
+	int ret = 0;
+
+	while (first && li->cyc[first - 1].file == file)
+		first--;
+	if (first == li->ncyc || !first || li->cyc[0].file == file)
+		return 0;
+	into = malloc((li->ncyc - first) * sizeof(*into));
+	seen = calloc((size_t)li->ndev * DL_LAT_COUNT + 1, 1);
+	lo = malloc(li->ncyc * sizeof(*lo));
+	hi = malloc(li->ncyc * sizeof(*hi));
+	if (!into || !seen || !lo || !hi) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	cycle_spans(li, lo, hi);
+	for (uint32_t c = first; c < li->ncyc; c++) {
+		into[c - first] = DL_LG_NONE;
+		for (uint32_t a = 0; a < first && lo[c] <= hi[c]; a++)
+			if (lo[a] <= hi[a] && lo[c] <= hi[a] && lo[a] <= hi[c]) {
+				into[c - first] = a;
+				n++;
+				break;
+			}
+	}
+	if (!n)
+		goto out;
+	/* callbacks: the ones the earlier file has already are dropped (key DL_LAT_COUNT) */
+	for (uint32_t c = first; c < li->ncyc; c++) {
+		uint32_t a = into[c - first];
+
+		if (a == DL_LG_NONE)
+			continue;
+		memset(seen, 0, (size_t)li->ndev * DL_LAT_COUNT);
+		for (uint32_t i = 0; i < li->nsmp; i++)
+			if (li->smp[i].cycle == a)
+				seen[(size_t)li->smp[i].dev * DL_LAT_COUNT + li->smp[i].key] = 1;
+		for (uint32_t i = 0; i < li->nsmp; i++) {
+			struct dl_lg_sample *s = &li->smp[i];
+
+			if (s->cycle != c)
+				continue;
+			if (seen[(size_t)s->dev * DL_LAT_COUNT + s->key]) {
+				li->dev[s->dev].nsamples--;
+				if (s->ret)
+					li->failures--;
+				s->key = DL_LAT_COUNT;
+			} else {
+				s->cycle = (uint16_t)a;
+				li->cyc[a].ncb++;
 			}
 		}
-		if (r < 0) {
-			snprintf(err->msg, sizeof(err->msg), "%s: out of memory", label);
-			return r;
+		for (uint32_t t = 0; t < li->ntot; t++) {
+			struct dl_lg_total *tt = &li->tot[t];
+			bool dup = false;
+
+			if (tt->cycle != c)
+				continue;
+			for (uint32_t u = 0; u < li->ntot; u++)
+				dup = dup || (li->tot[u].cycle == a && li->tot[u].first == tt->first &&
+					      li->tot[u].last == tt->last);
+			if (dup)
+				tt->first = DL_LAT_COUNT;
+			tt->cycle = (uint16_t)a;
 		}
-		if (r)
-			recognised++;
-		else
-			li->skipped++;
-		p = next;
+		for (uint32_t h = 0; h < li->nhang; h++)
+			if (li->hang[h].cycle == c)
+				li->hang[h].cycle = a;
+		for (uint32_t h = 0; h < li->nofail; h++)
+			if (li->ofail[h].cycle == c)
+				li->ofail[h].cycle = (uint16_t)a;
+		li->cyc[a].gap |= li->cyc[c].gap;
+		li->cyc[a].truncated |= li->cyc[c].truncated;
 	}
+	/* the cycles of this file left move down over the merged ones */
+	{
+		uint32_t w = first, k = 0;
+
+		for (uint32_t c = first; c < li->ncyc; c++) {
+			if (into[c - first] != DL_LG_NONE)
+				continue;
+			into[c - first] = w;
+			li->cyc[w++] = li->cyc[c];
+		}
+		for (uint32_t i = 0; i < li->nsmp; i++) {
+			struct dl_lg_sample *s = &li->smp[i];
+
+			if (s->key == DL_LAT_COUNT)
+				continue;
+			if (s->cycle >= first && s->cycle < li->ncyc)
+				s->cycle = (uint16_t)into[s->cycle - first];
+			li->smp[k++] = *s;
+		}
+		li->nsmp = k;
+		k = 0;
+		for (uint32_t t = 0; t < li->ntot; t++) {
+			struct dl_lg_total *tt = &li->tot[t];
+
+			if (tt->first == DL_LAT_COUNT)
+				continue;
+			if (tt->cycle >= first && tt->cycle < li->ncyc)
+				tt->cycle = (uint16_t)into[tt->cycle - first];
+			li->tot[k++] = *tt;
+		}
+		li->ntot = k;
+		for (uint32_t h = 0; h < li->nhang; h++)
+			if (li->hang[h].cycle >= first && li->hang[h].cycle < li->ncyc)
+				li->hang[h].cycle = into[li->hang[h].cycle - first];
+		for (uint32_t h = 0; h < li->nofail; h++)
+			if (li->ofail[h].cycle >= first && li->ofail[h].cycle < li->ncyc)
+				li->ofail[h].cycle = (uint16_t)into[li->ofail[h].cycle - first];
+		li->ncyc = w;
+		li->seg_start = li->nsmp;
+	}
+	li->merged += n;
+out:
+	free(into);
+	free(seen);
+	free(lo);
+	free(hi);
+	return ret;
+}
+
+/*
+ * The end of a file: a cycle still suspended, or with calls open, was cut
+ * (the log was saved before the resume, or the machine hung); its open
+ * calls are hangs.
+ */
+static int file_end(struct dl_logimport *li, const struct cursor *c, const char *label,
+		    uint64_t recognised, struct dl_error *err)
+{
+	if (li->ncyc && li->cycle_open && li->cycle_has_cb &&
+	    li->cyc[li->ncyc - 1].file == c->file) {
+		bool open = false;
+
+		for (uint32_t d = 0; d < li->ndev && !open; d++)
+			open = li->pend[d].open;
+		if (open || suspend_side(li->cur_key))
+			li->cyc[li->ncyc - 1].truncated = 1;
+	}
+	if (close_calls(li, c->file) || merge_cycles(li, c->file))
+		return out_of_memory(label, err);
+	li->cycle_open = 0;
 	if (!recognised) {
 		snprintf(err->msg, sizeof(err->msg), "%s: no line in a known format (%llu lines "
-			 "read); expected %s", label, (unsigned long long)c.line, dl_log_formats_help);
+			 "read); expected %s", label, (unsigned long long)c->line, dl_log_formats_help);
 		return -ENODATA;
 	}
 	return 0;
 }
 
+int dl_log_read_buf(struct dl_logimport *li, const char *label, const char *buf, size_t len,
+		    struct dl_error *err)
+{
+	uint64_t recognised = 0;
+	struct cursor c;
+	const char *p = buf, *end = buf + len;
+
+	if (file_begin(li, label, &c))
+		return out_of_memory(label, err);
+	while (p < end) {
+		const char *e = memchr(p, '\n', (size_t)(end - p));
+
+		if (!e)
+			e = end;
+		if (file_line(li, &c, p, e, &recognised))
+			return out_of_memory(label, err);
+		p = e + 1;
+	}
+	return file_end(li, &c, label, recognised, err);
+}
+
+/*
+ * The file is read in chunks of DL_LG_CHUNK bytes, a line at a time: memory
+ * does not grow with the file.  A line longer than a chunk is parsed from
+ * its first DL_LG_CHUNK bytes (no format has lines that long: it is garbage).
+ */
+#define DL_LG_CHUNK (1u << 20)
+
+int dl_log_read_stream(struct dl_logimport *li, const char *label, FILE *f,
+		       struct dl_error *err)
+{
+	uint64_t recognised = 0;
+	struct cursor c;
+	char *buf = malloc(DL_LG_CHUNK);
+	size_t have = 0;
+	bool discard = false;	/* the rest of an over-long line */
+
+	if (!buf || file_begin(li, label, &c))
+		goto nomem;
+	for (;;) {
+		size_t n = fread(buf + have, 1, DL_LG_CHUNK - have, f);
+		char *p = buf, *nl;
+
+		if (!n) {
+			if (ferror(f)) {
+				snprintf(err->msg, sizeof(err->msg), "%s: cannot read: %s", label,
+					 strerror(errno));
+				free(buf);
+				return -EIO;
+			}
+			if (have && !discard && file_line(li, &c, buf, buf + have, &recognised))
+				goto nomem;
+			break;
+		}
+		have += n;
+		while ((nl = memchr(p, '\n', have - (size_t)(p - buf)))) {
+			if (!discard && file_line(li, &c, p, nl, &recognised))
+				goto nomem;
+			discard = false;
+			p = nl + 1;
+		}
+		have -= (size_t)(p - buf);
+		if (have == DL_LG_CHUNK) {
+			if (!discard && file_line(li, &c, buf, buf + have, &recognised))
+				goto nomem;
+			discard = true;
+			have = 0;
+		} else {
+			memmove(buf, p, have);
+		}
+	}
+	free(buf);
+	return file_end(li, &c, label, recognised, err);
+nomem:
+	free(buf);
+	return out_of_memory(label, err);
+}
+
 int dl_log_read_file(struct dl_logimport *li, const char *path, struct dl_error *err)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
+	FILE *f;
 	int ret;
 
+	if (!strcmp(path, "-"))
+		return dl_log_read_stream(li, "<stdin>", stdin, err);
+	f = fopen(path, "rb");
 	if (!f) {
 		snprintf(err->msg, sizeof(err->msg), "%s: cannot open: %s", path, strerror(errno));
 		return errno == ENOENT ? -ENOENT : -EIO;
 	}
-	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-		snprintf(err->msg, sizeof(err->msg), "%s: cannot read: not a regular file", path);
-		fclose(f);
-		return -EIO;
-	}
-	if ((unsigned long)n > DL_LG_MAX_FILE) {
-		snprintf(err->msg, sizeof(err->msg), "%s: %ld bytes; expected a log of at most "
-			 "%u MB", path, n, DL_LG_MAX_FILE >> 20);
-		fclose(f);
-		return -EIO;
-	}
-	buf = malloc((size_t)n + 1);
-	if (!buf) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		snprintf(err->msg, sizeof(err->msg), "%s: cannot read: %s", path, strerror(errno));
-		free(buf);
-		fclose(f);
-		return -EIO;
-	}
+	ret = dl_log_read_stream(li, path, f, err);
 	fclose(f);
-	ret = dl_log_read_buf(li, path, buf, (size_t)n, err);
-	free(buf);
 	return ret;
 }

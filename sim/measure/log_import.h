@@ -4,6 +4,12 @@
  * suspend_resume events) into per-device, per-phase callback timings, and
  * turn them into a scenario (JSON, Jansson) or overlay them on one.
  *
+ * Prefixes removed first: "<6>" printk levels, dmesg -x's "kern  :info  : ",
+ * syslog/kern.log's "Dec  4 18:35:38 host kernel: " (then "[ts]"), and the
+ * wall clocks to the second of journalctl -k ("Dec 04 18:35:38 host kernel: ")
+ * and dmesg -T ("[Fri Dec  4 18:35:38 2026] "): such lines have no time
+ * stamp (ts -1, counted in ->untimed); their "after N usecs" still times them.
+ *
  * Formats (shared/real/INDEX.md "Line formats"):
  *   modern PM   "[ts][Tn] DRV DEV: PM: calling CB @ PID, parent: P" /
  *               "... DRV DEV: PM: CB returned R after N usecs" ("PM: " optional,
@@ -11,6 +17,8 @@
  *   3.x PM      "[ts] calling  DEV+ @ PID, parent: P" / "[ts] call DEV+ returned R after N usecs"
  *   totals      "PM: [start ][late |early |noirq ]PHASE of devices complete after X msecs"
  *               (PHASE: suspend, resume, freeze, thaw, poweroff, restore)
+ *   Ubuntu      "PM: [late |early |noirq ]PHASE of drv:DRV dev:DEV complete after X msecs"
+ *               (one device's callback: it ended at the line's time)
  *   ftrace      "TASK-PID [cpu] flags TS: device_pm_callback_start: DRV DEV, parent: P, ... [EV]",
  *               "device_pm_callback_end: DRV DEV, err=E", "suspend_resume: NAME[n] begin|end"
  *   boot        "probe of DEV returned R after N usecs", "calling  FN+0x.. @ PID",
@@ -32,13 +40,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
 #include "sim/scenario/scenario.h"
 
 #define DL_LG_NONE UINT32_MAX
-#define DL_LG_MAX_FILE (1u << 30)	/* bytes per log file */
 #define DL_LG_MAX_NOTES 64		/* contradictions kept (all are counted) */
 
 enum dl_lg_format {
@@ -58,6 +66,15 @@ struct dl_lg_sample {
 	int64_t end_ns;			/* log time of its return line (-1: none) */
 };
 
+/* A sample folded to what a scenario of all cycles needs (dl_log_fold()). */
+struct dl_lg_lat {
+	int64_t lat_ns;
+	uint32_t dk;			/* device << DL_LG_KEY_BITS | lat key */
+	uint32_t seq;			/* its place among the samples: log order */
+};
+
+#define DL_LG_KEY_BITS 5
+
 /* A phase total: "PM: suspend of devices complete after 471.873 msecs". */
 struct dl_lg_total {
 	uint16_t cycle;
@@ -73,10 +90,22 @@ struct dl_lg_cycle {
 	uint32_t ncb, nasync;		/* callbacks, of which off the main thread */
 	uint32_t peak;			/* most callbacks running at once */
 	uint8_t gap;			/* lines were lost in it (garbage, phases skipped) */
+	uint8_t truncated;		/* its file ends inside it (suspended, or calls open) */
+	uint32_t smp_first, smp_end;	/* its samples in smp[] (dl_log_finish(); boot probes,
+					 * of no cycle, may lie among them) */
+};
+
+/* A call that never returned ("calling" without its "returned"): the signature of a hang. */
+struct dl_lg_hang {
+	uint32_t dev, file, line;	/* the line of its "calling" */
+	uint32_t cycle;
+	uint8_t key;			/* the phase it was called in */
 };
 
 struct dl_lg_device {
 	uint32_t name_off;
+	uint32_t drv_off;		/* its driver (bus, class) as logged; UINT32_MAX: none */
+	uint32_t label_off;		/* its scenario name (dl_log_finish) */
 	uint32_t parent;		/* device index or DL_LG_NONE */
 	uint32_t nsamples;
 	uint8_t async;			/* 1: a callback ran off the main thread */
@@ -112,14 +141,26 @@ struct dl_logimport {
 	uint32_t ntot, cap_tot;
 	struct dl_lg_cycle *cyc;
 	uint32_t ncyc, cap_cyc;
+	struct dl_lg_hang *hang;	/* unreturned calls, in log order */
+	uint32_t nhang, cap_hang;
+	uint32_t orphans;		/* returns without their call: skipped */
+	uint32_t merged;		/* cycles of a file merged into an earlier file's (same run) */
+	struct dl_lg_sample *ofail;	/* ... of which failed: listed with the failures */
+	uint32_t nofail, cap_ofail;
 	struct dl_lg_note note[DL_LG_MAX_NOTES];
 	uint32_t nnote, ncontradictions;
 	char **files;
 	uint32_t nfiles;
 	uint32_t probes, probes_failed, initcalls, failures;
 	uint64_t lines, skipped, matched[DL_LG_FORMAT_COUNT];
+	uint64_t untimed;		/* recognised lines timed by a wall clock to the second only */
 	uint32_t cpus;			/* ftrace "#P:N", 0 unknown */
 	uint32_t *order;		/* devices by rank (dl_log_finish) */
+	uint32_t *probe_smp, nprobe_smp;	/* the boot probes' samples (dl_log_finish) */
+	struct dl_lg_lat *fold;		/* dl_log_fold(): the samples' latencies, by device */
+	uint32_t nfold;
+	struct dl_lg_sample *fail;	/* dl_log_fold(): the failed samples, kept whole */
+	uint32_t nfail;
 	uint32_t order_conflicts;	/* order constraints the merge had to break */
 	struct dl_lg_wait *wait;	/* implied links (dl_log_finish), one per pair */
 	uint32_t nwait, cap_wait;
@@ -141,11 +182,15 @@ void dl_log_init(struct dl_logimport *li);
 void dl_log_free(struct dl_logimport *li);
 
 /**
- * dl_log_read_file() - parse one log file into @li (several files: call once each).
+ * dl_log_read_file() - parse one log file into @li (several files: call once each),
+ * a line at a time (memory does not grow with the file's size); @path "-" is stdin.
  * Return: 0; -ENOENT/-EIO (cannot read, @err says why), -ENODATA (no line in
  * a known format: @err names the formats), -ENOMEM.
  */
 int dl_log_read_file(struct dl_logimport *li, const char *path, struct dl_error *err);
+/* The same from an open stream (a pipe: stdin); @label names it in notes. */
+int dl_log_read_stream(struct dl_logimport *li, const char *label, FILE *f,
+		       struct dl_error *err);
 /* The same on a buffer (tests, fuzzing); @label names it in notes. */
 int dl_log_read_buf(struct dl_logimport *li, const char *label, const char *buf, size_t len,
 		    struct dl_error *err);
@@ -154,7 +199,28 @@ int dl_log_read_buf(struct dl_logimport *li, const char *label, const char *buf,
 int dl_log_finish(struct dl_logimport *li);
 
 const char *dl_lg_name(const struct dl_logimport *li, uint32_t dev);
+/* The driver (or bus, class) the log names @dev with; "" when it names none (3.x, parents). */
+const char *dl_lg_driver(const struct dl_logimport *li, uint32_t dev);
+/*
+ * @dev's name in the scenario (after dl_log_finish()): its name, or "DRV NAME"
+ * when the log names several devices alike (devices are keyed by driver and
+ * name: 0:0:0:0 of sd, scsi_disk and bsg are three).
+ */
+const char *dl_lg_label(const struct dl_logimport *li, uint32_t dev);
+int dl_lg_make_labels(struct dl_logimport *li);	/* called by dl_log_finish() */
+/* The device named @name (the first of that name), or labelled "DRV NAME"; DL_LG_NONE. */
 uint32_t dl_lg_find(const struct dl_logimport *li, const char *name);
+
+/**
+ * dl_log_fold() - after dl_log_finish(), when only the scenario of all
+ * cycles is wanted: fold the samples (48 bytes each) to their device, phase
+ * and latency (16 bytes) and free them, the failed ones kept whole.  After
+ * it li->smp is empty: dl_log_scenario(@li, DL_LG_NONE, ...) and
+ * dl_log_overlay() work, one cycle's scenario and dl_log_replay() do not.
+ * Return 0, -E2BIG (too many devices to fold: nothing done) or -ENOMEM
+ * (nothing done).
+ */
+int dl_log_fold(struct dl_logimport *li);
 
 /*
  * dl_log_scenario() - the scenario (dlsim-scenario/1) of everything read:

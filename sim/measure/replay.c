@@ -82,7 +82,7 @@ int dl_log_replay(const struct dl_logimport *li, uint32_t cycle, int order, uint
 		row->last = tt->last;
 		row->line = tt->line;
 		row->logged_ns = tt->ns;
-		for (uint32_t i = 0; i < li->nsmp; i++) {
+		for (uint32_t i = li->cyc[cycle].smp_first; i < li->cyc[cycle].smp_end; i++) {
 			const struct dl_lg_sample *s = &li->smp[i];
 
 			if (s->cycle != cycle || s->key < tt->first || s->key > tt->last)
