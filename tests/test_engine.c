@@ -262,6 +262,12 @@ static void test_v2_walk_queues_and_items_block(void)
 }
 
 /* A supplier whose probe fails leaves its consumers unprobed: the bound stays below makespan. */
+/* Never-bound devices run no PM callbacks (tcheck.h). */
+static void test_never_bound_devices_run_no_pm_callbacks(void)
+{
+	tc_check_never_bound(TC_DES);
+}
+
 static void test_lower_bound_holds_when_a_probe_fails(void)
 {
 	for (int o = 0; o < DL_ORDER_COUNT; o++) {
@@ -1059,6 +1065,8 @@ int main(void)
 	CU_add_test(s, "test_resume_wake_cost", test_resume_wake_cost);
 	CU_add_test(s, "test_phase_plan_by_hand", test_phase_plan_by_hand);
 	CU_add_test(s, "test_oploop_over_a_stub_backend", test_oploop_over_a_stub_backend);
+	CU_add_test(s, "test_never_bound_devices_run_no_pm_callbacks",
+		    test_never_bound_devices_run_no_pm_callbacks);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	if (tc_cleanup())

@@ -370,6 +370,12 @@ static void test_suspend_fault_rolls_back(void)
 	}
 }
 
+/* Never-bound devices run no PM callbacks (tcheck.h). */
+static void test_never_bound_devices_run_no_pm_callbacks(void)
+{
+	tc_check_never_bound(TC_THREADS);
+}
+
 /* Issue 18, items 4 and 5: prepare and complete walk dpm_list on the main thread (see test_engine.c). */
 static void test_prepare_and_complete_walk_the_list_on_main(void)
 {
@@ -556,7 +562,12 @@ static void test_backends_run_the_same_callbacks(void)
 			}
 			nd = callback_multiset(&rd, &md);
 			nt = callback_multiset(&rt, &mt);
-			CU_ASSERT(nd > 8 * 120);
+			/*
+			 * at least half the devices run their eight PM callbacks: unbinding
+			 * u unbinds its consumers (60 of the chain's), bind probes u alone,
+			 * and a device without a driver runs none (oploop.h dl_pm_part())
+			 */
+			CU_ASSERT(nd > 8 * 60);
 			CU_ASSERT_EQUAL(nd, nt);
 			CU_ASSERT(nd == nt && memcmp(md, mt, nd * sizeof(*md)) == 0);
 			for (size_t i = 0; i < nd; i++)
@@ -703,6 +714,8 @@ int main(void)
 	CU_add_test(s, "test_stress_seeds", test_stress_seeds);
 	CU_add_test(s, "test_racing_ops_stress", test_racing_ops_stress);
 	CU_add_test(s, "test_backends_run_the_same_callbacks", test_backends_run_the_same_callbacks);
+	CU_add_test(s, "test_never_bound_devices_run_no_pm_callbacks",
+		    test_never_bound_devices_run_no_pm_callbacks);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	{

@@ -402,6 +402,8 @@ int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred)
 	*deferred = false;
 	if (s->pk == PK_SUSPEND || s->pk == PK_RESUME) {
 		mark_ran(s, i);
+		if (s->t[i].part == DL_PART_NO_DRIVER)
+			return 0;   /* no driver, no callback (dl_pm_part()) */
 		emit(s, dl_pm_event((unsigned)s->pk, false), d, s->phase, 0);
 		return cb_cpu(s, i, s->t[i].lat);
 	}
@@ -435,8 +437,11 @@ void des_callback_end(struct sim *s, uint32_t i, bool deferred)
 	if (s->pk == PK_SUSPEND || s->pk == PK_RESUME) {
 		int depth;
 
-		err = dl_faults_take(&s->faults, d, dl_phase_lat_key((unsigned)s->pk, s->phase));
-		emit(s, dl_pm_event((unsigned)s->pk, true), d, s->phase, err);
+		err = 0;
+		if (s->t[i].part != DL_PART_NO_DRIVER) {
+			err = dl_faults_take(&s->faults, d, dl_phase_lat_key((unsigned)s->pk, s->phase));
+			emit(s, dl_pm_event((unsigned)s->pk, true), d, s->phase, err);
+		}
 		depth = dl_pm_depth_after((unsigned)s->pk, s->phase, err);
 		if (depth >= 0) {
 			s->g.depth[i] = (uint8_t)depth;

@@ -245,8 +245,8 @@ static int run_phase(struct sim *s)
 
 /*
  * Start a phase of kind @pk (for suspend and resume: enum dl_phase @phase)
- * on the snapshot of its graph: who takes part (dl_takes_part()), their
- * latencies sampled (probe: every position's, the deferred-probe walk may
+ * on the snapshot of its graph: who takes part (dl_takes_part(); PM:
+ * dl_pm_part(), a device with no driver at no latency), their latencies sampled (probe: every position's, the deferred-probe walk may
  * add some).
  */
 static int phase_start(struct sim *s, unsigned pk, unsigned phase)
@@ -263,8 +263,12 @@ static int phase_start(struct sim *s, unsigned pk, unsigned phase)
 	for (uint32_t i = 0; i < s->g.m; i++) {
 		struct task *x = &s->t[i];
 
-		x->part = dl_takes_part(pk, phase, &s->core.dev[dev_at(s, i)], s->g.depth[i]);
-		set_lat(s, i, !x->part && pm ? 0 : sample_at(s, i, dl_phase_lat_key(pk, phase)));
+		const struct dl_device *dev = &s->core.dev[dev_at(s, i)];
+
+		x->part = pm ? dl_pm_part(pk, phase, dev, s->g.depth[i]) :
+			  dl_takes_part(pk, phase, dev, s->g.depth[i]);
+		set_lat(s, i, pm && x->part != DL_PART_CALLBACK ? 0 :
+			      sample_at(s, i, dl_phase_lat_key(pk, phase)));
 	}
 	return 0;
 }

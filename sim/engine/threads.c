@@ -297,7 +297,7 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 {
 	int err, depth;
 	int64_t cpu;
-	bool ok = true;
+	bool ok = true, cb;
 
 	if (t->pk == PK_PROBE) {
 		struct dl_seq q;
@@ -315,7 +315,9 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		return;
 	}
 	atomic_store(&t->sy.started[d], 1);
-	emit(t, w->th.id, dl_pm_event((unsigned)t->pk, false), d, t->phase, 0);
+	cb = t->part[d] != DL_PART_NO_DRIVER;   /* no driver, no callback (dl_pm_part()) */
+	if (cb)
+		emit(t, w->th.id, dl_pm_event((unsigned)t->pk, false), d, t->phase, 0);
 	cpu = dl_cost_cpu_part(t->lat[d], t->sc->prof[t->sc->dev[d].profile].cpu_ppm);
 	dl_thr_take_time(&w->th, cpu);
 	if (t->lat[d] > cpu) {
@@ -324,8 +326,11 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		dl_thr_take_time(&w->th, t->lat[d] - cpu);
 		dl_cpu_get(&w->th);
 	}
-	err = fault_for(t, d, dl_phase_lat_key((unsigned)t->pk, t->phase));
-	emit(t, w->th.id, dl_pm_event((unsigned)t->pk, true), d, t->phase, err);
+	err = 0;
+	if (cb) {
+		err = fault_for(t, d, dl_phase_lat_key((unsigned)t->pk, t->phase));
+		emit(t, w->th.id, dl_pm_event((unsigned)t->pk, true), d, t->phase, err);
+	}
 	depth = dl_pm_depth_after((unsigned)t->pk, t->phase, err);
 	if (depth < 0) {
 		set_abort(t, err, d);
