@@ -161,13 +161,31 @@ static inline int64_t dl_cost_cpu_part(int64_t lat, uint32_t ppm)
 }
 
 /*
- * dl_cost_sample - the latency of @key for device @d (of latency profile
- * @profile) in op @op: a pure function of the run's seed, so that every
- * order and both backends see the same samples.
+ * A replay twin's latencies (sim/twin/): what each callback of a logged run
+ * took, by op, device and latency key; ns[(op * ndev + dev) * DL_LAT_COUNT
+ * + key], negative where the run logged none (the scenario's sample then).
  */
-static inline int64_t dl_cost_sample(const struct dl_scenario *sc, uint32_t profile,
-				     uint64_t seed, uint32_t d, unsigned key, uint32_t op)
+struct dl_lat_table {
+	uint32_t nop, ndev;
+	int64_t *ns;
+};
+
+/*
+ * dl_cost_sample - the latency of @key for device @d (of latency profile
+ * @profile) in op @op: the replayed one if @tab (may be NULL) has it, else a
+ * pure function of the run's seed, so that every order and both backends
+ * see the same samples.
+ */
+static inline int64_t dl_cost_sample(const struct dl_lat_table *tab, const struct dl_scenario *sc,
+				     uint32_t profile, uint64_t seed, uint32_t d, unsigned key,
+				     uint32_t op)
 {
+	if (tab && op < tab->nop && d < tab->ndev) {
+		int64_t v = tab->ns[((size_t)op * tab->ndev + d) * DL_LAT_COUNT + key];
+
+		if (v >= 0)
+			return v;
+	}
 	return dl_latency_sample(&sc->prof[profile].lat[key], seed, d, key, op);
 }
 

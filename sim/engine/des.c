@@ -58,7 +58,7 @@ void des_sink_emit(void *ctx, struct dl_event *e)
 {
 	struct sim *s = ctx;
 
-	e->t_ns = s->vc.now;
+	e->t_ns = s->vc.now + s->stamp_ahead;
 	e->worker = s->cur_worker;
 	s->r->events++;
 	if (e->kind == DL_EV_LINK_REFUSED)
@@ -317,7 +317,7 @@ static int64_t rpm_resumes(struct sim *s, uint32_t i, bool *took)
 	for (uint32_t k = 0; k < s->rpmv.n; k++) {
 		uint32_t y = s->rpmv.v[k];
 		uint32_t prof = s->sc->dev[y].profile;
-		int64_t lat = dl_cost_sample(s->sc, prof, s->o->seed, y, DL_LAT_RPM_RESUME, s->op_index);
+		int64_t lat = dl_cost_sample(s->o->replay, s->sc, prof, s->o->seed, y, DL_LAT_RPM_RESUME, s->op_index);
 		int64_t c = dl_cost_cpu_part(lat, s->sc->prof[prof].cpu_ppm);
 
 		emit(s, DL_EV_RPM_RESUME, y, 0, 0);
@@ -388,12 +388,16 @@ static void rpm_puts(struct sim *s, uint32_t d)
 }
 
 /*
- * The callback of position @i starts now on the current CPU; returns the
- * length of its CPU part (a deferring probe: probe_check_ns, all CPU), after
- * the runtime resumes a probe attempt makes first.  Its sleep (cb_sleep())
- * follows, without the CPU.
+ * The callback of position @i starts @pre from now on the current CPU, the
+ * overhead its burst pays first (main's step, a kworker's wake); returns
+ * the length of its CPU part (a deferring probe: probe_check_ns, all CPU),
+ * after the runtime resumes a probe attempt makes first.  Its sleep
+ * (cb_sleep()) follows, without the CPU.  Its start event is stamped when
+ * the callback itself starts, as the kernel mode's module logs it from
+ * inside the driver's callback, so that a logged callback lasts its
+ * latency and nothing else (what a replay twin reads back, sim/twin/).
  */
-int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred)
+int64_t des_callback_begin(struct sim *s, uint32_t i, int64_t pre, bool *deferred)
 {
 	uint32_t d = dev_at(s, i);
 	bool took = false;
@@ -404,7 +408,9 @@ int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred)
 		mark_ran(s, i);
 		if (s->t[i].part == DL_PART_NO_DRIVER)
 			return 0;   /* no driver, no callback (dl_pm_part()) */
+		s->stamp_ahead = pre;
 		emit(s, dl_pm_event((unsigned)s->pk, false), d, s->phase, 0);
+		s->stamp_ahead = 0;
 		return cb_cpu(s, i, s->t[i].lat);
 	}
 	/* probe: __driver_probe_device() */
@@ -424,7 +430,9 @@ int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred)
 	}
 	s->opr->probe_attempts++;
 	mark_ran(s, i);
+	s->stamp_ahead = pre + rpm;
 	emit(s, DL_EV_PROBE_START, d, 0, 0);
+	s->stamp_ahead = 0;
 	return rpm + cb_cpu(s, i, s->t[i].lat);
 }
 
@@ -490,7 +498,8 @@ static void item_got_cpu(struct sim *s, uint32_t d)
 	}
 	{
 		bool deferred;
-		int64_t len = overhead(s, s->t[d].bk) + des_callback_begin(s, d, &deferred);
+		int64_t pre = overhead(s, s->t[d].bk);
+		int64_t len = pre + des_callback_begin(s, d, pre, &deferred);
 
 		s->t[d].bk = deferred ? BK_DEFERRED : BK_NONE;
 		burst_start(s, d, len);
@@ -593,7 +602,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 
 			s->t[d].stage = ST_CB;
 			s->t[d].bk = BK_NONE;
-			burst_start(s, d, des_callback_begin(s, d, &deferred));
+			burst_start(s, d, des_callback_begin(s, d, 0, &deferred));
 			s->t[d].cpu = (uint16_t)s->cur_worker;   /* keeps its CPU */
 			return;
 		}

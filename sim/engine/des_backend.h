@@ -51,6 +51,7 @@ struct sim {
 	uint64_t gen;            /* bumped by every op that may change the graph */
 	struct dl_graph g;       /* the phase's snapshot (graph.h), kept while gen stands */
 	int16_t cur_worker;
+	int64_t stamp_ahead;     /* des_sink_emit(): the event happens this long after now */
 	/* the clock, the CPUs, the run queue, the events, the workqueue (vcpu.h) */
 	struct dl_vcpu vc;
 	bool carry_on;           /* the next item queued runs on the finishing item's kworker */
@@ -234,7 +235,7 @@ static inline int64_t cb_sleep(const struct sim *s, uint32_t i, bool deferred)
 void des_item_queue(struct sim *s, uint32_t y);
 void des_on_ready(struct sim *s, uint32_t y);
 void des_device_finished(struct sim *s, uint32_t d);
-int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred);
+int64_t des_callback_begin(struct sim *s, uint32_t i, int64_t pre, bool *deferred);
 void des_pmwq_run(struct sim *s, bool flush);
 void des_callback_end(struct sim *s, uint32_t i, bool deferred);
 int64_t des_handoff_len(const struct sim *s, uint32_t d);

@@ -168,7 +168,7 @@ void des_main_got_cpu(struct sim *s)
 		bool deferred;
 
 		s->t[s->mdev].stage = ST_CB;
-		len += des_callback_begin(s, s->mdev, &deferred);
+		len += des_callback_begin(s, s->mdev, len, &deferred);
 		s->main_cb_deferred = deferred;
 	}
 	burst_start(s, DL_VCPU_MAIN, len);

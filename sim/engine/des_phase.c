@@ -15,7 +15,7 @@
 
 static int64_t sample(struct sim *s, uint32_t d, unsigned key)
 {
-	return dl_cost_sample(s->sc, s->sc->dev[d].profile, s->o->seed, d, key, s->op_index);
+	return dl_cost_sample(s->o->replay, s->sc, s->sc->dev[d].profile, s->o->seed, d, key, s->op_index);
 }
 
 /* ---- the phase's graph (graph.h) ---- */
@@ -23,7 +23,7 @@ static int64_t sample(struct sim *s, uint32_t d, unsigned key)
 /* The latency of position @i for @key in this op (dl_latency_sample: keyed by device id). */
 static int64_t sample_at(struct sim *s, uint32_t i, unsigned key)
 {
-	return dl_cost_sample(s->sc, s->g.prof[i], s->o->seed, s->g.ord[i], key, s->op_index);
+	return dl_cost_sample(s->o->replay, s->sc, s->g.prof[i], s->o->seed, s->g.ord[i], key, s->op_index);
 }
 
 /* Position @i's latency in this phase: its record's, and lat[] for the bound. */

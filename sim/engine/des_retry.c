@@ -126,7 +126,7 @@ void des_retry_got_cpu(struct sim *s)
 		bool deferred;
 
 		s->t[s->rdev].stage = ST_CB;
-		len += des_callback_begin(s, s->rdev, &deferred);
+		len += des_callback_begin(s, s->rdev, len, &deferred);
 		s->r_cb_deferred = deferred;
 	}
 	burst_start(s, DL_VCPU_RETRY, len);

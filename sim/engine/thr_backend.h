@@ -148,7 +148,7 @@ static inline void emit(struct thr *t, int w, unsigned kind, uint32_t dev, unsig
 
 static inline int64_t sample(const struct thr *t, uint32_t op, uint32_t d, unsigned key)
 {
-	return dl_cost_sample(t->sc, t->sc->dev[d].profile, t->o->seed, d, key, op);
+	return dl_cost_sample(t->o->replay, t->sc, t->sc->dev[d].profile, t->o->seed, d, key, op);
 }
 
 /* dl_faults_take() under fmx: callbacks fail from any thread. */

@@ -1,0 +1,71 @@
+#!/bin/sh
+# dlsim twin (issue 31): the replay twin of a logged run, a DES run in which
+# every callback lasts what it lasted in the run.  A DES run's twin has the
+# run's own scheduling, so its makespans, per op, must be the run's exactly,
+# under every order, with the kernel mode's probe context and with unbind and
+# bind in the script; a run whose script the log cannot give back is refused.
+DLSIM=$1
+SRC=$2
+. "$(dirname "$0")/lib_cli.sh"
+
+# the makespan metrics of run RUN of DB, one line
+spans() { # DB RUN
+	sqlite3 "$1" "select group_concat(name || '=' || cast(value as integer), ' ') from
+		(select name, value from metrics where run_id = $2 and name like '%makespan_ns'
+		 order by name)"
+}
+
+n=0
+for args in "--order sync" "--order kernel-async" "--order kernel-async-v2" \
+	    "--order levels --workers 3" "--order kernel-async --probe-context module --workers 1" \
+	    "--order kernel-async-v2 --probe-context module --workers 2"; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	expect 0 "run ($args)" "$DLSIM" run "$SRC/scenarios/default.json" --set devices=60 \
+		--db "$T/a.db" $args
+	run=$((2 * n - 1))
+	expect 0 "twin of run $run ($args)" "$DLSIM" twin "$T/a.db" $run --json
+	id=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['run_id'])" "$T/out")
+	[ "$id" = $((run + 1)) ] && ok "--json gives the twin's run_id" || bad "run_id '$id'"
+	a=$(spans "$T/a.db" $run) b=$(spans "$T/a.db" $((run + 1)))
+	[ -n "$a" ] && [ "$a" = "$b" ] && ok "twin of a DES run: the same makespans ($args)" \
+		|| bad "twin makespans differ ($args): '$a' vs '$b'"
+	of=$(sqlite3 "$T/a.db" "select twin_of from runs where run_id = $((run + 1))")
+	[ "$of" = $run ] && ok "runs.twin_of names the run" || bad "twin_of '$of'"
+done
+expect 0 "check every run and twin" "$DLSIM" check "$T/a.db" --all
+expect 0 "diff a run and its twin" "$DLSIM" diff "$T/a.db" 1 2
+grep -q "(100.00%)" "$T/out" && ok "diff: every pair ordered the same way" \
+	|| bad "diff of a run and its twin: $(tail -3 "$T/out")"
+
+# unbind and bind in the script (camera.json), into another database
+expect 0 "run camera" "$DLSIM" run "$SRC/scenarios/camera.json" --db "$T/c.db"
+expect 0 "twin of camera into another database" "$DLSIM" twin "$T/c.db" 1 --db "$T/t.db"
+a=$(spans "$T/c.db" 1) b=$(spans "$T/t.db" 1)
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "twin with unbind and bind: the same makespans" \
+	|| bad "camera twin: '$a' vs '$b'"
+grep -q "unbind" "$T/out" && ok "the rebuilt script has the unbind" || bad "$(cat "$T/out")"
+
+# the failures a run logged are the twin's faults: a probe returning EPROBE_DEFER once, a
+# suspend that fails and rolls back, the empty resume after it and a second cycle
+for f in faults unbind-fault; do
+	expect 1 "run $f (an injected fault fails an op)" "$DLSIM" run "$SRC/scenarios/$f.json" \
+		--db "$T/f-$f.db"
+	expect 1 "twin of $f fails the same way" "$DLSIM" twin "$T/f-$f.db" 1
+	a=$(spans "$T/f-$f.db" 1) b=$(spans "$T/f-$f.db" 2)
+	[ -n "$a" ] && [ "$a" = "$b" ] && ok "twin of $f: the same makespans" \
+		|| bad "$f twin: '$a' vs '$b'"
+done
+
+# what the log cannot give back, and bad input
+expect 0 "run runtime-pm" "$DLSIM" run "$SRC/scenarios/runtime-pm.json" --db "$T/r.db"
+expect 2 "twin of a run with rpm_get" "$DLSIM" twin "$T/r.db" 1
+grep -q "rpm_get" "$T/err" && ok "the refusal names the op" || bad "$(cat "$T/err")"
+[ "$(sqlite3 "$T/r.db" "select count(*) from runs")" = 1 ] && ok "nothing logged" \
+	|| bad "a refused twin logged a run"
+expect 2 "no such run" "$DLSIM" twin "$T/a.db" 99
+expect 2 "not a run id" "$DLSIM" twin "$T/a.db" x
+expect 2 "no database" "$DLSIM" twin "$T/none.db" 1
+expect 0 "--help" "$DLSIM" twin --help
+grep -q "usage: dlsim twin DB RUN" "$T/out" && ok "usage" || bad "usage"
+finish cli_twin
