@@ -57,6 +57,17 @@ for f in faults unbind-fault; do
 		|| bad "$f twin: '$a' vs '$b'"
 done
 
+# the cost profiles (sim/engine/cost.c): guest, the TCG guest's dispatch costs, on a twin and a run
+expect 0 "twin with --profile guest" "$DLSIM" twin "$T/a.db" 3 --profile guest --json
+g=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['makespan_ns'])" "$T/out")
+h=$(sqlite3 "$T/a.db" "select makespan_ns from runs where run_id = 3")
+[ "$g" -gt "$h" ] && ok "the guest's dispatch costs lengthen the twin ($h -> $g ns)" \
+	|| bad "guest twin $g ns, run $h ns"
+expect 0 "run --profile guest" "$DLSIM" run "$SRC/scenarios/camera.json" --profile guest --no-log
+expect 2 "run --profile with an unknown name" "$DLSIM" run "$SRC/scenarios/camera.json" \
+	--profile tcg --no-log
+expect 2 "twin --profile with an unknown name" "$DLSIM" twin "$T/a.db" 1 --profile tcg
+
 # what the log cannot give back, and bad input
 expect 0 "run runtime-pm" "$DLSIM" run "$SRC/scenarios/runtime-pm.json" --db "$T/r.db"
 expect 2 "twin of a run with rpm_get" "$DLSIM" twin "$T/r.db" 1

@@ -26,7 +26,7 @@
 
 static void twin_usage(FILE *f)
 {
-	fprintf(f, "usage: dlsim twin DB RUN [--db OUT.db] [--json] [--set cost.KEY=VALUE]...\n\n"
+	fprintf(f, "usage: dlsim twin DB RUN [--db OUT.db] [--json] [--profile P] [--set cost.KEY=V]...\n\n"
 		   "The replay twin of run RUN of DB (des, threads or kernel): a DES run of the\n"
 		   "same devices, parents, async flags, listed links and script (rebuilt from the\n"
 		   "run's events: probe, suspend, resume, unbind, bind), the same order, K, kernel\n"
@@ -38,6 +38,8 @@ static void twin_usage(FILE *f)
 		   "side.\n\n"
 		   "  --db OUT.db       log the twin there (default: DB itself)\n"
 		   "  --json            print {\"run_id\": N, \"twin_of\": RUN, ...} on stdout\n"
+		   "  --profile P       the cost model's defaults, hardware or guest (default:\n"
+		   "                    guest for a kernel run, hardware for the others)\n"
 		   "  --set cost.KEY=V  a key of the cost model for the twin (e.g. the guest's\n"
 		   "                    cost.main_ns=3500 for a kernel run)\n\n"
 		   "exit status: 0 ok, 1 the twin's run failed, 2 bad usage, no such run, or a run\n"
@@ -175,7 +177,8 @@ int cmd_twin(int argc, char **argv)
 	const char *in = NULL, *out = NULL, *runs = NULL, *v;
 	struct dl_override set[TWIN_MAX_SET];
 	size_t nset = 0;
-	bool json = false;
+	bool json = false, have_profile = false;
+	enum dl_cost_profile profile = DL_PROFILE_HARDWARE;
 	uint64_t run;
 	struct dl_twin tw;
 	struct dl_scenario *sc = NULL;
@@ -201,23 +204,33 @@ int cmd_twin(int argc, char **argv)
 			if (!eq || strncmp(v, "cost.", 5) || nset == TWIN_MAX_SET) {
 				fprintf(stderr, "dlsim twin: --set '%s'; expected cost.KEY=VALUE (at most"
 					" %d)\n", v, TWIN_MAX_SET);
-				return DL_EXIT_USAGE;
+				rc = DL_EXIT_USAGE;
+				goto done_set;
 			}
 			set[nset++] = (struct dl_override){ .key = strndup(v, (size_t)(eq - v)),
 							    .value = eq + 1 };
+		} else if ((v = cli_opt_value(argc, argv, &i, "--profile"))) {
+			if (dl_cost_profile_parse(v, &profile)) {
+				fprintf(stderr, "dlsim twin: --profile '%s'; expected hardware or guest\n", v);
+				rc = DL_EXIT_USAGE;
+				goto done_set;
+			}
+			have_profile = true;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = true;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "dlsim twin: unknown option '%s'\n", argv[i]);
 			twin_usage(stderr);
-			return DL_EXIT_USAGE;
+			rc = DL_EXIT_USAGE;
+			goto done_set;
 		} else if (!in) {
 			in = argv[i];
 		} else if (!runs) {
 			runs = argv[i];
 		} else {
 			fprintf(stderr, "dlsim twin: unexpected argument '%s'\n", argv[i]);
-			return DL_EXIT_USAGE;
+			rc = DL_EXIT_USAGE;
+			goto done_set;
 		}
 	}
 	if (!in || !runs || (out && !*out)) {
@@ -250,6 +263,8 @@ int cmd_twin(int argc, char **argv)
 		struct dl_engine_opts eo = {
 			.order = tw.order, .workers = tw.workers, .kernel = tw.kernel, .seed = tw.seed,
 			.probe_module = tw.probe_module, .replay = &tw.lat, .stop = cli_stop_flag(),
+			.cost_profile = have_profile ? profile : !strcmp(tw.mode, "kernel") ?
+					DL_PROFILE_GUEST : DL_PROFILE_HARDWARE,
 		};
 		struct dl_run_info info = {
 			.scenario = tw.name, .order = dl_order_name(tw.order), .mode = "des",

@@ -72,8 +72,20 @@ void des_sink_emit(void *ctx, struct dl_event *e)
 /* Queue position @y's work item: it asks for a CPU unless max_active items hold a worker. */
 void des_item_queue(struct sim *s, uint32_t y)
 {
-	if (dl_vcpu_admit(&s->vc, y))
+	if (dl_vcpu_admit(&s->vc, y)) {
+		/* no idle kworker: the pool creates one before the item runs */
+		s->newwk[y] = dl_kpool_grow(&s->kpool, s->vc.active, &s->cost) > 0;
 		burst_request(s, y, s->t[y].prio);
+	}
+}
+
+/* What item @y pays first for its kworker: worker_new_ns if the pool grew for it. */
+static int64_t new_worker(struct sim *s, uint32_t y)
+{
+	if (!s->newwk[y])
+		return 0;
+	s->newwk[y] = 0;
+	return s->cost.worker_new_ns;
 }
 
 /* An item is done with its worker: the oldest inactive one takes it and asks for a CPU. */
@@ -486,19 +498,20 @@ static void item_got_cpu(struct sim *s, uint32_t d)
 		s->opr->peak_workers = s->alive;
 	if (s->t[d].stage == ST_QUEUED_START) {
 		s->t[d].stage = ST_START;
-		burst_start(s, d, overhead(s, s->t[d].bk));
+		burst_start(s, d, new_worker(s, d) + overhead(s, s->t[d].bk));
 		return;
 	}
 	/* ST_QUEUED_CB: the overhead, then the callback */
 	s->t[d].stage = ST_CB;
 	if (s->aborted && s->pk != PK_PROBE_DEFER && s->pk != PK_PROBE_READY) {
-		burst_start(s, d, overhead(s, s->t[d].bk));   /* skips the callback: async_error */
+		/* skips the callback: async_error */
+		burst_start(s, d, new_worker(s, d) + overhead(s, s->t[d].bk));
 		s->t[d].lat = -1;
 		return;
 	}
 	{
 		bool deferred;
-		int64_t pre = overhead(s, s->t[d].bk);
+		int64_t pre = new_worker(s, d) + overhead(s, s->t[d].bk);
 		int64_t len = pre + des_callback_begin(s, d, pre, &deferred);
 
 		s->t[d].bk = deferred ? BK_DEFERRED : BK_NONE;

@@ -75,6 +75,8 @@ struct sim {
 		uint8_t left;        /* MAX_WORK: left to main unqueued (main_fallback()) */
 	} *t;
 	struct dl_costs cost;
+	uint32_t kpool;          /* the async pool's kworkers (cost.h dl_kpool_grow()) */
+	uint8_t *newwk;          /* per position: its item made the pool create its kworker */
 	struct dl_faults faults;
 	uint32_t remaining, inflight, alive;
 	uint32_t nparts;         /* positions taking part (part[]) */
@@ -195,7 +197,7 @@ static inline int burst_request(struct sim *s, uint32_t task, int64_t prio)
 /* What an item pays before its next burst (BK_*, dl_cost_item()). */
 static inline int64_t overhead(const struct sim *s, unsigned bk)
 {
-	return dl_cost_item(&s->cost, bk);
+	return dl_cost_item(&s->cost, bk, s->pk == PK_PROBE_READY || s->pk == PK_PROBE_DEFER);
 }
 
 /* @task, holding a CPU, bursts for @len (dl_vcpu_burst()). */

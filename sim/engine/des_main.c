@@ -163,7 +163,7 @@ void des_main_got_cpu(struct sim *s)
 	if (s->mkind == MK_HANDOFF) {
 		len = des_handoff_len(s, s->mdev);
 	} else if (s->mkind == MK_QUEUE) {
-		len += s->cost.queue_ns;
+		len += dl_cost_queue(&s->cost, s->pk == PK_PROBE_DEFER || s->pk == PK_PROBE_READY);
 	} else {
 		bool deferred;
 

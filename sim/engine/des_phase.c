@@ -452,10 +452,12 @@ static int sim_alloc(struct sim *s)
 	s->est = calloc(n, sizeof(*s->est));
 	s->prio = calloc(n, sizeof(*s->prio));
 	s->fb = calloc(n, sizeof(*s->fb));
-	if (!s->t || !s->blocked_since || !s->rpm_sl || !s->stk || !s->prio || !s->fb ||
+	s->newwk = calloc(n, 1);
+	if (!s->t || !s->blocked_since || !s->rpm_sl || !s->stk || !s->prio || !s->fb || !s->newwk ||
 	    !s->topo || !s->lat || !s->est || dl_graph_init(&s->g, s->n))
 		return -ENOMEM;
-	dl_costs_resolve(s->sc, &s->cost);
+	dl_costs_resolve_profile(s->sc, (enum dl_cost_profile)s->o->cost_profile, &s->cost);
+	s->kpool = s->cost.pool_init;
 	if (dl_vcpu_init(&s->vc, n, s->K, s->cost.max_active) ||
 	    dl_walk_init(&s->w, n, s->n) || dl_levels_init(&s->lv, n, s->n))
 		return -ENOMEM;
@@ -464,7 +466,7 @@ static int sim_alloc(struct sim *s)
 
 static void sim_free(struct sim *s)
 {
-	free(s->t); free(s->blocked_since); free(s->rpm_sl); free(s->prio); free(s->fb); free(s->stk);
+	free(s->t); free(s->blocked_since); free(s->rpm_sl); free(s->prio); free(s->fb); free(s->stk); free(s->newwk);
 	dl_idvec_free(&s->rpmv);
 	dl_idvec_free(&s->rpm_susp);
 	free(s->pmwq);

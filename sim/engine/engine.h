@@ -61,6 +61,8 @@ struct dl_engine_opts {
 	 * what it lasted in the logged run; NULL: the scenario's samples.
 	 */
 	const struct dl_lat_table *replay;
+	/* the cost model's defaults (cost.h enum dl_cost_profile): 0, hardware; guest */
+	unsigned cost_profile;
 	struct dl_sink sink;     /* gets every event, time-stamped; may be empty */
 	atomic_int *stop;  /* set asynchronously to interrupt */
 	/* called now and then during long ops (op index, op count, events so far) */

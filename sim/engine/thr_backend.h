@@ -76,6 +76,7 @@ struct thr {
 	/* MAX_WORK (dl_async_may_queue()): ready async devices left to main, and their count */
 	uint32_t *fb, fb_head, fb_n;
 	uint64_t fallbacks;
+	atomic_uint kpool;        /* the async pool's kworkers (cost.h dl_kpool_grow()) */
 	atomic_uint alive, peak;  /* items holding a CPU or blocked on a dependency (des.c's) */
 
 	atomic_uint *pending;     /* waits not done yet (sy.done[] is each device's completion) */

@@ -424,7 +424,8 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	t->pool.clock = (struct dl_rclock){ .t0 = wall0, .scale = time_scale > 0 ? time_scale : 1.0 };
 	err = dl_run_start(r, &t->core, sc, o);
 	t->K = r->workers;
-	dl_costs_resolve(sc, &t->cost);
+	dl_costs_resolve_profile(sc, (enum dl_cost_profile)t->o->cost_profile, &t->cost);
+	atomic_store(&t->kpool, t->cost.pool_init);
 	/*
 	 * The async workqueue's workers (cost.h): max_active of them, no more
 	 * than there are devices, and at least K, so that sleeping and
