@@ -46,6 +46,13 @@ a=$(spans "$T/c.db" 1) b=$(spans "$T/t.db" 1)
 	|| bad "camera twin: '$a' vs '$b'"
 grep -q "unbind" "$T/out" && ok "the rebuilt script has the unbind" || bad "$(cat "$T/out")"
 
+# a generated board (sdm845-mtp.json): SYNC_STATE_ONLY links deleted as their consumers bind
+expect 0 "run sdm845-mtp" "$DLSIM" run "$SRC/scenarios/sdm845-mtp.json" --db "$T/s.db"
+expect 0 "twin of sdm845-mtp" "$DLSIM" twin "$T/s.db" 1
+a=$(spans "$T/s.db" 1) b=$(spans "$T/s.db" 2)
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "twin of a run whose probe deletes links: the same makespans" \
+	|| bad "sdm845-mtp twin: '$a' vs '$b'"
+
 # the failures a run logged are the twin's faults: a probe returning EPROBE_DEFER once, a
 # suspend that fails and rolls back, the empty resume after it and a second cycle
 for f in faults unbind-fault; do
@@ -74,6 +81,9 @@ expect 2 "twin of a run with rpm_get" "$DLSIM" twin "$T/r.db" 1
 grep -q "rpm_get" "$T/err" && ok "the refusal names the op" || bad "$(cat "$T/err")"
 [ "$(sqlite3 "$T/r.db" "select count(*) from runs")" = 1 ] && ok "nothing logged" \
 	|| bad "a refused twin logged a run"
+expect 0 "run hotplug-unbind" "$DLSIM" run "$SRC/scenarios/hotplug-unbind.json" --db "$T/h.db"
+expect 2 "twin of a run with add, link_add, link_del, remove" "$DLSIM" twin "$T/h.db" 1
+grep -q "op add" "$T/err" && ok "the refusal names the first such op" || bad "$(cat "$T/err")"
 expect 2 "no such run" "$DLSIM" twin "$T/a.db" 99
 expect 2 "not a run id" "$DLSIM" twin "$T/a.db" x
 expect 2 "no database" "$DLSIM" twin "$T/none.db" 1

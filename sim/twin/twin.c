@@ -195,21 +195,46 @@ static int on_event(struct rebuild *b, json_t *names, int kind, uint32_t d, uint
 		if (kind == DL_EV_SUSPEND_END && err)
 			b->failed = true;
 		return 0;
-	case DL_EV_RPM_RESUME:
-	case DL_EV_RPM_SUSPEND:
-		if (b->cur != DL_OP_PROBE && b->cur != DL_OP_BIND)
-			return refuse(b, "a runtime-PM transition outside probing (op rpm_get or"
-				      " rpm_put)", t);
-		return 0;
-	case DL_EV_LINK_DEL:
-		if (b->cur != DL_OP_UNBIND)
-			return refuse(b, "a link deleted outside an unbind (op link_del or remove)", t);
-		return 0;
-	case DL_EV_DEVICE_DEL:
-		return refuse(b, "a device removed (op remove)", t);
 	default:
-		return 0;   /* link states, dpm moves, work items, retries: the engine redoes them */
+		/*
+		 * link states and deletions (a SYNC_STATE_ONLY link dropped at bind,
+		 * AUTOREMOVE at unbind), runtime PM (around probe attempts, pm_wq
+		 * after a resume), dpm moves, work items, retries: the engine redoes
+		 * them; the ops that cause them otherwise are refused up front
+		 * (refuse_ops())
+		 */
+		return 0;
 	}
+}
+
+/*
+ * The ops a twin does not rebuild from the events: the run's metrics name
+ * each op kind it ran (OP.makespan_ns, dl_log_result.h), so refuse those.
+ */
+static int refuse_ops(sqlite3 *db, int64_t run, struct dl_error *err)
+{
+	static const unsigned kinds[] = { DL_OP_ADD, DL_OP_REMOVE, DL_OP_LINK_ADD, DL_OP_LINK_DEL,
+					  DL_OP_RPM_GET, DL_OP_RPM_PUT };
+	sqlite3_stmt *st;
+	int ret = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM metrics WHERE run_id = ? AND name = ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return fail(err, -EINVAL, "not a dlsim database: %s", sqlite3_errmsg(db));
+	for (size_t i = 0; !ret && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "%s.makespan_ns", dl_op_name(kinds[i]));
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, run);
+		sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			ret = fail(err, -EINVAL, "the run's script has op %s, which a twin does not"
+				   " rebuild from a log (it rebuilds probe, suspend, resume, unbind and"
+				   " bind)", dl_op_name(kinds[i]));
+	}
+	sqlite3_finalize(st);
+	return ret;
 }
 
 static int read_run_row(sqlite3 *db, int64_t run, struct dl_twin *tw, uint32_t *ndev,
@@ -420,6 +445,8 @@ int dl_twin_read(sqlite3 *db, int64_t run, struct dl_twin *tw, struct dl_error *
 		goto out;
 	}
 	ret = read_run_row(db, run, tw, &b.ndev, err);
+	if (!ret)
+		ret = refuse_ops(db, run, err);
 	if (!ret)
 		ret = read_devices(db, run, b.ndev, devs, names, err);
 	if (ret)

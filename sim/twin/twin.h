@@ -38,7 +38,7 @@ struct dl_twin {
  * The run must be one the twin can rebuild: devices registered in id
  * order, a script of probe, suspend, resume, unbind and bind ops (add,
  * remove, link_add, link_del, rpm_get and rpm_put are not rebuilt from a
- * log).  Returns 0; -ENOENT (no such run), -EINVAL (a run the twin cannot
+ * log: the run's metrics name the op kinds it ran).  Returns 0; -ENOENT (no such run), -EINVAL (a run the twin cannot
  * rebuild, or a log that is not dlsim's), -EIO, -ENOMEM, with @err filled.
  */
 int dl_twin_read(sqlite3 *db, int64_t run, struct dl_twin *tw, struct dl_error *err);
