@@ -33,6 +33,20 @@ for args in "--order sync" "--order kernel-async" "--order kernel-async-v2" \
 	of=$(sqlite3 "$T/a.db" "select twin_of from runs where run_id = $((run + 1))")
 	[ "$of" = $run ] && ok "runs.twin_of names the run" || bad "twin_of '$of'"
 done
+# a kernel run's path (no boot here: run 9, module context on one CPU, relabelled as
+# --mode kernel logs it): probe context module whatever the row says, guest profile by default
+cp "$T/a.db" "$T/k.db"
+sqlite3 "$T/k.db" "update runs set mode = 'kernel', probe_context = NULL where run_id = 9"
+expect 0 "twin of a kernel run, hardware profile" "$DLSIM" twin "$T/k.db" 9 --profile hardware --json
+id=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['run_id'])" "$T/out")
+a=$(spans "$T/k.db" 9) b=$(spans "$T/k.db" "$id")
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "kernel run's twin: module context, the same makespans" \
+	|| bad "kernel twin: '$a' vs '$b'"
+expect 0 "twin of a kernel run, its default profile" "$DLSIM" twin "$T/k.db" 9 --json
+g=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['makespan_ns'])" "$T/out")
+h=$(sqlite3 "$T/k.db" "select makespan_ns from runs where run_id = 9")
+[ "$g" -gt "$h" ] && ok "a kernel run's twin gets the guest profile by default" || bad "$g vs $h"
+
 expect 0 "check every run and twin" "$DLSIM" check "$T/a.db" --all
 expect 0 "diff a run and its twin" "$DLSIM" diff "$T/a.db" 1 2
 grep -q "(100.00%)" "$T/out" && ok "diff: every pair ordered the same way" \
