@@ -51,11 +51,15 @@ grep -q "kernel-async-v2" "$T/out" && ! grep -q "kernel-async " "$T/out" \
 	&& ok "compare --kernel 7.3 runs kernel-async-v2, not kernel-async" || bad "compare --kernel 7.3 orders"
 
 # Item 10: an AVAILABLE SYNC_STATE_ONLY link (its consumer's probe failed, so
-# it was never dropped) orders suspend and resume up to 6.17, not from 6.18
+# it was never dropped) orders suspend and resume up to 6.17, not from 6.18.
+# The consumer, with no driver, runs no PM callback of its own, but the PM core
+# still suspends it after its child (dpm_wait_for_subordinate()): the child's
+# 10 ms reach the supplier through the link, or not
 cat >"$T/sso.json" <<'J'
 { "format": "dlsim-scenario/1", "name": "sso", "seed": 1,
   "defaults": {"probe": "1ms", "suspend": "1ms", "resume": "1ms", "async": true},
-  "devices": [ {"name": "sup"}, {"name": "con", "suspend": "10ms", "resume": "10ms"} ],
+  "devices": [ {"name": "sup"}, {"name": "con"},
+    {"name": "kid", "parent": "con", "suspend": "10ms", "resume": "10ms"} ],
   "links": [ {"consumer": "con", "supplier": "sup", "flags": ["SYNC_STATE_ONLY", "INFERRED"]} ],
   "faults": [ {"device": "con", "op": "probe", "error": "ENODEV"} ] }
 J

@@ -21,6 +21,9 @@
 # top (GUEST_ARGS below: the TCG guest's sleep overshoot, main-thread step and runtime-PM
 # transitions, and 7.3's reorder walk); FIDELITY_PROFILE=none runs them with the model's
 # defaults.
+# Each case also gets its replay twin (dlsim twin DB KERNEL_RUN: the DES with every callback
+# as long as the kernel ran it, guest profile), diffed with the kernel run: its columns
+# replay/kernel and replay agreement.
 # FIDELITY_NOISE=1 adds the kernel against itself: a second kernel run of each case
 # (booted once, then reused), diffed with the first, its agreement in a column of
 # its own: TCG's timing makes the kernel's own order vary from boot to boot.
@@ -92,7 +95,7 @@ for c in $CASES; do
 	case_args "$c" || exit 2
 	name=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"])' "$scen")
 	seed=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("seed", 1))' "$scen")
-	noise=""
+	noise=-
 	if [ -n "${FIDELITY_NOISE:-}" ]; then
 		# the kernel against itself: the two newest kernel runs, diffed
 		while [ -z "$(find_run kernel "$name" "$seed" 1)" ]; do
@@ -121,7 +124,16 @@ for c in $CASES; do
 		"$(python3 "$SRC/tests/tools/sleep_overshoot.py" "$DB" "$k" "$d") ns" >&2
 	"$DLSIM" diff "$DB" "$d" "$k" --json --max-pairs 1000000 >"$T/$c.json" 2>"$T/err" \
 		|| { echo "$c: diff failed" >&2; cat "$T/err" >&2; fail=1; continue; }
-	echo "$c $T/$c.json $noise" >>"$T/list"
+	# the replay twin (dlsim twin, guest profile): the kernel run's own callback times
+	replay=-
+	if "$DLSIM" twin "$DB" "$k" --json >"$T/out" 2>"$T/err"; then
+		r=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$T/out")
+		"$DLSIM" diff "$DB" "$r" "$k" --json --max-pairs 1000000 >"$T/$c.replay.json" \
+			2>"$T/err" && replay="$T/$c.replay.json"
+	else
+		echo "$c: no replay twin: $(cat "$T/err")" >&2
+	fi
+	echo "$c $T/$c.json $noise $replay" >>"$T/list"
 done
 [ -f "$T/list" ] || exit 1
 echo "DES twins: --workers 1 ${DES_ARGS:-(no extra options)} ${GUEST_ARGS:-(model defaults)}" \

@@ -321,4 +321,51 @@ static int tc_cleanup(void)
 	return system(cmd) != 0;
 }
 
+
+/*
+ * A device with no driver bound runs no PM callback (oploop.h dl_pm_part()):
+ * in a chain (device i consumes i + 1) whose device 30 fails its probe,
+ * devices 0..30 never bind; they log no suspend or resume event, every
+ * bound device logs all eight, and the checker agrees (its invariant 4
+ * flags a PM callback of a device without a driver).  Naive ignores links
+ * and is left out.
+ */
+static void tc_check_never_bound(enum tc_backend be)
+{
+	for (int o = 0; o < DL_ORDER_COUNT; o++) {
+		struct tsc *t;
+		struct rec rec;
+		struct dl_run_result r;
+		struct tc_run x = { .order = (enum dl_order)o, .workers = 4, .backend = be,
+				    .rec = &rec };
+		uint8_t bound[60] = { 0 };
+		unsigned npm[60] = { 0 };
+
+		if (o == DL_ORDER_NAIVE)
+			continue;
+		t = make(0, 60, 19, false);
+		t->fault[0] = (struct dl_sc_fault){ .dev = 30, .lat_key = DL_LAT_PROBE, .err = 5 };
+		t->sc.nfault = 1;
+		rec_init(&rec);
+		CU_ASSERT_EQUAL(tc_run(t, &x, &r), 0);
+		CU_ASSERT_EQUAL(x.violations, 0);
+		for (size_t i = 0; i < rec.n; i++) {
+			const struct dl_event *e = &rec.ev[i];
+
+			if (e->dev >= 60)
+				continue;
+			if (e->kind == DL_EV_PROBE_END && !e->err)
+				bound[e->dev] = 1;
+			if (e->kind == DL_EV_SUSPEND_START || e->kind == DL_EV_RESUME_START)
+				npm[e->dev]++;
+		}
+		for (uint32_t d = 0; d < 60; d++) {
+			CU_ASSERT_EQUAL(bound[d], d > 30);
+			CU_ASSERT_EQUAL(npm[d], d > 30 ? (unsigned)DL_PH_COUNT : 0u);
+		}
+		rec_fini(&rec);
+		free(t);
+	}
+}
+
 #endif

@@ -1,5 +1,6 @@
 /* test_check.c - dlsim check on hand-made logs: a correct one, then mutations. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,8 @@ enum mutation {
 	M_PREPARE_OVERLAP, /* two prepare callbacks at once */
 	M_SKIP_LATE,       /* the supplier runs neither suspend_late nor resume_early */
 	M_SKIP_RESUME,     /* the consumer's resume callback never runs */
+	M_NO_DRIVER_PM,    /* the child's probe fails, yet it runs PM callbacks */
+	M_NO_DRIVER_QUIET, /* the child's probe fails and it runs none: correct */
 };
 
 /* runs.kernel of the next write_run() (NULL: none, as logged before dlsim recorded it) */
@@ -61,8 +64,12 @@ static void add(struct evbuf *b, unsigned kind, uint32_t dev, uint32_t link, uin
 	b->e[b->n++] = e;
 }
 
+static bool quiet_child;   /* pm() logs nothing for CHILD (M_NO_DRIVER_QUIET) */
+
 static void pm(struct evbuf *b, uint32_t dev, int resume, unsigned ph, int drop_end)
 {
+	if (quiet_child && dev == CHILD)
+		return;
 	add(b, resume ? DL_EV_RESUME_START : DL_EV_SUSPEND_START, dev, DL_NONE, DL_NONE, 0, ph, 0);
 	if (!drop_end)
 		add(b, resume ? DL_EV_RESUME_END : DL_EV_SUSPEND_END, dev, DL_NONE, DL_NONE, 0, ph, 0);
@@ -90,6 +97,7 @@ static int64_t write_run(enum mutation m)
 
 	if (!b || dl_log_open(dbpath, &l, err, sizeof(err)))
 		return -1;
+	quiet_child = m == M_NO_DRIVER_QUIET;
 	dl_log_run_begin(l, &ri, &run);
 	dl_log_device(l, SUP, "supp'lier\n<b>", UINT32_MAX, 0);
 	dl_log_device(l, CON, "consumer\"", UINT32_MAX, 1);
@@ -132,7 +140,8 @@ static int64_t write_run(enum mutation m)
 	if ((lf & DL_FLAG_MANAGED) && m != M_DORMANT_SWAP)
 		add(b, DL_EV_LINK_STATE, CON, 0, SUP, lf, DL_STATE_ACTIVE, 0);
 	add(b, DL_EV_PROBE_START, CHILD, DL_NONE, DL_NONE, 0, 0, 0);
-	add(b, DL_EV_PROBE_END, CHILD, DL_NONE, DL_NONE, 0, 0, 0);
+	add(b, DL_EV_PROBE_END, CHILD, DL_NONE, DL_NONE, 0, 0,
+	    m == M_NO_DRIVER_PM || m == M_NO_DRIVER_QUIET ? -EIO : 0);
 	if (m == M_RPM_OK || m == M_RPM_BAD) {
 		add(b, DL_EV_RPM_RESUME, SUP, DL_NONE, DL_NONE, 0, 0, 0);
 		add(b, DL_EV_RPM_RESUME, CON, DL_NONE, DL_NONE, 0, 0, 0);
@@ -302,6 +311,24 @@ static void test_swap_suspend(void) { expect_only(M_SWAP_SUSPEND, 3); }
 static void test_stateless_swap(void) { expect_only(M_STATELESS_SWAP, 3); }
 static void test_drop_resume_end(void) { expect_only(M_DROP_RESUME_END, 4); }
 static void test_early_probe(void) { expect_only(M_EARLY_PROBE, 1); }
+
+/*
+ * A device with no driver bound runs no PM callback (sim/engine/oploop.h
+ * dl_pm_part(): the kernel takes the driver's dev_pm_ops only "if
+ * (dev->driver && ...)"): one that does breaks invariant 4, and its parent
+ * need not wait for callbacks it has not got.
+ */
+static void test_no_driver_runs_no_pm_callback(void)
+{
+	struct dl_check_result res;
+	int64_t run;
+
+	expect_only(M_NO_DRIVER_PM, 4);
+	run = write_run(M_NO_DRIVER_QUIET);
+	CU_ASSERT_FATAL(run > 0);
+	CU_ASSERT_EQUAL(check(run, &res), DL_CHECK_DONE);
+	CU_ASSERT_EQUAL(res.total, 0);
+}
 /* device_links_check_suppliers() skips SYNC_STATE_ONLY links only, not CYCLE ones */
 static void test_cycle_early_probe(void) { expect_only(M_CYCLE_EARLY_PROBE, 1); }
 /*
@@ -464,6 +491,8 @@ int main(void)
 	CU_add_test(s, "DORMANT link does not count for invariant 3", test_dormant_swap);
 	CU_add_test(s, "missing resume_end: invariant 4", test_drop_resume_end);
 	CU_add_test(s, "consumer probes before supplier bound: invariant 1", test_early_probe);
+	CU_add_test(s, "a device with no driver runs no PM callback: invariant 4",
+		    test_no_driver_runs_no_pm_callback);
 	CU_add_test(s, "CYCLE link gates probe: invariant 1", test_cycle_early_probe);
 	CU_add_test(s, "SYNC_STATE_ONLY link orders suspend up to 6.17: invariant 3",
 		    test_sso_swap_by_kernel);

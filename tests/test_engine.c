@@ -262,6 +262,106 @@ static void test_v2_walk_queues_and_items_block(void)
 }
 
 /* A supplier whose probe fails leaves its consumers unprobed: the bound stays below makespan. */
+/*
+ * Issue 31's dispatch costs (cost.h), each against the hardware profile,
+ * which does not charge them: 64 independent async devices, every other
+ * cost zero, one CPU (the guest's vCPU), so that what each item pays
+ * before its callback adds up on the makespan.
+ */
+static struct dl_cost make_dispatch_costs(void)
+{
+	return (struct dl_cost){ .queue_ns = -1, .wake_ns = 0, .switch_ns = 0, .main_ns = 0,
+				 .probe_check_ns = 0, .handoff_ns = 0, .reorder_ns = 0,
+				 .reorder_visit_ns = 0, .rpm_ns = 0, .rpm_idle_ns = 0,
+				 .register_ns = 0, .link_add_ns = 0, .sleep_end_ns = 0,
+				 .resume_wake_ns = 0 };
+}
+
+static struct tsc *make_dispatch(void)
+{
+	struct tsc *t = make_independent(64, 10000000);
+
+	for (uint32_t i = 0; i < 64; i++)
+		t->dev[i].async = 1;
+	fixed(&t->prof[0].lat[DL_LAT_PROBE], 10000000);
+	t->sc.cost = make_dispatch_costs();
+	return t;
+}
+
+static int run_profile(struct tsc *t, enum dl_order o, unsigned profile, struct dl_run_result *r)
+{
+	struct dl_engine_opts eo = { .order = o, .workers = 1, .seed = t->sc.seed,
+				     .cost_profile = profile };
+
+	return dl_engine_run(&t->sc, &eo, r);
+}
+
+/*
+ * The async pool (dl_kpool_grow()): the probe op's 64 items, all queued
+ * before the one CPU runs any, hold 64 kworkers at once; the pool had
+ * pool_init and creates the rest, one worker_new_ns each; suspend and
+ * resume reuse them and pay nothing.  Each async probe's queueing pays
+ * async_probe_ns, not queue_ns; the PM dispatch queue_ns (and wake_ns,
+ * zero here) as before.
+ */
+static void test_kworker_pool_and_async_probe_start(void)
+{
+	struct dl_costs hw, gu;
+	struct tsc *t = make_dispatch();
+	struct dl_run_result a, b;
+	int64_t queue_more;
+
+	dl_costs_resolve_profile(&t->sc, DL_PROFILE_HARDWARE, &hw);
+	dl_costs_resolve_profile(&t->sc, DL_PROFILE_GUEST, &gu);
+	CU_ASSERT(gu.worker_new_ns > 0 && gu.pool_init < 64 && gu.async_probe_ns > gu.queue_ns);
+	CU_ASSERT_EQUAL(hw.worker_new_ns, 0);
+	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_HARDWARE, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_GUEST, &b), 0);
+	CU_ASSERT_EQUAL(b.op[0].makespan_ns - a.op[0].makespan_ns,
+			64 * (gu.async_probe_ns - hw.async_probe_ns) +
+			(64 - (int64_t)gu.pool_init) * gu.worker_new_ns);
+	/* classic suspend: main queues each item at queue_ns; three phases run items */
+	queue_more = 64 * (gu.queue_ns - hw.queue_ns);
+	CU_ASSERT_EQUAL(b.op[1].makespan_ns - a.op[1].makespan_ns, 3 * queue_more);
+	CU_ASSERT_EQUAL(b.op[2].makespan_ns - a.op[2].makespan_ns, 3 * queue_more);
+	free(t);
+}
+
+/*
+ * The deferred-probe retry path (cost.h retry_ns): a chain registered
+ * consumer first defers all along; each retry the walk makes pays retry_ns
+ * on top of its reorder, in boot context (main walks) and module context
+ * (the deferred-probe kworker walks).  sync: no work items, no pool.
+ */
+static void test_deferred_retry_path_cost(void)
+{
+	for (int module = 0; module < 2; module++) {
+		struct tsc *t = make(0, 40, 5, false);
+		struct dl_costs gu;
+		struct dl_run_result a, b;
+		struct dl_engine_opts eo = { .order = DL_ORDER_SYNC, .workers = 1, .seed = 5,
+					     .probe_module = module };
+
+		t->sc.cost = make_dispatch_costs();
+		dl_costs_resolve_profile(&t->sc, DL_PROFILE_GUEST, &gu);
+		CU_ASSERT_FATAL(gu.retry_ns > 0);
+		CU_ASSERT_EQUAL_FATAL(dl_engine_run(&t->sc, &eo, &a), 0);
+		eo.cost_profile = DL_PROFILE_GUEST;
+		CU_ASSERT_EQUAL_FATAL(dl_engine_run(&t->sc, &eo, &b), 0);
+		CU_ASSERT(a.op[0].reorder_walks > 0);
+		CU_ASSERT_EQUAL(a.op[0].reorder_walks, b.op[0].reorder_walks);
+		CU_ASSERT_EQUAL(b.op[0].makespan_ns - a.op[0].makespan_ns,
+				(int64_t)b.op[0].reorder_walks * gu.retry_ns);
+		free(t);
+	}
+}
+
+/* Never-bound devices run no PM callbacks (tcheck.h). */
+static void test_never_bound_devices_run_no_pm_callbacks(void)
+{
+	tc_check_never_bound(TC_DES);
+}
+
 static void test_lower_bound_holds_when_a_probe_fails(void)
 {
 	for (int o = 0; o < DL_ORDER_COUNT; o++) {
@@ -1059,6 +1159,11 @@ int main(void)
 	CU_add_test(s, "test_resume_wake_cost", test_resume_wake_cost);
 	CU_add_test(s, "test_phase_plan_by_hand", test_phase_plan_by_hand);
 	CU_add_test(s, "test_oploop_over_a_stub_backend", test_oploop_over_a_stub_backend);
+	CU_add_test(s, "test_kworker_pool_and_async_probe_start",
+		    test_kworker_pool_and_async_probe_start);
+	CU_add_test(s, "test_deferred_retry_path_cost", test_deferred_retry_path_cost);
+	CU_add_test(s, "test_never_bound_devices_run_no_pm_callbacks",
+		    test_never_bound_devices_run_no_pm_callbacks);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	if (tc_cleanup())

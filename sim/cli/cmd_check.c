@@ -23,7 +23,7 @@ static void check_usage(FILE *f)
 	      "2 suppliers unbind after their consumers, 3 suspend/resume order along\n"
 	      "links and parent/child, prepare in dpm_list order and complete in the\n"
 	      "reverse, each walk on one thread, one callback at a time, 4 resume only\n"
-	      "what was suspended, one phase at a\n"
+	      "what was suspended, PM callbacks only with a driver bound, one phase at a\n"
 	      "time, a failed run ends resumed, 5 a PM_RUNTIME consumer is never runtime-\n"
 	      "active while its supplier is runtime-suspended, 6 no cycle of links and\n"
 	      "parents and every refusal has a reason, 7 the dpm_list (replayed from the\n"

@@ -48,6 +48,7 @@ struct run_opts {
 	const char *kernel_dump, *kernel_save;
 	int64_t kernel_timeout_ms;
 	bool probe_module;      /* --probe-context module */
+	enum dl_cost_profile profile;   /* --profile: the cost model's defaults */
 };
 
 static void run_usage(FILE *f, bool compare)
@@ -95,6 +96,9 @@ static void run_usage(FILE *f, bool compare)
 		   "                    which retries on a kworker of its own beside the\n"
 		   "                    registration walk (the sync driver's devices probed in\n"
 		   "                    turn, then the async driver's queued)\n"
+		   "  --profile hardware|guest  the cost model's defaults (des, threads):\n"
+		   "                    hardware (default), or guest, the TCG guest of --mode\n"
+		   "                    kernel, for twins of kernel runs (sim/engine/cost.c)\n"
 		   "  --set KEY=VALUE   override a field of the scenario's generate object;\n"
 		   "                    dev.NAME.KEY=VALUE: a listed device's latency or async\n"
 		   "                    defaults.KEY=VALUE: a key of \"defaults\", for every device\n"
@@ -255,6 +259,12 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 			o->mode = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
 			o->kernel = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--profile"))) {
+			if (dl_cost_profile_parse(v, &o->profile)) {
+				fprintf(stderr, "dlsim %s: --profile '%s': expected hardware or guest\n",
+					me, v);
+				return -1;
+			}
 		} else if ((v = cli_opt_value(argc, argv, &i, "--probe-context"))) {
 			if (strcmp(v, "boot") && strcmp(v, "module")) {
 				fprintf(stderr, "dlsim %s: --probe-context '%s': expected boot or module\n",
@@ -890,6 +900,7 @@ static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64
 	const struct dl_scenario *sc = rn->sc;
 	struct dl_engine_opts eo = { .order = order, .workers = o->workers, .kernel = o->kver,
 				     .seed = seed, .probe_module = o->probe_module,
+				     .cost_profile = o->profile,
 				     .stop = cli_stop_flag() };
 	struct progress pr = { .sc = sc };
 	char kernel[16];

@@ -1,6 +1,7 @@
 /* cost.c - the engines' cost model (cost.h) and the run bookkeeping both backends share (run.h). */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "sim/core/dl_core.h"
@@ -16,23 +17,126 @@ static int64_t cost_or(int64_t v, int64_t def)
 	return v >= 0 ? v : def;
 }
 
-void dl_costs_resolve(const struct dl_scenario *sc, struct dl_costs *c)
+/*
+ * The profiles' defaults (cost.h).  hardware: engine.h's DL_COST_*, which
+ * a scenario of a real board overrides with what it measured; the new
+ * dispatch costs of issue 31 are not measured on a board yet and cost
+ * nothing there (async_probe_ns is queue_ns; the pool starts as large as
+ * max_active, so nobody creates a worker).
+ *
+ * guest: the TCG guest of --mode kernel (one vCPU, tests/kernel_fidelity.sh's
+ * --workers 1).  Where each number comes from:
+ *  - main_ns 3500: the main thread's step from one device's callback to the
+ *    next, 3.2-4.0 us, medians over the nine fidelity cases' kernel runs
+ *    (kernel_fidelity.sh GUEST_ARGS);
+ *  - rpm_ns 13000: a runtime resume 3.7 us plus the pm_wq suspend it makes
+ *    9.1 us on the same vCPU (GUEST_ARGS);
+ *  - sleep_end_ns 15000: the overshoot GUEST_ARGS assumes; issue 31 measured
+ *    157-414 us mean, varying per boot, with tests/tools/sleep_overshoot.py
+ *    averaging in callbacks that do not sleep: kept until it is remeasured
+ *    per boot (a twin can be given its boot's own with --set);
+ *  - queue_ns 4000 + wake_ns 12000 = 16 us: async PM dispatch per device.
+ *    Issue 31 measured 10-38 us on 6.12 and 41-107 us on 7.3 from queueing
+ *    to start, a latency that includes waiting for the one vCPU, not all of
+ *    it CPU; charged as CPU, its 24 us midpoint lengthens the d200 async
+ *    twins' suspend by 34%, where the issue finds the v2 one 0.82-0.87 of
+ *    the kernel's.  16 us closes that gap's middle (+18%): a fit to that
+ *    figure, until the dispatch's CPU time is measured apart from its wait;
+ *    switch_ns as hardware;
+ *  - async_probe_ns 16000: async_schedule_dev() of an async probe is the
+ *    same queue_work() and kworker wake as the PM dispatch above;
+ *  - worker_new_ns 150000, pool_init 2: issue 31 saw the pool create 37
+ *    workers during one 200-device suspend, and 64 independent 10 ms sleeps
+ *    take 21-29 ms a phase in the guest against 10.2 ms in the DES; the
+ *    11-19 ms above the sleeps, over 64 items on one vCPU, less their
+ *    dispatch (64 x 16 us), leave 150-280 us per item when the pool has to
+ *    grow for each: 150 us, the low end, as the same phase repeated reuses
+ *    part of the pool.  An estimate from those two figures, not a
+ *    measurement of create_worker() (no kretprobe on it yet);
+ *  - retry_ns 100000: issue 31 finds probe 11-19% short in the guest's model
+ *    twins.  On the sync d200 case (the order whose deferrals are the
+ *    kernel's own: one thread, no race) the twin defers 1,192 times in an
+ *    833 ms probe, so 100 us a retry adds the 14% in the middle of that
+ *    range.  A fit to that one figure, until the retry walk's kretprobes
+ *    (retry_begin, retry_end) are read per device.  The async cases are
+ *    then held out: their twins defer about twice as often as the kernel
+ *    (2,016 against ~1,078 on d200 kernel-async), which a price per retry
+ *    cannot mend (the guest profile puts their probe 1.37x the old twin's);
+ *  - the rest (reorder_ns and reorder_visit_ns 6.12's, register_ns,
+ *    link_add_ns) are guest measurements already and the same in both.
+ */
+struct cost_profile {
+	int64_t main_ns, queue_ns, wake_ns, switch_ns, check_ns, handoff_ns, rpm_ns, sleep_end_ns;
+	int64_t worker_new_ns, async_probe_ns, retry_ns;
+	uint32_t pool_init;      /* 0: max_active */
+};
+
+static const struct cost_profile profiles[DL_PROFILE_COUNT] = {
+	[DL_PROFILE_HARDWARE] = {
+		.main_ns = DL_COST_MAIN_NS, .queue_ns = DL_COST_QUEUE_NS, .wake_ns = DL_COST_WAKE_NS,
+		.switch_ns = DL_COST_SWITCH_NS, .check_ns = DL_COST_PROBE_CHECK_NS,
+		.handoff_ns = DL_COST_HANDOFF_NS, .rpm_ns = DL_COST_RPM_NS, .sleep_end_ns = 0,
+		.worker_new_ns = 0, .async_probe_ns = DL_COST_QUEUE_NS, .retry_ns = 0, .pool_init = 0,
+	},
+	[DL_PROFILE_GUEST] = {
+		.main_ns = 3500, .queue_ns = 4000, .wake_ns = 12000, .switch_ns = DL_COST_SWITCH_NS,
+		.check_ns = DL_COST_PROBE_CHECK_NS, .handoff_ns = DL_COST_HANDOFF_NS, .rpm_ns = 13000,
+		.sleep_end_ns = 15000, .worker_new_ns = 150000, .async_probe_ns = 16000,
+		.retry_ns = 100000, .pool_init = 2,
+	},
+};
+
+static const char *const profile_names[DL_PROFILE_COUNT] = { "hardware", "guest" };
+
+const char *dl_cost_profile_name(unsigned p)
 {
-	c->main_ns = cost_or(sc->cost.main_ns, DL_COST_MAIN_NS);
-	c->queue_ns = cost_or(sc->cost.queue_ns, DL_COST_QUEUE_NS);
-	c->wake_ns = cost_or(sc->cost.wake_ns, DL_COST_WAKE_NS);
+	return p < DL_PROFILE_COUNT ? profile_names[p] : NULL;
+}
+
+int dl_cost_profile_parse(const char *s, enum dl_cost_profile *out)
+{
+	for (unsigned p = 0; s && p < DL_PROFILE_COUNT; p++) {
+		if (!strcmp(s, profile_names[p])) {
+			*out = (enum dl_cost_profile)p;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void dl_costs_resolve_profile(const struct dl_scenario *sc, enum dl_cost_profile p,
+			      struct dl_costs *c)
+{
+	const struct cost_profile *d = &profiles[p < DL_PROFILE_COUNT ? p : DL_PROFILE_HARDWARE];
+
+	c->main_ns = cost_or(sc->cost.main_ns, d->main_ns);
+	c->queue_ns = cost_or(sc->cost.queue_ns, d->queue_ns);
+	c->wake_ns = cost_or(sc->cost.wake_ns, d->wake_ns);
 	c->resume_wake_ns = cost_or(sc->cost.resume_wake_ns, c->wake_ns);
-	c->switch_ns = cost_or(sc->cost.switch_ns, DL_COST_SWITCH_NS);
-	c->check_ns = cost_or(sc->cost.probe_check_ns, DL_COST_PROBE_CHECK_NS);
-	c->handoff_ns = cost_or(sc->cost.handoff_ns, DL_COST_HANDOFF_NS);
+	c->switch_ns = cost_or(sc->cost.switch_ns, d->switch_ns);
+	c->check_ns = cost_or(sc->cost.probe_check_ns, d->check_ns);
+	c->handoff_ns = cost_or(sc->cost.handoff_ns, d->handoff_ns);
 	c->reorder_ns = cost_or(sc->cost.reorder_ns, DL_COST_REORDER_NS);
 	c->reorder_visit_ns = cost_or(sc->cost.reorder_visit_ns, DL_COST_REORDER_VISIT_NS);
-	c->rpm_ns = cost_or(sc->cost.rpm_ns, DL_COST_RPM_NS);
+	c->rpm_ns = cost_or(sc->cost.rpm_ns, d->rpm_ns);
 	c->rpm_idle_ns = cost_or(sc->cost.rpm_idle_ns, DL_COST_RPM_IDLE_NS);
 	c->register_ns = cost_or(sc->cost.register_ns, DL_COST_REGISTER_NS);
 	c->link_add_ns = cost_or(sc->cost.link_add_ns, DL_COST_LINK_ADD_NS);
-	c->sleep_end_ns = cost_or(sc->cost.sleep_end_ns, 0);
+	c->sleep_end_ns = cost_or(sc->cost.sleep_end_ns, d->sleep_end_ns);
 	c->max_active = sc->cost.max_active ? sc->cost.max_active : DL_COST_MAX_ACTIVE;
+	/*
+	 * The scenario's "cost" object has no keys for these yet: a scenario
+	 * that zeroes the queueing (queue_ns 0) gets a free async probe start.
+	 */
+	c->worker_new_ns = d->worker_new_ns;
+	c->pool_init = d->pool_init ? d->pool_init : c->max_active;
+	c->async_probe_ns = sc->cost.queue_ns >= 0 ? sc->cost.queue_ns : d->async_probe_ns;
+	c->retry_ns = d->retry_ns;
+}
+
+void dl_costs_resolve(const struct dl_scenario *sc, struct dl_costs *c)
+{
+	dl_costs_resolve_profile(sc, DL_PROFILE_HARDWARE, c);
 }
 
 int dl_faults_init(struct dl_faults *f, const struct dl_scenario *sc)

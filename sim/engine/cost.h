@@ -7,6 +7,7 @@
 #ifndef DL_COST_H
 #define DL_COST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sim/order/sched.h"
@@ -112,7 +113,35 @@
  * threads backend's sleeps are real) adds that to every callback that
  * sleeps (a latency above its CPU part), so that a DES twin of a kernel run
  * can be given the guest's measured overshoot (tests/kernel_fidelity.sh).
+ *
+ * The dispatch costs of issue 31, charged here for both backends:
+ *  - worker_new_ns and pool_init: the kworker pool of async_wq (an
+ *    unbound pool, kernel/workqueue.c).  A work item that takes a worker
+ *    when none is idle makes the pool create one first: worker_thread()
+ *    finds !may_start_working() (nr_idle == 0) and manage_workers() ->
+ *    maybe_create_worker() -> create_worker() (kthread_create_on_node(),
+ *    worker_attach_to_pool()) runs before the item.  Idle workers are
+ *    reused; they are reaped only after IDLE_WORKER_TIMEOUT (300 s), so
+ *    the pool keeps what it grew for the rest of the run; it never holds
+ *    more than max_active busy workers.  pool_init: the workers it has when
+ *    the run starts (too_many_workers() leaves 2 idle plus a quarter of the
+ *    busy ones once the boot's work is reaped).  dl_kpool_grow().
+ *  - async_probe_ns: async probe start, __driver_attach() ->
+ *    async_schedule_dev(__driver_attach_async_helper) for a
+ *    PROBE_PREFER_ASYNCHRONOUS driver (and __device_attach_async_helper),
+ *    paid by the probe item before its probe, in place of queue_ns.
+ *  - retry_ns: the deferred-probe retry path per device,
+ *    deferred_probe_work_func() taking it off deferred_probe_active_list
+ *    (list_del_init, get_device, mutex_unlock/lock) and bus_probe_device()
+ *    -> device_initial_probe() -> __device_attach() matching drivers,
+ *    before really_probe(); paid by the walk with the reorder.  (The DES
+ *    charges it; threads mode does not model the walk, as for reorder.)
+ * Two profiles (enum dl_cost_profile) give every default: hardware (the
+ * default) and guest, the TCG guest of --mode kernel, for twins against
+ * kernel runs; cost.c says where each guest number comes from.  The
+ * scenario's "cost" object overrides either for the keys it has.
  */
+enum dl_cost_profile { DL_PROFILE_HARDWARE, DL_PROFILE_GUEST, DL_PROFILE_COUNT };
 struct dl_costs {
 	int64_t main_ns;         /* the main thread walks to a device */
 	int64_t queue_ns;        /* queue a work item */
@@ -129,9 +158,33 @@ struct dl_costs {
 	int64_t link_add_ns;     /* module context: a device_link_add(), its walk apart */
 	int64_t sleep_end_ns;    /* des: a callback's sleep ends this much after its latency */
 	uint32_t max_active;     /* work items holding a worker at once */
+	int64_t worker_new_ns;   /* the async pool creates a kworker (none idle) */
+	uint32_t pool_init;      /* the async pool's workers when the run starts */
+	int64_t async_probe_ns;  /* async_schedule_dev() of an async probe */
+	int64_t retry_ns;        /* the deferred-probe retry path, per retried device */
 };
 
+/* The hardware profile's costs, the scenario's "cost" object on top. */
 void dl_costs_resolve(const struct dl_scenario *sc, struct dl_costs *c);
+/* Profile @p's costs, the scenario's "cost" object on top. */
+void dl_costs_resolve_profile(const struct dl_scenario *sc, enum dl_cost_profile p,
+			      struct dl_costs *c);
+/* "hardware", "guest"; NULL out of range.  Parse: 0, or -EINVAL. */
+const char *dl_cost_profile_name(unsigned p);
+int dl_cost_profile_parse(const char *s, enum dl_cost_profile *out);
+
+/*
+ * dl_kpool_grow - a work item takes a worker, @held items now holding one:
+ * what it pays first, worker_new_ns if the pool (*@workers of them) had
+ * none idle and grew by one, else 0.
+ */
+static inline int64_t dl_kpool_grow(uint32_t *workers, uint32_t held, const struct dl_costs *c)
+{
+	if (held <= *workers)
+		return 0;
+	*workers = held;
+	return c->worker_new_ns;
+}
 
 /*
  * The time device_pm_move_to_tail() takes for a walk of @visits calls, at
@@ -161,13 +214,31 @@ static inline int64_t dl_cost_cpu_part(int64_t lat, uint32_t ppm)
 }
 
 /*
- * dl_cost_sample - the latency of @key for device @d (of latency profile
- * @profile) in op @op: a pure function of the run's seed, so that every
- * order and both backends see the same samples.
+ * A replay twin's latencies (sim/twin/): what each callback of a logged run
+ * took, by op, device and latency key; ns[(op * ndev + dev) * DL_LAT_COUNT
+ * + key], negative where the run logged none (the scenario's sample then).
  */
-static inline int64_t dl_cost_sample(const struct dl_scenario *sc, uint32_t profile,
-				     uint64_t seed, uint32_t d, unsigned key, uint32_t op)
+struct dl_lat_table {
+	uint32_t nop, ndev;
+	int64_t *ns;
+};
+
+/*
+ * dl_cost_sample - the latency of @key for device @d (of latency profile
+ * @profile) in op @op: the replayed one if @tab (may be NULL) has it, else a
+ * pure function of the run's seed, so that every order and both backends
+ * see the same samples.
+ */
+static inline int64_t dl_cost_sample(const struct dl_lat_table *tab, const struct dl_scenario *sc,
+				     uint32_t profile, uint64_t seed, uint32_t d, unsigned key,
+				     uint32_t op)
 {
+	if (tab && op < tab->nop && d < tab->ndev) {
+		int64_t v = tab->ns[((size_t)op * tab->ndev + d) * DL_LAT_COUNT + key];
+
+		if (v >= 0)
+			return v;
+	}
 	return dl_latency_sample(&sc->prof[profile].lat[key], seed, d, key, op);
 }
 
@@ -191,16 +262,22 @@ static inline int dl_faults_any(const struct dl_faults *f, uint32_t d)
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t dl_mono_ns(void);
 
+/* Queueing an item: an async probe's async_schedule_dev() (@probe), else queue_ns. */
+static inline int64_t dl_cost_queue(const struct dl_costs *c, bool probe)
+{
+	return probe ? c->async_probe_ns : c->queue_ns;
+}
+
 /*
  * dl_cost_item - what a work item pays before its callback under @c:
- * @pays, enum dl_item_pays (sched.h: the order's rule); anything else pays
- * nothing.
+ * @pays, enum dl_item_pays (sched.h: the order's rule), the queueing at
+ * dl_cost_queue()'s price when @probe; anything else pays nothing.
  */
-static inline int64_t dl_cost_item(const struct dl_costs *c, unsigned pays)
+static inline int64_t dl_cost_item(const struct dl_costs *c, unsigned pays, bool probe)
 {
 	switch (pays) {
 	case DL_PAYS_QUEUE:
-		return c->queue_ns;
+		return dl_cost_queue(c, probe);
 	case DL_PAYS_WAKE:
 		return c->wake_ns;
 	case DL_PAYS_WAKE_RESUME:

@@ -58,7 +58,7 @@ void des_sink_emit(void *ctx, struct dl_event *e)
 {
 	struct sim *s = ctx;
 
-	e->t_ns = s->vc.now;
+	e->t_ns = s->vc.now + s->stamp_ahead;
 	e->worker = s->cur_worker;
 	s->r->events++;
 	if (e->kind == DL_EV_LINK_REFUSED)
@@ -72,8 +72,20 @@ void des_sink_emit(void *ctx, struct dl_event *e)
 /* Queue position @y's work item: it asks for a CPU unless max_active items hold a worker. */
 void des_item_queue(struct sim *s, uint32_t y)
 {
-	if (dl_vcpu_admit(&s->vc, y))
+	if (dl_vcpu_admit(&s->vc, y)) {
+		/* no idle kworker: the pool creates one before the item runs */
+		s->newwk[y] = dl_kpool_grow(&s->kpool, s->vc.active, &s->cost) > 0;
 		burst_request(s, y, s->t[y].prio);
+	}
+}
+
+/* What item @y pays first for its kworker: worker_new_ns if the pool grew for it. */
+static int64_t new_worker(struct sim *s, uint32_t y)
+{
+	if (!s->newwk[y])
+		return 0;
+	s->newwk[y] = 0;
+	return s->cost.worker_new_ns;
 }
 
 /* An item is done with its worker: the oldest inactive one takes it and asks for a CPU. */
@@ -317,7 +329,7 @@ static int64_t rpm_resumes(struct sim *s, uint32_t i, bool *took)
 	for (uint32_t k = 0; k < s->rpmv.n; k++) {
 		uint32_t y = s->rpmv.v[k];
 		uint32_t prof = s->sc->dev[y].profile;
-		int64_t lat = dl_cost_sample(s->sc, prof, s->o->seed, y, DL_LAT_RPM_RESUME, s->op_index);
+		int64_t lat = dl_cost_sample(s->o->replay, s->sc, prof, s->o->seed, y, DL_LAT_RPM_RESUME, s->op_index);
 		int64_t c = dl_cost_cpu_part(lat, s->sc->prof[prof].cpu_ppm);
 
 		emit(s, DL_EV_RPM_RESUME, y, 0, 0);
@@ -388,12 +400,16 @@ static void rpm_puts(struct sim *s, uint32_t d)
 }
 
 /*
- * The callback of position @i starts now on the current CPU; returns the
- * length of its CPU part (a deferring probe: probe_check_ns, all CPU), after
- * the runtime resumes a probe attempt makes first.  Its sleep (cb_sleep())
- * follows, without the CPU.
+ * The callback of position @i starts @pre from now on the current CPU, the
+ * overhead its burst pays first (main's step, a kworker's wake); returns
+ * the length of its CPU part (a deferring probe: probe_check_ns, all CPU),
+ * after the runtime resumes a probe attempt makes first.  Its sleep
+ * (cb_sleep()) follows, without the CPU.  Its start event is stamped when
+ * the callback itself starts, as the kernel mode's module logs it from
+ * inside the driver's callback, so that a logged callback lasts its
+ * latency and nothing else (what a replay twin reads back, sim/twin/).
  */
-int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred)
+int64_t des_callback_begin(struct sim *s, uint32_t i, int64_t pre, bool *deferred)
 {
 	uint32_t d = dev_at(s, i);
 	bool took = false;
@@ -402,7 +418,11 @@ int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred)
 	*deferred = false;
 	if (s->pk == PK_SUSPEND || s->pk == PK_RESUME) {
 		mark_ran(s, i);
+		if (s->t[i].part == DL_PART_NO_DRIVER)
+			return 0;   /* no driver, no callback (dl_pm_part()) */
+		s->stamp_ahead = pre;
 		emit(s, dl_pm_event((unsigned)s->pk, false), d, s->phase, 0);
+		s->stamp_ahead = 0;
 		return cb_cpu(s, i, s->t[i].lat);
 	}
 	/* probe: __driver_probe_device() */
@@ -422,7 +442,9 @@ int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred)
 	}
 	s->opr->probe_attempts++;
 	mark_ran(s, i);
+	s->stamp_ahead = pre + rpm;
 	emit(s, DL_EV_PROBE_START, d, 0, 0);
+	s->stamp_ahead = 0;
 	return rpm + cb_cpu(s, i, s->t[i].lat);
 }
 
@@ -435,8 +457,11 @@ void des_callback_end(struct sim *s, uint32_t i, bool deferred)
 	if (s->pk == PK_SUSPEND || s->pk == PK_RESUME) {
 		int depth;
 
-		err = dl_faults_take(&s->faults, d, dl_phase_lat_key((unsigned)s->pk, s->phase));
-		emit(s, dl_pm_event((unsigned)s->pk, true), d, s->phase, err);
+		err = 0;
+		if (s->t[i].part != DL_PART_NO_DRIVER) {
+			err = dl_faults_take(&s->faults, d, dl_phase_lat_key((unsigned)s->pk, s->phase));
+			emit(s, dl_pm_event((unsigned)s->pk, true), d, s->phase, err);
+		}
 		depth = dl_pm_depth_after((unsigned)s->pk, s->phase, err);
 		if (depth >= 0) {
 			s->g.depth[i] = (uint8_t)depth;
@@ -473,19 +498,21 @@ static void item_got_cpu(struct sim *s, uint32_t d)
 		s->opr->peak_workers = s->alive;
 	if (s->t[d].stage == ST_QUEUED_START) {
 		s->t[d].stage = ST_START;
-		burst_start(s, d, overhead(s, s->t[d].bk));
+		burst_start(s, d, new_worker(s, d) + overhead(s, s->t[d].bk));
 		return;
 	}
 	/* ST_QUEUED_CB: the overhead, then the callback */
 	s->t[d].stage = ST_CB;
 	if (s->aborted && s->pk != PK_PROBE_DEFER && s->pk != PK_PROBE_READY) {
-		burst_start(s, d, overhead(s, s->t[d].bk));   /* skips the callback: async_error */
+		/* skips the callback: async_error */
+		burst_start(s, d, new_worker(s, d) + overhead(s, s->t[d].bk));
 		s->t[d].lat = -1;
 		return;
 	}
 	{
 		bool deferred;
-		int64_t len = overhead(s, s->t[d].bk) + des_callback_begin(s, d, &deferred);
+		int64_t pre = new_worker(s, d) + overhead(s, s->t[d].bk);
+		int64_t len = pre + des_callback_begin(s, d, pre, &deferred);
 
 		s->t[d].bk = deferred ? BK_DEFERRED : BK_NONE;
 		burst_start(s, d, len);
@@ -588,7 +615,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 
 			s->t[d].stage = ST_CB;
 			s->t[d].bk = BK_NONE;
-			burst_start(s, d, des_callback_begin(s, d, &deferred));
+			burst_start(s, d, des_callback_begin(s, d, 0, &deferred));
 			s->t[d].cpu = (uint16_t)s->cur_worker;   /* keeps its CPU */
 			return;
 		}

@@ -51,6 +51,7 @@ struct sim {
 	uint64_t gen;            /* bumped by every op that may change the graph */
 	struct dl_graph g;       /* the phase's snapshot (graph.h), kept while gen stands */
 	int16_t cur_worker;
+	int64_t stamp_ahead;     /* des_sink_emit(): the event happens this long after now */
 	/* the clock, the CPUs, the run queue, the events, the workqueue (vcpu.h) */
 	struct dl_vcpu vc;
 	bool carry_on;           /* the next item queued runs on the finishing item's kworker */
@@ -74,6 +75,8 @@ struct sim {
 		uint8_t left;        /* MAX_WORK: left to main unqueued (main_fallback()) */
 	} *t;
 	struct dl_costs cost;
+	uint32_t kpool;          /* the async pool's kworkers (cost.h dl_kpool_grow()) */
+	uint8_t *newwk;          /* per position: its item made the pool create its kworker */
 	struct dl_faults faults;
 	uint32_t remaining, inflight, alive;
 	uint32_t nparts;         /* positions taking part (part[]) */
@@ -194,7 +197,7 @@ static inline int burst_request(struct sim *s, uint32_t task, int64_t prio)
 /* What an item pays before its next burst (BK_*, dl_cost_item()). */
 static inline int64_t overhead(const struct sim *s, unsigned bk)
 {
-	return dl_cost_item(&s->cost, bk);
+	return dl_cost_item(&s->cost, bk, s->pk == PK_PROBE_READY || s->pk == PK_PROBE_DEFER);
 }
 
 /* @task, holding a CPU, bursts for @len (dl_vcpu_burst()). */
@@ -234,7 +237,7 @@ static inline int64_t cb_sleep(const struct sim *s, uint32_t i, bool deferred)
 void des_item_queue(struct sim *s, uint32_t y);
 void des_on_ready(struct sim *s, uint32_t y);
 void des_device_finished(struct sim *s, uint32_t d);
-int64_t des_callback_begin(struct sim *s, uint32_t i, bool *deferred);
+int64_t des_callback_begin(struct sim *s, uint32_t i, int64_t pre, bool *deferred);
 void des_pmwq_run(struct sim *s, bool flush);
 void des_callback_end(struct sim *s, uint32_t i, bool deferred);
 int64_t des_handoff_len(const struct sim *s, uint32_t d);

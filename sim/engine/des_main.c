@@ -163,12 +163,12 @@ void des_main_got_cpu(struct sim *s)
 	if (s->mkind == MK_HANDOFF) {
 		len = des_handoff_len(s, s->mdev);
 	} else if (s->mkind == MK_QUEUE) {
-		len += s->cost.queue_ns;
+		len += dl_cost_queue(&s->cost, s->pk == PK_PROBE_DEFER || s->pk == PK_PROBE_READY);
 	} else {
 		bool deferred;
 
 		s->t[s->mdev].stage = ST_CB;
-		len += des_callback_begin(s, s->mdev, &deferred);
+		len += des_callback_begin(s, s->mdev, len, &deferred);
 		s->main_cb_deferred = deferred;
 	}
 	burst_start(s, DL_VCPU_MAIN, len);

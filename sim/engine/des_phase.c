@@ -15,7 +15,7 @@
 
 static int64_t sample(struct sim *s, uint32_t d, unsigned key)
 {
-	return dl_cost_sample(s->sc, s->sc->dev[d].profile, s->o->seed, d, key, s->op_index);
+	return dl_cost_sample(s->o->replay, s->sc, s->sc->dev[d].profile, s->o->seed, d, key, s->op_index);
 }
 
 /* ---- the phase's graph (graph.h) ---- */
@@ -23,7 +23,7 @@ static int64_t sample(struct sim *s, uint32_t d, unsigned key)
 /* The latency of position @i for @key in this op (dl_latency_sample: keyed by device id). */
 static int64_t sample_at(struct sim *s, uint32_t i, unsigned key)
 {
-	return dl_cost_sample(s->sc, s->g.prof[i], s->o->seed, s->g.ord[i], key, s->op_index);
+	return dl_cost_sample(s->o->replay, s->sc, s->g.prof[i], s->o->seed, s->g.ord[i], key, s->op_index);
 }
 
 /* Position @i's latency in this phase: its record's, and lat[] for the bound. */
@@ -245,8 +245,8 @@ static int run_phase(struct sim *s)
 
 /*
  * Start a phase of kind @pk (for suspend and resume: enum dl_phase @phase)
- * on the snapshot of its graph: who takes part (dl_takes_part()), their
- * latencies sampled (probe: every position's, the deferred-probe walk may
+ * on the snapshot of its graph: who takes part (dl_takes_part(); PM:
+ * dl_pm_part(), a device with no driver at no latency), their latencies sampled (probe: every position's, the deferred-probe walk may
  * add some).
  */
 static int phase_start(struct sim *s, unsigned pk, unsigned phase)
@@ -263,8 +263,12 @@ static int phase_start(struct sim *s, unsigned pk, unsigned phase)
 	for (uint32_t i = 0; i < s->g.m; i++) {
 		struct task *x = &s->t[i];
 
-		x->part = dl_takes_part(pk, phase, &s->core.dev[dev_at(s, i)], s->g.depth[i]);
-		set_lat(s, i, !x->part && pm ? 0 : sample_at(s, i, dl_phase_lat_key(pk, phase)));
+		const struct dl_device *dev = &s->core.dev[dev_at(s, i)];
+
+		x->part = pm ? dl_pm_part(pk, phase, dev, s->g.depth[i]) :
+			  dl_takes_part(pk, phase, dev, s->g.depth[i]);
+		set_lat(s, i, pm && x->part != DL_PART_CALLBACK ? 0 :
+			      sample_at(s, i, dl_phase_lat_key(pk, phase)));
 	}
 	return 0;
 }
@@ -448,10 +452,12 @@ static int sim_alloc(struct sim *s)
 	s->est = calloc(n, sizeof(*s->est));
 	s->prio = calloc(n, sizeof(*s->prio));
 	s->fb = calloc(n, sizeof(*s->fb));
-	if (!s->t || !s->blocked_since || !s->rpm_sl || !s->stk || !s->prio || !s->fb ||
+	s->newwk = calloc(n, 1);
+	if (!s->t || !s->blocked_since || !s->rpm_sl || !s->stk || !s->prio || !s->fb || !s->newwk ||
 	    !s->topo || !s->lat || !s->est || dl_graph_init(&s->g, s->n))
 		return -ENOMEM;
-	dl_costs_resolve(s->sc, &s->cost);
+	dl_costs_resolve_profile(s->sc, (enum dl_cost_profile)s->o->cost_profile, &s->cost);
+	s->kpool = s->cost.pool_init;
 	if (dl_vcpu_init(&s->vc, n, s->K, s->cost.max_active) ||
 	    dl_walk_init(&s->w, n, s->n) || dl_levels_init(&s->lv, n, s->n))
 		return -ENOMEM;
@@ -460,7 +466,7 @@ static int sim_alloc(struct sim *s)
 
 static void sim_free(struct sim *s)
 {
-	free(s->t); free(s->blocked_since); free(s->rpm_sl); free(s->prio); free(s->fb); free(s->stk);
+	free(s->t); free(s->blocked_since); free(s->rpm_sl); free(s->prio); free(s->fb); free(s->stk); free(s->newwk);
 	dl_idvec_free(&s->rpmv);
 	dl_idvec_free(&s->rpm_susp);
 	free(s->pmwq);

@@ -35,8 +35,12 @@ uint32_t des_retry_pos(struct sim *s, uint32_t d, int64_t *debt)
 
 	if (d == DL_NONE)
 		return DL_NONE;
-	/* device_pm_move_to_tail() before the retry: paid by the walk's next burst */
+	/*
+	 * device_pm_move_to_tail() before the retry, and the retry path around
+	 * it (cost.h retry_ns): paid by the walk's next burst
+	 */
 	reorder_charge(s, d, debt);
+	*debt = dl_sat_add_i64(*debt, s->cost.retry_ns);
 	if ((a = dl_deferred_peek(&s->core, 16)) != DL_NONE)
 		dl_prefetch(&s->g.pos[a]);
 	if ((a = dl_deferred_peek(&s->core, 8)) != DL_NONE && s->g.pos[a] != DL_NONE)
@@ -121,12 +125,12 @@ void des_retry_got_cpu(struct sim *s)
 	}
 	s->rstate = R_BURST;
 	if (s->rkind == MK_QUEUE) {
-		len += s->cost.queue_ns;
+		len += dl_cost_queue(&s->cost, true);   /* an async probe */
 	} else {
 		bool deferred;
 
 		s->t[s->rdev].stage = ST_CB;
-		len += des_callback_begin(s, s->rdev, &deferred);
+		len += des_callback_begin(s, s->rdev, len, &deferred);
 		s->r_cb_deferred = deferred;
 	}
 	burst_start(s, DL_VCPU_RETRY, len);

@@ -33,6 +33,8 @@
 #define DL_COST_CPUS               8
 #define DL_COST_MAX_ACTIVE       256   /* async_wq's max_active: WQ_DFL_ACTIVE */
 
+struct dl_lat_table;
+
 struct dl_engine_opts {
 	enum dl_order order;
 	uint32_t workers;        /* 0: the order's default */
@@ -54,6 +56,13 @@ struct dl_engine_opts {
 	 * (dl_engine_register_module()), as the module does.
 	 */
 	bool probe_module;
+	/*
+	 * A replay twin's latencies (cost.h, sim/twin/): each callback lasts
+	 * what it lasted in the logged run; NULL: the scenario's samples.
+	 */
+	const struct dl_lat_table *replay;
+	/* the cost model's defaults (cost.h enum dl_cost_profile): 0, hardware; guest */
+	unsigned cost_profile;
 	struct dl_sink sink;     /* gets every event, time-stamped; may be empty */
 	atomic_int *stop;  /* set asynchronously to interrupt */
 	/* called now and then during long ops (op index, op count, events so far) */

@@ -95,6 +95,37 @@ static inline bool dl_takes_part(unsigned pk, unsigned phase, const struct dl_de
 	return x->state == DL_DEV_NO_DRIVER;
 }
 
+/*
+ * What a device's byte in a phase's part[] says: it takes part or not, and
+ * in a PM phase, whether it runs a callback of its own.  DL_PART_NO_DRIVER
+ * is still true wherever part[] is read as a flag.
+ */
+enum { DL_PART_NONE, DL_PART_CALLBACK, DL_PART_NO_DRIVER };
+
+/*
+ * dl_pm_part - the part[] byte of registered device @x, @depth suspend
+ * phases deep, in PM phase @phase of kind @pk.  A device's PM latencies in
+ * a scenario are its driver's callbacks (the kernel mode's module puts them
+ * in its drivers' dev_pm_ops, sim/kernel/dlsim_kmod.c), so a device with no
+ * driver bound runs none: 6.12's and 7.3's device_prepare(),
+ * device_suspend(), device_suspend_late(), device_suspend_noirq() and
+ * their resume mirrors take the driver's callback only "if (dev->driver &&
+ * dev->driver->pm)" (drivers/base/power/main.c, e.g. 6.12 lines 1694,
+ * 1880), and the platform bus's own, platform_pm_suspend() and
+ * platform_pm_resume() (drivers/base/platform.c), return 0 at once when
+ * !dev->driver.  Such a device still takes part (DL_PART_NO_DRIVER): the
+ * PM core walks it, queues it when it is async, it waits for its children
+ * and consumers and they for it (dpm_wait_for_subordinate() and friends
+ * ask no driver), with no latency, no fault and no callback events.
+ */
+static inline uint8_t dl_pm_part(unsigned pk, unsigned phase, const struct dl_device *x,
+				 unsigned depth)
+{
+	if (!dl_pm_takes_part(pk, phase, depth))
+		return DL_PART_NONE;
+	return x->state == DL_DEV_DRIVER_BOUND ? DL_PART_CALLBACK : DL_PART_NO_DRIVER;
+}
+
 /* dl_phase_lat_key - the latency key (enum dl_lat_key) of a callback in a phase of kind @pk (and @phase). */
 static inline unsigned dl_phase_lat_key(unsigned pk, unsigned phase)
 {

@@ -76,6 +76,7 @@ struct thr {
 	/* MAX_WORK (dl_async_may_queue()): ready async devices left to main, and their count */
 	uint32_t *fb, fb_head, fb_n;
 	uint64_t fallbacks;
+	atomic_uint kpool;        /* the async pool's kworkers (cost.h dl_kpool_grow()) */
 	atomic_uint alive, peak;  /* items holding a CPU or blocked on a dependency (des.c's) */
 
 	atomic_uint *pending;     /* waits not done yet (sy.done[] is each device's completion) */
@@ -148,7 +149,7 @@ static inline void emit(struct thr *t, int w, unsigned kind, uint32_t dev, unsig
 
 static inline int64_t sample(const struct thr *t, uint32_t op, uint32_t d, unsigned key)
 {
-	return dl_cost_sample(t->sc, t->sc->dev[d].profile, t->o->seed, d, key, op);
+	return dl_cost_sample(t->o->replay, t->sc, t->sc->dev[d].profile, t->o->seed, d, key, op);
 }
 
 /* dl_faults_take() under fmx: callbacks fail from any thread. */

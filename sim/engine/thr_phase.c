@@ -138,7 +138,8 @@ int thr_snapshot_phase(struct thr *t)
 
 /*
  * A phase of kind @pk (suspend, resume: enum dl_phase @phase) under the
- * order: its scheme, who takes part (dl_takes_part()), their latencies.
+ * order: its scheme, who takes part (dl_takes_part(); PM: dl_pm_part(), a
+ * device with no driver at no latency), their latencies.
  */
 static void take_part(struct thr *t, unsigned pk, unsigned phase)
 {
@@ -148,8 +149,16 @@ static void take_part(struct thr *t, unsigned pk, unsigned phase)
 	for (uint32_t d = 0; d < t->n; d++) {
 		const struct dl_device *x = &t->core.dev[d];
 
-		t->part[d] = x->registered && dl_takes_part(pk, phase, x, x->pm_depth);
-		t->lat[d] = t->part[d] ? sample(t, t->cur_op, d, dl_phase_lat_key(pk, phase)) : 0;
+		bool pm = pk == PK_SUSPEND || pk == PK_RESUME;
+
+		if (!x->registered)
+			t->part[d] = DL_PART_NONE;
+		else if (pm)
+			t->part[d] = dl_pm_part(pk, phase, x, x->pm_depth);
+		else
+			t->part[d] = dl_takes_part(pk, phase, x, x->pm_depth);
+		t->lat[d] = t->part[d] && (!pm || t->part[d] == DL_PART_CALLBACK) ?
+			    sample(t, t->cur_op, d, dl_phase_lat_key(pk, phase)) : 0;
 	}
 	pthread_rwlock_unlock(&t->graph);
 }
@@ -415,7 +424,8 @@ int dl_threads_run(const struct dl_scenario *sc, const struct dl_engine_opts *o,
 	t->pool.clock = (struct dl_rclock){ .t0 = wall0, .scale = time_scale > 0 ? time_scale : 1.0 };
 	err = dl_run_start(r, &t->core, sc, o);
 	t->K = r->workers;
-	dl_costs_resolve(sc, &t->cost);
+	dl_costs_resolve_profile(sc, (enum dl_cost_profile)t->o->cost_profile, &t->cost);
+	atomic_store(&t->kpool, t->cost.pool_init);
 	/*
 	 * The async workqueue's workers (cost.h): max_active of them, no more
 	 * than there are devices, and at least K, so that sleeping and

@@ -297,7 +297,7 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 {
 	int err, depth;
 	int64_t cpu;
-	bool ok = true;
+	bool ok = true, cb;
 
 	if (t->pk == PK_PROBE) {
 		struct dl_seq q;
@@ -315,7 +315,9 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		return;
 	}
 	atomic_store(&t->sy.started[d], 1);
-	emit(t, w->th.id, dl_pm_event((unsigned)t->pk, false), d, t->phase, 0);
+	cb = t->part[d] != DL_PART_NO_DRIVER;   /* no driver, no callback (dl_pm_part()) */
+	if (cb)
+		emit(t, w->th.id, dl_pm_event((unsigned)t->pk, false), d, t->phase, 0);
 	cpu = dl_cost_cpu_part(t->lat[d], t->sc->prof[t->sc->dev[d].profile].cpu_ppm);
 	dl_thr_take_time(&w->th, cpu);
 	if (t->lat[d] > cpu) {
@@ -324,8 +326,11 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		dl_thr_take_time(&w->th, t->lat[d] - cpu);
 		dl_cpu_get(&w->th);
 	}
-	err = fault_for(t, d, dl_phase_lat_key((unsigned)t->pk, t->phase));
-	emit(t, w->th.id, dl_pm_event((unsigned)t->pk, true), d, t->phase, err);
+	err = 0;
+	if (cb) {
+		err = fault_for(t, d, dl_phase_lat_key((unsigned)t->pk, t->phase));
+		emit(t, w->th.id, dl_pm_event((unsigned)t->pk, true), d, t->phase, err);
+	}
 	depth = dl_pm_depth_after((unsigned)t->pk, t->phase, err);
 	if (depth < 0) {
 		set_abort(t, err, d);
@@ -382,7 +387,7 @@ static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
 		if (got > last)
 			last = got;
 		dl_thr_pass_until(&w->th, (last ? last : dl_mono_ns()) +
-				  dl_rclock_real(&t->pool.clock, dl_cost_item(&t->cost, dl_item_wake(&t->ps))));
+				  dl_rclock_real(&t->pool.clock, dl_cost_item(&t->cost, dl_item_wake(&t->ps), false)));
 	}
 	if (dl_halted(&t->sy))
 		return false;
@@ -424,7 +429,8 @@ static bool run_v2(struct thr *t, struct tw *w, uint32_t d)
 /* A queued item on worker @w: its overhead, then its work.  Returns true if a callback ran. */
 static bool run_task(struct thr *t, struct tw *w, const struct dl_pool_item *k)
 {
-	int64_t overhead = dl_cost_item(&t->cost, dl_item_pays(&t->ps));
+	int64_t overhead = dl_cost_item(&t->cost, dl_item_pays(&t->ps),
+					t->pk == PK_PROBE || t->pk == PK_PROBE_DEFER);
 	/*
 	 * The overhead runs from when the item was queued if the worker was
 	 * idle (so the real wake-up latency counts against it), else from
@@ -436,9 +442,16 @@ static bool run_task(struct thr *t, struct tw *w, const struct dl_pool_item *k)
 	got = dl_cpu_get(&w->th);
 	if (got > from)
 		from = got;   /* the overhead is paid on a CPU */
-	for (unsigned a = atomic_fetch_add(&t->alive, 1) + 1, p = atomic_load(&t->peak);
-	     a > p && !atomic_compare_exchange_weak(&t->peak, &p, a);)
-		;
+	{
+		unsigned a = atomic_fetch_add(&t->alive, 1) + 1, p = atomic_load(&t->peak);
+		uint32_t w0 = atomic_load(&t->kpool), w1 = w0;
+
+		while (a > p && !atomic_compare_exchange_weak(&t->peak, &p, a))
+			;
+		/* no idle kworker: the pool creates one first (dl_kpool_grow(), once per new one) */
+		if (dl_kpool_grow(&w1, a, &t->cost) && atomic_compare_exchange_strong(&t->kpool, &w0, w1))
+			overhead += t->cost.worker_new_ns;
+	}
 	dl_thr_pass_until(&w->th, from + dl_rclock_real(&t->pool.clock, overhead));
 	if (t->pk == PK_PROBE_DEFER) {
 		struct dl_seq q;
@@ -522,7 +535,8 @@ void thr_wait_drain(struct thr *t, bool all)
 void thr_main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue)
 {
 	dl_cpu_get(&m->th);
-	dl_thr_take_time(&m->th, t->cost.main_ns + (queue ? t->cost.queue_ns : 0));
+	dl_thr_take_time(&m->th, t->cost.main_ns +
+			 (queue ? dl_cost_queue(&t->cost, t->pk == PK_PROBE || t->pk == PK_PROBE_DEFER) : 0));
 	if (queue) {
 		dl_cpu_put(&m->th);
 		q_push(t, d);

@@ -58,6 +58,7 @@ struct checker {
 	struct clink *link;
 	uint32_t nlink;
 	int have_register;
+	int have_probe;         /* the log shows probing: who has a driver is known */
 	int store;
 	sqlite3_stmt *ins;
 	uint32_t stamp;
@@ -322,6 +323,65 @@ static int present(const struct checker *k, const struct cdev *d)
 }
 
 /*
+ * Does the device run PM callbacks?  Only with a driver bound: the kernel
+ * takes the driver's dev_pm_ops only "if (dev->driver && dev->driver->pm)"
+ * and the platform bus's own return 0 without a driver (6.12 and 7.3
+ * drivers/base/power/main.c, platform.c; sim/engine/oploop.h dl_pm_part()).
+ * A device without one has no callback to order against.
+ */
+static int runs_pm(const struct checker *k, const struct cdev *d)
+{
+	return !k->have_probe || d->drv == DRV_BOUND;
+}
+
+#define NO_DRIVER_DEPTH 64      /* how deep suspended_in()/resumed_in() look through such devices */
+static int pm_counts(const struct checker *k, const struct clink *L);
+
+/*
+ * Is @D done with suspend phase @p as far as the log shows?  A device with
+ * no driver logs no callback, but the PM core still suspends it after its
+ * children and consumers (dpm_wait_for_subordinate()): it is done once they
+ * are, so a chain through it still orders its ends.
+ */
+static int suspended_in(const struct checker *k, const struct cdev *D, int p, int depth)
+{
+	if (runs_pm(k, D))
+		return (D->susp >> p) & 1;
+	for (uint32_t i = 0; depth < NO_DRIVER_DEPTH && i < D->children.n; i++) {
+		const struct cdev *C = &k->dev[D->children.v[i]];
+
+		if (present(k, C) && !suspended_in(k, C, p, depth + 1))
+			return 0;
+	}
+	for (uint32_t i = 0; depth < NO_DRIVER_DEPTH && i < D->sup.n; i++) {
+		const struct clink *L = &k->link[D->sup.v[i]];
+
+		if (pm_counts(k, L) && present(k, &k->dev[L->c]) &&
+		    !suspended_in(k, &k->dev[L->c], p, depth + 1))
+			return 0;
+	}
+	return 1;
+}
+
+/* Is @D resumed from suspend phase @m (its mirror)?  Without a driver: once its parent and suppliers are. */
+static int resumed_in(const struct checker *k, const struct cdev *D, int m, int depth)
+{
+	if (runs_pm(k, D))
+		return !((D->susp >> m) & 1);
+	if (depth < NO_DRIVER_DEPTH && D->parent != DL_NONE && D->parent < k->ndev &&
+	    present(k, &k->dev[D->parent]) && !resumed_in(k, &k->dev[D->parent], m, depth + 1))
+		return 0;
+	for (uint32_t i = 0; depth < NO_DRIVER_DEPTH && i < D->cons.n; i++) {
+		const struct clink *L = &k->link[D->cons.v[i]];
+
+		if (pm_counts(k, L) && present(k, &k->dev[L->s]) &&
+		    !resumed_in(k, &k->dev[L->s], m, depth + 1))
+			return 0;
+	}
+	return 1;
+}
+
+/*
  * Links that order PM callbacks (dpm_wait_for_suppliers()/consumers()):
  * every link that is not DORMANT (STATELESS ones count); from 6.18 not
  * those whose flags are SYNC_STATE_ONLY and markers only
@@ -473,7 +533,7 @@ static void on_suspend_start(struct checker *k, uint32_t d, int p, int64_t t)
 		struct clink *L = &k->link[l];
 		struct cdev *C = &k->dev[L->c];
 
-		if (pm_counts(k, L) && present(k, C) && !(C->susp & (1u << p)))
+		if (pm_counts(k, L) && present(k, C) && !suspended_in(k, C, p, 0))
 			violation(k, 3, L->c, d, l, t, "%s: supplier's suspend_start before the"
 				  " consumer's suspend_end (link %" PRIu32 ")",
 				  dl_phase_name((unsigned)p), l);
@@ -482,7 +542,7 @@ static void on_suspend_start(struct checker *k, uint32_t d, int p, int64_t t)
 		uint32_t c = D->children.v[i];
 		struct cdev *C = &k->dev[c];
 
-		if (present(k, C) && !(C->susp & (1u << p)))
+		if (present(k, C) && !suspended_in(k, C, p, 0))
 			violation(k, 3, c, d, DL_NONE, t, "%s: parent's suspend_start before the"
 				  " child's suspend_end", dl_phase_name((unsigned)p));
 	}
@@ -506,7 +566,7 @@ static void on_resume_start(struct checker *k, uint32_t d, int q, int64_t t)
 		struct clink *L = &k->link[l];
 		struct cdev *S = &k->dev[L->s];
 
-		if (pm_counts(k, L) && present(k, S) && (S->susp & (1u << m)))
+		if (pm_counts(k, L) && present(k, S) && !resumed_in(k, S, m, 0))
 			violation(k, 3, d, L->s, l, t, "%s: consumer's resume_start before the"
 				  " supplier's resume_end (link %" PRIu32 ")",
 				  dl_phase_name((unsigned)q), l);
@@ -514,7 +574,7 @@ static void on_resume_start(struct checker *k, uint32_t d, int q, int64_t t)
 	if (q != DL_PH_COMPLETE && D->parent != DL_NONE && D->parent < k->ndev) {
 		struct cdev *P = &k->dev[D->parent];
 
-		if (present(k, P) && (P->susp & (1u << m)))
+		if (present(k, P) && !resumed_in(k, P, m, 0))
 			violation(k, 3, d, D->parent, DL_NONE, t, "%s: child's resume_start before"
 				  " the parent's resume_end", dl_phase_name((unsigned)q));
 	}
@@ -809,6 +869,10 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 		}
 		if (kind == DL_EV_SUSPEND_START || kind == DL_EV_RESUME_START)
 			check_dpm_order(k, t);
+		if ((kind == DL_EV_SUSPEND_START || kind == DL_EV_RESUME_START) && !runs_pm(k, D))
+			violation(k, 4, d, DL_NONE, DL_NONE, t, "%s in %s of a device with no driver"
+				  " bound (no driver, no PM callback)", dl_ev_kind_name((unsigned)kind),
+				  dl_phase_name((unsigned)p));
 		if ((kind == DL_EV_SUSPEND_START && p == DL_PH_PREPARE) ||
 		    (kind == DL_EV_RESUME_START && p == DL_PH_COMPLETE))
 			serial_start(k, d, p, worker, t);
@@ -943,6 +1007,12 @@ static int load(struct checker *k)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, k->run);
 	k->have_register = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(k->db, "SELECT 1 FROM events WHERE run_id = ? AND kind = 'probe_end'"
+			       " LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, k->run);
+	k->have_probe = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
 	return k->oom ? -ENOMEM : 0;
 }

@@ -3,7 +3,10 @@
 
 LIST has a line per case: its name, the path of `dlsim diff DES KERNEL --json` (A is
 the DES twin, B the kernel run) and, optionally, that of `dlsim diff KERNEL2 KERNEL
---json` (the kernel against a second boot of itself: its agreement is the noise floor).  Per op (occurrences numbered as diff numbers
+--json` (the kernel against a second boot of itself: its agreement is the noise floor;
+"-" for none) and that of `dlsim diff REPLAY KERNEL --json` (the replay twin, `dlsim
+twin`: every callback as long as in the kernel run, so what differs is the engine's
+scheduling and cost model alone).  Per op (occurrences numbered as diff numbers
 them: suspend, suspend#2, ...): both makespans, DES/kernel, the pairs both runs order
 with a gap above the tolerance, the share ordered the same way, and the first
 disagreeing pairs ("x<y" is the DES's order; the kernel ran y first).  Ops with no
@@ -32,19 +35,22 @@ def main(argv):
             name, path = f_[0], f_[1]
             with open(path) as j:
                 d = json.load(j)
-            noise = {}
-            if len(f_) > 2:
+            noise, replay = {}, {}
+            if len(f_) > 2 and f_[2] != "-":
                 with open(f_[2]) as j:
                     noise = {r["op"]: r for r in json.load(j)["rows"] if r["phase"] is None}
-            cases.append((name, d, noise))
+            if len(f_) > 3 and f_[3] != "-":
+                with open(f_[3]) as j:
+                    replay = {r["op"]: r for r in json.load(j)["rows"] if r["phase"] is None}
+            cases.append((name, d, noise, replay))
     tol = cases[0][1]["tolerance_ns"] / 1e6 if cases else 1.0
-    print(f"| case | op | DES ms | kernel ms | DES/kernel | pairs >{tol:g} ms | agreement | kernel vs kernel | first disagreeing pairs (DES order; kernel the other way) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    print(f"| case | op | DES ms | kernel ms | DES/kernel | pairs >{tol:g} ms | agreement | kernel vs kernel | replay/kernel | replay agreement | first disagreeing pairs (DES order; kernel the other way) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     worst_ratio, all_pairs, all_same = None, 0, 0
     dep_pairs = dep_same = 0
-    dep_known = all(d.get("dependent_pairs") is not None for _, d, _ in cases)
+    dep_known = all(d.get("dependent_pairs") is not None for _, d, _, _ in cases)
     nops = nagree = nwithin = 0
-    for name, d, noise in cases:
+    for name, d, noise, replay in cases:
         by_op = {}
         for p in d["disagreeing"]:
             by_op.setdefault(p["op"], []).append(p)
@@ -74,7 +80,11 @@ def main(argv):
                 txt += f" +{more}"
             nz = noise.get(r["op"])
             kk = f"{100 * nz['same'] / nz['pairs']:.2f}%" if nz and nz["pairs"] else "–"
-            print(f"| {name} | {r['op']} | {ms(a)} | {ms(b)} | {ratio} | {r['pairs']} | {agree} | {kk} | {txt} |")
+            rp = replay.get(r["op"])
+            ra, rb = (rp["a_makespan_ns"], rp["b_makespan_ns"]) if rp else (None, None)
+            rr = f"{ra / rb:.3f}" if ra is not None and rb else "–"
+            rg = f"{100 * rp['same'] / rp['pairs']:.2f}%" if rp and rp["pairs"] else "–"
+            print(f"| {name} | {r['op']} | {ms(a)} | {ms(b)} | {ratio} | {r['pairs']} | {agree} | {kk} | {rr} | {rg} | {txt} |")
     print()
     if all_pairs:
         print(f"all cases: {all_same} of {all_pairs} pairs ordered the same way "

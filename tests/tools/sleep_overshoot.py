@@ -3,7 +3,11 @@
 
 For every PM callback both runs made (same device, phase and occurrence) whose DES
 duration is above zero (a callback that sleeps its requested latency: the DES twin's
-duration is that latency), the kernel's duration less the DES's.  Prints their mean in
+duration is that latency, plus the twin's own cost.sleep_end_ns), the kernel's duration
+less the DES's.  The DES stamps a callback's start after the overhead its burst pays
+first (main's step, a kworker's wake), so a callback that does not sleep lasts 0 there
+and is left out; before that, main_ns made every callback on the main thread last
+main_ns, and those were averaged in (issue 31).  Prints their mean in
 integer nanoseconds (0 when there is none, never below 0), for `--set
 cost.sleep_end_ns=`: the mean, since a sync phase's makespan adds them up.  Under
 QEMU's -icount the overshoot is a property of the boot: ~15 us on some, quanta of
