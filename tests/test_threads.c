@@ -397,12 +397,18 @@ static void test_kworker_pool_on_real_threads(void)
 	t->sc.cost = (struct dl_cost){ .queue_ns = -1, .resume_wake_ns = 0 };
 	dl_costs_resolve_profile(&t->sc, DL_PROFILE_HARDWARE, &hw);
 	dl_costs_resolve_profile(&t->sc, DL_PROFILE_GUEST, &gu);
-	CU_ASSERT_EQUAL_FATAL(dl_threads_run(&t->sc, &eo, 10.0, &a), 0);
-	eo.cost_profile = DL_PROFILE_GUEST;
-	CU_ASSERT_EQUAL_FATAL(dl_threads_run(&t->sc, &eo, 10.0, &b), 0);
 	want = 64 * (gu.async_probe_ns - hw.async_probe_ns) +
 	       (64 - (int64_t)gu.pool_init) * gu.worker_new_ns;
-	got = b.op[0].makespan_ns - a.op[0].makespan_ns;
+	/* a loaded machine can stall either run: up to 3 interleaved pairs, one must show it */
+	for (int attempt = 0; attempt < 3; attempt++) {
+		eo.cost_profile = DL_PROFILE_HARDWARE;
+		CU_ASSERT_EQUAL_FATAL(dl_threads_run(&t->sc, &eo, 10.0, &a), 0);
+		eo.cost_profile = DL_PROFILE_GUEST;
+		CU_ASSERT_EQUAL_FATAL(dl_threads_run(&t->sc, &eo, 10.0, &b), 0);
+		got = b.op[0].makespan_ns - a.op[0].makespan_ns;
+		if (got >= want / 2)
+			break;
+	}
 	CU_ASSERT(got >= want / 2);
 	if (got < want / 2)
 		printf("\n  guest - hardware probe: %lld ns, expected %lld\n", (long long)got,
