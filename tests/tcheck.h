@@ -290,7 +290,7 @@ static void tc_check_serial_walks(enum tc_backend b, uint32_t ndev, uint32_t fau
 			struct tc_run x = { .order = (enum dl_order)o, .workers = 4, .backend = b,
 					    .rec = &rec };
 
-			if (o == DL_ORDER_NAIVE)
+			if (!dl_order_policy((enum dl_order)o)->link_aware)
 				continue;   /* walks registration order: the negative control */
 			t = make(1, ndev, 23, false);
 			rec_init(&rec);

@@ -24,6 +24,7 @@
 
 #define MAX_SET 64
 #define MAX_ORDERS 16
+_Static_assert(MAX_ORDERS >= DL_ORDER_COUNT, "every order fits a compare");
 #define MAX_SEEDS 1000
 #define EV_BATCH 8192
 /* --time-scale: below, a simulated second is less than a real microsecond;
@@ -212,7 +213,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 
 	memset(o, 0, sizeof(*o));
 	o->db = "dlsim.db";
-	o->order = DL_ORDER_KERNEL_ASYNC;
+	o->order = DL_ORDER_DEFAULT;
 	o->mode = "des";
 	o->seeds = 1;
 	o->busy_ms = DL_LOG_BUSY_MS;
@@ -1143,10 +1144,7 @@ static int parse_orders(const struct run_opts *o, enum dl_order *orders, uint32_
 	*n = 0;
 	if (!o->order_list) {
 		/* with --kernel V, those V ran (kernel-async or kernel-async-v2, not both) */
-		for (int i = 0; i < DL_ORDER_COUNT; i++)
-			if (dl_order_policy((enum dl_order)i)->link_aware &&
-			    (!o->kver || !dl_order_check_kernel((enum dl_order)i, o->kver, NULL, 0)))
-				orders[(*n)++] = (enum dl_order)i;
+		*n = dl_order_link_aware(orders, o->kver);
 		return 0;
 	}
 	snprintf(list, sizeof(list), "%s", o->order_list);

@@ -76,15 +76,15 @@ static void sweep_usage(FILE *f)
 		"input (nothing written); 130 interrupted (finished runs are kept; run again)\n");
 }
 
+_Static_assert(DL_SWEEP_MAX_ORDERS >= DL_ORDER_COUNT, "\"all\" orders fit a plan");
+
 static int parse_orders(const char *v, struct dl_sweep_plan *p)
 {
 	char list[512];
 
 	p->norders = 0;
 	if (!strcmp(v, "all")) {
-		for (int o = 0; o < DL_ORDER_COUNT; o++)
-			if (o != DL_ORDER_NAIVE)
-				p->order[p->norders++] = (enum dl_order)o;
+		p->norders = dl_order_link_aware(p->order, 0);
 		return 0;
 	}
 	snprintf(list, sizeof(list), "%s", v);
