@@ -19,21 +19,23 @@
 #include "sim/kernel/kmode.h"
 #include "sim/engine/wakeup.h"
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_log_batch.h"
 #include "sim/log/dl_log_result.h"
+#include "sim/run/dl_run.h"
 #include "sim/scenario/scenario.h"
 
 #define MAX_SET 64
 #define MAX_ORDERS 16
 _Static_assert(MAX_ORDERS >= DL_ORDER_COUNT, "every order fits a compare");
 #define MAX_SEEDS 1000
-#define EV_BATCH 8192
 /* --time-scale: below, a simulated second is less than a real microsecond;
  * above, a 1 ms latency sleeps over 16 minutes */
 #define TIME_SCALE_MIN 1e-6
 #define TIME_SCALE_MAX 1e6
 
 struct run_opts {
-	const char *scenario, *db, *order_list, *mode;
+	const char *scenario, *db, *order_list;
+	enum dl_backend backend;	/* --mode */
 	enum dl_order order;
 	uint64_t seed;
 	bool have_seed, json, no_log, have_scale;
@@ -182,7 +184,7 @@ static int parse_kernel(struct run_opts *o, const char *me, bool compare)
 	char why[256];
 	int rc;
 
-	if (!strcmp(o->mode, "kernel")) {
+	if (o->backend == DL_BACKEND_KERNEL) {
 		if (!o->kernel)
 			o->kernel = DL_KERNEL_DEFAULT;
 		return 0;
@@ -214,7 +216,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 	memset(o, 0, sizeof(*o));
 	o->db = "dlsim.db";
 	o->order = DL_ORDER_DEFAULT;
-	o->mode = "des";
+	o->backend = DL_BACKEND_DES;
 	o->seeds = 1;
 	o->busy_ms = DL_LOG_BUSY_MS;
 	for (int i = 1; i < argc; i++) {
@@ -249,11 +251,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 			}
 			o->seeds = (uint32_t)u;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--mode"))) {
-			if (strcmp(v, "des") && strcmp(v, "threads") && strcmp(v, "kernel")) {
+			if (dl_backend_parse(v, &o->backend)) {
 				fprintf(stderr, "dlsim %s: --mode '%s': expected des, threads or kernel\n", me, v);
 				return -1;
 			}
-			o->mode = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
 			o->kernel = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--probe-context"))) {
@@ -320,12 +321,12 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 		fprintf(stderr, "dlsim %s: missing SCENARIO; try 'dlsim %s --help'\n", me, me);
 		return -1;
 	}
-	if (o->probe_module && strcmp(o->mode, "des")) {
+	if (o->probe_module && o->backend != DL_BACKEND_DES) {
 		fprintf(stderr, "dlsim %s: --probe-context module: des mode only (threads mode models"
 			" boot; kernel mode is a module by construction)\n", me);
 		return -1;
 	}
-	if ((o->kernel_dump || o->kernel_save || o->kernel_timeout_ms) && strcmp(o->mode, "kernel")) {
+	if ((o->kernel_dump || o->kernel_save || o->kernel_timeout_ms) && o->backend != DL_BACKEND_KERNEL) {
 		fprintf(stderr, "dlsim %s: --kernel-dump, --kernel-save and --kernel-timeout need"
 			" --mode kernel\n", me);
 		return -1;
@@ -355,33 +356,12 @@ static void show_progress(void *ctx, uint32_t op, uint32_t nops, uint64_t events
 	p->shown = true;
 }
 
-/* Events from the engine are batched, then handed to the log writer. */
-struct batch {
-	struct dl_log *log;
-	struct dl_event ev[EV_BATCH];
-	size_t n;
-};
-
-static void batch_emit(void *ctx, struct dl_event *e)
-{
-	struct batch *b = ctx;
-
-	b->ev[b->n++] = *e;
-	if (b->n == EV_BATCH) {
-		dl_log_events(b->log, b->ev, b->n);
-		b->n = 0;
-		/* the log cannot store the rest of this run: stop simulating it */
-		if (dl_log_failure(b->log))
-			*cli_stop_flag() = 1;
-	}
-}
-
 /* Everything one `run` or `compare` owns, on the verb's stack. */
 struct runner {
 	struct run_opts o;
 	struct dl_scenario *sc;
 	struct dl_log *log;		/* NULL with --no-log */
-	struct batch *batch;		/* NULL with --no-log */
+	struct dl_log_batch *batch;	/* NULL with --no-log */
 	struct dl_run_result *r;	/* the last simulation's result */
 	int64_t wakeup_ns;		/* threads mode: measured (or DLSIM_WAKEUP_NS) */
 	/* kernel mode: every run's dump, booted before the database is opened */
@@ -394,12 +374,12 @@ struct runner {
 
 static bool threads_mode(const struct run_opts *o)
 {
-	return !strcmp(o->mode, "threads");
+	return o->backend == DL_BACKEND_THREADS;
 }
 
 static bool kernel_mode(const struct run_opts *o)
 {
-	return !strcmp(o->mode, "kernel");
+	return o->backend == DL_BACKEND_KERNEL;
 }
 
 /* N-th op of its kind: "suspend", then "suspend2", ... (JSON keys, metrics). */
@@ -411,7 +391,7 @@ static void op_key(const struct dl_run_result *r, uint32_t i, char *buf, size_t 
 /* Bounds des.c computes and threads and kernel mode do not: null there. */
 static json_t *des_only(const struct runner *rn, int64_t v)
 {
-	return strcmp(rn->o.mode, "des") ? json_null() : json_integer(v);
+	return rn->o.backend != DL_BACKEND_DES ? json_null() : json_integer(v);
 }
 
 /* A count JSON can hold: json_int_t is signed, so a saturated one reads as INT64_MAX. */
@@ -428,7 +408,7 @@ static json_t *json_count(uint64_t v)
 static void reorder_json(json_t *j, const struct runner *rn, uint64_t walks, uint64_t calls,
 			 int64_t ns, uint64_t capped)
 {
-	bool des = !strcmp(rn->o.mode, "des"), measured = des || kernel_mode(&rn->o);
+	bool des = rn->o.backend == DL_BACKEND_DES, measured = des || kernel_mode(&rn->o);
 
 	json_object_set_new(j, "reorder_walks", measured ? json_count(walks) : json_null());
 	json_object_set_new(j, "reorder_calls", des ? json_count(calls) : json_null());
@@ -469,7 +449,7 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 	json_object_set_new(j, "run_id", json_integer(run_id));
 	json_object_set_new(j, "scenario", json_string(rn->sc->name));
 	json_object_set_new(j, "order", json_string(order));
-	json_object_set_new(j, "mode", json_string(rn->o.mode));
+	json_object_set_new(j, "mode", json_string(dl_backend_name(rn->o.backend)));
 	json_object_set_new(j, "seed", json_integer((json_int_t)seed));
 	json_object_set_new(j, "workers", json_integer(r->workers));
 	json_object_set_new(j, "devices", json_integer(r->devices));
@@ -806,39 +786,6 @@ static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *
 	return 0;
 }
 
-/* The batch's last events and the metrics into the log (none with --no-log). */
-/* A failed log's own code (-ENOSPC, -EBUSY, -EIO), else -EIO. */
-static int log_error_rc(const struct dl_log *log)
-{
-	return dl_log_failure(log) ? dl_log_failure(log) : -EIO;
-}
-
-/* Starts the run's rows in the log (the run, its devices) and sends @eo's events to it. */
-static int log_begin(struct runner *rn, const struct dl_run_info *info, int64_t *run_id,
-		     struct dl_engine_opts *eo)
-{
-	const struct dl_scenario *sc = rn->sc;
-
-	if (dl_log_run_begin(rn->log, info, run_id))
-		return log_error_rc(rn->log);
-	for (uint32_t i = 0; i < sc->ndev; i++)
-		dl_log_device(rn->log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
-	rn->batch->log = rn->log;
-	rn->batch->n = 0;
-	eo->sink = (struct dl_sink){ .emit = batch_emit, .ctx = rn->batch };
-	return 0;
-}
-
-static int log_finish(struct runner *rn)
-{
-	if (!rn->log)
-		return 0;
-	if (rn->batch->n)
-		dl_log_events(rn->log, rn->batch->ev, rn->batch->n);
-	rn->batch->n = 0;
-	return dl_log_run_result(rn->log, rn->r);
-}
-
 /* The next run's dump, converted and logged like a simulation. */
 static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run_id)
 {
@@ -847,7 +794,7 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 	const char *dump = j->dump ? j->dump : "";
 	struct dl_kernel_info ki;
 	char version[160], release[96];
-	int rc;
+	int rc, lrc;
 
 	/* kernel_batch() refused the dumps that do not convert */
 	dl_kernel_release(dump, j->len, release, sizeof(release));
@@ -856,13 +803,14 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 		 release[0] ? release : rn->o.kernel);
 	if (rn->log) {
 		struct dl_run_info info = {
-			.scenario = sc->name, .order = dl_order_name(j->order), .mode = "kernel",
+			.scenario = sc->name, .order = dl_order_name(j->order), .mode = dl_backend_name(DL_BACKEND_KERNEL),
 			.version = version, .kernel = rn->o.kernel, .seed = j->seed, .devices = sc->ndev,
 			.links = sc->nlink, .workers = 1,
 			.probe_context = "module",   /* a module loaded after boot, by construction */
 		};
 
-		if ((rc = log_begin(rn, &info, run_id, eo)))
+		if ((rc = dl_run_log_begin(rn->log, rn->batch, cli_stop_flag(), sc, &info, run_id,
+					   &eo->sink)))
 			return rc;
 	}
 	rc = dl_kernel_convert(sc, dump, j->len, eo, rn->r, &ki);
@@ -881,50 +829,36 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 			ki.last_phase >= 0 ? dl_phase_name((unsigned)ki.last_phase) : "none");
 		rc = 1;
 	}
-	return log_finish(rn) ? log_error_rc(rn->log) : rc;
+	return rn->log && (lrc = dl_run_log_end(rn->log, rn->batch, rn->r)) ? lrc : rc;
 }
 
 /* One simulation, logged, into rn->r; returns the engine's result code. */
 static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64_t *run_id)
 {
 	const struct run_opts *o = &rn->o;
-	const struct dl_scenario *sc = rn->sc;
-	struct dl_engine_opts eo = { .order = order, .workers = o->workers, .kernel = o->kver,
-				     .seed = seed, .probe_module = o->probe_module,
-				     .stop = cli_stop_flag() };
-	struct progress pr = { .sc = sc };
-	char kernel[16];
-	int rc;
+	struct dl_run_req q = {
+		.sc = rn->sc, .backend = o->backend, .time_scale = o->time_scale,
+		.eo = { .order = order, .workers = o->workers, .kernel = o->kver, .seed = seed,
+			.probe_module = o->probe_module, .stop = cli_stop_flag() },
+		.log = rn->log, .batch = rn->batch, .log_stop = cli_stop_flag(),
+	};
+	struct progress pr = { .sc = rn->sc };
+	int rc, log_err;
 
 	*run_id = 0;
-	memset(rn->r, 0, sizeof(*rn->r));
-	if (kernel_mode(o))
-		return kernel_run(rn, &eo, run_id);
-	dl_kver_format(dl_order_kernel(order, o->kver), kernel, sizeof(kernel));
-	if (rn->log) {
-		struct dl_run_info info = {
-			.scenario = sc->name, .order = dl_order_name(order), .mode = o->mode,
-			.version = DLSIM_VERSION, .kernel = kernel, .seed = seed,
-			.devices = sc->ndev, .links = sc->nlink,
-			.workers = dl_engine_workers(sc, order, o->workers),
-			.probe_context = o->probe_module ? "module" : "boot",
-		};
-
-		if ((rc = log_begin(rn, &info, run_id, &eo)))
-			return rc;
+	if (kernel_mode(o)) {
+		memset(rn->r, 0, sizeof(*rn->r));
+		return kernel_run(rn, &q.eo, run_id);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &pr.t0);
 	if (isatty(STDERR_FILENO)) {
-		eo.progress = show_progress;
-		eo.progress_ctx = &pr;
+		q.eo.progress = show_progress;
+		q.eo.progress_ctx = &pr;
 	}
-	if (threads_mode(o))
-		rc = dl_threads_run(sc, &eo, o->time_scale, rn->r);
-	else
-		rc = dl_engine_run(sc, &eo, rn->r);
+	rc = dl_run(&q, rn->r, run_id, &log_err);
 	if (pr.shown)
 		fprintf(stderr, "\r%60s\r", "");
-	return log_finish(rn) ? log_error_rc(rn->log) : rc;
+	return log_err ? log_err : rc;
 }
 
 /*
@@ -1204,7 +1138,7 @@ static void compare_reorder_line(const struct compare_stats *st, uint32_t i,
 static void compare_table(const struct runner *rn, const struct compare_stats *st,
 			  const enum dl_order *orders, uint32_t norders)
 {
-	bool sd = rn->o.seeds > 1, des = !strcmp(rn->o.mode, "des");
+	bool sd = rn->o.seeds > 1, des = rn->o.backend == DL_BACKEND_DES;
 	char r1[32], r2[32], ob[32], v[32];
 
 	printf("compare: %s, %u devices, %u links, ", rn->sc->name, rn->sc->ndev, rn->sc->nlink);
