@@ -388,12 +388,6 @@ static void op_key(const struct dl_run_result *r, uint32_t i, char *buf, size_t 
 	cli_op_key(r, i, buf, len);
 }
 
-/* Bounds des.c computes and threads and kernel mode do not: null there. */
-static json_t *des_only(const struct runner *rn, int64_t v)
-{
-	return rn->o.backend != DL_BACKEND_DES ? json_null() : json_integer(v);
-}
-
 /* A count JSON can hold: json_int_t is signed, so a saturated one reads as INT64_MAX. */
 static json_t *json_count(uint64_t v)
 {
@@ -401,44 +395,34 @@ static json_t *json_count(uint64_t v)
 }
 
 /*
- * The reorder walk's figures (engine.h): des charges them all; kernel mode
- * measures the walks and their time, not the calls (null, and no cap);
- * threads mode does not model the walk (all null).
+ * Does this run's backend compute a figure of @avail (figures.h)?  des
+ * computes them all; kernel mode measures the reorder walks and their time,
+ * not the calls, the cap or the bounds; threads mode neither bounds nor the
+ * reorder walk.  JSON says null for the others.
  */
-static void reorder_json(json_t *j, const struct runner *rn, uint64_t walks, uint64_t calls,
-			 int64_t ns, uint64_t capped)
+static bool figure_known(const struct runner *rn, int avail)
 {
-	bool des = rn->o.backend == DL_BACKEND_DES, measured = des || kernel_mode(&rn->o);
-
-	json_object_set_new(j, "reorder_walks", measured ? json_count(walks) : json_null());
-	json_object_set_new(j, "reorder_calls", des ? json_count(calls) : json_null());
-	json_object_set_new(j, "reorder_ns", measured ? json_integer(ns) : json_null());
-	json_object_set_new(j, "reorder_capped", des ? json_count(capped) : json_null());
+	if (avail == DL_FIG_DES)
+		return rn->o.backend == DL_BACKEND_DES;
+	if (avail == DL_FIG_MEASURED)
+		return rn->o.backend != DL_BACKEND_THREADS;
+	return true;
 }
 
-/*
- * The figures a run and each of its ops share (struct dl_run_result and
- * struct dl_op_result name them alike): one list for both objects.
- */
-#define SET_FIGURES(j, rn, x)                                                                     \
-	do {                                                                                      \
-		json_object_set_new(j, "makespan_ns", json_integer((x)->makespan_ns));            \
-		json_object_set_new(j, "lower_bound_ns", json_integer((x)->lower_bound_ns));      \
-		json_object_set_new(j, "critical_path_ns", json_integer((x)->critical_path_ns));  \
-		json_object_set_new(j, "work_ns", json_integer((x)->work_ns));                    \
-		json_object_set_new(j, "probe_attempts",                                          \
-				    json_integer((json_int_t)(x)->probe_attempts));               \
-		json_object_set_new(j, "probe_defers", json_integer((json_int_t)(x)->probe_defers)); \
-		json_object_set_new(j, "blocked_ns", json_integer((x)->blocked_ns));              \
-		json_object_set_new(j, "wakeups", json_integer((json_int_t)(x)->wakeups));        \
-		json_object_set_new(j, "peak_workers", json_integer((x)->peak_workers));          \
-		json_object_set_new(j, "sync_fallbacks",                                          \
-				    json_integer((json_int_t)(x)->sync_fallbacks));               \
-		json_object_set_new(j, "main_bound_ns", des_only(rn, (x)->main_bound_ns));        \
-		json_object_set_new(j, "order_bound_ns", des_only(rn, (x)->order_bound_ns));      \
-		reorder_json(j, rn, (x)->reorder_walks, (x)->reorder_calls, (x)->reorder_ns,      \
-			     (x)->reorder_capped);                                                \
-	} while (0)
+#define FIGURE_JSON(v) _Generic((v), uint64_t: json_count, default: json_integer)(v)
+#define SET_FIGURE(type, name, avail, op_metric, heading, width)                          \
+	json_object_set_new(j, #name, figure_known(rn, avail) ? FIGURE_JSON(x->name) : json_null());
+
+/* The figures a run and each of its ops share (figures.h), into @j. */
+static void run_figures_json(json_t *j, const struct runner *rn, const struct dl_run_result *x)
+{
+	DL_FIGURES(SET_FIGURE)
+}
+
+static void op_figures_json(json_t *j, const struct runner *rn, const struct dl_op_result *x)
+{
+	DL_FIGURES(SET_FIGURE)
+}
 
 static json_t *result_json(const struct runner *rn, const char *order, uint64_t seed, int64_t run_id)
 {
@@ -458,7 +442,7 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 	json_object_set_new(j, "status", json_string(r->status));
 	json_object_set_new(j, "events", json_integer((json_int_t)r->events));
 	json_object_set_new(j, "wall_ns", json_integer(r->wall_ns));
-	SET_FIGURES(j, rn, r);
+	run_figures_json(j, rn, r);
 	if (threads_mode(&rn->o)) {
 		json_object_set_new(j, "time_scale", json_real(rn->o.time_scale));
 		json_object_set_new(j, "wakeup_ns", json_integer(rn->wakeup_ns));
@@ -485,7 +469,7 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 		json_t *oj = json_object();
 		char key[40];
 
-		SET_FIGURES(oj, rn, op);
+		op_figures_json(oj, rn, op);
 		json_object_set_new(oj, "err", json_integer(op->err));
 		op_key(r, i, key, sizeof(key));
 		json_object_set_new(j, key, oj);
@@ -650,6 +634,45 @@ static void reorder_lines(const struct runner *rn)
 	       (long long)c.reorder_ns, (long long)c.reorder_visit_ns);
 }
 
+/*
+ * The table's columns: the figures with a heading (figures.h), ns in ms,
+ * and after the lower bound the ratio of the makespan to it (@rs).
+ */
+#define RATIO_WIDTH 7
+#define TABLE_HEAD(type, name, avail, op_metric, heading, width) \
+	table_head(#name, heading, width);
+#define TABLE_CELL(type, name, avail, op_metric, heading, width) \
+	table_cell(#name, heading, width, (double)op->name, (uint64_t)op->name, rs);
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+static void table_head(const char *name, const char *heading, int width)
+{
+	if (!heading)
+		return;
+	printf(" %*s", width, heading);
+	if (!strcmp(name, "lower_bound_ns"))
+		printf(" %*s", RATIO_WIDTH, "ratio");
+}
+
+static void table_cell(const char *name, const char *heading, int width, double ns, uint64_t count,
+		       const char *rs)
+{
+	if (!heading)
+		return;
+	if (ends_with(name, "_ns"))
+		printf(" %*.3f", width, ns / 1e6);
+	else
+		printf(" %*llu", width, (unsigned long long)count);
+	if (!strcmp(name, "lower_bound_ns"))
+		printf(" %s", rs);
+}
+
 static void table_result(const struct runner *rn, const char *order, int64_t run_id)
 {
 	const struct dl_run_result *r = rn->r;
@@ -671,17 +694,17 @@ static void table_result(const struct runner *rn, const char *order, int64_t run
 		       (double)rn->wakeup_ns / 1e3);
 	if (kernel_mode(&rn->o))
 		kernel_wall_line(rn);
-	printf("%-10s %12s %12s %7s %9s %8s %10s %15s\n", "op", "makespan ms", "lower bd ms", "ratio",
-	       "attempts", "defers", "peak items", "blocked wkr-ms");
+	printf("%-10s", "op");
+	DL_FIGURES(TABLE_HEAD)
+	printf("\n");
 	for (uint32_t i = 0; i < r->nops; i++) {
 		const struct dl_op_result *op = &r->op[i];
 
-		printf("%-10s %12.3f %12.3f %s %9llu %8llu %10u %15.3f\n", dl_op_name(op->kind),
-		       ms(op->makespan_ns), ms(op->lower_bound_ns),
-		       ratio(rs, sizeof(rs), 7, (double)op->makespan_ns, (double)op->lower_bound_ns,
-			     cut && i + 1 == r->nops),
-		       (unsigned long long)op->probe_attempts, (unsigned long long)op->probe_defers,
-		       op->peak_workers, ms(op->blocked_ns));
+		ratio(rs, sizeof(rs), RATIO_WIDTH, (double)op->makespan_ns, (double)op->lower_bound_ns,
+		      cut && i + 1 == r->nops);
+		printf("%-10s", dl_op_name(op->kind));
+		DL_FIGURES(TABLE_CELL)
+		printf("\n");
 	}
 	printf("%-10s %12.3f %12.3f %s   events %llu, wall %.1f ms\n", "total",
 	       ms(r->makespan_ns), ms(r->lower_bound_ns),
