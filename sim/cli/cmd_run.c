@@ -809,35 +809,26 @@ static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *
 	return 0;
 }
 
-/* The next run's dump, converted and logged like a simulation. */
-static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run_id)
+/* The next run's dump, converted and logged like a simulation (dl_run() of @q). */
+static int kernel_run(struct runner *rn, struct dl_run_req *q, int64_t *run_id)
 {
 	const struct dl_scenario *sc = rn->sc;
 	const struct dl_kjob *j = &rn->kjobs[rn->kjob_next++];
-	const char *dump = j->dump ? j->dump : "";
-	struct dl_kernel_info ki;
-	char version[160], release[96];
-	int rc, lrc;
+	struct dl_kernel_info ki = { .last_op = -1, .last_phase = -1 };   /* if not converted */
+	char release[96];
+	int rc, log_err;
 
 	/* kernel_batch() refused the dumps that do not convert */
-	dl_kernel_release(dump, j->len, release, sizeof(release));
+	dl_kernel_release(j->dump ? j->dump : "", j->len, release, sizeof(release));
 	snprintf(rn->krelease, sizeof(rn->krelease), "%s", release[0] ? release : rn->o.kernel);
-	snprintf(version, sizeof(version), "%s kernel %s", DLSIM_VERSION,
-		 release[0] ? release : rn->o.kernel);
-	if (rn->log) {
-		struct dl_run_info info = {
-			.scenario = sc->name, .order = dl_order_name(j->order), .mode = dl_backend_name(DL_BACKEND_KERNEL),
-			.version = version, .kernel = rn->o.kernel, .seed = j->seed, .devices = sc->ndev,
-			.links = sc->nlink, .workers = 1,
-			.probe_context = "module",   /* a module loaded after boot, by construction */
-		};
-
-		if ((rc = dl_run_log_begin(rn->log, rn->batch, cli_stop_flag(), sc, &info, run_id,
-					   &eo->sink)))
-			return rc;
-	}
-	rc = dl_kernel_convert(sc, dump, j->len, eo, rn->r, &ki);
-	rn->r->wall_ns = rn->kboot_wall_ns / (int64_t)rn->nkjobs;
+	q->eo.order = j->order;
+	q->eo.seed = j->seed;
+	q->dump = j->dump;
+	q->dump_len = j->len;
+	q->kernel = rn->o.kernel;
+	q->wall_ns = rn->kboot_wall_ns / (int64_t)rn->nkjobs;
+	q->ki = &ki;
+	rc = dl_run(q, rn->r, run_id, &log_err);
 	if (ki.retry_walks || ki.core_defers)
 		fprintf(stderr, "dlsim: kernel (seed %llu): the driver core deferred %u probes before"
 			" their callback; %u deferred-probe walks took %.3f ms, %u reorders"
@@ -852,7 +843,7 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 			ki.last_phase >= 0 ? dl_phase_name((unsigned)ki.last_phase) : "none");
 		rc = 1;
 	}
-	return rn->log && (lrc = dl_run_log_end(rn->log, rn->batch, rn->r)) ? lrc : rc;
+	return log_err ? log_err : rc;
 }
 
 /* One simulation, logged, into rn->r; returns the engine's result code. */
@@ -869,10 +860,8 @@ static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64
 	int rc, log_err;
 
 	*run_id = 0;
-	if (kernel_mode(o)) {
-		memset(rn->r, 0, sizeof(*rn->r));
-		return kernel_run(rn, &q.eo, run_id);
-	}
+	if (kernel_mode(o))
+		return kernel_run(rn, &q, run_id);
 	clock_gettime(CLOCK_MONOTONIC, &pr.t0);
 	if (isatty(STDERR_FILENO)) {
 		q.eo.progress = show_progress;
@@ -909,18 +898,6 @@ static int log_failed(const char *me, struct dl_log *log, int64_t run_id)
 	return 1;
 }
 
-/* The smallest 1, 2 or 5 x 10^k at or above X. */
-static double nice_up(double x)
-{
-	double p = pow(10, floor(log10(x)));
-
-	for (int i = 0; i < 4; i++, p *= 10)
-		for (int m = 1; m <= 5; m += m == 1 ? 1 : 3)
-			if (m * p >= x * (1 - 1e-9))
-				return m * p;
-	return 10 * p;
-}
-
 /*
  * Threads mode times callbacks in real time, so a wake-up latency that is
  * not small beside the shortest of them is measured instead of the order:
@@ -929,8 +906,8 @@ static double nice_up(double x)
 static int pick_time_scale(struct runner *rn, const char *me)
 {
 	const char *env = getenv("DLSIM_WAKEUP_NS");
-	int64_t shortest = dl_shortest_callback_ns(rn->sc);
-	double need;
+	double pick;
+	bool enough;
 
 	if (env && *env) {
 		char *end;
@@ -947,24 +924,19 @@ static int pick_time_scale(struct runner *rn, const char *me)
 			return -EINVAL;
 		}
 	}
-	if (!shortest || !rn->wakeup_ns) {
-		if (!rn->o.have_scale)
-			rn->o.time_scale = 1;
-		return 0;
-	}
-	need = (double)DL_WAKEUP_FACTOR * (double)rn->wakeup_ns / (double)shortest;
+	enough = dl_run_time_scale(rn->sc, rn->wakeup_ns, rn->o.time_scale, &pick);
 	if (!rn->o.have_scale) {
-		rn->o.time_scale = nice_up(need);
+		rn->o.time_scale = pick;
 		return 0;
 	}
-	if (rn->o.time_scale * (1 + 1e-9) >= need)
+	if (enough)
 		return 0;
 	fprintf(stderr, "dlsim %s: --time-scale %g: the shortest callback (%.1f us) would take %.2f us "
 		"of real time, less than %d x this machine's wake-up latency (%.1f us), which would "
 		"then be measured instead of the order; use --time-scale %g or more (the default "
-		"picks it)\n", me, rn->o.time_scale, (double)shortest / 1e3,
-		(double)shortest * rn->o.time_scale / 1e3, DL_WAKEUP_FACTOR,
-		(double)rn->wakeup_ns / 1e3, nice_up(need));
+		"picks it)\n", me, rn->o.time_scale, (double)dl_shortest_callback_ns(rn->sc) / 1e3,
+		(double)dl_shortest_callback_ns(rn->sc) * rn->o.time_scale / 1e3, DL_WAKEUP_FACTOR,
+		(double)rn->wakeup_ns / 1e3, pick);
 	return -EINVAL;
 }
 
