@@ -22,6 +22,7 @@
 #include "sim/log/dl_log_batch.h"
 #include "sim/log/dl_log_result.h"
 #include "sim/run/dl_run.h"
+#include "sim/run/dl_run_kernel.h"
 #include "sim/scenario/scenario.h"
 
 #define MAX_SET 64
@@ -365,10 +366,7 @@ struct runner {
 	struct dl_run_result *r;	/* the last simulation's result */
 	int64_t wakeup_ns;		/* threads mode: measured (or DLSIM_WAKEUP_NS) */
 	/* kernel mode: every run's dump, booted before the database is opened */
-	struct dl_kjob *kjobs;
-	size_t nkjobs, kjob_next;
-	int64_t kboot_wall_ns;
-	struct dl_kernel_stats kstats;
+	struct dl_run_kernel k;
 	char krelease[96];
 };
 
@@ -455,10 +453,10 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 	}
 	if (kernel_mode(&rn->o)) {
 		json_object_set_new(j, "kernel", json_string(rn->krelease));
-		json_object_set_new(j, "kernel_runs_per_boot", json_integer((json_int_t)rn->nkjobs));
-		json_object_set_new(j, "kernel_build_wall_ns", json_integer(rn->kstats.build_ms * 1000000));
-		json_object_set_new(j, "kernel_boot_wall_ns", json_integer(rn->kstats.boot_ms * 1000000));
-		json_object_set_new(j, "kernel_qemu_wall_ns", json_integer(rn->kstats.qemu_ms * 1000000));
+		json_object_set_new(j, "kernel_runs_per_boot", json_integer((json_int_t)rn->k.njobs));
+		json_object_set_new(j, "kernel_build_wall_ns", json_integer(rn->k.stats.build_ms * 1000000));
+		json_object_set_new(j, "kernel_boot_wall_ns", json_integer(rn->k.stats.boot_ms * 1000000));
+		json_object_set_new(j, "kernel_qemu_wall_ns", json_integer(rn->k.stats.qemu_ms * 1000000));
 	}
 	if (r->fail_dev != DL_NONE) {
 		json_object_set_new(j, "failed_device", json_string(dl_sc_name(rn->sc, r->fail_dev)));
@@ -526,7 +524,7 @@ static const char *ratio(char *buf, size_t len, int width, double a, double b, b
 /* Kernel mode: the guest's release and where the boot's wall time went. */
 static void kernel_wall_line(const struct runner *rn)
 {
-	const struct dl_kernel_stats *k = &rn->kstats;
+	const struct dl_kernel_stats *k = &rn->k.stats;
 
 	printf("kernel %s (guest time); ", rn->krelease);
 	if (k->qemu_ms < 0) {
@@ -534,7 +532,7 @@ static void kernel_wall_line(const struct runner *rn)
 		return;
 	}
 	printf("wall %.1f s for %zu run(s): module %.1f s, boot %.1f s, runs and power-off %.1f s\n",
-	       (double)(k->build_ms + k->qemu_ms) / 1e3, rn->nkjobs, (double)k->build_ms / 1e3,
+	       (double)(k->build_ms + k->qemu_ms) / 1e3, rn->k.njobs, (double)k->build_ms / 1e3,
 	       (double)k->boot_ms / 1e3, (double)(k->qemu_ms - k->boot_ms) / 1e3);
 }
 
@@ -721,90 +719,28 @@ static void table_result(const struct runner *rn, const char *order, int64_t run
 		       order);
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /*
  * --mode kernel: every run of the command is booted at once (or read from
- * --kernel-dump) before the database is opened, so that a missing kernel,
- * a module that does not build or a scenario the kernel cannot play leaves
- * it untouched; kernel_run() then converts the runs' dumps one by one.
+ * --kernel-dump) before the database is opened (dl_run_kernel.h);
+ * kernel_run() then converts the runs' dumps one by one.
  */
 static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *orders,
 			uint32_t norders)
 {
 	const struct run_opts *o = &rn->o;
 	struct dl_kernel_opts ko = { .version = o->kernel, .timeout_ms = o->kernel_timeout_ms,
-				     .dump_out = o->kernel_save, .stop = cli_stop_flag(),
-				     .stats = &rn->kstats };
-	char msg[4096], why[512], kept[512] = "";
-	int64_t t0 = mono_ns();
-	int rc;
+				     .dump_out = o->kernel_save, .stop = cli_stop_flag() };
+	char msg[4096], warn[4096];
+	int rc = dl_run_kernel_boot(&rn->k, rn->sc, orders, norders, o->seeds, &ko, o->kernel_dump,
+				    msg, sizeof(msg), warn, sizeof(warn));
 
-	for (uint32_t k = 0; k < norders; k++)
-		if (dl_kernel_refuse(rn->sc, orders[k], o->kernel, why, sizeof(why))) {
-			fprintf(stderr, "dlsim %s: %s: %s\n", me, rn->sc->path, why);
-			return DL_EXIT_USAGE;
-		}
-	rn->nkjobs = (size_t)o->seeds * norders;
-	rn->kjobs = calloc(rn->nkjobs, sizeof(*rn->kjobs));
-	if (!rn->kjobs) {
-		fprintf(stderr, "dlsim %s: out of memory\n", me);
-		return DL_EXIT_USAGE;
-	}
-	/* in the order compare runs them: seeds outside, orders inside */
-	for (uint32_t s = 0, j = 0; s < o->seeds; s++)
-		for (uint32_t k = 0; k < norders; k++, j++)
-			rn->kjobs[j] = (struct dl_kjob){ .sc = rn->sc, .order = orders[k],
-							 .seed = rn->sc->seed + s };
-	rn->kstats = (struct dl_kernel_stats){ -1, -1, -1 };
-	if (o->kernel_dump)
-		rc = dl_kernel_load_dump(rn->kjobs, rn->nkjobs, o->kernel_dump, msg, sizeof(msg));
-	else
-		rc = dl_kernel_boot(rn->kjobs, rn->nkjobs, &ko, msg, sizeof(msg), kept, sizeof(kept));
-	rn->kboot_wall_ns = mono_ns() - t0;
+	if (warn[0])
+		fprintf(stderr, "dlsim %s: %s\n", me, warn);
 	if (rc == -EINTR)
 		return DL_EXIT_INTERRUPTED;
-	if (rc && rc != -ETIMEDOUT) {
+	if (rc) {
 		fprintf(stderr, "dlsim %s: %s\n", me, msg);
 		return DL_EXIT_USAGE;
-	}
-	for (size_t j = 0; o->kernel_dump && j < rn->nkjobs; j++) {
-		char rel[96];
-		size_t vl = strlen(o->kernel);
-
-		if (!rn->kjobs[j].dump) {
-			fprintf(stderr, "dlsim %s: %s: no run %03zu in the dump (it holds the runs of"
-				" one command: orders x seeds)\n", me, o->kernel_dump, j);
-			return DL_EXIT_USAGE;
-		}
-		/* a dump is the kernel's word only for the kernel it was recorded on */
-		if (!dl_kernel_release(rn->kjobs[j].dump, rn->kjobs[j].len, rel, sizeof(rel)) &&
-		    (strncmp(rel, o->kernel, vl) || rel[vl] != '.')) {
-			fprintf(stderr, "dlsim %s: %s: run %03zu was recorded on kernel %s, not %s"
-				" (--kernel)\n", me, o->kernel_dump, j, rel, o->kernel);
-			return DL_EXIT_USAGE;
-		}
-	}
-	if (rc)
-		fprintf(stderr, "dlsim %s: %s%s%s\n", me, msg, kept[0] ? "; kept: " : "", kept);
-	/* a dump that is not of this scenario is refused before the database opens */
-	for (size_t j = 0; j < rn->nkjobs; j++) {
-		struct dl_engine_opts eo = { .order = rn->kjobs[j].order, .seed = rn->kjobs[j].seed };
-		struct dl_kernel_info ki;
-		const char *d = rn->kjobs[j].dump ? rn->kjobs[j].dump : "";
-
-		rc = dl_kernel_convert(rn->sc, d, rn->kjobs[j].len, &eo, rn->r, &ki);
-		if (rc == -EINVAL || rc == -ENOMEM) {
-			fprintf(stderr, "dlsim %s: %s: %s\n", me,
-				o->kernel_dump ? o->kernel_dump : "the guest's dump", ki.msg);
-			return DL_EXIT_USAGE;
-		}
 	}
 	return 0;
 }
@@ -813,21 +749,14 @@ static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *
 static int kernel_run(struct runner *rn, struct dl_run_req *q, int64_t *run_id)
 {
 	const struct dl_scenario *sc = rn->sc;
-	const struct dl_kjob *j = &rn->kjobs[rn->kjob_next++];
 	struct dl_kernel_info ki = { .last_op = -1, .last_phase = -1 };   /* if not converted */
+	const struct dl_kjob *j = dl_run_kernel_next(&rn->k, q, rn->o.kernel, &ki);
 	char release[96];
 	int rc, log_err;
 
 	/* kernel_batch() refused the dumps that do not convert */
 	dl_kernel_release(j->dump ? j->dump : "", j->len, release, sizeof(release));
 	snprintf(rn->krelease, sizeof(rn->krelease), "%s", release[0] ? release : rn->o.kernel);
-	q->eo.order = j->order;
-	q->eo.seed = j->seed;
-	q->dump = j->dump;
-	q->dump_len = j->len;
-	q->kernel = rn->o.kernel;
-	q->wall_ns = rn->kboot_wall_ns / (int64_t)rn->nkjobs;
-	q->ki = &ki;
 	rc = dl_run(q, rn->r, run_id, &log_err);
 	if (ki.retry_walks || ki.core_defers)
 		fprintf(stderr, "dlsim: kernel (seed %llu): the driver core deferred %u probes before"
@@ -942,9 +871,7 @@ static int pick_time_scale(struct runner *rn, const char *me)
 
 static void runner_free(struct runner *rn)
 {
-	if (rn->kjobs)
-		dl_kernel_jobs_free(rn->kjobs, rn->nkjobs);
-	free(rn->kjobs);
+	dl_run_kernel_free(&rn->k);
 	if (rn->log)
 		dl_log_close(rn->log);
 	dl_scenario_free(rn->sc);
