@@ -120,6 +120,7 @@ int dl_run(const struct dl_run_req *q, struct dl_run_result *r, int64_t *run_id,
 {
 	const struct dl_scenario *sc = q->sc;
 	struct dl_engine_opts eo = q->eo;
+	struct dl_kernel_info ki;
 	char kernel[16], version[160];
 	int rc;
 
@@ -140,7 +141,8 @@ int dl_run(const struct dl_run_req *q, struct dl_run_result *r, int64_t *run_id,
 		rc = dl_threads_run(sc, &eo, q->time_scale, r);
 		break;
 	case DL_BACKEND_KERNEL:
-		rc = dl_kernel_convert(sc, q->dump ? q->dump : "", q->dump_len, &eo, r, q->ki);
+		rc = dl_kernel_convert(sc, q->dump ? q->dump : "", q->dump_len, &eo, r,
+				       q->ki ? q->ki : &ki);
 		r->wall_ns = q->wall_ns;
 		break;
 	default:

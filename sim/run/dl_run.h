@@ -49,7 +49,7 @@ struct dl_run_req {
 	size_t dump_len;
 	const char *kernel;           /* kernel: the version booted (--kernel) */
 	int64_t wall_ns;              /* kernel: the run's share of the boot's wall time */
-	struct dl_kernel_info *ki;    /* kernel: what the conversion found (out) */
+	struct dl_kernel_info *ki;    /* kernel: what the conversion found (out; may be NULL) */
 };
 
 /**
