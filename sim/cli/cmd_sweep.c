@@ -20,6 +20,7 @@
 #include "sim/cli/cli.h"
 #include "sim/cli/sweep_cli.h"
 #include "sim/log/dl_log.h"
+#include "sim/run/dl_run.h"
 #include "sim/sweep/sweep.h"
 
 #define MAX_JOBS 1024
@@ -181,11 +182,14 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 			}
 			p->probe_module = !strcmp(v, "module");
 		} else if ((v = cli_opt_value(argc, argv, &i, "--mode"))) {
-			if (strcmp(v, "des") && strcmp(v, "threads")) {
+			enum dl_backend be;
+
+			/* a sweep simulates: kernel mode boots a guest per command */
+			if (dl_backend_parse(v, &be) || be == DL_BACKEND_KERNEL) {
 				fprintf(stderr, "dlsim sweep: --mode '%s': expected des or threads\n", v);
 				return -1;
 			}
-			p->mode = v;
+			p->mode = dl_backend_name(be);
 		} else if ((v = cli_opt_value(argc, argv, &i, "--workers"))) {
 			if (cli_parse_u64(v, &u) || u < 1 || u > 4096) {
 				fprintf(stderr, "dlsim sweep: --workers '%s': expected 1..4096\n", v);
