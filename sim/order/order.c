@@ -5,6 +5,7 @@
  * ask sched.h's rules of that scheme while a phase runs, so an order added
  * here runs in both backends.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +42,7 @@ static enum dl_order order_of(const struct dl_order_def *d)
 
 	while (i < DL_ORDER_COUNT - 1 && registry[i] != d)
 		i++;
+	assert(registry[i] == d);   /* async_form, successor: orders of the registry */
 	return (enum dl_order)i;
 }
 
