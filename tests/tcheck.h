@@ -290,7 +290,7 @@ static void tc_check_serial_walks(enum tc_backend b, uint32_t ndev, uint32_t fau
 			struct tc_run x = { .order = (enum dl_order)o, .workers = 4, .backend = b,
 					    .rec = &rec };
 
-			if (o == DL_ORDER_NAIVE)
+			if (!dl_order_policy((enum dl_order)o)->link_aware)
 				continue;   /* walks registration order: the negative control */
 			t = make(1, ndev, 23, false);
 			rec_init(&rec);
@@ -341,7 +341,7 @@ static void tc_check_never_bound(enum tc_backend be)
 		uint8_t bound[60] = { 0 };
 		unsigned npm[60] = { 0 };
 
-		if (o == DL_ORDER_NAIVE)
+		if (!dl_order_policy((enum dl_order)o)->link_aware)
 			continue;
 		t = make(0, 60, 19, false);
 		t->fault[0] = (struct dl_sc_fault){ .dev = 30, .lat_key = DL_LAT_PROBE, .err = 5 };

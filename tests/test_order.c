@@ -159,6 +159,62 @@ static void test_barrier(void)
 	CU_ASSERT_EQUAL(cur, 3);
 }
 
+/*
+ * The properties code outside sim/order asks instead of naming an order:
+ * each is what the tests it replaced meant (issue 37).
+ */
+static void test_properties(void)
+{
+	enum dl_order all[DL_ORDER_COUNT], next;
+	uint32_t n, lo = 0;
+	char names[256];
+
+	/* "all" orders: every one but the negative control; --kernel 7.3 leaves kernel-async out */
+	n = dl_order_link_aware(all, 0);
+	CU_ASSERT_EQUAL(n, DL_ORDER_COUNT - 1);
+	for (uint32_t i = 0; i < n; i++)
+		CU_ASSERT_NOT_EQUAL(all[i], DL_ORDER_NAIVE);
+	n = dl_order_link_aware(all, DL_KVER(7, 3));
+	CU_ASSERT_EQUAL(n, DL_ORDER_COUNT - 2);
+	for (uint32_t i = 0; i < n; i++)
+		CU_ASSERT_NOT_EQUAL(all[i], DL_ORDER_KERNEL_ASYNC);
+	/* work items: sync and naive run every callback on main */
+	for (int o = 0; o < DL_ORDER_COUNT; o++)
+		CU_ASSERT_EQUAL(dl_order_uses_items(dl_order_policy((enum dl_order)o)),
+				o != DL_ORDER_SYNC && o != DL_ORDER_NAIVE);
+	/* the kernel's own schemes, which kernel mode boots */
+	for (int o = 0; o < DL_ORDER_COUNT; o++) {
+		const struct dl_order_policy *p = dl_order_policy((enum dl_order)o);
+		bool kernel = o == DL_ORDER_SYNC || o == DL_ORDER_KERNEL_ASYNC ||
+			      o == DL_ORDER_KERNEL_ASYNC_V2;
+
+		CU_ASSERT_EQUAL(p->kernel_native, kernel);
+		CU_ASSERT_EQUAL(dl_order_research(p),
+				o == DL_ORDER_LEVELS || o == DL_ORDER_CP_FIRST);
+	}
+	dl_order_native_names(names, sizeof(names));
+	CU_ASSERT_STRING_EQUAL(names, "sync (6.12-7.3), kernel-async (6.12-6.15), "
+			       "kernel-async-v2 (6.16-7.3)");
+	/* advise: sync is tried as kernel-async, which 6.16 replaced with v2 */
+	CU_ASSERT_EQUAL(dl_order_async_form(DL_ORDER_SYNC), DL_ORDER_KERNEL_ASYNC);
+	for (int o = 1; o < DL_ORDER_COUNT; o++)
+		CU_ASSERT_EQUAL(dl_order_async_form((enum dl_order)o), (enum dl_order)o);
+	for (int o = 0; o < DL_ORDER_COUNT; o++) {
+		if (dl_order_successor((enum dl_order)o, &next))
+			continue;
+		lo++;
+		CU_ASSERT_EQUAL(o, DL_ORDER_KERNEL_ASYNC);
+		CU_ASSERT_EQUAL(next, DL_ORDER_KERNEL_ASYNC_V2);
+	}
+	CU_ASSERT_EQUAL(lo, 1);
+	/* the order a kernel's log is replayed under */
+	CU_ASSERT_EQUAL(dl_order_of_kernel(false, 0), DL_ORDER_SYNC);
+	CU_ASSERT_EQUAL(dl_order_of_kernel(true, 0), DL_ORDER_KERNEL_ASYNC);
+	CU_ASSERT_EQUAL(dl_order_of_kernel(true, DL_KVER(6, 15)), DL_ORDER_KERNEL_ASYNC);
+	CU_ASSERT_EQUAL(dl_order_of_kernel(true, DL_KVER(6, 16)), DL_ORDER_KERNEL_ASYNC_V2);
+	CU_ASSERT_EQUAL(dl_order_of_kernel(false, DL_KVER(7, 3)), DL_ORDER_SYNC);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -173,6 +229,7 @@ int main(void)
 	CU_add_test(s, "test_item_pays", test_item_pays);
 	CU_add_test(s, "test_handoff", test_handoff);
 	CU_add_test(s, "test_barrier", test_barrier);
+	CU_add_test(s, "test_properties", test_properties);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures();

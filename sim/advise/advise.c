@@ -399,11 +399,12 @@ int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 	uint32_t maxs = 0, limit = o->max_candidates ? o->max_candidates : UINT32_MAX;
 	int64_t *samp = NULL, t0 = dl_mono_ns(), help;
 	struct dl_engine_opts eo = { .seed = sc->seed, .stop = o->stop };
+	enum dl_order next;
 	int ret = -ENOMEM;
 
 	memset(res, 0, sizeof(*res));
 	/* sync: kernel-async with every device sync runs the same, and takes async flags */
-	res->order = o->order == DL_ORDER_SYNC ? DL_ORDER_KERNEL_ASYNC : o->order;
+	res->order = dl_order_async_form(o->order);
 	res->workers = dl_engine_workers(sc, res->order, o->workers);
 	wk.w = *sc;
 	wk.w.dev = malloc(((size_t)sc->ndev + 1) * sizeof(*wk.w.dev));
@@ -425,7 +426,7 @@ int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 	if (sc->nlink)
 		memcpy(wk.w.link, sc->link, sc->nlink * sizeof(*sc->link));
 	for (uint32_t d = 0; d < sc->ndev; d++) {
-		if (o->all_sync || o->order == DL_ORDER_SYNC)
+		if (o->all_sync || res->order != o->order)
 			wk.w.dev[d].async = 0;
 		wk.async[d] = wk.w.dev[d].async;
 	}
@@ -450,18 +451,17 @@ int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 		goto out;
 	if (!stopped(&wk) && (ret = halve_changes(&wk, limit, samp, maxs)))
 		goto out;
-	if (!stopped(&wk) && res->order == DL_ORDER_KERNEL_ASYNC &&
-	    (ret = run_change(&wk, DL_ADV_UPGRADE, DL_ORDER_KERNEL_ASYNC_V2, res->workers, false)))
+	if (!stopped(&wk) && !dl_order_successor(res->order, &next) &&
+	    (ret = run_change(&wk, DL_ADV_UPGRADE, next, res->workers, false)))
 		goto out;
 	if (!stopped(&wk) && (ret = link_changes(&wk, limit)))
 		goto out;
 	if (o->research) {
 		/* orders no kernel has (naive ignores the links: no option) */
-		static const enum dl_order research[] = { DL_ORDER_LEVELS, DL_ORDER_CP_FIRST };
-
-		for (unsigned i = 0; i < sizeof(research) / sizeof(research[0]); i++)
-			if (!stopped(&wk) && research[i] != res->order &&
-			    (ret = run_change(&wk, DL_ADV_ORDER, research[i], res->workers, true)))
+		for (int i = 0; i < DL_ORDER_COUNT; i++)
+			if (!stopped(&wk) && dl_order_research(dl_order_policy((enum dl_order)i)) &&
+			    (enum dl_order)i != res->order &&
+			    (ret = run_change(&wk, DL_ADV_ORDER, (enum dl_order)i, res->workers, true)))
 				goto out;
 		if (!stopped(&wk) && (ret = run_change(&wk, DL_ADV_CPUS, res->order,
 							res->workers * 2, true)))

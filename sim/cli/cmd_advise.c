@@ -175,7 +175,7 @@ static void print_table(const struct dl_scenario *sc, const struct dl_advise_res
 	}
 	printf("%s under %s (%s)%s on %u CPUs%s; baseline makespan:", sc->name,
 	       dl_order_name(bl->order), bl->why,
-	       bl->order == DL_ORDER_SYNC || bl->all_sync ?
+	       dl_order_async_form(bl->order) != bl->order || bl->all_sync ?
 		       ", every device sync, simulated as kernel-async with none async" : "",
 	       res->workers, bl->cpus_given ? "" : " (not given: the order's default; --workers K)");
 	for (uint32_t i = 0; i < res->base.nops; i++)
@@ -286,7 +286,7 @@ static int load(const char *path, struct dl_override *set, size_t *nset, const u
 		return ret;
 	for (uint32_t d = 0; d < (*sc)->ndev; d++)
 		any_async |= (*sc)->dev[d].async && !(*sc)->dev[d].hotplug;
-	bl->order = any_async ? DL_ORDER_KERNEL_ASYNC : DL_ORDER_SYNC;
+	bl->order = dl_order_of_kernel(any_async, 0);
 	bl->why = any_async ? "the log's: devices ran async" : "the log's: no device ran async";
 	return 0;
 }
@@ -294,8 +294,8 @@ static int load(const char *path, struct dl_override *set, size_t *nset, const u
 int cmd_advise(int argc, char **argv)
 {
 	struct dl_override set[ADV_MAX_SET];
-	struct dl_advise_opts ao = { .order = DL_ORDER_KERNEL_ASYNC };
-	struct baseline bl = { .order = DL_ORDER_KERNEL_ASYNC, .why = "run's default" };
+	struct dl_advise_opts ao = { .order = DL_ORDER_DEFAULT };
+	struct baseline bl = { .order = DL_ORDER_DEFAULT, .why = "run's default" };
 	struct dl_advise_result res;
 	struct dl_scenario *sc = NULL;
 	struct dl_error err;
@@ -387,7 +387,8 @@ int cmd_advise(int argc, char **argv)
 		bl.why = "--order";
 	}
 	ao.order = bl.order;
-	ao.all_sync = bl.all_sync = bl.all_sync || bl.order == DL_ORDER_SYNC;
+	/* sync: its async form (kernel-async) with no device async */
+	ao.all_sync = bl.all_sync = bl.all_sync || dl_order_async_form(bl.order) != bl.order;
 	bl.cpus_given = ao.workers || sc->cost.cpus;
 	cli_catch_stop();
 	ao.stop = cli_stop_flag();

@@ -141,6 +141,7 @@ static void why(const struct dl_logimport *li, const struct dl_replay *rp,
 	double dmiss = pct(row->replay_default_ns, row->logged_ns) / 100;
 	uint32_t k = rp->workers ? rp->workers : 1;
 	int64_t gap = li->gap_ns[row->last] >= 0 ? li->gap_ns[row->last] : li->main_gap_ns;
+	bool items = dl_order_uses_items(dl_order_policy(rp->order));   /* sync: none */
 
 	if (miss <= REPLAY_TOLERANCE && miss >= -REPLAY_TOLERANCE) {
 		if (dmiss > REPLAY_TOLERANCE || dmiss < -REPLAY_TOLERANCE)
@@ -160,18 +161,18 @@ static void why(const struct dl_logimport *li, const struct dl_replay *rp,
 	else if (li->cyc[rp->cycle].gap && row->first <= DL_LAT_RESUME &&
 		 row->last >= DL_LAT_RESUME_NOIRQ)
 		snprintf(buf, len, "lines lost in this cycle: the phase's callbacks are incomplete");
-	else if (row->first == DL_LAT_PREPARE && row->ncb == 0 && rp->order == DL_ORDER_SYNC)
+	else if (row->first == DL_LAT_PREPARE && row->ncb == 0 && !items)
 		snprintf(buf, len, "missing phase: the log does not time prepare callbacks, and the "
 			 "replay charges the printing gap to all %u devices' walk", li->ndev);
-	else if (rp->order != DL_ORDER_SYNC && row->cb_sum_ns / k > row->logged_ns)
+	else if (items && row->cb_sum_ns / k > row->logged_ns)
 		snprintf(buf, len, "the cost model: a callback holds a CPU for all its time, so %.1f "
 			 "ms of callbacks need %.1f ms on %u CPUs; in the log they overlapped more "
 			 "(they sleep, e.g. PCI power-state delays)", (double)row->cb_sum_ns / 1e6,
 			 (double)row->cb_sum_ns / k / 1e6, k);
-	else if (rp->order != DL_ORDER_SYNC && miss < 0)
+	else if (items && miss < 0)
 		snprintf(buf, len, "the cost model: in the log callbacks waited on dependencies it "
 			 "does not show (no links in a log, only parents) or for the console");
-	else if (rp->order != DL_ORDER_SYNC)
+	else if (items)
 		snprintf(buf, len, "the cost model: %s on %u CPUs with parent/child waits only "
 			 "(longest callback %.3f ms, sum %.3f ms)", dl_order_name(rp->order), k,
 			 (double)row->cb_max_ns / 1e6, (double)row->cb_sum_ns / 1e6);
@@ -189,6 +190,7 @@ static int print_replays(const struct dl_logimport *li, int order, uint32_t work
 	if (!rp)
 		return DL_EXIT_USAGE;
 	for (uint32_t c = 0; c < li->ncyc; c++) {
+		bool items;
 		int ret;
 
 		if (!li->cyc[c].ncb) {
@@ -206,11 +208,12 @@ static int print_replays(const struct dl_logimport *li, int order, uint32_t work
 			free(rp);
 			return DL_EXIT_USAGE;
 		}
+		items = dl_order_uses_items(dl_order_policy(rp->order));
 		printf("%scycle %u (%s:%u): %u callbacks (%u off the main thread), replayed %s on "
 		       "K=%u%s; median main-thread gap %.1f us\n",
 		       shown++ ? "\n" : "", c, li->files[li->cyc[c].file], li->cyc[c].line,
 		       li->cyc[c].ncb, li->cyc[c].nasync, dl_order_name(rp->order), rp->workers,
-		       !workers && rp->workers > (li->cpus ? li->cpus : 8) && rp->order != DL_ORDER_SYNC
+		       !workers && rp->workers > (li->cpus ? li->cpus : 8) && items
 		       ? " (the log ran that many callbacks at once: they sleep, they do not hold "
 			 "a CPU)" : "",
 		       rp->main_ns >= 0 ? (double)rp->main_ns / 1e3 : 0.0);

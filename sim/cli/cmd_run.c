@@ -15,24 +15,26 @@
 #include "sim/core/dl_core.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
-#include "sim/engine/threads.h"
 #include "sim/kernel/kmode.h"
 #include "sim/engine/wakeup.h"
 #include "sim/log/dl_log.h"
-#include "sim/log/dl_log_result.h"
+#include "sim/log/dl_log_batch.h"
+#include "sim/run/dl_run.h"
+#include "sim/run/dl_run_kernel.h"
 #include "sim/scenario/scenario.h"
 
 #define MAX_SET 64
 #define MAX_ORDERS 16
+_Static_assert(MAX_ORDERS >= DL_ORDER_COUNT, "every order fits a compare");
 #define MAX_SEEDS 1000
-#define EV_BATCH 8192
 /* --time-scale: below, a simulated second is less than a real microsecond;
  * above, a 1 ms latency sleeps over 16 minutes */
 #define TIME_SCALE_MIN 1e-6
 #define TIME_SCALE_MAX 1e6
 
 struct run_opts {
-	const char *scenario, *db, *order_list, *mode;
+	const char *scenario, *db, *order_list;
+	enum dl_backend backend;	/* --mode */
 	enum dl_order order;
 	uint64_t seed;
 	bool have_seed, json, no_log, have_scale;
@@ -185,7 +187,7 @@ static int parse_kernel(struct run_opts *o, const char *me, bool compare)
 	char why[256];
 	int rc;
 
-	if (!strcmp(o->mode, "kernel")) {
+	if (o->backend == DL_BACKEND_KERNEL) {
 		if (!o->kernel)
 			o->kernel = DL_KERNEL_DEFAULT;
 		return 0;
@@ -216,8 +218,8 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 
 	memset(o, 0, sizeof(*o));
 	o->db = "dlsim.db";
-	o->order = DL_ORDER_KERNEL_ASYNC;
-	o->mode = "des";
+	o->order = DL_ORDER_DEFAULT;
+	o->backend = DL_BACKEND_DES;
 	o->seeds = 1;
 	o->busy_ms = DL_LOG_BUSY_MS;
 	for (int i = 1; i < argc; i++) {
@@ -252,11 +254,10 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 			}
 			o->seeds = (uint32_t)u;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--mode"))) {
-			if (strcmp(v, "des") && strcmp(v, "threads") && strcmp(v, "kernel")) {
+			if (dl_backend_parse(v, &o->backend)) {
 				fprintf(stderr, "dlsim %s: --mode '%s': expected des, threads or kernel\n", me, v);
 				return -1;
 			}
-			o->mode = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
 			o->kernel = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--profile"))) {
@@ -329,12 +330,12 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 		fprintf(stderr, "dlsim %s: missing SCENARIO; try 'dlsim %s --help'\n", me, me);
 		return -1;
 	}
-	if (o->probe_module && strcmp(o->mode, "des")) {
+	if (o->probe_module && o->backend != DL_BACKEND_DES) {
 		fprintf(stderr, "dlsim %s: --probe-context module: des mode only (threads mode models"
 			" boot; kernel mode is a module by construction)\n", me);
 		return -1;
 	}
-	if ((o->kernel_dump || o->kernel_save || o->kernel_timeout_ms) && strcmp(o->mode, "kernel")) {
+	if ((o->kernel_dump || o->kernel_save || o->kernel_timeout_ms) && o->backend != DL_BACKEND_KERNEL) {
 		fprintf(stderr, "dlsim %s: --kernel-dump, --kernel-save and --kernel-timeout need"
 			" --mode kernel\n", me);
 		return -1;
@@ -364,63 +365,33 @@ static void show_progress(void *ctx, uint32_t op, uint32_t nops, uint64_t events
 	p->shown = true;
 }
 
-/* Events from the engine are batched, then handed to the log writer. */
-struct batch {
-	struct dl_log *log;
-	struct dl_event ev[EV_BATCH];
-	size_t n;
-};
-
-static void batch_emit(void *ctx, struct dl_event *e)
-{
-	struct batch *b = ctx;
-
-	b->ev[b->n++] = *e;
-	if (b->n == EV_BATCH) {
-		dl_log_events(b->log, b->ev, b->n);
-		b->n = 0;
-		/* the log cannot store the rest of this run: stop simulating it */
-		if (dl_log_failure(b->log))
-			*cli_stop_flag() = 1;
-	}
-}
-
 /* Everything one `run` or `compare` owns, on the verb's stack. */
 struct runner {
 	struct run_opts o;
 	struct dl_scenario *sc;
 	struct dl_log *log;		/* NULL with --no-log */
-	struct batch *batch;		/* NULL with --no-log */
+	struct dl_log_batch *batch;	/* NULL with --no-log */
 	struct dl_run_result *r;	/* the last simulation's result */
 	int64_t wakeup_ns;		/* threads mode: measured (or DLSIM_WAKEUP_NS) */
 	/* kernel mode: every run's dump, booted before the database is opened */
-	struct dl_kjob *kjobs;
-	size_t nkjobs, kjob_next;
-	int64_t kboot_wall_ns;
-	struct dl_kernel_stats kstats;
+	struct dl_run_kernel k;
 	char krelease[96];
 };
 
 static bool threads_mode(const struct run_opts *o)
 {
-	return !strcmp(o->mode, "threads");
+	return o->backend == DL_BACKEND_THREADS;
 }
 
 static bool kernel_mode(const struct run_opts *o)
 {
-	return !strcmp(o->mode, "kernel");
+	return o->backend == DL_BACKEND_KERNEL;
 }
 
 /* N-th op of its kind: "suspend", then "suspend2", ... (JSON keys, metrics). */
 static void op_key(const struct dl_run_result *r, uint32_t i, char *buf, size_t len)
 {
 	cli_op_key(r, i, buf, len);
-}
-
-/* Bounds des.c computes and threads and kernel mode do not: null there. */
-static json_t *des_only(const struct runner *rn, int64_t v)
-{
-	return strcmp(rn->o.mode, "des") ? json_null() : json_integer(v);
 }
 
 /* A count JSON can hold: json_int_t is signed, so a saturated one reads as INT64_MAX. */
@@ -430,44 +401,34 @@ static json_t *json_count(uint64_t v)
 }
 
 /*
- * The reorder walk's figures (engine.h): des charges them all; kernel mode
- * measures the walks and their time, not the calls (null, and no cap);
- * threads mode does not model the walk (all null).
+ * Does this run's backend compute a figure of @avail (figures.h)?  des
+ * computes them all; kernel mode measures the reorder walks and their time,
+ * not the calls, the cap or the bounds; threads mode neither bounds nor the
+ * reorder walk.  JSON says null for the others.
  */
-static void reorder_json(json_t *j, const struct runner *rn, uint64_t walks, uint64_t calls,
-			 int64_t ns, uint64_t capped)
+static bool figure_known(const struct runner *rn, int avail)
 {
-	bool des = !strcmp(rn->o.mode, "des"), measured = des || kernel_mode(&rn->o);
-
-	json_object_set_new(j, "reorder_walks", measured ? json_count(walks) : json_null());
-	json_object_set_new(j, "reorder_calls", des ? json_count(calls) : json_null());
-	json_object_set_new(j, "reorder_ns", measured ? json_integer(ns) : json_null());
-	json_object_set_new(j, "reorder_capped", des ? json_count(capped) : json_null());
+	if (avail == DL_FIG_DES)
+		return rn->o.backend == DL_BACKEND_DES;
+	if (avail == DL_FIG_MEASURED)
+		return rn->o.backend != DL_BACKEND_THREADS;
+	return true;
 }
 
-/*
- * The figures a run and each of its ops share (struct dl_run_result and
- * struct dl_op_result name them alike): one list for both objects.
- */
-#define SET_FIGURES(j, rn, x)                                                                     \
-	do {                                                                                      \
-		json_object_set_new(j, "makespan_ns", json_integer((x)->makespan_ns));            \
-		json_object_set_new(j, "lower_bound_ns", json_integer((x)->lower_bound_ns));      \
-		json_object_set_new(j, "critical_path_ns", json_integer((x)->critical_path_ns));  \
-		json_object_set_new(j, "work_ns", json_integer((x)->work_ns));                    \
-		json_object_set_new(j, "probe_attempts",                                          \
-				    json_integer((json_int_t)(x)->probe_attempts));               \
-		json_object_set_new(j, "probe_defers", json_integer((json_int_t)(x)->probe_defers)); \
-		json_object_set_new(j, "blocked_ns", json_integer((x)->blocked_ns));              \
-		json_object_set_new(j, "wakeups", json_integer((json_int_t)(x)->wakeups));        \
-		json_object_set_new(j, "peak_workers", json_integer((x)->peak_workers));          \
-		json_object_set_new(j, "sync_fallbacks",                                          \
-				    json_integer((json_int_t)(x)->sync_fallbacks));               \
-		json_object_set_new(j, "main_bound_ns", des_only(rn, (x)->main_bound_ns));        \
-		json_object_set_new(j, "order_bound_ns", des_only(rn, (x)->order_bound_ns));      \
-		reorder_json(j, rn, (x)->reorder_walks, (x)->reorder_calls, (x)->reorder_ns,      \
-			     (x)->reorder_capped);                                                \
-	} while (0)
+#define FIGURE_JSON(v) _Generic((v), uint64_t: json_count, default: json_integer)(v)
+#define SET_FIGURE(type, name, avail, op_metric, heading, width)                          \
+	json_object_set_new(j, #name, figure_known(rn, avail) ? FIGURE_JSON(x->name) : json_null());
+
+/* The figures a run and each of its ops share (figures.h), into @j. */
+static void run_figures_json(json_t *j, const struct runner *rn, const struct dl_run_result *x)
+{
+	DL_FIGURES(SET_FIGURE)
+}
+
+static void op_figures_json(json_t *j, const struct runner *rn, const struct dl_op_result *x)
+{
+	DL_FIGURES(SET_FIGURE)
+}
 
 static json_t *result_json(const struct runner *rn, const char *order, uint64_t seed, int64_t run_id)
 {
@@ -478,7 +439,7 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 	json_object_set_new(j, "run_id", json_integer(run_id));
 	json_object_set_new(j, "scenario", json_string(rn->sc->name));
 	json_object_set_new(j, "order", json_string(order));
-	json_object_set_new(j, "mode", json_string(rn->o.mode));
+	json_object_set_new(j, "mode", json_string(dl_backend_name(rn->o.backend)));
 	json_object_set_new(j, "seed", json_integer((json_int_t)seed));
 	json_object_set_new(j, "workers", json_integer(r->workers));
 	json_object_set_new(j, "devices", json_integer(r->devices));
@@ -487,7 +448,7 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 	json_object_set_new(j, "status", json_string(r->status));
 	json_object_set_new(j, "events", json_integer((json_int_t)r->events));
 	json_object_set_new(j, "wall_ns", json_integer(r->wall_ns));
-	SET_FIGURES(j, rn, r);
+	run_figures_json(j, rn, r);
 	if (threads_mode(&rn->o)) {
 		json_object_set_new(j, "time_scale", json_real(rn->o.time_scale));
 		json_object_set_new(j, "wakeup_ns", json_integer(rn->wakeup_ns));
@@ -500,10 +461,10 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 	}
 	if (kernel_mode(&rn->o)) {
 		json_object_set_new(j, "kernel", json_string(rn->krelease));
-		json_object_set_new(j, "kernel_runs_per_boot", json_integer((json_int_t)rn->nkjobs));
-		json_object_set_new(j, "kernel_build_wall_ns", json_integer(rn->kstats.build_ms * 1000000));
-		json_object_set_new(j, "kernel_boot_wall_ns", json_integer(rn->kstats.boot_ms * 1000000));
-		json_object_set_new(j, "kernel_qemu_wall_ns", json_integer(rn->kstats.qemu_ms * 1000000));
+		json_object_set_new(j, "kernel_runs_per_boot", json_integer((json_int_t)rn->k.njobs));
+		json_object_set_new(j, "kernel_build_wall_ns", json_integer(rn->k.stats.build_ms * 1000000));
+		json_object_set_new(j, "kernel_boot_wall_ns", json_integer(rn->k.stats.boot_ms * 1000000));
+		json_object_set_new(j, "kernel_qemu_wall_ns", json_integer(rn->k.stats.qemu_ms * 1000000));
 	}
 	if (r->fail_dev != DL_NONE) {
 		json_object_set_new(j, "failed_device", json_string(dl_sc_name(rn->sc, r->fail_dev)));
@@ -514,7 +475,7 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 		json_t *oj = json_object();
 		char key[40];
 
-		SET_FIGURES(oj, rn, op);
+		op_figures_json(oj, rn, op);
 		json_object_set_new(oj, "err", json_integer(op->err));
 		op_key(r, i, key, sizeof(key));
 		json_object_set_new(j, key, oj);
@@ -571,7 +532,7 @@ static const char *ratio(char *buf, size_t len, int width, double a, double b, b
 /* Kernel mode: the guest's release and where the boot's wall time went. */
 static void kernel_wall_line(const struct runner *rn)
 {
-	const struct dl_kernel_stats *k = &rn->kstats;
+	const struct dl_kernel_stats *k = &rn->k.stats;
 
 	printf("kernel %s (guest time); ", rn->krelease);
 	if (k->qemu_ms < 0) {
@@ -579,7 +540,7 @@ static void kernel_wall_line(const struct runner *rn)
 		return;
 	}
 	printf("wall %.1f s for %zu run(s): module %.1f s, boot %.1f s, runs and power-off %.1f s\n",
-	       (double)(k->build_ms + k->qemu_ms) / 1e3, rn->nkjobs, (double)k->build_ms / 1e3,
+	       (double)(k->build_ms + k->qemu_ms) / 1e3, rn->k.njobs, (double)k->build_ms / 1e3,
 	       (double)k->boot_ms / 1e3, (double)(k->qemu_ms - k->boot_ms) / 1e3);
 }
 
@@ -679,6 +640,45 @@ static void reorder_lines(const struct runner *rn)
 	       (long long)c.reorder_ns, (long long)c.reorder_visit_ns);
 }
 
+/*
+ * The table's columns: the figures with a heading (figures.h), ns in ms,
+ * and after the lower bound the ratio of the makespan to it (@rs).
+ */
+#define RATIO_WIDTH 7
+#define TABLE_HEAD(type, name, avail, op_metric, heading, width) \
+	table_head(#name, heading, width);
+#define TABLE_CELL(type, name, avail, op_metric, heading, width) \
+	table_cell(#name, heading, width, (double)op->name, (uint64_t)op->name, rs);
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+static void table_head(const char *name, const char *heading, int width)
+{
+	if (!heading)
+		return;
+	printf(" %*s", width, heading);
+	if (!strcmp(name, "lower_bound_ns"))
+		printf(" %*s", RATIO_WIDTH, "ratio");
+}
+
+static void table_cell(const char *name, const char *heading, int width, double ns, uint64_t count,
+		       const char *rs)
+{
+	if (!heading)
+		return;
+	if (ends_with(name, "_ns"))
+		printf(" %*.3f", width, ns / 1e6);
+	else
+		printf(" %*llu", width, (unsigned long long)count);
+	if (!strcmp(name, "lower_bound_ns"))
+		printf(" %s", rs);
+}
+
 static void table_result(const struct runner *rn, const char *order, int64_t run_id)
 {
 	const struct dl_run_result *r = rn->r;
@@ -700,17 +700,17 @@ static void table_result(const struct runner *rn, const char *order, int64_t run
 		       (double)rn->wakeup_ns / 1e3);
 	if (kernel_mode(&rn->o))
 		kernel_wall_line(rn);
-	printf("%-10s %12s %12s %7s %9s %8s %10s %15s\n", "op", "makespan ms", "lower bd ms", "ratio",
-	       "attempts", "defers", "peak items", "blocked wkr-ms");
+	printf("%-10s", "op");
+	DL_FIGURES(TABLE_HEAD)
+	printf("\n");
 	for (uint32_t i = 0; i < r->nops; i++) {
 		const struct dl_op_result *op = &r->op[i];
 
-		printf("%-10s %12.3f %12.3f %s %9llu %8llu %10u %15.3f\n", dl_op_name(op->kind),
-		       ms(op->makespan_ns), ms(op->lower_bound_ns),
-		       ratio(rs, sizeof(rs), 7, (double)op->makespan_ns, (double)op->lower_bound_ns,
-			     cut && i + 1 == r->nops),
-		       (unsigned long long)op->probe_attempts, (unsigned long long)op->probe_defers,
-		       op->peak_workers, ms(op->blocked_ns));
+		ratio(rs, sizeof(rs), RATIO_WIDTH, (double)op->makespan_ns, (double)op->lower_bound_ns,
+		      cut && i + 1 == r->nops);
+		printf("%-10s", dl_op_name(op->kind));
+		DL_FIGURES(TABLE_CELL)
+		printf("\n");
 	}
 	printf("%-10s %12.3f %12.3f %s   events %llu, wall %.1f ms\n", "total",
 	       ms(r->makespan_ns), ms(r->lower_bound_ns),
@@ -727,155 +727,45 @@ static void table_result(const struct runner *rn, const char *order, int64_t run
 		       order);
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /*
  * --mode kernel: every run of the command is booted at once (or read from
- * --kernel-dump) before the database is opened, so that a missing kernel,
- * a module that does not build or a scenario the kernel cannot play leaves
- * it untouched; kernel_run() then converts the runs' dumps one by one.
+ * --kernel-dump) before the database is opened (dl_run_kernel.h);
+ * kernel_run() then converts the runs' dumps one by one.
  */
 static int kernel_batch(struct runner *rn, const char *me, const enum dl_order *orders,
 			uint32_t norders)
 {
 	const struct run_opts *o = &rn->o;
 	struct dl_kernel_opts ko = { .version = o->kernel, .timeout_ms = o->kernel_timeout_ms,
-				     .dump_out = o->kernel_save, .stop = cli_stop_flag(),
-				     .stats = &rn->kstats };
-	char msg[4096], why[512], kept[512] = "";
-	int64_t t0 = mono_ns();
-	int rc;
+				     .dump_out = o->kernel_save, .stop = cli_stop_flag() };
+	char msg[4096], warn[4096];
+	int rc = dl_run_kernel_boot(&rn->k, rn->sc, orders, norders, o->seeds, &ko, o->kernel_dump,
+				    msg, sizeof(msg), warn, sizeof(warn));
 
-	for (uint32_t k = 0; k < norders; k++)
-		if (dl_kernel_refuse(rn->sc, orders[k], o->kernel, why, sizeof(why))) {
-			fprintf(stderr, "dlsim %s: %s: %s\n", me, rn->sc->path, why);
-			return DL_EXIT_USAGE;
-		}
-	rn->nkjobs = (size_t)o->seeds * norders;
-	rn->kjobs = calloc(rn->nkjobs, sizeof(*rn->kjobs));
-	if (!rn->kjobs) {
-		fprintf(stderr, "dlsim %s: out of memory\n", me);
-		return DL_EXIT_USAGE;
-	}
-	/* in the order compare runs them: seeds outside, orders inside */
-	for (uint32_t s = 0, j = 0; s < o->seeds; s++)
-		for (uint32_t k = 0; k < norders; k++, j++)
-			rn->kjobs[j] = (struct dl_kjob){ .sc = rn->sc, .order = orders[k],
-							 .seed = rn->sc->seed + s };
-	rn->kstats = (struct dl_kernel_stats){ -1, -1, -1 };
-	if (o->kernel_dump)
-		rc = dl_kernel_load_dump(rn->kjobs, rn->nkjobs, o->kernel_dump, msg, sizeof(msg));
-	else
-		rc = dl_kernel_boot(rn->kjobs, rn->nkjobs, &ko, msg, sizeof(msg), kept, sizeof(kept));
-	rn->kboot_wall_ns = mono_ns() - t0;
+	if (warn[0])
+		fprintf(stderr, "dlsim %s: %s\n", me, warn);
 	if (rc == -EINTR)
 		return DL_EXIT_INTERRUPTED;
-	if (rc && rc != -ETIMEDOUT) {
+	if (rc) {
 		fprintf(stderr, "dlsim %s: %s\n", me, msg);
 		return DL_EXIT_USAGE;
 	}
-	for (size_t j = 0; o->kernel_dump && j < rn->nkjobs; j++) {
-		char rel[96];
-		size_t vl = strlen(o->kernel);
-
-		if (!rn->kjobs[j].dump) {
-			fprintf(stderr, "dlsim %s: %s: no run %03zu in the dump (it holds the runs of"
-				" one command: orders x seeds)\n", me, o->kernel_dump, j);
-			return DL_EXIT_USAGE;
-		}
-		/* a dump is the kernel's word only for the kernel it was recorded on */
-		if (!dl_kernel_release(rn->kjobs[j].dump, rn->kjobs[j].len, rel, sizeof(rel)) &&
-		    (strncmp(rel, o->kernel, vl) || rel[vl] != '.')) {
-			fprintf(stderr, "dlsim %s: %s: run %03zu was recorded on kernel %s, not %s"
-				" (--kernel)\n", me, o->kernel_dump, j, rel, o->kernel);
-			return DL_EXIT_USAGE;
-		}
-	}
-	if (rc)
-		fprintf(stderr, "dlsim %s: %s%s%s\n", me, msg, kept[0] ? "; kept: " : "", kept);
-	/* a dump that is not of this scenario is refused before the database opens */
-	for (size_t j = 0; j < rn->nkjobs; j++) {
-		struct dl_engine_opts eo = { .order = rn->kjobs[j].order, .seed = rn->kjobs[j].seed };
-		struct dl_kernel_info ki;
-		const char *d = rn->kjobs[j].dump ? rn->kjobs[j].dump : "";
-
-		rc = dl_kernel_convert(rn->sc, d, rn->kjobs[j].len, &eo, rn->r, &ki);
-		if (rc == -EINVAL || rc == -ENOMEM) {
-			fprintf(stderr, "dlsim %s: %s: %s\n", me,
-				o->kernel_dump ? o->kernel_dump : "the guest's dump", ki.msg);
-			return DL_EXIT_USAGE;
-		}
-	}
 	return 0;
 }
 
-/* The batch's last events and the metrics into the log (none with --no-log). */
-/* A failed log's own code (-ENOSPC, -EBUSY, -EIO), else -EIO. */
-static int log_error_rc(const struct dl_log *log)
-{
-	return dl_log_failure(log) ? dl_log_failure(log) : -EIO;
-}
-
-/* Starts the run's rows in the log (the run, its devices) and sends @eo's events to it. */
-static int log_begin(struct runner *rn, const struct dl_run_info *info, int64_t *run_id,
-		     struct dl_engine_opts *eo)
+/* The next run's dump, converted and logged like a simulation (dl_run() of @q). */
+static int kernel_run(struct runner *rn, struct dl_run_req *q, int64_t *run_id)
 {
 	const struct dl_scenario *sc = rn->sc;
-
-	if (dl_log_run_begin(rn->log, info, run_id))
-		return log_error_rc(rn->log);
-	for (uint32_t i = 0; i < sc->ndev; i++)
-		dl_log_device(rn->log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
-	rn->batch->log = rn->log;
-	rn->batch->n = 0;
-	eo->sink = (struct dl_sink){ .emit = batch_emit, .ctx = rn->batch };
-	return 0;
-}
-
-static int log_finish(struct runner *rn)
-{
-	if (!rn->log)
-		return 0;
-	if (rn->batch->n)
-		dl_log_events(rn->log, rn->batch->ev, rn->batch->n);
-	rn->batch->n = 0;
-	return dl_log_run_result(rn->log, rn->r);
-}
-
-/* The next run's dump, converted and logged like a simulation. */
-static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run_id)
-{
-	const struct dl_scenario *sc = rn->sc;
-	const struct dl_kjob *j = &rn->kjobs[rn->kjob_next++];
-	const char *dump = j->dump ? j->dump : "";
-	struct dl_kernel_info ki;
-	char version[160], release[96];
-	int rc;
+	struct dl_kernel_info ki = { .last_op = -1, .last_phase = -1 };   /* if not converted */
+	const struct dl_kjob *j = dl_run_kernel_next(&rn->k, q, rn->o.kernel, &ki);
+	char release[96];
+	int rc, log_err;
 
 	/* kernel_batch() refused the dumps that do not convert */
-	dl_kernel_release(dump, j->len, release, sizeof(release));
+	dl_kernel_release(j->dump ? j->dump : "", j->len, release, sizeof(release));
 	snprintf(rn->krelease, sizeof(rn->krelease), "%s", release[0] ? release : rn->o.kernel);
-	snprintf(version, sizeof(version), "%s kernel %s", DLSIM_VERSION,
-		 release[0] ? release : rn->o.kernel);
-	if (rn->log) {
-		struct dl_run_info info = {
-			.scenario = sc->name, .order = dl_order_name(j->order), .mode = "kernel",
-			.version = version, .kernel = rn->o.kernel, .seed = j->seed, .devices = sc->ndev,
-			.links = sc->nlink, .workers = 1,
-			.probe_context = "module",   /* a module loaded after boot, by construction */
-		};
-
-		if ((rc = log_begin(rn, &info, run_id, eo)))
-			return rc;
-	}
-	rc = dl_kernel_convert(sc, dump, j->len, eo, rn->r, &ki);
-	rn->r->wall_ns = rn->kboot_wall_ns / (int64_t)rn->nkjobs;
+	rc = dl_run(q, rn->r, run_id, &log_err);
 	if (ki.retry_walks || ki.core_defers)
 		fprintf(stderr, "dlsim: kernel (seed %llu): the driver core deferred %u probes before"
 			" their callback; %u deferred-probe walks took %.3f ms, %u reorders"
@@ -890,51 +780,35 @@ static int kernel_run(struct runner *rn, struct dl_engine_opts *eo, int64_t *run
 			ki.last_phase >= 0 ? dl_phase_name((unsigned)ki.last_phase) : "none");
 		rc = 1;
 	}
-	return log_finish(rn) ? log_error_rc(rn->log) : rc;
+	return log_err ? log_err : rc;
 }
 
 /* One simulation, logged, into rn->r; returns the engine's result code. */
 static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64_t *run_id)
 {
 	const struct run_opts *o = &rn->o;
-	const struct dl_scenario *sc = rn->sc;
-	struct dl_engine_opts eo = { .order = order, .workers = o->workers, .kernel = o->kver,
-				     .seed = seed, .probe_module = o->probe_module,
-				     .cost_profile = o->profile,
-				     .stop = cli_stop_flag() };
-	struct progress pr = { .sc = sc };
-	char kernel[16];
-	int rc;
+	struct dl_run_req q = {
+		.sc = rn->sc, .backend = o->backend, .time_scale = o->time_scale,
+		.eo = { .order = order, .workers = o->workers, .kernel = o->kver, .seed = seed,
+			.probe_module = o->probe_module, .cost_profile = o->profile,
+			.stop = cli_stop_flag() },
+		.log = rn->log, .batch = rn->batch, .log_stop = cli_stop_flag(),
+	};
+	struct progress pr = { .sc = rn->sc };
+	int rc, log_err;
 
 	*run_id = 0;
-	memset(rn->r, 0, sizeof(*rn->r));
 	if (kernel_mode(o))
-		return kernel_run(rn, &eo, run_id);
-	dl_kver_format(dl_order_kernel(order, o->kver), kernel, sizeof(kernel));
-	if (rn->log) {
-		struct dl_run_info info = {
-			.scenario = sc->name, .order = dl_order_name(order), .mode = o->mode,
-			.version = DLSIM_VERSION, .kernel = kernel, .seed = seed,
-			.devices = sc->ndev, .links = sc->nlink,
-			.workers = dl_engine_workers(sc, order, o->workers),
-			.probe_context = o->probe_module ? "module" : "boot",
-		};
-
-		if ((rc = log_begin(rn, &info, run_id, &eo)))
-			return rc;
-	}
+		return kernel_run(rn, &q, run_id);
 	clock_gettime(CLOCK_MONOTONIC, &pr.t0);
 	if (isatty(STDERR_FILENO)) {
-		eo.progress = show_progress;
-		eo.progress_ctx = &pr;
+		q.eo.progress = show_progress;
+		q.eo.progress_ctx = &pr;
 	}
-	if (threads_mode(o))
-		rc = dl_threads_run(sc, &eo, o->time_scale, rn->r);
-	else
-		rc = dl_engine_run(sc, &eo, rn->r);
+	rc = dl_run(&q, rn->r, run_id, &log_err);
 	if (pr.shown)
 		fprintf(stderr, "\r%60s\r", "");
-	return log_finish(rn) ? log_error_rc(rn->log) : rc;
+	return log_err ? log_err : rc;
 }
 
 /*
@@ -962,18 +836,6 @@ static int log_failed(const char *me, struct dl_log *log, int64_t run_id)
 	return 1;
 }
 
-/* The smallest 1, 2 or 5 x 10^k at or above X. */
-static double nice_up(double x)
-{
-	double p = pow(10, floor(log10(x)));
-
-	for (int i = 0; i < 4; i++, p *= 10)
-		for (int m = 1; m <= 5; m += m == 1 ? 1 : 3)
-			if (m * p >= x * (1 - 1e-9))
-				return m * p;
-	return 10 * p;
-}
-
 /*
  * Threads mode times callbacks in real time, so a wake-up latency that is
  * not small beside the shortest of them is measured instead of the order:
@@ -982,8 +844,8 @@ static double nice_up(double x)
 static int pick_time_scale(struct runner *rn, const char *me)
 {
 	const char *env = getenv("DLSIM_WAKEUP_NS");
-	int64_t shortest = dl_shortest_callback_ns(rn->sc);
-	double need;
+	double pick;
+	bool enough;
 
 	if (env && *env) {
 		char *end;
@@ -1000,32 +862,25 @@ static int pick_time_scale(struct runner *rn, const char *me)
 			return -EINVAL;
 		}
 	}
-	if (!shortest || !rn->wakeup_ns) {
-		if (!rn->o.have_scale)
-			rn->o.time_scale = 1;
-		return 0;
-	}
-	need = (double)DL_WAKEUP_FACTOR * (double)rn->wakeup_ns / (double)shortest;
+	enough = dl_run_time_scale(rn->sc, rn->wakeup_ns, rn->o.time_scale, &pick);
 	if (!rn->o.have_scale) {
-		rn->o.time_scale = nice_up(need);
+		rn->o.time_scale = pick;
 		return 0;
 	}
-	if (rn->o.time_scale * (1 + 1e-9) >= need)
+	if (enough)
 		return 0;
 	fprintf(stderr, "dlsim %s: --time-scale %g: the shortest callback (%.1f us) would take %.2f us "
 		"of real time, less than %d x this machine's wake-up latency (%.1f us), which would "
 		"then be measured instead of the order; use --time-scale %g or more (the default "
-		"picks it)\n", me, rn->o.time_scale, (double)shortest / 1e3,
-		(double)shortest * rn->o.time_scale / 1e3, DL_WAKEUP_FACTOR,
-		(double)rn->wakeup_ns / 1e3, nice_up(need));
+		"picks it)\n", me, rn->o.time_scale, (double)dl_shortest_callback_ns(rn->sc) / 1e3,
+		(double)dl_shortest_callback_ns(rn->sc) * rn->o.time_scale / 1e3, DL_WAKEUP_FACTOR,
+		(double)rn->wakeup_ns / 1e3, pick);
 	return -EINVAL;
 }
 
 static void runner_free(struct runner *rn)
 {
-	if (rn->kjobs)
-		dl_kernel_jobs_free(rn->kjobs, rn->nkjobs);
-	free(rn->kjobs);
+	dl_run_kernel_free(&rn->k);
 	if (rn->log)
 		dl_log_close(rn->log);
 	dl_scenario_free(rn->sc);
@@ -1154,10 +1009,7 @@ static int parse_orders(const struct run_opts *o, enum dl_order *orders, uint32_
 	*n = 0;
 	if (!o->order_list) {
 		/* with --kernel V, those V ran (kernel-async or kernel-async-v2, not both) */
-		for (int i = 0; i < DL_ORDER_COUNT; i++)
-			if (dl_order_policy((enum dl_order)i)->link_aware &&
-			    (!o->kver || !dl_order_check_kernel((enum dl_order)i, o->kver, NULL, 0)))
-				orders[(*n)++] = (enum dl_order)i;
+		*n = dl_order_link_aware(orders, o->kver);
 		return 0;
 	}
 	snprintf(list, sizeof(list), "%s", o->order_list);
@@ -1217,7 +1069,7 @@ static void compare_reorder_line(const struct compare_stats *st, uint32_t i,
 static void compare_table(const struct runner *rn, const struct compare_stats *st,
 			  const enum dl_order *orders, uint32_t norders)
 {
-	bool sd = rn->o.seeds > 1, des = !strcmp(rn->o.mode, "des");
+	bool sd = rn->o.seeds > 1, des = rn->o.backend == DL_BACKEND_DES;
 	char r1[32], r2[32], ob[32], v[32];
 
 	printf("compare: %s, %u devices, %u links, ", rn->sc->name, rn->sc->ndev, rn->sc->nlink);

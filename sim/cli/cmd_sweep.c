@@ -20,6 +20,7 @@
 #include "sim/cli/cli.h"
 #include "sim/cli/sweep_cli.h"
 #include "sim/log/dl_log.h"
+#include "sim/run/dl_run.h"
 #include "sim/sweep/sweep.h"
 
 #define MAX_JOBS 1024
@@ -76,15 +77,15 @@ static void sweep_usage(FILE *f)
 		"input (nothing written); 130 interrupted (finished runs are kept; run again)\n");
 }
 
+_Static_assert(DL_SWEEP_MAX_ORDERS >= DL_ORDER_COUNT, "\"all\" orders fit a plan");
+
 static int parse_orders(const char *v, struct dl_sweep_plan *p)
 {
 	char list[512];
 
 	p->norders = 0;
 	if (!strcmp(v, "all")) {
-		for (int o = 0; o < DL_ORDER_COUNT; o++)
-			if (o != DL_ORDER_NAIVE)
-				p->order[p->norders++] = (enum dl_order)o;
+		p->norders = dl_order_link_aware(p->order, 0);
 		return 0;
 	}
 	snprintf(list, sizeof(list), "%s", v);
@@ -181,11 +182,14 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 			}
 			p->probe_module = !strcmp(v, "module");
 		} else if ((v = cli_opt_value(argc, argv, &i, "--mode"))) {
-			if (strcmp(v, "des") && strcmp(v, "threads")) {
+			enum dl_backend be;
+
+			/* a sweep simulates: kernel mode boots a guest per command */
+			if (dl_backend_parse(v, &be) || be == DL_BACKEND_KERNEL) {
 				fprintf(stderr, "dlsim sweep: --mode '%s': expected des or threads\n", v);
 				return -1;
 			}
-			p->mode = v;
+			p->mode = dl_backend_name(be);
 		} else if ((v = cli_opt_value(argc, argv, &i, "--workers"))) {
 			if (cli_parse_u64(v, &u) || u < 1 || u > 4096) {
 				fprintf(stderr, "dlsim sweep: --workers '%s': expected 1..4096\n", v);

@@ -11,6 +11,7 @@
 
 #include "sim/core/dl_event.h"
 #include "sim/engine/bound.h"
+#include "sim/engine/figures.h"
 #include "sim/order/order.h"
 #include "sim/scenario/scenario.h"
 
@@ -76,23 +77,8 @@ struct dl_engine_opts {
 
 struct dl_op_result {
 	uint8_t kind;            /* enum dl_op_kind */
-	int64_t start_ns, makespan_ns, lower_bound_ns, critical_path_ns, work_ns;
-	int64_t blocked_ns;      /* worker time spent blocked on dependencies */
-	/*
-	 * lower_bound_ns (the spec's): per phase max(critical path, CPU work / K),
-	 * summed; it ignores who runs what, so it holds for every order.
-	 * main_bound_ns: per PM phase, the main thread's serial share under the
-	 * order that was run: walking the list in order, main runs each of its
-	 * devices (async=false, or all of them for sync and naive) for main_ns
-	 * plus its latency, no earlier than the longest chain of latencies
-	 * before it (link-aware orders), and pays main_ns + queue_ns for each
-	 * item it queues up front (kernel-async); 0 for levels and cp-first,
-	 * for probe, and for a phase a fault aborted.  order_bound_ns: per
-	 * phase the larger of the two, summed; never above the makespan of the
-	 * order run (tested for every order), not comparable across orders.
-	 * Both are computed by the DES engine only (0 in threads mode).
-	 */
-	int64_t main_bound_ns, order_bound_ns;
+	int64_t start_ns;
+	DL_FIGURES(DL_FIG_MEMBER)   /* figures.h: makespan_ns, lower_bound_ns, ... */
 	/*
 	 * ph[p]: the figures above of one phase alone, for each phase of the
 	 * op's own kind that ran (bit p of ph_ran; oploop.c), so that the log,
@@ -104,27 +90,6 @@ struct dl_op_result {
 	 */
 	struct dl_bound ph[DL_OP_PHASES];
 	uint16_t ph_ran;
-	uint64_t wakeups, probe_attempts, probe_defers;
-	uint32_t peak_workers;   /* work items alive at once (running or blocked) */
-	/* async devices run on the main thread because MAX_WORK items were pending */
-	uint64_t sync_fallbacks;
-	/*
-	 * device_pm_move_to_tail(), which deferred_probe_work_func() does before
-	 * every deferred retry (cost.h, reorder_ns and reorder_visit_ns):
-	 * reorder_walks, the retries that paid it; reorder_calls, the
-	 * device_reorder_to_tail() calls of those walks, one per path below the
-	 * retried device (dl_reorder_visits(); saturating at UINT64_MAX); reorder_ns,
-	 * the CPU time charged for them, on the main thread, serially, before each
-	 * retry (in the makespan; not in work_ns nor the lower bound, which count
-	 * callbacks);
-	 * reorder_capped, the walks charged DL_COST_REORDER_CAP_NS instead of their
-	 * calls' cost.  Charged by the DES engine only: 0 in threads mode (which
-	 * does not model the walk).  Kernel mode measures reorder_walks and
-	 * reorder_ns (dlsim_kmod's "reorder" records: the guest's time in
-	 * device_pm_move_to_tail()); the calls are not recorded there (0).
-	 */
-	uint64_t reorder_walks, reorder_calls, reorder_capped;
-	int64_t reorder_ns;
 	int err;                 /* negative errno of a failing callback, 0 */
 	uint32_t fail_dev;       /* the device whose callback failed */
 };
@@ -133,13 +98,8 @@ struct dl_run_result {
 	const char *status;      /* "ok", "failed", "interrupted" */
 	uint32_t workers, devices, links, links_refused;
 	uint32_t kernel;         /* DL_KVER() whose rules the run followed */
-	int64_t makespan_ns, lower_bound_ns, critical_path_ns, work_ns, blocked_ns;
-	int64_t main_bound_ns, order_bound_ns;   /* sums of the ops' */
-	uint64_t events, probe_attempts, probe_defers, wakeups;
-	uint64_t sync_fallbacks;  /* the ops' sum */
-	uint64_t reorder_walks, reorder_calls, reorder_capped;  /* the ops' sums (saturating) */
-	int64_t reorder_ns;
-	uint32_t peak_workers;
+	DL_FIGURES(DL_FIG_MEMBER)   /* figures.h: the ops' sums (peak_workers: the largest) */
+	uint64_t events;
 	int64_t wall_ns;
 	uint32_t nops;
 	struct dl_op_result op[DL_MAX_OPS];

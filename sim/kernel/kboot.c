@@ -59,26 +59,23 @@ static const char *cache_dir(const struct dl_kernel_opts *ko)
 int dl_kernel_refuse(const struct dl_scenario *sc, enum dl_order order, const char *version,
 		     char *why, size_t whylen)
 {
+	uint32_t kver;
+
 	if (strcmp(version, "6.12") && strcmp(version, "7.3")) {
 		snprintf(why, whylen, "--kernel '%s': kernel mode boots 6.12 or 7.3", version);
 		return -EINVAL;
 	}
-	if (order != DL_ORDER_SYNC && order != DL_ORDER_KERNEL_ASYNC &&
-	    order != DL_ORDER_KERNEL_ASYNC_V2) {
-		snprintf(why, whylen, "order '%s' is not the kernel's: kernel mode runs sync,"
-			 " kernel-async (6.12) or kernel-async-v2 (7.3)", dl_order_name(order));
+	if (!dl_order_policy(order)->kernel_native) {
+		char names[128];
+
+		dl_order_native_names(names, sizeof(names));
+		snprintf(why, whylen, "order '%s' is not the kernel's: kernel mode runs %s",
+			 dl_order_name(order), names);
 		return -EINVAL;
 	}
-	if (order == DL_ORDER_KERNEL_ASYNC && strcmp(version, "6.12")) {
-		snprintf(why, whylen, "kernel-async is the classic async suspend of 6.12; %s has"
-			 " the 6.16 rework: use --order kernel-async-v2", version);
+	if (dl_kver_parse(version, &kver) ||
+	    dl_order_check_kernel(order, kver, why, whylen))
 		return -EINVAL;
-	}
-	if (order == DL_ORDER_KERNEL_ASYNC_V2 && !strcmp(version, "6.12")) {
-		snprintf(why, whylen, "kernel-async-v2 is the 6.16 async rework, which 6.12 does"
-			 " not have: use --kernel 7.3 or --order kernel-async");
-		return -EINVAL;
-	}
 	if (sc->ndev > DL_KERNEL_MAX_DEVICES) {
 		snprintf(why, whylen, "%u devices: the guest takes at most %u", sc->ndev,
 			 DL_KERNEL_MAX_DEVICES);
@@ -202,7 +199,7 @@ static int write_run_files(const char *dir, const struct dl_kjob *j, const uint8
 	pathf(p, sizeof(p), "%s/pm_async", dir);
 	if (!(f = fopen(p, "w")))
 		return -errno;
-	fprintf(f, "%d\n", j->order != DL_ORDER_SYNC);
+	fprintf(f, "%d\n", dl_order_uses_items(dl_order_policy(j->order)));
 	if ((err = close_file(f)))
 		return err;
 	for (uint32_t i = 0; i < sc->nop && !err; i++) {
@@ -216,7 +213,8 @@ static int write_run_files(const char *dir, const struct dl_kjob *j, const uint8
 			for (uint32_t d = 0; d < sc->ndev; d++)
 				fprintf(f, "dev %u %" PRId64 " %d %d\n", d,
 					sc->dev[d].parent == DL_SC_NONE ? (int64_t)-1 : (int64_t)sc->dev[d].parent,
-					j->order != DL_ORDER_SYNC && sc->dev[d].async, rpm[d]);
+					dl_order_uses_items(dl_order_policy(j->order)) && sc->dev[d].async,
+					rpm[d]);
 			for (uint32_t k = 0; k < sc->nfault; k++)
 				fprintf(f, "fault %u %u %d %u\n", sc->fault[k].dev, sc->fault[k].lat_key,
 					sc->fault[k].err, sc->fault[k].times);

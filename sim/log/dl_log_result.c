@@ -10,49 +10,54 @@
 #include "sim/log/dl_log_result.h"
 #include "sim/scenario/scenario.h"
 
-#define OP_METRICS 5   /* per op kind, below */
+/* The figures logged per op kind too (figures.h's op_metric). */
+#define OP_METRIC(type, name, avail, op_metric, heading, width) + (op_metric)
+#define OP_METRICS (0 DL_FIGURES(OP_METRIC))
+/* Every figure, and the run's own: events, wall_ns, links_refused. */
+#define RUN_METRIC(type, name, avail, op_metric, heading, width) + 1
+#define RUN_METRICS (3 DL_FIGURES(RUN_METRIC))
+/* An op_metric figure's name, and its value in op (nothing for the others). */
+#define OP_NAME(type, name, avail, op_metric, heading, width) OP_NAME_##op_metric(name)
+#define OP_NAME_0(name)
+#define OP_NAME_1(name) #name,
+#define OP_VALUE(type, name, avail, op_metric, heading, width) OP_VALUE_##op_metric(name)
+#define OP_VALUE_0(name)
+#define OP_VALUE_1(name) (double)op->name,
 #define PH_METRICS 3   /* per PM phase of an op kind, below */
 #define PH_KINDS 3     /* the op kinds with phases: probe, suspend, resume */
 
-int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
+/* The run's figures (figures.h), then its own; returns how many. */
+static size_t run_metrics(const struct dl_run_result *r, struct dl_metric *m)
 {
-	static const char *const what[OP_METRICS] = { "makespan_ns", "lower_bound_ns",
-						      "critical_path_ns", "order_bound_ns",
-						      "work_ns" };
-	static const char *const ph_what[PH_METRICS] = { "lower_bound_ns", "critical_path_ns",
-							 "work_ns" };
-	struct dl_metric m[20 + OP_METRICS * DL_MAX_OPS + PH_KINDS * DL_OP_PHASES * PH_METRICS];
-	char names[DL_MAX_OPS][OP_METRICS][40];
-	char ph_names[PH_KINDS * DL_OP_PHASES][PH_METRICS][48];
-	size_t n = 0, nph = 0;
+	size_t n = 0;
 
-	m[n++] = (struct dl_metric){ "makespan_ns", (double)r->makespan_ns };
-	m[n++] = (struct dl_metric){ "lower_bound_ns", (double)r->lower_bound_ns };
-	m[n++] = (struct dl_metric){ "critical_path_ns", (double)r->critical_path_ns };
-	m[n++] = (struct dl_metric){ "work_ns", (double)r->work_ns };
+#define RUN_SET(type, name, avail, op_metric, heading, width) \
+	m[n++] = (struct dl_metric){ #name, (double)r->name };
+	DL_FIGURES(RUN_SET)
+#undef RUN_SET
 	m[n++] = (struct dl_metric){ "events", (double)r->events };
 	m[n++] = (struct dl_metric){ "wall_ns", (double)r->wall_ns };
-	m[n++] = (struct dl_metric){ "probe_attempts", (double)r->probe_attempts };
-	m[n++] = (struct dl_metric){ "probe_defers", (double)r->probe_defers };
-	m[n++] = (struct dl_metric){ "peak_workers", (double)r->peak_workers };
-	m[n++] = (struct dl_metric){ "blocked_ns", (double)r->blocked_ns };
-	m[n++] = (struct dl_metric){ "wakeups", (double)r->wakeups };
 	m[n++] = (struct dl_metric){ "links_refused", (double)r->links_refused };
-	/* async devices run on the main thread: MAX_WORK items were pending (order.h) */
-	m[n++] = (struct dl_metric){ "sync_fallbacks", (double)r->sync_fallbacks };
-	/* DES only (0 in threads mode): bounds for the order run, see engine.h */
-	m[n++] = (struct dl_metric){ "main_bound_ns", (double)r->main_bound_ns };
-	m[n++] = (struct dl_metric){ "order_bound_ns", (double)r->order_bound_ns };
-	/* DES only: device_pm_move_to_tail() before deferred retries (engine.h) */
-	m[n++] = (struct dl_metric){ "reorder_walks", (double)r->reorder_walks };
-	m[n++] = (struct dl_metric){ "reorder_calls", (double)r->reorder_calls };
-	m[n++] = (struct dl_metric){ "reorder_ns", (double)r->reorder_ns };
-	m[n++] = (struct dl_metric){ "reorder_capped", (double)r->reorder_capped };
+	return n;
+}
+
+int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
+{
+	static const char *const what[OP_METRICS] = {
+		DL_FIGURES(OP_NAME)
+	};
+	static const char *const ph_what[PH_METRICS] = { "lower_bound_ns", "critical_path_ns",
+							 "work_ns" };
+	struct dl_metric m[RUN_METRICS + OP_METRICS * DL_MAX_OPS + PH_KINDS * DL_OP_PHASES * PH_METRICS];
+	char names[DL_MAX_OPS][OP_METRICS][40];
+	char ph_names[PH_KINDS * DL_OP_PHASES][PH_METRICS][48];
+	size_t n = run_metrics(r, m), nph = 0;
+
 	for (uint32_t i = 0; i < r->nops; i++) {
 		const struct dl_op_result *op = &r->op[i];
-		const int64_t v[OP_METRICS] = { op->makespan_ns, op->lower_bound_ns,
-						op->critical_path_ns, op->order_bound_ns,
-						op->work_ns };
+		const double v[OP_METRICS] = {
+			DL_FIGURES(OP_VALUE)
+		};
 		bool first = true;
 
 		for (uint32_t j = 0; j < i; j++)
@@ -62,7 +67,7 @@ int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
 		for (int k = 0; k < OP_METRICS; k++) {
 			snprintf(names[i][k], sizeof(names[i][k]), "%s.%s", dl_op_name(op->kind),
 				 what[k]);
-			m[n++] = (struct dl_metric){ names[i][k], (double)v[k] };
+			m[n++] = (struct dl_metric){ names[i][k], v[k] };
 		}
 		/*
 		 * "suspend.suspend_noirq.work_ns", "probe.probe.work_ns": each

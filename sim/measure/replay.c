@@ -65,6 +65,7 @@ int dl_log_replay(const struct dl_logimport *li, uint32_t cycle, int order, uint
 	int64_t fit[DL_PH_COUNT], def[DL_PH_COUNT];
 	struct dl_scenario *sc = NULL;
 	json_t *js;
+	bool items;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -99,15 +100,15 @@ int dl_log_replay(const struct dl_logimport *li, uint32_t cycle, int order, uint
 		return -ENODATA;
 	}
 	out->order = order >= 0 ? (enum dl_order)order
-				: li->cyc[cycle].nasync ? DL_ORDER_KERNEL_ASYNC : DL_ORDER_SYNC;
-	out->workers = workers ? workers
-			       : out->order == DL_ORDER_SYNC ? 1 : li->cpus ? li->cpus : DL_COST_CPUS;
+				: dl_order_of_kernel(li->cyc[cycle].nasync != 0, 0);
+	items = dl_order_uses_items(dl_order_policy(out->order));
+	out->workers = workers ? workers : !items ? 1 : li->cpus ? li->cpus : DL_COST_CPUS;
 	/*
 	 * The engine holds a CPU for a callback's whole latency; a log that shows
 	 * more callbacks running at once than CPUs shows callbacks that sleep
 	 * (msleep in PCI power transitions...): give the replay that many.
 	 */
-	if (!workers && out->order != DL_ORDER_SYNC && li->cyc[cycle].peak > out->workers)
+	if (!workers && items && li->cyc[cycle].peak > out->workers)
 		out->workers = li->cyc[cycle].peak;
 	js = dl_log_scenario(li, cycle, true, "replay");
 	if (!js)

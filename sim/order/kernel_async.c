@@ -12,7 +12,8 @@ const struct dl_order_def dl_order_kernel_async = {
 	.name = "kernel-async",
 	.doc = "classic async suspend/resume: every async device's work is queued up front and blocks its worker until its children/consumers (resume: parent/suppliers) are done",
 	.policy = { .link_aware = true, .use_async_flag = true, .queue_up_front = true,
-		    .probe_deferral = true, .default_workers = 8,
+		    .probe_deferral = true, .kernel_native = true, .default_workers = 8,
 		    /* gone in the 6.16 rework (kernel_async_v2.c) */
 		    .kver_max = DL_KVER_ASYNC_V2 - 1, .kver_default = DL_KVER(6, 12) },
+	.successor = &dl_order_kernel_async_v2,
 };

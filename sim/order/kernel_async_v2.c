@@ -24,7 +24,7 @@ const struct dl_order_def dl_order_kernel_async_v2 = {
 	.name = "kernel-async-v2",
 	.doc = "the 6.16 scheme: async roots (resume) or leaves (suspend) are queued up front, a finishing device queues its async dependents, the walk queues the rest; an item still blocks until what it waits for is done",
 	.policy = { .link_aware = true, .use_async_flag = true, .v2_walk = true,
-		    .probe_deferral = true,
+		    .probe_deferral = true, .kernel_native = true,
 		    .default_workers = 8,
 		    .kver_min = DL_KVER_ASYNC_V2, .kver_default = DL_KVER(7, 3) },
 };

@@ -5,6 +5,7 @@
  * ask sched.h's rules of that scheme while a phase runs, so an order added
  * here runs in both backends.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +34,74 @@ int dl_order_parse(const char *name, enum dl_order *out)
 		}
 	}
 	return -EINVAL;
+}
+
+static enum dl_order order_of(const struct dl_order_def *d)
+{
+	int i = 0;
+
+	while (i < DL_ORDER_COUNT - 1 && registry[i] != d)
+		i++;
+	assert(registry[i] == d);   /* async_form, successor: orders of the registry */
+	return (enum dl_order)i;
+}
+
+/*
+ * dl_order_async_form - the order that runs as @o does when no device is
+ * async but honours the devices' async flags (sync: kernel-async), else @o:
+ * what `dlsim advise` simulates to try making devices async.
+ */
+enum dl_order dl_order_async_form(enum dl_order o)
+{
+	return registry[o]->async_form ? order_of(registry[o]->async_form) : o;
+}
+
+/*
+ * dl_order_successor - the scheme a later kernel replaced @o with
+ * (kernel-async: kernel-async-v2) in *@out: 0, or -ENOENT if none did.
+ */
+int dl_order_successor(enum dl_order o, enum dl_order *out)
+{
+	if (!registry[o]->successor)
+		return -ENOENT;
+	*out = order_of(registry[o]->successor);
+	return 0;
+}
+
+/*
+ * dl_order_of_kernel - the order a kernel @kver (DL_KVER(); 0: the default
+ * kernel) ran, with (@async) or without async devices: what a kernel's log
+ * is replayed under.
+ */
+enum dl_order dl_order_of_kernel(bool async, uint32_t kver)
+{
+	int i;
+
+	kver = kver ? kver : DL_KVER_DEFAULT;
+	for (i = 0; i < DL_ORDER_COUNT; i++) {
+		const struct dl_order_policy *p = &registry[i]->policy;
+
+		if (p->kernel_native && dl_order_uses_items(p) == async &&
+		    !dl_order_check_kernel((enum dl_order)i, kver, NULL, 0))
+			break;
+	}
+	return i < DL_ORDER_COUNT ? (enum dl_order)i : DL_ORDER_DEFAULT;
+}
+
+/*
+ * dl_order_link_aware - every order but the negative control (what "all"
+ * orders means to compare and sweep) into @out (DL_ORDER_COUNT entries), of
+ * those with kernel @kver (nonzero) only those that model it; returns how many.
+ */
+uint32_t dl_order_link_aware(enum dl_order *out, uint32_t kver)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < DL_ORDER_COUNT; i++)
+		if (registry[i]->policy.link_aware &&
+		    (!kver || !dl_order_check_kernel((enum dl_order)i, kver, NULL, 0)))
+			out[n++] = (enum dl_order)i;
+	return n;
 }
 
 static uint32_t kver_min(const struct dl_order_policy *p)
@@ -128,4 +197,27 @@ struct dl_phase_scheme dl_order_scheme(enum dl_order o, unsigned kind, unsigned 
 unsigned dl_order_probe_kind(enum dl_order o)
 {
 	return registry[o]->policy.probe_deferral ? DL_PK_PROBE_DEFER : DL_PK_PROBE;
+}
+
+/* dl_order_native_names - "sync, kernel-async (6.12-6.15), ...": the orders some kernel runs. */
+void dl_order_native_names(char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < DL_ORDER_COUNT && at < len; i++) {
+		const struct dl_order_policy *p = &registry[i]->policy;
+		char lo[16], hi[16];
+		int n;
+
+		if (!p->kernel_native)
+			continue;
+		dl_kver_format(kver_min(p), lo, sizeof(lo));
+		dl_kver_format(kver_max(p), hi, sizeof(hi));
+		n = snprintf(buf + at, len - at, "%s%s (%s-%s)", at ? ", " : "", registry[i]->name,
+			     lo, hi);
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
 }

@@ -39,6 +39,11 @@ struct dl_order_policy {
 	bool level_barrier;    /* levels: a barrier between topological levels */
 	bool critical_first;   /* cp-first: ready work by longest remaining path */
 	bool probe_deferral;   /* probe through the kernel's deferred-probe retry */
+	/*
+	 * a scheme some kernel runs (sync, kernel-async, kernel-async-v2):
+	 * kernel mode can boot it, and a kernel's log shows one of them
+	 */
+	bool kernel_native;
 	uint32_t default_workers;
 	/*
 	 * The kernels (DL_KVER()) whose scheme this order is: --kernel outside
@@ -52,6 +57,13 @@ struct dl_order_policy {
 struct dl_order_def {
 	const char *name, *doc;
 	struct dl_order_policy policy;
+	/*
+	 * async_form: the order that runs as this one does when no device is
+	 * async, but honours the async flags (sync: kernel-async), or NULL:
+	 * this one.  successor: the scheme a later kernel replaced this one
+	 * with (kernel-async: kernel-async-v2), or NULL.
+	 */
+	const struct dl_order_def *async_form, *successor;
 };
 
 extern const struct dl_order_def dl_order_sync, dl_order_kernel_async, dl_order_kernel_async_v2,
@@ -83,6 +95,15 @@ static inline bool dl_order_on_main(const struct dl_order_policy *p, bool deferr
 static inline bool dl_order_uses_items(const struct dl_order_policy *p)
 {
 	return p->use_async_flag || p->all_async;
+}
+
+/*
+ * dl_order_research - is an order under @p one no kernel runs but that
+ * respects the links (levels, cp-first): what `advise --research` tries.
+ */
+static inline bool dl_order_research(const struct dl_order_policy *p)
+{
+	return p->link_aware && !p->kernel_native;
 }
 
 /* Kinds of phase. */
@@ -170,6 +191,15 @@ static inline bool dl_async_may_queue(const struct dl_order_policy *p, uint32_t 
 {
 	return !p->use_async_flag || pending <= DL_ASYNC_MAX_WORK;
 }
+
+/* The order a run gets without --order. */
+#define DL_ORDER_DEFAULT DL_ORDER_KERNEL_ASYNC
+
+enum dl_order dl_order_async_form(enum dl_order o);
+int dl_order_successor(enum dl_order o, enum dl_order *out);
+enum dl_order dl_order_of_kernel(bool async, uint32_t kver);
+uint32_t dl_order_link_aware(enum dl_order *out, uint32_t kver);
+void dl_order_native_names(char *buf, size_t len);
 
 const char *dl_order_name(enum dl_order o);
 const char *dl_order_doc(enum dl_order o);

@@ -10,5 +10,8 @@
 const struct dl_order_def dl_order_sync = {
 	.name = "sync",
 	.doc = "the kernel's synchronous path: one thread walks dpm_list (in reverse for suspend)",
-	.policy = { .link_aware = true, .probe_deferral = true, .default_workers = 1 },
+	.policy = { .link_aware = true, .probe_deferral = true, .kernel_native = true,
+		    .default_workers = 1 },
+	/* kernel-async with no device async runs as sync does */
+	.async_form = &dl_order_kernel_async,
 };

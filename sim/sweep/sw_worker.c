@@ -1,7 +1,7 @@
 /*
  * sw_worker.c - one worker of a sweep: runs tasks (a scenario and a seed,
- * every pending order × kernel) into its own shard through the engines'
- * public entry points and the log writer, exactly as `dlsim run` logs a run,
+ * every pending order × kernel) into its own shard through dl_run(), the
+ * entry point `dlsim run` logs a run through,
  * re-checks each run from its log, and then writes the run's sweep row:
  * the mark the merge copies on.
  *
@@ -22,15 +22,13 @@
 #include <sqlite3.h>
 
 #include "sim/engine/engine.h"
-#include "sim/log/dl_log_result.h"
-#include "sim/engine/threads.h"
 #include "sim/log/dl_check.h"
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_log_batch.h"
+#include "sim/run/dl_run.h"
 #include "sim/scenario/dtb_import.h"
 #include "sim/sweep/sw_internal.h"
 #include "sim/sweep/sweep.h"
-
-#define EV_BATCH 8192
 
 /* How long a direct worker waits for OUT.db's write lock before it gives up. */
 #define LOCK_WAIT_MS 600000
@@ -51,9 +49,9 @@ struct dl_sweep_worker {
 	struct dl_log *log;
 	sqlite3 *db;                 /* second connection: sweep rows, check */
 	sqlite3_stmt *ins, *mark;
+	enum dl_backend backend;     /* p->mode */
 	struct dl_run_result r;
-	struct dl_event ev[EV_BATCH];
-	size_t nev;
+	struct dl_log_batch batch;
 };
 
 static int64_t clock_ns(clockid_t id)
@@ -260,6 +258,11 @@ int dl_sweep_worker_open(const char *shard, const char *outpath, const struct dl
 		return -ENOMEM;
 	}
 	w->p = p;
+	if (dl_backend_parse(p->mode, &w->backend)) {
+		snprintf(err, errlen, "mode '%s': expected des or threads", p->mode);
+		free(w);
+		return -EINVAL;
+	}
 	w->outpath = outpath;
 	w->mem = outpath && strncmp(outpath, "file:", 5);
 	snprintf(w->base, sizeof(w->base), "%s", shard);
@@ -305,17 +308,6 @@ int dl_sweep_worker_rotate(struct dl_sweep_worker *w, int64_t min_age_ns, char *
 	return segment_open(w, err, errlen);
 }
 
-static void batch_emit(void *ctx, struct dl_event *e)
-{
-	struct dl_sweep_worker *w = ctx;
-
-	w->ev[w->nev++] = *e;
-	if (w->nev == EV_BATCH) {
-		dl_log_events(w->log, w->ev, w->nev);
-		w->nev = 0;
-	}
-}
-
 static int record(struct dl_sweep_worker *w, int64_t run_id, const struct dl_sweep_scenario *s,
 		  enum dl_order o, uint64_t seed, const char *kernel, const char *status,
 		  const char *error)
@@ -352,39 +344,19 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 		   struct dl_sweep_task_result *res)
 {
 	const struct dl_sweep_plan *p = w->p;
-	struct dl_engine_opts eo = { .order = o, .workers = p->workers, .seed = seed, .stop = stop,
-				     .kernel = p->kver, .probe_module = p->probe_module,
-				     .sink = { .emit = batch_emit, .ctx = w } };
-	char kv[16];
-	struct dl_run_info info = {
-		.scenario = sc->name, .order = dl_order_name(o), .mode = p->mode,
-		.version = DLSIM_VERSION, .kernel = kv, .seed = seed, .devices = sc->ndev,
-		.links = sc->nlink, .workers = dl_sweep_workers(p, o), .run_id = run_id,
-		.probe_context = p->probe_module ? "module" : "boot",
+	struct dl_run_req q = {
+		.sc = sc, .backend = w->backend, .time_scale = p->time_scale,
+		.eo = { .order = o, .workers = p->workers, .seed = seed, .stop = stop,
+			.kernel = p->kver, .probe_module = p->probe_module },
+		.log = w->log, .batch = &w->batch, .run_id = run_id,
 	};
 	struct dl_check_result cr;
 	const char *status;
 	char why[160] = "";
-	int rc;
+	int rc, log_err;
 
-	/* the kernel whose rules the engine follows: --kernel, else the order's */
-	dl_kver_format(dl_order_kernel(o, p->kver), kv, sizeof(kv));
-	if (dl_log_run_begin(w->log, &info, &run_id))
-		return -EIO;
-	for (uint32_t i = 0; i < sc->ndev; i++)
-		dl_log_device(w->log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
-	w->nev = 0;
-	memset(&w->r, 0, sizeof(w->r));
-	if (!strcmp(p->mode, "threads"))
-		rc = dl_threads_run(sc, &eo, p->time_scale, &w->r);
-	else
-		rc = dl_engine_run(sc, &eo, &w->r);
-	if (w->nev)
-		dl_log_events(w->log, w->ev, w->nev);
-	w->nev = 0;
-	if (!w->r.status)
-		w->r.status = rc == -EINTR ? "interrupted" : "failed";
-	if (dl_log_run_result(w->log, &w->r))
+	rc = dl_run(&q, &w->r, &run_id, &log_err);
+	if (log_err)
 		return -EIO;
 	res->runs++;
 	if (rc == -EINTR || !strcmp(w->r.status, "interrupted")) {
