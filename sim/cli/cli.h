@@ -29,6 +29,19 @@ enum { DL_EXIT_CORRUPT = 3 };
 int cli_not_built(const char *verb, const char *issue);
 
 /*
+ * The step every reader of a log (check, report, diff, explain) runs first
+ * (cmd_check.c): PATH is a dlsim database (application_id, tables) and run
+ * *RUN (0: the newest, written back; left 0 when there is none) passes
+ * dl_check_verify().  Returns -1 to go on (a warning is printed for a run
+ * still 'running' or whose log failed), else the exit status, the reason
+ * printed: 2 no such database or run, 3 a corrupt log.
+ */
+struct sqlite3;
+int cli_log_validate(const char *verb, const char *path, int64_t *run);
+/* The same for run RUN of the open DB. */
+int cli_log_verify_run(const char *verb, const char *path, struct sqlite3 *db, int64_t run);
+
+/*
  * Ctrl-C and SIGTERM: cli_catch_stop() makes them set the flag that long
  * verbs poll (cli_stop_flag()), so that a run stops and what finished is
  * kept; cli_release_stop() gives them back their default action.  The one

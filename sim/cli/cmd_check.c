@@ -53,6 +53,62 @@ static void check_usage(FILE *f)
 	      "worst of the runs, 3 above 1).\n", f);
 }
 
+int cli_log_verify_run(const char *verb, const char *path, sqlite3 *db, int64_t run)
+{
+	struct dl_check_result res;
+	int rc = dl_check_verify(db, run, &res);
+
+	if (rc == -ENOENT) {
+		fprintf(stderr, "dlsim %s: %s: no run %" PRId64 " in the database\n", verb, path, run);
+		return DL_EXIT_USAGE;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "dlsim %s: %s: run %" PRId64 ": cannot read the log: %s\n", verb, path,
+			run, rc == -ENOMEM ? "out of memory" : sqlite3_errmsg(db));
+		return DL_EXIT_USAGE;
+	}
+	if (rc == DL_CHECK_CORRUPT) {
+		fprintf(stderr, "dlsim %s: %s: run %" PRId64 ": corrupt log (%s); nothing of it is shown"
+			" ('dlsim check --run %" PRId64 "' lists the problems)\n", verb, path, run,
+			res.corrupt_first, run);
+		return DL_EXIT_CORRUPT;
+	}
+	if (res.log_error[0])
+		fprintf(stderr, "dlsim %s: warning: run %" PRId64 "'s log is incomplete (it could not"
+			" be written: %s); what follows covers the events stored\n", verb, run,
+			res.log_error);
+	else if (res.incomplete)
+		fprintf(stderr, "dlsim %s: warning: run %" PRId64 " is still 'running' (being written,"
+			" or its writer died); what follows covers the events stored so far\n", verb, run);
+	return -1;
+}
+
+int cli_log_validate(const char *verb, const char *path, int64_t *run)
+{
+	sqlite3 *db;
+	char err[1024];
+	int ret = -1;
+
+	if (dl_log_open_existing(path, &db, err, sizeof(err))) {
+		fprintf(stderr, "dlsim %s: %s\n", verb, err);
+		return DL_EXIT_USAGE;
+	}
+	if (*run <= 0) {
+		int64_t newest = dl_check_newest_run(db);
+
+		if (newest < 0) {
+			fprintf(stderr, "dlsim %s: %s: cannot read the runs: %s\n", verb, path,
+				sqlite3_errmsg(db));
+			ret = DL_EXIT_USAGE;
+		}
+		*run = newest > 0 ? newest : 0;
+	}
+	if (*run > 0)
+		ret = cli_log_verify_run(verb, path, db, *run);
+	sqlite3_close(db);
+	return ret;
+}
+
 static int check_one(sqlite3 *db, int64_t run, int verbose)
 {
 	struct dl_check_result res;

@@ -40,7 +40,10 @@ static void diff_usage(FILE *f)
 		   "                  us, ms, s; a bare number is ns)\n"
 		   "  --max-pairs N   list at most N disagreeing pairs, count the rest (default %d)\n"
 		   "  --json          one JSON object on stdout\n\n"
-		   "exit status: 0 ok, 2 bad usage, not a dlsim database or no such run\n",
+		   "Both runs' logs are verified first, as by dlsim check: a corrupt log is\n"
+		   "refused.\n\n"
+		   "exit status: 0 ok, 2 bad usage, not a dlsim database or no such run,\n"
+		   "3 a corrupt log\n",
 		DIFF_DEFAULT_PAIRS);
 }
 
@@ -303,6 +306,14 @@ int cmd_diff(int argc, char **argv)
 	if (dl_log_open_existing(pos[0], &db, err, sizeof(err))) {
 		fprintf(stderr, "dlsim diff: %s\n", err);
 		return DL_EXIT_USAGE;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (k == 1 && run[1] == run[0])
+			break;
+		if ((ret = cli_log_verify_run("diff", pos[0], db, run[k])) >= 0) {
+			sqlite3_close(db);
+			return ret;
+		}
 	}
 	ret = dl_diff_runs(db, run[0], run[1], tol, (uint32_t)max_pairs, &d, &which);
 	if (ret == -ENOENT) {

@@ -30,7 +30,8 @@ static void explain_usage(FILE *f)
 		   "device_reorder_to_tail() call per path below the device); the links the core\n"
 		   "refused and why; the unbind cascades by name.\n"
 		   "--run: the run (default: the newest).\n\n"
-		   "exit status: 0 success, 2 bad usage, no such database or run\n");
+		   "The run's log is verified first, as by dlsim check: a corrupt log is refused.\n\n"
+		   "exit status: 0 success, 2 bad usage, no such database or run, 3 a corrupt log\n");
 }
 
 int cmd_explain(int argc, char **argv)
@@ -38,6 +39,7 @@ int cmd_explain(int argc, char **argv)
 	const char *db = NULL, *v;
 	int64_t run = 0;
 	char err[512];
+	int ret;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -72,6 +74,8 @@ int cmd_explain(int argc, char **argv)
 			strerror(errno));
 		return DL_EXIT_USAGE;
 	}
+	if ((ret = cli_log_validate("explain", db, &run)) >= 0)
+		return ret;
 	if (dl_explain_path(db, run, DL_EXPLAIN_FULL, stdout, err, sizeof(err))) {
 		fprintf(stderr, "dlsim explain: %s: %s\n", db, err);
 		return DL_EXIT_USAGE;
