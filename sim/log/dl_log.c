@@ -1037,8 +1037,13 @@ static int finish_run(struct dl_log *l, const char *status, int64_t makespan_ns,
 	if (rc != SQLITE_OK)
 		log_fail_rc(l, rc);
 	l->recorded = rc == SQLITE_OK;
-	/* indexes only speed up reading; a failure here loses nothing */
-	if (rc == SQLITE_OK && sqlite3_exec(l->db, index_sql, NULL, NULL, NULL) != SQLITE_OK &&
+	/*
+	 * Indexes only speed up reading; a failure here loses nothing.  Not
+	 * after Ctrl-C: on a new database of a large run they take minutes,
+	 * and the next run that finishes builds them.
+	 */
+	if (rc == SQLITE_OK && strcmp(status ? status : "ok", "interrupted") != 0 &&
+	    sqlite3_exec(l->db, index_sql, NULL, NULL, NULL) != SQLITE_OK &&
 	    !sqlite3_get_autocommit(l->db))
 		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
 	l->run_open = 0;
