@@ -42,12 +42,86 @@ static const char log_indexes[] =
 #define MAX_TABLES 32
 #define MAX_COLS   64
 
+/* Strips @tail from the end of @s[0..*n) if it is there. */
+static bool strip_tail(const char *s, size_t *n, const char *tail)
+{
+	size_t k = strlen(tail);
+
+	if (*n < k || strncmp(s + *n - k, tail, k))
+		return false;
+	*n -= k;
+	return true;
+}
+
+/* Strips "<@mark><digits>" from the end of @s[0..*n) if it is there. */
+static bool strip_number(const char *s, size_t *n, const char *mark)
+{
+	size_t i = *n, k = strlen(mark);
+
+	while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+		i--;
+	if (i == *n || i < k || strncmp(s + i - k, mark, k))
+		return false;
+	*n = i - k;
+	return true;
+}
+
+/*
+ * Is @name one the sweep writes into its shard directory?  A shard is
+ * HOST-PID[-rRANK] (dl_sweep_shard_path()), its segments BASE-sK.db and
+ * BASE-sK.done.db, a direct worker's scratch BASE.scratch; each with SQLite's
+ * -wal, -shm and -journal files beside it.
+ */
+static bool shard_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!strip_tail(name, &n, "-wal") && !strip_tail(name, &n, "-shm"))
+		strip_tail(name, &n, "-journal");
+	if (!strip_tail(name, &n, ".done.db") && !strip_tail(name, &n, ".db") &&
+	    !strip_tail(name, &n, ".scratch"))
+		return false;
+	strip_number(name, &n, "-s");
+	strip_number(name, &n, "-r");
+	return strip_number(name, &n, "-") && n > 0;
+}
+
+/*
+ * The shards are merged and deleted by name: a file the sweep did not write
+ * there (a database copied in by hand) would be deleted unmerged.  Before
+ * anything is changed, refuse (-EEXIST) a shard directory holding one.
+ */
+static int shards_foreign(const char *outpath, char *err, size_t errlen)
+{
+	char dir[4096];
+	DIR *d;
+	struct dirent *e;
+	int ret = 0;
+
+	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (!ret && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || shard_name(e->d_name))
+			continue;
+		snprintf(err, errlen, "%s/%s is not a file this sweep writes (shards are merged into"
+			 " %s and deleted): move it out of %s first", dir, e->d_name, outpath, dir);
+		ret = -EEXIST;
+	}
+	closedir(d);
+	return ret;
+}
+
 int dl_sweep_out_open(const char *path, sqlite3 **db, char *err, size_t errlen)
 {
 	struct dl_log *log;
 	char *emsg = NULL;
 	int ret;
 
+	ret = shards_foreign(path, err, errlen);
+	if (ret)
+		return ret;
 	/* the log's own schema, exactly as a `dlsim run` creates it */
 	ret = dl_log_open(path, &log, err, errlen);
 	if (ret)
