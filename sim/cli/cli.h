@@ -4,6 +4,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 int cmd_run(int argc, char **argv);
@@ -50,6 +51,16 @@ int cli_log_verify_run(const char *verb, const char *path, struct sqlite3 *db, i
 atomic_int *cli_stop_flag(void);
 void cli_catch_stop(void);
 void cli_release_stop(void);
+
+/*
+ * Names from scenarios, DTBs and logs printed to a terminal (cli_quote.c):
+ * NAME itself when it holds no control character and is UTF-8, else its
+ * escaped form (\u001b, \xff) in BUF, cut with "..." to fit.
+ */
+#define CLI_QUOTE_MAX 512
+const char *cli_name(const char *name, char *buf, size_t len);
+/* N bytes of TEXT to F, control characters but newlines and tabs escaped as by cli_name(). */
+void cli_write_text(FILE *f, const char *text, size_t n);
 
 /* "-EBUSY" for -16, "EPROBE_DEFER" for 517, the number if unknown; into BUF. */
 const char *cli_errno_name(int err, char *buf, size_t len);

@@ -105,11 +105,14 @@ static void print_share(char *buf, size_t len, uint64_t agree, uint64_t pairs)
 static void print_table(const struct dl_diff *d)
 {
 	char a[32], b[32], r[32], s[32];
+	char q[6][CLI_QUOTE_MAX];       /* the log's strings, escaped (cli_name()) */
 
 	printf("diff: run %" PRId64 " (%s, %s, seed %" PRId64 ") vs run %" PRId64
 	       " (%s, %s, seed %" PRId64 "), scenario '%s'\n",
-	       d->run_a, d->mode_a, d->order_a, d->seed_a, d->run_b, d->mode_b, d->order_b,
-	       d->seed_b, d->scenario_a);
+	       d->run_a, cli_name(d->mode_a, q[0], sizeof(q[0])),
+	       cli_name(d->order_a, q[1], sizeof(q[1])), d->seed_a, d->run_b,
+	       cli_name(d->mode_b, q[2], sizeof(q[2])), cli_name(d->order_b, q[3], sizeof(q[3])),
+	       d->seed_b, cli_name(d->scenario_a, q[4], sizeof(q[4])));
 	printf("devices: %" PRIu64 " in A, %" PRIu64 " in B, %" PRIu64
 	       " in both (matched by name); tolerance %.3f ms\n\n",
 	       d->devices_a, d->devices_b, d->devices_common, ms(d->tol_ns));
@@ -156,7 +159,8 @@ static void print_table(const struct dl_diff *d)
 		const struct dl_diff_row *w = &d->rows[p->row];
 
 		printf("  %s/%s: '%s' before '%s' in A (%.3f, %.3f ms), after it in B (%.3f, %.3f ms)\n",
-		       w->op, w->phase, p->dev1, p->dev2, ms(p->a1_ns), ms(p->a2_ns), ms(p->b1_ns),
+		       w->op, w->phase, cli_name(p->dev1, q[0], sizeof(q[0])),
+		       cli_name(p->dev2, q[1], sizeof(q[1])), ms(p->a1_ns), ms(p->a2_ns), ms(p->b1_ns),
 		       ms(p->b2_ns));
 	}
 	if (d->disagree_unlisted)
@@ -256,7 +260,7 @@ int cmd_diff(int argc, char **argv)
 	uint64_t max_pairs = DIFF_DEFAULT_PAIRS;
 	struct dl_diff *d;
 	sqlite3 *db;
-	char err[512];
+	char err[512], q[2][CLI_QUOTE_MAX];
 
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -328,8 +332,9 @@ int cmd_diff(int argc, char **argv)
 		return DL_EXIT_USAGE;
 	if (strcmp(d->scenario_a, d->scenario_b))
 		fprintf(stderr, "dlsim diff: warning: run %" PRId64 " is scenario '%s', run %" PRId64
-			" is '%s'; devices are matched by name\n", d->run_a, d->scenario_a, d->run_b,
-			d->scenario_b);
+			" is '%s'; devices are matched by name\n", d->run_a,
+			cli_name(d->scenario_a, q[0], sizeof(q[0])), d->run_b,
+			cli_name(d->scenario_b, q[1], sizeof(q[1])));
 	if (json)
 		ret = print_json(d);
 	else

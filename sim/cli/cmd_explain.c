@@ -34,6 +34,25 @@ static void explain_usage(FILE *f)
 		   "exit status: 0 success, 2 bad usage, no such database or run, 3 a corrupt log\n");
 }
 
+/* The account to stdout, names escaped (cli_write_text()): the log's names are data. */
+static int explain_escaped(const char *db, int64_t run, enum dl_explain_detail mode, char *err,
+			   size_t errlen)
+{
+	char *text = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&text, &n);
+	int ret = m ? dl_explain_path(db, run, mode, m, err, errlen) : -ENOMEM;
+
+	if (m)
+		fclose(m);
+	if (!m)
+		snprintf(err, errlen, "out of memory");
+	if (text)
+		cli_write_text(stdout, text, n);
+	free(text);
+	return ret;
+}
+
 int cmd_explain(int argc, char **argv)
 {
 	const char *db = NULL, *v;
@@ -76,7 +95,7 @@ int cmd_explain(int argc, char **argv)
 	}
 	if ((ret = cli_log_validate("explain", db, &run)) >= 0)
 		return ret;
-	if (dl_explain_path(db, run, DL_EXPLAIN_FULL, stdout, err, sizeof(err))) {
+	if (explain_escaped(db, run, DL_EXPLAIN_FULL, err, sizeof(err))) {
 		fprintf(stderr, "dlsim explain: %s: %s\n", db, err);
 		return DL_EXIT_USAGE;
 	}
@@ -96,7 +115,7 @@ void cli_explain_after(const char *db, int64_t run_id, uint32_t devices, int is_
 		return;
 	}
 	fflush(stdout);
-	if (dl_explain_path(db, run_id, is_short ? DL_EXPLAIN_SHORT : DL_EXPLAIN_FULL, stdout, err,
+	if (explain_escaped(db, run_id, is_short ? DL_EXPLAIN_SHORT : DL_EXPLAIN_FULL, err,
 			    sizeof(err)))
 		fprintf(stderr, "dlsim: explain run %lld: %s\n", (long long)run_id, err);
 }
