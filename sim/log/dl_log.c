@@ -238,7 +238,9 @@ static int schema_kind(sqlite3 *db, int *appid)
 /* SQLite cannot open a WAL database's -shm file in a folder it may not write. */
 static const char *cantopen_hint(sqlite3 *db)
 {
-	return (sqlite3_extended_errcode(db) & 0xff) == SQLITE_CANTOPEN ?
+	int rc = sqlite3_extended_errcode(db) & 0xff;
+
+	return rc == SQLITE_CANTOPEN || rc == SQLITE_READONLY ?
 	       " (SQLite keeps -wal and -shm files beside the database: is its folder writable?)" : "";
 }
 
@@ -247,6 +249,34 @@ int dl_log_is_dlsim(sqlite3 *db)
 	int appid, kind = schema_kind(db, &appid);
 
 	return kind < -1 ? -1 : kind;
+}
+
+/*
+ * A WAL database in a folder this user cannot write: SQLite cannot create its
+ * -shm file, so even reading fails ("attempt to write a readonly database").
+ * With no -wal file beside it nothing can be half-written either: open it
+ * immutable (read-only, no -shm).  Returns the handle, or NULL.
+ */
+static sqlite3 *open_readonly_folder(const char *path)
+{
+	char wal[4200], uri[8300], *u = uri;
+	struct stat sb;
+	sqlite3 *db = NULL;
+
+	if ((size_t)snprintf(wal, sizeof(wal), "%s-wal", path) >= sizeof(wal) ||
+	    (stat(wal, &sb) == 0 && sb.st_size > 0))
+		return NULL;
+	/* file: URI: %, ? and # are escaped, the rest of the path is as given */
+	u += sprintf(u, "file:");
+	for (const char *c = path; *c && u < uri + sizeof(uri) - 32; c++)
+		u += strchr("%?#", *c) ? sprintf(u, "%%%02X", (unsigned char)*c) : sprintf(u, "%c", *c);
+	sprintf(u, "?immutable=1");
+	if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
 }
 
 int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errlen)
@@ -281,6 +311,16 @@ int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errl
 	}
 	sqlite3_busy_timeout(db, DL_LOG_BUSY_MS);
 	kind = schema_kind(db, &appid);
+	if (kind == -2 && ((sqlite3_extended_errcode(db) & 0xff) == SQLITE_READONLY ||
+			   (sqlite3_extended_errcode(db) & 0xff) == SQLITE_CANTOPEN)) {
+		sqlite3 *ro = open_readonly_folder(path);
+
+		if (ro) {
+			sqlite3_close(db);
+			db = ro;
+			kind = schema_kind(db, &appid);
+		}
+	}
 	if (kind == -2) {
 		seterr(err, errlen, "%s: cannot read: %s%s", path, sqlite3_errmsg(db), cantopen_hint(db));
 		sqlite3_close(db);
