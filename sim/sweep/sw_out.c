@@ -620,6 +620,26 @@ int sw_merge_clear(struct sw_merge *m)
 	return 0;
 }
 
+/* Does the database attached as 's' hold a run? */
+static bool attached_has_runs(sqlite3 *out)
+{
+	sqlite3_stmt *st;
+	bool has = false;
+
+	if (sqlite3_prepare_v2(out, "SELECT EXISTS (SELECT 1 FROM s.runs)", -1, &st, NULL) != SQLITE_OK)
+		return false;   /* no runs table: an empty shard */
+	has = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return has;
+}
+
+/* Why a merge failed, SQLite's message kept before the ROLLBACK; a full disk said as such. */
+static void merge_err(sqlite3 *out, const char *shard, const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s%s: %s: %s", (sqlite3_extended_errcode(out) & 0xff) == SQLITE_FULL ?
+		 "disk full: " : "", shard, what, sqlite3_errmsg(out));
+}
+
 static int merge_impl(sqlite3 *out, const char *shard, int64_t *hwm, bool whole, uint32_t *merged,
 		      char *err, size_t errlen)
 {
@@ -639,11 +659,21 @@ static int merge_impl(sqlite3 *out, const char *shard, int64_t *hwm, bool whole,
 		snprintf(err, errlen, "%s: cannot attach: %s", shard, sqlite3_errmsg(out));
 		return -EIO;
 	}
-	/* a shard that has not written its first run yet has no sweep table */
-	if (sqlite3_exec(out, "SELECT 1 FROM s.sweep LIMIT 0", NULL, NULL, NULL) != SQLITE_OK)
+	/*
+	 * A shard that has not written its first run yet has no sweep table
+	 * (it is deleted); one that holds runs without it is not a shard.
+	 */
+	if (sqlite3_exec(out, "SELECT 1 FROM s.sweep LIMIT 0", NULL, NULL, NULL) != SQLITE_OK) {
+		if (attached_has_runs(out)) {
+			snprintf(err, errlen, "%s holds runs but no sweep table: not a shard of a"
+				 " sweep (nothing merged, nothing deleted)", shard);
+			ret = -EEXIST;
+		}
 		goto detach;
+	}
 	/* deferred: IMMEDIATE would write-lock the attached shard too, stalling its worker */
 	if (sqlite3_exec(out, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+		merge_err(out, shard, "begin", err, errlen);
 		ret = -EIO;
 		goto detach;
 	}
@@ -651,10 +681,10 @@ static int merge_impl(sqlite3 *out, const char *shard, int64_t *hwm, bool whole,
 	if (!ret)
 		ret = sw_merge_step(m, whole, hwm, merged);
 	if (ret)
-		snprintf(err, errlen, "%s: merge: %s", shard, sqlite3_errmsg(out));
+		merge_err(out, shard, "merge", err, errlen);
 	sw_merge_free(m);
 	if (sqlite3_exec(out, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !ret) {
-		snprintf(err, errlen, "%s: commit: %s", shard, sqlite3_errmsg(out));
+		merge_err(out, shard, "commit", err, errlen);
 		sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
 		ret = -EIO;
 	}
