@@ -38,4 +38,15 @@ grep -q 'root\\u001b\]0;pwned\\u0007' "$T/o3" && ok "explain: the critical path'
 "$DLSIM" diff "$T/e.db" 1 2 >"$T/o4" 2>"$T/e4"
 clean diff "$T/o4" "$T/e4"
 grep -q "scenario 'esc\\\\u001b\[2J'" "$T/o4" && ok "diff: the scenario's name escaped" || bad "diff: $(head -1 "$T/o4")"
+
+# two names of 255 bytes in a message: the reason used to be cut off at 512 bytes
+A=$(printf '%0255d' 0 | tr 0 a)
+B=$(printf '%0255d' 0 | tr 0 b)
+cat >"$T/long.json" <<JSON
+{ "format": "dlsim-scenario/1", "name": "long", "devices": [ {"name": "$A"}, {"name": "$B"} ],
+  "links": [ {"consumer": "$A", "supplier": "$B", "flags": ["BOGUS"]} ] }
+JSON
+expect 2 "a bad flag on a link of long names" "$DLSIM" validate "$T/long.json"
+grep -q "unknown flag 'BOGUS'; expected STATELESS" "$T/err" && ok "the reason survives the long names" \
+	|| bad "long names: $(tail -c 120 "$T/err")"
 finish cli_names
