@@ -4,7 +4,7 @@
 # headless Chromium --dump-dom.  Fails on a script error or when the script
 # did not finish (no id="tl-ready" in the DOM, or the hostile name escaped
 # into the markup), or when hovering a bar shows no tooltip naming what it
-# waited for.  Skips (exit 0) without Chromium.
+# waited for.  Skipped (exit 77) without Chromium.
 DLSIM=$1
 browser=
 for b in /usr/bin/chromium /usr/bin/chromium-headless-shell /usr/bin/chromium-browser \
@@ -12,8 +12,8 @@ for b in /usr/bin/chromium /usr/bin/chromium-headless-shell /usr/bin/chromium-br
 	if [ -x "$b" ]; then browser=$b; break; fi
 done
 if [ -z "$browser" ]; then
-	echo "skip: no chromium"
-	exit 0
+	echo "SKIP: no chromium"
+	exit 77
 fi
 fail=0
 tmp=$(mktemp -d /tmp/dlsim-cli-browser.XXXXXX) || exit 1

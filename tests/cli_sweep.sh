@@ -13,7 +13,7 @@ DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
 SAME="python3 $SRC/tests/sweep_same.py"
-command -v dtc >/dev/null 2>&1 || { echo "SKIP: dtc not installed"; exit 0; }
+command -v dtc >/dev/null 2>&1 || { echo "SKIP: dtc not installed"; exit 77; }
 
 mkdir -p "$T/in/dt" "$T/in/sc"
 for n in 1 2 3; do

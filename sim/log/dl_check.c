@@ -1555,7 +1555,8 @@ static int read_status(sqlite3 *db, int64_t run_id, struct dl_check_result *res)
 
 /*
  * The SYNC_STATE_ONLY rule of the kernel RUN_ID followed (runs.kernel,
- * "MAJOR.MINOR"): 6.12 and 6.16 wait on an SSO link that is not DORMANT;
+ * "MAJOR.MINOR", a release's patch level ignored): 6.12 and 6.16 wait on an
+ * SSO link that is not DORMANT;
  * 6.18 ("PM: sleep: Do not wait on SYNC_STATE_ONLY device links") and 7.3
  * do not.  A run without runs.kernel was logged before dlsim recorded it,
  * by engines that never waited on SSO links: the later rule.
@@ -1574,7 +1575,8 @@ static int read_kernel(sqlite3 *db, int64_t run_id, int *skips_sso)
 	sqlite3_bind_int64(st, 1, run_id);
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT &&
 	    sscanf((const char *)sqlite3_column_text(st, 0), "%u.%u", &major, &minor) == 2)
-		*skips_sso = major > 6 || (major == 6 && minor >= 18);
+		*skips_sso = DL_KVER(major > 255 ? 255 : major, minor > 255 ? 255 : minor) >=
+			     DL_KVER_PM_SKIPS_SSO;
 	sqlite3_finalize(st);
 	return 0;
 }
