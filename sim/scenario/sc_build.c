@@ -122,6 +122,7 @@ int sc_fail(struct sc_build *b, const char *path, const char *fmt, ...)
 	const char *sep = path && *path ? ": " : "";
 	size_t room = sizeof(b->err->msg) - 1, fixed;
 	va_list ap;
+	int n;
 
 	sc_where(b, path, where, sizeof(where));
 	if (path)
@@ -138,8 +139,17 @@ int sc_fail(struct sc_build *b, const char *path, const char *fmt, ...)
 
 		memcpy(who + keep, "...)", 5);
 	}
-	snprintf(b->err->msg, sizeof(b->err->msg), "%s%s: %s%s%s%s", b->file, where,
-		 path ? path : "", who, sep, why);
+	n = snprintf(b->err->msg, sizeof(b->err->msg), "%s%s: %s%s%s", b->file, where,
+		     path ? path : "", who, sep);
+	/* still too long only when the file's name or the path alone is: the reason is cut */
+	if (n >= 0 && (size_t)n < room) {
+		size_t len = strlen(why);
+
+		if (len > room - (size_t)n)
+			len = room - (size_t)n;
+		memcpy(b->err->msg + n, why, len);
+		b->err->msg[(size_t)n + len] = '\0';
+	}
 	return -EINVAL;
 }
 
