@@ -146,6 +146,8 @@ static void print_table(const struct dl_diff *d)
 		       " (%s): which of two independent devices a thread reached first\n",
 		       d->dep_agree, d->dep_pairs, s, d->agree - d->dep_agree,
 		       d->pairs - d->dep_pairs, t);
+	} else if (!d->devices_a) {
+		printf("  (not split by dependency: run A has no devices)\n");
 	} else {
 		printf("  (not split by dependency: more than %d devices in A, or its links form a "
 		       "cycle)\n", DL_DIFF_DEP_MAX);
