@@ -1630,11 +1630,11 @@ static void violations_store(struct checker *k, int own_txn)
 {
 	static const char *const sql[] = {
 		"DELETE FROM main.violations WHERE run_id = ?1",
-		"INSERT INTO main.violations(run_id, invariant, dev_id, link_id, t_ns, detail)"
-		" SELECT run_id, invariant, dev_id, link_id, t_ns, detail FROM temp.check_violations"
-		" WHERE run_id = ?1",
-		"UPDATE main.runs SET status = 'violations' WHERE run_id = ?1 AND status = 'ok'"
-		" AND EXISTS (SELECT 1 FROM temp.check_violations WHERE run_id = ?1)",
+		("INSERT INTO main.violations(run_id, invariant, dev_id, link_id, t_ns, detail)"
+		 " SELECT run_id, invariant, dev_id, link_id, t_ns, detail FROM temp.check_violations"
+		 " WHERE run_id = ?1"),
+		("UPDATE main.runs SET status = 'violations' WHERE run_id = ?1 AND status = 'ok'"
+		 " AND EXISTS (SELECT 1 FROM temp.check_violations WHERE run_id = ?1)"),
 	};
 	int ok = !own_txn || sqlite3_exec(k->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
 
