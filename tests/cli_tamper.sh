@@ -21,6 +21,17 @@ for v in check explain diff; do
 	expect 0 "untampered: $v accepts it" "$DLSIM" "$@"
 done
 
+# not tampering: a run whose log failed (runs.log_error) keeps its engine's
+# metrics but stores only part of its events; it is incomplete, not corrupt
+cp "$G" "$T/cut.db"
+sqlite3 "$T/cut.db" "delete from events where run_id = 2 and seq >= 300;
+	update runs set status = 'failed', log_error = 'disk full (commit: database or disk is full)',
+	events = 300 where run_id = 2"
+expect 1 "a run whose log failed: incomplete (exit 1)" "$DLSIM" check "$T/cut.db"
+grep -q "incomplete" "$T/out" && ! grep -q corrupt "$T/out" && ok "said incomplete, not corrupt" \
+	|| bad "cut log: $(cat "$T/out")"
+expect 0 "explain of it" "$DLSIM" explain "$T/cut.db"
+
 n=0
 readers() { # what: run every reader on $T/t.db
 	"$DLSIM" check "$T/t.db" >"$T/out" 2>&1

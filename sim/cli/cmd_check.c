@@ -76,8 +76,8 @@ int cli_log_verify_run(const char *verb, const char *path, sqlite3 *db, int64_t 
 	}
 	if (rc == DL_CHECK_CORRUPT) {
 		fprintf(stderr, "dlsim %s: %s: run %" PRId64 ": corrupt log (%s); nothing of it is shown"
-			" ('dlsim check --run %" PRId64 "' lists the problems)\n", verb, path, run,
-			res.corrupt_first, run);
+			" ('dlsim check %s --run %" PRId64 "' lists the problems)\n", verb, path, run,
+			res.corrupt_first, path, run);
 		return DL_EXIT_CORRUPT;
 	}
 	if (res.log_error[0])
