@@ -32,6 +32,16 @@ grep -q "incomplete" "$T/out" && ! grep -q corrupt "$T/out" && ok "said incomple
 	|| bad "cut log: $(cat "$T/out")"
 expect 0 "explain of it" "$DLSIM" explain "$T/cut.db"
 
+# not tampering: a hot-plugged device that the script never adds has a devices
+# row and no register event; the writer counted it (devices_unregistered)
+cat >"$T/hp.json" <<'JSON'
+{ "format": "dlsim-scenario/1", "name": "hp", "seed": 1,
+  "defaults": {"probe": "1ms", "suspend": "1ms", "resume": "1ms"},
+  "devices": [ {"name": "a"}, {"name": "b", "hotplug": true}, {"name": "c", "parent": "a"} ] }
+JSON
+"$DLSIM" run "$T/hp.json" --db "$T/hp.db" >/dev/null 2>&1
+expect 0 "a hot-plugged device never added: not corrupt" "$DLSIM" check "$T/hp.db"
+
 n=0
 readers() { # what: run every reader on $T/t.db
 	"$DLSIM" check "$T/t.db" >"$T/out" 2>&1

@@ -1012,6 +1012,7 @@ struct vrun {
 	uint64_t ops[FAM_COUNT];      /* ops of each family with a makespan above 0 (metrics) */
 	uint64_t callbacks[FAM_COUNT];/* callback starts of each family (events) */
 	int64_t t_last;         /* the latest event time */
+	int64_t unregistered;   /* metric devices_unregistered (dl_log.c), -1 none */
 };
 
 static void corrupt(struct checker *k, const char *fmt, ...)
@@ -1207,6 +1208,8 @@ static int verify_metrics(struct checker *k, struct vrun *vr, int64_t nev)
 			corrupt(k, "metric events is %.0f but runs.events is %" PRId64, v, nev);
 		if ((f = metric_family(name)) >= 0 && v > 0)
 			vr->ops[f]++;
+		if (!strcmp(name, "devices_unregistered") && v >= 0 && v <= DL_CHECK_MAX_IDS)
+			vr->unregistered = (int64_t)v;
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;
@@ -1214,22 +1217,37 @@ static int verify_metrics(struct checker *k, struct vrun *vr, int64_t nev)
 
 /*
  * What a run that ran to its end promises about its events, for a log of
- * dlsim's writer: every device registered, the callbacks of every suspend and
+ * dlsim's writer: its devices registered but those the writer saw never
+ * register, the callbacks of every suspend and
  * resume op that took time, and (virtual time) no event after the makespan.
  */
 static void verify_promises(struct checker *k, const struct vrun *vr, const struct vdev *v,
 			    int64_t ndev)
 {
 	static const char *const fam[FAM_COUNT] = { "probe", "unbind", "suspend", "resume" };
+	int64_t never = 0, first = -1;
 
 	if (!vr->writer || !vr->finished)
 		return;
-	for (int64_t d = 0; d < ndev && k->res->corrupt < CORRUPT_STOP; d++)
-		if (v[d].seen && !v[d].registered) {
-			corrupt(k, "device %" PRId64 " has a devices row but no register event in a"
-				" run that ended '%s'", d, k->res->status);
-			break;
-		}
+	/*
+	 * A device may never register (hot-plugged, never added): the writer
+	 * counts those (metric devices_unregistered); rows beyond that count
+	 * were added or had their events deleted.  Older logs without the
+	 * metric: at least one device registered.
+	 */
+	for (int64_t d = 0; d < ndev; d++) {
+		if (!v[d].seen || v[d].registered)
+			continue;
+		if (!never++)
+			first = d;
+	}
+	if (vr->unregistered >= 0 && never != vr->unregistered)
+		corrupt(k, "%" PRId64 " devices never registered (the first: device %" PRId64 ") but the"
+			" writer saw %" PRId64 " (metric devices_unregistered)", never, first,
+			vr->unregistered);
+	else if (vr->unregistered < 0 && ndev > 0 && never == ndev)
+		corrupt(k, "none of the run's %" PRId64 " devices registered in a run that ended '%s'",
+			ndev, k->res->status);
 	/*
 	 * Only PM ops: a suspend or resume that took time ran callbacks.  A
 	 * probe or unbind op can take time without one (a racing op's delay,
@@ -1481,7 +1499,7 @@ static int verify_log(struct checker *k, int have_ext)
 	int64_t ndev = 0, nev = -1;
 	int from_zero = 0, rc;
 	struct vdev *v = NULL;
-	struct vrun vr = { .t_last = -1 };
+	struct vrun vr = { .t_last = -1, .unregistered = -1 };
 	uint8_t *known = NULL;
 	uint32_t nlink = 0;
 

@@ -68,6 +68,14 @@ struct dl_log {
 	char errmsg[512];
 	char *path;
 	int busy_ms;            /* how long a contended transaction is retried */
+	/*
+	 * The run's devices with a register event written (a bit each), so that
+	 * the run's end can say how many never registered (metric
+	 * devices_unregistered: hot-plugged devices never added), against which
+	 * `check` holds the devices rows (rows added by hand are not).
+	 */
+	uint8_t *reg;
+	uint32_t reg_n;
 };
 
 static const char schema_sql[] =
@@ -712,6 +720,8 @@ static int write_item(struct dl_log *l, struct qitem *batch, uint32_t idx)
 		sqlite3_bind_int(st, 5, ev->flags ? 1 : 0);
 		return step_reset(l, st, "insert into devices");
 	}
+	if (ev->kind == DL_EV_REGISTER && l->reg && ev->dev < l->reg_n)
+		l->reg[ev->dev / 8] |= (uint8_t)(1u << (ev->dev % 8));
 	seq = l->seq + l->npend;        /* the row's seq once the pending rows are in */
 	l->pend[l->npend++] = idx;
 	if (l->npend == DL_LOG_ROWS)
@@ -962,6 +972,9 @@ int dl_log_run_begin(struct dl_log *l, const struct dl_run_info *ri, int64_t *ru
 	}
 	l->run_id = sqlite3_last_insert_rowid(l->db);
 	l->run_open = 1;
+	free(l->reg);
+	l->reg_n = ri->devices;
+	l->reg = calloc((size_t)ri->devices / 8 + 1, 1);        /* NULL: no such metric */
 	l->seq = 0;
 	l->lost = 0;
 	l->recorded = 0;
@@ -1020,6 +1033,16 @@ static int finish_once(struct dl_log *l, const char *status, int64_t makespan_ns
 		sqlite3_bind_int64(st, 1, l->run_id);
 		sqlite3_bind_text(st, 2, m[i].name, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_double(st, 3, m[i].value);
+		rc = step_reset(l, st, "insert into metrics");
+	}
+	if (st && rc == SQLITE_OK && l->reg) {
+		uint64_t never = 0;
+
+		for (uint32_t d = 0; d < l->reg_n; d++)
+			never += !(l->reg[d / 8] & (1u << (d % 8)));
+		sqlite3_bind_int64(st, 1, l->run_id);
+		sqlite3_bind_text(st, 2, "devices_unregistered", -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 3, (double)never);
 		rc = step_reset(l, st, "insert into metrics");
 	}
 	sqlite3_finalize(st);
@@ -1125,6 +1148,7 @@ void dl_log_close(struct dl_log *l)
 		sqlite3_finalize(l->st[i]);
 	sqlite3_close(l->db);
 	free(l->path);
+	free(l->reg);
 	free(l->ring);
 	free(l->batch);
 	free(l);
