@@ -51,10 +51,11 @@ FUZZ_SECONDS ?= 300
 fuzz-build: deps
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
 	  -DDLSIM_WERROR=ON -DDLSIM_SAN=fuzz >/dev/null
-	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz_scenario fuzz_dtb fuzz_check fuzz_report fuzz_import_log
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz_scenario fuzz_dtb fuzz_check fuzz_report fuzz_import_log \
+	  fuzz_diff fuzz_explain
 
 fuzz: fuzz-build
-	printf '%s\n' scenario dtb check report import_log | xargs -P $(JOBS) -I{} \
+	printf '%s\n' scenario dtb check report import_log diff explain | xargs -P $(JOBS) -I{} \
 	  sh tests/fuzz/run.sh {} $(CURDIR)/$(FUZZ_BUILD) $(CURDIR) $(FUZZ_SECONDS)
 
 # A fresh demo database: the orders compared on identical samples (2 seeds),

@@ -7,7 +7,8 @@
 # waited for.  The headline names each op's time and its slowest device
 # (a 40 ms disk here), the order the kernel uses is marked, and the
 # timeline packs the callbacks into rows per worker (no two bars of a row
-# overlap) under the pinned slowest devices.  Skips (exit 0) without Chromium.
+# overlap) under the pinned slowest devices.  Skipped (exit 77) without
+# Chromium.
 DLSIM=$1
 browser=
 for b in /usr/bin/chromium /usr/bin/chromium-headless-shell /usr/bin/chromium-browser \
@@ -15,8 +16,8 @@ for b in /usr/bin/chromium /usr/bin/chromium-headless-shell /usr/bin/chromium-br
 	if [ -x "$b" ]; then browser=$b; break; fi
 done
 if [ -z "$browser" ]; then
-	echo "skip: no chromium"
-	exit 0
+	echo "SKIP: no chromium"
+	exit 77
 fi
 fail=0
 tmp=$(mktemp -d /tmp/dlsim-cli-browser.XXXXXX) || exit 1

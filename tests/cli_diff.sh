@@ -82,5 +82,16 @@ expect 2 "not a database" "$DLSIM" diff "$T/two.json" 1 2
 expect 2 "bad run id" "$DLSIM" diff "$T/d.db" 1 x
 expect 2 "bad tolerance" "$DLSIM" diff "$T/d.db" 1 2 --tolerance 1parsec
 expect 2 "missing runs" "$DLSIM" diff "$T/d.db" 1
+# runs without an event (writers that died at once: still 'running'): diffed,
+# said, no qsort of a NULL array (UBSan: "null pointer passed as argument 1")
+sqlite3 "$T/d.db" "insert into runs(run_id, scenario, order_name, mode, seed, workers, devices,
+	links, status, started_at, version) select max(run_id) + 1, 'x', 'sync', 'des', 1, 1, 0, 0,
+	'running', 'now', '0' from runs; insert into runs(run_id, scenario, order_name, mode, seed,
+	workers, devices, links, status, started_at, version) select max(run_id) + 1, 'x', 'sync',
+	'des', 1, 1, 0, 0, 'running', 'now', '0' from runs"
+E=$(sqlite3 "$T/d.db" "select max(run_id) from runs")
+expect 0 "two empty runs" "$DLSIM" diff "$T/d.db" $((E - 1)) "$E"
+grep -q "run $E is still 'running'" "$T/err" && grep -q "run A has no devices" "$T/out" \
+	&& ok "empty runs: said as such" || bad "empty runs: $(cat "$T/out" "$T/err")"
 expect 0 "--help" "$DLSIM" diff --help
 finish cli_diff

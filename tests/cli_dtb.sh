@@ -8,7 +8,7 @@ SRCDIR=$2
 fail=0
 T=$(mktemp -d /tmp/dlsim-cli-dtb.XXXXXX) || exit 1
 trap 'rm -rf "$T"' EXIT
-command -v dtc >/dev/null 2>&1 || { echo "SKIP: dtc not installed"; exit 0; }
+command -v dtc >/dev/null 2>&1 || { echo "SKIP: dtc not installed"; exit 77; }
 cat >"$T/soc.dts" <<'DTS'
 /dts-v1/;
 / {

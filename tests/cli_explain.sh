@@ -152,5 +152,15 @@ printf 'not a database' >"$T/bad.db"
 expect 2 "not a database" "$DLSIM" explain "$T/bad.db"
 expect 2 "bad run id" "$DLSIM" explain "$T/c.db" --run x
 expect 2 "no database" "$DLSIM" explain
+# a run still 'running' (its writer died) is said, not explained as if whole;
+# a database of another program (foreign application_id) is refused (issue 34)
+cp "$T/c.db" "$T/r.db"
+sqlite3 "$T/r.db" "update runs set status = 'running', events = NULL"
+expect 0 "explain a run still running" "$DLSIM" explain "$T/r.db"
+grep -q "run [0-9]* is still 'running'" "$T/err" && ok "says the run is still running" || bad "running: $(cat "$T/err")"
+cp "$T/c.db" "$T/foreign.db"
+sqlite3 "$T/foreign.db" "pragma application_id = 1234"
+expect 2 "a foreign application_id" "$DLSIM" explain "$T/foreign.db"
+grep -q "not a dlsim database" "$T/err" && ok "says not a dlsim database" || bad "foreign: $(cat "$T/err")"
 expect 0 "--help" "$DLSIM" explain --help
 finish cli_explain

@@ -53,6 +53,17 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$T/full" && mount -t tmpfs -o size=12m dlsim-
 	[ "$rc" = 1 ] && grep -q incomplete "$T/out" && ok "disk full: check says incomplete (exit 1)" \
 		|| { bad "disk full: check exit $rc"; cat "$T/out"; }
 	echo "disk full: status $(q "$T/full/x.db" "select status || ', ' || coalesce(events, 'NULL') || ' events' from runs")"
+	# a sweep on a full disk said "cannot rollback - no transaction is active",
+	# "not an error" and an empty "dlsim sweep: " line, never "disk full" (issue 34)
+	for mode in direct shards; do
+		rm -rf "$T/full/"*
+		"$DLSIM" sweep --scenarios "$DEF" --orders sync,cp-first --seeds 3 --set devices=4000 \
+			--jobs 2 --write $mode --db "$T/full/s.db" >"$T/out" 2>"$T/err"
+		rc=$?
+		[ "$rc" != 0 ] && grep -q "disk full" "$T/err" && ! grep -q "cannot rollback\|not an error\|^dlsim sweep: *$" "$T/err" \
+			&& ok "disk full, sweep --write $mode: said as such (exit $rc)" \
+			|| { bad "disk full, sweep --write $mode: exit $rc"; head -5 "$T/err"; }
+	done
 	umount "$T/full"
 else
 	echo "skipped: disk full (needs root and tmpfs)"

@@ -13,7 +13,7 @@ REAL=${DLSIM_REAL_DIR:-$SRC/../shared/real}
 [ -d "$REAL" ] || REAL=/work/shared/real
 if [ ! -d "$REAL" ]; then
 	echo "SKIP: no ../shared/real (set DLSIM_REAL_DIR)"
-	exit 0
+	exit 77
 fi
 
 # file, devices expected (parents included), callbacks expected

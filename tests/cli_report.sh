@@ -144,6 +144,11 @@ J
 		{ echo "FAIL: blocked workers not taken from the logged events"; fail=$((fail + 1)); }
 	awk -F'\t' '!/^#/ && $3 > 0 { found = 1 } END { exit !found }' "$tmp/ka/util.tsv" ||
 		{ echo "FAIL: util.tsv never shows a blocked worker"; fail=$((fail + 1)); }
+	# another program's database (its application_id) is refused, nothing written (issue 34)
+	cp "$tmp/ka.db" "$tmp/foreign.db"
+	sqlite3 "$tmp/foreign.db" "pragma application_id = 1234"
+	check 2 "report of a foreign application_id" "$DLSIM" report "$tmp/foreign.db" --out "$tmp/fo"
+	[ ! -e "$tmp/fo" ] || { echo "FAIL: a report written for a foreign database"; fail=$((fail + 1)); }
 else
 	echo "skip: sqlite3 not installed, only usage errors tested"
 fi

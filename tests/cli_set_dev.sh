@@ -24,6 +24,10 @@ grep -q "no listed device named 'nope'" "$T/err" || bad "names the unknown devic
 expect 2 "unknown key" "$DLSIM" run "$T/cam.json" --set dev.ov5640.bogus=1 --no-log
 grep -q "unknown key 'bogus'" "$T/err" || bad "names the unknown key"
 expect 2 "bad value" "$DLSIM" run "$T/cam.json" --set dev.ov5640.probe=-1 --no-log
+# 1e300 s overflows to inf: out of range, not "negative latency inf ns" (issue 34)
+expect 2 "a latency out of range" "$DLSIM" validate "$T/cam.json" --set dev.ov5640.probe=1e300s
+grep -q "latency inf ns is out of range; expected under 292 years" "$T/err" && ok "says out of range" \
+	|| bad "1e300s: $(cat "$T/err")"
 expect 2 "no name" "$DLSIM" validate "$T/cam.json" --set dev.probe=1ms
 expect 2 "dev. on a generated scenario" "$DLSIM" validate "$SRC/scenarios/default.json" --set dev.x.probe=1ms
 grep -q 'lists no "devices"' "$T/err" || bad "says the scenario lists no devices"

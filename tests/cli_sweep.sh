@@ -13,7 +13,7 @@ DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
 SAME="python3 $SRC/tests/sweep_same.py"
-command -v dtc >/dev/null 2>&1 || { echo "SKIP: dtc not installed"; exit 0; }
+command -v dtc >/dev/null 2>&1 || { echo "SKIP: dtc not installed"; exit 77; }
 
 mkdir -p "$T/in/dt" "$T/in/sc"
 for n in 1 2 3; do
@@ -93,9 +93,10 @@ PY
 [ "$(sqlite3 "$T/a.db" "SELECT count(*) FROM runs")" = 45 ] && ok "45 runs, none twice" \
 	|| bad "run count after resume"
 
-# a leftover shard holding 30 runs b.db has and 15 it lacks: the 15 are added, none twice
+# a leftover shard holding 30 runs b.db has and 15 it lacks: the 15 are added,
+# none twice (named as the sweep names its shards, HOST-PID.db)
 mkdir "$T/b.db.shards"
-cp "$T/a.db" "$T/b.db.shards/left-over.db"
+cp "$T/a.db" "$T/b.db.shards/left-4242.db"
 expect 0 "merge a shard that is partly merged already" "$DLSIM" sweep $ARGS --db "$T/b.db" --jobs 1
 expect 0 "nothing lost, nothing doubled" $SAME "$T/a.db" "$T/b.db"
 [ ! -e "$T/b.db.shards" ] && ok "the leftover shard was removed" || bad "leftover shard kept"
@@ -255,5 +256,14 @@ expect 2 "no input" "$DLSIM" sweep --orders sync --db "$T/n.db"
 expect 2 "missing path" "$DLSIM" sweep --scenarios "$T/nothing/*.json" --orders sync --db "$T/n.db"
 expect 2 "not a dlsim database" "$DLSIM" sweep --scenarios "$T/in/sc" --orders sync --db "$T/bad.json"
 [ ! -e "$T/n.db" ] && ok "nothing written for bad input" || bad "database written for bad input"
+# a file the sweep did not write in OUT.db.shards/ was deleted unmerged (issue
+# 34): now the sweep refuses, exit 2, before it changes anything
+mkdir "$T/o.db.shards"
+cp "$T/a.db" "$T/o.db.shards/x.db"
+expect 2 "a foreign file in the shards folder" "$DLSIM" sweep --scenarios "$T/in/sc" --orders sync --db "$T/o.db"
+grep -q "o.db.shards/x.db is not a file this sweep writes" "$T/err" && ok "names the file" \
+	|| bad "foreign shard message: $(cat "$T/err")"
+[ -e "$T/o.db.shards/x.db" ] && [ ! -e "$T/o.db" ] && ok "the file kept, nothing written" \
+	|| bad "foreign shard: $(ls "$T/o.db.shards" "$T"/o.db* 2>&1)"
 expect 0 "--help" "$DLSIM" sweep --help
 finish cli_sweep

@@ -8,8 +8,8 @@ DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
 SAME="python3 $SRC/tests/sweep_same.py"
-[ -x "$(dirname "$DLSIM")/dlsim-mpi" ] || { echo "SKIP: dlsim-mpi not built (no MPI found)"; exit 0; }
-command -v mpirun >/dev/null 2>&1 || { echo "SKIP: no mpirun"; exit 0; }
+[ -x "$(dirname "$DLSIM")/dlsim-mpi" ] || { echo "SKIP: dlsim-mpi not built (no MPI found)"; exit 77; }
+command -v mpirun >/dev/null 2>&1 || { echo "SKIP: no mpirun"; exit 77; }
 MPI="mpirun --oversubscribe --allow-run-as-root -np 4"
 # Open MPI's plugins (dlclose'd at exit, so unattributable) leak at MPI_Finalize:
 # LeakSanitizer would fail every rank of a SAN=address build for Open MPI's sake

@@ -250,6 +250,35 @@ static void test_add_refused_rpm_active_releases_supplier_reference(void)
 	CU_ASSERT_EQUAL(c->dev[b].rpm_usage, 0);
 }
 
+static bool always_stop(void *ctx)
+{
+	(void)ctx;
+	return true;
+}
+
+/*
+ * Ctrl-C during device_link_add()'s walk (dl_core_set_stop()): the walk
+ * answers nothing, so no refusal is made up and logged; the link add returns
+ * -EINTR and gives back the RPM_ACTIVE reference it took.
+ */
+static void test_add_stopped_walk_logs_no_refusal(void)
+{
+	dl_dev_t a = mk(DL_NONE), b = mk(DL_NONE);
+	unsigned n0;
+
+	add(b, a, 0);                           /* b consumes a: a -> b would be reversed */
+	dl_core_set_stop(c, always_stop, NULL);
+	c->stop_steps = DL_STOP_POLL_STEPS - 1; /* the walk's first step polls */
+	n0 = nev;
+	CU_ASSERT_EQUAL(dl_link_add(c, a, b, DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE, NULL), -EINTR);
+	for (unsigned i = n0; i < nev && i < NEV; i++)
+		CU_ASSERT_NOT_EQUAL(evs[i].kind, DL_EV_LINK_REFUSED);
+	CU_ASSERT_EQUAL(c->dev[b].rpm_usage, 0);
+	CU_ASSERT_EQUAL(dl_link_find(c, a, b), DL_NONE);
+	CU_ASSERT_TRUE(dl_core_poll_stop(c));
+	CU_ASSERT_TRUE(dl_dpm_is_topological(c));
+}
+
 static void test_add_refuses_unregistered_supplier(void)
 {
 	dl_dev_t a = mk(DL_NONE), u = mk_unreg(DL_NONE);
@@ -1628,6 +1657,7 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_add_refuses_sync_state_only_with_other_flags),
 	T(test_add_refuses_rpm_active_when_supplier_resume_fails),
 	T(test_add_refused_rpm_active_releases_supplier_reference),
+	T(test_add_stopped_walk_logs_no_refusal),
 	T(test_add_refuses_unregistered_supplier),
 	T(test_add_allows_unregistered_consumer),
 	T(test_add_refuses_reverse_dependency_via_link),

@@ -178,7 +178,10 @@ static void test_round_trip(void)
 		   " FROM refused WHERE run_id = 1");
 	CU_ASSERT_STRING_EQUAL(s ? s : "", "0>1:STATELESS:reverse-dependency");
 	free(s);
-	CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM metrics WHERE run_id = 1"), 2);
+	/* the two given, and the writer's count of devices never registered */
+	CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM metrics WHERE run_id = 1"), 3);
+	CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM metrics WHERE run_id = 1 AND"
+			      " name = 'devices_unregistered' AND value >= 0"), 1);
 	CU_ASSERT_EQUAL(q_int(db, "SELECT value * 10 FROM metrics WHERE run_id = 1 AND name = 'wall_ns'"),
 			55);
 	CU_ASSERT_EQUAL(q_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND"

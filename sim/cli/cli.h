@@ -4,6 +4,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 int cmd_run(int argc, char **argv);
@@ -30,6 +31,19 @@ enum { DL_EXIT_CORRUPT = 3 };
 int cli_not_built(const char *verb, const char *issue);
 
 /*
+ * The step every reader of a log (check, report, diff, explain) runs first
+ * (cmd_check.c): PATH is a dlsim database (application_id, tables) and run
+ * *RUN (0: the newest, written back; left 0 when there is none) passes
+ * dl_check_verify().  Returns -1 to go on (a warning is printed for a run
+ * still 'running' or whose log failed), else the exit status, the reason
+ * printed: 2 no such database or run, 3 a corrupt log.
+ */
+struct sqlite3;
+int cli_log_validate(const char *verb, const char *path, int64_t *run);
+/* The same for run RUN of the open DB. */
+int cli_log_verify_run(const char *verb, const char *path, struct sqlite3 *db, int64_t run);
+
+/*
  * Ctrl-C and SIGTERM: cli_catch_stop() makes them set the flag that long
  * verbs poll (cli_stop_flag()), so that a run stops and what finished is
  * kept; cli_release_stop() gives them back their default action.  The one
@@ -38,6 +52,16 @@ int cli_not_built(const char *verb, const char *issue);
 atomic_int *cli_stop_flag(void);
 void cli_catch_stop(void);
 void cli_release_stop(void);
+
+/*
+ * Names from scenarios, DTBs and logs printed to a terminal (cli_quote.c):
+ * NAME itself when it holds no control character and is UTF-8, else its
+ * escaped form (\u001b, \xff) in BUF, cut with "..." to fit.
+ */
+#define CLI_QUOTE_MAX 512
+const char *cli_name(const char *name, char *buf, size_t len);
+/* N bytes of TEXT to F, control characters but newlines and tabs escaped as by cli_name(). */
+void cli_write_text(FILE *f, const char *text, size_t n);
 
 /* "-EBUSY" for -16, "EPROBE_DEFER" for 517, the number if unknown; into BUF. */
 const char *cli_errno_name(int err, char *buf, size_t len);

@@ -35,13 +35,20 @@ static void check_usage(FILE *f)
 	      "run's earlier rows); a run with violations whose status was 'ok' is marked\n"
 	      "'violations'.\n"
 	      "\n"
-	      "The log itself is verified first: the runs row (status, counts), devices\n"
-	      "(ids dense, a name, parents in range), links, and every event (seq dense\n"
-	      "from 0, kind and phase known, ids in range, 0 <= t_ns <= 2^62, each device's\n"
+	      "The log itself is verified first: the runs row (status, counts, makespan,\n"
+	      "workers and links in range), the metrics (numbers, times in 0..2^62, makespan\n"
+	      "and events equal to the row's), devices (ids dense, a name, parents in\n"
+	      "range), links (known flags), and every event (seq dense from 0, kind and phase\n"
+	      "known, ids, worker, err and flags in range, 0 <= t_ns <= 2^62, each device's\n"
 	      "times non-decreasing, each probe_end/unbind_end after its start, the count\n"
-	      "equal to runs.events).  A log that fails is reported as corrupt,\n"
+	      "equal to runs.events); a finished run has every device registered and the\n"
+	      "callbacks of every suspend and resume that took time.  A log that fails is\n"
+	      "reported as corrupt,\n"
 	      "  run R: corrupt log: <what>\n"
-	      "and its rules are not checked.\n"
+	      "its rules are not checked and nothing is written into it.  report, diff and\n"
+	      "explain run the same verification first.  check reads in one read\n"
+	      "transaction (a run being written is not blocked) and writes only the\n"
+	      "violations, at the end.\n"
 	      "\n"
 	      "  --run ID    check run ID (default: the newest run)\n"
 	      "  --all       check every run in DB\n"
@@ -51,6 +58,62 @@ static void check_usage(FILE *f)
 	      "(still 'running', or its log failed: runs.log_error); 2 bad usage, not a\n"
 	      "dlsim database, or no such run; 3 a run's log is corrupt (with --all: the\n"
 	      "worst of the runs, 3 above 1).\n", f);
+}
+
+int cli_log_verify_run(const char *verb, const char *path, sqlite3 *db, int64_t run)
+{
+	struct dl_check_result res;
+	int rc = dl_check_verify(db, run, &res);
+
+	if (rc == -ENOENT) {
+		fprintf(stderr, "dlsim %s: %s: no run %" PRId64 " in the database\n", verb, path, run);
+		return DL_EXIT_USAGE;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "dlsim %s: %s: run %" PRId64 ": cannot read the log: %s\n", verb, path,
+			run, rc == -ENOMEM ? "out of memory" : sqlite3_errmsg(db));
+		return DL_EXIT_USAGE;
+	}
+	if (rc == DL_CHECK_CORRUPT) {
+		fprintf(stderr, "dlsim %s: %s: run %" PRId64 ": corrupt log (%s); nothing of it is shown"
+			" ('dlsim check %s --run %" PRId64 "' lists the problems)\n", verb, path, run,
+			res.corrupt_first, path, run);
+		return DL_EXIT_CORRUPT;
+	}
+	if (res.log_error[0])
+		fprintf(stderr, "dlsim %s: warning: run %" PRId64 "'s log is incomplete (it could not"
+			" be written: %s); what follows covers the events stored\n", verb, run,
+			res.log_error);
+	else if (res.incomplete)
+		fprintf(stderr, "dlsim %s: warning: run %" PRId64 " is still 'running' (being written,"
+			" or its writer died); what follows covers the events stored so far\n", verb, run);
+	return -1;
+}
+
+int cli_log_validate(const char *verb, const char *path, int64_t *run)
+{
+	sqlite3 *db;
+	char err[1024];
+	int ret = -1;
+
+	if (dl_log_open_existing(path, &db, err, sizeof(err))) {
+		fprintf(stderr, "dlsim %s: %s\n", verb, err);
+		return DL_EXIT_USAGE;
+	}
+	if (*run <= 0) {
+		int64_t newest = dl_check_newest_run(db);
+
+		if (newest < 0) {
+			fprintf(stderr, "dlsim %s: %s: cannot read the runs: %s\n", verb, path,
+				sqlite3_errmsg(db));
+			ret = DL_EXIT_USAGE;
+		}
+		*run = newest > 0 ? newest : 0;
+	}
+	if (*run > 0)
+		ret = cli_log_verify_run(verb, path, db, *run);
+	sqlite3_close(db);
+	return ret;
 }
 
 static int check_one(sqlite3 *db, int64_t run, int verbose)

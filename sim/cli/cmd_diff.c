@@ -40,7 +40,10 @@ static void diff_usage(FILE *f)
 		   "                  us, ms, s; a bare number is ns)\n"
 		   "  --max-pairs N   list at most N disagreeing pairs, count the rest (default %d)\n"
 		   "  --json          one JSON object on stdout\n\n"
-		   "exit status: 0 ok, 2 bad usage, not a dlsim database or no such run\n",
+		   "Both runs' logs are verified first, as by dlsim check: a corrupt log is\n"
+		   "refused.\n\n"
+		   "exit status: 0 ok, 2 bad usage, not a dlsim database or no such run,\n"
+		   "3 a corrupt log\n",
 		DIFF_DEFAULT_PAIRS);
 }
 
@@ -102,11 +105,14 @@ static void print_share(char *buf, size_t len, uint64_t agree, uint64_t pairs)
 static void print_table(const struct dl_diff *d)
 {
 	char a[32], b[32], r[32], s[32];
+	char q[6][CLI_QUOTE_MAX];       /* the log's strings, escaped (cli_name()) */
 
 	printf("diff: run %" PRId64 " (%s, %s, seed %" PRId64 ") vs run %" PRId64
 	       " (%s, %s, seed %" PRId64 "), scenario '%s'\n",
-	       d->run_a, d->mode_a, d->order_a, d->seed_a, d->run_b, d->mode_b, d->order_b,
-	       d->seed_b, d->scenario_a);
+	       d->run_a, cli_name(d->mode_a, q[0], sizeof(q[0])),
+	       cli_name(d->order_a, q[1], sizeof(q[1])), d->seed_a, d->run_b,
+	       cli_name(d->mode_b, q[2], sizeof(q[2])), cli_name(d->order_b, q[3], sizeof(q[3])),
+	       d->seed_b, cli_name(d->scenario_a, q[4], sizeof(q[4])));
 	printf("devices: %" PRIu64 " in A, %" PRIu64 " in B, %" PRIu64
 	       " in both (matched by name); tolerance %.3f ms\n\n",
 	       d->devices_a, d->devices_b, d->devices_common, ms(d->tol_ns));
@@ -140,6 +146,8 @@ static void print_table(const struct dl_diff *d)
 		       " (%s): which of two independent devices a thread reached first\n",
 		       d->dep_agree, d->dep_pairs, s, d->agree - d->dep_agree,
 		       d->pairs - d->dep_pairs, t);
+	} else if (!d->devices_a) {
+		printf("  (not split by dependency: run A has no devices)\n");
 	} else {
 		printf("  (not split by dependency: more than %d devices in A, or its links form a "
 		       "cycle)\n", DL_DIFF_DEP_MAX);
@@ -153,7 +161,8 @@ static void print_table(const struct dl_diff *d)
 		const struct dl_diff_row *w = &d->rows[p->row];
 
 		printf("  %s/%s: '%s' before '%s' in A (%.3f, %.3f ms), after it in B (%.3f, %.3f ms)\n",
-		       w->op, w->phase, p->dev1, p->dev2, ms(p->a1_ns), ms(p->a2_ns), ms(p->b1_ns),
+		       w->op, w->phase, cli_name(p->dev1, q[0], sizeof(q[0])),
+		       cli_name(p->dev2, q[1], sizeof(q[1])), ms(p->a1_ns), ms(p->a2_ns), ms(p->b1_ns),
 		       ms(p->b2_ns));
 	}
 	if (d->disagree_unlisted)
@@ -253,7 +262,7 @@ int cmd_diff(int argc, char **argv)
 	uint64_t max_pairs = DIFF_DEFAULT_PAIRS;
 	struct dl_diff *d;
 	sqlite3 *db;
-	char err[512];
+	char err[512], q[2][CLI_QUOTE_MAX];
 
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -304,6 +313,14 @@ int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "dlsim diff: %s\n", err);
 		return DL_EXIT_USAGE;
 	}
+	for (int k = 0; k < 2; k++) {
+		if (k == 1 && run[1] == run[0])
+			break;
+		if ((ret = cli_log_verify_run("diff", pos[0], db, run[k])) >= 0) {
+			sqlite3_close(db);
+			return ret;
+		}
+	}
 	ret = dl_diff_runs(db, run[0], run[1], tol, (uint32_t)max_pairs, &d, &which);
 	if (ret == -ENOENT) {
 		fprintf(stderr, "dlsim diff: %s: no run %" PRId64 " in the database\n", pos[0], which);
@@ -317,8 +334,9 @@ int cmd_diff(int argc, char **argv)
 		return DL_EXIT_USAGE;
 	if (strcmp(d->scenario_a, d->scenario_b))
 		fprintf(stderr, "dlsim diff: warning: run %" PRId64 " is scenario '%s', run %" PRId64
-			" is '%s'; devices are matched by name\n", d->run_a, d->scenario_a, d->run_b,
-			d->scenario_b);
+			" is '%s'; devices are matched by name\n", d->run_a,
+			cli_name(d->scenario_a, q[0], sizeof(q[0])), d->run_b,
+			cli_name(d->scenario_b, q[1], sizeof(q[1])));
 	if (json)
 		ret = print_json(d);
 	else

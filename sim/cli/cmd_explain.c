@@ -37,7 +37,27 @@ static void explain_usage(FILE *f)
 		   "at least a tenth of the run; the links the core refused and why; the unbind\n"
 		   "cascades by name.\n"
 		   "--run: the run (default: the newest).\n\n"
-		   "exit status: 0 success, 2 bad usage, no such database or run\n");
+		   "The run's log is verified first, as by dlsim check: a corrupt log is refused.\n\n"
+		   "exit status: 0 success, 2 bad usage, no such database or run, 3 a corrupt log\n");
+}
+
+/* The account to stdout, names escaped (cli_write_text()): the log's names are data. */
+static int explain_escaped(const char *db, int64_t run, enum dl_explain_detail mode, char *err,
+			   size_t errlen)
+{
+	char *text = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&text, &n);
+	int ret = m ? dl_explain_path(db, run, mode, m, err, errlen) : -ENOMEM;
+
+	if (m)
+		fclose(m);
+	if (!m)
+		snprintf(err, errlen, "out of memory");
+	if (text)
+		cli_write_text(stdout, text, n);
+	free(text);
+	return ret;
 }
 
 int cmd_explain(int argc, char **argv)
@@ -45,6 +65,7 @@ int cmd_explain(int argc, char **argv)
 	const char *db = NULL, *v;
 	int64_t run = 0;
 	char err[512];
+	int ret;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -79,7 +100,9 @@ int cmd_explain(int argc, char **argv)
 			strerror(errno));
 		return DL_EXIT_USAGE;
 	}
-	if (dl_explain_path(db, run, DL_EXPLAIN_FULL, stdout, err, sizeof(err))) {
+	if ((ret = cli_log_validate("explain", db, &run)) >= 0)
+		return ret;
+	if (explain_escaped(db, run, DL_EXPLAIN_FULL, err, sizeof(err))) {
 		fprintf(stderr, "dlsim explain: %s: %s\n", db, err);
 		return DL_EXIT_USAGE;
 	}
@@ -99,7 +122,7 @@ void cli_explain_after(const char *db, int64_t run_id, uint32_t devices, int is_
 		return;
 	}
 	fflush(stdout);
-	if (dl_explain_path(db, run_id, is_short ? DL_EXPLAIN_SHORT : DL_EXPLAIN_FULL, stdout, err,
+	if (explain_escaped(db, run_id, is_short ? DL_EXPLAIN_SHORT : DL_EXPLAIN_FULL, err,
 			    sizeof(err)))
 		fprintf(stderr, "dlsim: explain run %lld: %s\n", (long long)run_id, err);
 }

@@ -52,6 +52,7 @@ int cmd_report(int argc, char **argv)
 	struct dl_report_opts o = { .run = -1 };
 	char err[1024], dir[PATH_MAX];
 	long long run = -1;
+	int64_t chosen;
 	int ret;
 
 	for (int i = 1; i < argc; i++) {
@@ -126,6 +127,9 @@ int cmd_report(int argc, char **argv)
 	}
 	o.outdir = out;
 	o.run = (int64_t)run;
+	chosen = run > 0 ? run : 0;     /* 0: the newest */
+	if ((ret = cli_log_validate("report", db, &chosen)) >= 0)
+		return ret;     /* the chosen run verified first, before any file is written */
 	ret = dl_report_write_opts(db, &o, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "dlsim report: %s\n", err);

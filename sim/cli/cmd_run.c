@@ -684,13 +684,13 @@ static void table_result(const struct runner *rn, const char *order, int64_t run
 	const struct dl_run_result *r = rn->r;
 	/* an interrupted run's last op stopped early: its bound is for the whole op */
 	bool cut = !strcmp(r->status, "interrupted");
-	char rs[32], err[32];
+	char rs[32], err[32], q[CLI_QUOTE_MAX];
 
 	if (run_id)
 		printf("run %lld: ", (long long)run_id);
 	else
 		printf("run (not logged): ");
-	printf("%s, order %s, ", rn->sc->name, order);
+	printf("%s, order %s, ", cli_name(rn->sc->name, q, sizeof(q)), order);
 	if (!kernel_mode(&rn->o))
 		printf("kernel %u.%u rules, ", r->kernel >> 8, r->kernel & 0xff);
 	printf("K = %u CPUs, %u devices, %u links (%u refused): %s\n", r->workers, r->devices,
@@ -720,7 +720,8 @@ static void table_result(const struct runner *rn, const char *order, int64_t run
 	if (cut)
 		printf("interrupted: the last op did not finish, so it has no ratio (" NO_VALUE ")\n");
 	if (r->fail_dev != DL_NONE)
-		printf("failed: device '%s' returned %s\n", dl_sc_name(rn->sc, r->fail_dev),
+		printf("failed: device '%s' returned %s\n",
+		       cli_name(dl_sc_name(rn->sc, r->fail_dev), q, sizeof(q)),
 		       cli_errno_name(r->err, err, sizeof(err)));
 	if (!dl_order_policy(rn->o.order)->link_aware)
 		printf("note: %s ignores device links; 'dlsim check' finds the orderings it breaks\n",
@@ -940,7 +941,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct runner rn = { 0 };
 	int64_t run_id;
-	char err[32];
+	char err[32], q[CLI_QUOTE_MAX];
 	int rc = parse_args(argc, argv, &rn.o, false);
 
 	if (rc)
@@ -957,7 +958,7 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "dlsim run: %s: virtual time passed %lld s (2^62 ns): a latency,"
 			" or the deferred-retry walk device_pm_move_to_tail() (cost.reorder_ns,"
 			" cost.reorder_visit_ns), is too large for this scenario\n",
-			rn.sc->name, (long long)(DL_T_MAX / 1000000000));
+			cli_name(rn.sc->name, q, sizeof(q)), (long long)(DL_T_MAX / 1000000000));
 	else if (rc < 0 && rc != -EINTR)
 		fprintf(stderr, "dlsim run: simulation failed: %s\n", strerror(-rc));
 	if (rn.o.json)
@@ -968,7 +969,8 @@ int cmd_run(int argc, char **argv)
 		cli_explain_after(rn.o.db, run_id, rn.r->devices, 0);
 	if (rn.r->fail_dev != DL_NONE)
 		fprintf(stderr, "dlsim run: %s failed on device '%s' (%s)\n",
-			rn.r->nops ? "an op" : "the run", dl_sc_name(rn.sc, rn.r->fail_dev),
+			rn.r->nops ? "an op" : "the run",
+			cli_name(dl_sc_name(rn.sc, rn.r->fail_dev), q, sizeof(q)),
 			cli_errno_name(rn.r->err, err, sizeof(err)));
 	runner_free(&rn);
 	return exit_for(rc);
@@ -1070,9 +1072,10 @@ static void compare_table(const struct runner *rn, const struct compare_stats *s
 			  const enum dl_order *orders, uint32_t norders)
 {
 	bool sd = rn->o.seeds > 1, des = rn->o.backend == DL_BACKEND_DES;
-	char r1[32], r2[32], ob[32], v[32];
+	char r1[32], r2[32], ob[32], v[32], q[CLI_QUOTE_MAX];
 
-	printf("compare: %s, %u devices, %u links, ", rn->sc->name, rn->sc->ndev, rn->sc->nlink);
+	printf("compare: %s, %u devices, %u links, ", cli_name(rn->sc->name, q, sizeof(q)),
+	       rn->sc->ndev, rn->sc->nlink);
 	if (sd)
 		printf("%u seeds from %llu, times in ms (mean ± sd)\n", rn->o.seeds,
 		       (unsigned long long)rn->sc->seed);

@@ -211,6 +211,35 @@ int dl_core_presize(struct dl_core *c, const uint32_t *nsup, const uint32_t *nco
 	return 0;
 }
 
+/**
+ * dl_core_set_stop - ask @poll(@ctx) during long walks whether to stop (the
+ * engine's Ctrl-C flag); NULL: never.  A stopped call returns -EINTR and
+ * leaves dpm_list a topological order, as running out of memory does.
+ */
+void dl_core_set_stop(struct dl_core *c, bool (*poll)(void *ctx), void *ctx)
+{
+	c->stop_poll = poll;
+	c->stop_ctx = ctx;
+	c->stop_steps = 0;
+}
+
+/** dl_core_poll_stop - is the run to stop?  Asks the poll now; sticky once true. */
+bool dl_core_poll_stop(struct dl_core *c)
+{
+	if (!c->stopped && c->stop_poll && c->stop_poll(c->stop_ctx))
+		c->stopped = true;
+	return c->stopped;
+}
+
+/* One step of a walk: true when the walk is to give up (every DL_STOP_POLL_STEPS, a poll). */
+static inline bool walk_stop(struct dl_core *c)
+{
+	if (++c->stop_steps < DL_STOP_POLL_STEPS)
+		return c->stopped;
+	c->stop_steps = 0;
+	return dl_core_poll_stop(c);
+}
+
 void dl_core_set_sink(struct dl_core *c, struct dl_sink sink)
 {
 	c->sink = sink;
@@ -514,7 +543,8 @@ static bool is_ancestor(const struct dl_core *c, dl_dev_t dev, dl_dev_t target)
  * dl_is_dependent - device_is_dependent(dev, target): does target depend on
  * dev, i.e. is it dev itself, a descendant, or reachable through consumer
  * links other than SYNC_STATE_ONLY ones?  O(V+E) with epoch marks, and
- * pruned by dpm_list order (see the file header).
+ * pruned by dpm_list order (see the file header).  True too on running out
+ * of memory or when the run is to stop (c->stopped).
  */
 bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 {
@@ -544,6 +574,8 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 	while (st->n) {
 		const struct dl_device *x = &c->dev[st->v[--st->n]];
 
+		if (walk_stop(c))
+			return true;    /* stopped: the caller sees c->stopped */
 		for (uint32_t i = 0; i < x->children.n; i++) {
 			dl_dev_t y = x->children.v[i];
 
@@ -582,7 +614,8 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
  * already marked @ep and marking those it visits.  Appends them to @post in
  * postorder: read backwards, @post is the order the kernel's walk leaves
  * them in.  Returns true if it reaches @target (then it stops; DL_NONE for
- * no target), or on running out of memory.
+ * no target), on running out of memory, or when the run is to stop
+ * (c->stopped; polled every DL_STOP_POLL_STEPS devices).
  */
 /* How many of a device's edges reorder_walk() prefetches on reaching it. */
 #define WALK_AHEAD 8
@@ -615,6 +648,9 @@ static bool reorder_walk(struct dl_core *c, dl_dev_t d, dl_dev_t target, uint32_
 	while (st->n) {
 		dl_dev_t x = st->v[st->n - 2];
 		uint32_t e = st->v[st->n - 1];
+
+		if (walk_stop(c))
+			return true;
 		const struct dl_device *xd = &c->dev[x];
 		uint32_t nch = xd->children.n;
 		dl_dev_t y = DL_NONE;
@@ -831,7 +867,7 @@ static int link_reorder(struct dl_core *c, dl_dev_t con, dl_dev_t sup, bool have
 
 	if (c->dev[con].registered && c->dev[con].dpm_key < c->dev[sup].dpm_key) {
 		if (!have && reorder_collect(c, con, DL_NONE))
-			return -ENOMEM;
+			return c->stopped ? -EINTR : -ENOMEM;
 		dpm_move_set(c, &c->scratch2);
 		if (settled)
 			return 0;
@@ -856,6 +892,8 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 	struct dl_link *k;
 	dl_link_t l;
 	bool rpm_taken = false, collected;
+	int err = 0;
+	unsigned reason = 0;
 
 	if (con >= c->ndev || sup >= c->ndev)
 		return refuse(c, con, sup, flags, DL_REFUSE_MISSING_DEVICE);
@@ -878,9 +916,8 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 		rpm_taken = true;
 	}
 	if (!c->dev[sup].registered) {
-		if (rpm_taken)
-			dl_rpm_put_noidle(c, sup);
-		return refuse(c, con, sup, flags, DL_REFUSE_SUPPLIER_UNREGISTERED);
+		reason = DL_REFUSE_SUPPLIER_UNREGISTERED;
+		goto fail;
 	}
 	l = dl_link_find(c, con, sup);
 	/*
@@ -893,15 +930,17 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 		    c->dev[con].registered && c->dev[con].dpm_key < c->dev[sup].dpm_key;
 	if (collected ? reorder_collect(c, con, sup) :
 	    !(flags & DL_FLAG_SYNC_STATE_ONLY) && dl_is_dependent(c, con, sup)) {
-		if (rpm_taken)
-			dl_rpm_put_noidle(c, sup);
-		return refuse(c, con, sup, flags, DL_REFUSE_REVERSE_DEPENDENCY);
+		/* a walk stopped by Ctrl-C answers nothing: no refusal is made up */
+		if (c->stopped)
+			err = -EINTR;
+		else
+			reason = DL_REFUSE_REVERSE_DEPENDENCY;
+		goto fail;
 	}
 	if ((flags & DL_FLAG_SYNC_STATE_ONLY) && c->dev[con].state != DL_DEV_NO_DRIVER &&
 	    c->dev[con].state != DL_DEV_PROBING) {
-		if (rpm_taken)
-			dl_rpm_put_noidle(c, sup);
-		return refuse(c, con, sup, flags, DL_REFUSE_CONSUMER_BOUND);
+		reason = DL_REFUSE_CONSUMER_BOUND;
+		goto fail;
 	}
 	if (flags & DL_FLAG_AUTOREMOVE_SUPPLIER)
 		flags &= ~DL_FLAG_AUTOREMOVE_CONSUMER;
@@ -958,9 +997,8 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 		struct dl_link *nl = realloc(c->link, (size_t)cap * sizeof(*nl));
 
 		if (!nl) {
-			if (rpm_taken)
-				dl_rpm_put_noidle(c, sup);
-			return -ENOMEM;
+			err = -ENOMEM;
+			goto fail;
 		}
 		c->link = nl;
 		c->cap_link = cap;
@@ -976,11 +1014,14 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 	k->rpm_active = rpm_taken ? 1 : 0;
 	k->c_pos = c->dev[con].suppliers.n;
 	k->s_pos = c->dev[sup].consumers.n;
-	if (dl_idvec_push(&c->dev[con].suppliers, l))
-		return -ENOMEM;
+	if (dl_idvec_push(&c->dev[con].suppliers, l)) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	if (dl_idvec_push(&c->dev[sup].consumers, l)) {
 		c->dev[con].suppliers.n--;
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto fail;
 	}
 	c->graph_gen++;
 	c->nlink++;
@@ -994,6 +1035,12 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 	if (flags & DL_FLAG_SYNC_STATE_ONLY)
 		return 0;
 	return link_reorder(c, con, sup, collected);
+
+fail:
+	/* the one unwind: the runtime-PM reference RPM_ACTIVE took on the supplier */
+	if (rpm_taken)
+		dl_rpm_put_noidle(c, sup);
+	return reason ? refuse(c, con, sup, flags, reason) : err;
 }
 
 /**

@@ -232,12 +232,28 @@ struct dl_core {
 
 	uint32_t kver;                  /* DL_KVER() whose rules apply (dl_core_set_kernel()) */
 	bool pm_skips_sso;              /* kver >= DL_KVER_PM_SKIPS_SSO */
+
+	/*
+	 * Ctrl-C in the long walks (dl_core_set_stop()): stop_poll(stop_ctx)
+	 * is asked every DL_STOP_POLL_STEPS steps of a walk; once it says yes,
+	 * stopped stays set, every walk gives up at once and the call under
+	 * way returns -EINTR.  The core itself knows no signal.
+	 */
+	bool (*stop_poll)(void *ctx);
+	void *stop_ctx;
+	uint32_t stop_steps;
+	bool stopped;
 };
+
+/* Steps of a walk between two stop polls: ~50 us of work, a load of a flag each. */
+#define DL_STOP_POLL_STEPS 4096u
 
 /* Lifetime. */
 int dl_core_init(struct dl_core *c, uint32_t ndev_hint, uint32_t nlink_hint);
 void dl_core_fini(struct dl_core *c);
 void dl_core_set_sink(struct dl_core *c, struct dl_sink sink);
+void dl_core_set_stop(struct dl_core *c, bool (*poll)(void *ctx), void *ctx);
+bool dl_core_poll_stop(struct dl_core *c);
 int dl_core_set_kernel(struct dl_core *c, uint32_t kver);
 int dl_kver_parse(const char *s, uint32_t *out);
 void dl_kver_format(uint32_t kver, char *buf, size_t len);

@@ -5,6 +5,7 @@
  * suspend -> rollback -> resume.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,12 @@
 #include "sim/engine/engine.h"
 #include "sim/engine/oploop.h"
 #include "sim/engine/run.h"
+
+/* The core's stop poll: the engine's Ctrl-C flag (dl_engine_opts.stop). */
+static bool stop_flag_set(void *ctx)
+{
+	return atomic_load_explicit((atomic_int *)ctx, memory_order_relaxed) != 0;
+}
 
 /**
  * dl_run_start - begin run @r of @sc under @o on core @c: @r zeroed, the
@@ -33,6 +40,8 @@ int dl_run_start(struct dl_run_result *r, struct dl_core *c, const struct dl_sce
 	r->links = sc->nlink;
 	r->fail_dev = DL_NONE;
 	err = dl_core_init(c, sc->ndev + 1, sc->nlink + 1);
+	if (!err && o->stop)
+		dl_core_set_stop(c, stop_flag_set, o->stop);   /* heard in registration and walks */
 	r->kernel = dl_order_kernel(o->order, o->kernel);
 	if (!err && dl_order_check_kernel(o->order, r->kernel, NULL, 0))
 		err = -EINVAL;
@@ -67,6 +76,18 @@ int dl_run_devices(struct dl_core *c, const struct dl_scenario *sc)
 		err = dl_device_new(c, sc->dev[i].parent, sc->dev[i].async, &id);
 	}
 	return err ? err : dl_engine_presize(c, sc);
+}
+
+/*
+ * Registration and link adds hear Ctrl-C: the flag is polled every
+ * STOP_EVERY devices or links (a link add's walk polls on its own, see
+ * dl_core_set_stop()); then the loop ends and the op returns -EINTR.
+ */
+#define STOP_EVERY 256u
+
+static bool stop_due(struct dl_core *c, uint32_t i)
+{
+	return (i % STOP_EVERY == 0 || c->stopped) && dl_core_poll_stop(c);
 }
 
 /* Add one listed link as fw_devlink would (see dl_engine_add_listed_links()). */
@@ -118,7 +139,7 @@ void dl_engine_add_listed_links(struct dl_core *c, const struct dl_scenario *sc,
  * again as every probe op does).  Making the backward ones at once as the
  * kernel does costs a walk of the consumer's set per link here (the list is
  * kept topological): 111 s instead of 2 s for sync at 40k devices of
- * default.json.  Returns 0 or -ENOMEM.
+ * default.json.  Returns 0, -ENOMEM, or -EINTR when the run is to stop.
  */
 int dl_engine_register_listed(struct dl_core *c, const struct dl_scenario *sc)
 {
@@ -148,7 +169,7 @@ int dl_engine_register_listed(struct dl_core *c, const struct dl_scenario *sc)
 		if (l->consumer < n && l->supplier < l->consumer)
 			idx[off[l->consumer + 1]++] = i;
 	}
-	for (uint32_t d = 0; d < n; d++) {
+	for (uint32_t d = 0; d < n && !stop_due(c, d); d++) {
 		if (sc->dev[d].hotplug || c->dev[d].registered ||
 		    (sc->dev[d].parent != DL_NONE && !c->dev[sc->dev[d].parent].registered))
 			continue;
@@ -163,7 +184,7 @@ int dl_engine_register_listed(struct dl_core *c, const struct dl_scenario *sc)
 			}
 		}
 	}
-	for (uint32_t i = 0; i < m; i++) {
+	for (uint32_t i = 0; i < m && !stop_due(c, i); i++) {
 		const struct dl_sc_link *l = &sc->link[i];
 
 		if (!done[i] && l->consumer < n && l->supplier < n &&
@@ -173,7 +194,7 @@ int dl_engine_register_listed(struct dl_core *c, const struct dl_scenario *sc)
 	free(off);
 	free(idx);
 	free(done);
-	return 0;
+	return c->stopped ? -EINTR : 0;
 }
 
 /**
@@ -210,7 +231,7 @@ int dl_engine_presize(struct dl_core *c, const struct dl_scenario *sc)
  * device_link_add() does.  With @spend, each takes its time (cost.h:
  * register_ns a device; link_add_ns a link, and the reorder walk of its
  * consumer, reorder_ns + reorder_visit_ns a call, unless SYNC_STATE_ONLY).
- * Returns 0 or -ENOMEM.
+ * Returns 0, -ENOMEM, or -EINTR when the run is to stop.
  */
 int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc,
 			      void (*spend)(void *ctx, int64_t ns), void *ctx)
@@ -219,7 +240,7 @@ int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc,
 	struct dl_costs cost;
 
 	dl_costs_resolve(sc, &cost);
-	for (uint32_t d = 0; d < n; d++) {
+	for (uint32_t d = 0; d < n && !stop_due(c, d); d++) {
 		if (sc->dev[d].hotplug || c->dev[d].registered ||
 		    (sc->dev[d].parent != DL_NONE && !c->dev[sc->dev[d].parent].registered))
 			continue;
@@ -228,7 +249,7 @@ int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc,
 		if (spend)
 			spend(ctx, cost.register_ns);
 	}
-	for (uint32_t i = 0; i < sc->nlink; i++) {
+	for (uint32_t i = 0; i < sc->nlink && !stop_due(c, i); i++) {
 		const struct dl_sc_link *l = &sc->link[i];
 		uint32_t nl = c->nlink;
 		int64_t ns = cost.link_add_ns;
@@ -244,7 +265,7 @@ int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc,
 			ns = dl_sat_add_i64(ns, dl_cost_reorder(&cost, dl_reorder_visits(c, l->consumer)));
 		spend(ctx, ns);
 	}
-	return 0;
+	return c->stopped ? -EINTR : 0;
 }
 
 /* ---- the op loop ---- */

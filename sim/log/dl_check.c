@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,8 @@ struct checker {
 	uint32_t nlink;
 	int have_register;
 	int have_probe;         /* the log shows probing: who has a driver is known */
-	int store;
+	int store;              /* violations are staged (violations_stage()) and stored */
+	int had_violations;     /* the log held violations of the run before this check */
 	sqlite3_stmt *ins;
 	uint32_t stamp;
 	struct vec stack;
@@ -315,6 +317,28 @@ static uint32_t parse_flags(const char *s)
 			s++;
 	}
 	return flags;
+}
+
+/* Every name of "A|B|C" is a DL_FLAG_* name ("" is no flag). */
+static int flags_known(const char *s)
+{
+	char buf[64];
+	uint32_t bit;
+
+	while (s && *s) {
+		size_t n = strcspn(s, "|");
+
+		if (n == 0 || n >= sizeof(buf))
+			return 0;
+		memcpy(buf, s, n);
+		buf[n] = '\0';
+		if (dl_flag_parse(buf, &bit))
+			return 0;
+		s += n;
+		if (*s == '|' && !*++s)
+			return 0;
+	}
+	return 1;
 }
 
 static int present(const struct checker *k, const struct cdev *d)
@@ -1040,6 +1064,25 @@ struct vdev {
 	int64_t t;              /* the device's last event time */
 	uint8_t open;           /* OPEN_PROBE / OPEN_UNBIND: a callback started, not ended */
 	uint8_t seen;           /* a devices row */
+	uint8_t registered;     /* a register event */
+};
+
+/*
+ * What the runs row and the metrics promise about the events (verify_run_row(),
+ * verify_metrics()): checked against them once the events are read
+ * (verify_promises()).
+ */
+enum { FAM_PROBE, FAM_UNBIND, FAM_SUSPEND, FAM_RESUME, FAM_COUNT };
+
+struct vrun {
+	int writer;             /* runs.events exists: the log is dlsim's writer's */
+	int finished;           /* ok, violations or failed, its log whole: it ran to its end */
+	int virtual_time;       /* mode 'des': the makespan is the last event's time */
+	int64_t makespan;       /* runs.makespan_ns, -1 NULL */
+	uint64_t ops[FAM_COUNT];      /* ops of each family with a makespan above 0 (metrics) */
+	uint64_t callbacks[FAM_COUNT];/* callback starts of each family (events) */
+	int64_t t_last;         /* the latest event time */
+	int64_t unregistered;   /* metric devices_unregistered (dl_log.c), -1 none */
 };
 
 static void corrupt(struct checker *k, const char *fmt, ...)
@@ -1050,6 +1093,10 @@ static void corrupt(struct checker *k, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	/* the text quoted from a damaged row is data: no control byte reaches a terminal */
+	for (char *c = what; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	if (!k->res->corrupt)
 		snprintf(k->res->corrupt_first, sizeof(k->res->corrupt_first), "%s", what);
 	k->res->corrupt++;
@@ -1078,6 +1125,11 @@ static int known_status(const char *s)
 	return 0;
 }
 
+static int finished_status(const char *s)
+{
+	return !strcmp(s, "ok") || !strcmp(s, "violations") || !strcmp(s, "failed");
+}
+
 static int is_pm_kind(int kind)
 {
 	return kind == DL_EV_SUSPEND_START || kind == DL_EV_SUSPEND_END ||
@@ -1090,16 +1142,31 @@ static int is_link_kind(int kind)
 	return kind == DL_EV_LINK_ADD || kind == DL_EV_LINK_DEL || kind == DL_EV_LINK_STATE;
 }
 
+/* A figure of the runs row: NULL, or an integer in [lo, hi]; "" when it is, else why not. */
+static const char *figure_bad(sqlite3_stmt *st, int i, int64_t lo, int64_t hi)
+{
+	int64_t v;
+
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return "";
+	if (sqlite3_column_type(st, i) != SQLITE_INTEGER)
+		return "not an integer";
+	v = sqlite3_column_int64(st, i);
+	return v < lo ? "below its range" : v > hi ? "above its range" : "";
+}
+
 /* The runs row: *ndev from runs.devices (or the devices rows of a hand-made log). */
-static int verify_run_row(struct checker *k, int64_t *ndev, int64_t *nev, int *from_zero)
+static int verify_run_row(struct checker *k, struct vrun *vr, int64_t *ndev, int64_t *nev,
+			  int *from_zero)
 {
 	sqlite3_stmt *st;
 	int has_ev = has_column(k->db, "runs", "events"), have_events;
-	char sql[160];
+	const char *why;
+	char sql[256];
 
 	snprintf(sql, sizeof(sql), "SELECT devices, %s, (SELECT count(*) FROM devices WHERE run_id = ?1),"
-		 " EXISTS (SELECT 1 FROM events WHERE run_id = ?1) FROM runs WHERE run_id = ?1",
-		 has_ev ? "events" : "NULL");
+		 " EXISTS (SELECT 1 FROM events WHERE run_id = ?1), makespan_ns, workers, links,"
+		 " mode = 'des' FROM runs WHERE run_id = ?1", has_ev ? "events" : "NULL");
 	if (sqlite3_prepare_v2(k->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, k->run);
@@ -1135,8 +1202,136 @@ static int verify_run_row(struct checker *k, int64_t *ndev, int64_t *nev, int *f
 		corrupt(k, "runs.events is not a count");
 	else if (has_ev && !have_events && strcmp(k->res->status, "running") != 0)
 		corrupt(k, "runs.events is NULL in a run that is not 'running'");
+	if (*(why = figure_bad(st, 4, 0, DL_CHECK_T_MAX)))
+		corrupt(k, "runs.makespan_ns %.40s is %s (0..%" PRId64 " ns)",
+			(const char *)sqlite3_column_text(st, 4), why, (int64_t)DL_CHECK_T_MAX);
+	if (*(why = figure_bad(st, 5, 0, INT16_MAX)))
+		corrupt(k, "runs.workers %.40s is %s (0..%d)", (const char *)sqlite3_column_text(st, 5),
+			why, INT16_MAX);
+	if (*(why = figure_bad(st, 6, 0, DL_CHECK_MAX_IDS)))
+		corrupt(k, "runs.links %.40s is %s (0..%u)", (const char *)sqlite3_column_text(st, 6),
+			why, DL_CHECK_MAX_IDS);
+	vr->writer = has_ev;
+	/* a run whose log failed (runs.log_error) stored only part of its events */
+	vr->finished = finished_status(k->res->status) && !k->res->incomplete;
+	vr->virtual_time = sqlite3_column_int(st, 7);
+	vr->makespan = sqlite3_column_type(st, 4) == SQLITE_INTEGER ? sqlite3_column_int64(st, 4) : -1;
 	sqlite3_finalize(st);
 	return 0;
+}
+
+/* The op family of a metrics key "probe.makespan_ns", "suspend2.makespan_ns": FAM_*, or -1. */
+static int metric_family(const char *name)
+{
+	static const char *const fam[FAM_COUNT] = { "probe", "unbind", "suspend", "resume" };
+	size_t n = strcspn(name, ".");
+
+	if (strcmp(name + n, ".makespan_ns") != 0)
+		return -1;
+	while (n && name[n - 1] >= '0' && name[n - 1] <= '9')
+		n--;
+	for (int f = 0; f < FAM_COUNT; f++)
+		if (strlen(fam[f]) == n && !strncmp(name, fam[f], n))
+			return f;
+	return -1;
+}
+
+/*
+ * The metrics: every value a finite number, every time ("..._ns") in
+ * 0..DL_CHECK_T_MAX, makespan_ns and events equal to the runs row's (events:
+ * unless the log failed, runs.events then counts what was stored); the ops
+ * with a makespan are counted per family for verify_promises().
+ */
+static int verify_metrics(struct checker *k, struct vrun *vr, int64_t nev)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(k->db, "SELECT name, value FROM metrics WHERE run_id = ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return 0;       /* a hand-made log without metrics */
+	sqlite3_bind_int64(st, 1, k->run);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		int type = sqlite3_column_type(st, 1);
+		double v = sqlite3_column_double(st, 1);
+		size_t n = name ? strlen(name) : 0;
+		int f;
+
+		if (!name) {
+			corrupt(k, "a metrics row has no name");
+			continue;
+		}
+		if ((type != SQLITE_FLOAT && type != SQLITE_INTEGER) || !isfinite(v)) {
+			corrupt(k, "metric '%.60s' is %.40s, not a number", name,
+				type == SQLITE_NULL ? "NULL" : (const char *)sqlite3_column_text(st, 1));
+			continue;
+		}
+		if (n > 3 && !strcmp(name + n - 3, "_ns") && (v < 0 || v > (double)DL_CHECK_T_MAX))
+			corrupt(k, "metric '%.60s' is %g, not a time in 0..%" PRId64 " ns", name, v,
+				(int64_t)DL_CHECK_T_MAX);
+		else if (!strcmp(name, "makespan_ns") && vr->makespan >= 0 && v != (double)vr->makespan)
+			corrupt(k, "metric makespan_ns is %.0f but runs.makespan_ns is %" PRId64, v,
+				vr->makespan);
+		else if (!strcmp(name, "events") && nev >= 0 && !k->res->incomplete &&
+			 v != (double)nev)
+			corrupt(k, "metric events is %.0f but runs.events is %" PRId64, v, nev);
+		if ((f = metric_family(name)) >= 0 && v > 0)
+			vr->ops[f]++;
+		if (!strcmp(name, "devices_unregistered") && v >= 0 && v <= DL_CHECK_MAX_IDS)
+			vr->unregistered = (int64_t)v;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/*
+ * What a run that ran to its end promises about its events, for a log of
+ * dlsim's writer: its devices registered but those the writer saw never
+ * register, the callbacks of every suspend and
+ * resume op that took time, and (virtual time) no event after the makespan.
+ */
+static void verify_promises(struct checker *k, const struct vrun *vr, const struct vdev *v,
+			    int64_t ndev)
+{
+	static const char *const fam[FAM_COUNT] = { "probe", "unbind", "suspend", "resume" };
+	int64_t never = 0, first = -1;
+
+	if (!vr->writer || !vr->finished)
+		return;
+	/*
+	 * A device may never register (hot-plugged, never added): the writer
+	 * counts those (metric devices_unregistered); rows beyond that count
+	 * were added or had their events deleted.  Older logs without the
+	 * metric: at least one device registered.
+	 */
+	for (int64_t d = 0; d < ndev; d++) {
+		if (!v[d].seen || v[d].registered)
+			continue;
+		if (!never++)
+			first = d;
+	}
+	if (vr->unregistered >= 0 && never != vr->unregistered)
+		corrupt(k, "%" PRId64 " devices never registered (the first: device %" PRId64 ") but the"
+			" writer saw %" PRId64 " (metric devices_unregistered)", never, first,
+			vr->unregistered);
+	else if (vr->unregistered < 0 && ndev > 0 && never == ndev)
+		corrupt(k, "none of the run's %" PRId64 " devices registered in a run that ended '%s'",
+			ndev, k->res->status);
+	/*
+	 * Only PM ops: a suspend or resume that took time ran callbacks.  A
+	 * probe or unbind op can take time without one (a racing op's delay,
+	 * a device without a driver to unbind).
+	 */
+	for (int f = FAM_SUSPEND; f <= FAM_RESUME; f++)
+		if (vr->ops[f] && !vr->callbacks[f])
+			corrupt(k, "the metrics hold %" PRIu64 " %s op%s that took time but the events"
+				" no %s callback", vr->ops[f], fam[f], vr->ops[f] == 1 ? "" : "s",
+				fam[f]);
+	/* threads and kernel runs time their makespan apart from the events */
+	if (vr->virtual_time && vr->makespan >= 0 && vr->t_last > vr->makespan)
+		corrupt(k, "an event at t=%" PRId64 " after runs.makespan_ns %" PRId64, vr->t_last,
+			vr->makespan);
 }
 
 static int verify_devices(struct checker *k, struct vdev *v, int64_t ndev)
@@ -1194,8 +1389,8 @@ static int verify_links(struct checker *k, int64_t ndev, uint8_t **known, uint32
 	*known = calloc(*nlink ? *nlink : 1, 1);
 	if (!*known)
 		return -ENOMEM;
-	if (sqlite3_prepare_v2(k->db, "SELECT link_id, consumer_id, supplier_id FROM links WHERE"
-			       " run_id = ?", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(k->db, "SELECT link_id, consumer_id, supplier_id, flags FROM links"
+			       " WHERE run_id = ?", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, k->run);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1213,13 +1408,48 @@ static int verify_links(struct checker *k, int64_t ndev, uint8_t **known, uint32
 		(*known)[l] = 1;
 		if (col_in(st, 1, ndev) < 0 || col_in(st, 2, ndev) < 0)
 			corrupt(k, "link %" PRId64 " joins devices not in 0..%" PRId64, l, ndev - 1);
+		if (sqlite3_column_type(st, 3) != SQLITE_NULL &&
+		    !flags_known((const char *)sqlite3_column_text(st, 3)))
+			corrupt(k, "link %" PRId64 " has flags '%.60s', not DL_FLAG_* names joined by '|'",
+				l, (const char *)sqlite3_column_text(st, 3));
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* The family of a callback's first event, FAM_* (probe_start, ...), or -1. */
+static int callback_family(int kind)
+{
+	switch (kind) {
+	case DL_EV_PROBE_START: return FAM_PROBE;
+	case DL_EV_UNBIND_START: return FAM_UNBIND;
+	case DL_EV_SUSPEND_START: return FAM_SUSPEND;
+	case DL_EV_RESUME_START: return FAM_RESUME;
+	default: return -1;
+	}
+}
+
+/* worker, err and flags of an event (columns 7, 8, 9): in the ranges dl_event gives them. */
+static void verify_event_fields(struct checker *k, sqlite3_stmt *st, int have_ext, int64_t seq,
+				const char *ks)
+{
+	static const char *const col[] = { "worker", "err", "flags" };
+	const int64_t lo[] = { -1, INT16_MIN, 0 };
+	const int64_t hi[] = { INT16_MAX, INT16_MAX, ((int64_t)1 << DL_FLAG_COUNT) - 1 };
+
+	for (int i = 0; i < (have_ext ? 3 : 2); i++) {
+		const char *why = figure_bad(st, 7 + i, lo[i], hi[i]);
+
+		if (*why)
+			corrupt(k, "seq %" PRId64 ": %s with %s %.40s, %s (%" PRId64 "..%" PRId64 ")", seq,
+				ks, col[i], (const char *)sqlite3_column_text(st, 7 + i), why, lo[i],
+				hi[i]);
+	}
+}
+
 static void verify_event(struct checker *k, sqlite3_stmt *st, int have_ext, struct vdev *v,
-			 int64_t ndev, const uint8_t *known, uint32_t nlink, int64_t seq)
+			 int64_t ndev, const uint8_t *known, uint32_t nlink, int64_t seq,
+			 struct vrun *vr)
 {
 	const char *ks = (const char *)sqlite3_column_text(st, 3);
 	int kind = parse_kind(ks);
@@ -1236,6 +1466,11 @@ static void verify_event(struct checker *k, sqlite3_stmt *st, int have_ext, stru
 		corrupt(k, "seq %" PRId64 ": unknown kind '%.40s'", seq, ks ? ks : "NULL");
 		return;
 	}
+	verify_event_fields(k, st, have_ext, seq, ks);
+	if (t > vr->t_last)
+		vr->t_last = t;
+	if (callback_family(kind) >= 0)
+		vr->callbacks[callback_family(kind)]++;
 	if (d < 0) {
 		corrupt(k, "seq %" PRId64 ": %s of dev_id %s, not a device in 0..%" PRId64, seq, ks,
 			sqlite3_column_type(st, 1) == SQLITE_NULL ? "NULL" :
@@ -1262,6 +1497,8 @@ static void verify_event(struct checker *k, sqlite3_stmt *st, int have_ext, stru
 	if (kind == DL_EV_LINK_STATE && parse_state((const char *)sqlite3_column_text(st, 4)) < 0)
 		corrupt(k, "seq %" PRId64 ": link_state to unknown state '%.40s'", seq,
 			sqlite3_column_text(st, 4) ? (const char *)sqlite3_column_text(st, 4) : "NULL");
+	if (kind == DL_EV_REGISTER)
+		v[d].registered = 1;
 	if (t >= 0) {
 		if (t < v[d].t)
 			corrupt(k, "seq %" PRId64 ": %s of device %" PRId64 " at t=%" PRId64 ", before its"
@@ -1290,17 +1527,18 @@ static void verify_event(struct checker *k, sqlite3_stmt *st, int have_ext, stru
 }
 
 static int verify_events(struct checker *k, int have_ext, struct vdev *v, int64_t ndev,
-			 const uint8_t *known, uint32_t nlink, int64_t nev, int from_zero)
+			 const uint8_t *known, uint32_t nlink, int64_t nev, int from_zero,
+			 struct vrun *vr)
 {
 	sqlite3_stmt *st;
 	int64_t n = 0, prev = 0;
 	int rc;
 
 	rc = sqlite3_prepare_v2(k->db, have_ext ?
-		"SELECT t_ns, dev_id, link_id, kind, phase, seq, aux FROM events WHERE run_id = ?"
-		" ORDER BY seq" :
-		"SELECT t_ns, dev_id, link_id, kind, phase, seq, NULL FROM events WHERE run_id = ?"
-		" ORDER BY seq", -1, &st, NULL);
+		"SELECT t_ns, dev_id, link_id, kind, phase, seq, aux, worker, err, flags FROM events"
+		" WHERE run_id = ? ORDER BY seq" :
+		"SELECT t_ns, dev_id, link_id, kind, phase, seq, NULL, worker, err, NULL FROM events"
+		" WHERE run_id = ? ORDER BY seq", -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, k->run);
@@ -1314,7 +1552,7 @@ static int verify_events(struct checker *k, int have_ext, struct vdev *v, int64_
 			corrupt(k, "seq %" PRId64 " follows %s%" PRId64 " (seq is dense: 0, 1, 2, ...)", seq,
 				n ? "seq " : "the start, expected ", n ? prev : 0);
 		prev = seq;
-		verify_event(k, st, have_ext, v, ndev, known, nlink, seq);
+		verify_event(k, st, have_ext, v, ndev, known, nlink, seq, vr);
 		n++;
 	}
 	sqlite3_finalize(st);
@@ -1331,10 +1569,13 @@ static int verify_log(struct checker *k, int have_ext)
 	int64_t ndev = 0, nev = -1;
 	int from_zero = 0, rc;
 	struct vdev *v = NULL;
+	struct vrun vr = { .t_last = -1, .unregistered = -1 };
 	uint8_t *known = NULL;
 	uint32_t nlink = 0;
 
-	rc = verify_run_row(k, &ndev, &nev, &from_zero);
+	rc = verify_run_row(k, &vr, &ndev, &nev, &from_zero);
+	if (!rc)
+		rc = verify_metrics(k, &vr, nev);
 	if (rc)
 		return rc;
 	v = calloc((size_t)(ndev ? ndev : 1), sizeof(*v));
@@ -1348,7 +1589,9 @@ static int verify_log(struct checker *k, int have_ext)
 			corrupt(k, "device %" PRId64 " has no devices row (ids are 0..%" PRId64 ")", d,
 				ndev - 1);
 	if (!rc)
-		rc = verify_events(k, have_ext, v, ndev, known, nlink, nev, from_zero);
+		rc = verify_events(k, have_ext, v, ndev, known, nlink, nev, from_zero, &vr);
+	if (!rc && k->res->corrupt < CORRUPT_STOP)
+		verify_promises(k, &vr, v, ndev);
 	free(v);
 	free(known);
 	if (!rc && !k->res->corrupt)
@@ -1408,7 +1651,8 @@ static int read_status(sqlite3 *db, int64_t run_id, struct dl_check_result *res)
 
 /*
  * The SYNC_STATE_ONLY rule of the kernel RUN_ID followed (runs.kernel,
- * "MAJOR.MINOR"): 6.12 and 6.16 wait on an SSO link that is not DORMANT;
+ * "MAJOR.MINOR", a release's patch level ignored): 6.12 and 6.16 wait on an
+ * SSO link that is not DORMANT;
  * 6.18 ("PM: sleep: Do not wait on SYNC_STATE_ONLY device links") and 7.3
  * do not.  A run without runs.kernel was logged before dlsim recorded it,
  * by engines that never waited on SSO links: the later rule.
@@ -1427,7 +1671,8 @@ static int read_kernel(sqlite3 *db, int64_t run_id, int *skips_sso)
 	sqlite3_bind_int64(st, 1, run_id);
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT &&
 	    sscanf((const char *)sqlite3_column_text(st, 0), "%u.%u", &major, &minor) == 2)
-		*skips_sso = major > 6 || (major == 6 && minor >= 18);
+		*skips_sso = DL_KVER(major > 255 ? 255 : major, minor > 255 ? 255 : minor) >=
+			     DL_KVER_PM_SKIPS_SSO;
 	sqlite3_finalize(st);
 	return 0;
 }
@@ -1445,13 +1690,76 @@ static void checker_free(struct checker *k)
 	free(k->stack.v);
 }
 
+/*
+ * Violations are staged in a TEMP table while the run is read (the temp
+ * database is the connection's own, so no lock on the log is taken) and
+ * copied into the log in one short write transaction at the end
+ * (violations_store()); a run with no violation then and none before is not
+ * written at all.
+ */
+static int violations_stage(struct checker *k)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_exec(k->db, "CREATE TEMP TABLE IF NOT EXISTS check_violations(run_id INTEGER,"
+			 " invariant INTEGER, dev_id INTEGER, link_id INTEGER, t_ns INTEGER, detail TEXT);"
+			 " DELETE FROM temp.check_violations", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(k->db, "INSERT INTO temp.check_violations(run_id, invariant, dev_id,"
+			       " link_id, t_ns, detail) VALUES(?,?,?,?,?,?)", -1, &k->ins, NULL)
+	    != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_prepare_v2(k->db, "SELECT EXISTS (SELECT 1 FROM main.violations WHERE run_id = ?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, k->run);
+	k->had_violations = sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/*
+ * The run's violations replace its old rows, and an 'ok' run that breaks an
+ * invariant becomes 'violations' (the verdict is the log's too).  In its own
+ * write transaction when OWN_TXN (the caller has none open).
+ */
+static void violations_store(struct checker *k, int own_txn)
+{
+	static const char *const sql[] = {
+		"DELETE FROM main.violations WHERE run_id = ?1",
+		("INSERT INTO main.violations(run_id, invariant, dev_id, link_id, t_ns, detail)"
+		 " SELECT run_id, invariant, dev_id, link_id, t_ns, detail FROM temp.check_violations"
+		 " WHERE run_id = ?1"),
+		("UPDATE main.runs SET status = 'violations' WHERE run_id = ?1 AND status = 'ok'"
+		 " AND EXISTS (SELECT 1 FROM temp.check_violations WHERE run_id = ?1)"),
+	};
+	int ok = !own_txn || sqlite3_exec(k->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+
+	for (size_t i = 0; ok && i < sizeof(sql) / sizeof(sql[0]); i++) {
+		sqlite3_stmt *st;
+
+		ok = sqlite3_prepare_v2(k->db, sql[i], -1, &st, NULL) == SQLITE_OK;
+		if (ok) {
+			sqlite3_bind_int64(st, 1, k->run);
+			ok = sqlite3_step(st) == SQLITE_DONE;
+			sqlite3_finalize(st);
+		}
+	}
+	if (own_txn && (!ok || sqlite3_exec(k->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)) {
+		sqlite3_exec(k->db, "ROLLBACK", NULL, NULL, NULL);
+		ok = 0;
+	}
+	if (ok && k->res->total && !strcmp(k->res->status, "ok"))
+		snprintf(k->res->status, sizeof(k->res->status), "violations");
+	sqlite3_exec(k->db, "DELETE FROM temp.check_violations", NULL, NULL, NULL);
+}
+
 int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		    struct dl_check_result *res)
 {
 	struct checker k = { .db = db, .run = run_id, .verbose = verbose, .res = res,
 			     .serial_phase = -1, .serial_open = DL_NONE, .serial_worker = -1 };
 	sqlite3_stmt *st = NULL;
-	int have_ext, have_worker, rc, ret = DL_CHECK_DONE;
+	int have_ext, have_worker, own_txn, rc, ret = DL_CHECK_DONE;
 	int64_t t_last = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -1464,6 +1772,10 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 	have_ext = has_column(db, "events", "arg") && has_column(db, "events", "flags") &&
 		   has_column(db, "events", "aux");
 
+	/* one snapshot for the whole pass, a read transaction: a run being written is not blocked */
+	own_txn = sqlite3_get_autocommit(db);
+	if (own_txn && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return -EIO;
 	rc = verify_log(&k, have_ext);
 	if (!rc && res->corrupt) {
 		ret = DL_CHECK_CORRUPT;
@@ -1473,23 +1785,7 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		rc = load(&k);
 	if (rc)
 		goto out;
-	k.store = !sqlite3_db_readonly(db, "main");
-	if (k.store && sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		k.store = 0;
-	if (k.store) {
-		sqlite3_stmt *del;
-
-		if (sqlite3_prepare_v2(db, "DELETE FROM violations WHERE run_id = ?", -1, &del, NULL)
-		    == SQLITE_OK) {
-			sqlite3_bind_int64(del, 1, run_id);
-			sqlite3_step(del);
-			sqlite3_finalize(del);
-		}
-		if (sqlite3_prepare_v2(db, "INSERT INTO violations(run_id, invariant, dev_id, link_id,"
-				       " t_ns, detail) VALUES(?,?,?,?,?,?)", -1, &k.ins, NULL)
-		    != SQLITE_OK)
-			k.store = 0;
-	}
+	k.store = !sqlite3_db_readonly(db, "main") && violations_stage(&k) == 0;
 	have_worker = has_column(db, "events", "worker");
 	rc = sqlite3_prepare_v2(db, have_ext && have_worker ?
 		"SELECT t_ns, dev_id, link_id, kind, phase, err, aux, flags, arg, worker FROM events"
@@ -1547,23 +1843,13 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		end_of_run(&k, t_last);
 		check_dpm_order(&k, t_last);
 	}
-	/* the verdict is the log's too: an 'ok' run that breaks an invariant is not ok */
-	if (k.store && res->total && !strcmp(res->status, "ok")) {
-		sqlite3_stmt *up;
-
-		if (sqlite3_prepare_v2(db, "UPDATE runs SET status = 'violations' WHERE run_id = ?",
-				       -1, &up, NULL) == SQLITE_OK) {
-			sqlite3_bind_int64(up, 1, run_id);
-			if (sqlite3_step(up) == SQLITE_DONE)
-				snprintf(res->status, sizeof(res->status), "violations");
-			sqlite3_finalize(up);
-		}
-	}
 out:
 	if (k.ins)
 		sqlite3_finalize(k.ins);
-	if (k.store)
-		sqlite3_exec(db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+	if (own_txn)
+		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);      /* ends the read */
+	if (!rc && k.store && (res->total || k.had_violations))
+		violations_store(&k, own_txn);
 	checker_free(&k);
 	return rc ? rc : ret;
 }

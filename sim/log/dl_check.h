@@ -14,9 +14,11 @@
  * parent tree acyclic at every link_add; refusals carry a known reason),
  * 7 (the dpm_list replayed from register/dpm_move/device_del events is a
  * topological order at every PM walk and at the end of the run).
- * Every violation is inserted into the violations table (the run's old rows
- * are replaced) and a run with violations whose status was 'ok' becomes
- * 'violations', unless the database is read-only.  Before the rules, the log
+ * The run is read in one read transaction (a concurrent writer is not
+ * blocked); then every violation is inserted into the violations table (the
+ * run's old rows are replaced) and a run with violations whose status was
+ * 'ok' becomes 'violations', in one short write transaction, unless the
+ * database is read-only or the log is corrupt (then nothing is written).  Before the rules, the log
  * itself is verified (dl_check.c, "verified before the rules"): a corrupt log
  * is DL_CHECK_CORRUPT, never a violation and never ok.
  */

@@ -806,8 +806,11 @@ static int build(struct dl_diff *d, struct run *a, struct run *b, uint32_t max_p
 	uint32_t listed0;
 	int ret;
 
-	qsort(a->rec, a->nrec, sizeof(*a->rec), cmp_rec);
-	qsort(b->rec, b->nrec, sizeof(*b->rec), cmp_rec);
+	/* a run without callbacks has no array at all: qsort() must not see its NULL */
+	if (a->nrec)
+		qsort(a->rec, a->nrec, sizeof(*a->rec), cmp_rec);
+	if (b->nrec)
+		qsort(b->rec, b->nrec, sizeof(*b->rec), cmp_rec);
 	d->dep_known = a->dep[0] != NULL;
 	if (d->dep_known) {
 		if (!(pos = malloc((size_t)a->nname * sizeof(*pos))))

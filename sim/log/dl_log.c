@@ -68,6 +68,14 @@ struct dl_log {
 	char errmsg[512];
 	char *path;
 	int busy_ms;            /* how long a contended transaction is retried */
+	/*
+	 * The run's devices with a register event written (a bit each), so that
+	 * the run's end can say how many never registered (metric
+	 * devices_unregistered: hot-plugged devices never added), against which
+	 * `check` holds the devices rows (rows added by hand are not).
+	 */
+	uint8_t *reg;
+	uint32_t reg_n;
 };
 
 static const char schema_sql[] =
@@ -238,7 +246,9 @@ static int schema_kind(sqlite3 *db, int *appid)
 /* SQLite cannot open a WAL database's -shm file in a folder it may not write. */
 static const char *cantopen_hint(sqlite3 *db)
 {
-	return (sqlite3_extended_errcode(db) & 0xff) == SQLITE_CANTOPEN ?
+	int rc = sqlite3_extended_errcode(db) & 0xff;
+
+	return rc == SQLITE_CANTOPEN || rc == SQLITE_READONLY ?
 	       " (SQLite keeps -wal and -shm files beside the database: is its folder writable?)" : "";
 }
 
@@ -247,6 +257,34 @@ int dl_log_is_dlsim(sqlite3 *db)
 	int appid, kind = schema_kind(db, &appid);
 
 	return kind < -1 ? -1 : kind;
+}
+
+/*
+ * A WAL database in a folder this user cannot write: SQLite cannot create its
+ * -shm file, so even reading fails ("attempt to write a readonly database").
+ * With no -wal file beside it nothing can be half-written either: open it
+ * immutable (read-only, no -shm).  Returns the handle, or NULL.
+ */
+static sqlite3 *open_readonly_folder(const char *path)
+{
+	char wal[4200], uri[8300], *u = uri;
+	struct stat sb;
+	sqlite3 *db = NULL;
+
+	if ((size_t)snprintf(wal, sizeof(wal), "%s-wal", path) >= sizeof(wal) ||
+	    (stat(wal, &sb) == 0 && sb.st_size > 0))
+		return NULL;
+	/* file: URI: %, ? and # are escaped, the rest of the path is as given */
+	u += sprintf(u, "file:");
+	for (const char *c = path; *c && u < uri + sizeof(uri) - 32; c++)
+		u += strchr("%?#", *c) ? sprintf(u, "%%%02X", (unsigned char)*c) : sprintf(u, "%c", *c);
+	sprintf(u, "?immutable=1");
+	if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
 }
 
 int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errlen)
@@ -281,6 +319,16 @@ int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errl
 	}
 	sqlite3_busy_timeout(db, DL_LOG_BUSY_MS);
 	kind = schema_kind(db, &appid);
+	if (kind == -2 && ((sqlite3_extended_errcode(db) & 0xff) == SQLITE_READONLY ||
+			   (sqlite3_extended_errcode(db) & 0xff) == SQLITE_CANTOPEN)) {
+		sqlite3 *ro = open_readonly_folder(path);
+
+		if (ro) {
+			sqlite3_close(db);
+			db = ro;
+			kind = schema_kind(db, &appid);
+		}
+	}
 	if (kind == -2) {
 		seterr(err, errlen, "%s: cannot read: %s%s", path, sqlite3_errmsg(db), cantopen_hint(db));
 		sqlite3_close(db);
@@ -672,6 +720,8 @@ static int write_item(struct dl_log *l, struct qitem *batch, uint32_t idx)
 		sqlite3_bind_int(st, 5, ev->flags ? 1 : 0);
 		return step_reset(l, st, "insert into devices");
 	}
+	if (ev->kind == DL_EV_REGISTER && l->reg && ev->dev < l->reg_n)
+		l->reg[ev->dev / 8] |= (uint8_t)(1u << (ev->dev % 8));
 	seq = l->seq + l->npend;        /* the row's seq once the pending rows are in */
 	l->pend[l->npend++] = idx;
 	if (l->npend == DL_LOG_ROWS)
@@ -922,6 +972,9 @@ int dl_log_run_begin(struct dl_log *l, const struct dl_run_info *ri, int64_t *ru
 	}
 	l->run_id = sqlite3_last_insert_rowid(l->db);
 	l->run_open = 1;
+	free(l->reg);
+	l->reg_n = ri->devices;
+	l->reg = calloc((size_t)ri->devices / 8 + 1, 1);        /* NULL: no such metric */
 	l->seq = 0;
 	l->lost = 0;
 	l->recorded = 0;
@@ -982,6 +1035,16 @@ static int finish_once(struct dl_log *l, const char *status, int64_t makespan_ns
 		sqlite3_bind_double(st, 3, m[i].value);
 		rc = step_reset(l, st, "insert into metrics");
 	}
+	if (st && rc == SQLITE_OK && l->reg) {
+		uint64_t never = 0;
+
+		for (uint32_t d = 0; d < l->reg_n; d++)
+			never += !(l->reg[d / 8] & (1u << (d % 8)));
+		sqlite3_bind_int64(st, 1, l->run_id);
+		sqlite3_bind_text(st, 2, "devices_unregistered", -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 3, (double)never);
+		rc = step_reset(l, st, "insert into metrics");
+	}
 	sqlite3_finalize(st);
 	st = NULL;
 	if (rc == SQLITE_OK &&
@@ -1037,8 +1100,13 @@ static int finish_run(struct dl_log *l, const char *status, int64_t makespan_ns,
 	if (rc != SQLITE_OK)
 		log_fail_rc(l, rc);
 	l->recorded = rc == SQLITE_OK;
-	/* indexes only speed up reading; a failure here loses nothing */
-	if (rc == SQLITE_OK && sqlite3_exec(l->db, index_sql, NULL, NULL, NULL) != SQLITE_OK &&
+	/*
+	 * Indexes only speed up reading; a failure here loses nothing.  Not
+	 * after Ctrl-C: on a new database of a large run they take minutes,
+	 * and the next run that finishes builds them.
+	 */
+	if (rc == SQLITE_OK && strcmp(status ? status : "ok", "interrupted") != 0 &&
+	    sqlite3_exec(l->db, index_sql, NULL, NULL, NULL) != SQLITE_OK &&
 	    !sqlite3_get_autocommit(l->db))
 		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
 	l->run_open = 0;
@@ -1080,6 +1148,7 @@ void dl_log_close(struct dl_log *l)
 		sqlite3_finalize(l->st[i]);
 	sqlite3_close(l->db);
 	free(l->path);
+	free(l->reg);
 	free(l->ring);
 	free(l->batch);
 	free(l);

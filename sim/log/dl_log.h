@@ -20,6 +20,9 @@
  * with register they let `dlsim check` replay dpm_list (invariant 7);
  * work_block / work_wake (phase set): a work item of dev sleeps on its
  * dependencies and is woken (kernel-async), for the report's blocked workers.
+ * Metric devices_unregistered, added by the writer to every run that ends
+ * with metrics: how many of runs.devices had no register event written
+ * (hot-plugged devices never added); `check` holds the devices rows to it.
  */
 #ifndef DL_LOG_H
 #define DL_LOG_H

@@ -4,6 +4,7 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "sim/engine/engine.h"
 #include "sim/log/dl_log.h"
@@ -90,5 +91,18 @@ int dl_log_run_result(struct dl_log *log, const struct dl_run_result *r)
 			nph++;
 		}
 	}
-	return dl_log_run_end(log, r->status, r->makespan_ns, m, n);
+	/*
+	 * A run that failed with -EOVERFLOW carries figures saturated at
+	 * INT64_MAX: the log holds at most DL_T_MAX ("later than 2^62 ns"),
+	 * the latest time `check` accepts, so that no reader does arithmetic
+	 * on a figure near the edge of int64.
+	 */
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(m[i].name);
+
+		if (len > 3 && !strcmp(m[i].name + len - 3, "_ns") && m[i].value > (double)DL_T_MAX)
+			m[i].value = (double)DL_T_MAX;
+	}
+	return dl_log_run_end(log, r->status, r->makespan_ns > DL_T_MAX ? DL_T_MAX : r->makespan_ns,
+			      m, n);
 }

@@ -109,9 +109,18 @@ static void sc_where(const struct sc_build *b, const char *path, char *buf, size
 	fclose(f);
 }
 
+/*
+ * The message is "FILE:LINE:COL: PATH (device 'NAME'): REASON".  Names are up
+ * to DL_SC_MAX_NAME bytes: when the whole does not fit in dl_error.msg the
+ * name part is cut ("...") so that the reason is never the part lost.
+ */
+#define SC_WHO_MIN 40
+
 int sc_fail(struct sc_build *b, const char *path, const char *fmt, ...)
 {
-	char where[32], who[2 * DL_SC_MAX_NAME + 32];
+	char where[32], who[2 * DL_SC_MAX_NAME + 32], why[sizeof(b->err->msg)];
+	const char *sep = path && *path ? ": " : "";
+	size_t room = sizeof(b->err->msg) - 1, fixed;
 	va_list ap;
 	int n;
 
@@ -120,13 +129,27 @@ int sc_fail(struct sc_build *b, const char *path, const char *fmt, ...)
 		sc_who(b, path, who, sizeof(who));
 	else
 		who[0] = '\0';
-	n = snprintf(b->err->msg, sizeof(b->err->msg), "%s%s: %s%s%s", b->file, where,
-		     path ? path : "", who, path && *path ? ": " : "");
-	if (n < 0 || (size_t)n >= sizeof(b->err->msg))
-		return -EINVAL;
 	va_start(ap, fmt);
-	vsnprintf(b->err->msg + n, sizeof(b->err->msg) - n, fmt, ap);
+	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	fixed = strlen(b->file) + strlen(where) + 2 + (path ? strlen(path) : 0) + strlen(sep) +
+		strlen(why);
+	if (fixed + strlen(who) > room && strlen(who) > SC_WHO_MIN) {
+		size_t keep = fixed + SC_WHO_MIN < room ? room - fixed - 4 : SC_WHO_MIN - 4;
+
+		memcpy(who + keep, "...)", 5);
+	}
+	n = snprintf(b->err->msg, sizeof(b->err->msg), "%s%s: %s%s%s", b->file, where,
+		     path ? path : "", who, sep);
+	/* still too long only when the file's name or the path alone is: the reason is cut */
+	if (n >= 0 && (size_t)n < room) {
+		size_t len = strlen(why);
+
+		if (len > room - (size_t)n)
+			len = room - (size_t)n;
+		memcpy(b->err->msg + n, why, len);
+		b->err->msg[(size_t)n + len] = '\0';
+	}
 	return -EINVAL;
 }
 

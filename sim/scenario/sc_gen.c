@@ -437,7 +437,9 @@ static int gen_commit(struct gen *g, int mode, bool def_async)
 				    par == DL_SC_NONE ? DL_SC_NONE : g->base + pos[par], 0,
 				    g->async[t] ? def_async : false, false);
 		if (idx < 0) {
-			ret = sc_fail(b, "generate", "generated name '%s' is also a listed device; "
+			/* only a clash is the prefix's fault: out of memory says so (sc_nomem()) */
+			ret = sc_lookup(b, name) == DL_SC_NONE ? (int)idx :
+			      sc_fail(b, "generate", "generated name '%s' is also a listed device; "
 				      "expected another \"prefix\"", name);
 			goto out;
 		}

@@ -140,11 +140,12 @@ int sc_parse_duration(struct sc_build *b, const char *path, json_t *v, int64_t *
 		return sc_fail(b, path, "expected a latency: %s, or an object with \"dist\"",
 			       expect + strlen("expected "));
 	}
-	if (!isfinite(x) || x < 0)
+	/* 1e300s overflows to inf: out of range, not negative */
+	if (isnan(x) || x < 0)
 		return sc_fail(b, path, "negative latency %g ns; expected a latency of 0 or more",
 			       x);
 	if (x > 9.2e18)
-		return sc_fail(b, path, "latency %g ns is too large; expected under 292 years", x);
+		return sc_fail(b, path, "latency %g ns is out of range; expected under 292 years", x);
 	*out = (int64_t)llround(x);
 	return 0;
 }

@@ -42,12 +42,86 @@ static const char log_indexes[] =
 #define MAX_TABLES 32
 #define MAX_COLS   64
 
+/* Strips @tail from the end of @s[0..*n) if it is there. */
+static bool strip_tail(const char *s, size_t *n, const char *tail)
+{
+	size_t k = strlen(tail);
+
+	if (*n < k || strncmp(s + *n - k, tail, k))
+		return false;
+	*n -= k;
+	return true;
+}
+
+/* Strips "<@mark><digits>" from the end of @s[0..*n) if it is there. */
+static bool strip_number(const char *s, size_t *n, const char *mark)
+{
+	size_t i = *n, k = strlen(mark);
+
+	while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+		i--;
+	if (i == *n || i < k || strncmp(s + i - k, mark, k))
+		return false;
+	*n = i - k;
+	return true;
+}
+
+/*
+ * Is @name one the sweep writes into its shard directory?  A shard is
+ * HOST-PID[-rRANK] (dl_sweep_shard_path()), its segments BASE-sK.db and
+ * BASE-sK.done.db, a direct worker's scratch BASE.scratch; each with SQLite's
+ * -wal, -shm and -journal files beside it.
+ */
+static bool shard_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!strip_tail(name, &n, "-wal") && !strip_tail(name, &n, "-shm"))
+		strip_tail(name, &n, "-journal");
+	if (!strip_tail(name, &n, ".done.db") && !strip_tail(name, &n, ".db") &&
+	    !strip_tail(name, &n, ".scratch"))
+		return false;
+	strip_number(name, &n, "-s");
+	strip_number(name, &n, "-r");
+	return strip_number(name, &n, "-") && n > 0;
+}
+
+/*
+ * The shards are merged and deleted by name: a file the sweep did not write
+ * there (a database copied in by hand) would be deleted unmerged.  Before
+ * anything is changed, refuse (-EEXIST) a shard directory holding one.
+ */
+static int shards_foreign(const char *outpath, char *err, size_t errlen)
+{
+	char dir[4096];
+	DIR *d;
+	struct dirent *e;
+	int ret = 0;
+
+	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (!ret && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || shard_name(e->d_name))
+			continue;
+		snprintf(err, errlen, "%s/%s is not a file this sweep writes (shards are merged into"
+			 " %s and deleted): move it out of %s first", dir, e->d_name, outpath, dir);
+		ret = -EEXIST;
+	}
+	closedir(d);
+	return ret;
+}
+
 int dl_sweep_out_open(const char *path, sqlite3 **db, char *err, size_t errlen)
 {
 	struct dl_log *log;
 	char *emsg = NULL;
 	int ret;
 
+	ret = shards_foreign(path, err, errlen);
+	if (ret)
+		return ret;
 	/* the log's own schema, exactly as a `dlsim run` creates it */
 	ret = dl_log_open(path, &log, err, errlen);
 	if (ret)
@@ -546,6 +620,26 @@ int sw_merge_clear(struct sw_merge *m)
 	return 0;
 }
 
+/* Does the database attached as 's' hold a run? */
+static bool attached_has_runs(sqlite3 *out)
+{
+	sqlite3_stmt *st;
+	bool has = false;
+
+	if (sqlite3_prepare_v2(out, "SELECT EXISTS (SELECT 1 FROM s.runs)", -1, &st, NULL) != SQLITE_OK)
+		return false;   /* no runs table: an empty shard */
+	has = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return has;
+}
+
+/* Why a merge failed, SQLite's message kept before the ROLLBACK; a full disk said as such. */
+static void merge_err(sqlite3 *out, const char *shard, const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s%s: %s: %s", (sqlite3_extended_errcode(out) & 0xff) == SQLITE_FULL ?
+		 "disk full: " : "", shard, what, sqlite3_errmsg(out));
+}
+
 static int merge_impl(sqlite3 *out, const char *shard, int64_t *hwm, bool whole, uint32_t *merged,
 		      char *err, size_t errlen)
 {
@@ -565,11 +659,21 @@ static int merge_impl(sqlite3 *out, const char *shard, int64_t *hwm, bool whole,
 		snprintf(err, errlen, "%s: cannot attach: %s", shard, sqlite3_errmsg(out));
 		return -EIO;
 	}
-	/* a shard that has not written its first run yet has no sweep table */
-	if (sqlite3_exec(out, "SELECT 1 FROM s.sweep LIMIT 0", NULL, NULL, NULL) != SQLITE_OK)
+	/*
+	 * A shard that has not written its first run yet has no sweep table
+	 * (it is deleted); one that holds runs without it is not a shard.
+	 */
+	if (sqlite3_exec(out, "SELECT 1 FROM s.sweep LIMIT 0", NULL, NULL, NULL) != SQLITE_OK) {
+		if (attached_has_runs(out)) {
+			snprintf(err, errlen, "%s holds runs but no sweep table: not a shard of a"
+				 " sweep (nothing merged, nothing deleted)", shard);
+			ret = -EEXIST;
+		}
 		goto detach;
+	}
 	/* deferred: IMMEDIATE would write-lock the attached shard too, stalling its worker */
 	if (sqlite3_exec(out, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+		merge_err(out, shard, "begin", err, errlen);
 		ret = -EIO;
 		goto detach;
 	}
@@ -577,10 +681,10 @@ static int merge_impl(sqlite3 *out, const char *shard, int64_t *hwm, bool whole,
 	if (!ret)
 		ret = sw_merge_step(m, whole, hwm, merged);
 	if (ret)
-		snprintf(err, errlen, "%s: merge: %s", shard, sqlite3_errmsg(out));
+		merge_err(out, shard, "merge", err, errlen);
 	sw_merge_free(m);
 	if (sqlite3_exec(out, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !ret) {
-		snprintf(err, errlen, "%s: commit: %s", shard, sqlite3_errmsg(out));
+		merge_err(out, shard, "commit", err, errlen);
 		sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
 		ret = -EIO;
 	}

@@ -52,7 +52,36 @@ struct dl_sweep_worker {
 	enum dl_backend backend;     /* p->mode */
 	struct dl_run_result r;
 	struct dl_log_batch batch;
+	char err[600];               /* the first failure, said when it happened (worker_err()) */
 };
+
+/*
+ * Keep why the worker failed when it fails: a ROLLBACK after it replaces
+ * SQLite's message ("cannot rollback - no transaction is active", "not an
+ * error"), and a full disk is to be said as such.  Returns -EIO.
+ */
+static int worker_err(struct dl_sweep_worker *w, const char *what, sqlite3 *db)
+{
+	int rc = db ? sqlite3_extended_errcode(db) & 0xff : SQLITE_NOMEM;
+
+	if (!w->err[0])
+		snprintf(w->err, sizeof(w->err), "%s%s: %s", rc == SQLITE_FULL ? "disk full: " : "",
+			 what, db ? sqlite3_errmsg(db) : "out of memory");
+	return rc == SQLITE_FULL ? -ENOSPC : -EIO;
+}
+
+/* The same for a failure of the log writer, which keeps its own message. */
+static int worker_log_err(struct dl_sweep_worker *w, const char *what)
+{
+	const char *m = dl_log_error(w->log);
+	int rc = dl_log_failure(w->log);
+
+	if (!w->err[0])
+		snprintf(w->err, sizeof(w->err), "%s%s: %s",
+			 rc == -ENOSPC && (!m || !strstr(m, "disk full")) ? "disk full: " : "", what,
+			 m ? m : "the log could not be written");
+	return rc ? rc : -EIO;
+}
 
 static int64_t clock_ns(clockid_t id)
 {
@@ -145,14 +174,16 @@ static int commit_runs(struct dl_sweep_worker *w, struct dl_sweep_task_result *r
 	if (!w->runs)
 		return sw_merge_clear(w->merge);    /* an interrupted run, if any */
 	if (sqlite3_exec(w->out, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		return -EIO;
+		return worker_err(w, w->outpath, w->out);
 	t1 = now_ns();
 	c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	res->lock_wait_ns += (uint64_t)(t1 - t0);
 	ret = sw_merge_step(w->merge, true, &hwm, &merged);
+	if (ret)
+		ret = worker_err(w, w->outpath, w->out);
 	if (sqlite3_exec(w->out, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !ret) {
+		ret = worker_err(w, w->outpath, w->out);
 		sqlite3_exec(w->out, "ROLLBACK", NULL, NULL, NULL);
-		ret = -EIO;
 	}
 	res->lock_hold_ns += (uint64_t)(now_ns() - t1);
 	res->lock_hold_cpu_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - c1);
@@ -164,6 +195,8 @@ static int commit_runs(struct dl_sweep_worker *w, struct dl_sweep_task_result *r
 
 const char *dl_sweep_worker_error(const struct dl_sweep_worker *w)
 {
+	if (w->err[0])
+		return w->err;
 	return w->out ? sqlite3_errmsg(w->out) : w->db ? sqlite3_errmsg(w->db) : "out of memory";
 }
 
@@ -357,7 +390,7 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 
 	rc = dl_run(&q, &w->r, &run_id, &log_err);
 	if (log_err)
-		return -EIO;
+		return worker_log_err(w, "logging a run");
 	res->runs++;
 	if (rc == -EINTR || !strcmp(w->r.status, "interrupted")) {
 		res->interrupted++;
@@ -371,7 +404,7 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 			 w->r.err);
 	if (p->check && rc >= 0) {
 		if (dl_check_run_ex(w->db, run_id, 0, NULL, &cr) < 0)
-			return -EIO;
+			return worker_err(w, "checking the run", w->db);
 		if (cr.total) {
 			status = "violations";
 			snprintf(why, sizeof(why), "%llu violation%s (dlsim check --run ID lists them)",
@@ -385,7 +418,8 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 		res->failed++;
 	else if (!strcmp(status, "violations"))
 		res->violations++;
-	return record(w, run_id, s, o, seed, kernel, status, why[0] ? why : NULL);
+	return record(w, run_id, s, o, seed, kernel, status, why[0] ? why : NULL) ?
+	       worker_err(w, "the sweep row", w->db) : 0;
 }
 
 static int load(const struct dl_sweep_plan *p, const struct dl_sweep_scenario *s, uint64_t seed,
@@ -452,7 +486,7 @@ int dl_sweep_worker_fail(struct dl_sweep_worker *w, uint32_t task, uint64_t pend
 			continue;
 		if (record(w, 0, s, p->order[r / p->nkernels], seed, p->kernel[r % p->nkernels],
 			   "failed", why))
-			return -EIO;
+			return worker_err(w, "the sweep row", w->db);
 	}
 	return 0;
 }

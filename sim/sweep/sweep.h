@@ -117,7 +117,8 @@ uint32_t *dl_sweep_task_order(const struct dl_sweep_plan *p);
 
 /* ---- OUT.db (coordinator) ---- */
 
-/* Create or open OUT.db with the log's schema and the sweep table. */
+/* Create or open OUT.db with the log's schema and the sweep table; -EEXIST (nothing
+ * changed) when OUT.db.shards/ holds a file the sweep does not write. */
 int dl_sweep_out_open(const char *path, struct sqlite3 **db, char *err, size_t errlen);
 /* For each task the bits of the runs not yet in OUT.db (bit o * nkernels + k). */
 int dl_sweep_pending(struct sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pending);

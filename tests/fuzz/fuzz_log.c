@@ -1,7 +1,8 @@
 /*
- * fuzz_log.c - libFuzzer harnesses for `dlsim check` (fuzz_check) and
- * `dlsim report` (fuzz_report, built with -DFUZZ_REPORT) on a database built
- * from the fuzz bytes.
+ * fuzz_log.c - libFuzzer harnesses for `dlsim check` (fuzz_check),
+ * `dlsim report` (fuzz_report, built with -DFUZZ_REPORT), `dlsim diff`
+ * (fuzz_diff, -DFUZZ_DIFF) and `dlsim explain` (fuzz_explain,
+ * -DFUZZ_EXPLAIN) on a database built from the fuzz bytes.
  *
  * The bytes are read as a small program: a header (device count, run status,
  * tampering switches), a parent per device, then 4-byte ops that log what the
@@ -16,6 +17,11 @@
  * fuzz_report writes it to a file on /dev/shm and runs dl_report_write_opts()
  * (data_only: data files, traces and index.html, no gnuplot), which
  * opens it like `dlsim report` does: slower, a few hundred inputs a second.
+ * fuzz_diff and fuzz_explain do what their verbs do: the log verified first
+ * (dl_check_verify(), the readers' step), then, for a log that is not
+ * corrupt, dl_diff_runs() of run 1 against run 2 (run 1 again, its device
+ * names reversed, so that the orders disagree; in memory) or
+ * dl_explain_path() of run 1 (from the file, as the verb opens it).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -26,10 +32,17 @@
 
 #include <sqlite3.h>
 
+#include "report/explain.h"
 #include "report/report.h"
 #include "sim/core/dl_core.h"
 #include "sim/log/dl_check.h"
+#include "sim/log/dl_diff.h"
 #include "sim/log/dl_log.h"
+
+/* report and explain open the database by its path; check and diff take it in memory */
+#if defined(FUZZ_REPORT) || defined(FUZZ_EXPLAIN)
+#define FUZZ_FILE 1
+#endif
 
 #define MAX_DEV 24
 #define MAX_EVENTS 4000
@@ -243,7 +256,7 @@ static int build(const uint8_t *data, size_t size, sqlite3 **db_out)
 	struct gen g = { .p = data, .end = data + size };
 	sqlite3_stmt *st;
 	int h0 = byte(&g), h1 = byte(&g), sw = byte(&g);
-#ifdef FUZZ_REPORT
+#ifdef FUZZ_FILE
 	FILE *f;
 #endif
 
@@ -251,7 +264,7 @@ static int build(const uint8_t *data, size_t size, sqlite3 **db_out)
 		return -1;
 	g.ndev = 1 + (uint32_t)h0 % MAX_DEV;
 	g.seq_glitch = (sw & 0x20) ? 1 + h1 % 64 : 0;
-#ifdef FUZZ_REPORT
+#ifdef FUZZ_FILE
 	f = fopen(db_path, "wb");
 	if (!f || fwrite(tmpl, 1, tmpl_len, f) != tmpl_len) {
 		if (f)
@@ -344,6 +357,14 @@ static int build(const uint8_t *data, size_t size, sqlite3 **db_out)
 	return 0;
 }
 
+#ifdef FUZZ_DIFF
+/* diff's tolerance from the input's last byte: 0 (every gap orders a pair) to 255 us */
+static int64_t c_tol(const uint8_t *data, size_t size)
+{
+	return size ? (int64_t)data[size - 1] * 1000 : 0;
+}
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	sqlite3 *db;
@@ -354,13 +375,51 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();        /* the harness itself cannot run: say so loudly */
 	if (build(data, size, &db))
 		return 0;
-#ifdef FUZZ_REPORT
+#if defined(FUZZ_REPORT)
 	{
 		struct dl_report_opts o = { .outdir = out_dir, .run = 1, .trace_plain = 1, .data_only = 1 };
 		char err[512];
 
 		sqlite3_close(db);
 		dl_report_write_opts(db_path, &o, err, sizeof(err));
+	}
+#elif defined(FUZZ_EXPLAIN)
+	{
+		struct dl_check_result res;
+		char err[512];
+		int rc = dl_check_verify(db, 1, &res);
+
+		sqlite3_close(db);
+		if (rc == DL_CHECK_DONE)
+			dl_explain_path(db_path, 1, DL_EXPLAIN_FULL, devnull, err, sizeof(err));
+	}
+#elif defined(FUZZ_DIFF)
+	{
+		struct dl_check_result res;
+		struct dl_diff *d;
+		int64_t which;
+
+		/* run 2: run 1 with its device names reversed (dev0 is named as the last) */
+		if (sqlite3_exec(db, "INSERT INTO runs(run_id, scenario, order_name, mode, seed, workers,"
+				 " devices, links, status, makespan_ns, started_at, version, finished_at,"
+				 " events, log_error) SELECT 2, scenario, order_name, mode, seed, workers,"
+				 " devices, links, status, makespan_ns, started_at, version, finished_at,"
+				 " events, log_error FROM runs WHERE run_id = 1;"
+				 " INSERT INTO devices SELECT 2, dev_id, (SELECT e.name FROM devices e WHERE"
+				 " e.run_id = 1 AND e.dev_id = (SELECT max(dev_id) FROM devices WHERE"
+				 " run_id = 1) - d.dev_id), parent_id, async FROM devices d WHERE run_id = 1;"
+				 " INSERT INTO links SELECT 2, link_id, consumer_id, supplier_id, flags FROM"
+				 " links WHERE run_id = 1;"
+				 " INSERT INTO events SELECT 2, seq, t_ns, dev_id, link_id, kind, phase, worker,"
+				 " err, aux, flags, arg FROM events WHERE run_id = 1;"
+				 " INSERT INTO metrics SELECT 2, name, value FROM metrics WHERE run_id = 1",
+				 NULL, NULL, NULL) != SQLITE_OK)
+			abort();
+		if (dl_check_verify(db, 1, &res) != DL_CHECK_DONE ||
+		    dl_check_verify(db, 2, &res) != DL_CHECK_DONE)
+			return 0;
+		if (dl_diff_runs(db, 1, 2, (c_tol(data, size)), 8, &d, &which) == 0)
+			dl_diff_free(d);
 	}
 #else
 	{

@@ -5,8 +5,8 @@
 # into the source tree); a crash leaves FUZZ_DIR/crash-NAME-* and fails.
 # Seeds: scenario: scenarios/; dtb: tests/fuzz/dts/*.dts compiled with dtc and
 # the 16 smallest DTBs of /var/cache/dlsim-dtbs (linked, when `make dtbs` ran);
-# check, report: a few byte programs written here (fuzz_log.c says how they
-# read); they share check.dict.  import_log: the real logs of ../shared/real
+# check, report, diff, explain: a few byte programs written here (fuzz_log.c
+# says how they read); they share check.dict.  import_log: the real logs of ../shared/real
 # (linked, never copied).
 NAME=$1
 FUZZ_DIR=$2
@@ -30,7 +30,7 @@ dtb)
 		done
 	fi
 	set -- "$SEEDS";;
-check|report)
+check|report|diff|explain)
 	# header (devices, status, switches), parents, then ops: register x3,
 	# link_add, probe x3, suspend, resume; a second with a raw time of INT64_MAX
 	printf '\003\000\000\000\200\200\000\000\000\000\000\001\000\000\000\002\000\000\005\001\000\000\001\000\000\000\001\001\000\000\001\002\000\000\003\002\001\000\004\002\001\000' >"$SEEDS/run"
@@ -50,7 +50,7 @@ import_log)
 	echo "fuzz: unknown harness '$NAME'"; exit 1;;
 esac
 DICT=$NAME
-[ "$NAME" = report ] && DICT=check
+case $NAME in report|diff|explain) DICT=check;; esac
 # a smaller quarantine: SQLite's many small allocations otherwise make the
 # harnesses page-fault bound (measured: 3x the execs/s)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=32}

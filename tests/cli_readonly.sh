@@ -1,0 +1,30 @@
+#!/bin/sh
+# A log in a folder its reader cannot write (issue 34): SQLite cannot create a
+# WAL database's -shm file there, and check and diff said "cannot read:
+# attempt to write a readonly database" (exit 2).  With no -wal file beside
+# it the log is read immutable: check and diff work, and nothing is written.
+DLSIM=$1
+SRC=$2
+. "$(dirname "$0")/lib_cli.sh"
+if [ "$(id -u)" = 0 ]; then
+	command -v setpriv >/dev/null || { echo "SKIP: root without setpriv"; exit 77; }
+	AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+else
+	AS=
+fi
+mkdir "$T/ro"
+"$DLSIM" run "$SRC/scenarios/flags.json" --db "$T/ro/a.db" >/dev/null 2>&1
+"$DLSIM" run "$SRC/scenarios/flags.json" --order sync --db "$T/ro/a.db" >/dev/null 2>&1
+[ "$(sqlite3 "$T/ro/a.db" "pragma journal_mode")" = wal ] && [ ! -s "$T/ro/a.db-wal" ] \
+	&& ok "a WAL log, no -wal left" || bad "setup: $(ls "$T/ro")"
+sum=$(cksum <"$T/ro/a.db")
+chmod 755 "$T"
+chmod 555 "$T/ro"
+chmod 444 "$T/ro/a.db"
+expect 0 "check reads it" $AS "$DLSIM" check "$T/ro/a.db"
+grep -q "ok, [0-9]* events" "$T/out" && ok "check: ok" || bad "check: $(cat "$T/out" "$T/err")"
+expect 0 "diff reads it" $AS "$DLSIM" diff "$T/ro/a.db" 1 2
+[ "$(cksum <"$T/ro/a.db")" = "$sum" ] && [ ! -e "$T/ro/a.db-shm" ] && ok "nothing written" \
+	|| bad "the log or its folder changed: $(ls "$T/ro")"
+chmod 755 "$T/ro"
+finish cli_readonly
