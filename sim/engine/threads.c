@@ -169,7 +169,7 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 
 			if (!ok)
 				atomic_store(&t->failed_dep[y], 1);
-			if (atomic_fetch_sub(&t->pending[y], 1) != 1)
+			if (dl_counted_down(atomic_fetch_sub(&t->pending[y], 1)) != 0)
 				continue;
 			/*
 			 * dl_ready_action(): a level is queued when released, so
@@ -228,7 +228,7 @@ static void release_level(void *ctx, uint32_t l)
 		dl_complete_all(&t->sy, d);
 		finished(t);
 		release_dependents(t, d, false);
-		t->lv.left[l]--;
+		dl_count_down(&t->lv.left[l]);
 	}
 }
 

@@ -15,8 +15,73 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "sim/order/order.h"
+
+/*
+ * DL_SCHED_ASSERT - an invariant of the phase scheduler (a stage
+ * transition, a wait counter).  Checked when DLSIM_ASSERTS is defined
+ * (CMake option DLSIM_ASSERTS: on in the test builds, off in Release,
+ * where the speed figures are taken); independent of NDEBUG, so that a
+ * RelWithDebInfo test build checks them too.
+ */
+#ifdef DLSIM_ASSERTS
+__attribute__((noreturn, cold)) static inline void dl_sched_assert_fail(const char *what,
+									 const char *file,
+									 int line)
+{
+	fprintf(stderr, "%s:%d: scheduler invariant failed: %s\n", file, line, what);
+	abort();
+}
+#define DL_SCHED_ASSERT(x) \
+	((x) ? (void)0 : dl_sched_assert_fail(#x, __FILE__, __LINE__))
+#else
+#define DL_SCHED_ASSERT(x) ((void)0)
+#endif
+
+/*
+ * dl_stage_check - may a backend's work item go from stage @from to stage
+ * @to?  @allowed[from] has bit @to set for each transition the backend's
+ * state machine has (des_backend.h: des_stage_set()).  Checked only with
+ * DLSIM_ASSERTS.
+ */
+static inline void dl_stage_check(const uint16_t *allowed, unsigned nstages, unsigned from,
+				  unsigned to)
+{
+#ifdef DLSIM_ASSERTS
+	if (from >= nstages || to >= nstages || !(allowed[from] & (1u << to))) {
+		fprintf(stderr, "scheduler invariant failed: a work item went from stage %u to"
+			" stage %u, not a transition of its backend\n", from, to);
+		abort();
+	}
+#else
+	(void)allowed; (void)nstages; (void)from; (void)to;
+#endif
+}
+
+/*
+ * dl_count_down - one of a device's waits is done, or one of a phase's
+ * devices or items in flight: count it down and return what is left.
+ * Below zero would be a device released twice by one supplier, or an item
+ * retired twice.
+ */
+static inline uint32_t dl_count_down(uint32_t *n)
+{
+	DL_SCHED_ASSERT(*n > 0);
+	return --*n;
+}
+
+/*
+ * dl_counted_down - the same for a counter an atomic fetch-and-subtract
+ * counted down (threads): @before, its value before; returns what is left.
+ */
+static inline uint32_t dl_counted_down(uint32_t before)
+{
+	DL_SCHED_ASSERT(before > 0);
+	return before - 1;
+}
 
 /* What becomes of a device whose last wait is done (dl_ready_action()). */
 enum dl_ready_act {
@@ -156,6 +221,7 @@ typedef void dl_release_fn(void *ctx, uint32_t level);
 static inline void dl_barrier_advance(uint32_t *left, uint32_t nlevels, uint32_t *cur,
 				      dl_release_fn *release, void *ctx)
 {
+	DL_SCHED_ASSERT(*cur < nlevels || nlevels == 0);
 	while (*cur + 1 < nlevels && left[*cur] == 0) {
 		++*cur;
 		release(ctx, *cur);
@@ -166,6 +232,11 @@ static inline void dl_barrier_advance(uint32_t *left, uint32_t nlevels, uint32_t
 static inline void dl_barrier_done(uint32_t *left, uint32_t nlevels, uint32_t *cur, uint32_t l,
 				   dl_release_fn *release, void *ctx)
 {
+	/* a level is counted off once per device, so never below zero (a level
+	 * past the barrier is counted off early when a failed probe finishes
+	 * its devices unattempted) */
+	DL_SCHED_ASSERT(l < nlevels);
+	DL_SCHED_ASSERT(left[l] > 0);
 	if (--left[l] == 0)
 		dl_barrier_advance(left, nlevels, cur, release, ctx);
 }
