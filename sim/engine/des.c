@@ -104,7 +104,8 @@ int64_t des_handoff_len(const struct sim *s, uint32_t d)
 		if (!z->part)
 			continue;
 		len += s->cost.handoff_ns;
-		if (dl_handoff_queues(&s->ps, z->on_main, z->stage != ST_IDLE, z->wait))
+		if (dl_handoff_queues(&s->ps, &(struct dl_dev_facts){ .on_main = z->on_main,
+				      .queued = z->stage != ST_IDLE, .waits = z->wait }))
 			len += s->cost.queue_ns;
 	});
 	return len;
@@ -138,7 +139,9 @@ void des_handoff_queue(struct sim *s, uint32_t d)
 	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, {
 		struct task *z = &s->t[y];
 
-		if (!z->part || !dl_handoff_queues(&s->ps, z->on_main, z->stage != ST_IDLE, z->wait) ||
+		if (!z->part ||
+		    !dl_handoff_queues(&s->ps, &(struct dl_dev_facts){ .on_main = z->on_main,
+				       .queued = z->stage != ST_IDLE, .waits = z->wait }) ||
 		    !dl_async_may_queue(s->pol, s->inflight))
 			continue;
 		des_stage_set(z, ST_QUEUED_START);
@@ -272,8 +275,9 @@ void des_on_ready(struct sim *s, uint32_t y)
 
 	if (s->aborted)
 		return;
-	switch (dl_ready_action(&s->ps, z->on_main, z->level > s->cur_level,
-				z->stage == ST_BLOCKED, z->stage == ST_IDLE)) {
+	switch (dl_ready_action(&s->ps, &(struct dl_dev_facts){
+			.on_main = z->on_main, .held = z->level > s->cur_level,
+			.blocked = z->stage == ST_BLOCKED, .idle = z->stage == ST_IDLE })) {
 	case DL_READY_MAIN:
 		if (s->mstate == M_WAIT_DEV && s->mdev == y)
 			des_main_kick(s);

@@ -54,7 +54,8 @@ static bool main_next(struct sim *s, uint32_t *i)
 			continue;
 		/* probing with the deferral: every device; else dl_walk_action() */
 		if (s->pk == PK_PROBE_DEFER ||
-		    dl_walk_action(&s->ps, s->t[x].on_main, s->t[x].stage != ST_IDLE) != DL_WALK_SKIP) {
+		    dl_walk_action(&s->ps, &(struct dl_dev_facts){ .on_main = s->t[x].on_main,
+						       .queued = s->t[x].stage != ST_IDLE }) != DL_WALK_SKIP) {
 			*i = x;
 			return true;
 		}
