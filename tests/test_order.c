@@ -11,6 +11,9 @@
 #include "sim/order/order.h"
 #include "sim/order/sched.h"
 
+/* the facts a backend gives the rules about one device; unnamed ones are false */
+#define FACTS(...) (&(struct dl_dev_facts){ __VA_ARGS__ })
+
 static struct dl_phase_scheme pm(enum dl_order o, unsigned phase)
 {
 	return dl_order_scheme(o, DL_PK_SUSPEND, phase);
@@ -29,20 +32,20 @@ static void test_ready_action(void)
 	struct dl_phase_scheme lv = pm(DL_ORDER_LEVELS, DL_PH_SUSPEND);
 
 	/* the main thread's devices are main's under every order */
-	CU_ASSERT_EQUAL(dl_ready_action(&ka, true, false, false, true), DL_READY_MAIN);
-	CU_ASSERT_EQUAL(dl_ready_action(&cp, true, false, false, true), DL_READY_MAIN);
+	CU_ASSERT_EQUAL(dl_ready_action(&ka, FACTS(.on_main = true, .idle = true)), DL_READY_MAIN);
+	CU_ASSERT_EQUAL(dl_ready_action(&cp, FACTS(.on_main = true, .idle = true)), DL_READY_MAIN);
 	/* classic and v2: queued by the walk (or a hand-off); a blocked item is woken */
-	CU_ASSERT_EQUAL(dl_ready_action(&ka, false, false, false, true), DL_READY_NONE);
-	CU_ASSERT_EQUAL(dl_ready_action(&ka, false, false, true, false), DL_READY_WAKE);
-	CU_ASSERT_EQUAL(dl_ready_action(&v2, false, false, false, true), DL_READY_NONE);
-	CU_ASSERT_EQUAL(dl_ready_action(&v2, false, false, true, false), DL_READY_WAKE);
+	CU_ASSERT_EQUAL(dl_ready_action(&ka, FACTS(.idle = true)), DL_READY_NONE);
+	CU_ASSERT_EQUAL(dl_ready_action(&ka, FACTS(.blocked = true)), DL_READY_WAKE);
+	CU_ASSERT_EQUAL(dl_ready_action(&v2, FACTS(.idle = true)), DL_READY_NONE);
+	CU_ASSERT_EQUAL(dl_ready_action(&v2, FACTS(.blocked = true)), DL_READY_WAKE);
 	/* cp-first queues a ready item once; levels holds it until its level is released */
-	CU_ASSERT_EQUAL(dl_ready_action(&cp, false, false, false, true), DL_READY_QUEUE);
-	CU_ASSERT_EQUAL(dl_ready_action(&cp, false, false, false, false), DL_READY_NONE);
-	CU_ASSERT_EQUAL(dl_ready_action(&lv, false, true, false, true), DL_READY_NONE);
-	CU_ASSERT_EQUAL(dl_ready_action(&lv, false, false, false, true), DL_READY_QUEUE);
+	CU_ASSERT_EQUAL(dl_ready_action(&cp, FACTS(.idle = true)), DL_READY_QUEUE);
+	CU_ASSERT_EQUAL(dl_ready_action(&cp, FACTS(.on_main = false)), DL_READY_NONE);
+	CU_ASSERT_EQUAL(dl_ready_action(&lv, FACTS(.held = true, .idle = true)), DL_READY_NONE);
+	CU_ASSERT_EQUAL(dl_ready_action(&lv, FACTS(.idle = true)), DL_READY_QUEUE);
 	/* "held" means nothing without a barrier */
-	CU_ASSERT_EQUAL(dl_ready_action(&cp, false, true, false, true), DL_READY_QUEUE);
+	CU_ASSERT_EQUAL(dl_ready_action(&cp, FACTS(.held = true, .idle = true)), DL_READY_QUEUE);
 }
 
 static void test_walk_action(void)
@@ -52,12 +55,12 @@ static void test_walk_action(void)
 	struct dl_phase_scheme cp = pm(DL_ORDER_CP_FIRST, DL_PH_RESUME);
 	struct dl_phase_scheme sy = pm(DL_ORDER_SYNC, DL_PH_RESUME);
 
-	CU_ASSERT_EQUAL(dl_walk_action(&sy, true, false), DL_WALK_RUN);
-	CU_ASSERT_EQUAL(dl_walk_action(&ka, true, false), DL_WALK_RUN);
-	CU_ASSERT_EQUAL(dl_walk_action(&ka, false, false), DL_WALK_QUEUE);
-	CU_ASSERT_EQUAL(dl_walk_action(&v2, false, false), DL_WALK_QUEUE);
-	CU_ASSERT_EQUAL(dl_walk_action(&v2, false, true), DL_WALK_SKIP);   /* work_in_progress */
-	CU_ASSERT_EQUAL(dl_walk_action(&cp, false, false), DL_WALK_SKIP);  /* queued when ready */
+	CU_ASSERT_EQUAL(dl_walk_action(&sy, FACTS(.on_main = true)), DL_WALK_RUN);
+	CU_ASSERT_EQUAL(dl_walk_action(&ka, FACTS(.on_main = true)), DL_WALK_RUN);
+	CU_ASSERT_EQUAL(dl_walk_action(&ka, FACTS(.on_main = false)), DL_WALK_QUEUE);
+	CU_ASSERT_EQUAL(dl_walk_action(&v2, FACTS(.on_main = false)), DL_WALK_QUEUE);
+	CU_ASSERT_EQUAL(dl_walk_action(&v2, FACTS(.queued = true)), DL_WALK_SKIP);   /* work_in_progress */
+	CU_ASSERT_EQUAL(dl_walk_action(&cp, FACTS(.on_main = false)), DL_WALK_SKIP);  /* queued when ready */
 }
 
 static void test_ready_at_start(void)
@@ -66,11 +69,11 @@ static void test_ready_at_start(void)
 	struct dl_phase_scheme ka = pm(DL_ORDER_KERNEL_ASYNC, DL_PH_SUSPEND);
 	struct dl_phase_scheme sp = probe(DL_ORDER_SYNC);
 
-	CU_ASSERT_TRUE(dl_ready_at_start(&cp, false, 0));
-	CU_ASSERT_FALSE(dl_ready_at_start(&cp, false, 1));
-	CU_ASSERT_FALSE(dl_ready_at_start(&cp, true, 0));
-	CU_ASSERT_FALSE(dl_ready_at_start(&ka, false, 0));   /* the walk queues it */
-	CU_ASSERT_FALSE(dl_ready_at_start(&sp, false, 0));   /* the deferral walk does */
+	CU_ASSERT_TRUE(dl_ready_at_start(&cp, FACTS(.waits = 0)));
+	CU_ASSERT_FALSE(dl_ready_at_start(&cp, FACTS(.waits = 1)));
+	CU_ASSERT_FALSE(dl_ready_at_start(&cp, FACTS(.on_main = true, .waits = 0)));
+	CU_ASSERT_FALSE(dl_ready_at_start(&ka, FACTS(.waits = 0)));   /* the walk queues it */
+	CU_ASSERT_FALSE(dl_ready_at_start(&sp, FACTS(.waits = 0)));   /* the deferral walk does */
 }
 
 static void test_item_pays(void)
@@ -110,12 +113,12 @@ static void test_handoff(void)
 	CU_ASSERT_FALSE(ka.handoff);     /* classic: no hand-off walk */
 	CU_ASSERT_FALSE(prep.handoff);   /* dpm_prepare() walks no dependents */
 	/* v2 queues every async dependent not queued yet, whatever it still waits for */
-	CU_ASSERT_TRUE(dl_handoff_queues(&v2, false, false, 3));
-	CU_ASSERT_FALSE(dl_handoff_queues(&v2, false, true, 1));
-	CU_ASSERT_FALSE(dl_handoff_queues(&v2, true, false, 1));
+	CU_ASSERT_TRUE(dl_handoff_queues(&v2, FACTS(.waits = 3)));
+	CU_ASSERT_FALSE(dl_handoff_queues(&v2, FACTS(.queued = true, .waits = 1)));
+	CU_ASSERT_FALSE(dl_handoff_queues(&v2, FACTS(.on_main = true, .waits = 1)));
 	/* cp-first: those this device makes ready */
-	CU_ASSERT_TRUE(dl_handoff_queues(&cp, false, false, 1));
-	CU_ASSERT_FALSE(dl_handoff_queues(&cp, false, false, 2));
+	CU_ASSERT_TRUE(dl_handoff_queues(&cp, FACTS(.waits = 1)));
+	CU_ASSERT_FALSE(dl_handoff_queues(&cp, FACTS(.waits = 2)));
 	CU_ASSERT_TRUE(dl_handoff_after_done(&v2));
 	CU_ASSERT_FALSE(dl_handoff_after_done(&cp));
 }

@@ -392,96 +392,142 @@ static int link_changes(struct work *wk, uint32_t limit)
 	return 0;
 }
 
+/*
+ * The working copy: the scenario's device, profile and link arrays, the
+ * baseline's async flags and the children lists; *samp a buffer for the
+ * most latency samples a profile has (*maxs).  0 or -ENOMEM.
+ */
+static int work_init(struct work *wk, int64_t **samp, uint32_t *maxs)
+{
+	const struct dl_scenario *sc = wk->sc;
+	const struct dl_advise_opts *o = wk->o;
+
+	wk->w = *sc;
+	wk->w.dev = malloc(((size_t)sc->ndev + 1) * sizeof(*wk->w.dev));
+	wk->w.prof = malloc(((size_t)sc->nprof + 1) * sizeof(*wk->w.prof));
+	wk->w.link = malloc(((size_t)sc->nlink + 1) * sizeof(*wk->w.link));
+	wk->async = malloc((size_t)sc->ndev + 1);
+	for (uint32_t p = 0; p < sc->nprof; p++)
+		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
+			if (sc->prof[p].lat[k].nsamp > *maxs)
+				*maxs = sc->prof[p].lat[k].nsamp;
+	*samp = malloc(((size_t)*maxs * DL_LAT_COUNT + 1) * sizeof(**samp));
+	if (!wk->w.dev || !wk->w.prof || !wk->w.link || !wk->async || !*samp || build_kids(wk))
+		return -ENOMEM;
+	/* (an empty array may be NULL: memcpy must not see it) */
+	if (sc->ndev)
+		memcpy(wk->w.dev, sc->dev, sc->ndev * sizeof(*sc->dev));
+	if (sc->nprof)
+		memcpy(wk->w.prof, sc->prof, sc->nprof * sizeof(*sc->prof));
+	if (sc->nlink)
+		memcpy(wk->w.link, sc->link, sc->nlink * sizeof(*sc->link));
+	for (uint32_t d = 0; d < sc->ndev; d++) {
+		if (o->all_sync || wk->res->order != o->order)
+			wk->w.dev[d].async = 0;
+		wk->async[d] = wk->w.dev[d].async;
+	}
+	return 0;
+}
+
+static void work_free(struct work *wk)
+{
+	free(wk->w.dev);
+	free(wk->w.prof);
+	free(wk->w.link);
+	free(wk->async);
+	free(wk->kid_off);
+	free(wk->kid);
+	free(wk->stack);
+}
+
+/*
+ * The run every change is measured against.  Returns a negative error, or
+ * 0 with res->interrupted set when it did not complete (nothing to rank).
+ */
+static int run_baseline(struct work *wk)
+{
+	struct dl_advise_result *res = wk->res;
+	struct dl_engine_opts eo = { .seed = wk->sc->seed, .stop = wk->o->stop,
+				     .order = res->order, .workers = res->workers };
+	int ret = dl_engine_run(&wk->w, &eo, &res->base);
+
+	res->resims = 1;
+	if (ret && ret != -EINTR)
+		return ret;
+	if (ret || stopped(wk) || !strcmp(res->base.status, "interrupted"))
+		res->interrupted = true;	/* no baseline: no change to rank */
+	return 0;
+}
+
+/* --research: orders no kernel has, and twice the CPUs. */
+static int research_changes(struct work *wk)
+{
+	struct dl_advise_result *res = wk->res;
+	int ret;
+
+	/* orders no kernel has (naive ignores the links: no option) */
+	for (int i = 0; i < DL_ORDER_COUNT; i++)
+		if (!stopped(wk) && dl_order_research(dl_order_policy((enum dl_order)i)) &&
+		    (enum dl_order)i != res->order &&
+		    (ret = run_change(wk, DL_ADV_ORDER, (enum dl_order)i, res->workers, true)))
+			return ret;
+	if (!stopped(wk))
+		return run_change(wk, DL_ADV_CPUS, res->order, res->workers * 2, true);
+	return 0;
+}
+
+/* Every kind of change, one after the other, until @limit each or a stop. */
+static int try_changes(struct work *wk, uint32_t limit, int64_t *samp, uint32_t maxs)
+{
+	struct dl_advise_result *res = wk->res;
+	int64_t help = 0;
+	enum dl_order next;
+	int ret;
+
+	/* a pair or chain is tried where no single change saves a hundredth of the run */
+	for (uint32_t i = 0; i < res->base.nops; i++)
+		help += res->base.op[i].makespan_ns;
+	help /= 100;
+
+	if (dl_order_policy(res->order)->use_async_flag && (ret = async_changes(wk, limit, help)))
+		return ret;
+	if (!stopped(wk) && (ret = halve_changes(wk, limit, samp, maxs)))
+		return ret;
+	if (!stopped(wk) && !dl_order_successor(res->order, &next) &&
+	    (ret = run_change(wk, DL_ADV_UPGRADE, next, res->workers, false)))
+		return ret;
+	if (!stopped(wk) && (ret = link_changes(wk, limit)))
+		return ret;
+	if (wk->o->research)
+		return research_changes(wk);
+	return 0;
+}
+
 int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 	      struct dl_advise_result *res)
 {
 	struct work wk = { .sc = sc, .res = res, .o = o };
 	uint32_t maxs = 0, limit = o->max_candidates ? o->max_candidates : UINT32_MAX;
-	int64_t *samp = NULL, t0 = dl_mono_ns(), help;
-	struct dl_engine_opts eo = { .seed = sc->seed, .stop = o->stop };
-	enum dl_order next;
-	int ret = -ENOMEM;
+	int64_t *samp = NULL, t0 = dl_mono_ns();
+	int ret;
 
 	memset(res, 0, sizeof(*res));
 	/* sync: kernel-async with every device sync runs the same, and takes async flags */
 	res->order = dl_order_async_form(o->order);
 	res->workers = dl_engine_workers(sc, res->order, o->workers);
-	wk.w = *sc;
-	wk.w.dev = malloc(((size_t)sc->ndev + 1) * sizeof(*wk.w.dev));
-	wk.w.prof = malloc(((size_t)sc->nprof + 1) * sizeof(*wk.w.prof));
-	wk.w.link = malloc(((size_t)sc->nlink + 1) * sizeof(*wk.w.link));
-	wk.async = malloc((size_t)sc->ndev + 1);
-	for (uint32_t p = 0; p < sc->nprof; p++)
-		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
-			if (sc->prof[p].lat[k].nsamp > maxs)
-				maxs = sc->prof[p].lat[k].nsamp;
-	samp = malloc(((size_t)maxs * DL_LAT_COUNT + 1) * sizeof(*samp));
-	if (!wk.w.dev || !wk.w.prof || !wk.w.link || !wk.async || !samp || build_kids(&wk))
-		goto out;
-	/* (an empty array may be NULL: memcpy must not see it) */
-	if (sc->ndev)
-		memcpy(wk.w.dev, sc->dev, sc->ndev * sizeof(*sc->dev));
-	if (sc->nprof)
-		memcpy(wk.w.prof, sc->prof, sc->nprof * sizeof(*sc->prof));
-	if (sc->nlink)
-		memcpy(wk.w.link, sc->link, sc->nlink * sizeof(*sc->link));
-	for (uint32_t d = 0; d < sc->ndev; d++) {
-		if (o->all_sync || res->order != o->order)
-			wk.w.dev[d].async = 0;
-		wk.async[d] = wk.w.dev[d].async;
+	ret = work_init(&wk, &samp, &maxs);
+	if (!ret)
+		ret = run_baseline(&wk);
+	if (!ret && !res->interrupted)
+		ret = try_changes(&wk, limit, samp, maxs);
+	if (!ret) {
+		if (stopped(&wk))
+			res->interrupted = true;
+		if (res->nadv)	/* qsort() must not see a NULL array */
+			qsort(res->adv, res->nadv, sizeof(*res->adv), cmp_advice);
 	}
-
-	eo.order = res->order;
-	eo.workers = res->workers;
-	ret = dl_engine_run(&wk.w, &eo, &res->base);
-	res->resims = 1;
-	if (ret && ret != -EINTR)
-		goto out;
-	if (ret || stopped(&wk) || !strcmp(res->base.status, "interrupted")) {
-		res->interrupted = true;	/* no baseline: no change to rank */
-		goto done;
-	}
-	/* a pair or chain is tried where no single change saves a hundredth of the run */
-	help = 0;
-	for (uint32_t i = 0; i < res->base.nops; i++)
-		help += res->base.op[i].makespan_ns;
-	help /= 100;
-
-	if (dl_order_policy(res->order)->use_async_flag && (ret = async_changes(&wk, limit, help)))
-		goto out;
-	if (!stopped(&wk) && (ret = halve_changes(&wk, limit, samp, maxs)))
-		goto out;
-	if (!stopped(&wk) && !dl_order_successor(res->order, &next) &&
-	    (ret = run_change(&wk, DL_ADV_UPGRADE, next, res->workers, false)))
-		goto out;
-	if (!stopped(&wk) && (ret = link_changes(&wk, limit)))
-		goto out;
-	if (o->research) {
-		/* orders no kernel has (naive ignores the links: no option) */
-		for (int i = 0; i < DL_ORDER_COUNT; i++)
-			if (!stopped(&wk) && dl_order_research(dl_order_policy((enum dl_order)i)) &&
-			    (enum dl_order)i != res->order &&
-			    (ret = run_change(&wk, DL_ADV_ORDER, (enum dl_order)i, res->workers, true)))
-				goto out;
-		if (!stopped(&wk) && (ret = run_change(&wk, DL_ADV_CPUS, res->order,
-							res->workers * 2, true)))
-			goto out;
-	}
-done:
-	if (stopped(&wk))
-		res->interrupted = true;
-	if (res->nadv)	/* qsort() must not see a NULL array */
-		qsort(res->adv, res->nadv, sizeof(*res->adv), cmp_advice);
-	ret = 0;
-out:
 	res->wall_ns = dl_mono_ns() - t0;
-	free(wk.w.dev);
-	free(wk.w.prof);
-	free(wk.w.link);
-	free(wk.async);
-	free(wk.kid_off);
-	free(wk.kid);
-	free(wk.stack);
+	work_free(&wk);
 	free(samp);
 	if (ret) {
 		free(res->adv);

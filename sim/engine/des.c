@@ -116,7 +116,8 @@ int64_t des_handoff_len(const struct sim *s, uint32_t d)
 		if (!z->part)
 			continue;
 		len += s->cost.handoff_ns;
-		if (dl_handoff_queues(&s->ps, z->on_main, z->stage != ST_IDLE, z->wait))
+		if (dl_handoff_queues(&s->ps, &(struct dl_dev_facts){ .on_main = z->on_main,
+				      .queued = z->stage != ST_IDLE, .waits = z->wait }))
 			len += s->cost.queue_ns;
 	});
 	return len;
@@ -150,10 +151,12 @@ void des_handoff_queue(struct sim *s, uint32_t d)
 	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, {
 		struct task *z = &s->t[y];
 
-		if (!z->part || !dl_handoff_queues(&s->ps, z->on_main, z->stage != ST_IDLE, z->wait) ||
+		if (!z->part ||
+		    !dl_handoff_queues(&s->ps, &(struct dl_dev_facts){ .on_main = z->on_main,
+				       .queued = z->stage != ST_IDLE, .waits = z->wait }) ||
 		    !dl_async_may_queue(s->pol, s->inflight))
 			continue;
-		z->stage = ST_QUEUED_START;
+		des_stage_set(z, ST_QUEUED_START);
 		z->bk = carry ? BK_NONE : dl_item_pays(&s->ps);
 		carry = false;
 		s->inflight++;
@@ -198,7 +201,7 @@ static void probe_failed(struct sim *s, uint32_t d)
 
 		DL_GRAPH_FOR_EACH_RELEASED(&s->g, x, y, {
 			if (s->t[y].part && s->t[y].stage == ST_IDLE && s->t[y].wait > 0) {
-				s->t[y].stage = ST_DONE;
+				des_stage_set(&s->t[y], ST_DONE);
 				s->remaining--;
 				level_done(s, y);
 				s->stk[n++] = y;        /* each position at most once */
@@ -211,7 +214,7 @@ static void probe_failed(struct sim *s, uint32_t d)
 
 void des_device_finished(struct sim *s, uint32_t d)
 {
-	s->t[d].stage = ST_DONE;
+	des_stage_set(&s->t[d], ST_DONE);
 	s->remaining--;
 	if (s->pk == PK_PROBE_DEFER || s->ps.serial)
 		return;   /* serial: main walks to the next device, nobody waits */
@@ -225,7 +228,7 @@ void des_device_finished(struct sim *s, uint32_t d)
 	s->carry_on = s->ps.handoff && !s->t[d].on_main;
 	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, {
 		if (s->t[y].part && s->t[y].stage != ST_DONE && s->t[y].wait > 0) {
-			if (--s->t[y].wait == 0)
+			if (dl_count_down(&s->t[y].wait) == 0)
 				des_on_ready(s, y);
 		}
 	});
@@ -239,13 +242,13 @@ static void item_wake(struct sim *s, uint32_t y)
 		s->opr->wakeups++;
 		s->opr->blocked_ns += s->vc.now - s->blocked_since[y];
 	emit(s, DL_EV_WORK_WAKE, dev_at(s, y), s->phase, 0);
-	s->t[y].stage = ST_QUEUED_CB;
+	des_stage_set(&s->t[y], ST_QUEUED_CB);
 	s->t[y].bk = dl_item_wake(&s->ps);
 	if (s->ps.v2)
 		des_item_queue(s, y);   /* it gave its worker back (item_burst_done()) */
 	else
 		burst_request(s, y, s->t[y].prio);
-	s->alive--;   /* counted again when it gets a CPU */
+	dl_count_down(&s->alive);   /* counted again when it gets a CPU */
 }
 
 /* Ready @y's item is queued now, or left to main if MAX_WORK items are pending. */
@@ -255,7 +258,7 @@ static void item_queue_ready(struct sim *s, uint32_t y)
 		des_main_fallback(s, y);
 		return;
 	}
-	s->t[y].stage = ST_QUEUED_CB;
+	des_stage_set(&s->t[y], ST_QUEUED_CB);
 	/*
 	 * In a PM phase the item's kworker wakes (wake_ns), as a classic
 	 * item's does; a finishing device's hand-off walk paid queue_ns for
@@ -284,8 +287,9 @@ void des_on_ready(struct sim *s, uint32_t y)
 
 	if (s->aborted)
 		return;
-	switch (dl_ready_action(&s->ps, z->on_main, z->level > s->cur_level,
-				z->stage == ST_BLOCKED, z->stage == ST_IDLE)) {
+	switch (dl_ready_action(&s->ps, &(struct dl_dev_facts){
+			.on_main = z->on_main, .held = z->level > s->cur_level,
+			.blocked = z->stage == ST_BLOCKED, .idle = z->stage == ST_IDLE })) {
 	case DL_READY_MAIN:
 		if (s->mstate == M_WAIT_DEV && s->mdev == y)
 			des_main_kick(s);
@@ -489,7 +493,7 @@ void des_callback_end(struct sim *s, uint32_t i, bool deferred)
 static void item_got_cpu(struct sim *s, uint32_t d)
 {
 	if (s->t[d].stage == ST_TAIL_Q) {
-		s->t[d].stage = ST_TAIL;
+		des_stage_set(&s->t[d], ST_TAIL);
 		burst_start(s, d, des_handoff_len(s, d));
 		return;
 	}
@@ -497,12 +501,12 @@ static void item_got_cpu(struct sim *s, uint32_t d)
 	if (s->alive > s->opr->peak_workers)
 		s->opr->peak_workers = s->alive;
 	if (s->t[d].stage == ST_QUEUED_START) {
-		s->t[d].stage = ST_START;
+		des_stage_set(&s->t[d], ST_START);
 		burst_start(s, d, new_worker(s, d) + overhead(s, s->t[d].bk));
 		return;
 	}
 	/* ST_QUEUED_CB: the overhead, then the callback */
-	s->t[d].stage = ST_CB;
+	des_stage_set(&s->t[d], ST_CB);
 	if (s->aborted && s->pk != PK_PROBE_DEFER && s->pk != PK_PROBE_READY) {
 		/* skips the callback: async_error */
 		burst_start(s, d, new_worker(s, d) + overhead(s, s->t[d].bk));
@@ -522,8 +526,8 @@ static void item_got_cpu(struct sim *s, uint32_t d)
 /* Item @d gives its worker back. */
 static void item_leave(struct sim *s)
 {
-	s->alive--;
-	s->inflight--;
+	dl_count_down(&s->alive);
+	dl_count_down(&s->inflight);
 	item_retire(s);
 }
 
@@ -541,7 +545,7 @@ static void item_done(struct sim *s, uint32_t d)
 {
 	item_leave(s);
 	if (s->t[d].lat == -1 && s->aborted) {
-		s->t[d].stage = ST_DONE;
+		des_stage_set(&s->t[d], ST_DONE);
 		s->remaining--;
 	} else {
 		des_device_finished(s, d);
@@ -552,7 +556,7 @@ static void item_done(struct sim *s, uint32_t d)
 /* v2: item @d finished (des_device_finished() done) and walked its dependents: queue them, leave. */
 static void item_v2_done(struct sim *s, uint32_t d)
 {
-	s->t[d].stage = ST_DONE;
+	des_stage_set(&s->t[d], ST_DONE);
 	item_leave(s);
 	des_handoff_queue(s, d);
 	drain_check(s);
@@ -561,7 +565,7 @@ static void item_v2_done(struct sim *s, uint32_t d)
 /* Item @d's hand-off walk asks for a CPU (ST_TAIL_Q). */
 static void item_handoff(struct sim *s, uint32_t d)
 {
-	s->t[d].stage = ST_TAIL_Q;
+	des_stage_set(&s->t[d], ST_TAIL_Q);
 	burst_request(s, d, s->t[d].prio);
 }
 
@@ -603,23 +607,23 @@ static void item_burst_done(struct sim *s, uint32_t d)
 	}
 	if (s->t[d].stage == ST_START) {
 		if (s->aborted) {
-			s->t[d].stage = ST_DONE;
+			des_stage_set(&s->t[d], ST_DONE);
 			s->remaining--;
-			s->inflight--;
-			s->alive--;
+			dl_count_down(&s->inflight);
+			dl_count_down(&s->alive);
 			item_retire(s);
 			return;
 		}
 		if (s->t[d].wait == 0) {
 			bool deferred;
 
-			s->t[d].stage = ST_CB;
+			des_stage_set(&s->t[d], ST_CB);
 			s->t[d].bk = BK_NONE;
 			burst_start(s, d, des_callback_begin(s, d, 0, &deferred));
 			s->t[d].cpu = (uint16_t)s->cur_worker;   /* keeps its CPU */
 			return;
 		}
-		s->t[d].stage = ST_BLOCKED;
+		des_stage_set(&s->t[d], ST_BLOCKED);
 		s->blocked_since[d] = s->vc.now;
 		emit(s, DL_EV_WORK_BLOCK, dev_at(s, d), s->phase, 0);
 		s->opr->blocked_ns += s->cost.switch_ns;
@@ -641,7 +645,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 	/* ST_CB: the callback's CPU part is over; its sleep follows */
 	if (!(s->t[d].lat == -1 && s->aborted) &&
 	    (sl = cb_sleep(s, d, s->t[d].bk == BK_DEFERRED)) > 0) {
-		s->t[d].stage = ST_SLEEP;
+		des_stage_set(&s->t[d], ST_SLEEP);
 		dl_vcpu_sleep(&s->vc, d, sl);
 		return;
 	}

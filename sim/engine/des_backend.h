@@ -28,7 +28,7 @@
  * waits for a CPU / runs.
  */
 enum { ST_IDLE, ST_QUEUED_START, ST_QUEUED_CB, ST_START, ST_BLOCKED, ST_CB, ST_DONE,
-       ST_SLEEP, ST_TAIL_Q, ST_TAIL };
+       ST_SLEEP, ST_TAIL_Q, ST_TAIL, ST_COUNT };
 /* The main thread; M_SLEEP: in a callback's sleep, holding no CPU. */
 enum { M_IDLE, M_QUEUED, M_BURST, M_WAIT_DEV, M_WAIT_DRAIN, M_DONE, M_SLEEP };
 /* What main's burst is: a callback, queueing an item, a callback's hand-off walk. */
@@ -149,6 +149,37 @@ struct sim {
 };
 
 _Static_assert(sizeof(struct task) == 32, "a task record is half a cache line");
+
+/*
+ * des_stage_set - work item @x goes to stage @st: one line where des*.c
+ * used to assign x->stage; with DLSIM_ASSERTS the transition is checked
+ * against the stage machine below (dl_stage_check(), sim/order/sched.h).
+ */
+static inline void des_stage_set(struct task *x, uint8_t st)
+{
+#define B(st) (1u << (st))
+	static const uint16_t next[ST_COUNT] = {
+		/* IDLE again: a deferred probe taken again (des_defer_take());
+		 * CB: main or the retry kworker runs it; DONE: a supplier's probe failed */
+		[ST_IDLE] = B(ST_IDLE) | B(ST_QUEUED_START) | B(ST_QUEUED_CB) | B(ST_CB) | B(ST_DONE),
+		/* main marks it queued when it decides, then again when it has queued it */
+		[ST_QUEUED_START] = B(ST_QUEUED_START) | B(ST_START),
+		[ST_QUEUED_CB] = B(ST_CB),
+		/* DONE: the phase aborted before its callback */
+		[ST_START] = B(ST_BLOCKED) | B(ST_CB) | B(ST_DONE),
+		[ST_BLOCKED] = B(ST_QUEUED_CB),
+		[ST_CB] = B(ST_DONE) | B(ST_SLEEP) | B(ST_TAIL_Q),
+		/* v2 completes its waiters first, then walks (TAIL_Q) and is done again;
+		 * a deferred probe is taken again (IDLE) */
+		[ST_DONE] = B(ST_IDLE) | B(ST_DONE) | B(ST_TAIL_Q),
+		[ST_SLEEP] = B(ST_DONE) | B(ST_TAIL_Q),
+		[ST_TAIL_Q] = B(ST_TAIL),
+		[ST_TAIL] = B(ST_DONE),
+	};
+#undef B
+	dl_stage_check(next, ST_COUNT, x->stage, st);
+	x->stage = st;
+}
 
 /* The device id at position @i of the snapshot. */
 static inline uint32_t dev_at(const struct sim *s, uint32_t i)

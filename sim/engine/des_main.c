@@ -54,7 +54,8 @@ static bool main_next(struct sim *s, uint32_t *i)
 			continue;
 		/* probing with the deferral: every device; else dl_walk_action() */
 		if (s->pk == PK_PROBE_DEFER ||
-		    dl_walk_action(&s->ps, s->t[x].on_main, s->t[x].stage != ST_IDLE) != DL_WALK_SKIP) {
+		    dl_walk_action(&s->ps, &(struct dl_dev_facts){ .on_main = s->t[x].on_main,
+						       .queued = s->t[x].stage != ST_IDLE }) != DL_WALK_SKIP) {
 			*i = x;
 			return true;
 		}
@@ -135,7 +136,7 @@ void des_main_kick(struct sim *s)
 				 * does not queue it twice
 				 */
 				if (s->ps.blocking)
-					s->t[d].stage = ST_QUEUED_START;
+					des_stage_set(&s->t[d], ST_QUEUED_START);
 				s->mkind = MK_QUEUE;
 				s->mstate = M_QUEUED;
 				burst_request(s, DL_VCPU_MAIN, 0);
@@ -167,7 +168,7 @@ void des_main_got_cpu(struct sim *s)
 	} else {
 		bool deferred;
 
-		s->t[s->mdev].stage = ST_CB;
+		des_stage_set(&s->t[s->mdev], ST_CB);
 		len += des_callback_begin(s, s->mdev, len, &deferred);
 		s->main_cb_deferred = deferred;
 	}
@@ -222,7 +223,7 @@ void des_main_burst_done(struct sim *s)
 	s->mstate = M_IDLE;
 	if (s->mkind == MK_QUEUE) {
 		/* the queued item */
-		s->t[d].stage = s->pk == PK_PROBE_DEFER ? ST_QUEUED_CB : ST_QUEUED_START;
+		des_stage_set(&s->t[d], s->pk == PK_PROBE_DEFER ? ST_QUEUED_CB : ST_QUEUED_START);
 		s->t[d].bk = dl_item_pays(&s->ps);
 		s->inflight++;
 		des_item_queue(s, d);

@@ -231,7 +231,8 @@ static int run_phase(struct sim *s)
 	for (uint32_t k = 0; k < s->w.n; k++) {
 		uint32_t i = s->w.v[k];
 
-		if (s->t[i].part && dl_ready_at_start(&s->ps, s->t[i].on_main, s->t[i].wait))
+		if (s->t[i].part && dl_ready_at_start(&s->ps, &(struct dl_dev_facts){ .on_main = s->t[i].on_main,
+									  .waits = s->t[i].wait }))
 			des_on_ready(s, i);
 	}
 	err = des_run_loop(s);

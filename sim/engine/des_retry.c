@@ -63,7 +63,7 @@ int des_defer_take(struct sim *s, uint32_t d)
 		s->remaining++;
 		s->nparts++;
 	}
-	s->t[d].stage = ST_IDLE;
+	des_stage_set(&s->t[d], ST_IDLE);
 	kind = dl_order_on_main(s->pol, true, s->core.dev[dev_at(s, d)].async) ?
 	       MK_CALLBACK : MK_QUEUE;
 	if (kind == MK_QUEUE && !dl_async_may_queue(s->pol, s->inflight)) {
@@ -129,7 +129,7 @@ void des_retry_got_cpu(struct sim *s)
 	} else {
 		bool deferred;
 
-		s->t[s->rdev].stage = ST_CB;
+		des_stage_set(&s->t[s->rdev], ST_CB);
 		len += des_callback_begin(s, s->rdev, len, &deferred);
 		s->r_cb_deferred = deferred;
 	}
@@ -153,7 +153,7 @@ void des_retry_burst_done(struct sim *s)
 	int64_t sl;
 
 	if (s->rkind == MK_QUEUE) {
-		s->t[d].stage = ST_QUEUED_CB;
+		des_stage_set(&s->t[d], ST_QUEUED_CB);
 		s->t[d].bk = BK_NONE;
 		s->inflight++;
 		des_item_queue(s, d);

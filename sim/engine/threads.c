@@ -169,7 +169,7 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 
 			if (!ok)
 				atomic_store(&t->failed_dep[y], 1);
-			if (atomic_fetch_sub(&t->pending[y], 1) != 1)
+			if (dl_counted_down(atomic_fetch_sub(&t->pending[y], 1)) != 0)
 				continue;
 			/*
 			 * dl_ready_action(): a level is queued when released, so
@@ -178,8 +178,9 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 			 * v2 item must be queued again.  The main thread sees
 			 * its devices after their waits (MAIN: nothing to do).
 			 */
-			switch (dl_ready_action(&t->ps, t->on_main[y], true,
-						t->ps.v2 && atomic_load(&t->parked[y]), true)) {
+			switch (dl_ready_action(&t->ps, &(struct dl_dev_facts){
+					.on_main = t->on_main[y], .held = true, .idle = true,
+					.blocked = t->ps.v2 && atomic_load(&t->parked[y]) })) {
 			case DL_READY_QUEUE:
 				if (atomic_load(&t->failed_dep[y])) {
 					dl_complete_all(&t->sy, y);
@@ -228,7 +229,7 @@ static void release_level(void *ctx, uint32_t l)
 		dl_complete_all(&t->sy, d);
 		finished(t);
 		release_dependents(t, d, false);
-		t->lv.left[l]--;
+		dl_count_down(&t->lv.left[l]);
 	}
 }
 
@@ -256,9 +257,10 @@ static int64_t handoff_len(const struct thr *t, uint32_t d)
 		uint32_t y = t->rel.adj[j];
 
 		len += t->cost.handoff_ns;
-		if (dl_handoff_queues(&t->ps, t->on_main[y],
-				      t->ps.v2 && atomic_load(&t->queued[y]) != 0,
-				      atomic_load(&t->pending[y])))
+		if (dl_handoff_queues(&t->ps, &(struct dl_dev_facts){
+				.on_main = t->on_main[y],
+				.queued = t->ps.v2 && atomic_load(&t->queued[y]) != 0,
+				.waits = atomic_load(&t->pending[y]) }))
 			len += t->cost.queue_ns;
 	}
 	return len;
@@ -278,7 +280,8 @@ static void handoff(struct thr *t, uint32_t d)
 		unsigned char idle = 0;
 		bool ok;
 
-		if (!dl_handoff_queues(&t->ps, t->on_main[y], atomic_load(&t->queued[y]) != 0, 0))
+		if (!dl_handoff_queues(&t->ps, &(struct dl_dev_facts){
+				.on_main = t->on_main[y], .queued = atomic_load(&t->queued[y]) != 0 }))
 			continue;
 		dl_pool_lock(&t->pool);
 		ok = dl_async_may_queue(t->pol, t->pool.outstanding) &&
@@ -596,7 +599,8 @@ static void main_walk(struct thr *t, struct tw *m)
 	for (uint32_t i = 0; i < t->w.n; i++) {
 		uint32_t d = t->w.v[i];
 
-		if (t->part[d] && dl_ready_at_start(&t->ps, t->on_main[d], t->wcount[d]))
+		if (t->part[d] && dl_ready_at_start(&t->ps, &(struct dl_dev_facts){
+					     .on_main = t->on_main[d], .waits = t->wcount[d] }))
 			q_push_ready(t, d);
 	}
 	for (uint32_t i = t->w.nupfront; i < t->w.n && !dl_halted(&t->sy) && !dl_poll_stop(&t->sy); i++) {
@@ -610,8 +614,10 @@ static void main_walk(struct thr *t, struct tw *m)
 		 * v2: dpm_async_fn() tests and sets work_in_progress at
 		 * once, so the walk claims the item as it asks
 		 */
-		switch (dl_walk_action(&t->ps, t->on_main[d], t->ps.v2 && !t->on_main[d] &&
-				       !atomic_compare_exchange_strong(&t->queued[d], &idle, 1))) {
+		switch (dl_walk_action(&t->ps, &(struct dl_dev_facts){
+				.on_main = t->on_main[d],
+				.queued = t->ps.v2 && !t->on_main[d] &&
+					  !atomic_compare_exchange_strong(&t->queued[d], &idle, 1) })) {
 		case DL_WALK_QUEUE:
 			if (thr_may_queue(t)) {
 				thr_main_visit(t, m, d, true);

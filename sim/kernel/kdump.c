@@ -61,6 +61,12 @@ struct conv {
 	int32_t cur_op, sleep_op, failed_sleep;
 	int64_t *cb_start;       /* per device: start of the callback running */
 	uint64_t events;
+	uint32_t refused;        /* link_refused records */
+	int64_t retry_t;         /* start of the deferred-probe walk running, -1: none */
+	/* the snapshot being read: dpm_list's order so far */
+	int in_snap;
+	struct krec *order;
+	uint32_t norder;
 };
 
 static int parse_kind(const char *s)
@@ -472,20 +478,13 @@ bad:
 static void conv_free(struct conv *c)
 {
 	free(c->lc); free(c->ls); free(c->lflags); free(c->lstate); free(c->llive); free(c->lseen);
-	free(c->pos); free(c->registered); free(c->cb_start);
+	free(c->pos); free(c->registered); free(c->cb_start); free(c->order);
 }
 
-int dl_kernel_convert(const struct dl_scenario *sc, const char *dump, size_t len,
-		      const struct dl_engine_opts *o, struct dl_run_result *r,
-		      struct dl_kernel_info *info)
+/* A failed result and empty info with @sc's ops, before the dump is read. */
+static void result_init(const struct dl_scenario *sc, struct dl_run_result *r,
+			struct dl_kernel_info *info)
 {
-	struct conv c = { .sc = sc, .o = o, .r = r, .info = info, .cur_op = -1, .sleep_op = -1 };
-	struct krec *k = NULL, *order = NULL;
-	uint32_t n = 0, norder = 0, refused = 0;
-	unsigned lost = 0;
-	int done, rc, in_snap = 0;
-	int64_t retry_t = -1;
-
 	memset(info, 0, sizeof(*info));
 	info->last_op = info->last_phase = -1;
 	memset(r, 0, sizeof(*r));
@@ -496,137 +495,176 @@ int dl_kernel_convert(const struct dl_scenario *sc, const char *dump, size_t len
 		r->op[i].kind = sc->op[i].kind;
 		r->op[i].fail_dev = DL_NONE;
 	}
-	rc = parse_dump(dump, len, sc->ndev, &k, &n, &done, &lost, info);
-	if (rc)
-		return rc;
-	c.pos = calloc(sc->ndev + 1, sizeof(*c.pos));
-	c.registered = calloc(sc->ndev + 1, 1);
-	c.cb_start = calloc(sc->ndev + 1, sizeof(*c.cb_start));
-	order = malloc((sc->ndev + 1) * sizeof(*order));
-	if (!c.pos || !c.registered || !c.cb_start || !order) {
-		rc = -ENOMEM;
-		goto out;
+}
+
+static int conv_alloc(struct conv *c, uint32_t ndev)
+{
+	c->pos = calloc(ndev + 1, sizeof(*c->pos));
+	c->registered = calloc(ndev + 1, 1);
+	c->cb_start = calloc(ndev + 1, sizeof(*c->cb_start));
+	c->order = malloc((ndev + 1) * sizeof(*c->order));
+	return c->pos && c->registered && c->cb_start && c->order ? 0 : -ENOMEM;
+}
+
+static void rec_register(struct conv *c, const struct krec *x)
+{
+	if (!c->registered[x->dev]) {
+		c->registered[x->dev] = 1;
+		c->nreg++;
 	}
-	snap_times(k, n);
-	sort_by_time(k, n);
-	c.t0 = n ? k[0].t : 0;
+	c->pos[x->dev] = ++c->clock;
+	emit(c, x->t, DL_EV_REGISTER, (uint32_t)x->dev, DL_NONE,
+	     x->aux < 0 ? DL_NONE : (uint32_t)x->aux, 0, 0, 0, x->pid);
+	op_touch(c, c->cur_op, x->t);
+}
+
+static void rec_unregister(struct conv *c, const struct krec *x)
+{
+	if (c->registered[x->dev]) {
+		c->registered[x->dev] = 0;
+		c->nreg--;
+	}
+	c->pos[x->dev] = 0;
+	emit(c, x->t, DL_EV_DEVICE_DEL, (uint32_t)x->dev, DL_NONE, DL_NONE, 0, 0, 0, x->pid);
+	op_touch(c, c->cur_op, x->t);
+}
+
+static int rec_link_add(struct conv *c, const struct krec *x)
+{
+	uint32_t l = link_id(c, (uint32_t)x->dev, (uint32_t)x->aux, 1);
+
+	if (l == DL_NONE)
+		return -ENOMEM;
+	c->llive[l] = 1;
+	c->lflags[l] = x->flags;
+	c->lstate[l] = link_state(x->key);
+	emit(c, x->t, DL_EV_LINK_ADD, (uint32_t)x->dev, l, (uint32_t)x->aux, x->flags,
+	     c->lstate[l], 0, x->pid);
+	op_touch(c, c->cur_op, x->t);
+	return 0;
+}
+
+static void rec_link_refused(struct conv *c, const struct krec *x)
+{
+	unsigned why = x->err == -ENODEV ?
+		(c->registered[x->dev] ? DL_REFUSE_SUPPLIER_UNREGISTERED : DL_REFUSE_MISSING_DEVICE) :
+		refusal(c, (uint32_t)x->dev, (uint32_t)x->aux, x->flags);
+
+	c->refused++;
+	emit(c, x->t, DL_EV_LINK_REFUSED, (uint32_t)x->dev, DL_NONE, (uint32_t)x->aux,
+	     x->flags, (uint16_t)why, 0, x->pid);
+	op_touch(c, c->cur_op, x->t);
+}
+
+/* deferred_probe_work_func()'s only call (6.12 dd.c:121, 7.3 alike) */
+static void rec_reorder(struct conv *c, const struct krec *x)
+{
+	struct dl_op_result *op = op_at(c, c->cur_op);
+
+	c->info->reorders++;
+	c->info->reorder_ns += x->flags;
+	if (op) {
+		op->reorder_walks++;
+		op->reorder_ns += x->flags;
+	}
+}
+
+/* Turns one record into events and counts; 0 or -ENOMEM. */
+static int conv_record(struct conv *c, const struct krec *x)
+{
+	switch (x->kind) {
+	case R_OP:
+		c->cur_op = x->aux;
+		c->main_pid = x->pid;
+		c->info->last_op = x->aux;
+		if (op_at(c, x->aux))
+			c->r->op[x->aux].start_ns = x->t - c->t0;
+		break;
+	case R_REGISTER:
+		rec_register(c, x);
+		break;
+	case R_UNREGISTER:
+		rec_unregister(c, x);
+		break;
+	case R_LINK_ADD:
+		return rec_link_add(c, x);
+	case R_LINK_REFUSED:
+		rec_link_refused(c, x);
+		break;
+	case R_CB_START:
+	case R_CB_END:
+		if (x->dev >= 0)
+			callback(c, x, x->kind == R_CB_END);
+		break;
+	case R_PHASE_BEGIN:
+	case R_PHASE_END:
+		phase_mark(c, x, x->kind == R_PHASE_BEGIN);
+		break;
+	case R_CORE_DEFER:
+		if (x->dev >= 0)
+			core_defer(c, x);
+		break;
+	case R_RETRY_BEGIN:
+		c->info->retry_walks++;
+		c->retry_t = x->t;
+		break;
+	case R_RETRY_END:
+		if (c->retry_t >= 0)
+			c->info->retry_ns += x->t - c->retry_t;
+		c->retry_t = -1;
+		break;
+	case R_REORDER:
+		rec_reorder(c, x);
+		break;
+	case R_SNAP:
+		c->in_snap = 1;
+		c->norder = 0;
+		break;
+	case R_ORDER:
+		if (c->in_snap && c->norder <= c->sc->ndev && x->dev >= 0)
+			c->order[c->norder++] = *x;
+		break;
+	case R_LINK:
+		if (c->in_snap && x->dev >= 0 && x->aux >= 0)
+			snap_link(c, x, x->pid);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Converts the time-sorted records @k; a snapshot ends at its first other record. */
+static int conv_records(struct conv *c, const struct krec *k, uint32_t n)
+{
+	int rc;
+
+	c->t0 = n ? k[0].t : 0;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct krec *x = &k[i];
-		uint32_t l;
-
-		if (in_snap && x->kind != R_ORDER && x->kind != R_LINK) {
-			snap_end(&c, order, norder, k[i - 1].t, k[i - 1].pid);
-			in_snap = 0;
+		if (c->in_snap && k[i].kind != R_ORDER && k[i].kind != R_LINK) {
+			snap_end(c, c->order, c->norder, k[i - 1].t, k[i - 1].pid);
+			c->in_snap = 0;
 		}
-		switch (x->kind) {
-		case R_OP:
-			c.cur_op = x->aux;
-			c.main_pid = x->pid;
-			info->last_op = x->aux;
-			if (op_at(&c, x->aux))
-				r->op[x->aux].start_ns = x->t - c.t0;
-			break;
-		case R_REGISTER:
-			if (!c.registered[x->dev]) {
-				c.registered[x->dev] = 1;
-				c.nreg++;
-			}
-			c.pos[x->dev] = ++c.clock;
-			emit(&c, x->t, DL_EV_REGISTER, (uint32_t)x->dev, DL_NONE,
-			     x->aux < 0 ? DL_NONE : (uint32_t)x->aux, 0, 0, 0, x->pid);
-			op_touch(&c, c.cur_op, x->t);
-			break;
-		case R_UNREGISTER:
-			if (c.registered[x->dev]) {
-				c.registered[x->dev] = 0;
-				c.nreg--;
-			}
-			c.pos[x->dev] = 0;
-			emit(&c, x->t, DL_EV_DEVICE_DEL, (uint32_t)x->dev, DL_NONE, DL_NONE, 0, 0, 0, x->pid);
-			op_touch(&c, c.cur_op, x->t);
-			break;
-		case R_LINK_ADD:
-			l = link_id(&c, (uint32_t)x->dev, (uint32_t)x->aux, 1);
-			if (l == DL_NONE) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			c.llive[l] = 1;
-			c.lflags[l] = x->flags;
-			c.lstate[l] = link_state(x->key);
-			emit(&c, x->t, DL_EV_LINK_ADD, (uint32_t)x->dev, l, (uint32_t)x->aux, x->flags,
-			     c.lstate[l], 0, x->pid);
-			op_touch(&c, c.cur_op, x->t);
-			break;
-		case R_LINK_REFUSED: {
-			unsigned why = x->err == -ENODEV ?
-				(c.registered[x->dev] ? DL_REFUSE_SUPPLIER_UNREGISTERED : DL_REFUSE_MISSING_DEVICE) :
-				refusal(&c, (uint32_t)x->dev, (uint32_t)x->aux, x->flags);
-
-			refused++;
-			emit(&c, x->t, DL_EV_LINK_REFUSED, (uint32_t)x->dev, DL_NONE, (uint32_t)x->aux,
-			     x->flags, (uint16_t)why, 0, x->pid);
-			op_touch(&c, c.cur_op, x->t);
-			break;
-		}
-		case R_CB_START:
-		case R_CB_END:
-			if (x->dev >= 0)
-				callback(&c, x, x->kind == R_CB_END);
-			break;
-		case R_PHASE_BEGIN:
-		case R_PHASE_END:
-			phase_mark(&c, x, x->kind == R_PHASE_BEGIN);
-			break;
-		case R_CORE_DEFER:
-			if (x->dev >= 0)
-				core_defer(&c, x);
-			break;
-		case R_RETRY_BEGIN:
-			info->retry_walks++;
-			retry_t = x->t;
-			break;
-		case R_RETRY_END:
-			if (retry_t >= 0)
-				info->retry_ns += x->t - retry_t;
-			retry_t = -1;
-			break;
-		case R_REORDER: {
-			/* deferred_probe_work_func()'s only call (6.12 dd.c:121, 7.3 alike) */
-			struct dl_op_result *op = op_at(&c, c.cur_op);
-
-			info->reorders++;
-			info->reorder_ns += x->flags;
-			if (op) {
-				op->reorder_walks++;
-				op->reorder_ns += x->flags;
-			}
-			break;
-		}
-		case R_SNAP:
-			in_snap = 1;
-			norder = 0;
-			break;
-		case R_ORDER:
-			if (in_snap && norder <= sc->ndev && x->dev >= 0)
-				order[norder++] = *x;
-			break;
-		case R_LINK:
-			if (in_snap && x->dev >= 0 && x->aux >= 0)
-				snap_link(&c, x, x->pid);
-			break;
-		default:
-			break;
-		}
+		rc = conv_record(c, &k[i]);
+		if (rc)
+			return rc;
 	}
-	if (in_snap)
-		snap_end(&c, order, norder, k[n - 1].t, k[n - 1].pid);
-	r->devices = sc->ndev;
-	r->links = c.nl;
-	r->links_refused = refused;
+	if (c->in_snap)
+		snap_end(c, c->order, c->norder, k[n - 1].t, k[n - 1].pid);
+	return 0;
+}
+
+/* The run's totals: its counts and the sums of its ops' figures. */
+static void result_sum(struct conv *c)
+{
+	struct dl_run_result *r = c->r;
+
+	r->devices = c->sc->ndev;
+	r->links = c->nl;
+	r->links_refused = c->refused;
 	r->workers = 1;
-	r->events = c.events;
-	info->workers = c.npid + 1;
+	r->events = c->events;
+	c->info->workers = c->npid + 1;
 	for (uint32_t i = 0; i < r->nops; i++) {
 		const struct dl_op_result *op = &r->op[i];
 
@@ -641,26 +679,55 @@ int dl_kernel_convert(const struct dl_scenario *sc, const char *dump, size_t len
 			r->fail_dev = op->fail_dev;
 		}
 	}
+}
+
+/* The run's status, and dl_kernel_convert()'s result, from how the dump ended. */
+static int result_status(struct dl_run_result *r, struct dl_kernel_info *info, unsigned lost,
+			 int done)
+{
+	r->status = "failed";
 	if (lost) {
 		/* the module's buffer was full: the log would have holes */
-		r->status = "failed";
 		snprintf(info->msg, sizeof(info->msg), "the module's buffer overflowed: %u records"
 			 " lost (dlsim's record budget is too small for this script)", lost);
-		rc = -EPIPE;
-	} else if (!done) {
-		r->status = "failed";
+		return -EPIPE;
+	}
+	if (!done) {
 		if (!info->msg[0])
 			snprintf(info->msg, sizeof(info->msg), "the guest stopped before the run's end");
-		rc = -EPIPE;
-	} else if (r->err) {
-		r->status = "failed";
-		rc = 1;
-	} else {
-		r->status = "ok";
-		rc = 0;
+		return -EPIPE;
 	}
-out:
-	free(order);
+	if (r->err)
+		return 1;
+	r->status = "ok";
+	return 0;
+}
+
+int dl_kernel_convert(const struct dl_scenario *sc, const char *dump, size_t len,
+		      const struct dl_engine_opts *o, struct dl_run_result *r,
+		      struct dl_kernel_info *info)
+{
+	struct conv c = { .sc = sc, .o = o, .r = r, .info = info, .cur_op = -1, .sleep_op = -1,
+			  .retry_t = -1 };
+	struct krec *k = NULL;
+	uint32_t n = 0;
+	unsigned lost = 0;
+	int done, rc;
+
+	result_init(sc, r, info);
+	rc = parse_dump(dump, len, sc->ndev, &k, &n, &done, &lost, info);
+	if (rc)
+		return rc;
+	rc = conv_alloc(&c, sc->ndev);
+	if (!rc) {
+		snap_times(k, n);
+		sort_by_time(k, n);
+		rc = conv_records(&c, k, n);
+	}
+	if (!rc) {
+		result_sum(&c);
+		rc = result_status(r, info, lost, done);
+	}
 	free(k);
 	conv_free(&c);
 	return rc;

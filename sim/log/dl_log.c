@@ -423,163 +423,204 @@ int dl_log_open_scratch(const char *path, struct dl_log **out, char *err, size_t
 	return log_open(path, DL_LOG_BUSY_MS, 1, out, err, errlen);
 }
 
-static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **out, char *err,
-		    size_t errlen)
+/* Opens the in-memory database a URI names (dl_log_open_scratch): no file to check. */
+static int open_uri(const char *path, sqlite3 **out, char *err, size_t errlen)
 {
-	struct dl_log *l;
-	struct stat sb;
-	int existed, created = 0, rc;
 	sqlite3 *db = NULL;
-	char *emsg = NULL;
 
-	*out = NULL;
-	/* a URI names a database in memory (dl_log_open_scratch): no file to check */
-	if (scratch && !strncmp(path, "file:", 5)) {
-		rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-				     SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL);
-		if (rc != SQLITE_OK) {
-			seterr(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-			sqlite3_close(db);
-			return -EIO;
-		}
-		existed = 0;
-		goto opened;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
+		seterr(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return -EIO;
 	}
-	existed = stat(path, &sb) == 0;
-	if (!existed) {
-		/*
-		 * Create it ourselves, exclusively: of two writers starting on a new
-		 * database, one creates the file and the other finds it, and only
-		 * the one that created it may remove it again on failure.
-		 */
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	*out = db;
+	return 0;
+}
 
-		if (fd >= 0) {
-			created = 1;
-			close(fd);
-		} else if (errno != EEXIST) {
-			seterr(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-			return -EACCES;
-		}
-		existed = stat(path, &sb) == 0;
+/*
+ * Stats @path into @sb, creating the file first if it is missing.  Returns
+ * 1 if it exists, 0 if not, or -EACCES; *created is set when this call made it.
+ */
+static int create_file(const char *path, struct stat *sb, int *created, char *err, size_t errlen)
+{
+	int fd;
+
+	if (stat(path, sb) == 0)
+		return 1;
+	/*
+	 * Create it ourselves, exclusively: of two writers starting on a new
+	 * database, one creates the file and the other finds it, and only
+	 * the one that created it may remove it again on failure.
+	 */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd >= 0) {
+		*created = 1;
+		close(fd);
+	} else if (errno != EEXIST) {
+		seterr(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+		return -EACCES;
 	}
+	return stat(path, sb) == 0;
+}
+
+/*
+ * Opens the database file at @path for writing, creating it if missing.
+ * *created: this call created the file (remove it again on failure);
+ * *has_data: it held data before (check that it is dlsim's).
+ */
+static int open_file(const char *path, sqlite3 **out, int *created, int *has_data, char *err,
+		     size_t errlen)
+{
+	struct stat sb = { 0 };
+	sqlite3 *db = NULL;
+	int existed = create_file(path, &sb, created, err, errlen);
+	int rc;
+
+	if (existed < 0)
+		return existed;
 	if (existed && !S_ISREG(sb.st_mode)) {
 		seterr(err, errlen, "%s: not a regular file (expected a dlsim SQLite database)", path);
 		return -EINVAL;
 	}
 	if (existed && access(path, W_OK) != 0) {
 		seterr(err, errlen, "%s: not writable: %s", path, strerror(errno));
-		if (created)
-			unlink(path);
-		return -EACCES;
+		rc = -EACCES;
+		goto fail;
 	}
 	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
-			     (existed ? 0 : SQLITE_OPEN_CREATE),
-			     NULL);
-	existed = !created;
+			     (existed ? 0 : SQLITE_OPEN_CREATE), NULL);
 	if (rc != SQLITE_OK) {
 		seterr(err, errlen, "%s: cannot open for writing: %s", path,
 		       db ? sqlite3_errmsg(db) : "out of memory");
-		sqlite3_close(db);
-		if (created)
-			unlink(path);
-		return -EACCES;
+		rc = -EACCES;
+		goto fail;
 	}
 	if (sqlite3_db_readonly(db, "main") == 1) {
 		seterr(err, errlen, "%s: not writable", path);
-		sqlite3_close(db);
-		if (created)
-			unlink(path);
-		return -EACCES;
+		rc = -EACCES;
+		goto fail;
 	}
-opened:
-	if (busy_ms < 0)
-		busy_ms = 0;
-	sqlite3_busy_timeout(db, busy_ms);
-	if (existed && sb.st_size > 0) {
-		int appid, kind;
+	*has_data = !*created && sb.st_size > 0;
+	*out = db;
+	return 0;
+fail:
+	sqlite3_close(db);
+	if (*created)
+		unlink(path);
+	return rc;
+}
 
-		/* one read transaction: the application_id and the tables of one
-		 * snapshot, never the id before and the tables after another
-		 * writer's schema transaction committed */
-		sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
-		kind = schema_kind(db, &appid);
-		if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+/*
+ * Refuses a database that is not dlsim's before anything is written to it:
+ * SPEC.md promises foreign files stay as they are.  Returns 0, -EIO or -EINVAL.
+ */
+static int check_dlsim(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+	int appid, kind;
 
-		/* refused before anything is written: SPEC.md promises foreign files stay as they are */
-		if (kind == -2)
-			seterr(err, errlen, "%s: cannot read: %s%s; left untouched", path,
-			       sqlite3_errmsg(db), cantopen_hint(db));
-		else if (kind < 0 || (kind == 1 && appid != DL_LOG_APPLICATION_ID))
-			seterr(err, errlen, "%s: not a dlsim database (%s); left untouched", path,
-			       kind < 0 && appid && appid != DL_LOG_APPLICATION_ID ?
-			       "its application_id marks it as another program's" :
-			       kind < 0 ? "it is not SQLite, or holds tables other than dlsim's with the"
-			       " columns of its schema" :
-			       "its tables look like dlsim's but it lacks dlsim's application_id;"
-			       " dlsim appends only to databases it created");
-		if (kind < 0 || (kind == 1 && appid != DL_LOG_APPLICATION_ID)) {
-			sqlite3_close(db);
-			return kind == -2 ? -EIO : -EINVAL;
-		}
+	/* one read transaction: the application_id and the tables of one
+	 * snapshot, never the id before and the tables after another
+	 * writer's schema transaction committed */
+	sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+	kind = schema_kind(db, &appid);
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+
+	if (kind == -2) {
+		seterr(err, errlen, "%s: cannot read: %s%s; left untouched", path,
+		       sqlite3_errmsg(db), cantopen_hint(db));
+		return -EIO;
 	}
+	if (kind >= 0 && !(kind == 1 && appid != DL_LOG_APPLICATION_ID))
+		return 0;
+	seterr(err, errlen, "%s: not a dlsim database (%s); left untouched", path,
+	       kind < 0 && appid && appid != DL_LOG_APPLICATION_ID ?
+	       "its application_id marks it as another program's" :
+	       kind < 0 ? "it is not SQLite, or holds tables other than dlsim's with the"
+	       " columns of its schema" :
+	       "its tables look like dlsim's but it lacks dlsim's application_id;"
+	       " dlsim appends only to databases it created");
+	return -EINVAL;
+}
+
+/*
+ * Sets the journal mode and creates or extends the schema; returns an
+ * SQLite result code, *emsg its message (sqlite3_free() it).
+ */
+static int write_schema(sqlite3 *db, int scratch, int busy_ms, char **emsg)
+{
+	char sql[64];
+	int rc;
+
 	/* a scratch log is thrown away if anything goes wrong: no file journal, no syncs */
 	if (scratch)
-		rc = sqlite3_exec(db, DL_LOG_SCRATCH_PRAGMAS, NULL, NULL, &emsg);
+		rc = sqlite3_exec(db, DL_LOG_SCRATCH_PRAGMAS, NULL, NULL, emsg);
 	else
-		rc = set_wal(db, busy_ms, &emsg);
+		rc = set_wal(db, busy_ms, emsg);
 	/*
 	 * The schema in one write transaction: a second writer starting at the
 	 * same time waits (busy timeout), then sees all of it or none of it,
 	 * never tables without the application_id that says they are dlsim's.
 	 */
 	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &emsg);
+		rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, emsg);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, schema_sql, NULL, NULL, &emsg);
+		rc = sqlite3_exec(db, schema_sql, NULL, NULL, emsg);
 	/* additive, for databases written before these columns (a new one has
 	 * them from CREATE TABLE)
 	 * runs.log_error: why a run's log is incomplete (NULL: it is not) */
 	if (rc == SQLITE_OK && !runs_has(db, "log_error"))
-		rc = sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN log_error TEXT", NULL, NULL, &emsg);
+		rc = sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN log_error TEXT", NULL, NULL, emsg);
 	/* additive: runs.kernel, the kernel whose rules the run followed ("6.12", "7.3") */
 	if (rc == SQLITE_OK && !runs_has(db, "kernel"))
-		rc = sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN kernel TEXT", NULL, NULL, &emsg);
+		rc = sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN kernel TEXT", NULL, NULL, emsg);
 	/* additive: runs.probe_context, how the probe op ran ("boot", "module"; NULL: not said) */
 	if (rc == SQLITE_OK && !runs_has(db, "probe_context"))
 		rc = sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN probe_context TEXT", NULL, NULL,
-				  &emsg);
+				  emsg);
 	if (rc == SQLITE_OK) {
-		char sql[64];
-
 		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", DL_LOG_APPLICATION_ID);
-		rc = sqlite3_exec(db, sql, NULL, NULL, &emsg);
+		rc = sqlite3_exec(db, sql, NULL, NULL, emsg);
 	}
 	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, &emsg);
-	if (rc == SQLITE_BUSY || sqlite3_errcode(db) == SQLITE_BUSY) {
+		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, emsg);
+	return rc;
+}
+
+/*
+ * Reports write_schema()'s failure @rc and closes @db, which rolls back an
+ * open transaction.  Returns -EIO.
+ */
+static int schema_failed(sqlite3 *db, const char *path, int rc, char *emsg, int busy_ms,
+			 int created, char *err, size_t errlen)
+{
+	int ec = sqlite3_errcode(db);
+	int busy = rc == SQLITE_BUSY || (ec & 0xff) == SQLITE_BUSY || (ec & 0xff) == SQLITE_LOCKED;
+
+	if (rc == SQLITE_BUSY || ec == SQLITE_BUSY)
 		seterr(err, errlen, "%s: locked by another writer; gave up after waiting %d ms"
 		       " (--busy-timeout MS)", path, busy_ms);
-	} else if (rc != SQLITE_OK) {
+	else
 		seterr(err, errlen, "%s: %scannot create the schema: %s", path,
-		       (sqlite3_errcode(db) & 0xff) == SQLITE_FULL || rc == SQLITE_FULL ? "disk full: " : "",
+		       (ec & 0xff) == SQLITE_FULL || rc == SQLITE_FULL ? "disk full: " : "",
 		       emsg ? emsg : sqlite3_errmsg(db));
-	}
-	if (rc != SQLITE_OK) {
-		int busy = rc == SQLITE_BUSY || (sqlite3_errcode(db) & 0xff) == SQLITE_BUSY ||
-			   (sqlite3_errcode(db) & 0xff) == SQLITE_LOCKED;
+	sqlite3_free(emsg);
+	sqlite3_close(db);
+	/* a file another writer holds is that writer's, even if we created it:
+	 * unlinking it would lose its whole run (two `dlsim run` on a new
+	 * database at once did) */
+	if (created && !busy)
+		unlink(path);
+	return -EIO;
+}
 
-		sqlite3_free(emsg);
-		sqlite3_close(db);   /* rolls back an open transaction */
-		/* a file another writer holds is that writer's, even if we created it:
-		 * unlinking it would lose its whole run (two `dlsim run` on a new
-		 * database at once did) */
-		if (created && !busy)
-			unlink(path);
-		return -EIO;
-	}
-	l = calloc(1, sizeof(*l));
+/* Wraps the open @db in a log: its ring, statements and writer thread. */
+static int log_start(sqlite3 *db, const char *path, int busy_ms, struct dl_log **out, char *err,
+		     size_t errlen)
+{
+	struct dl_log *l = calloc(1, sizeof(*l));
+
 	if (!l || !(l->ring = malloc(DL_LOG_QCAP * sizeof(*l->ring))) ||
 	    !(l->batch = malloc(DL_LOG_BATCH * sizeof(*l->batch)))) {
 		if (l) {
@@ -611,6 +652,37 @@ opened:
 	l->writer_started = 1;
 	*out = l;
 	return 0;
+}
+
+/*
+ * Opens (or creates) the log at @path: the file, the check that it is
+ * dlsim's, the schema, then the writer.  @scratch: a throw-away log.
+ */
+static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **out, char *err,
+		    size_t errlen)
+{
+	sqlite3 *db = NULL;
+	char *emsg = NULL;
+	int created = 0, has_data = 0, rc;
+
+	*out = NULL;
+	if (scratch && !strncmp(path, "file:", 5))
+		rc = open_uri(path, &db, err, errlen);
+	else
+		rc = open_file(path, &db, &created, &has_data, err, errlen);
+	if (rc)
+		return rc;
+	if (busy_ms < 0)
+		busy_ms = 0;
+	sqlite3_busy_timeout(db, busy_ms);
+	if (has_data && (rc = check_dlsim(db, path, err, errlen)) != 0) {
+		sqlite3_close(db);
+		return rc;
+	}
+	rc = write_schema(db, scratch, busy_ms, &emsg);
+	if (rc != SQLITE_OK)
+		return schema_failed(db, path, rc, emsg, busy_ms, created, err, errlen);
+	return log_start(db, path, busy_ms, out, err, errlen);
 }
 
 static void bind_id(sqlite3_stmt *st, int i, uint32_t v)

@@ -15,8 +15,87 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "sim/order/order.h"
+
+/*
+ * DL_SCHED_ASSERT - an invariant of the phase scheduler (a stage
+ * transition, a wait counter).  Checked when DLSIM_ASSERTS is defined
+ * (CMake option DLSIM_ASSERTS: on in the test builds, off in Release,
+ * where the speed figures are taken); independent of NDEBUG, so that a
+ * RelWithDebInfo test build checks them too.
+ */
+#ifdef DLSIM_ASSERTS
+__attribute__((noreturn, cold)) static inline void dl_sched_assert_fail(const char *what,
+									 const char *file,
+									 int line)
+{
+	fprintf(stderr, "%s:%d: scheduler invariant failed: %s\n", file, line, what);
+	abort();
+}
+#define DL_SCHED_ASSERT(x) \
+	((x) ? (void)0 : dl_sched_assert_fail(#x, __FILE__, __LINE__))
+#else
+#define DL_SCHED_ASSERT(x) ((void)0)
+#endif
+
+/*
+ * dl_stage_check - may a backend's work item go from stage @from to stage
+ * @to?  @allowed[from] has bit @to set for each transition the backend's
+ * state machine has (des_backend.h: des_stage_set()).  Checked only with
+ * DLSIM_ASSERTS.
+ */
+static inline void dl_stage_check(const uint16_t *allowed, unsigned nstages, unsigned from,
+				  unsigned to)
+{
+#ifdef DLSIM_ASSERTS
+	if (from >= nstages || to >= nstages || !(allowed[from] & (1u << to))) {
+		fprintf(stderr, "scheduler invariant failed: a work item went from stage %u to"
+			" stage %u, not a transition of its backend\n", from, to);
+		abort();
+	}
+#else
+	(void)allowed; (void)nstages; (void)from; (void)to;
+#endif
+}
+
+/*
+ * dl_count_down - one of a device's waits is done, or one of a phase's
+ * devices or items in flight: count it down and return what is left.
+ * Below zero would be a device released twice by one supplier, or an item
+ * retired twice.
+ */
+static inline uint32_t dl_count_down(uint32_t *n)
+{
+	DL_SCHED_ASSERT(*n > 0);
+	return --*n;
+}
+
+/*
+ * dl_counted_down - the same for a counter an atomic fetch-and-subtract
+ * counted down (threads): @before, its value before; returns what is left.
+ */
+static inline uint32_t dl_counted_down(uint32_t before)
+{
+	DL_SCHED_ASSERT(before > 0);
+	return before - 1;
+}
+
+/*
+ * What a backend tells the rules about one participating device, read
+ * from its own state (des.c: the task record; threads.c: atomics).  Each
+ * rule reads the facts it names and ignores the others.
+ */
+struct dl_dev_facts {
+	bool on_main;    /* the main thread runs its callback */
+	bool held;       /* levels: its level is not released yet */
+	bool blocked;    /* its item was queued and blocks on its waits (kernel-async, -v2) */
+	bool idle;       /* its item is not queued yet */
+	bool queued;     /* its item is queued already (v2: work_in_progress) */
+	uint32_t waits;  /* the waits it has left */
+};
 
 /* What becomes of a device whose last wait is done (dl_ready_action()). */
 enum dl_ready_act {
@@ -27,36 +106,33 @@ enum dl_ready_act {
 };
 
 /*
- * dl_ready_action - the last wait of a participating device is done, in a
- * phase of scheme @ps: @on_main, the main thread runs its callback;
- * @held, its level is not released yet (levels' barrier); @blocked, its
- * item was queued and blocks on its waits (kernel-async, -v2); @idle, its
- * item is not queued yet.
+ * dl_ready_action - the last wait of participating device @f is done, in a
+ * phase of scheme @ps (facts: on_main, held, blocked, idle).
  */
-static inline enum dl_ready_act dl_ready_action(const struct dl_phase_scheme *ps, bool on_main,
-						bool held, bool blocked, bool idle)
+static inline enum dl_ready_act dl_ready_action(const struct dl_phase_scheme *ps,
+						const struct dl_dev_facts *f)
 {
-	if (on_main)
+	if (f->on_main)
 		return DL_READY_MAIN;
-	if (ps->barrier && held)
+	if (ps->barrier && f->held)
 		return DL_READY_NONE;
-	if (blocked)
+	if (f->blocked)
 		return DL_READY_WAKE;
-	if (!idle || !ps->queue_when_ready)
+	if (!f->idle || !ps->queue_when_ready)
 		return DL_READY_NONE;   /* classic and v2 items are queued by the walk (v2: or a hand-off) */
 	return DL_READY_QUEUE;
 }
 
 /*
- * dl_ready_at_start - is a participating device queued as a phase of
- * scheme @ps starts, before the main thread walks (@on_main: main runs
- * it; @waits: what it waits for)?  The orders that queue an item when it
+ * dl_ready_at_start - is participating device @f queued as a phase of
+ * scheme @ps starts, before the main thread walks (facts: on_main, waits)?  The orders that queue an item when it
  * is ready queue those that wait for nothing (levels: those of the first
  * level, dl_ready_action()); the deferred-probe walk queues its own.
  */
-static inline bool dl_ready_at_start(const struct dl_phase_scheme *ps, bool on_main, uint32_t waits)
+static inline bool dl_ready_at_start(const struct dl_phase_scheme *ps,
+				     const struct dl_dev_facts *f)
 {
-	return ps->queue_when_ready && ps->kind != DL_PK_PROBE_DEFER && !on_main && waits == 0;
+	return ps->queue_when_ready && ps->kind != DL_PK_PROBE_DEFER && !f->on_main && f->waits == 0;
 }
 
 /* What the main PM thread does with a device its walk reaches (dl_walk_action()). */
@@ -68,18 +144,18 @@ enum dl_walk_act {
 
 /*
  * dl_walk_action - the main thread's walk through a suspend or resume
- * phase of scheme @ps reaches a participating device: @on_main, main
- * runs it; @queued, its item is queued already (kernel-async-v2: by the
- * up-front pass or a hand-off, dpm_async_fn() sees work_in_progress).
+ * phase of scheme @ps reaches participating device @f (facts: on_main;
+ * queued, by kernel-async-v2's up-front pass or a hand-off:
+ * dpm_async_fn() sees work_in_progress).
  * kernel-async and -v2 queue the other async devices as the walk reaches
  * them; under the orders that queue when ready the walk only runs main's.
  */
-static inline enum dl_walk_act dl_walk_action(const struct dl_phase_scheme *ps, bool on_main,
-					      bool queued)
+static inline enum dl_walk_act dl_walk_action(const struct dl_phase_scheme *ps,
+					      const struct dl_dev_facts *f)
 {
-	if (on_main)
+	if (f->on_main)
 		return DL_WALK_RUN;
-	if (!ps->blocking || queued)
+	if (!ps->blocking || f->queued)
 		return DL_WALK_SKIP;
 	return DL_WALK_QUEUE;
 }
@@ -116,18 +192,17 @@ static inline enum dl_item_pays dl_item_pays(const struct dl_phase_scheme *ps)
 
 /*
  * dl_handoff_queues - does the hand-off walk of a device that finished in a
- * phase of scheme @ps (ps->handoff) queue the item of a participating
- * dependent (and pay queue_ns for it)?  @on_main: the main thread runs
- * the dependent; @queued: its item is queued already (kernel-async-v2's
- * work_in_progress); @waits: the waits it has left, the finishing
- * device's included.  kernel-async-v2 queues every async dependent not
+ * phase of scheme @ps (ps->handoff) queue the item of participating
+ * dependent @f (and pay queue_ns for it)?  Facts: on_main; queued
+ * (kernel-async-v2's work_in_progress); waits, the finishing device's
+ * included.  kernel-async-v2 queues every async dependent not
  * queued yet (it then blocks on the rest of its waits); levels and
  * cp-first queue those this device makes ready.
  */
-static inline bool dl_handoff_queues(const struct dl_phase_scheme *ps, bool on_main, bool queued,
-				     uint32_t waits)
+static inline bool dl_handoff_queues(const struct dl_phase_scheme *ps,
+				     const struct dl_dev_facts *f)
 {
-	return !on_main && !queued && (ps->v2 || waits == 1);
+	return !f->on_main && !f->queued && (ps->v2 || f->waits == 1);
 }
 
 /*
@@ -156,6 +231,7 @@ typedef void dl_release_fn(void *ctx, uint32_t level);
 static inline void dl_barrier_advance(uint32_t *left, uint32_t nlevels, uint32_t *cur,
 				      dl_release_fn *release, void *ctx)
 {
+	DL_SCHED_ASSERT(*cur < nlevels || nlevels == 0);
 	while (*cur + 1 < nlevels && left[*cur] == 0) {
 		++*cur;
 		release(ctx, *cur);
@@ -166,6 +242,11 @@ static inline void dl_barrier_advance(uint32_t *left, uint32_t nlevels, uint32_t
 static inline void dl_barrier_done(uint32_t *left, uint32_t nlevels, uint32_t *cur, uint32_t l,
 				   dl_release_fn *release, void *ctx)
 {
+	/* a level is counted off once per device, so never below zero (a level
+	 * past the barrier is counted off early when a failed probe finishes
+	 * its devices unattempted) */
+	DL_SCHED_ASSERT(l < nlevels);
+	DL_SCHED_ASSERT(left[l] > 0);
 	if (--left[l] == 0)
 		dl_barrier_advance(left, nlevels, cur, release, ctx);
 }

@@ -502,169 +502,245 @@ static const char *gen_path(struct sc_build *b, const char *k, char *buf, size_t
 	return buf;
 }
 
-int sc_generate(struct sc_build *b, json_t *gen, uint64_t seed, bool def_async)
+/* What a generate object asks for, besides the shape parameters in struct gen. */
+struct gen_args {
+	int topo;		/* index into topologies[] */
+	int mode;		/* register order: index into orders[] */
+	const char *prefix;	/* of device names */
+	uint64_t n;		/* devices */
+	uint64_t seed;
+};
+
+enum { TOPO_TREE, TOPO_CHAIN, TOPO_DAG, TOPO_LAYERED, TOPO_CAMERA, TOPO_COUNT };
+
+static const char *const topologies[TOPO_COUNT] = { "tree", "chain", "random-dag", "layered",
+						    "camera" };
+static const char *const orders[] = { "topological", "consumer-first", "random" };
+
+#define GEN_PATH(k) gen_path(b, k, path, sizeof(path))
+
+/* generate.topology, and the keys that topology allows. */
+static int parse_topology(struct sc_build *b, json_t *gen, int *topo)
 {
 	static const char *const k_tree[] = { "fanout", "suppliers_per_device", "locality", NULL };
 	static const char *const k_chain[] = { "suppliers_per_device", "locality", NULL };
 	static const char *const k_dag[] = { "suppliers_per_device", "locality", "fanout", NULL };
 	static const char *const k_layered[] = { "layers", "width", "cross_links", NULL };
 	static const char *const k_camera[] = { "sync_fraction", NULL };
-	static const char *const topologies[] = { "tree", "chain", "random-dag", "layered",
-						  "camera" };
-	static const char *const *keys[] = { k_tree, k_chain, k_dag, k_layered, k_camera };
-	static const char *const orders[] = { "topological", "consumer-first", "random" };
-	struct gen g = { .b = b, .flags = (1u << 8) | (1u << 5) | (1u << 2) };
-	char path[96];
-	const char *topo, *prefix = "dev";
-	uint64_t n = 1000, gseed = seed;
-	int ret, t, mode = 2;
-	json_t *v;
+	static const char *const *keys[TOPO_COUNT] = { k_tree, k_chain, k_dag, k_layered,
+						       k_camera };
+	json_t *v = json_object_get(gen, "topology");
+	const char *name;
+	int t, ret;
 
-	v = json_object_get(gen, "topology");
 	if (!v || !json_is_string(v))
 		return sc_fail(b, "generate.topology", "missing; expected \"tree\", \"chain\", "
 			       "\"random-dag\", \"layered\" or \"camera\"");
-	topo = json_string_value(v);
-	for (t = 0; t < 5 && strcmp(topo, topologies[t]); t++)
+	name = json_string_value(v);
+	for (t = 0; t < TOPO_COUNT && strcmp(name, topologies[t]); t++)
 		;
-	if (t == 5)
+	if (t == TOPO_COUNT)
 		return sc_fail(b, "generate.topology", "unknown generator '%s'; expected \"tree\", "
-			       "\"chain\", \"random-dag\", \"layered\" or \"camera\"", topo);
+			       "\"chain\", \"random-dag\", \"layered\" or \"camera\"", name);
 	if ((ret = check_gen_keys(b, gen, keys[t])))
 		return ret;
-	b->s->topology = strdup(topo);
+	b->s->topology = strdup(name);
 	if (!b->s->topology)
 		return sc_nomem(b);
+	*topo = t;
+	return 0;
+}
 
-#define PATH(k) gen_path(b, k, path, sizeof(path))
+/* generate.flags: the DL_FLAG_* names every generated link gets. */
+static int parse_flags(struct sc_build *b, json_t *v, uint32_t *flags)
+{
+	char path[96];
+	uint32_t f;
+
+	if (!json_is_array(v))
+		return sc_fail(b, GEN_PATH("flags"), "expected an array of DL_FLAG_* names");
+	*flags = 0;
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		json_t *e = json_array_get(v, i);
+
+		if (!json_is_string(e) || dl_flag_from_name(json_string_value(e), &f))
+			return sc_fail(b, GEN_PATH("flags"), "unknown flag; expected names such as "
+				       "PM_RUNTIME, AUTOPROBE_CONSUMER, INFERRED");
+		*flags |= f;
+	}
+	return 0;
+}
+
+/* The keys every topology has: devices, seed, register_order, prefix, flags. */
+static int parse_common(struct sc_build *b, json_t *gen, struct gen *g, struct gen_args *a)
+{
+	char path[96];
+	json_t *v;
+	int ret;
+
 	if ((v = json_object_get(gen, "devices"))) {
-		if ((ret = sc_get_uint(b, PATH("devices"), v, DL_SC_MAX_DEVICES, &n)))
+		if ((ret = sc_get_uint(b, GEN_PATH("devices"), v, DL_SC_MAX_DEVICES, &a->n)))
 			return ret;
-		g.has_devices = true;
+		g->has_devices = true;
 	}
 	if ((v = json_object_get(gen, "seed")) &&
-	    (ret = sc_get_uint(b, PATH("seed"), v, INT64_MAX, &gseed)))
+	    (ret = sc_get_uint(b, GEN_PATH("seed"), v, INT64_MAX, &a->seed)))
 		return ret;
 	if ((v = json_object_get(gen, "register_order"))) {
 		const char *o = json_is_string(v) ? json_string_value(v) : "";
 
-		for (mode = 0; mode < 3 && strcmp(o, orders[mode]); mode++)
+		for (a->mode = 0; a->mode < 3 && strcmp(o, orders[a->mode]); a->mode++)
 			;
-		if (mode == 3)
-			return sc_fail(b, PATH("register_order"), "expected \"topological\", "
+		if (a->mode == 3)
+			return sc_fail(b, GEN_PATH("register_order"), "expected \"topological\", "
 				       "\"consumer-first\" or \"random\"");
 	}
 	if ((v = json_object_get(gen, "prefix"))) {
 		if (!json_is_string(v) || !*json_string_value(v) ||
-		    strlen(json_string_value(v)) > 32 || t == 4)
-			return sc_fail(b, PATH("prefix"), t == 4 ? "camera names its own devices; "
-				       "expected no prefix" : "expected a string of 1 to 32 characters");
-		prefix = json_string_value(v);
+		    strlen(json_string_value(v)) > 32 || a->topo == TOPO_CAMERA)
+			return sc_fail(b, GEN_PATH("prefix"), a->topo == TOPO_CAMERA ?
+				       "camera names its own devices; expected no prefix" :
+				       "expected a string of 1 to 32 characters");
+		a->prefix = json_string_value(v);
 	}
-	if ((v = json_object_get(gen, "flags"))) {
-		uint32_t f;
+	if ((v = json_object_get(gen, "flags")))
+		return parse_flags(b, v, &g->flags);
+	return 0;
+}
 
-		if (!json_is_array(v))
-			return sc_fail(b, PATH("flags"), "expected an array of DL_FLAG_* names");
-		g.flags = 0;
-		for (size_t i = 0; i < json_array_size(v); i++) {
-			json_t *e = json_array_get(v, i);
+/* A count of 1 or more: generate.layers, generate.width. */
+static int parse_count(struct sc_build *b, json_t *gen, const char *k, uint64_t *out, bool *has)
+{
+	char path[96];
+	json_t *v = json_object_get(gen, k);
+	int ret;
 
-			if (!json_is_string(e) || dl_flag_from_name(json_string_value(e), &f))
-				return sc_fail(b, PATH("flags"), "unknown flag; expected names such as "
-					       "PM_RUNTIME, AUTOPROBE_CONSUMER, INFERRED");
-			g.flags |= f;
-		}
-	}
-	g.spd = t == 2 ? 2.0 : 0.0;
-	g.locality = 0.5;
-	g.fanout = t == 0 ? 4 : t == 2 ? 8 : 0;
-	g.layers = 8;
-	g.cross = 1.0;
-	g.sync_fraction = 0.1;
+	if (!v)
+		return 0;
+	if ((ret = sc_get_uint(b, GEN_PATH(k), v, DL_SC_MAX_DEVICES, out)))
+		return ret;
+	if (!*out)
+		return sc_fail(b, GEN_PATH(k), "0; expected 1 or more");
+	*has = true;
+	return 0;
+}
+
+/* The shape parameters of topology @t, each with its default. */
+static int parse_shape(struct sc_build *b, json_t *gen, struct gen *g, int t)
+{
+	char path[96];
+	json_t *v;
+	int ret;
+
+	g->spd = t == TOPO_DAG ? 2.0 : 0.0;
+	g->locality = 0.5;
+	g->fanout = t == TOPO_TREE ? 4 : t == TOPO_DAG ? 8 : 0;
+	g->layers = 8;
+	g->cross = 1.0;
+	g->sync_fraction = 0.1;
 	if ((v = json_object_get(gen, "suppliers_per_device")) &&
-	    (ret = sc_get_real(b, PATH("suppliers_per_device"), v, 0, GEN_MAX_SUPPLIERS, &g.spd)))
+	    (ret = sc_get_real(b, GEN_PATH("suppliers_per_device"), v, 0, GEN_MAX_SUPPLIERS,
+			       &g->spd)))
 		return ret;
 	if ((v = json_object_get(gen, "locality")) &&
-	    (ret = sc_get_real(b, PATH("locality"), v, 0, 1, &g.locality)))
+	    (ret = sc_get_real(b, GEN_PATH("locality"), v, 0, 1, &g->locality)))
 		return ret;
 	if ((v = json_object_get(gen, "fanout")) &&
-	    (ret = sc_get_uint(b, PATH("fanout"), v, DL_SC_MAX_DEVICES, &g.fanout)))
+	    (ret = sc_get_uint(b, GEN_PATH("fanout"), v, DL_SC_MAX_DEVICES, &g->fanout)))
 		return ret;
-	if (t == 0 && !g.fanout)
-		return sc_fail(b, PATH("fanout"), "0; expected 1 or more for a tree");
+	if (t == TOPO_TREE && !g->fanout)
+		return sc_fail(b, GEN_PATH("fanout"), "0; expected 1 or more for a tree");
 	if ((v = json_object_get(gen, "cross_links")) &&
-	    (ret = sc_get_real(b, PATH("cross_links"), v, 0, GEN_MAX_SUPPLIERS, &g.cross)))
+	    (ret = sc_get_real(b, GEN_PATH("cross_links"), v, 0, GEN_MAX_SUPPLIERS, &g->cross)))
 		return ret;
 	if ((v = json_object_get(gen, "sync_fraction")) &&
-	    (ret = sc_get_real(b, PATH("sync_fraction"), v, 0, 1, &g.sync_fraction)))
+	    (ret = sc_get_real(b, GEN_PATH("sync_fraction"), v, 0, 1, &g->sync_fraction)))
 		return ret;
-	if ((v = json_object_get(gen, "layers"))) {
-		if ((ret = sc_get_uint(b, PATH("layers"), v, DL_SC_MAX_DEVICES, &g.layers)))
-			return ret;
-		if (!g.layers)
-			return sc_fail(b, PATH("layers"), "0; expected 1 or more");
-		g.has_layers = true;
-	}
-	if ((v = json_object_get(gen, "width"))) {
-		if ((ret = sc_get_uint(b, PATH("width"), v, DL_SC_MAX_DEVICES, &g.width)))
-			return ret;
-		if (!g.width)
-			return sc_fail(b, PATH("width"), "0; expected 1 or more");
-		g.has_width = true;
-	}
-	if (t == 3) {
-		if (g.has_width && !g.has_devices)
-			n = g.layers * g.width;
-		if (g.has_width && g.has_layers && g.has_devices && n != g.layers * g.width)
-			return sc_fail(b, PATH("devices"), "%llu devices but %llu layers of %llu; "
-				       "expected devices = layers * width, or one of them left out",
-				       (unsigned long long)n, (unsigned long long)g.layers,
-				       (unsigned long long)g.width);
-		if (!g.has_width)
-			g.width = n ? (n + g.layers - 1) / g.layers : 1;
-	}
-#undef PATH
+	if ((ret = parse_count(b, gen, "layers", &g->layers, &g->has_layers)))
+		return ret;
+	return parse_count(b, gen, "width", &g->width, &g->has_width);
+}
+
+/* layered: devices = layers * width, any one of the three left out. */
+static int size_layered(struct sc_build *b, struct gen *g, uint64_t *n)
+{
+	char path[96];
+
+	if (g->has_width && !g->has_devices)
+		*n = g->layers * g->width;
+	if (g->has_width && g->has_layers && g->has_devices && *n != g->layers * g->width)
+		return sc_fail(b, GEN_PATH("devices"), "%llu devices but %llu layers of %llu; "
+			       "expected devices = layers * width, or one of them left out",
+			       (unsigned long long)*n, (unsigned long long)g->layers,
+			       (unsigned long long)g->width);
+	if (!g->has_width)
+		g->width = *n ? (*n + g->layers - 1) / g->layers : 1;
+	return 0;
+}
+
+/* Refuses a scenario over the limits, and reserves its links before anything is allocated. */
+static int reserve_gen(struct sc_build *b, const struct gen *g, uint64_t n, int t)
+{
+	/* A bound on links before anything is allocated. */
+	double est = (double)n * (t == TOPO_CHAIN ? 1 + g->spd : t == TOPO_LAYERED ? 2 + g->cross :
+				  t == TOPO_CAMERA ? 4.3 : g->spd);
+
 	if (n + b->s->ndev > DL_SC_MAX_DEVICES)
 		return sc_fail(b, "generate.devices", "%llu devices in all; expected at most %u",
 			       (unsigned long long)(n + b->s->ndev), DL_SC_MAX_DEVICES);
-	{
-		/* A bound on links before anything is allocated. */
-		double est = (double)n * (t == 1 ? 1 + g.spd : t == 3 ? 2 + g.cross :
-					  t == 4 ? 4.3 : g.spd);
+	if (est + b->s->nlink > DL_SC_MAX_LINKS)
+		return sc_fail(b, "generate", "about %.0f links; expected at most %u "
+			       "(fewer devices or suppliers)", est, DL_SC_MAX_LINKS);
+	return sc_reserve_links(b, (uint32_t)(est * 1.05) + 16);
+}
 
-		if (est + b->s->nlink > DL_SC_MAX_LINKS)
-			return sc_fail(b, "generate", "about %.0f links; expected at most %u "
-				       "(fewer devices or suppliers)", est, DL_SC_MAX_LINKS);
-		if ((ret = sc_reserve_links(b, (uint32_t)(est * 1.05) + 16)))
-			return ret;
-	}
-	g.n = (uint32_t)n;
-	g.base = b->s->ndev;
-	g.link0 = b->s->nlink;
-	g.rng.s = dl_mix64(gseed ^ 0x6a09e667f3bcc909ull);
-	g.role[0] = (struct role){ prefix, 0, g.n };
-	g.nrole = 1;
-	if (!n)
-		return 0;
-	g.parent = malloc((size_t)n * sizeof(*g.parent));
-	g.async = malloc((size_t)n);
-	if (!g.parent || !g.async) {
-		ret = sc_nomem(b);
+/* Builds the graph of topology @t into @g, then adds it to the scenario. */
+static int gen_build(struct gen *g, int t, int mode, bool def_async)
+{
+	int ret;
+
+	g->parent = malloc((size_t)g->n * sizeof(*g->parent));
+	g->async = malloc((size_t)g->n);
+	if (!g->parent || !g->async) {
+		ret = sc_nomem(g->b);
 		goto out;
 	}
-	memset(g.async, 1, n);
+	memset(g->async, 1, g->n);
 	switch (t) {
-	case 0: ret = gen_tree_like(&g, false); break;
-	case 1: ret = gen_tree_like(&g, true); break;
-	case 2: ret = gen_tree_like(&g, false); break;
-	case 3: ret = gen_layered(&g); break;
-	default: ret = gen_camera(&g); break;
+	case TOPO_TREE: ret = gen_tree_like(g, false); break;
+	case TOPO_CHAIN: ret = gen_tree_like(g, true); break;
+	case TOPO_DAG: ret = gen_tree_like(g, false); break;
+	case TOPO_LAYERED: ret = gen_layered(g); break;
+	default: ret = gen_camera(g); break;
 	}
 	if (!ret)
-		ret = gen_commit(&g, mode, def_async);
+		ret = gen_commit(g, mode, def_async);
 out:
-	free(g.parent);
-	free(g.async);
+	free(g->parent);
+	free(g->async);
 	return ret;
+}
+
+int sc_generate(struct sc_build *b, json_t *gen, uint64_t seed, bool def_async)
+{
+	struct gen g = { .b = b, .flags = (1u << 8) | (1u << 5) | (1u << 2) };
+	struct gen_args a = { .mode = 2, .prefix = "dev", .n = 1000, .seed = seed };
+	int ret;
+
+	if ((ret = parse_topology(b, gen, &a.topo)) || (ret = parse_common(b, gen, &g, &a)) ||
+	    (ret = parse_shape(b, gen, &g, a.topo)))
+		return ret;
+	if (a.topo == TOPO_LAYERED && (ret = size_layered(b, &g, &a.n)))
+		return ret;
+	if ((ret = reserve_gen(b, &g, a.n, a.topo)))
+		return ret;
+	g.n = (uint32_t)a.n;
+	g.base = b->s->ndev;
+	g.link0 = b->s->nlink;
+	g.rng.s = dl_mix64(a.seed ^ 0x6a09e667f3bcc909ull);
+	g.role[0] = (struct role){ a.prefix, 0, g.n };
+	g.nrole = 1;
+	if (!a.n)
+		return 0;
+	return gen_build(&g, a.topo, a.mode, def_async);
 }
