@@ -11,7 +11,7 @@ SRC=$2
 cat >"$T/e.json" <<'JSON'
 { "format": "dlsim-scenario/1", "name": "esc\u001b[2J", "seed": 3,
   "defaults": {"probe": "1ms", "suspend": "1ms", "resume": "1ms", "async": true},
-  "devices": [ {"name": "root\u001b]0;pwned\u0007"}, {"name": "cr\rline", "parent": "root\u001b]0;pwned\u0007"},
+  "devices": [ {"name": "root\u001b]0;pwned\u0007", "probe": "4ms"}, {"name": "cr\rline", "parent": "root\u001b]0;pwned\u0007"},
 	       {"name": "c1\u009b2J"}, {"name": "x", "suspend": "3ms"}, {"name": "y", "suspend": "2ms"} ],
   "faults": [ {"device": "cr\rline", "op": "suspend", "error": "EBUSY"} ] }
 JSON
@@ -33,8 +33,8 @@ grep -q "failed: device 'cr\\\\u000dline' returned" "$T/o1" && ok "run: the fail
 	|| bad "run: failing device: $(grep failed "$T/o1")"
 "$DLSIM" explain "$T/e.db" --run 1 >"$T/o3" 2>"$T/e3"
 clean explain "$T/o3" "$T/e3"
-grep -q 'root\\u001b\]0;pwned\\u0007' "$T/o3" && ok "explain: the critical path's names escaped" \
-	|| bad "explain: $(grep critical "$T/o3" | head -3)"
+grep -q 'root\\u001b\]0;pwned\\u0007' "$T/o3" && ok "explain: the chain's names escaped" \
+	|| bad "explain: $(grep chain "$T/o3" | head -3)"
 "$DLSIM" diff "$T/e.db" 1 2 >"$T/o4" 2>"$T/e4"
 clean diff "$T/o4" "$T/e4"
 grep -q "scenario 'esc\\\\u001b\[2J'" "$T/o4" && ok "diff: the scenario's name escaped" || bad "diff: $(head -1 "$T/o4")"
