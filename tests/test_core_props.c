@@ -12,7 +12,7 @@
  *    (LINK-CORE invariant 7);
  *  - the topo keys the cycle check prunes by grow along the same edges
  *    (dl_link_add()'s reorders of the topo list, and its relabels, which
- *    three seeds in four force with tightly spaced keys), and
+ *    four seeds in five force with oddly spaced keys), and
  *    dl_topo_is_topological() agrees;
  *  - links plus parents, SYNC_STATE_ONLY excluded, are acyclic (invariant 6);
  *  - no device is bound or probing while a managed non-SSO supplier is not
@@ -706,9 +706,13 @@ static void run_seed(unsigned seed)
 	ndev = 30 + below(171);
 	steps = ndev * 6;
 	CU_ASSERT_FATAL(dl_core_init(c, 8, 8) == 0);
-	/* three seeds in four space the topo keys tightly: gaps fill, keys relabel */
-	if (seed % 4)
-		c->topo_gap = seed % 4 == 3 ? 16 : seed % 4;
+	/*
+	 * Four seeds in five space the topo keys oddly: tightly, so that gaps
+	 * fill and keys relabel, or so widely that they run out of room after a
+	 * few registrations and relabel all.
+	 */
+	if (seed % 5)
+		c->topo_gap = seed % 5 == 4 ? (uint64_t)1 << 62 : seed % 5 == 3 ? 16 : seed % 5;
 	gets = calloc(ndev, sizeof(*gets));
 	removed = calloc(ndev, 1);
 	memo = calloc(ndev, sizeof(*memo));

@@ -272,6 +272,7 @@ int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out)
 	d->async = async;
 	d->dpm_prev = d->dpm_next = DL_NONE;
 	d->topo_prev = d->topo_next = DL_NONE;
+	d->topo = UINT64_MAX;   /* past every search's limit */
 	d->child_pos = DL_NONE;
 	c->dpm_stamp[c->ndev] = 0;
 	*out = c->ndev++;
@@ -462,6 +463,7 @@ int dl_device_del(struct dl_core *c, dl_dev_t d)
 	}
 	dpm_unlink(c, d);
 	topo_unlink(c, d);
+	x->topo = UINT64_MAX;
 	x->registered = 0;
 	dl_core_emit(c, DL_EV_DEVICE_DEL, d, DL_NONE, DL_NONE, 0, 0);
 	return 0;
@@ -580,8 +582,7 @@ static bool depends_search(struct dl_core *c, dl_dev_t dev, dl_dev_t target,
 				continue;
 			if (y == target || (unreg && is_ancestor(c, y, target)))
 				return true;
-			if (!c->dev[y].registered)
-				continue;   /* no key, nothing depends on it */
+			/* an unregistered y (topo UINT64_MAX): nothing depends on it */
 			if (c->dev[y].mark != ep && c->dev[y].topo < limit) {
 				c->dev[y].mark = ep;
 				if (dl_idvec_push(st, y) || (fwd && dl_idvec_push(fwd, y)))
@@ -648,7 +649,7 @@ static void topo_relabel_all(struct dl_core *c)
 	uint64_t n = (uint64_t)c->dpm_count + 2;
 
 	if (gap > TOPO_KEY_MAX / n)
-		gap = TOPO_KEY_MAX / n;
+		c->topo_gap = gap = TOPO_KEY_MAX / n;   /* appends too, or they run out at once */
 	for (dl_dev_t d = c->topo_head; d != DL_NONE; d = c->dev[d].topo_next)
 		c->dev[d].topo = key += gap;
 	c->topo_relabels++;

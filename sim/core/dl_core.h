@@ -145,10 +145,11 @@ struct dl_device {
 	int32_t rpm_children;   /* runtime-active children */
 	uint32_t sync_waiting;  /* live managed consumer links not ACTIVE: sync_state() waits */
 	dl_dev_t dpm_prev, dpm_next;
-	uint64_t topo;          /* grows along the topo list (registered devices) */
-	dl_dev_t topo_prev, topo_next;
+	/* the cycle check reads these two of every device its search reaches */
+	uint64_t topo;          /* grows along the topo list; UINT64_MAX: unregistered */
 	uint32_t mark;          /* visit epoch for graph searches */
 	uint32_t child_pos;     /* slot in the parent's children vector */
+	dl_dev_t topo_prev, topo_next;
 	struct dl_idvec consumers;  /* link ids where this device is the supplier */
 	struct dl_idvec children;   /* device ids */
 };
