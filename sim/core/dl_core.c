@@ -715,12 +715,31 @@ static void topo_place_after(struct dl_core *c, dl_dev_t x, const struct dl_topo
 		c->dev[y].topo = key += step;
 }
 
-/* topo_ent_cmp: by key */
 static int topo_ent_cmp(const void *a, const void *b)
 {
 	uint64_t x = ((const struct dl_topo_ent *)a)->key, y = ((const struct dl_topo_ent *)b)->key;
 
 	return x < y ? -1 : x > y;
+}
+
+/* Up to this many, an insertion sort: the sets moved are mostly a few dozen. */
+#define TOPO_SORT_INSERTION 32
+
+/* Sort @e[0..@k) by key. */
+static void topo_sort(struct dl_topo_ent *e, uint32_t k)
+{
+	if (k > TOPO_SORT_INSERTION) {
+		qsort(e, k, sizeof(*e), topo_ent_cmp);
+		return;
+	}
+	for (uint32_t i = 1; i < k; i++) {
+		struct dl_topo_ent x = e[i];
+		uint32_t j = i;
+
+		for (; j > 0 && e[j - 1].key > x.key; j--)
+			e[j] = e[j - 1];
+		e[j] = x;
+	}
 }
 
 /*
@@ -753,7 +772,7 @@ static int topo_reorder(struct dl_core *c, dl_dev_t sup, const struct dl_idvec *
 		e[i] = (struct dl_topo_ent){ c->dev[fwd->v[i]].topo, fwd->v[i] };
 		topo_unlink(c, fwd->v[i]);
 	}
-	qsort(e, k, sizeof(*e), topo_ent_cmp);
+	topo_sort(e, k);
 	topo_place_after(c, sup, e, k);
 	return 0;
 }
