@@ -532,16 +532,38 @@ static bool is_ancestor(const struct dl_core *c, dl_dev_t dev, dl_dev_t target)
  * the registered devices that depend on it with a topo key below @target's,
  * topo_reorder()'s forward set.
  */
+/* How far ahead in its queue depends_search() starts loading a device's records. */
+#define SEARCH_AHEAD 8
+
+/*
+ * Start loading what depends_search() reads of the device @q->v[@i] when it
+ * gets there: its record's vectors, then (half as far ahead, once the
+ * record is in) the vectors' first entries.
+ */
+static inline void search_prefetch(const struct dl_core *c, const struct dl_idvec *q, uint32_t i)
+{
+	if (i + SEARCH_AHEAD < q->n)
+		dl_prefetch(&c->dev[q->v[i + SEARCH_AHEAD]].consumers);
+	if (i + SEARCH_AHEAD / 2 < q->n) {
+		const struct dl_device *y = &c->dev[q->v[i + SEARCH_AHEAD / 2]];
+
+		if (y->consumers.n)
+			dl_prefetch(&c->link[y->consumers.v[0]]);
+		if (y->children.n)
+			dl_prefetch(&c->dev[y->children.v[0]].topo);
+	}
+}
+
 static bool depends_search(struct dl_core *c, dl_dev_t dev, dl_dev_t target,
 			   struct dl_idvec *fwd)
 {
-	struct dl_idvec *st = &c->scratch;
+	/* breadth first, the queue being the set visited, so that loads can be started ahead */
+	struct dl_idvec *q = fwd ? fwd : &c->scratch;
 	uint64_t limit;
-	uint32_t ep;
+	uint32_t ep, head = 0;
 	bool unreg;
 
-	if (fwd)
-		fwd->n = 0;
+	q->n = 0;
 	if (dev == target || is_ancestor(c, dev, target))
 		return true;
 	if (!c->dev[dev].registered)
@@ -556,12 +578,14 @@ static bool depends_search(struct dl_core *c, dl_dev_t dev, dl_dev_t target,
 	if (c->dev[dev].topo > limit)
 		return false;
 	ep = next_epoch(c);
-	st->n = 0;
 	c->dev[dev].mark = ep;
-	if (dl_idvec_push(st, dev) || (fwd && dl_idvec_push(fwd, dev)))
+	if (dl_idvec_push(q, dev))
 		return true;   /* out of memory: refuse rather than risk a cycle */
-	while (st->n) {
-		const struct dl_device *x = &c->dev[st->v[--st->n]];
+	while (head < q->n) {
+		const struct dl_device *x;
+
+		search_prefetch(c, q, head);
+		x = &c->dev[q->v[head++]];
 
 		for (uint32_t i = 0; i < x->children.n; i++) {
 			dl_dev_t y = x->children.v[i];
@@ -570,7 +594,7 @@ static bool depends_search(struct dl_core *c, dl_dev_t dev, dl_dev_t target,
 				return true;
 			if (c->dev[y].mark != ep && c->dev[y].topo < limit) {
 				c->dev[y].mark = ep;
-				if (dl_idvec_push(st, y) || (fwd && dl_idvec_push(fwd, y)))
+				if (dl_idvec_push(q, y))
 					return true;
 			}
 		}
@@ -585,7 +609,7 @@ static bool depends_search(struct dl_core *c, dl_dev_t dev, dl_dev_t target,
 			/* an unregistered y (topo UINT64_MAX): nothing depends on it */
 			if (c->dev[y].mark != ep && c->dev[y].topo < limit) {
 				c->dev[y].mark = ep;
-				if (dl_idvec_push(st, y) || (fwd && dl_idvec_push(fwd, y)))
+				if (dl_idvec_push(q, y))
 					return true;
 			}
 		}
