@@ -1609,6 +1609,34 @@ static void test_dpm_consumer_registered_before_supplier_moves_after(void)
 	CU_ASSERT_EQUAL(c->dpm_count, 4);
 }
 
+/*
+ * A link whose consumer precedes its supplier moves nothing on dpm_list
+ * until the list is read: the kernel's moves are applied (and logged) once,
+ * when settled.  The cycle check's own order follows the link at once: the
+ * reverse link is refused before any settle.
+ */
+static void test_dpm_backward_link_moves_when_list_is_read(void)
+{
+	dl_dev_t k = mk(DL_NONE), kc = mk(k), s = mk(DL_NONE), t = mk(DL_NONE);
+	unsigned moves;
+
+	dl_dpm_settle(c);
+	moves = count_kind(DL_EV_DPM_MOVE);
+	add(k, s, 0);                      /* k (and its child kc) must follow s */
+	add(kc, t, 0);
+	CU_ASSERT_EQUAL(count_kind(DL_EV_DPM_MOVE), moves);
+	CU_ASSERT_TRUE(dl_topo_is_topological(c));
+	expect_refused(s, kc, 0, DL_REFUSE_REVERSE_DEPENDENCY);
+	expect_refused(t, kc, 0, DL_REFUSE_REVERSE_DEPENDENCY);
+	CU_ASSERT_EQUAL(count_kind(DL_EV_DPM_MOVE), moves);
+	/* read: the kernel's order, s t k kc, each of k and kc moved once */
+	CU_ASSERT(dpm_pos(s) < dpm_pos(t));
+	CU_ASSERT(dpm_pos(t) < dpm_pos(k));
+	CU_ASSERT(dpm_pos(k) < dpm_pos(kc));
+	CU_ASSERT_EQUAL(count_kind(DL_EV_DPM_MOVE), moves + 2);
+	CU_ASSERT_TRUE(dl_dpm_is_topological(c));
+}
+
 static void test_dpm_topological_after_adds(void)
 {
 	enum { N = 24 };
@@ -1734,6 +1762,7 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_rpm_active_at_add_counts_as_one_reference),
 	T(test_rpm_get_failure_drops_supplier_references),
 	T(test_dpm_consumer_registered_before_supplier_moves_after),
+	T(test_dpm_backward_link_moves_when_list_is_read),
 	T(test_dpm_topological_after_adds),
 	T(test_add_reorders_even_when_supplier_precedes),
 	T(test_reorder_pre_order_last_move_wins),

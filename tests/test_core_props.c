@@ -6,9 +6,14 @@
  * probe (success/failure, with links added during probe), unbind, device
  * removal, deferred-probe retries and runtime-PM get/put.  After every step:
  *
- *  - dpm_list is a consistent list and a topological order of parent->child
- *    and supplier->consumer (SYNC_STATE_ONLY excluded), and
- *    dl_dpm_is_topological() agrees (LINK-CORE invariant 7);
+ *  - dpm_list is a consistent list, and, when settled (at random steps),
+ *    a topological order of parent->child and supplier->consumer
+ *    (SYNC_STATE_ONLY excluded), and dl_dpm_is_topological() agrees
+ *    (LINK-CORE invariant 7);
+ *  - the topo keys the cycle check prunes by grow along the same edges
+ *    (dl_link_add()'s reorders of the topo list, and its relabels, which
+ *    four seeds in five force with oddly spaced keys), and
+ *    dl_topo_is_topological() agrees;
  *  - links plus parents, SYNC_STATE_ONLY excluded, are acyclic (invariant 6);
  *  - no device is bound or probing while a managed non-SSO supplier is not
  *    bound (invariant 1), except for links the caller created in that state
@@ -77,6 +82,7 @@ static unsigned long n_queries, n_skipped, n_unreg_disagree, n_unreg_queries;
 static unsigned long n_adds, n_added, n_probes, n_defers, n_unbinds, n_dels;
 static unsigned long failures_reported;
 static unsigned long n_kernel_moves, n_dpm_compared, n_shadow_given_up;
+static unsigned long n_relabels;
 
 /* the kernel's dpm_list, by a key that grows along it */
 static uint64_t *shadow_key, shadow_clock, shadow_budget;
@@ -232,13 +238,73 @@ static void check_dpm_is_kernels(void)
 	}
 }
 
+/*
+ * The topo keys the cycle check prunes by grow along every edge that
+ * counts, whatever dl_link_add()'s reorders did to them.
+ */
+static bool topo_before(dl_dev_t a, dl_dev_t b)
+{
+	return c->dev[a].topo < c->dev[b].topo;
+}
+
+static void check_topo(void)
+{
+	bool topo = true;
+
+	for (dl_dev_t x = 0; x < c->ndev; x++) {
+		const struct dl_device *d = &c->dev[x];
+
+		if (!d->registered)
+			continue;
+		if (d->parent != DL_NONE && !topo_before(d->parent, x)) {
+			REPORT("topo: parent %u not before child %u", d->parent, x);
+			topo = false;
+		}
+		for (uint32_t i = 0; i < d->suppliers.n; i++) {
+			const struct dl_link *k = &c->link[d->suppliers.v[i]];
+
+			if (!dl_link_is_sync_state_only(k->flags) && !topo_before(k->supplier, x)) {
+				REPORT("topo: supplier %u not before consumer %u (link flags %#x)",
+				       k->supplier, x, k->flags);
+				topo = false;
+			}
+		}
+	}
+	/* the topo list: every registered device once, keys growing along it */
+	uint32_t n = 0;
+
+	for (dl_dev_t x = c->topo_head; x != DL_NONE && n <= c->ndev; x = c->dev[x].topo_next) {
+		dl_dev_t nx = c->dev[x].topo_next;
+
+		n++;
+		if (!c->dev[x].registered || (nx != DL_NONE && c->dev[nx].topo <= c->dev[x].topo)) {
+			REPORT("topo list: %u out of order or unregistered", x);
+			topo = false;
+		}
+	}
+	if (n != c->dpm_count) {
+		REPORT("topo list: %u devices, %u registered", n, c->dpm_count);
+		topo = false;
+	}
+	CU_ASSERT_TRUE(topo);
+	CU_ASSERT_EQUAL(dl_topo_is_topological(c), topo);
+}
+
+/*
+ * dpm_list is a consistent list at every step; at random steps (so that the
+ * core settles batches of moves of every size) it is settled, and then a
+ * topological order and the kernel's.
+ */
 static void check_dpm(void)
 {
 	uint32_t n = 0, nreg = 0;
 	dl_dev_t prev = DL_NONE;
+	bool settled = chance(30);
 
-	if (chance(30))
+	if (settled) {
+		dl_dpm_settle(c);
 		check_dpm_is_kernels();
+	}
 
 	for (dl_dev_t x = 0; x < c->ndev; x++) {
 		pos[x] = -1;
@@ -256,6 +322,9 @@ static void check_dpm(void)
 	CU_ASSERT_EQUAL(c->dpm_tail, prev);
 	CU_ASSERT_EQUAL(n, nreg);
 	CU_ASSERT_EQUAL(c->dpm_count, nreg);
+	check_topo();
+	if (!settled)
+		return;
 	bool topo = true;
 
 	for (dl_dev_t x = 0; x < c->ndev; x++) {
@@ -637,6 +706,13 @@ static void run_seed(unsigned seed)
 	ndev = 30 + below(171);
 	steps = ndev * 6;
 	CU_ASSERT_FATAL(dl_core_init(c, 8, 8) == 0);
+	/*
+	 * Four seeds in five space the topo keys oddly: tightly, so that gaps
+	 * fill and keys relabel, or so widely that they run out of room after a
+	 * few registrations and relabel all.
+	 */
+	if (seed % 5)
+		c->topo_gap = seed % 5 == 4 ? (uint64_t)1 << 62 : seed % 5 == 3 ? 16 : seed % 5;
 	gets = calloc(ndev, sizeof(*gets));
 	removed = calloc(ndev, 1);
 	memo = calloc(ndev, sizeof(*memo));
@@ -754,6 +830,7 @@ static void run_seed(unsigned seed)
 		}
 	}
 out:
+	n_relabels += c->topo_relabels;
 	dl_core_fini(c);
 	free(gets);
 	free(removed);
@@ -782,6 +859,8 @@ static void test_props_random_graphs_invariants(void)
 	fprintf(stderr, "  %lu reorder walks counted against dl_reorder_visits()\n", n_visits_compared);
 	CU_ASSERT(n_visits_compared > 10000);
 	CU_ASSERT(n_shadow_given_up < NSEEDS / 4);
+	fprintf(stderr, "  %lu relabels of the topo keys\n", n_relabels);
+	CU_ASSERT(n_relabels > 500);
 }
 
 /* Uses the counters of the previous test (pairs with an unregistered end). */

@@ -16,24 +16,32 @@
  * first finish in the mirrored walk (tests/test_core_props.c checks it
  * against dl_kernel_dfs.c on random graphs).
  *
- * Moves are recorded, not done (dl_reorder_to_tail()), and settled when the
- * order is read (dl_dpm_settle()): the latest move wins, so only each root's
- * latest move counts, and the settle walks the roots newest first, each
- * device once: a device already placed by a newer move is skipped with
- * everything below it (all of that was below it then too, since between two
- * settles the graph only grows: a deletion settles first).  A retry storm
- * then costs O(1) per retry instead of a walk of everything that depends on
- * the device.
+ * Moves are recorded, not done (dl_reorder_to_tail(), and every link add),
+ * and settled when the order is read (dl_dpm_settle()): the latest move
+ * wins, so only each root's latest move counts, and the settle walks the
+ * roots newest first, each device once: a device already placed by a newer
+ * move is skipped with everything below it (all of that was below it then
+ * too, since between two settles the graph only grows: a deletion settles
+ * first).  A retry storm then costs O(1) per retry, and a registration of
+ * n devices and m links one walk of O(n + m) when the list is next read,
+ * instead of a walk of everything that depends on the consumer per link.
  *
- * Alongside, the list is kept a topological order of parent->child and
- * supplier->consumer (SYNC_STATE_ONLY links excluded) at all times, with a
- * key per device that grows along the list: a new link whose consumer
- * precedes its supplier moves the consumer's set at once (the same walk as
- * the settle, which is also the cycle check).  So:
+ * The cycle check does not use the list.  The registered devices are also
+ * on a second list, the topo list, kept a topological order of
+ * parent->child and supplier->consumer (SYNC_STATE_ONLY links excluded) as
+ * links come, with a 64-bit key per device that grows along it (an
+ * order-maintenance structure).  A device registers at its tail; a link
+ * whose consumer comes before its supplier moves the devices that depend on
+ * the consumer and come before the supplier (the cycle check's own search)
+ * to right after the supplier, in their order (topo_reorder()), and gives
+ * them keys there, relabelling neighbours when the keys are too close
+ * (topo_place_after()).  The cost is that of the search, not of everything
+ * below the consumer.  So:
  *
  *  - device_is_dependent(consumer, supplier) can only be true when the
- *    supplier comes after the consumer; and a search from the consumer only
- *    needs to visit devices whose key is below the supplier's.
+ *    supplier's key is above the consumer's; and a search from the consumer
+ *    only needs to visit devices whose key is below the supplier's, which
+ *    are the ones the reorder moves.
  */
 #include <assert.h>
 #include <errno.h>
@@ -124,7 +132,8 @@ int dl_core_init(struct dl_core *c, uint32_t ndev_hint, uint32_t nlink_hint)
 {
 	memset(c, 0, sizeof(*c));
 	c->dpm_head = c->dpm_tail = DL_NONE;
-	c->dpm_next_key = 1;
+	c->topo_head = c->topo_tail = DL_NONE;
+	c->topo_gap = DL_TOPO_GAP;
 	c->sync_state_paused = true;
 	dl_core_set_kernel(c, DL_KVER_DEFAULT);
 	c->cap_dev = ndev_hint ? ndev_hint : 16;
@@ -153,6 +162,7 @@ void dl_core_fini(struct dl_core *c)
 	dl_idvec_free(&c->dpm_pending);
 	dl_idvec_free(&c->settle_stack);
 	dl_idvec_free(&c->settle_post);
+	free(c->topo_ent);
 	free(c->dpm_stamp);
 	free(c->can_match);
 	free(c->rpm_user);
@@ -290,6 +300,8 @@ int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out)
 	d->parent = parent;
 	d->async = async;
 	d->dpm_prev = d->dpm_next = DL_NONE;
+	d->topo_prev = d->topo_next = DL_NONE;
+	d->topo = UINT64_MAX;   /* past every search's limit */
 	d->child_pos = DL_NONE;
 	c->dpm_stamp[c->ndev] = 0;
 	*out = c->ndev++;
@@ -323,7 +335,6 @@ static void dpm_append(struct dl_core *c, dl_dev_t d)
 	else
 		c->dpm_head = d;
 	c->dpm_tail = d;
-	x->dpm_key = c->dpm_next_key++;
 	c->dpm_count++;
 }
 
@@ -339,6 +350,8 @@ static void dpm_move_last(struct dl_core *c, dl_dev_t d)
 
 static bool dpm_settled(const struct dl_core *c);
 static int dpm_note_move(struct dl_core *c, dl_dev_t d);
+static void topo_append(struct dl_core *c, dl_dev_t d);
+static void topo_unlink(struct dl_core *c, dl_dev_t d);
 
 /**
  * dl_device_register - device_add(): append to dpm_list, become the parent's
@@ -367,6 +380,7 @@ int dl_device_register(struct dl_core *c, dl_dev_t d)
 	x->state = DL_DEV_NO_DRIVER;
 	x->state_synced = 0;
 	x->pm_depth = 0;
+	topo_append(c, d);
 	dpm_append(c, d);
 	dl_core_emit(c, DL_EV_REGISTER, d, DL_NONE, x->parent, 0, 0);
 	/* device_pm_add() appends; behind moves still pending, it is one of them */
@@ -477,6 +491,8 @@ int dl_device_del(struct dl_core *c, dl_dev_t d)
 		x->deferred = 0;
 	}
 	dpm_unlink(c, d);
+	topo_unlink(c, d);
+	x->topo = UINT64_MAX;
 	x->registered = 0;
 	dl_core_emit(c, DL_EV_DEVICE_DEL, d, DL_NONE, DL_NONE, 0, 0);
 	return 0;
@@ -539,20 +555,45 @@ static bool is_ancestor(const struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 	return false;
 }
 
-/**
- * dl_is_dependent - device_is_dependent(dev, target): does target depend on
- * dev, i.e. is it dev itself, a descendant, or reachable through consumer
- * links other than SYNC_STATE_ONLY ones?  O(V+E) with epoch marks, and
- * pruned by dpm_list order (see the file header).  True too on running out
- * of memory or when the run is to stop (c->stopped).
+/* How far ahead in its queue depends_search() starts loading a device's records. */
+#define SEARCH_AHEAD 8
+
+/*
+ * Start loading what depends_search() reads of the device @q->v[@i] when it
+ * gets there: its record's vectors, then (half as far ahead, once the
+ * record is in) the vectors' first entries.
  */
-bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
+static inline void search_prefetch(const struct dl_core *c, const struct dl_idvec *q, uint32_t i)
 {
-	struct dl_idvec *st = &c->scratch;
+	if (i + SEARCH_AHEAD < q->n)
+		dl_prefetch(&c->dev[q->v[i + SEARCH_AHEAD]].consumers);
+	if (i + SEARCH_AHEAD / 2 < q->n) {
+		const struct dl_device *y = &c->dev[q->v[i + SEARCH_AHEAD / 2]];
+
+		if (y->consumers.n)
+			dl_prefetch(&c->link[y->consumers.v[0]]);
+		if (y->children.n)
+			dl_prefetch(&c->dev[y->children.v[0]].topo);
+	}
+}
+
+/*
+ * Does @target depend on @dev (see dl_is_dependent())?  When @fwd is given
+ * and the search runs, it appends to @fwd every device it visits: @dev and
+ * the registered devices that depend on it with a topo key below @target's,
+ * topo_reorder()'s forward set.  True too on running out of memory or when
+ * the run is to stop (c->stopped).
+ */
+static bool depends_search(struct dl_core *c, dl_dev_t dev, dl_dev_t target,
+			   struct dl_idvec *fwd)
+{
+	/* breadth first, the queue being the set visited, so that loads can be started ahead */
+	struct dl_idvec *q = fwd ? fwd : &c->scratch;
 	uint64_t limit;
-	uint32_t ep;
+	uint32_t ep, head = 0;
 	bool unreg;
 
+	q->n = 0;
 	if (dev == target || is_ancestor(c, dev, target))
 		return true;
 	if (!c->dev[dev].registered)
@@ -563,16 +604,18 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 	 * link to it) is a hit.
 	 */
 	unreg = !c->dev[target].registered;
-	limit = unreg ? UINT64_MAX : c->dev[target].dpm_key;
-	if (c->dev[dev].dpm_key > limit)
+	limit = unreg ? UINT64_MAX : c->dev[target].topo;
+	if (c->dev[dev].topo > limit)
 		return false;
 	ep = next_epoch(c);
-	st->n = 0;
 	c->dev[dev].mark = ep;
-	if (dl_idvec_push(st, dev))
+	if (dl_idvec_push(q, dev))
 		return true;   /* out of memory: refuse rather than risk a cycle */
-	while (st->n) {
-		const struct dl_device *x = &c->dev[st->v[--st->n]];
+	while (head < q->n) {
+		const struct dl_device *x;
+
+		search_prefetch(c, q, head);
+		x = &c->dev[q->v[head++]];
 
 		if (walk_stop(c))
 			return true;    /* stopped: the caller sees c->stopped */
@@ -581,9 +624,9 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 
 			if (y == target || (unreg && is_ancestor(c, y, target)))
 				return true;
-			if (c->dev[y].mark != ep && c->dev[y].dpm_key < limit) {
+			if (c->dev[y].mark != ep && c->dev[y].topo < limit) {
 				c->dev[y].mark = ep;
-				if (dl_idvec_push(st, y))
+				if (dl_idvec_push(q, y))
 					return true;
 			}
 		}
@@ -595,15 +638,199 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 				continue;
 			if (y == target || (unreg && is_ancestor(c, y, target)))
 				return true;
-			if (c->dev[y].mark != ep && c->dev[y].registered &&
-			    c->dev[y].dpm_key < limit) {
+			/* an unregistered y (topo UINT64_MAX): nothing depends on it */
+			if (c->dev[y].mark != ep && c->dev[y].topo < limit) {
 				c->dev[y].mark = ep;
-				if (dl_idvec_push(st, y))
+				if (dl_idvec_push(q, y))
 					return true;
 			}
 		}
 	}
 	return false;
+}
+
+/**
+ * dl_is_dependent - device_is_dependent(dev, target): does target depend on
+ * dev, i.e. is it dev itself, a descendant, or reachable through consumer
+ * links other than SYNC_STATE_ONLY ones?  O(V+E) with epoch marks, and
+ * pruned by the topo keys (see the file header).
+ */
+bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
+{
+	return depends_search(c, dev, target, NULL);
+}
+
+/* ---- the topo order (see the file header) ---- */
+
+/* Keys stay below this, so that the sums below cannot wrap. */
+#define TOPO_KEY_MAX ((uint64_t)1 << 63)
+
+static void topo_unlink(struct dl_core *c, dl_dev_t d)
+{
+	struct dl_device *x = &c->dev[d];
+
+	if (x->topo_prev != DL_NONE)
+		c->dev[x->topo_prev].topo_next = x->topo_next;
+	else
+		c->topo_head = x->topo_next;
+	if (x->topo_next != DL_NONE)
+		c->dev[x->topo_next].topo_prev = x->topo_prev;
+	else
+		c->topo_tail = x->topo_prev;
+	x->topo_prev = x->topo_next = DL_NONE;
+}
+
+/* Link @d into the topo list after @at (DL_NONE: at the head); the key is the caller's. */
+static void topo_link_after(struct dl_core *c, dl_dev_t at, dl_dev_t d)
+{
+	struct dl_device *x = &c->dev[d];
+	dl_dev_t nx = at == DL_NONE ? c->topo_head : c->dev[at].topo_next;
+
+	x->topo_prev = at;
+	x->topo_next = nx;
+	if (at != DL_NONE)
+		c->dev[at].topo_next = d;
+	else
+		c->topo_head = d;
+	if (nx != DL_NONE)
+		c->dev[nx].topo_prev = d;
+	else
+		c->topo_tail = d;
+}
+
+/* Every key afresh along the list, topo_gap apart (closer if they would not fit).  O(n). */
+static void topo_relabel_all(struct dl_core *c)
+{
+	uint64_t gap = c->topo_gap, key = 0;
+	uint64_t n = (uint64_t)c->dpm_count + 2;
+
+	if (gap > TOPO_KEY_MAX / n)
+		c->topo_gap = gap = TOPO_KEY_MAX / n;   /* appends too, or they run out at once */
+	for (dl_dev_t d = c->topo_head; d != DL_NONE; d = c->dev[d].topo_next)
+		c->dev[d].topo = key += gap;
+	c->topo_relabels++;
+}
+
+/* The keys of the devices after @x in the list, to the tail: topo_gap apart. */
+static void topo_space_to_tail(struct dl_core *c, dl_dev_t x, uint64_t count)
+{
+	uint64_t key = x == DL_NONE ? 0 : c->dev[x].topo;
+
+	if ((TOPO_KEY_MAX - key) / c->topo_gap <= count) {
+		topo_relabel_all(c);
+		return;
+	}
+	for (dl_dev_t y = x == DL_NONE ? c->topo_head : c->dev[x].topo_next; y != DL_NONE;
+	     y = c->dev[y].topo_next)
+		c->dev[y].topo = key += c->topo_gap;
+}
+
+/* device_add(): @d, with nothing depending on it yet, goes last. */
+static void topo_append(struct dl_core *c, dl_dev_t d)
+{
+	dl_dev_t t = c->topo_tail;
+
+	topo_link_after(c, t, d);
+	topo_space_to_tail(c, t, 1);
+}
+
+/*
+ * Link the @k devices of @e (unlinked, in order) in right after @x, with
+ * keys between x's and its successor's.  Dietz and Sleator's relabelling
+ * ("Two algorithms for maintaining order in a list", STOC 1987): walk the
+ * successors s_1, s_2, ... of x to the first s_j whose key is more than
+ * (j + k)^2 above x's; the j - 1 devices passed and the k new ones share
+ * the keys between x's and s_j's evenly (at the tail, topo_gap apart).
+ * Amortized O(log n) per device placed.
+ */
+static void topo_place_after(struct dl_core *c, dl_dev_t x, const struct dl_topo_ent *e,
+			     uint32_t k)
+{
+	uint64_t base = c->dev[x].topo, j = 1, key, step;
+	dl_dev_t s = c->dev[x].topo_next, at = x;
+
+	for (; s != DL_NONE; s = c->dev[s].topo_next, j++) {
+		uint64_t w = j + k;
+
+		if (w > UINT32_MAX || c->dev[s].topo - base > w * w)
+			break;
+	}
+	for (uint32_t i = 0; i < k; i++) {
+		topo_link_after(c, at, e[i].dev);
+		at = e[i].dev;
+	}
+	if (j > 1)
+		c->topo_relabels++;
+	if (s == DL_NONE) {
+		topo_space_to_tail(c, x, j - 1 + k);
+		return;
+	}
+	step = (c->dev[s].topo - base) / (j + k);
+	key = base;
+	for (dl_dev_t y = c->dev[x].topo_next; y != s; y = c->dev[y].topo_next)
+		c->dev[y].topo = key += step;
+}
+
+static int topo_ent_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct dl_topo_ent *)a)->key, y = ((const struct dl_topo_ent *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Up to this many, an insertion sort: the sets moved are mostly a few dozen. */
+#define TOPO_SORT_INSERTION 32
+
+/* Sort @e[0..@k) by key. */
+static void topo_sort(struct dl_topo_ent *e, uint32_t k)
+{
+	if (k > TOPO_SORT_INSERTION) {
+		qsort(e, k, sizeof(*e), topo_ent_cmp);
+		return;
+	}
+	for (uint32_t i = 1; i < k; i++) {
+		struct dl_topo_ent x = e[i];
+		uint32_t j = i;
+
+		for (; j > 0 && e[j - 1].key > x.key; j--)
+			e[j] = e[j - 1];
+		e[j] = x;
+	}
+}
+
+/*
+ * The topo order after a new edge @sup -> @con, topo[con] < topo[sup]:
+ * @fwd holds depends_search()'s forward set, the devices that depend on
+ * @con with a key below topo[sup].  They move, in their order, to right
+ * after @sup (Marchetti-Spaccamela, Nanni and Rohnert's one-way search):
+ * every edge into the set comes from before @sup (else its tail would be in
+ * the set), every edge out of it leads past @sup (else its head would be),
+ * so every edge still goes forward, and @con now comes after @sup.
+ * O(k log k) for the k devices moved, besides topo_place_after().
+ * 0 or -ENOMEM.
+ */
+static int topo_reorder(struct dl_core *c, dl_dev_t sup, const struct dl_idvec *fwd)
+{
+	struct dl_topo_ent *e;
+	uint32_t k = fwd->n;
+
+	if (k > c->topo_cap) {
+		uint32_t cap = k < 64 ? 64 : k + k / 2;
+
+		e = realloc(c->topo_ent, (size_t)cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		c->topo_ent = e;
+		c->topo_cap = cap;
+	}
+	e = c->topo_ent;
+	for (uint32_t i = 0; i < k; i++) {
+		e[i] = (struct dl_topo_ent){ c->dev[fwd->v[i]].topo, fwd->v[i] };
+		topo_unlink(c, fwd->v[i]);
+	}
+	topo_sort(e, k);
+	topo_place_after(c, sup, e, k);
+	return 0;
 }
 
 /*
@@ -690,13 +917,6 @@ static bool reorder_walk(struct dl_core *c, dl_dev_t d, dl_dev_t target, uint32_
 			return true;
 	}
 	return false;
-}
-
-/* The set device_reorder_to_tail(@d) moves, into c->scratch2 (see reorder_walk()). */
-static bool reorder_collect(struct dl_core *c, dl_dev_t d, dl_dev_t target)
-{
-	c->scratch2.n = 0;
-	return reorder_walk(c, d, target, next_epoch(c), &c->scratch, &c->scratch2);
 }
 
 /*
@@ -855,23 +1075,16 @@ int dl_reorder_to_tail(struct dl_core *c, dl_dev_t d)
 }
 
 /*
- * device_link_add()'s "reorder:" for a link @con -> @sup now in the graph.
- * A link whose consumer precedes its supplier moves the set at once, so that
- * the list stays topological; @have: reorder_collect() left it in
- * c->scratch2 already.  With nothing else pending that move is the kernel's;
- * otherwise (and for every other link) the move is recorded.
+ * device_link_add()'s "reorder:" for a link @con -> @sup now in the graph:
+ * the topo keys follow the new edge (topo_reorder(); c->scratch2 holds
+ * depends_search()'s forward set from @con to @sup), and the kernel's move
+ * of @con's set to the tail of dpm_list is recorded.
  */
-static int link_reorder(struct dl_core *c, dl_dev_t con, dl_dev_t sup, bool have)
+static int link_reorder(struct dl_core *c, dl_dev_t con, dl_dev_t sup)
 {
-	bool settled = dpm_settled(c);
-
-	if (c->dev[con].registered && c->dev[con].dpm_key < c->dev[sup].dpm_key) {
-		if (!have && reorder_collect(c, con, DL_NONE))
-			return c->stopped ? -EINTR : -ENOMEM;
-		dpm_move_set(c, &c->scratch2);
-		if (settled)
-			return 0;
-	}
+	if (c->dev[con].registered && c->dev[con].topo < c->dev[sup].topo &&
+	    topo_reorder(c, sup, &c->scratch2))
+		return -ENOMEM;
 	return dpm_note_move(c, con);
 }
 
@@ -891,7 +1104,7 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 {
 	struct dl_link *k;
 	dl_link_t l;
-	bool rpm_taken = false, collected;
+	bool rpm_taken = false;
 	int err = 0;
 	unsigned reason = 0;
 
@@ -921,15 +1134,10 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 	}
 	l = dl_link_find(c, con, sup);
 	/*
-	 * A new link whose consumer precedes the supplier moves the consumer's
-	 * set (every device that depends on it) to the tail at once, below.
-	 * That set answers device_is_dependent() too, so one walk does both:
-	 * collected means c->scratch2 holds the set for link_reorder().
+	 * device_is_dependent(); the devices the search visits are those the
+	 * topo reorder moves (link_reorder()), left in c->scratch2 for it.
 	 */
-	collected = !(flags & DL_FLAG_SYNC_STATE_ONLY) && l == DL_NONE &&
-		    c->dev[con].registered && c->dev[con].dpm_key < c->dev[sup].dpm_key;
-	if (collected ? reorder_collect(c, con, sup) :
-	    !(flags & DL_FLAG_SYNC_STATE_ONLY) && dl_is_dependent(c, con, sup)) {
+	if (!(flags & DL_FLAG_SYNC_STATE_ONLY) && depends_search(c, con, sup, &c->scratch2)) {
 		/* a walk stopped by Ctrl-C answers nothing: no refusal is made up */
 		if (c->stopped)
 			err = -EINTR;
@@ -989,7 +1197,7 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 		if (out)
 			*out = l;
 		/* the SSO -> STATELESS and SSO -> normal upgrades reorder */
-		return reorder ? link_reorder(c, con, sup, false) : 0;
+		return reorder ? link_reorder(c, con, sup) : 0;
 	}
 
 	if (c->nlink == c->cap_link) {
@@ -1034,7 +1242,7 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 		*out = l;
 	if (flags & DL_FLAG_SYNC_STATE_ONLY)
 		return 0;
-	return link_reorder(c, con, sup, collected);
+	return link_reorder(c, con, sup);
 
 fail:
 	/* the one unwind: the runtime-PM reference RPM_ACTIVE took on the supplier */
@@ -1074,19 +1282,71 @@ int dl_link_mark_cycle(struct dl_core *c, dl_link_t l)
 	return 0;
 }
 
-bool dl_dpm_is_topological(const struct dl_core *c)
+/* Is parent -> @d and every supplier -> @d that counts marked @ep? */
+static bool superiors_marked(const struct dl_core *c, dl_dev_t d, uint32_t ep)
 {
+	const struct dl_device *x = &c->dev[d];
+
+	if (x->parent != DL_NONE && c->dev[x->parent].mark != ep)
+		return false;
+	for (uint32_t i = 0; i < x->suppliers.n; i++) {
+		const struct dl_link *k = &c->link[x->suppliers.v[i]];
+
+		if (!dl_link_is_sync_state_only(k->flags) && c->dev[k->supplier].mark != ep)
+			return false;
+	}
+	return true;
+}
+
+/**
+ * dl_dpm_is_topological - settle dpm_list (dl_dpm_settle()), then: is every
+ * device after its parent and its suppliers (SYNC_STATE_ONLY links left
+ * out)?  O(devices + links).
+ */
+bool dl_dpm_is_topological(struct dl_core *c)
+{
+	uint32_t ep;
+
+	dl_dpm_settle(c);
+	ep = next_epoch(c);
 	for (dl_dev_t d = c->dpm_head; d != DL_NONE; d = c->dev[d].dpm_next) {
+		if (!superiors_marked(c, d, ep))
+			return false;
+		c->dev[d].mark = ep;
+	}
+	return true;
+}
+
+/**
+ * dl_topo_is_topological - is the topo list a consistent list of the
+ * registered devices with keys growing along it, and do they grow from
+ * parent to child and from supplier to consumer (SYNC_STATE_ONLY links left
+ * out)?  O(devices + links).
+ */
+bool dl_topo_is_topological(const struct dl_core *c)
+{
+	dl_dev_t prev = DL_NONE;
+	uint32_t n = 0;
+
+	for (dl_dev_t d = c->topo_head; d != DL_NONE; prev = d, d = c->dev[d].topo_next) {
+		if (++n > c->dpm_count || !c->dev[d].registered || c->dev[d].topo_prev != prev ||
+		    (prev != DL_NONE && c->dev[prev].topo >= c->dev[d].topo))
+			return false;
+	}
+	if (n != c->dpm_count || c->topo_tail != prev)
+		return false;
+	for (dl_dev_t d = 0; d < c->ndev; d++) {
 		const struct dl_device *x = &c->dev[d];
 
-		if (x->parent != DL_NONE && c->dev[x->parent].dpm_key >= x->dpm_key)
+		if (!x->registered)
+			continue;
+		if (x->parent != DL_NONE && c->dev[x->parent].topo >= x->topo)
 			return false;
 		for (uint32_t i = 0; i < x->suppliers.n; i++) {
 			const struct dl_link *k = &c->link[x->suppliers.v[i]];
 
-			if (dl_link_is_sync_state_only(k->flags))
-				continue;
-			if (c->dev[k->supplier].dpm_key >= x->dpm_key)
+			if (!dl_link_is_sync_state_only(k->flags) &&
+			    c->dev[k->supplier].topo >= x->topo)
 				return false;
 		}
 	}

@@ -14,13 +14,13 @@
  * both vectors.  Link ids are never reused within a core, so that a log can
  * name a link unambiguously.
  *
- * dpm_list is a doubly linked list over device ids plus a 64-bit key per
- * device that grows along the list (an order-maintenance structure: moving a
- * device to the tail gives it a fresh, larger key).  The list is kept a
- * topological order of parent->child and supplier->consumer; that makes the
- * cycle check cheap: a supplier that precedes the consumer cannot depend on
- * it, and a search from the consumer can prune every device whose key is
- * past the supplier's.  See dl_core.c for the details.
+ * dpm_list is a doubly linked list over device ids, the kernel's order once
+ * settled (dl_dpm_settle()).  A second list over the registered devices,
+ * the topo list, is kept a topological order of parent->child and
+ * supplier->consumer as links come, with a 64-bit key per device that grows
+ * along it; that makes the cycle check cheap: a supplier whose key is below
+ * the consumer's cannot depend on it, and a search from the consumer can
+ * prune every device whose key is past the supplier's.  See dl_core.c.
  *
  * Every function returns 0 or a negative errno-style code unless it says
  * otherwise.  Nothing here prints.
@@ -138,17 +138,18 @@ struct dl_device {
 	uint8_t pm_depth;       /* suspend phases completed in this transition, 0..4 */
 	int32_t rpm_usage;      /* runtime-PM usage count */
 	/*
-	 * A probe attempt reads the bytes above and the supplier vector.  At
-	 * offset 16 it shares their 32 bytes, so it is in the same cache line
-	 * as them whether the 96-byte record starts a line or sits mid-line.
+	 * A probe attempt reads the bytes above and the supplier vector: at
+	 * offset 16 it sits next to them, in the record's first 32 bytes.
 	 */
 	struct dl_idvec suppliers;  /* link ids where this device is the consumer */
 	int32_t rpm_children;   /* runtime-active children */
 	uint32_t sync_waiting;  /* live managed consumer links not ACTIVE: sync_state() waits */
 	dl_dev_t dpm_prev, dpm_next;
-	uint64_t dpm_key;       /* grows along dpm_list */
+	/* the cycle check reads these two of every device its search reaches */
+	uint64_t topo;          /* grows along the topo list; UINT64_MAX: unregistered */
 	uint32_t mark;          /* visit epoch for graph searches */
 	uint32_t child_pos;     /* slot in the parent's children vector */
+	dl_dev_t topo_prev, topo_next;
 	struct dl_idvec consumers;  /* link ids where this device is the supplier */
 	struct dl_idvec children;   /* device ids */
 };
@@ -164,6 +165,15 @@ struct dl_link {
 	uint32_t c_pos, s_pos;  /* slots in consumer->suppliers, supplier->consumers */
 };
 
+/* Spacing of the topo keys; a core's topo_gap may be set smaller before use (tests). */
+#define DL_TOPO_GAP ((uint64_t)1 << 32)
+
+/* A device and its topo key, for sorting (dl_core.c's topo_reorder()). */
+struct dl_topo_ent {
+	uint64_t key;
+	dl_dev_t dev;
+};
+
 struct dl_core {
 	struct dl_device *dev;
 	uint32_t ndev, cap_dev;
@@ -173,7 +183,18 @@ struct dl_core {
 
 	dl_dev_t dpm_head, dpm_tail;
 	uint32_t dpm_count;
-	uint64_t dpm_next_key;
+	/*
+	 * The topo order (dl_core.c): a list of the registered devices whose
+	 * keys grow along it.  A device registers at its tail, topo_gap past
+	 * the last key; dl_link_add() moves the devices that must follow the
+	 * supplier to right after it, relabelling its neighbours when the
+	 * keys there are too close (topo_relabels counts it).
+	 */
+	dl_dev_t topo_head, topo_tail;
+	uint64_t topo_gap;
+	uint64_t topo_relabels;
+	struct dl_topo_ent *topo_ent;   /* topo_reorder()'s, topo_cap entries */
+	uint32_t topo_cap;
 
 	uint32_t epoch;
 	struct dl_idvec scratch, scratch2;  /* search stacks, reused */
@@ -272,6 +293,7 @@ int dl_link_del(struct dl_core *c, dl_link_t l);
 dl_link_t dl_link_find(const struct dl_core *c, dl_dev_t consumer, dl_dev_t supplier);
 int dl_link_mark_cycle(struct dl_core *c, dl_link_t l);
 bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target);
+bool dl_topo_is_topological(const struct dl_core *c);
 int dl_reorder_to_tail(struct dl_core *c, dl_dev_t d);
 uint64_t dl_reorder_visits(struct dl_core *c, dl_dev_t d);
 void dl_dpm_settle(struct dl_core *c);
@@ -305,7 +327,7 @@ int dl_release_driver(struct dl_core *c, dl_dev_t d, struct dl_idvec *order);
 /* System sleep (who waits for whom: the dependency iterators below). */
 bool dl_pm_ready(const struct dl_core *c, dl_dev_t d, bool suspend, const uint8_t *done);
 uint32_t dl_pm_wait_count(const struct dl_core *c, dl_dev_t d, bool suspend);
-bool dl_dpm_is_topological(const struct dl_core *c);
+bool dl_dpm_is_topological(struct dl_core *c);
 
 /* Runtime PM through PM_RUNTIME links. */
 int dl_rpm_get(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed);

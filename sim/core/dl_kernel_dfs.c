@@ -60,7 +60,6 @@ static void kernel_reorder(struct dl_core *c, dl_dev_t d, uint64_t *visits)
 			c->dev[c->dpm_tail].dpm_next = d;
 			c->dpm_tail = d;
 		}
-		x->dpm_key = c->dpm_next_key++;
 	}
 	for (uint32_t i = 0; i < x->children.n; i++)
 		kernel_reorder(c, x->children.v[i], visits);

@@ -437,5 +437,15 @@ int dl_oploop_run(const struct dl_backend_ops *b, void *be, struct dl_core *core
 		}
 		i = end;
 	}
+	/*
+	 * The core applies dpm_list moves when the list is read (dl_dpm_settle()):
+	 * apply those still pending, so that the log's dpm_move events leave the
+	 * list the kernel has at the end of the run (dlsim check replays it).
+	 */
+	if (core) {
+		b->lock(be);
+		dl_dpm_settle(core);
+		b->unlock(be);
+	}
 	return err;
 }
