@@ -95,9 +95,10 @@ struct dl_op_result {
 	 * from op_begin to op_end; ph_cpu_ns[p], phase p's alone, set with
 	 * ph[p] (bit p of ph_ran).  The DES engine reads its thread's CPU
 	 * clock, threads mode the process's (the pool works on other
-	 * threads), at op and phase boundaries only.  Racing ops (threads
-	 * mode) are in the first one's.  0 in kernel mode.  Not logged: it
-	 * differs from run to run (`run --json` prints it).
+	 * threads; so does the log's writer, counted too), at op and phase
+	 * boundaries only.  Racing ops (threads mode) are in the first one's.
+	 * 0 in kernel mode.  Not logged: it differs from run to run (`run
+	 * --json` prints it).
 	 */
 	int64_t cpu_ns;
 	int64_t ph_cpu_ns[DL_OP_PHASES];

@@ -272,8 +272,9 @@ int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc,
 /* ---- the op loop ---- */
 
 /*
- * The CPU time used so far by the calling thread, or with @process by the
- * whole process, in ns; read at op and phase boundaries only.
+ * The CPU time used so far, in ns: the calling thread's, or the whole
+ * process's when backend @b works on threads of its own (cpu_process).
+ * Read at op and phase boundaries only, never inside a phase.
  */
 static int64_t cpu_now(const struct dl_backend_ops *b)
 {
