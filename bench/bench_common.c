@@ -160,3 +160,69 @@ const struct bench_events *bench_capture(uint32_t n)
 	cap_n[ncap++] = n;
 	return b;
 }
+
+/* ---- a plain topological pass (bench_common.h) ---- */
+
+struct bench_csr *bench_csr_build(const struct dl_scenario *sc)
+{
+	struct bench_csr *g = calloc(1, sizeof(*g));
+	uint32_t n = sc->ndev, m = 0, *fill;
+
+	g->n = n;
+	g->off = calloc(n + 1, sizeof(uint32_t));
+	g->indeg0 = calloc(n, sizeof(uint32_t));
+	g->indeg = malloc(n * sizeof(uint32_t));
+	g->queue = malloc(n * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++)
+		if (sc->dev[i].parent != DL_SC_NONE) {
+			g->off[sc->dev[i].parent + 1]++;
+			g->indeg0[i]++;
+			m++;
+		}
+	for (uint32_t i = 0; i < sc->nlink; i++) {
+		g->off[sc->link[i].supplier + 1]++;
+		g->indeg0[sc->link[i].consumer]++;
+		m++;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		g->off[i + 1] += g->off[i];
+	g->m = m;
+	g->adj = malloc((m ? m : 1) * sizeof(uint32_t));
+	fill = malloc((n + 1) * sizeof(uint32_t));
+	memcpy(fill, g->off, (n + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++)
+		if (sc->dev[i].parent != DL_SC_NONE)
+			g->adj[fill[sc->dev[i].parent]++] = i;
+	for (uint32_t i = 0; i < sc->nlink; i++)
+		g->adj[fill[sc->link[i].supplier]++] = sc->link[i].consumer;
+	free(fill);
+	return g;
+}
+
+void bench_csr_free(struct bench_csr *g)
+{
+	free(g->off);
+	free(g->adj);
+	free(g->indeg0);
+	free(g->indeg);
+	free(g->queue);
+	free(g);
+}
+
+uint32_t bench_kahn(struct bench_csr *g)
+{
+	uint32_t head = 0, tail = 0;
+
+	memcpy(g->indeg, g->indeg0, g->n * sizeof(uint32_t));
+	for (uint32_t i = 0; i < g->n; i++)
+		if (!g->indeg[i])
+			g->queue[tail++] = i;
+	while (head < tail) {
+		uint32_t v = g->queue[head++];
+
+		for (uint32_t e = g->off[v]; e < g->off[v + 1]; e++)
+			if (--g->indeg[g->adj[e]] == 0)
+				g->queue[tail++] = g->adj[e];
+	}
+	return tail;
+}

@@ -26,4 +26,18 @@ struct bench_events {
  * at N devices; cached. */
 const struct bench_events *bench_capture(uint32_t n);
 
+/*
+ * A plain topological pass (Kahn) over a scenario's graph, parent and
+ * supplier edges in CSR form, built outside the timing: BM_topo_pass, and
+ * what BM_phase_vs_topo sets the engine's phases against.
+ */
+struct bench_csr {
+	uint32_t n, m;
+	uint32_t *off, *adj, *indeg0, *indeg, *queue;
+};
+struct bench_csr *bench_csr_build(const struct dl_scenario *sc);
+void bench_csr_free(struct bench_csr *g);
+/* One pass; returns the vertices sorted (g->n unless there is a cycle). */
+uint32_t bench_kahn(struct bench_csr *g);
+
 #endif

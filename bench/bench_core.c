@@ -331,96 +331,25 @@ static void bm_reorder_to_tail(struct bm_state *st)
 	dl_core_fini(&c);
 }
 
-/* Kahn over the engine's graphs (default.json at N devices): parent and
- * supplier edges, CSR built outside the timing. */
-struct csr {
-	uint32_t n, m;
-	uint32_t *off, *adj, *indeg0, *indeg, *queue;
-};
-
-static struct csr *csr_build(const struct dl_scenario *sc)
-{
-	struct csr *g = calloc(1, sizeof(*g));
-	uint32_t n = sc->ndev, m = 0, *fill;
-
-	g->n = n;
-	g->off = calloc(n + 1, sizeof(uint32_t));
-	g->indeg0 = calloc(n, sizeof(uint32_t));
-	g->indeg = malloc(n * sizeof(uint32_t));
-	g->queue = malloc(n * sizeof(uint32_t));
-	for (uint32_t i = 0; i < n; i++)
-		if (sc->dev[i].parent != DL_SC_NONE) {
-			g->off[sc->dev[i].parent + 1]++;
-			g->indeg0[i]++;
-			m++;
-		}
-	for (uint32_t i = 0; i < sc->nlink; i++) {
-		g->off[sc->link[i].supplier + 1]++;
-		g->indeg0[sc->link[i].consumer]++;
-		m++;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		g->off[i + 1] += g->off[i];
-	g->m = m;
-	g->adj = malloc((m ? m : 1) * sizeof(uint32_t));
-	fill = malloc((n + 1) * sizeof(uint32_t));
-	memcpy(fill, g->off, (n + 1) * sizeof(uint32_t));
-	for (uint32_t i = 0; i < n; i++)
-		if (sc->dev[i].parent != DL_SC_NONE)
-			g->adj[fill[sc->dev[i].parent]++] = i;
-	for (uint32_t i = 0; i < sc->nlink; i++)
-		g->adj[fill[sc->link[i].supplier]++] = sc->link[i].consumer;
-	free(fill);
-	return g;
-}
-
-static void csr_free(struct csr *g)
-{
-	free(g->off);
-	free(g->adj);
-	free(g->indeg0);
-	free(g->indeg);
-	free(g->queue);
-	free(g);
-}
-
-static uint32_t kahn(struct csr *g)
-{
-	uint32_t head = 0, tail = 0;
-
-	memcpy(g->indeg, g->indeg0, g->n * sizeof(uint32_t));
-	for (uint32_t i = 0; i < g->n; i++)
-		if (!g->indeg[i])
-			g->queue[tail++] = i;
-	while (head < tail) {
-		uint32_t v = g->queue[head++];
-
-		for (uint32_t e = g->off[v]; e < g->off[v + 1]; e++)
-			if (--g->indeg[g->adj[e]] == 0)
-				g->queue[tail++] = g->adj[e];
-	}
-	return tail;
-}
-
 static void bm_topo_pass(struct bm_state *st)
 {
 	const struct dl_scenario *sc = bench_default_scenario((uint32_t)bm_range(st, 0));
-	struct csr *g;
+	struct bench_csr *g;
 	uint32_t sorted = 0;
 
 	if (!sc) {
 		bm_skip(st, "scenario failed to load");
 		return;
 	}
-	g = csr_build(sc);
+	g = bench_csr_build(sc);
 	while (bm_keep_running(st))
-		sorted = kahn(g);
+		sorted = bench_kahn(g);
 	if (sorted != g->n)
 		bm_skip(st, "graph has a cycle");
 	bm_set_items(st, bm_iterations(st) * (int64_t)(g->n + g->m));
 	bm_counter(st, "vertices", g->n);
 	bm_counter(st, "edges", g->m);
-	csr_free(g);
+	bench_csr_free(g);
 }
 
 void bm_register_core(void)

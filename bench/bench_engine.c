@@ -8,9 +8,20 @@
  * (glibc's mallinfo2(), every 16k events, in one untimed run per order and
  * size with a counting sink), less what was in use before, divided by
  * devices + links.
+ *
+ * BM_phase_vs_topo/<topology>/<order>/<devices>: one dl_engine_run() of
+ * default.json ("dag") or a generated layered graph ("layered"), at 1k (for
+ * the smoke run) and 100k devices (1M with DLSIM_BENCH_FULL=1), set against one plain topological
+ * pass over the same graph (bench_kahn(), as BM_topo_pass).  Counters, from
+ * the run's own CPU figures (dl_op_result.cpu_ns and ph_cpu_ns, the engine
+ * thread's CPU clock) and the fastest of TOPO_REPS passes on the same clock:
+ * phase_vs_topo, the slowest PM phase over the pass; probe_vs_topo, the
+ * probe op over the pass (issue 35's targets, bench/compare); topo_us,
+ * slowest_phase_us and probe_op_us.  Each is the lowest over the iterations.
  */
 #include <malloc.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "bench/bench.h"
 #include "bench/bench_common.h"
@@ -99,6 +110,93 @@ static void bm_engine_run(struct bm_state *st)
 		bm_counter(st, "bytes_per_device_link", bytes);
 }
 
+#define TOPO_REPS 5
+
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The fastest of TOPO_REPS passes over @sc's graph, thread CPU ns; < 0: a cycle. */
+static int64_t topo_pass_ns(const struct dl_scenario *sc)
+{
+	struct bench_csr *g = bench_csr_build(sc);
+	int64_t best = INT64_MAX;
+
+	for (int i = 0; i < TOPO_REPS && best >= 0; i++) {
+		int64_t t0 = thread_cpu_ns(), dt;
+
+		if (bench_kahn(g) != g->n)
+			best = -1;
+		else if ((dt = thread_cpu_ns() - t0) < best)
+			best = dt;
+	}
+	bench_csr_free(g);
+	return best > 0 ? best : best < 0 ? -1 : 1;
+}
+
+enum { PV_DAG, PV_LAYERED, PV_COUNT };
+static const char *const pv_name[PV_COUNT] = { "dag", "layered" };
+static const int64_t pv_sizes[] = { 1000, 100000, 1000000 };   /* 1M: DLSIM_BENCH_FULL=1 */
+
+static const struct dl_scenario *pv_scenario(int topo, uint32_t n)
+{
+	return topo == PV_DAG ? bench_default_scenario(n) : bench_gen_scenario("layered", n, "random");
+}
+
+static void bm_phase_vs_topo(struct bm_state *st)
+{
+	int topo = (int)(bm_user(st) / DL_ORDER_COUNT);
+	const struct dl_scenario *sc = pv_scenario(topo, (uint32_t)bm_range(st, 0));
+	struct dl_engine_opts o = { .order = (enum dl_order)(bm_user(st) % DL_ORDER_COUNT) };
+	static struct dl_run_result r;
+	int64_t topo_ns, phase = INT64_MAX, probe = INT64_MAX;
+
+	if (!sc) {
+		bm_skip(st, "scenario failed to load");
+		return;
+	}
+	o.seed = sc->seed;
+	topo_ns = topo_pass_ns(sc);
+	if (topo_ns < 0) {
+		bm_skip(st, "graph has a cycle");
+		return;
+	}
+	while (bm_keep_running(st)) {
+		int64_t ph = -1, pr = -1;
+
+		if (dl_engine_run(sc, &o, &r) < 0) {
+			bm_skip(st, "dl_engine_run failed");
+			return;
+		}
+		for (uint32_t i = 0; i < r.nops; i++) {
+			const struct dl_op_result *op = &r.op[i];
+
+			if (op->kind == DL_OP_PROBE && op->cpu_ns > pr)
+				pr = op->cpu_ns;
+			for (unsigned p = 0; p < DL_PH_COUNT; p++)
+				if ((op->ph_ran & (1u << p)) && op->ph_cpu_ns[p] > ph)
+					ph = op->ph_cpu_ns[p];
+		}
+		if (ph < 0 || pr < 0) {
+			bm_skip(st, "the run has no PM phase or no probe op");
+			return;
+		}
+		phase = ph < phase ? ph : phase;
+		probe = pr < probe ? pr : probe;
+	}
+	bm_counter(st, "devices", r.devices);
+	bm_counter(st, "links", r.links);
+	bm_counter(st, "topo_us", (double)topo_ns / 1e3);
+	bm_counter(st, "slowest_phase_us", (double)phase / 1e3);
+	bm_counter(st, "probe_op_us", (double)probe / 1e3);
+	bm_counter(st, "phase_vs_topo", (double)phase / (double)topo_ns);
+	bm_counter(st, "probe_vs_topo", (double)probe / (double)topo_ns);
+}
+
 void bm_register_engine(void)
 {
 	char name[64];
@@ -107,5 +205,15 @@ void bm_register_engine(void)
 		snprintf(name, sizeof(name), "BM_engine_run/%s", dl_order_name((enum dl_order)o));
 		for (int64_t n = 1000; n <= (bm_full() ? 1000000 : 100000); n *= 10)
 			bm_register(name, bm_engine_run, o, &n, 1, 'm');
+	}
+	for (int t = 0; t < PV_COUNT; t++) {
+		for (int o = 0; o < DL_ORDER_COUNT; o++) {
+			snprintf(name, sizeof(name), "BM_phase_vs_topo/%s/%s", pv_name[t],
+				 dl_order_name((enum dl_order)o));
+			/* 1k: for the smoke run; the targets are read at the largest size */
+			for (int i = 0; i < (bm_full() ? 3 : 2); i++)
+				bm_register(name, bm_phase_vs_topo, (int64_t)t * DL_ORDER_COUNT + o,
+					    &pv_sizes[i], 1, 'm');
+		}
 	}
 }

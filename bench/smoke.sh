@@ -12,7 +12,7 @@ src=$2
 filter='/(chain|random)/1000$|/diamond/2$|reorder_to_tail/1000$|topo_pass/1000$'
 filter="$filter|engine_run/.*/1000$|BM_log_insert/2000/real_time$|BM_check/2000$"
 filter="$filter|BM_event_queue/.*/1024$|BM_threads_overhead/(flat|chain)/kernel-async-v2/2000/"
-filter="$filter|BM_import_log/10$|BM_advise/500$"
+filter="$filter|BM_import_log/10$|BM_advise/500$|BM_phase_vs_topo/.*/1000$"
 
 tmp=$(mktemp -d /tmp/dlsim-bench-smoke.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -31,14 +31,15 @@ compare="python3 $src/bench/compare"
 # Every family ran, and no benchmark reported a failed self-check.
 for fam in BM_link_add/ BM_link_add_kernel_dfs/ BM_reorder_to_tail/ BM_topo_pass/ \
 	BM_engine_run/ BM_log_insert/ BM_check/ BM_event_queue/binary BM_event_queue/4ary \
-	BM_threads_overhead/ BM_import_log/ BM_advise/; do
+	BM_threads_overhead/ BM_import_log/ BM_advise/ BM_phase_vs_topo/dag/ BM_phase_vs_topo/layered/; do
 	grep -q "\"name\": \"$fam" "$tmp/smoke.json" || fail "no $fam benchmark in the smoke run"
 done
 $compare "$tmp/smoke.json" --failures-only >"$tmp/out" 2>&1
 rc=$?
 cat "$tmp/out"
 [ $rc = 0 ] || fail "bench/compare --failures-only exited with $rc (a benchmark failed?)"
-for what in "compared with the baseline" "== scaling" "== targets" "binary vs 4-ary"; do
+for what in "compared with the baseline" "== scaling" "== targets" "binary vs 4-ary" \
+	"slowest PM phase vs topo_pass, dag at 1k" "probe op vs topo_pass, layered at 1k"; do
 	grep -q "$what" "$tmp/out" || fail "bench/compare printed no '$what'"
 done
 

@@ -113,6 +113,41 @@ for k in run_id scenario order mode seed workers devices links links_refused sta
 	 lower_bound_ns critical_path_ns work_ns events wall_ns probe_attempts probe_defers; do
 	grep -q "\"$k\":" "$T/j" || bad "--json lacks $k"
 done
+# the simulator's own CPU time, per op and per phase of the op's kind: present,
+# non-negative, the phases within their op (plus 1 us of clock granularity), the
+# run's the ops' sum; a failed suspend's rollback is in its op, not its phases
+cpu_check='
+import json, sys
+r = json.loads(open(sys.argv[1]).read())
+want = {"probe": ["probe"],
+        "suspend": ["prepare", "suspend", "suspend_late", "suspend_noirq"],
+        "resume": ["resume_noirq", "resume_early", "resume", "complete"]}
+ops = [(k, v) for k, v in r.items() if isinstance(v, dict) and "phases" in v]
+assert len(ops) == 3, "ops with phases: %r" % [k for k, _ in ops]
+total = 0
+for k, v in ops:
+    c = v["cpu_ns"]
+    assert isinstance(c, int) and c >= 0, (k, c)
+    total += c
+    ph = v["phases"]
+    # the phases that ran, in order: all of them, or up to the one that failed
+    got = [p for p in want[k] if p in ph]
+    assert len(got) == len(ph) and got == want[k][:len(got)] and got, (k, list(ph))
+    assert v["err"] != 0 or got == want[k], (k, got)
+    s = 0
+    for p, pv in ph.items():
+        assert isinstance(pv["cpu_ns"], int) and pv["cpu_ns"] >= 0, (k, p, pv)
+        s += pv["cpu_ns"]
+    assert s <= c + 1000, "%s: phases %d ns > op %d ns" % (k, s, c)
+assert r["cpu_ns"] == total, (r["cpu_ns"], total)
+'
+for mode in des threads; do
+	for sc in small fault; do
+		"$DLSIM" run "$T/$sc.json" --mode $mode --time-scale 0.0005 --no-log --json >"$T/jcpu"
+		python3 -c "$cpu_check" "$T/jcpu" && ok "$mode $sc: --json cpu_ns per op and phase" \
+			|| bad "$mode $sc: --json cpu_ns per op and phase wrong"
+	done
+done
 expect 0 "compare" "$DLSIM" compare "$T/small.json" --orders sync,cp-first --seeds 2 --no-log
 grep -q "cp-first" "$T/out" || bad "compare table names the orders"
 expect 0 "compare without --orders runs every order but naive" "$DLSIM" compare "$T/small.json" --no-log

@@ -430,6 +430,34 @@ static void op_figures_json(json_t *j, const struct runner *rn, const struct dl_
 	DL_FIGURES(SET_FIGURE)
 }
 
+/*
+ * The simulator's own CPU time in op @x (engine.h: dl_op_result.cpu_ns),
+ * and in each phase of the op's kind that ran, "phases": {"suspend":
+ * {"cpu_ns": ...}, ...} ("probe" for the probe op's phase); kernel mode
+ * does not measure it (null, no phases).
+ */
+static void op_cpu_json(json_t *j, const struct runner *rn, const struct dl_op_result *x)
+{
+	json_t *ph;
+
+	if (kernel_mode(&rn->o)) {
+		json_object_set_new(j, "cpu_ns", json_null());
+		return;
+	}
+	json_object_set_new(j, "cpu_ns", json_integer(x->cpu_ns));
+	ph = json_object();
+	for (unsigned p = 0; p < DL_OP_PHASES; p++) {
+		json_t *pj;
+
+		if (!(x->ph_ran & (1u << p)))
+			continue;
+		pj = json_object();
+		json_object_set_new(pj, "cpu_ns", json_integer(x->ph_cpu_ns[p]));
+		json_object_set_new(ph, p == DL_OP_PROBE_PHASE ? "probe" : dl_phase_name(p), pj);
+	}
+	json_object_set_new(j, "phases", ph);
+}
+
 static json_t *result_json(const struct runner *rn, const char *order, uint64_t seed, int64_t run_id)
 {
 	const struct dl_run_result *r = rn->r;
@@ -448,6 +476,7 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 	json_object_set_new(j, "status", json_string(r->status));
 	json_object_set_new(j, "events", json_integer((json_int_t)r->events));
 	json_object_set_new(j, "wall_ns", json_integer(r->wall_ns));
+	json_object_set_new(j, "cpu_ns", kernel_mode(&rn->o) ? json_null() : json_integer(r->cpu_ns));
 	run_figures_json(j, rn, r);
 	if (threads_mode(&rn->o)) {
 		json_object_set_new(j, "time_scale", json_real(rn->o.time_scale));
@@ -476,6 +505,7 @@ static json_t *result_json(const struct runner *rn, const char *order, uint64_t 
 		char key[40];
 
 		op_figures_json(oj, rn, op);
+		op_cpu_json(oj, rn, op);
 		json_object_set_new(oj, "err", json_integer(op->err));
 		op_key(r, i, key, sizeof(key));
 		json_object_set_new(j, key, oj);

@@ -225,6 +225,7 @@ void dl_run_account_op(struct dl_run_result *r, const struct dl_op_result *op, b
 	r->lower_bound_ns += op->lower_bound_ns;
 	r->critical_path_ns += op->critical_path_ns;
 	r->work_ns += op->work_ns;
+	r->cpu_ns += op->cpu_ns;
 	r->main_bound_ns += op->main_bound_ns;
 	r->order_bound_ns += op->order_bound_ns;
 	r->blocked_ns += op->blocked_ns;

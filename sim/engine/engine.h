@@ -90,6 +90,18 @@ struct dl_op_result {
 	 */
 	struct dl_bound ph[DL_OP_PHASES];
 	uint16_t ph_ran;
+	/*
+	 * The simulator's own CPU time (not simulated time): cpu_ns, the op's,
+	 * from op_begin to op_end; ph_cpu_ns[p], phase p's alone, set with
+	 * ph[p] (bit p of ph_ran).  The DES engine reads its thread's CPU
+	 * clock, threads mode the process's (the pool works on other
+	 * threads; so does the log's writer, counted too), at op and phase
+	 * boundaries only.  Racing ops (threads mode) are in the first one's.
+	 * 0 in kernel mode.  Not logged: it differs from run to run (`run
+	 * --json` prints it).
+	 */
+	int64_t cpu_ns;
+	int64_t ph_cpu_ns[DL_OP_PHASES];
 	int err;                 /* negative errno of a failing callback, 0 */
 	uint32_t fail_dev;       /* the device whose callback failed */
 };
@@ -101,6 +113,7 @@ struct dl_run_result {
 	DL_FIGURES(DL_FIG_MEMBER)   /* figures.h: the ops' sums (peak_workers: the largest) */
 	uint64_t events;
 	int64_t wall_ns;
+	int64_t cpu_ns;          /* the ops' cpu_ns, summed */
 	uint32_t nops;
 	struct dl_op_result op[DL_MAX_OPS];
 	int err;

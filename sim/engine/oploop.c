@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim/core/dl_core.h"
 #include "sim/core/dl_sat.h"
@@ -271,6 +272,20 @@ int dl_engine_register_module(struct dl_core *c, const struct dl_scenario *sc,
 /* ---- the op loop ---- */
 
 /*
+ * The CPU time used so far, in ns: the calling thread's, or the whole
+ * process's when backend @b works on threads of its own (cpu_process).
+ * Read at op and phase boundaries only, never inside a phase.
+ */
+static int64_t cpu_now(const struct dl_backend_ops *b)
+{
+	struct timespec ts;
+
+	if (clock_gettime(b->cpu_process ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
  * The figures the backend added to the op @opr since @was (dl_op_add_phase())
  * are phase @phase's (a PM phase, or DL_OP_PROBE_PHASE): keep them apart in
  * opr->ph[@phase] too.
@@ -297,6 +312,7 @@ static int op_probe(const struct dl_backend_ops *b, void *be, struct dl_core *co
 	unsigned pk = dl_order_probe_kind(order);
 	bool module = b->module_probe && b->module_probe(be);
 	struct dl_bound was;
+	int64_t cpu0;
 	int err;
 
 	b->lock(be);
@@ -314,7 +330,9 @@ static int op_probe(const struct dl_backend_ops *b, void *be, struct dl_core *co
 	if (err)
 		return err;
 	was = op_figures(opr);
+	cpu0 = cpu_now(b);
 	err = b->probe(be, pk);
+	opr->ph_cpu_ns[DL_OP_PROBE_PHASE] = cpu_now(b) - cpu0;
 	keep_phase(opr, &was, DL_OP_PROBE_PHASE);
 	return err;
 }
@@ -328,10 +346,13 @@ static int pm_phase(const struct dl_backend_ops *b, void *be, struct dl_op_resul
 		    unsigned pk, unsigned phase)
 {
 	const struct dl_bound was = op_figures(opr);
+	const int64_t cpu0 = cpu_now(b);
 	int err = b->pm_phase(be, pk, phase);
 
-	if ((pk == DL_PK_SUSPEND) == (opr->kind == DL_OP_SUSPEND) && phase < DL_PH_COUNT)
+	if ((pk == DL_PK_SUSPEND) == (opr->kind == DL_OP_SUSPEND) && phase < DL_PH_COUNT) {
+		opr->ph_cpu_ns[phase] = cpu_now(b) - cpu0;
 		keep_phase(opr, &was, phase);
+	}
 	return err;
 }
 
@@ -390,6 +411,7 @@ int dl_oploop_run(const struct dl_backend_ops *b, void *be, struct dl_core *core
 		const struct dl_sc_op *op = &sc->op[i];
 		struct dl_op_result *opr;
 		uint32_t end = i + 1;
+		int64_t cpu0;
 
 		while (b->races && end < sc->nop && end - i < DL_MAX_OPS - r->nops &&
 		       sc->op[end].concurrent)
@@ -398,6 +420,7 @@ int dl_oploop_run(const struct dl_backend_ops *b, void *be, struct dl_core *core
 			err = -EINTR;
 			break;
 		}
+		cpu0 = cpu_now(b);
 		opr = &r->op[r->nops++];
 		opr->kind = op->kind;
 		opr->start_ns = b->now(be);
@@ -426,6 +449,7 @@ int dl_oploop_run(const struct dl_backend_ops *b, void *be, struct dl_core *core
 			break;
 		}
 		b->op_end(be, i, end);
+		opr->cpu_ns = cpu_now(b) - cpu0;
 		if (err == 1) {
 			*failed = true;
 			err = 0;

@@ -24,6 +24,12 @@ struct dl_core;
 struct dl_backend_ops {
 	/* "concurrent" ops race the op before them on a thread of their own */
 	bool races;
+	/*
+	 * an op's and a phase's CPU time (dl_op_result.cpu_ns) is the
+	 * process's: the backend works on threads of its own; false: the
+	 * calling thread's
+	 */
+	bool cpu_process;
 	/* the run's clock, simulated ns (an op's start_ns) */
 	int64_t (*now)(void *be);
 	/* Ctrl-C: is the run to stop before the next op?  (NULL: the backend sees it inside phases) */

@@ -307,6 +307,7 @@ static int be_seq(void *be, const struct dl_sc_op *op)
 
 static const struct dl_backend_ops threads_ops = {
 	.races = true,
+	.cpu_process = true,   /* the pool's threads do the work */
 	.now = be_now, .stopped = be_stopped, .op_begin = be_op_begin, .op_end = be_op_end,
 	.lock = be_lock, .unlock = be_unlock,
 	.probe = be_probe, .pm_phase = be_pm_phase, .aborted = be_aborted,
