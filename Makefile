@@ -12,7 +12,7 @@ DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gn
             libssl-dev libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev mmdebstrap
 
 .PHONY: all deps build test demo bench bench-smoke bench-baseline clean dtbs test-dtbs kernels test-kernel \
-        trace-check fuzz fuzz-build fidelity
+        trace-check fuzz fuzz-build fidelity atlas
 
 all: build
 
@@ -73,6 +73,14 @@ demo: deps
 	@echo
 	@$(BUILD)/dlsim report $(BUILD)/demo.db --out $(BUILD)/demo-report >/dev/null
 	@echo "report: $(BUILD)/demo-report/index.html (open it in a browser)"
+
+# The latency atlas that import-dtb draws from (sim/measure/atlas.json, committed):
+# rebuilt from the real logs in REAL, which are never copied into the tree.
+REAL ?= ../shared/real
+atlas: build
+	./$(BUILD)/dlsim atlas --regen $(REAL) >sim/measure/atlas.json.tmp
+	mv sim/measure/atlas.json.tmp sim/measure/atlas.json
+	cmake --build $(BUILD) -j$(JOBS)
 
 # The full suite (about 5 minutes: 3 repetitions, medians), then bench/compare
 # against bench/baseline.json: exits 1 on a regression (BENCH_COMPARE=--no-gate

@@ -49,6 +49,7 @@
 
 #include <libfdt.h>
 
+#include "sim/measure/atlas.h"
 #include "sim/scenario/dtb_import.h"
 
 /*
@@ -1019,8 +1020,11 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 		 "initialised before the driver model (IRQCHIP_DECLARE, CLK_OF_DECLARE "
 		 "compatibles of 6.12) get no links (%u such nodes, %u links dropped). "
 		 "Devices are %s (device_enable_async_suspend(): --async). "
-		 "Latencies are GUESSES by device class from compatible strings, not "
-		 "measurements: default probe %s suspend %s resume %s; bus (simple-bus etc.) "
+		 "Latencies come from dlsim's latency atlas (dlsim atlas) where a real log has "
+		 "the device's subsystem (its node name without unit address or number), per "
+		 "phase, the median of the logged callbacks; \"x-latency\" names each one's log "
+		 "and lines.  The others are GUESSES by device class from compatible strings: "
+		 "default probe %s suspend %s resume %s; bus (simple-bus etc.) "
 		 "%s/%s/%s; fast (clock, regulator, pinctrl, gpio, reset controllers) %s/%s/%s; "
 		 "serial-bus devices (i2c/spi children) %s/%s/%s; slow (display, gpu, camera, "
 		 "video) %s/%s/%s.",
@@ -1057,6 +1061,9 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 			json_object_set_new(o, "suspend", json_string(classes[d->cls].suspend));
 			json_object_set_new(o, "resume", json_string(classes[d->cls].resume));
 		}
+		/* measured figures where a real log has the driver or subsystem */
+		if (dl_atlas_apply(dl_atlas_builtin(), NULL, m->n[d->node].path, o))
+			goto oom;
 	}
 	/* FW_DEVLINK_FLAGS_RPM; fw_devlink_get_flags() of a cycle; FW_DEVLINK_FLAGS_PERMISSIVE */
 	flags_n = json_pack("[sss]", "INFERRED", "AUTOPROBE_CONSUMER", "PM_RUNTIME");

@@ -1,0 +1,82 @@
+#!/bin/sh
+# The latency atlas (issue 32): `dlsim atlas` prints what it knows and from
+# which log; a lookup falls back from the driver to the subsystem to none;
+# import-dtb gives devices the atlas's figures with their provenance; and the
+# committed atlas is what `dlsim atlas --regen` makes of ../shared/real.
+DLSIM=$1
+SRC=$2
+. "$(dirname "$0")/lib_cli.sh"
+
+# a small atlas of known figures: a driver with suspend only, a subsystem
+# with suspend and resume
+cat >"$T/a.json" <<'J'
+{ "format": "dlsim-atlas/1", "logs": [ {"file": "x.txt"} ],
+  "entries": [
+    {"kind": "driver", "name": "foo-i2c", "phases": {
+      "suspend": {"n": 3, "median_ns": 700000, "p90_ns": 900000, "from": [{"log": "x.txt", "lines": [10, 30], "n": 3}]}}},
+    {"kind": "subsystem", "name": "i2c", "phases": {
+      "suspend": {"n": 2, "median_ns": 5000, "p90_ns": 6000, "from": [{"log": "x.txt", "lines": [40, 41], "n": 2}]},
+      "resume": {"n": 2, "median_ns": 8000, "p90_ns": 9000, "from": [{"log": "x.txt", "lines": [50, 51], "n": 2}]}}}
+  ] }
+J
+expect 0 "atlas DRIVER --node" "$DLSIM" atlas foo-i2c --node /soc/i2c@1000 --file "$T/a.json"
+grep -Eq '^driver +foo-i2c +suspend +3 +0\.700 ms +0\.900 ms +x\.txt:10-30 \(3\)' "$T/out" \
+	&& ok "the driver's own figure, with its log and lines" || { bad "driver figure"; cat "$T/out"; }
+grep -Eq '^subsystem +i2c +resume +2 +0\.008 ms' "$T/out" \
+	&& ok "a phase the driver lacks falls back to its subsystem" || { bad "subsystem fallback"; cat "$T/out"; }
+expect 0 "atlas - --node (no driver)" "$DLSIM" atlas - --node i2c@2000 --file "$T/a.json"
+grep -Eq '^subsystem +i2c +suspend +2 +0\.005 ms' "$T/out" && ok "no driver: the subsystem" \
+	|| { bad "no-driver fallback"; cat "$T/out"; }
+expect 0 "atlas of an unknown device" "$DLSIM" atlas bar --node /soc/mmc@3000 --file "$T/a.json"
+grep -q 'in no log' "$T/out" && ! grep -q '^driver\|^subsystem' "$T/out" \
+	&& ok "neither: the scenario's own guess" || { bad "unknown device"; cat "$T/out"; }
+expect 2 "a malformed atlas is refused" "$DLSIM" atlas --file "$T/out"
+printf '{"format": "dlsim-atlas/1", "logs": [], "entries": [{"kind": "x"}]}' >"$T/bad.json"
+expect 2 "an atlas entry of no kind is refused" "$DLSIM" atlas --file "$T/bad.json"
+grep -q 'entries\[0\]' "$T/err" && ok "the error names the entry" || bad "error: $(cat "$T/err")"
+
+# the built-in atlas: a Pixel 6 driver, with its log
+expect 0 "atlas exynos5-hsi2c" "$DLSIM" atlas exynos5-hsi2c
+grep -Eq '^driver +exynos5-hsi2c +suspend_noirq +6 .*pixel6-v616rc4-suspend-initcall\.txt:[0-9]+-[0-9]+ \(6\)' \
+	"$T/out" && ok "built in: a driver of the Pixel 6 log" || { bad "built-in driver"; cat "$T/out"; }
+expect 0 "atlas lists everything" "$DLSIM" atlas
+grep -q '^latency atlas: [1-9][0-9]* drivers, [1-9][0-9]* subsystems, from 4 logs' "$T/out" \
+	&& ok "the listing's headline" || { bad "listing"; head -3 "$T/out"; }
+
+# import-dtb draws from it: the RK3588 clock controller's probe is the log's
+dtc=$(command -v dtc)
+if [ -n "$dtc" ]; then
+	cat >"$T/b.dts" <<'D'
+/dts-v1/;
+/ { model = "atlas test"; #address-cells = <1>; #size-cells = <1>;
+    clock-controller@fd7c0000 { compatible = "acme,cru"; reg = <0xfd7c0000 0x1000>; #clock-cells = <1>; };
+    mystery@1000 { compatible = "acme,mystery"; reg = <0x1000 0x10>; clocks = <&{/clock-controller@fd7c0000} 1>; };
+};
+D
+	dtc -q -I dts -O dtb -o "$T/b.dtb" "$T/b.dts"
+	expect 0 "import-dtb" "$DLSIM" import-dtb "$T/b.dtb"
+	python3 - "$T/out" <<'P' && ok "import-dtb: measured figures and where they came from" || bad "import-dtb atlas"
+import json, sys
+d = {x["name"]: x for x in json.load(open(sys.argv[1]))["devices"]}
+cru = d["/clock-controller@fd7c0000"]
+assert cru["probe"] == 32000000, cru
+assert cru["x-latency"]["probe"].startswith("subsystem clock-controller: median of 1, rk3588-opi5plus"), cru
+assert "x-latency" not in d["/mystery@1000"], d["/mystery@1000"]
+P
+else
+	echo "skip: no dtc"
+fi
+
+# the committed atlas is the one the real logs give
+REAL=$SRC/../shared/real
+[ -d "$REAL" ] || REAL=/work/shared/real
+if [ -d "$REAL" ]; then
+	expect 0 "atlas --regen" "$DLSIM" atlas --regen "$REAL"
+	cmp -s "$T/out" "$SRC/sim/measure/atlas.json" && ok "the committed atlas is up to date" \
+		|| bad "sim/measure/atlas.json differs from 'dlsim atlas --regen $REAL' (make atlas)"
+else
+	echo "skip: no shared/real"
+fi
+expect 2 "atlas --regen of a directory without the logs" "$DLSIM" atlas --regen "$T"
+grep -q 'pixel6-v616rc4-suspend-initcall.txt' "$T/err" && ok "names the missing log" || bad "error: $(cat "$T/err")"
+finish cli_atlas
