@@ -27,6 +27,9 @@ grep -Eq '^subsystem +i2c +resume +2 +0\.008 ms' "$T/out" \
 expect 0 "atlas - --node (no driver)" "$DLSIM" atlas - --node i2c@2000 --file "$T/a.json"
 grep -Eq '^subsystem +i2c +suspend +2 +0\.005 ms' "$T/out" && ok "no driver: the subsystem" \
 	|| { bad "no-driver fallback"; cat "$T/out"; }
+expect 0 "atlas of a node named by function" "$DLSIM" atlas - --node /vcc-main-i2c@7 --file "$T/a.json"
+grep -Eq '^subsystem +i2c +resume ' "$T/out" && ok "a generic name's last word is its subsystem" \
+	|| { bad "last-word fallback"; cat "$T/out"; }
 expect 0 "atlas of an unknown device" "$DLSIM" atlas bar --node /soc/mmc@3000 --file "$T/a.json"
 grep -q 'in no log' "$T/out" && ! grep -q '^driver\|^subsystem' "$T/out" \
 	&& ok "neither: the scenario's own guess" || { bad "unknown device"; cat "$T/out"; }

@@ -224,7 +224,7 @@ size_t dl_atlas_stem(const char *name, char *buf, size_t len)
 			 e[-1] == '.'))
 		e--;
 	n = (size_t)(e - p);
-	if (!n || n >= len || n > DL_ATLAS_STEM_MAX || !isalpha((unsigned char)*p))
+	if (n < 2 || n >= len || n > DL_ATLAS_STEM_MAX || !isalpha((unsigned char)*p))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)p[i];
@@ -235,6 +235,26 @@ size_t dl_atlas_stem(const char *name, char *buf, size_t len)
 	}
 	buf[n] = '\0';
 	return n;
+}
+
+/*
+ * The subsystem of @stem that has phase @key: the whole stem, else its last
+ * word, else its first ("vcc5v0-sys-regulator" is a regulator, "usb-typec"
+ * a usb device: generic names, Devicetree Specification 2.2.2, come first or
+ * last).
+ */
+static const struct dl_atlas_entry *find_subsystem(const struct dl_atlas *a, char *stem,
+						   enum dl_lat_key key)
+{
+	const struct dl_atlas_entry *e = dl_atlas_find(a, DL_ATLAS_SUBSYSTEM, stem);
+	char *dash = strrchr(stem, '-');
+
+	if ((e && e->ph[key].n) || !dash)
+		return e;
+	if ((e = dl_atlas_find(a, DL_ATLAS_SUBSYSTEM, dash + 1)) && e->ph[key].n)
+		return e;
+	*strchr(stem, '-') = '\0';
+	return dl_atlas_find(a, DL_ATLAS_SUBSYSTEM, stem);
 }
 
 const struct dl_atlas_stat *dl_atlas_lookup(const struct dl_atlas *a, const char *driver,
@@ -249,7 +269,7 @@ const struct dl_atlas_stat *dl_atlas_lookup(const struct dl_atlas *a, const char
 	if (key >= DL_LAT_COUNT)
 		return NULL;
 	if (!(e && e->ph[key].n) && node && dl_atlas_stem(node, stem, sizeof(stem)))
-		e = dl_atlas_find(a, DL_ATLAS_SUBSYSTEM, stem);
+		e = find_subsystem(a, stem, key);
 	if (!e || !e->ph[key].n)
 		return NULL;
 	if (via)

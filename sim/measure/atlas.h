@@ -11,7 +11,8 @@
  *
  *   1. the device's driver, if the atlas has that phase for it;
  *   2. else its subsystem: the stem of its node name ("i2c@10d50000" and the
- *      platform device "10d50000.i2c" are both "i2c"), if the atlas has it;
+ *      platform device "10d50000.i2c" are both "i2c"), or the stem's last or
+ *      first word ("vcc5v0-sys-regulator": "regulator"), if the atlas has it;
  *   3. else the scenario's own value (import-dtb's class guess, or none).
  *
  * A figure is the median of the successful callbacks logged (p90 beside it);
@@ -99,7 +100,7 @@ const struct dl_atlas_entry *dl_atlas_find(const struct dl_atlas *a, enum dl_atl
  * node name of a platform device ("fd7c0000.clock-controller"), the part
  * before '@' ("i2c@fec80000"), then without a trailing number ("i2c-8",
  * "spi11"), lower case.  Return: its length, 0 when the name has none
- * (bus addresses like "0000:00:1f.2").
+ * (bus addresses like "0000:00:1f.2", one letter).
  */
 size_t dl_atlas_stem(const char *name, char *buf, size_t len);
 
