@@ -163,9 +163,17 @@ dtbs:
 
 # Every cached DTB imported on the fly, run and checked: a sweep into a fresh
 # $(BUILD)/dtbs.db, a line per DTB as it finishes, the summary at the end.
+# DTB_KERNEL (7.3 or 6.12: import rules, driver table and engine rules),
+# DTB_ASYNC (driver, none, all) and DTB_PROBE_CONTEXT (boot, module) go to the
+# sweep; the order is that kernel's: kernel-async-v2 on 7.3, kernel-async on 6.12.
+DTB_KERNEL ?= 7.3
+DTB_ASYNC ?= driver
+DTB_PROBE_CONTEXT ?= boot
+DTB_ORDERS ?= $(if $(filter 6.12,$(DTB_KERNEL)),kernel-async,kernel-async-v2)
 test-dtbs: build dtbs
 	rm -rf $(BUILD)/dtbs.db $(BUILD)/dtbs.db-wal $(BUILD)/dtbs.db-shm $(BUILD)/dtbs.db.shards
-	./$(BUILD)/dlsim sweep --dtbs $(DTB_CACHE) --orders kernel-async-v2 --db $(BUILD)/dtbs.db --verbose
+	./$(BUILD)/dlsim sweep --dtbs $(DTB_CACHE) --orders $(DTB_ORDERS) --kernel $(DTB_KERNEL) \
+	  --async $(DTB_ASYNC) --probe-context $(DTB_PROBE_CONTEXT) --db $(BUILD)/dtbs.db --verbose
 
 # Kernels for `--mode kernel`: Debian's packages, fetched once with apt-get download
 # and unpacked into a cache outside the tree (KERNELS=6.12 or 7.3 for one; 7.3 is a minimal

@@ -46,25 +46,34 @@ expect 0 "atlas lists everything" "$DLSIM" atlas
 grep -q '^latency atlas: [1-9][0-9]* drivers, [1-9][0-9]* subsystems, from 4 logs' "$T/out" \
 	&& ok "the listing's headline" || { bad "listing"; head -3 "$T/out"; }
 
-# import-dtb draws from it: the RK3588 clock controller's probe is the log's
-dtc=$(command -v dtc)
-if [ -n "$dtc" ]; then
+# import-dtb draws from it: a driver the Pixel 6 log has (exynos5-hsi2c), a
+# driver in no log whose subsystem is in one (dw-apb-uart: serial), and a
+# compatible without a driver (never binds: no callbacks, nothing measured)
+if command -v dtc >/dev/null; then
 	cat >"$T/b.dts" <<'D'
 /dts-v1/;
 / { model = "atlas test"; #address-cells = <1>; #size-cells = <1>;
-    clock-controller@fd7c0000 { compatible = "acme,cru"; reg = <0xfd7c0000 0x1000>; #clock-cells = <1>; };
-    mystery@1000 { compatible = "acme,mystery"; reg = <0x1000 0x10>; clocks = <&{/clock-controller@fd7c0000} 1>; };
+    i2c@10d50000 { compatible = "samsung,exynosautov9-hsi2c"; reg = <0x10d50000 0x100>; };
+    serial@fe650000 { compatible = "snps,dw-apb-uart"; reg = <0xfe650000 0x100>; };
+    mystery@1000 { compatible = "acme,mystery"; reg = <0x1000 0x10>; };
 };
 D
 	dtc -q -I dts -O dtb -o "$T/b.dtb" "$T/b.dts"
 	expect 0 "import-dtb" "$DLSIM" import-dtb "$T/b.dtb"
-	python3 - "$T/out" <<'P' && ok "import-dtb: measured figures and where they came from" || bad "import-dtb atlas"
+	python3 - "$T/out" "$SRC/sim/measure/atlas.json" <<'P' && ok "import-dtb: the driver's figures, else the subsystem's, and where they came from" \
+		|| bad "import-dtb atlas"
 import json, sys
 d = {x["name"]: x for x in json.load(open(sys.argv[1]))["devices"]}
-cru = d["/clock-controller@fd7c0000"]
-assert cru["probe"] == 32000000, cru
-assert cru["x-latency"]["probe"].startswith("subsystem clock-controller: median of 1, rk3588-opi5plus"), cru
-assert "x-latency" not in d["/mystery@1000"], d["/mystery@1000"]
+atlas = {(e["kind"], e["name"]): e["phases"] for e in json.load(open(sys.argv[2]))["entries"]}
+i2c, uart, none = d["/i2c@10d50000"], d["/serial@fe650000"], d["/mystery@1000"]
+fig = atlas[("driver", "exynos5-hsi2c")]["suspend_noirq"]
+assert i2c["x-driver"] == "exynos5-hsi2c" and i2c["suspend_noirq"] == fig["median_ns"], i2c
+assert i2c["x-latency"]["suspend_noirq"].startswith(
+    "driver exynos5-hsi2c: median of %d, pixel6-v616rc4-suspend-initcall.txt:" % fig["n"]), i2c
+assert uart["x-driver"] == "dw-apb-uart" and ("driver", "dw-apb-uart") not in atlas, uart
+assert uart["suspend"] == atlas[("subsystem", "serial")]["suspend"]["median_ns"], uart
+assert uart["x-latency"]["suspend"].startswith("subsystem serial: "), uart
+assert "x-latency" not in none and none["probe"] == 0, none
 P
 else
 	echo "skip: no dtc"

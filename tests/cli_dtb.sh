@@ -50,7 +50,10 @@ check 0 "import-dtb --async all" "$DLSIM" import-dtb --async all "$T/soc.dtb"
 grep -q '"async": true' "$T/out" || { echo "FAIL: --async all did not make devices async"; fail=$((fail + 1)); }
 check 0 "import-dtb --async=none --kernel 7.3" "$DLSIM" import-dtb --async=none --kernel 7.3 "$T/soc.dtb"
 check 2 "import-dtb --async sometimes" "$DLSIM" import-dtb --async sometimes "$T/soc.dtb"
-grep -q 'expected none or all' "$T/err" || { echo "FAIL: --async error does not say what is expected"; fail=$((fail + 1)); }
+grep -q 'expected driver, none or all' "$T/err" || { echo "FAIL: --async error does not say what is expected"; fail=$((fail + 1)); }
+check 2 "import-dtb --drivers some" "$DLSIM" import-dtb --drivers some "$T/soc.dtb"
+check 0 "import-dtb --async driver --drivers all" "$DLSIM" import-dtb --async driver --drivers all "$T/soc.dtb"
+grep -q '"x-driver-facts": "--drivers all"' "$T/out" || { echo "FAIL: --drivers all not recorded"; fail=$((fail + 1)); }
 check 2 "import-dtb --kernel 5.4" "$DLSIM" import-dtb --kernel 5.4 "$T/soc.dtb"
 check 2 "import-dtb --kernel without a value" "$DLSIM" import-dtb "$T/soc.dtb" --kernel
 head -c 4096 /dev/urandom >"$T/garbage"
@@ -69,6 +72,26 @@ if [ -n "$rk" ]; then
 	grep -q '"name": "/syscon@ff770000"' "$T/out" || { echo "FAIL: rk3399: GRF missing"; fail=$((fail + 1)); }
 	grep -q '[1-9][0-9]* early-initialised nodes, [1-9][0-9]* links to them not made' "$T/err" ||
 		{ echo "FAIL: rk3399: no early-initialised nodes counted"; cat "$T/err"; fail=$((fail + 1)); }
+	# driver facts (6.12's table): the PMIC is an i2c client (async by its bus), its
+	# driver built in; the I2C controller a module, sync; a QoS node has no driver
+	grep -q '"x-driver-facts": "linux-source-6.12 and config-6.12' "$T/out" ||
+		{ echo "FAIL: rk3399: no x-driver-facts"; fail=$((fail + 1)); }
+	python3 - "$T/out" <<'PY' || fail=$((fail + 1))
+import json, sys
+d = {x["name"]: x for x in json.load(open(sys.argv[1]))["devices"]}
+bad = []
+p = d.get("/i2c@ff3c0000/pmic@1b", {})
+if p.get("x-driver") != "rk8xx-i2c" or p.get("async") is not True: bad.append("pmic %s" % p)
+i = d.get("/i2c@ff3c0000", {})
+if i.get("x-driver") != "rk3x-i2c" or i.get("async", False) or "module" not in i.get("x-driver-build", ""):
+    bad.append("i2c %s" % i)
+q = d.get("/qos@ffa58000", {})
+if q.get("x-binds") is not False or q.get("x-driver", 0) is not None: bad.append("qos %s" % q)
+for b in bad: print("FAIL: rk3399 driver facts:", b)
+sys.exit(1 if bad else 0)
+PY
+	grep -q 'drivers (6.12): [0-9]* of [0-9]* devices have one in the table, [0-9]* bind, [1-9][0-9]* never bind' "$T/err" ||
+		{ echo "FAIL: rk3399: no driver summary"; cat "$T/err"; fail=$((fail + 1)); }
 fi
 if [ -d /var/cache/dlsim-dtbs ]; then
 	find /var/cache/dlsim-dtbs -name '*.dtb' | while read -r f; do

@@ -5,7 +5,11 @@
  * SYNC_STATE_ONLY|CYCLE on a remote-endpoint cycle, none to early-initialised
  * irqchips and clocks), sync devices unless --async all, a scenario that
  * dl_scenario_load() accepts; and 2000 corrupted/truncated DTBs are refused or
- * imported, never crash.
+ * imported, never crash.  The fw_devlink tests use made-up compatibles, so
+ * they import with --drivers all (every device binds); the driver-facts test
+ * uses real ones: a driver built in or as a module binds, a compatible without
+ * a driver never binds (latency 0, links to it relaxed, no children), an i2c
+ * client is async by its bus, and each device says where its facts came from.
  */
 #include <CUnit/Basic.h>
 #include <errno.h>
@@ -160,6 +164,9 @@ static int has_device(json_t *sc, const char *name, const char *parent)
 	return 0;
 }
 
+/* The fw_devlink tests' made-up compatibles have no driver: every device binds. */
+static const struct dl_dtb_opts all_bind = { .drivers = DL_DTB_DRIVERS_ALL };
+
 static void test_tiny_soc(void)
 {
 	struct dl_dtb_stats st;
@@ -169,7 +176,8 @@ static void test_tiny_soc(void)
 	json_t *l;
 	unsigned ncycle = 0;
 
-	CU_ASSERT_EQUAL_FATAL(dl_dtb_import(dtb, dtb_len, "tiny.dtb", &sc, &st, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(dl_dtb_import_opts(dtb, dtb_len, "tiny.dtb", &all_bind, &sc, &st,
+						 &err), 0);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(sc, "format")), DL_SC_FORMAT);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(sc, "name")), "Tiny SoC");
 	CU_ASSERT_PTR_NOT_NULL(json_object_get(sc, "x-doc"));
@@ -224,7 +232,8 @@ static void test_loads(void)
 	char path[128];
 	json_t *sc;
 
-	CU_ASSERT_EQUAL_FATAL(dl_dtb_import(dtb, dtb_len, "tiny.dtb", &sc, NULL, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(dl_dtb_import_opts(dtb, dtb_len, "tiny.dtb", &all_bind, &sc, NULL,
+						 &err), 0);
 	snprintf(path, sizeof(path), "%s/tiny.json", tmpdir);
 	CU_ASSERT_EQUAL_FATAL(json_dump_file(sc, path, JSON_INDENT(2)), 0);
 	json_decref(sc);
@@ -419,10 +428,10 @@ static void test_early_initialised_suppliers(void)
 	CU_ASSERT_EQUAL(dl_dtb_early_compat(""), 0);
 }
 
-/* --async none (default) and all: "defaults": {"async": ...}. */
+/* --async driver (default), none and all: "defaults": {"async": ...}. */
 static void test_async_option(void)
 {
-	struct dl_dtb_opts opt = { .kernel = DL_DTB_K612, .async = true };
+	struct dl_dtb_opts opt = { .kernel = DL_DTB_K612, .async = DL_DTB_ASYNC_ALL };
 	struct dl_scenario *s = NULL;
 	struct dl_error err;
 	char path[128];
@@ -441,6 +450,123 @@ static void test_async_option(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
 	CU_ASSERT(json_is_true(json_object_get(json_object_get(sc, "defaults"), "async")));
 	json_decref(sc);
+}
+
+static json_t *device(json_t *sc, const char *name)
+{
+	size_t i;
+	json_t *d;
+
+	json_array_foreach(json_object_get(sc, "devices"), i, d)
+		if (!strcmp(json_string_value(json_object_get(d, "name")), name))
+			return d;
+	return NULL;
+}
+
+static const char *dstr(json_t *sc, const char *name, const char *key)
+{
+	const char *v = json_string_value(json_object_get(device(sc, name), key));
+
+	return v ? v : "";
+}
+
+/*
+ * Driver facts from the kernel's table (gen-dtb-drivers.sh): rk3x-i2c and
+ * rk8xx-i2c bind (module, built in); the PMIC is an i2c client, async by its
+ * bus (i2c_new_client_device()); a compatible no driver has never binds: no
+ * callbacks, the link to it relaxed (fw_devlink_drivers_done()), its child
+ * never created; a driver that Debian's config does not build never binds
+ * either.  Every device says where its facts came from (x- keys).
+ */
+static void test_driver_facts(void)
+{
+	static const char dts[] =
+		"/dts-v1/;\n/ {\n"
+		"	model = \"Facts\"; #address-cells = <1>; #size-cells = <1>;\n"
+		"	reg1: regulator-3v3 { compatible = \"regulator-fixed\"; regulator-name = \"3v3\"; };\n"
+		"	soc { compatible = \"simple-bus\"; #address-cells = <1>; #size-cells = <1>; ranges;\n"
+		"		nod: nodrv@1000 { compatible = \"acme,no-such-device\"; reg = <0x1000 0x10>;\n"
+		"			#clock-cells = <0>;\n"
+		"			child { compatible = \"regulator-fixed\"; }; };\n"
+		"		i2c@2000 { compatible = \"rockchip,rk3399-i2c\"; reg = <0x2000 0x10>;\n"
+		"			#address-cells = <1>; #size-cells = <0>; clocks = <&nod>;\n"
+		"			pmic@1b { compatible = \"rockchip,rk808\"; reg = <0x1b>;\n"
+		"				vcc1-supply = <&reg1>; }; };\n"
+		"		sata@3000 { compatible = \"mediatek,mtk-ahci\"; reg = <0x3000 0x10>; };\n"
+		"	};\n};\n";
+	struct dl_dtb_opts none = { .async = DL_DTB_ASYNC_NONE };
+	struct dl_dtb_stats st;
+	struct dl_scenario *s = NULL;
+	struct dl_error err;
+	char path[128];
+	json_t *sc = import_dts("facts", dts, NULL, &st), *l;
+	const char *pmic = "/soc/i2c@2000/pmic@1b", *nod = "/soc/nodrv@1000";
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT(strstr(json_string_value(json_object_get(sc, "x-driver-facts")),
+			 "linux-source-6.12") != NULL);
+	/* a compatible with a driver: its name, file, build and async facts */
+	CU_ASSERT_STRING_EQUAL(dstr(sc, "/soc/i2c@2000", "x-driver"), "rk3x-i2c");
+	CU_ASSERT_STRING_EQUAL(dstr(sc, "/soc/i2c@2000", "x-driver-file"),
+			       "drivers/i2c/busses/i2c-rk3x.c");
+	CU_ASSERT(strstr(dstr(sc, "/soc/i2c@2000", "x-driver-build"), "CONFIG_I2C_RK3X") != NULL);
+	CU_ASSERT(!json_is_true(json_object_get(device(sc, "/soc/i2c@2000"), "async")));
+	CU_ASSERT(!strncmp(dstr(sc, "/soc/i2c@2000", "x-async"), "sync:", 5));
+	/* an async bus: i2c clients */
+	CU_ASSERT_STRING_EQUAL(dstr(sc, pmic, "x-driver"), "rk8xx-i2c");
+	CU_ASSERT_STRING_EQUAL(dstr(sc, pmic, "x-driver-bus"), "i2c");
+	CU_ASSERT(json_is_true(json_object_get(device(sc, pmic), "async")));
+	CU_ASSERT(strstr(dstr(sc, pmic, "x-async"), "i2c bus") != NULL);
+	CU_ASSERT_PTR_NOT_NULL(l = find_link(sc, pmic, "/regulator-3v3"));
+	CU_ASSERT(l && json_array_size(l) == 3 && has_flag(l, "AUTOPROBE_CONSUMER"));
+	/* a compatible without a driver: never binds, relaxed link, no child */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(device(sc, nod));
+	CU_ASSERT(json_is_null(json_object_get(device(sc, nod), "x-driver")));
+	CU_ASSERT(json_is_false(json_object_get(device(sc, nod), "x-binds")));
+	CU_ASSERT(strstr(dstr(sc, nod, "x-why"), "no driver") != NULL);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(device(sc, nod), "probe")), 0);
+	CU_ASSERT_PTR_NULL(device(sc, "/soc/nodrv@1000/child"));
+	CU_ASSERT_PTR_NOT_NULL(l = find_link(sc, "/soc/i2c@2000", nod));
+	CU_ASSERT(l && json_array_size(l) == 2 && has_flag(l, "SYNC_STATE_ONLY"));
+	/* a driver in the source that Debian's config does not build */
+	CU_ASSERT(json_is_false(json_object_get(device(sc, "/soc/sata@3000"), "x-binds")));
+	CU_ASSERT(strstr(dstr(sc, "/soc/sata@3000", "x-why"), "not built") != NULL);
+	CU_ASSERT_STRING_EQUAL(dstr(sc, "/soc/sata@3000", "x-driver-file"), "drivers/ata/ahci_mtk.c");
+	CU_ASSERT_EQUAL(st.devices, 6);
+	CU_ASSERT_EQUAL(st.known_driver, 5);
+	CU_ASSERT_EQUAL(st.bound, 4);
+	CU_ASSERT_EQUAL(st.never_bind, 2);
+	CU_ASSERT_EQUAL(st.not_built, 1);
+	CU_ASSERT_EQUAL(st.async_devices, 1);
+	CU_ASSERT_EQUAL(st.relaxed, 1);
+	CU_ASSERT_EQUAL(st.unpopulated, 1);
+	CU_ASSERT_EQUAL(st.blocking, 1);
+	/* the scenario loads, with the PMIC async and the rest sync */
+	snprintf(path, sizeof(path), "%s/facts.json", tmpdir);
+	CU_ASSERT_EQUAL_FATAL(json_dump_file(sc, path, JSON_INDENT(2)), 0);
+	json_decref(sc);
+	CU_ASSERT_EQUAL_FATAL(dl_scenario_load(path, NULL, 0, NULL, &s, &err), 0);
+	for (uint32_t d = 0; d < s->ndev; d++)
+		CU_ASSERT_EQUAL(s->dev[d].async, d == dl_sc_find(s, pmic));
+	dl_scenario_free(s);
+	/* --async none overrides the bus; --drivers all binds everything */
+	sc = import_dts("facts", dts, &none, &st);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT(!json_is_true(json_object_get(device(sc, pmic), "async")));
+	CU_ASSERT_STRING_EQUAL(dstr(sc, pmic, "x-async"), "--async none");
+	CU_ASSERT_EQUAL(st.async_devices, 0);
+	json_decref(sc);
+	sc = import_dts("facts", dts, &all_bind, &st);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT_PTR_NOT_NULL(device(sc, "/soc/nodrv@1000/child"));
+	CU_ASSERT_EQUAL(st.never_bind, 0);
+	CU_ASSERT_EQUAL(st.relaxed, 0);
+	json_decref(sc);
+	/* per version: 7.3's table knows drivers 6.12 did not have */
+	CU_ASSERT_PTR_NULL(dl_dtb_driver_of(DL_DTB_K612, "rockchip,rk3368-dw-hdmi"));
+	CU_ASSERT_PTR_NOT_NULL(dl_dtb_driver_of(DL_DTB_K73, "rockchip,rk3368-dw-hdmi"));
+	CU_ASSERT_PTR_NULL(dl_dtb_driver_of(DL_DTB_K73, "acme,no-such-device"));
+	CU_ASSERT(strstr(dl_dtb_driver_source(DL_DTB_K73), "7.3") != NULL);
 }
 
 /*
@@ -548,6 +674,7 @@ int main(void)
 	    !CU_add_test(s, "child node property is a proxy", test_child_node_property_is_a_proxy) ||
 	    !CU_add_test(s, "early-initialised suppliers", test_early_initialised_suppliers) ||
 	    !CU_add_test(s, "--async none|all", test_async_option) ||
+	    !CU_add_test(s, "driver facts", test_driver_facts) ||
 	    !CU_add_test(s, "bindings per version", test_bindings_per_version) ||
 	    !CU_add_test(s, "fuzzed DTBs never crash", test_fuzz)) {
 		CU_cleanup_registry();

@@ -13,7 +13,8 @@
 
 static void import_usage(FILE *f)
 {
-	fprintf(f, "usage: dlsim import-dtb [--kernel 6.12|7.3] [--async none|all] FILE.dtb\n\n"
+	fprintf(f, "usage: dlsim import-dtb [--kernel 6.12|7.3] [--async driver|none|all]\n"
+		   "                        [--drivers table|all] FILE.dtb\n\n"
 		   "Write a scenario (JSON, stdout) whose devices and links are derived from\n"
 		   "a flattened device tree the way the kernel's fw_devlink derives them.\n"
 		   "Devices: the available nodes with a compatible under the root, simple-bus\n"
@@ -26,19 +27,33 @@ static void import_usage(FILE *f)
 		   "  own node of a device    INFERRED, AUTOPROBE_CONSUMER, PM_RUNTIME (gates probe)\n"
 		   "  child node, not a device  INFERRED, SYNC_STATE_ONLY on the owning device\n"
 		   "  on a dependency cycle   INFERRED, SYNC_STATE_ONLY, CYCLE\n"
-		   "Latencies are guesses by device class (see the scenario's \"x-doc\").\n"
+		   "Drivers: a device binds the driver that the kernel's source has for its\n"
+		   "most specific compatible (an of_device_id table) when Debian's arm64\n"
+		   "config of that version builds it (in or as a module); a device without\n"
+		   "one never binds: no callbacks, links to it relaxed to SYNC_STATE_ONLY\n"
+		   "(fw_devlink_drivers_done()), no children created by its driver.  Each\n"
+		   "device says where its facts came from: \"x-driver\" (the name, or null),\n"
+		   "\"x-driver-file\", \"x-driver-build\", \"x-async\", \"x-binds\", \"x-why\".\n"
+		   "Latencies: per phase the latency atlas's median for the device's driver,\n"
+		   "else its subsystem (node name without unit address or number), from real\n"
+		   "logs (`dlsim atlas`; \"x-latency\" names the log and lines), else a guess\n"
+		   "by device class (see the scenario's \"x-doc\").\n"
 		   "A summary goes to stderr.\n\n"
 		   "options:\n"
-		   "  --kernel V     whose property parsers: 6.12 (default; pinctrl-0..8) or 7.3\n"
-		   "                 (any pinctrl-N, mmc-pwrseq)\n"
-		   "  --async M      none (default: most platform drivers never call\n"
-		   "                 device_enable_async_suspend()) or all\n\n"
+		   "  --kernel V     whose property parsers and driver table: 6.12 (default;\n"
+		   "                 pinctrl-0..8) or 7.3 (any pinctrl-N, mmc-pwrseq)\n"
+		   "  --async M      driver (default: async when the driver calls\n"
+		   "                 device_enable_async_suspend() or its bus does: i2c,\n"
+		   "                 sdio, usb, pci, ...), none (every device sync) or all\n"
+		   "  --drivers M    table (default: the kernel's driver table above) or all\n"
+		   "                 (every device binds, as if each compatible had a driver)\n\n"
 		   "exit status: 0 success, 2 bad usage or malformed DTB\n");
 }
 
 int cmd_import_dtb(int argc, char **argv)
 {
-	struct dl_dtb_opts opt = { .kernel = DL_DTB_K612, .async = false };
+	struct dl_dtb_opts opt = { .kernel = DL_DTB_K612, .async = DL_DTB_ASYNC_DRIVER,
+				   .drivers = DL_DTB_DRIVERS_TABLE };
 	struct dl_dtb_stats st;
 	struct dl_error err;
 	const char *file = NULL, *v;
@@ -56,11 +71,7 @@ int cmd_import_dtb(int argc, char **argv)
 				fprintf(stderr, "dlsim import-dtb: --kernel needs a value\n");
 				return DL_EXIT_USAGE;
 			}
-			if (!strcmp(v, "6.12")) {
-				opt.kernel = DL_DTB_K612;
-			} else if (!strcmp(v, "7.3")) {
-				opt.kernel = DL_DTB_K73;
-			} else {
+			if (dl_dtb_parse_kernel(v, &opt.kernel)) {
 				fprintf(stderr, "dlsim import-dtb: --kernel '%s': expected 6.12 or 7.3\n", v);
 				return DL_EXIT_USAGE;
 			}
@@ -71,10 +82,18 @@ int cmd_import_dtb(int argc, char **argv)
 				fprintf(stderr, "dlsim import-dtb: --async needs a value\n");
 				return DL_EXIT_USAGE;
 			}
-			if (!strcmp(v, "none") || !strcmp(v, "all")) {
-				opt.async = !strcmp(v, "all");
+			if (dl_dtb_parse_async(v, &opt.async)) {
+				fprintf(stderr, "dlsim import-dtb: --async '%s': expected driver, none or all\n",
+					v);
+				return DL_EXIT_USAGE;
+			}
+			continue;
+		}
+		if ((v = cli_opt_value(argc, argv, &i, "--drivers"))) {
+			if (!strcmp(v, "table") || !strcmp(v, "all")) {
+				opt.drivers = !strcmp(v, "all") ? DL_DTB_DRIVERS_ALL : DL_DTB_DRIVERS_TABLE;
 			} else {
-				fprintf(stderr, "dlsim import-dtb: --async '%s': expected none or all\n", v);
+				fprintf(stderr, "dlsim import-dtb: --drivers '%s': expected table or all\n", v);
 				return DL_EXIT_USAGE;
 			}
 			continue;
@@ -119,5 +138,11 @@ int cmd_import_dtb(int argc, char **argv)
 		"%u links to them not made\n",
 		file, st.nodes, st.devices, st.links, st.blocking, st.proxy, st.cycle_links,
 		st.early_nodes, st.early_dropped);
+	fprintf(stderr, "dlsim import-dtb: %s: drivers (%s): %u of %u devices have one in the "
+		"table, %u bind, %u never bind (%u not built), %u async; %u links relaxed to "
+		"never-binding suppliers, %u child nodes not created\n",
+		file, opt.kernel == DL_DTB_K73 ? "7.3" : "6.12", st.known_driver, st.devices,
+		st.bound, st.never_bind, st.not_built, st.async_devices, st.relaxed,
+		st.unpopulated);
 	return DL_EXIT_OK;
 }

@@ -49,8 +49,14 @@ static void sweep_usage(FILE *f)
 		"  --orders A,B|all  orders to run (all: every order but naive; see dlsim orders)\n"
 		"  --seeds N         seeds S..S+N-1 for every scenario (default 1)\n"
 		"  --seed S          the first seed (default 1; overrides the scenarios' seeds)\n"
-		"  --kernel V,...    not a sweep axis yet (refused): each run follows its\n"
-		"                    order's kernel (dlsim orders), recorded in runs.kernel\n"
+		"  --kernel V        6.12 or 7.3: the kernel whose rules every run follows\n"
+		"                    (as dlsim run --kernel; an order that kernel did not\n"
+		"                    run is refused) and whose fw_devlink parsers and driver\n"
+		"                    table import the DTBs (as import-dtb --kernel); default:\n"
+		"                    each order's own kernel, DTBs imported with 6.12's\n"
+		"  --async M         DTBs: driver (default), none or all (as import-dtb)\n"
+		"  --drivers M       DTBs: table (default) or all (as import-dtb)\n"
+		"  --probe-context boot|module  des: as dlsim run (default boot)\n"
 		"  --mode des|threads  as dlsim run (threads: runs in parallel disturb the timing)\n"
 		"  --workers K       simulated CPUs (default: each order's own)\n"
 		"  --time-scale X    threads mode: real seconds per simulated second (0.01)\n"
@@ -151,12 +157,29 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 				return -1;
 			}
 		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
-			/* the engines take a version (dlsim run --kernel), the sweep's product
-			 * does not yet: refuse rather than mislabel runs */
-			fprintf(stderr, "dlsim sweep: --kernel '%s': not a sweep axis yet; each run"
-				" follows its order's kernel (dlsim orders, recorded in runs.kernel);"
-				" use dlsim run/compare --kernel V\n", v);
-			return -1;
+			if (dl_dtb_parse_kernel(v, &p->dtb.kernel) || dl_kver_parse(v, &p->kver)) {
+				fprintf(stderr, "dlsim sweep: --kernel '%s': expected 6.12 or 7.3\n", v);
+				return -1;
+			}
+			p->kernel[0] = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--async"))) {
+			if (dl_dtb_parse_async(v, &p->dtb.async)) {
+				fprintf(stderr, "dlsim sweep: --async '%s': expected driver, none or all\n", v);
+				return -1;
+			}
+		} else if ((v = cli_opt_value(argc, argv, &i, "--drivers"))) {
+			if (strcmp(v, "table") && strcmp(v, "all")) {
+				fprintf(stderr, "dlsim sweep: --drivers '%s': expected table or all\n", v);
+				return -1;
+			}
+			p->dtb.drivers = !strcmp(v, "all") ? DL_DTB_DRIVERS_ALL : DL_DTB_DRIVERS_TABLE;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--probe-context"))) {
+			if (strcmp(v, "boot") && strcmp(v, "module")) {
+				fprintf(stderr, "dlsim sweep: --probe-context '%s': expected boot or module\n",
+					v);
+				return -1;
+			}
+			p->probe_module = !strcmp(v, "module");
 		} else if ((v = cli_opt_value(argc, argv, &i, "--mode"))) {
 			if (strcmp(v, "des") && strcmp(v, "threads")) {
 				fprintf(stderr, "dlsim sweep: --mode '%s': expected des or threads\n", v);
@@ -223,6 +246,18 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 	}
 	if (!have_orders) {
 		fprintf(stderr, "dlsim sweep: missing --orders A,B,... (or all)\n");
+		return -1;
+	}
+	for (uint32_t k = 0; p->kver && k < p->norders; k++) {
+		char why[256];
+
+		if (dl_order_check_kernel(p->order[k], p->kver, why, sizeof(why))) {
+			fprintf(stderr, "dlsim sweep: --kernel %s: %s\n", p->kernel[0], why);
+			return -1;
+		}
+	}
+	if (p->probe_module && strcmp(p->mode, "des")) {
+		fprintf(stderr, "dlsim sweep: --probe-context module: des mode only\n");
 		return -1;
 	}
 	if ((uint64_t)p->nsc * p->nseeds > UINT32_MAX / 2) {

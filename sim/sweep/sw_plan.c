@@ -192,6 +192,16 @@ static int hash_one(const struct dl_sweep_plan *p, struct dl_sweep_scenario *s, 
 	}
 	EVP_DigestUpdate(ctx, HASH_TAG, sizeof(HASH_TAG));
 	EVP_DigestUpdate(ctx, kind, strlen(kind) + 1);
+	if (s->dtb) {
+		/* the import's options make another scenario of the same file */
+		char how[64];
+
+		snprintf(how, sizeof(how), "import kernel=%d async=%d drivers=%d",
+			 (int)p->dtb.kernel, (int)p->dtb.async, (int)p->dtb.drivers);
+		EVP_DigestUpdate(ctx, how, strlen(how) + 1);
+	}
+	if (p->probe_module)
+		EVP_DigestUpdate(ctx, "probe-context=module", sizeof("probe-context=module"));
 	while ((n = fread(buf, 1, READ_CHUNK, f)) > 0)
 		EVP_DigestUpdate(ctx, buf, n);
 	if (ferror(f)) {

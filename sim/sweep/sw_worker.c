@@ -353,20 +353,22 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 {
 	const struct dl_sweep_plan *p = w->p;
 	struct dl_engine_opts eo = { .order = o, .workers = p->workers, .seed = seed, .stop = stop,
+				     .kernel = p->kver, .probe_module = p->probe_module,
 				     .sink = { .emit = batch_emit, .ctx = w } };
 	char kv[16];
 	struct dl_run_info info = {
 		.scenario = sc->name, .order = dl_order_name(o), .mode = p->mode,
 		.version = DLSIM_VERSION, .kernel = kv, .seed = seed, .devices = sc->ndev,
 		.links = sc->nlink, .workers = dl_sweep_workers(p, o), .run_id = run_id,
+		.probe_context = p->probe_module ? "module" : "boot",
 	};
 	struct dl_check_result cr;
 	const char *status;
 	char why[160] = "";
 	int rc;
 
-	/* the kernel whose rules the engine follows: the order's (no --kernel in sweeps yet) */
-	dl_kver_format(dl_order_kernel(o, 0), kv, sizeof(kv));
+	/* the kernel whose rules the engine follows: --kernel, else the order's */
+	dl_kver_format(dl_order_kernel(o, p->kver), kv, sizeof(kv));
 	if (dl_log_run_begin(w->log, &info, &run_id))
 		return -EIO;
 	for (uint32_t i = 0; i < sc->ndev; i++)
@@ -422,7 +424,7 @@ static int load(const struct dl_sweep_plan *p, const struct dl_sweep_scenario *s
 
 	if (!s->dtb)
 		return dl_scenario_load(s->path, p->set, p->nset, &seed, sc, err);
-	ret = dl_dtb_import_file(s->path, &root, NULL, err);
+	ret = dl_dtb_import_file_opts(s->path, &p->dtb, &root, NULL, err);
 	if (ret)
 		return ret;
 	ret = dl_scenario_load_json(s->path, root, p->set, p->nset, &seed, sc, err);

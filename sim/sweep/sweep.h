@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "sim/order/order.h"
+#include "sim/scenario/dtb_import.h"
 #include "sim/scenario/scenario.h"
 
 struct sqlite3;
@@ -55,6 +56,9 @@ struct dl_sweep_plan {
 	uint32_t norders;
 	const char *kernel[DL_SWEEP_MAX_KERNELS];   /* NULL: the order's own (no --kernel) */
 	uint32_t nkernels;
+	uint32_t kver;               /* --kernel as DL_KVER() for the engines; 0: the order's own */
+	struct dl_dtb_opts dtb;      /* how DTBs are imported (--kernel, --async, --drivers) */
+	bool probe_module;           /* --probe-context module (des) */
 	uint64_t seed0;
 	uint32_t nseeds;
 	const char *mode;            /* "des" or "threads" */
