@@ -77,19 +77,26 @@ for r in runs:
     by.setdefault(r["order"], []).append(r)
 mean = lambda o, op: sum(r[op]["makespan_ns"] for r in by[o]) / len(by[o])
 r0 = runs[0]
-print(f'{r0["scenario"]} ({scen}): {r0["devices"]} devices, {r0["links"]} links; DES, Linux {r0["kernel"]} rules')
+print(f'{r0["scenario"]} ({scen}): {r0["devices"]} devices, {r0["links"]} links; simulated (DES)')
 for o in kernel:
-    print(f'  {o:<16} Suspend Time: {ms(mean(o, "suspend")):9.3f} ms | Resume Time: {ms(mean(o, "resume")):9.3f} ms')
+    print(f'  {o:<16} Suspend Time: {ms(mean(o, "suspend")):9.3f} ms | Resume Time: {ms(mean(o, "resume")):9.3f} ms'
+          f'  (Linux {by[o][0]["kernel"]} rules, {by[o][0]["workers"]} CPU{"s" if by[o][0]["workers"] != 1 else ""})')
 best = min(kernel, key=lambda o: (mean(o, "suspend") + mean(o, "resume"), kernel.index(o)))
 sync = mean("sync", "suspend") + mean("sync", "resume")
 tot = mean(best, "suspend") + mean(best, "resume")
 print(f'  best kernel order: {best} (suspend + resume {ms(tot):.3f} ms, {100 * (tot - sync) / sync:+.1f}% vs sync)')
-ok = [c for c in adv["changes"] if c["status"] == "ok" and not c["unsafe"] and c["total_saved_ns"] > 0
+sleep = lambda c: c["saved_ns"].get("suspend", 0) + c["saved_ns"].get("resume", 0)
+ok = [c for c in adv["changes"] if c["status"] == "ok" and not c["unsafe"] and sleep(c) > 0
       and (c["kind"] in ("async", "halve") or (c["kind"] == "order" and c.get("to_order") in kernel))]
+ok.sort(key=lambda c: -sleep(c))
+devs = {d["name"]: d for d in json.load(open(scen))["devices"]}
 if ok:
     c = ok[0]
+    d = devs.get(c.get("device"), {})
+    src = "" if not d else (f'; driver {d.get("x-driver") or "unknown"}, latencies '
+                            + ("measured (x-latency)" if "x-latency" in d else "a class guess, in no log"))
     print(f'  top advice: {c["change"]}: saves {ms(c["saved_ns"]["suspend"]):.3f} ms of suspend, '
-          f'{ms(c["saved_ns"]["resume"]):.3f} ms of resume (dlsim advise {scen} --order {best})')
+          f'{ms(c["saved_ns"]["resume"]):.3f} ms of resume{src} (dlsim advise {scen} --order {best})')
 else:
     print(f'  top advice: none saves time under {best} (dlsim advise {scen} --order {best})')
 endef

@@ -24,7 +24,7 @@ import re, sys
 lines = open(sys.argv[1]).read().splitlines()[1:6]
 orders = []
 for l in lines[:3]:
-    m = re.match(r"^  (\S+) +Suspend Time: +([\d.]+) ms \| Resume Time: +([\d.]+) ms$", l)
+    m = re.match(r"^  (\S+) +Suspend Time: +([\d.]+) ms \| Resume Time: +([\d.]+) ms  \(Linux [\d.]+ rules, \d+ CPUs?\)$", l)
     assert m, l
     orders.append(m.group(1))
     # a phone or board suspends in milliseconds to seconds, not days (issue 32)
