@@ -36,7 +36,8 @@ grep -q 'in no log' "$T/out" && ! grep -q '^driver\|^subsystem' "$T/out" \
 expect 2 "a malformed atlas is refused" "$DLSIM" atlas --file "$T/out"
 printf '{"format": "dlsim-atlas/1", "logs": [], "entries": [{"kind": "x"}]}' >"$T/bad.json"
 expect 2 "an atlas entry of no kind is refused" "$DLSIM" atlas --file "$T/bad.json"
-grep -q 'entries\[0\]' "$T/err" && ok "the error names the entry" || bad "error: $(cat "$T/err")"
+grep -q 'bad.json:1:[0-9]*: entries\[0\]: expected' "$T/err" && ok "the error names the line, column and entry" \
+	|| bad "error: $(cat "$T/err")"
 
 # the built-in atlas: a Pixel 6 driver, with its log
 expect 0 "atlas exynos5-hsi2c" "$DLSIM" atlas exynos5-hsi2c

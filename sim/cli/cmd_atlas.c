@@ -196,16 +196,8 @@ int cmd_atlas(int argc, char **argv)
 	}
 	if (file) {
 		struct dl_error err = { { 0 } };
-		json_error_t je;
-		json_t *j = json_load_file(file, 0, &je);
 
-		if (!j) {
-			fprintf(stderr, "dlsim atlas: %s:%d:%d: %s\n", file, je.line, je.column, je.text);
-			return DL_EXIT_USAGE;
-		}
-		ret = dl_atlas_load(j, file, &own, &err);
-		json_decref(j);
-		if (ret) {
+		if (dl_atlas_load_file(file, &own, &err)) {
 			fprintf(stderr, "dlsim atlas: %s\n", err.msg);
 			return DL_EXIT_USAGE;
 		}

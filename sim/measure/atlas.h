@@ -31,6 +31,7 @@
 
 #define DL_ATLAS_FORMAT "dlsim-atlas/1"
 #define DL_ATLAS_STEM_MAX 48		/* longest subsystem stem kept */
+#define DL_ATLAS_MAX_FILE (16u << 20)	/* bytes of an atlas file */
 
 enum dl_atlas_kind { DL_ATLAS_DRIVER, DL_ATLAS_SUBSYSTEM };
 
@@ -82,6 +83,8 @@ int dl_atlas_build(const char *dir, json_t **out, struct dl_error *err);
  * where), -ENOMEM.  dl_atlas_free() it.
  */
 int dl_atlas_load(const json_t *j, const char *label, struct dl_atlas *a, struct dl_error *err);
+/* The same from the file @path: errors name its line and column.  -ENOENT, -EIO too. */
+int dl_atlas_load_file(const char *path, struct dl_atlas *a, struct dl_error *err);
 void dl_atlas_free(struct dl_atlas *a);
 
 /*
