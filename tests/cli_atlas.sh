@@ -76,6 +76,14 @@ assert uart["suspend"] == atlas[("subsystem", "serial")]["suspend"]["median_ns"]
 assert uart["x-latency"]["suspend"].startswith("subsystem serial: "), uart
 assert "x-latency" not in none and none["probe"] == 0, none
 P
+	# sweep --dtbs imports the same way: its run takes what import-dtb's scenario takes
+	"$DLSIM" import-dtb --kernel 6.12 "$T/b.dtb" >"$T/b.json" 2>/dev/null
+	ns_run=$("$DLSIM" run "$T/b.json" --order sync --kernel 6.12 --no-log --json |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["makespan_ns"])')
+	expect 0 "sweep --dtbs" "$DLSIM" sweep --dtbs "$T/b.dtb" --orders sync --kernel 6.12 --db "$T/sw.db"
+	got=$(sqlite3 "$T/sw.db" 'SELECT makespan_ns FROM runs')
+	[ -n "$ns_run" ] && [ "$got" = "$ns_run" ] && ok "sweep --dtbs draws from the atlas too ($got ns)" \
+		|| bad "sweep's makespan $got, import-dtb's scenario's $ns_run"
 else
 	echo "skip: no dtc"
 fi

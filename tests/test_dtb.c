@@ -570,6 +570,71 @@ static void test_driver_facts(void)
 }
 
 /*
+ * An i2c client whose driver has only an i2c_device_id table (max77620.c):
+ * i2c_device_match() takes the first compatible without its vendor; on
+ * another bus the same compatible has no driver.
+ */
+static void test_match_by_id(void)
+{
+	static const char dts[] =
+		"/dts-v1/;\n/ {\n"
+		"	#address-cells = <1>; #size-cells = <1>;\n"
+		"	i2c@2000 { compatible = \"rockchip,rk3399-i2c\"; reg = <0x2000 0x10>;\n"
+		"		#address-cells = <1>; #size-cells = <0>;\n"
+		"		pmic@3c { compatible = \"maxim,max77620\"; reg = <0x3c>; }; };\n"
+		"	pmic { compatible = \"maxim,max77620\"; };\n"
+		"};\n";
+	struct dl_dtb_stats st;
+	json_t *sc = import_dts("byid", dts, NULL, &st);
+	const char *pmic = "/i2c@2000/pmic@3c";
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT_PTR_NULL(dl_dtb_driver_of(DL_DTB_K612, "maxim,max77620"));
+	CU_ASSERT_STRING_EQUAL(dstr(sc, pmic, "x-driver"), "max77620");
+	CU_ASSERT_STRING_EQUAL(dstr(sc, pmic, "x-driver-file"), "drivers/mfd/max77620.c");
+	CU_ASSERT(strstr(dstr(sc, pmic, "x-match"), "device_id") != NULL);
+	CU_ASSERT(json_is_true(json_object_get(device(sc, pmic), "async")));
+	CU_ASSERT(json_is_false(json_object_get(device(sc, "/pmic"), "x-binds")));
+	CU_ASSERT_EQUAL(st.never_bind, 1);
+	json_decref(sc);
+}
+
+/* A latency hook (the atlas's way in): called per bound device with its driver. */
+static int hook_calls;
+static int hook(void *ctx, const char *driver, const char *compat, json_t *dev)
+{
+	hook_calls++;
+	if (driver && !strcmp(driver, "rk3x-i2c")) {
+		CU_ASSERT_STRING_EQUAL(compat, "rockchip,rk3399-i2c");
+		json_object_set_new(dev, "probe", json_string("7ms"));
+		json_object_set_new(dev, "x-latency-from", json_string(ctx));
+	}
+	return driver && !strcmp(driver, "reg-fixed-voltage") && !strcmp(ctx, "fail") ? -EINVAL : 0;
+}
+
+static void test_dev_hook(void)
+{
+	static const char dts[] =
+		"/dts-v1/;\n/ {\n"
+		"	reg1: regulator-3v3 { compatible = \"regulator-fixed\"; regulator-name = \"3v3\"; };\n"
+		"	nodrv { compatible = \"acme,no-such-device\"; };\n"
+		"	i2c@2000 { compatible = \"rockchip,rk3399-i2c\"; vdd-supply = <&reg1>; };\n"
+		"};\n";
+	struct dl_dtb_opts opt = { .dev_hook = hook, .dev_hook_ctx = "test atlas" };
+	json_t *sc;
+
+	hook_calls = 0;
+	sc = import_dts("hook", dts, &opt, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT_EQUAL(hook_calls, 2);		/* not the device that never binds */
+	CU_ASSERT_STRING_EQUAL(dstr(sc, "/i2c@2000", "probe"), "7ms");
+	CU_ASSERT_STRING_EQUAL(dstr(sc, "/i2c@2000", "x-latency-from"), "test atlas");
+	json_decref(sc);
+	opt.dev_hook_ctx = "fail";
+	CU_ASSERT_PTR_NULL(import_dts("hook", dts, &opt, NULL));
+}
+
+/*
  * of_supplier_bindings of 6.12 and 7.3: iommus, iommu-map and dmas are
  * "optional" (fw_devlink.strict only); pinctrl-0..8 in 6.12, any pinctrl-N
  * and mmc-pwrseq in 7.3; a gpio hog's gpios are its parent's; an empty (0)
@@ -675,6 +740,8 @@ int main(void)
 	    !CU_add_test(s, "early-initialised suppliers", test_early_initialised_suppliers) ||
 	    !CU_add_test(s, "--async none|all", test_async_option) ||
 	    !CU_add_test(s, "driver facts", test_driver_facts) ||
+	    !CU_add_test(s, "per-device latency hook", test_dev_hook) ||
+	    !CU_add_test(s, "i2c_device_id match", test_match_by_id) ||
 	    !CU_add_test(s, "bindings per version", test_bindings_per_version) ||
 	    !CU_add_test(s, "fuzzed DTBs never crash", test_fuzz)) {
 		CU_cleanup_registry();

@@ -381,3 +381,9 @@ int dl_atlas_apply(const struct dl_atlas *a, const char *driver, const char *nod
 	}
 	return 0;
 }
+
+int dl_atlas_dtb_hook(void *ctx, const char *driver, const char *compat, json_t *dev)
+{
+	(void)compat;
+	return dl_atlas_apply(ctx, driver, json_string_value(json_object_get(dev, "name")), dev);
+}

@@ -125,4 +125,11 @@ const struct dl_atlas_stat *dl_atlas_lookup(const struct dl_atlas *a, const char
  */
 int dl_atlas_apply(const struct dl_atlas *a, const char *driver, const char *node, json_t *dev);
 
+/*
+ * dl_atlas_dtb_hook() - dl_dtb_opts.dev_hook for import-dtb and sweep --dtbs:
+ * dl_atlas_apply() of the atlas @ctx to the imported device @dev, by its
+ * driver and its "name" (the node path).  Return: 0 or -ENOMEM.
+ */
+int dl_atlas_dtb_hook(void *ctx, const char *driver, const char *compat, json_t *dev);
+
 #endif

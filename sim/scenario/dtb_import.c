@@ -26,7 +26,9 @@
  *    nearest device ancestor.
  *    Drivers (dtb_drivers_612.inc / _73.inc, gen-dtb-drivers.sh): a device
  *    binds the driver of its most specific compatible that Debian's arm64
- *    config of the version builds (in or as a module); AMBA primecells are
+ *    config of the version builds (in or as a module), else, for a child
+ *    of an i2c or spi controller, the driver whose i2c/spi_device_id table
+ *    has the first compatible without its vendor; AMBA primecells are
  *    assumed to bind (amba_id tables match by peripheral ID).  A device
  *    without one never binds: the children of a non-bus device that never
  *    binds are never created (its driver would create them).  Async
@@ -47,9 +49,12 @@
  *    __fw_devlink_relax_cycles() follows suppliers and parents): an own link
  *    whose ends share an SCC becomes FW_DEVLINK_FLAGS_PERMISSIVE|CYCLE.
  * 6. An own link to a supplier that never binds becomes
- *    FW_DEVLINK_FLAGS_PERMISSIVE, as fw_devlink_drivers_done() relaxes it at
- *    late_initcall (fw_devlink_no_driver(): !supplier->can_match); the wait
- *    until late_initcall is not modelled.
+ *    FW_DEVLINK_FLAGS_PERMISSIVE, as fw_devlink_drivers_done() relaxes it
+ *    (fw_devlink_no_driver(): !supplier->can_match): at late_initcall in a
+ *    kernel without modules; in Debian's (CONFIG_MODULES=y) only when the
+ *    deferred-probe timeout expires (deferred_probe_timeout_work_func(),
+ *    10 s after the last extension by default).  That wait is not modelled:
+ *    the consumers probe as if the link had been relaxed from the start.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -60,7 +65,6 @@
 
 #include <libfdt.h>
 
-#include "sim/measure/atlas.h"
 #include "sim/scenario/dtb_import.h"
 
 /*
@@ -151,6 +155,7 @@ struct ddev {
 	uint8_t bind;		/* B_* */
 	uint8_t async;		/* suspends/resumes asynchronously */
 	uint8_t amba;		/* an AMBA primecell without a table driver: assumed to bind */
+	uint8_t by_id;		/* matched by its bus's i2c/spi_device_id table */
 };
 
 struct dlink {
@@ -821,6 +826,42 @@ static bool drv_built(const struct dl_dtb_driver *drv)
 }
 
 /*
+ * The bus a controller device @c puts its children on, by its driver's
+ * directory: "i2c", "spi", or NULL.
+ */
+static const char *child_bus(const struct ddev *c)
+{
+	if (!c->drv || c->bind != B_BINDS)
+		return NULL;
+	if (!strncmp(c->drv->file, "drivers/i2c/", 12))
+		return "i2c";
+	if (!strncmp(c->drv->file, "drivers/spi/", 12))
+		return "spi";
+	return NULL;
+}
+
+/*
+ * i2c_device_match()/spi_match_device() after the OF match: the driver's
+ * id_table against the client's name, the first compatible without its
+ * vendor prefix (of_alias_from_compatible()): "i2c:NAME" in the table.
+ */
+static const struct dl_dtb_driver *match_by_id(const struct imp *m, const struct ddev *d,
+					       const char *first)
+{
+	const char *bus = d->parent >= 0 ? child_bus(&m->d[d->parent]) : NULL;
+	const char *name = strchr(first, ',');
+	char key[160];
+
+	if (!bus)
+		return NULL;
+	name = name ? name + 1 : first;
+	if (strlen(name) + 5 >= sizeof(key))
+		return NULL;
+	snprintf(key, sizeof(key), "%s:%s", bus, name);
+	return dl_dtb_driver_of(m->opt.kernel, key);
+}
+
+/*
  * The driver that binds device @d (node @i): the first of its compatibles
  * (most specific first) whose driver is built in or a module; else the
  * first that has a driver in the source at all (not built: it never binds);
@@ -849,6 +890,16 @@ static void match_driver(struct imp *m, int i, struct ddev *d)
 				break;
 		}
 		pos += (int)sl + 1;
+	}
+	d->by_id = 0;
+	if (!drv_built(d->drv) && p && len > 0 && memchr(p, '\0', (size_t)len)) {
+		const struct dl_dtb_driver *drv = match_by_id(m, d, p);
+
+		if (drv && (drv_built(drv) || !d->drv)) {
+			d->drv = drv;
+			d->compat = p;
+			d->by_id = 1;
+		}
 	}
 	/* AMBA primecells match amba_id tables by peripheral ID, not by compatible */
 	d->amba = !drv_built(d->drv) &&
@@ -1132,25 +1183,21 @@ static int utf8_ok(const char *s)
 }
 
 /*
- * A device's latencies: a device that never binds has no callbacks to run;
- * one that binds gets the latency atlas's figures (sim/measure/atlas.h: its
- * driver's, else its subsystem's, with "x-latency" saying which log), and
- * GUESSES by class (above) for what the atlas does not know.
+ * A device's latencies: GUESSES by class (above); a device that never binds
+ * has no callbacks to run.  The latency atlas hooks in here by driver name:
+ * d->drv ? d->drv->name : NULL (also the device's "x-driver").
  */
-static int dev_latencies(const struct ddev *d, const char *path, json_t *o)
+static void dev_latencies(const struct ddev *d, json_t *o)
 {
 	if (d->bind != B_BINDS) {
 		json_object_set_new(o, "probe", json_integer(0));
 		json_object_set_new(o, "suspend", json_integer(0));
 		json_object_set_new(o, "resume", json_integer(0));
-		return 0;
-	}
-	if (d->cls != C_DEFAULT) {
+	} else if (d->cls != C_DEFAULT) {
 		json_object_set_new(o, "probe", json_string(classes[d->cls].probe));
 		json_object_set_new(o, "suspend", json_string(classes[d->cls].suspend));
 		json_object_set_new(o, "resume", json_string(classes[d->cls].resume));
 	}
-	return dl_atlas_apply(dl_atlas_builtin(), d->drv ? d->drv->name : NULL, path, o);
 }
 
 /* The "x-" keys that say where device @d's driver facts came from. */
@@ -1167,6 +1214,9 @@ static int dev_facts(struct imp *m, const struct ddev *d, json_t *o)
 	if (drv) {
 		if ((ret = put_str(m, o, "x-compatible", d->compat)))
 			return ret;
+		if (d->by_id)
+			json_object_set_new(o, "x-match", json_string(
+				"the bus's device_id table: the first compatible without its vendor"));
 		json_object_set_new(o, "x-driver-file", json_string(drv->file));
 		json_object_set_new(o, "x-driver-bus", json_string(drv->bus));
 		snprintf(why, sizeof(why), "%s (%s in Debian's arm64 config of %s)",
@@ -1245,12 +1295,12 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 		 "compatibles of 6.12) get no links (%u such nodes, %u links dropped). "
 		 "Drivers: %s. "
 		 "Async suspend: %s. "
-		 "Latencies of a device that binds come from dlsim's latency atlas (dlsim atlas) "
-		 "where a real log has its driver, else its subsystem (its node name without unit "
-		 "address or number), per phase: the median of the logged callbacks; "
-		 "\"x-latency\" names each one's log and lines.  The others are GUESSES by device "
-		 "class from compatible strings: default probe %s suspend %s resume %s; bus "
-		 "(simple-bus etc.) "
+		 "Latencies of a device that binds come from dlsim's latency atlas (dlsim atlas; "
+		 "import-dtb and sweep --dtbs) where a real log has its driver, else its subsystem "
+		 "(its node name without unit address or number), per phase: the median of the "
+		 "logged callbacks; \"x-latency\" names each one's log and lines.  The others are "
+		 "GUESSES by device class from compatible strings: default probe %s suspend %s "
+		 "resume %s; bus (simple-bus etc.) "
 		 "%s/%s/%s; fast (clock, regulator, pinctrl, gpio, reset controllers) %s/%s/%s; "
 		 "serial-bus devices (i2c/spi children) %s/%s/%s; slow (display, gpu, camera, "
 		 "video) %s/%s/%s.",
@@ -1261,7 +1311,9 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 		 "compatible (an of_device_id table; sim/scenario/gen-dtb-drivers.sh), when Debian's "
 		 "arm64 config builds it in or as a module; a device without one never binds: it "
 		 "has no callbacks (latency 0), its own links to suppliers are kept, links to it "
-		 "are relaxed to SYNC_STATE_ONLY as fw_devlink_drivers_done() does at late_initcall, "
+		 "are relaxed to SYNC_STATE_ONLY as fw_devlink_drivers_done() does when the "
+		 "deferred-probe timeout expires (the consumers' wait until then, 10 s by default "
+		 "in a kernel with modules, is not modelled), "
 		 "children its driver would create do not exist (see each device's x-driver, "
 		 "x-binds, x-why)",
 		 m->opt.async == DL_DTB_ASYNC_ALL ? "every device (--async all)" :
@@ -1299,10 +1351,17 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 			json_object_set_new(o, "parent", json_string(m->n[m->d[d->parent].node].path));
 		if (d->async != (m->opt.async == DL_DTB_ASYNC_ALL))
 			json_object_set_new(o, "async", json_boolean(d->async));
-		if (dev_latencies(d, m->n[d->node].path, o))
-			goto oom;
+		dev_latencies(d, o);
 		if ((ret = dev_facts(m, d, o)))
 			goto err;
+		if (d->bind == B_BINDS && m->opt.dev_hook &&
+		    (ret = m->opt.dev_hook(m->opt.dev_hook_ctx, d->drv ? d->drv->name : NULL,
+					   d->drv ? d->compat : NULL, o))) {
+			snprintf(m->err->msg, sizeof(m->err->msg), "%s: device %s: latencies: %s",
+				 m->label, m->n[d->node].path, strerror(ret < 0 ? -ret : ret));
+			ret = ret < 0 ? ret : -ret;
+			goto err;
+		}
 	}
 	/* FW_DEVLINK_FLAGS_RPM; fw_devlink_get_flags() of a cycle; FW_DEVLINK_FLAGS_PERMISSIVE */
 	flags_n = json_pack("[sss]", "INFERRED", "AUTOPROBE_CONSUMER", "PM_RUNTIME");
@@ -1319,7 +1378,9 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 		if (o && l->relaxed)
 			json_object_set_new(o, "x-relaxed", json_string(
 				"the supplier never binds: fw_devlink_drivers_done() relaxes the "
-				"link to SYNC_STATE_ONLY at late_initcall"));
+				"link to SYNC_STATE_ONLY when the deferred-probe timeout expires "
+				"(10 s by default with modules; late_initcall without); the "
+				"consumer's wait until then is not modelled"));
 		if (!o || json_array_append_new(links, o)) {
 			json_decref(flags_p);
 			flags_p = NULL;

@@ -43,6 +43,16 @@ struct dl_dtb_opts {
 	enum dl_dtb_kernel kernel;	/* default DL_DTB_K612 */
 	enum dl_dtb_async async;	/* default DL_DTB_ASYNC_DRIVER */
 	enum dl_dtb_drivers drivers;	/* default DL_DTB_DRIVERS_TABLE */
+	/*
+	 * Optional, for latencies from elsewhere (a latency atlas): called for
+	 * every device that binds, with its driver's name (NULL: none in the
+	 * table) and matched compatible (NULL too), after the importer's guesses
+	 * are in @dev (its JSON object): it may set any latency key and "x-"
+	 * keys saying where they came from.  Return 0, or a negative errno that
+	 * fails the import (@dev's name is then in the message).
+	 */
+	int (*dev_hook)(void *ctx, const char *driver, const char *compat, json_t *dev);
+	void *dev_hook_ctx;
 };
 
 struct dl_dtb_stats {
