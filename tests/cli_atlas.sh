@@ -76,8 +76,17 @@ assert uart["suspend"] == atlas[("subsystem", "serial")]["suspend"]["median_ns"]
 assert uart["x-latency"]["suspend"].startswith("subsystem serial: "), uart
 assert "x-latency" not in none and none["probe"] == 0, none
 P
-	# sweep --dtbs imports the same way: its run takes what import-dtb's scenario takes
+	# a board's own log still overrides the atlas (import-log --into)
 	"$DLSIM" import-dtb --kernel 6.12 "$T/b.dtb" >"$T/b.json" 2>/dev/null
+	printf '[    1.000000] probe of fe650000.serial returned 0 after 9000 usecs\n' >"$T/own.log"
+	expect 0 "import-log --into" "$DLSIM" import-log "$T/own.log" --into "$T/b.json"
+	python3 - "$T/out" <<'P' && ok "the board's own log overrides the atlas" || bad "import-log --into over the atlas"
+import json, sys
+uart = {x["name"]: x for x in json.load(open(sys.argv[1]))["devices"]}["/serial@fe650000"]
+assert uart["probe"] in ("9000us", 9000000), uart
+assert uart["x-latency"]["suspend"].startswith("subsystem serial: "), uart
+P
+	# sweep --dtbs imports the same way: its run takes what import-dtb's scenario takes
 	ns_run=$("$DLSIM" run "$T/b.json" --order sync --kernel 6.12 --no-log --json |
 		python3 -c 'import json, sys; print(json.load(sys.stdin)["makespan_ns"])')
 	expect 0 "sweep --dtbs" "$DLSIM" sweep --dtbs "$T/b.dtb" --orders sync --kernel 6.12 --db "$T/sw.db"
