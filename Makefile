@@ -12,7 +12,7 @@ DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gn
             libssl-dev libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev mmdebstrap
 
 .PHONY: all deps build test demo bench bench-smoke bench-baseline clean dtbs test-dtbs kernels test-kernel \
-        trace-check fuzz fuzz-build fidelity
+        trace-check fuzz fuzz-build fidelity atlas demo-scenario
 
 all: build
 
@@ -58,22 +58,82 @@ fuzz: fuzz-build
 	printf '%s\n' scenario dtb check report import_log diff explain | xargs -P $(JOBS) -I{} \
 	  sh tests/fuzz/run.sh {} $(CURDIR)/$(FUZZ_BUILD) $(CURDIR) $(FUZZ_SECONDS)
 
-# A fresh demo database: the orders compared on identical samples (2 seeds),
-# then one kernel-async run on a third seed, the one the report draws in detail.
+# The demo is a real board: the Orange Pi 5 Plus (RK3588), whose own boot log is
+# in ../shared/real (README "The demo board").  Its first lines are a headline
+# in the manner of sleepgraph's: suspend and resume per kernel order, the best
+# kernel order, the top kernel-actionable advice (dlsim advise under that
+# order); then the full table, one kernel-async-v2 run and its report.
 # Quiet: the results come first; the build's output is shown only if it fails
 # (it is in $(BUILD)/build.log).  Progress lines appear only on a terminal.
+DEMO_SCENARIO ?= scenarios/rk3588-orangepi-5-plus.json
+DEMO_DTB := rockchip/rk3588-orangepi-5-plus.dtb
+KERNEL_ORDERS := sync,kernel-async,kernel-async-v2
+define DEMO_HEADLINE
+import json, sys
+runs, adv, scen = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+kernel = sys.argv[4].split(",")
+ms = lambda ns: ns / 1e6
+by = {}
+for r in runs:
+    by.setdefault(r["order"], []).append(r)
+mean = lambda o, op: sum(r[op]["makespan_ns"] for r in by[o]) / len(by[o])
+r0 = runs[0]
+print(f'{r0["scenario"]} ({scen}): {r0["devices"]} devices, {r0["links"]} links; simulated (DES)')
+for o in kernel:
+    print(f'  {o:<16} Suspend Time: {ms(mean(o, "suspend")):9.3f} ms | Resume Time: {ms(mean(o, "resume")):9.3f} ms'
+          f'  (Linux {by[o][0]["kernel"]} rules, {by[o][0]["workers"]} CPU{"s" if by[o][0]["workers"] != 1 else ""})')
+best = min(kernel, key=lambda o: (mean(o, "suspend") + mean(o, "resume"), kernel.index(o)))
+sync = mean("sync", "suspend") + mean("sync", "resume")
+tot = mean(best, "suspend") + mean(best, "resume")
+print(f'  best kernel order: {best} (suspend + resume {ms(tot):.3f} ms, {100 * (tot - sync) / sync:+.1f}% vs sync)')
+sleep = lambda c: c["saved_ns"].get("suspend", 0) + c["saved_ns"].get("resume", 0)
+ok = [c for c in adv["changes"] if c["status"] == "ok" and not c["unsafe"] and sleep(c) > 0
+      and (c["kind"] in ("async", "halve") or (c["kind"] == "order" and c.get("to_order") in kernel))]
+ok.sort(key=lambda c: -sleep(c))
+devs = {d["name"]: d for d in json.load(open(scen))["devices"]}
+if ok:
+    c = ok[0]
+    d = devs.get(c.get("device"), {})
+    src = "" if not d else (f'; driver {d.get("x-driver") or "unknown"}, latencies '
+                            + ("measured (x-latency)" if "x-latency" in d else "a class guess, in no log"))
+    print(f'  top advice: {c["change"]}: saves {ms(c["saved_ns"]["suspend"]):.3f} ms of suspend, '
+          f'{ms(c["saved_ns"]["resume"]):.3f} ms of resume{src} (dlsim advise {scen} --order {best})')
+else:
+    print(f'  top advice: none saves time under {best} (dlsim advise {scen} --order {best})')
+endef
+export DEMO_HEADLINE
 demo: deps
 	@mkdir -p $(BUILD)
 	@{ cmake -S . -B $(BUILD) -DDLSIM_WERROR=ON -DDLSIM_SAN=$(SAN) && cmake --build $(BUILD) -j$(JOBS); } \
 	  >$(BUILD)/build.log 2>&1 || { cat $(BUILD)/build.log; echo "demo: the build failed (log: $(BUILD)/build.log)"; exit 1; }
 	@rm -f $(BUILD)/demo.db $(BUILD)/demo.db-wal $(BUILD)/demo.db-shm
-	@$(BUILD)/dlsim compare scenarios/default.json --orders sync,kernel-async,kernel-async-v2,levels,cp-first \
-	  --seeds 2 --db $(BUILD)/demo.db
+	@$(BUILD)/dlsim compare $(DEMO_SCENARIO) --orders $(KERNEL_ORDERS),levels,cp-first --seeds 2 \
+	  --db $(BUILD)/demo.db --json >$(BUILD)/demo-compare.json
+	@best=$$(python3 -c "$$DEMO_HEADLINE" $(BUILD)/demo-compare.json /dev/null $(DEMO_SCENARIO) $(KERNEL_ORDERS) 2>/dev/null \
+	  | sed -n 's/^  best kernel order: \([^ ]*\).*/\1/p'); \
+	$(BUILD)/dlsim advise $(DEMO_SCENARIO) --order $${best:-kernel-async-v2} --top 0 --json >$(BUILD)/demo-advise.json
+	@python3 -c "$$DEMO_HEADLINE" $(BUILD)/demo-compare.json $(BUILD)/demo-advise.json $(DEMO_SCENARIO) $(KERNEL_ORDERS)
 	@echo
-	@$(BUILD)/dlsim run scenarios/default.json --order kernel-async --seed 3 --db $(BUILD)/demo.db
+	@$(BUILD)/dlsim compare $(DEMO_SCENARIO) --orders $(KERNEL_ORDERS),levels,cp-first --seeds 2 --no-log
+	@echo
+	@$(BUILD)/dlsim run $(DEMO_SCENARIO) --order kernel-async-v2 --seed 3 --db $(BUILD)/demo.db
 	@echo
 	@$(BUILD)/dlsim report $(BUILD)/demo.db --out $(BUILD)/demo-report >/dev/null
 	@echo "report: $(BUILD)/demo-report/index.html (open it in a browser)"
+
+# The demo's scenario, re-imported from the board's DTB in the cache (make dtbs).
+demo-scenario: build dtbs
+	@dtb=$$(find $(DTB_CACHE)/x -path '*/$(DEMO_DTB)' | sort -V | tail -1); \
+	[ -n "$$dtb" ] || { echo "demo-scenario: no $(DEMO_DTB) in $(DTB_CACHE)"; exit 1; }; \
+	./$(BUILD)/dlsim import-dtb "$$dtb" >$(DEMO_SCENARIO).tmp && mv $(DEMO_SCENARIO).tmp $(DEMO_SCENARIO)
+
+# The latency atlas that import-dtb draws from (sim/measure/atlas.json, committed):
+# rebuilt from the real logs in REAL, which are never copied into the tree.
+REAL ?= ../shared/real
+atlas: build
+	./$(BUILD)/dlsim atlas --regen $(REAL) >sim/measure/atlas.json.tmp
+	mv sim/measure/atlas.json.tmp sim/measure/atlas.json
+	cmake --build $(BUILD) -j$(JOBS)
 
 # The full suite (about 5 minutes: 3 repetitions, medians), then bench/compare
 # against bench/baseline.json: exits 1 on a regression (BENCH_COMPARE=--no-gate

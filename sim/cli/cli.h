@@ -21,6 +21,7 @@ int cmd_explain(int argc, char **argv);
 /* The explain account of RUN_ID under run's (full) or compare's (short) table. */
 void cli_explain_after(const char *db, int64_t run_id, uint32_t devices, int is_short);
 int cmd_sweep(int argc, char **argv);
+int cmd_atlas(int argc, char **argv);
 int cmd_twin(int argc, char **argv);
 
 /* Exit statuses of every verb (shared/SPEC.md). */

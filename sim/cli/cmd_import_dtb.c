@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sim/cli/cli.h"
+#include "sim/measure/atlas.h"
 #include "sim/scenario/dtb_import.h"
 
 static void import_usage(FILE *f)
@@ -34,7 +35,10 @@ static void import_usage(FILE *f)
 		   "(fw_devlink_drivers_done()), no children created by its driver.  Each\n"
 		   "device says where its facts came from: \"x-driver\" (the name, or null),\n"
 		   "\"x-driver-file\", \"x-driver-build\", \"x-async\", \"x-binds\", \"x-why\".\n"
-		   "Latencies are guesses by device class (see the scenario's \"x-doc\").\n"
+		   "Latencies: per phase the latency atlas's median for the device's driver,\n"
+		   "else its subsystem (node name without unit address or number), from real\n"
+		   "logs (`dlsim atlas`; \"x-latency\" names the log and lines), else a guess\n"
+		   "by device class (see the scenario's \"x-doc\").\n"
 		   "A summary goes to stderr.\n\n"
 		   "options:\n"
 		   "  --kernel V     whose property parsers and driver table: 6.12 (default;\n"
@@ -113,6 +117,9 @@ int cmd_import_dtb(int argc, char **argv)
 		return DL_EXIT_USAGE;
 	}
 	memset(&err, 0, sizeof(err));
+	/* measured latencies (NULL atlas: out of memory; the class guesses stay) */
+	opt.dev_hook_ctx = (void *)dl_atlas_builtin();
+	opt.dev_hook = opt.dev_hook_ctx ? dl_atlas_dtb_hook : NULL;
 	ret = dl_dtb_import_file_opts(file, &opt, &sc, &st, &err);
 	if (ret) {
 		fprintf(stderr, "dlsim import-dtb: %s\n", err.msg);

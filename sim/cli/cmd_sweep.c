@@ -20,6 +20,7 @@
 #include "sim/cli/cli.h"
 #include "sim/cli/sweep_cli.h"
 #include "sim/log/dl_log.h"
+#include "sim/measure/atlas.h"
 #include "sim/run/dl_run.h"
 #include "sim/sweep/sweep.h"
 
@@ -117,6 +118,9 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 	p->check = true;
 	p->nkernels = 1;
 	p->kernel[0] = NULL;
+	/* DTBs get the latency atlas's figures, as import-dtb gives them */
+	p->dtb.dev_hook_ctx = (void *)dl_atlas_builtin();
+	p->dtb.dev_hook = p->dtb.dev_hook_ctx ? dl_atlas_dtb_hook : NULL;
 	o->db = "dlsim.db";
 	o->distribute = "queue";
 	for (int i = 1; i < argc; i++) {

@@ -22,6 +22,7 @@ static const struct verb verbs[] = {
 	{ "import-log", cmd_import_log, "import-log FILE...       a scenario from real dmesg/ftrace callback timings" },
 	{ "orders", cmd_orders, "orders                   list the ordering algorithms" },
 	{ "diff", cmd_diff, "diff DB RUN_A RUN_B       two runs side by side: makespans, order agreement" },
+	{ "atlas", cmd_atlas, "atlas [DRIVER]           callback latencies per driver from real logs, and which log" },
 	{ "twin", cmd_twin, "twin DB RUN [--db OUT]    replay a logged run in the DES, each callback as long as logged" },
 	{ "sweep", cmd_sweep, "sweep --scenarios P --orders A,B  many runs, resumable, in parallel (--jobs, mpirun)" },
 };
