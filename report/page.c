@@ -599,6 +599,7 @@ int rp_write_index(struct report *r, const char *dbpath)
 	write_scaling(r, f);
 	if (r->sel) {
 		write_timeline(r, f);
+		rp_write_beside(r, f);
 		if (r->have_tl)
 			dl_explain_html(r->db, &r->tl, f);
 		dl_advice_html(r->db, r->sel->scenario, f);

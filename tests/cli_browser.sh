@@ -8,7 +8,8 @@
 # (a 40 ms disk here), the order the kernel uses is marked, and the
 # timeline packs the callbacks into rows per worker (no two bars of a row
 # overlap) under the pinned slowest devices, labelled 'dev {driver}' when
-# the scenario names the driver (x-driver).  Skipped (exit 77) without
+# the scenario names the driver (x-driver); the run beside its twin and
+# beside a run of another order, per op on one shared axis.  Skipped (exit 77) without
 # Chromium.
 DLSIM=$1
 browser=
@@ -206,6 +207,58 @@ EOF
 		>/dev/null 2>&1
 	rm -rf "$profile"
 	[ -s "$tmp/timeline.png" ] && echo "ok: screenshot taken" || { echo "FAIL: no screenshot"; fail=$((fail + 1)); }
+	# the beside view: the run over its replay twin (dlsim twin), then over a run of
+	# another order (--beside), per op on one shared axis
+	"$DLSIM" twin "$tmp/b.db" 1 >"$tmp/twin.out" 2>&1 || { echo "FAIL: dlsim twin"; cat "$tmp/twin.out"; fail=$((fail + 1)); }
+	"$DLSIM" run "$tmp/hostile.json" --order sync --db "$tmp/b.db" >"$tmp/run2.out" 2>&1 ||
+		{ echo "FAIL: dlsim run --order sync"; cat "$tmp/run2.out"; fail=$((fail + 1)); }
+	for which in twin sync; do
+		extra=
+		[ "$which" = sync ] && extra="--beside 3"
+		"$DLSIM" report "$tmp/b.db" --run 1 $extra --out "$tmp/bs-$which" >"$tmp/report.out" 2>&1 ||
+			{ echo "FAIL: report ($which)"; cat "$tmp/report.out"; fail=$((fail + 1)); continue; }
+		sed 's|</body>|<script src="probe.js"></script></body>|' "$tmp/bs-$which/index.html" >"$tmp/bs-$which/probe.html"
+		cat >"$tmp/bs-$which/probe.js" <<'EOF'
+(function () {
+  var out = document.createElement('pre'), B = window.dlsimBeside;
+  out.id = 'bs-result';
+  out.textContent = B ? B.panes().map(function (p) {
+    return p.op + ' runs=' + p.runs.join(',') + ' rows=' + p.rows.join(',') + ' bars=' + p.bars.join(',') +
+      ' ends=' + p.ends_ms.map(function (x) { return x.toFixed(3); }).join(',') + ' axis=' + p.axis_ms.toFixed(3) +
+      ' shared=' + p.shared + ' shifted=' + p.shifted;
+  }).join('\n') : 'no beside view';
+  document.body.appendChild(out);
+})();
+EOF
+		profile=$(mktemp -d /tmp/dlsim-chromium.XXXXXX) || exit 1
+		$to "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
+			--disable-component-update --disable-sync --no-first-run --user-data-dir="$profile" \
+			--enable-logging=stderr --v=0 --window-size=1400,1200 --dump-dom \
+			"file://$tmp/bs-$which/probe.html" >"$tmp/bs-$which.html" 2>"$tmp/bs-$which.err"
+		rm -rf "$profile"
+		if grep -E 'Uncaught|SyntaxError' "$tmp/bs-$which.err"; then
+			echo "FAIL: script error in the beside view ($which)"; fail=$((fail + 1))
+		fi
+		sed -n '/<pre id="bs-result">/,/<\/pre>/p' "$tmp/bs-$which.html" | sed 's/<[^>]*>//g' >"$tmp/bs-$which.txt"
+		# three panes, each with both runs' rows and bars, the axis as long as the longer run's op
+		if [ "$(grep -c -E '^(probe|suspend|resume) runs=1,(2|3) rows=[1-9][0-9]*,[1-9][0-9]* bars=[1-9][0-9]*,[1-9][0-9]* ' "$tmp/bs-$which.txt")" = 3 ] &&
+		   awk '{ split($5, e, "[=,]"); split($6, a, "="); m = e[2] + 0 > e[3] + 0 ? e[2] : e[3]; if (m != a[2]) bad = 1 }
+			END { exit bad }' "$tmp/bs-$which.txt"; then
+			echo "ok: beside ($which): two runs on one axis per op ($(head -1 "$tmp/bs-$which.txt"))"
+		else
+			echo "FAIL: beside view ($which)"; cat "$tmp/bs-$which.txt"; fail=$((fail + 1))
+		fi
+	done
+	# a DES twin replays every callback as long as it was and schedules them alike: nothing
+	# diverges; the sync run (one worker) ends later, and its callbacks end elsewhere
+	grep -q -E '^suspend runs=1,2 .* shifted=0$' "$tmp/bs-twin.txt" ||
+		{ echo "FAIL: the twin diverges from its run"; fail=$((fail + 1)); }
+	if grep '^suspend runs=1,3 ' "$tmp/bs-sync.txt" |
+	   awk '{ split($5, e, "[=,]"); split($8, s, "="); ok = e[3] + 0 > e[2] + 0 && s[2] + 0 > 0 } END { exit !ok }'; then
+		echo "ok: the sync run ends later on the shared axis, callbacks shifted"
+	else
+		echo "FAIL: sync beside kernel-async"; cat "$tmp/bs-sync.txt"; fail=$((fail + 1))
+	fi
 else
 	echo "FAIL: no index.html"; fail=$((fail + 1))
 fi

@@ -165,6 +165,24 @@ EOF
 	grep -q '"drivers":\[null,"rk3x-i2c",null\]' "$tmp/olddrv/index.html" ||
 		{ echo "FAIL: the timeline's data lack the drivers"; fail=$((fail + 1)); }
 	check 0 "report of run 1, whose log has no drivers" "$DLSIM" report "$tmp/olddrv.db" --run 1 --out "$tmp/olddrv1"
+	# --beside RUN: another run of the same scenario content on one axis; refused (exit 2,
+	# nothing drawn) for a run of another scenario, the run drawn itself or no such run
+	check 0 "report --beside a run of the same scenario" "$DLSIM" report "$tmp/olddrv.db" --run 2 --beside 1 --out "$tmp/bs"
+	grep -q 'id="bs-data"' "$tmp/bs/index.html" && grep -q '<h2 id="beside">Run 2 beside run 1</h2>' "$tmp/bs/index.html" ||
+		{ echo "FAIL: no beside view"; fail=$((fail + 1)); }
+	check 0 "report --no-beside" "$DLSIM" report "$tmp/olddrv.db" --run 2 --no-beside --out "$tmp/bs0"
+	grep -q 'id="bs-data"' "$tmp/bs0/index.html" && { echo "FAIL: a beside view without a twin or --beside"; fail=$((fail + 1)); }
+	check 0 "run another scenario" "$DLSIM" run "$tmp/ka.json" --db "$tmp/olddrv.db"
+	check 2 "report --beside a run of another scenario" "$DLSIM" report "$tmp/olddrv.db" --run 2 --beside 3 --out "$tmp/bs3"
+	grep -q 'ran another scenario than run 2' "$tmp/out" || { echo "FAIL: why --beside 3 is refused"; fail=$((fail + 1)); }
+	check 2 "report --beside the run drawn" "$DLSIM" report "$tmp/olddrv.db" --run 2 --beside 2 --out "$tmp/bs3"
+	check 2 "report --beside no such run" "$DLSIM" report "$tmp/olddrv.db" --beside 99 --out "$tmp/bs3"
+	check 2 "report --beside x" "$DLSIM" report "$tmp/olddrv.db" --beside x --out "$tmp/bs3"
+	# a twin is drawn beside its run by default
+	check 0 "twin of run 2" "$DLSIM" twin "$tmp/olddrv.db" 2
+	check 0 "report of run 2, which has a twin" "$DLSIM" report "$tmp/olddrv.db" --run 2 --out "$tmp/bs4"
+	grep -q '<h2 id="beside">Run 2 beside run 4</h2>' "$tmp/bs4/index.html" && grep -q 'its replay twin' "$tmp/bs4/index.html" ||
+		{ echo "FAIL: the twin is not beside its run"; fail=$((fail + 1)); }
 	# another program's database (its application_id) is refused, nothing written (issue 34)
 	cp "$tmp/ka.db" "$tmp/foreign.db"
 	sqlite3 "$tmp/foreign.db" "pragma application_id = 1234"
