@@ -180,6 +180,8 @@ EOF
 	check 2 "report --beside x" "$DLSIM" report "$tmp/olddrv.db" --beside x --out "$tmp/bs3"
 	# a twin is drawn beside its run by default
 	check 0 "twin of run 2" "$DLSIM" twin "$tmp/olddrv.db" 2
+	got=$(sqlite3 "$tmp/olddrv.db" "SELECT group_concat(coalesce(driver, 'NULL'), ' ') FROM devices WHERE run_id = 4")
+	[ "$got" = "NULL rk3x-i2c NULL" ] || { echo "FAIL: the twin's drivers: '$got'"; fail=$((fail + 1)); }
 	check 0 "report of run 2, which has a twin" "$DLSIM" report "$tmp/olddrv.db" --run 2 --out "$tmp/bs4"
 	grep -q '<h2 id="beside">Run 2 beside run 4</h2>' "$tmp/bs4/index.html" && grep -q 'its replay twin' "$tmp/bs4/index.html" ||
 		{ echo "FAIL: the twin is not beside its run"; fail=$((fail + 1)); }
