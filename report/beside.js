@@ -30,9 +30,10 @@ function el(tag, cls, text) {
   if (text !== undefined) e.textContent = text;
   return e;
 }
-function label(slot) {
+/* the last part of the device's path and its driver: 'dev {driver}' (NODRV: the name alone) */
+function label(slot, nodrv) {
   var p = names[slot].split('/').filter(function (x) { return x.length; });
-  return (p.length ? p[p.length - 1] : names[slot]) + (drivers[slot] ? ' {' + drivers[slot] + '}' : '');
+  return (p.length ? p[p.length - 1] : names[slot]) + (drivers[slot] && !nodrv ? ' {' + drivers[slot] + '}' : '');
 }
 function runName(k) { return 'run ' + runs[k].run + ' (' + runs[k].order + ', K=' + runs[k].workers + ')'; }
 
@@ -202,7 +203,10 @@ Pair.prototype.draw = function () {
         c.fillStyle = COL[q[PH] % COL.length]; c.fillRect(a, y + 2, Math.max(1.5, b - a), ROW - 4);
         if (b - a > 28) {
           c.save(); c.beginPath(); c.rect(a, y, b - a, ROW); c.clip();
-          c.fillStyle = '#000'; c.font = '10px sans-serif'; c.fillText(label(q[SLOT]), a + 3, y + ROW / 2);
+          c.fillStyle = '#000'; c.font = '10px sans-serif';
+          var tx = label(q[SLOT]);   /* 'dev {driver}', or the name alone where that does not fit */
+          if (c.measureText(tx).width > b - a - 6) tx = label(q[SLOT], true);
+          c.fillText(tx, a + 3, y + ROW / 2);
           c.restore();
         }
       }

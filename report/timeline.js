@@ -72,6 +72,12 @@ function fit(s, w) {
   return '\u2026' + s.slice(lo);
 }
 
+/* a bar's text: 'dev {driver}' when it fits, else the name alone cut to fit (the driver is in the tooltip) */
+function barText(slot, w) {
+  var t = label(slot);
+  return meas.measureText(t).width <= w ? t : fit(short[slot], w);
+}
+
 /* ---- panes: consecutive phase instances of one op, merged when they overlap ---- */
 var inst = [], panes = [], cur = null, bySlot = [], s;
 for (i = 0; i < names.length; i++) bySlot.push([]);
@@ -293,7 +299,7 @@ Pane.prototype.draw = function () {
       if (b - a > 28) {  /* the device's name and driver on its bar */
         c.save(); c.beginPath(); c.rect(a, y, b - a, ROW - 6); c.clip();
         c.globalAlpha = hl && !(q[FL] & CRIT) ? 0.3 : 1; c.fillStyle = '#000'; c.font = '10px sans-serif';
-        c.fillText(fit(label(q[SLOT]), b - a - 6), a + 3, y + (ROW - 6) / 2 + 0.5);
+        c.fillText(barText(q[SLOT], b - a - 6), a + 3, y + (ROW - 6) / 2 + 0.5);
         c.restore();
       }
     }
