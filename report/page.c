@@ -397,7 +397,8 @@ static void write_timeline(struct report *r, FILE *f)
 	}
 	fprintf(f, "<p>One pane per op, its time axis in ms from the op's start. On top, the op's %d slowest "
 		   "devices (most callback time); under them, as sleepgraph draws it, one row per worker (the "
-		   "main PM thread first) with its callbacks packed into it, the device's name on each bar wide "
+		   "main PM thread first) with its callbacks packed into it, the device's name and {driver} "
+		   "on each bar wide "
 		   "enough; the rows button switches to one row per device in the order they started. Bars are "
 		   "coloured by phase; the critical path (what set the makespan, walked back from the last end "
 		   "through what each callback waited for) is outlined in red; hover a bar for its device, "
@@ -598,6 +599,7 @@ int rp_write_index(struct report *r, const char *dbpath)
 	write_scaling(r, f);
 	if (r->sel) {
 		write_timeline(r, f);
+		rp_write_beside(r, f);
 		if (r->have_tl)
 			dl_explain_html(r->db, &r->tl, f);
 		dl_advice_html(r->db, r->sel->scenario, f);

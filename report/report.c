@@ -356,6 +356,75 @@ static int read_timeline(struct report *r)
 	return 0;
 }
 
+/* The newest twin of run ID (runs.twin_of = ID), or the run ID is a twin of; 0: none. */
+static int64_t twin_of(struct report *r, int64_t id, int *dir)
+{
+	static const char *const sql[] = {
+		"SELECT run_id FROM runs WHERE twin_of = ?1 ORDER BY run_id DESC LIMIT 1",
+		"SELECT twin_of FROM runs WHERE run_id = ?1 AND twin_of IS NOT NULL",
+	};
+	int64_t got = 0;
+
+	if (!has_column(r, "runs", "twin_of"))
+		return 0;
+	for (int q = 0; q < 2 && !got; q++) {
+		sqlite3_stmt *st;
+
+		if (sqlite3_prepare_v2(r->db, sql[q], -1, &st, NULL) != SQLITE_OK)
+			return 0;
+		sqlite3_bind_int64(st, 1, id);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			got = sqlite3_column_int64(st, 0);
+			*dir = q ? -1 : 1;
+		}
+		sqlite3_finalize(st);
+	}
+	return got;
+}
+
+/*
+ * The run drawn beside the chosen one: BESIDE (a run of the same scenario
+ * content, else an error), or with 0 its twin when it has one of the same
+ * content and a sound log (else none, silently); -1: none.
+ */
+static int read_beside(struct report *r, int64_t beside)
+{
+	const struct run_row *o = NULL;
+	int dir = 0, ret;
+
+	if (!r->sel || !r->have_tl || beside < 0)
+		return 0;
+	if (beside > 0) {
+		o = find_run(r, beside);
+		if (!o)
+			return rp_err(r, -EINVAL, "--beside %lld: no such run", (long long)beside);
+		if (o == r->sel)
+			return rp_err(r, -EINVAL, "--beside %lld: that is the run drawn (--run); name "
+				      "another run of its scenario", (long long)beside);
+		if (!rp_same_scenario(r->sel, o))
+			return rp_err(r, -EINVAL, "--beside %lld: it ran another scenario than run %lld "
+				      "(other name or other devices and links); only runs of the same "
+				      "scenario content share an axis", (long long)beside,
+				      (long long)r->sel->id);
+		if (!run_sound(r, o->id))
+			return rp_err(r, -EBADMSG, "--beside %lld: corrupt log (%s)", (long long)o->id,
+				      r->corrupt);
+		r->other_is_twin = twin_of(r, r->sel->id, &dir) == o->id ? dir : 0;
+	} else {
+		int64_t id = twin_of(r, r->sel->id, &dir);
+
+		o = id ? find_run(r, id) : NULL;
+		if (!o || o == r->sel || !rp_same_scenario(r->sel, o) || !run_sound(r, o->id))
+			return 0;
+		r->other_is_twin = dir;
+	}
+	ret = tl_read(r->db, o->id, 0, &r->tl2, r->err, r->errlen);
+	if (ret)
+		return ret;
+	r->other = o;
+	return 0;
+}
+
 /* ---- statistics ------------------------------------------------------- */
 
 void rp_acc_add(struct stat_acc *a, double v)
@@ -664,6 +733,7 @@ static void report_free(struct report *r)
 	free(r->groups);
 	free(r->gantt_row);
 	tl_free(&r->tl);
+	tl_free(&r->tl2);
 	sqlite3_close(r->db);
 }
 
@@ -690,6 +760,8 @@ int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *e
 		ret = select_run(&r, db, o->run);
 	if (!ret)
 		ret = read_timeline(&r);
+	if (!ret)
+		ret = read_beside(&r, o->beside);
 	if (!ret)
 		ret = set_outdir(&r, db, o->outdir, o->force);
 	if (!ret)

@@ -35,6 +35,12 @@
 #define DL_REPORT_PLOT_GROUPS 24
 /* Points of the utilization plot; beyond, the step function is averaged into buckets. */
 #define DL_REPORT_UTIL_POINTS 4000
+/*
+ * Devices of each run in index.html's beside view (a run over its twin or
+ * another run of the same scenario on one time axis): those drawn are the
+ * union of each run's tl_select_rows() at this cap.
+ */
+#define DL_REPORT_BESIDE_DEVICES 2000
 /* Critical-path callbacks listed in index.html's table. */
 #define DL_REPORT_CRIT_ROWS 300
 
@@ -89,6 +95,9 @@ struct dl_report_opts {
 				 * dlsim report did not write ("/" never) */
 	int data_only;		/* data files, traces and index.html, no gnuplot (no
 				 * PNG/SVG; the in-process fuzzer uses it) */
+	int64_t beside;		/* the run drawn beside the chosen one on one axis (same
+				 * scenario content, else -EINVAL); 0: its twin (runs.twin_of)
+				 * if it has one; -1: none */
 };
 
 /**

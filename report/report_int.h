@@ -57,6 +57,9 @@ struct report {
 	const struct run_row *sel;	/* the run drawn in detail; NULL: no runs */
 	struct tl_run tl;		/* sel's phases, every device */
 	int have_tl;
+	const struct run_row *other;	/* drawn beside sel on one axis (--beside, its twin); NULL: none */
+	struct tl_run tl2;		/* other's phases */
+	int other_is_twin;		/* other replays sel (+1) or sel replays other (-1); 0: neither */
 	uint32_t *gantt_row;		/* per tl device: Gantt row or TL_NONE */
 	size_t gantt_rows, gantt_segs;
 	struct group *groups;		/* in order of their newest run, newest last */
@@ -113,5 +116,8 @@ bool rp_plotted(const struct report *r, enum plot_id id);
 
 /* page.c */
 int rp_write_index(struct report *r, const char *dbpath);
+
+/* beside.c: the chosen run and r->other on one time axis per op (index.html's beside view). */
+void rp_write_beside(const struct report *r, FILE *f);
 
 #endif

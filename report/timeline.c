@@ -93,6 +93,20 @@ static int add_seg(struct tl_run *t, size_t row, enum tl_op op, int p, int worke
 	return 0;
 }
 
+/* 1 when the log's devices table has the (additive) driver column. */
+static int has_driver(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int yes = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('devices') WHERE name = 'driver'",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
 static int read_devs(sqlite3 *db, struct tl_run *t, size_t max_devs, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
@@ -107,7 +121,11 @@ static int read_devs(sqlite3 *db, struct tl_run *t, size_t max_devs, char *err, 
 	if (sqlite3_step(st) == SQLITE_ROW)
 		t->total_devs = (size_t)sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(db, "SELECT dev_id, name, parent_id, async FROM devices WHERE run_id = ?1 "
+	/* devices.driver is additive: a log written before it has none */
+	if (sqlite3_prepare_v2(db, has_driver(db) ?
+			       "SELECT dev_id, name, parent_id, async, driver FROM devices WHERE run_id = ?1 "
+			       "ORDER BY dev_id LIMIT ?2" :
+			       "SELECT dev_id, name, parent_id, async, NULL FROM devices WHERE run_id = ?1 "
 			       "ORDER BY dev_id LIMIT ?2", -1, &st, NULL) != SQLITE_OK) {
 		set_msg(err, errlen, "devices", db);
 		return -EINVAL;
@@ -115,7 +133,7 @@ static int read_devs(sqlite3 *db, struct tl_run *t, size_t max_devs, char *err, 
 	sqlite3_bind_int64(st, 1, t->run_id);
 	sqlite3_bind_int64(st, 2, max_devs ? (sqlite3_int64)max_devs : -1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const unsigned char *name = sqlite3_column_text(st, 1);
+		const unsigned char *name = sqlite3_column_text(st, 1), *drv;
 		struct tl_dev *d;
 
 		if (t->ndevs == cap) {
@@ -135,7 +153,11 @@ static int read_devs(sqlite3 *db, struct tl_run *t, size_t max_devs, char *err, 
 		d->parent = TL_NONE;
 		d->async = sqlite3_column_int(st, 3) != 0;
 		d->name = strdup(name ? (const char *)name : "");
-		if (!d->name) {
+		drv = sqlite3_column_text(st, 4);
+		d->driver = drv && *drv ? strdup((const char *)drv) : NULL;
+		if (!d->name || (drv && *drv && !d->driver)) {
+			free(d->name);
+			free(d->driver);
 			ret = -ENOMEM;
 			break;
 		}
@@ -236,8 +258,10 @@ int tl_read(sqlite3 *db, int64_t run, size_t max_devs, struct tl_run *t, char *e
 
 void tl_free(struct tl_run *t)
 {
-	for (size_t i = 0; i < t->ndevs; i++)
+	for (size_t i = 0; i < t->ndevs; i++) {
 		free(t->devs[i].name);
+		free(t->devs[i].driver);
+	}
 	free(t->devs);
 	for (size_t i = 0; i < t->nphases; i++)
 		free(t->phases[i]);
@@ -451,6 +475,8 @@ int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl
 			continue;
 		args = json_pack("{s:o, s:s, s:I, s:i}", "phase", jstr(t->phases[s->phase]),
 				 "op", op_name[s->op], "dev_id", (json_int_t)d->dev_id, "worker", s->worker);
+		if (d->driver)
+			json_object_set_new(args, "driver", jstr(d->driver));
 		if (s->flags & TL_SEG_CRIT)
 			json_object_set_new(args, "critical_path", json_true());
 		if (s->wait != TL_NONE) {
@@ -633,18 +659,21 @@ void tl_write_html(const struct tl_run *t, size_t max_rows, FILE *f)
 	json_object_set_new(d, "phases", a);
 	{
 		json_t *ids = json_array(), *names = json_array(), *par = json_array(), *as = json_array();
+		json_t *drv = json_array();
 
 		for (size_t k = 0; k < next; k++) {
 			const struct tl_dev *dv = &t->devs[dev_of[k]];
 
 			json_array_append_new(ids, json_integer(dv->dev_id));
 			json_array_append_new(names, jstr(dv->name));
+			json_array_append_new(drv, dv->driver ? jstr(dv->driver) : json_null());
 			json_array_append_new(par, json_integer(dv->parent != TL_NONE && name_of[dv->parent] >= 0 ?
 								name_of[dv->parent] : -1));
 			json_array_append_new(as, json_integer(dv->async));
 		}
 		json_object_set_new(d, "ids", ids);
 		json_object_set_new(d, "names", names);
+		json_object_set_new(d, "drivers", drv);
 		json_object_set_new(d, "parent", par);
 		json_object_set_new(d, "async", as);
 	}

@@ -28,6 +28,7 @@ enum tl_op { TL_PROBE, TL_UNBIND, TL_SUSPEND, TL_RESUME, TL_NOPS };
 struct tl_dev {
 	int64_t dev_id;
 	char *name;
+	char *driver;			/* devices.driver, NULL: unknown (or a log without the column) */
 	int64_t parent_id;		/* dev_id of the parent, -1 for a root */
 	uint32_t parent;		/* index into devs, or TL_NONE */
 	uint8_t async;

@@ -7,7 +7,7 @@
  * own time axis from the op's start, its phases as coloured bands, the
  * op's slowest devices pinned on top, then either the callbacks packed
  * into one row per worker (the default, as sleepgraph packs its threads;
- * the device's name on the bar) or one row per device in the order the
+ * the device's name and {driver} on the bar) or one row per device in the order the
  * devices started ("rows" button, or index.html#tl=device); names are
  * shortened from the left so that the unique tail stays.  Hover a bar for its callback; click
  * a bar or a name for the device: its callbacks, its links and what each
@@ -19,7 +19,7 @@
 var box = document.getElementById('tl');
 var D = JSON.parse(document.getElementById('tl-data').textContent);
 var S = JSON.parse(document.getElementById('tl-segs').textContent);
-var names = D.names, phases = D.phases, ops = D.ops, nrows = D.rows;
+var names = D.names, phases = D.phases, ops = D.ops, nrows = D.rows, drivers = D.drivers || [];
 /* a segment: [slot, op, phase, t0, t1, worker, waited-for slot or -1, its phase, its end, flags, instance] */
 var SLOT = 0, OP = 1, PH = 2, T0 = 3, T1 = 4, WK = 5, WS = 6, WP = 7, WE = 8, FL = 9, IN = 10;
 var CRIT = 1, BARRIER = 2;
@@ -57,6 +57,9 @@ for (i = 0; i < names.length; i++) {
   }
   short.push(pick);
 }
+/* 'dev {driver}' as sleepgraph labels its bars; a device without a known driver: its name alone */
+function drv(slot) { return drivers[slot] ? ' {' + drivers[slot] + '}' : ''; }
+function label(slot) { return short[slot] + drv(slot); }
 var meas = document.createElement('canvas').getContext('2d');
 meas.font = '11px sans-serif';
 function fit(s, w) {
@@ -67,6 +70,12 @@ function fit(s, w) {
     if (meas.measureText('\u2026' + s.slice(mid)).width <= w) hi = mid; else lo = mid + 1;
   }
   return '\u2026' + s.slice(lo);
+}
+
+/* a bar's text: 'dev {driver}' when it fits, else the name alone cut to fit (the driver is in the tooltip) */
+function barText(slot, w) {
+  var t = label(slot);
+  return meas.measureText(t).width <= w ? t : fit(short[slot], w);
 }
 
 /* ---- panes: consecutive phase instances of one op, merged when they overlap ---- */
@@ -192,7 +201,7 @@ Pane.prototype.layout = function () {
   this.rows = []; this.labels0 = []; this.byRow = []; this.rowOfSeg = {};
   function addRow(slot, label) { self.rows.push(slot); self.labels0.push(label); self.byRow.push([]); return self.rows.length - 1; }
   function put(row, q) { self.byRow[row].push(q); self.rowOfSeg[q[SLOT] + ':' + q[T0]] = row; }
-  for (k = 0; k < pinned.length; k++) pinRow[pinned[k]] = addRow(pinned[k], short[pinned[k]]);
+  for (k = 0; k < pinned.length; k++) pinRow[pinned[k]] = addRow(pinned[k], label(pinned[k]));
   this.npinned = pinned.length;
   for (r = 0; r < P.segs.length; r++)
     if (pinRow[P.segs[r][SLOT]] !== undefined) put(pinRow[P.segs[r][SLOT]], P.segs[r]);
@@ -201,7 +210,7 @@ Pane.prototype.layout = function () {
   if (MODE === 'device') {
     var rest = slots.filter(function (x) { return pinRow[x] === undefined; })
       .sort(function (a, b) { return first[a] - first[b] || a - b; }), rowOf = {};
-    for (k = 0; k < rest.length; k++) rowOf[rest[k]] = addRow(rest[k], short[rest[k]]);
+    for (k = 0; k < rest.length; k++) rowOf[rest[k]] = addRow(rest[k], label(rest[k]));
     for (k = 0; k < segs.length; k++) if (rowOf[segs[k][SLOT]] !== undefined) put(rowOf[segs[k][SLOT]], segs[k]);
   } else {
     /* lanes per worker, in worker order: a callback goes to the first lane that is free at its start */
@@ -287,10 +296,10 @@ Pane.prototype.draw = function () {
         c.globalAlpha = 1; c.strokeStyle = '#b00020'; c.lineWidth = 2;
         c.strokeRect(a, y, Math.max(1.5, b - a), ROW - 6);
       }
-      if (b - a > 28) {  /* the device's name on its bar */
+      if (b - a > 28) {  /* the device's name and driver on its bar */
         c.save(); c.beginPath(); c.rect(a, y, b - a, ROW - 6); c.clip();
         c.globalAlpha = hl && !(q[FL] & CRIT) ? 0.3 : 1; c.fillStyle = '#000'; c.font = '10px sans-serif';
-        c.fillText(fit(short[q[SLOT]], b - a - 6), a + 3, y + (ROW - 6) / 2 + 0.5);
+        c.fillText(barText(q[SLOT], b - a - 6), a + 3, y + (ROW - 6) / 2 + 0.5);
         c.restore();
       }
     }
@@ -392,7 +401,7 @@ Pane.prototype.listen = function () {
     var q = self.hit(p[0], p[1]);
     if (q !== self.hover) { self.hover = q; self.draw(); }
     if (!q) { self.tip.hidden = true; return; }
-    self.tip.textContent = names[q[SLOT]] + '\n' + ops[q[OP]] + ' / ' + phases[q[PH]] +
+    self.tip.textContent = names[q[SLOT]] + drv(q[SLOT]) + '\n' + ops[q[OP]] + ' / ' + phases[q[PH]] +
       '\nstart ' + ms(q[T0] - self.P.t0) + ' into ' + ops[self.P.op] +
       '\nduration ' + ms(q[T1] - q[T0]) + '\nworker ' + (q[WK] === 0 ? '0 (main PM thread)' : q[WK]) +
       ', dev_id ' + D.ids[q[SLOT]] + '\n' + waited(q) + ((q[FL] & CRIT) ? '\non the critical path' : '') +
@@ -439,7 +448,8 @@ function show(slot) {
   var segs = bySlot[slot].slice().sort(function (a, b) { return a[T0] - b[T0]; }), k;
   while (info.firstChild) info.removeChild(info.firstChild);
   info.appendChild(el('h3', null, names[slot]));
-  info.appendChild(el('p', null, 'dev_id ' + D.ids[slot] + (D.async[slot] ? ', async' : ', sync (runs on the main PM thread)')));
+  info.appendChild(el('p', null, 'driver: ' + (drivers[slot] || 'not known') + ', dev_id ' + D.ids[slot] +
+    (D.async[slot] ? ', async' : ', sync (runs on the main PM thread)')));
   var par = el('p');
   par.appendChild(el('b', null, 'parent: '));
   if (D.parent[slot] >= 0) par.appendChild(devLink(D.parent[slot])); else par.appendChild(document.createTextNode('none (a root)'));
@@ -524,6 +534,13 @@ box.appendChild(ready);
 window.dlsimTimeline = {
   panes: function () { return views.map(function (v) { return ops[v.P.op]; }); },
   labels: function (k) { return views[k].labels.slice(); },
+  /* the label of each bar of pane K (drawn on the bar where it is wide enough) */
+  barLabels: function (k) {
+    var v = views[k], out = [];
+    for (var r = 0; r < v.byRow.length; r++)
+      for (var j = 0; j < v.byRow[r].length; j++) out.push(label(v.byRow[r][j][SLOT]));
+    return out;
+  },
   mode: function (m) { if (m) setMode(m); return MODE; },
   /* pane K's rows: pinned (the slowest devices), rows, bars that overlap another bar of their row */
   layout: function (k) {

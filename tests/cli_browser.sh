@@ -7,7 +7,9 @@
 # waited for.  The headline names each op's time and its slowest device
 # (a 40 ms disk here), the order the kernel uses is marked, and the
 # timeline packs the callbacks into rows per worker (no two bars of a row
-# overlap) under the pinned slowest devices.  Skipped (exit 77) without
+# overlap) under the pinned slowest devices, labelled 'dev {driver}' when
+# the scenario names the driver (x-driver); the run beside its twin and
+# beside a run of another order, per op on one shared axis.  Skipped (exit 77) without
 # Chromium.
 DLSIM=$1
 browser=
@@ -31,14 +33,14 @@ cat >"$tmp/hostile.json" <<'EOF'
   "devices": [
     { "name": "soc" },
     { "name": "<script>alert(1)</script>", "parent": "soc" },
-    { "name": "q\"uote\\back'slash", "parent": "soc" },
+    { "name": "q\"uote\\back'slash", "parent": "soc", "x-driver": "</script><i>evil-drv</i>" },
     { "name": "</script><img src=x onerror=alert(2)>", "parent": "soc" },
     { "name": "<!--", "parent": "soc" },
     { "name": "/soc@0/geniqup@ac0000/i2c@a8c0", "parent": "soc" },
     { "name": "/soc@0/geniqup@ac0000/i2c@a8c0/camera-sensor@10", "parent": "/soc@0/geniqup@ac0000/i2c@a8c0" },
     { "name": "/soc@0/geniqup@ac0000/i2c@a8c0/eeprom@50", "parent": "/soc@0/geniqup@ac0000/i2c@a8c0" },
     { "name": "/soc@0/geniqup@ac0000/i2c@a8c1/eeprom@50", "parent": "soc" },
-    { "name": "slowdisk", "parent": "soc", "suspend": "40ms" }
+    { "name": "slowdisk", "parent": "soc", "suspend": "40ms", "x-driver": "sd-disk" }
   ],
   "generate": { "topology": "random-dag", "devices": 50 }
 }
@@ -73,7 +75,7 @@ if [ -s "$tmp/out/index.html" ]; then
 	fi
 	grep -q '<canvas' "$tmp/dom.html" || { echo "FAIL: no canvas in the DOM"; fail=$((fail + 1)); }
 	# The hostile names must not have become elements.
-	if grep -q -i -E '<script>alert|<img src="?x' "$tmp/dom.html"; then
+	if grep -q -i -E '<script>alert|<img src="?x|<i>evil' "$tmp/dom.html"; then
 		echo "FAIL: a device name became markup"; fail=$((fail + 1))
 	fi
 	# The timeline must hold rows for all 60 devices.
@@ -139,7 +141,8 @@ if [ -s "$tmp/out/index.html" ]; then
   if (T) T.mode('device');
   out.textContent = (hit || 'no tooltip') + '\n--- panel ---\n' + (info ? info.innerText : 'no panel') +
     '\n--- layout ---\n' + lay.join('\n') +
-    '\n--- labels ---\n' + (T ? T.labels(0).join('\n') : 'no labels') + '\n--- end ---';
+    '\n--- labels ---\n' + (T ? T.labels(0).join('\n') : 'no labels') +
+    '\n--- bars ---\n' + (T ? T.barLabels(1).join('\n') : 'no bars') + '\n--- end ---';
   document.body.appendChild(out);
 })();
 EOF
@@ -171,7 +174,7 @@ EOF
 	# packed by default: per worker, the main PM thread first, fewer rows than
 	# devices, no two bars of a row overlapping, the slowest devices pinned on top
 	sed -n '/--- layout ---/,/--- labels ---/p' "$tmp/hover.html" | sed '1d;$d' >"$tmp/layout.txt"
-	if grep -q -E '^suspend mode=worker devices=60 rows=[0-9]+ overlaps=0 pinned=slowdisk\|.* first-row=main PM thread$' "$tmp/layout.txt" &&
+	if grep -q -E '^suspend mode=worker devices=60 rows=[0-9]+ overlaps=0 pinned=slowdisk \{sd-disk\}\|.* first-row=main PM thread$' "$tmp/layout.txt" &&
 	   [ "$(grep -c ' overlaps=0 ' "$tmp/layout.txt")" = "$(wc -l <"$tmp/layout.txt")" ] &&
 	   awk '{ split($3, d, "="); split($4, r, "="); if (r[2] + 0 >= d[2] + 3) bad = 1 } END { exit bad }' "$tmp/layout.txt"; then
 		echo "ok: packed per worker, slowdisk pinned on top ($(grep '^suspend' "$tmp/layout.txt" | cut -d' ' -f1-5))"
@@ -179,13 +182,21 @@ EOF
 		echo "FAIL: packed timeline"; cat "$tmp/layout.txt"; fail=$((fail + 1))
 	fi
 	# row labels: cut from the left to the unique tail of the path, never two alike
-	sed -n '/--- labels ---/,/--- end ---/p' "$tmp/hover.html" | sed '1d;$d' >"$tmp/labels.txt"
+	sed -n '/--- labels ---/,/--- bars ---/p' "$tmp/hover.html" | sed '1d;$d' >"$tmp/labels.txt"
 	if grep -qx '…/camera-sensor@10' "$tmp/labels.txt" && grep -qx '…/i2c@a8c0/eeprom@50' "$tmp/labels.txt" &&
 	   grep -qx '…/i2c@a8c1/eeprom@50' "$tmp/labels.txt" && grep -qx '…/i2c@a8c0' "$tmp/labels.txt" &&
 	   [ "$(sort "$tmp/labels.txt" | uniq -d | wc -l)" = 0 ] && [ "$(wc -l <"$tmp/labels.txt")" = 60 ]; then
 		echo "ok: names shortened from the left to their unique tail"
 	else
 		echo "FAIL: row labels"; grep -e '@' "$tmp/labels.txt"; fail=$((fail + 1))
+	fi
+	# bar labels: 'dev {driver}' as sleepgraph's, the name alone without a driver
+	sed -n '/--- bars ---/,/--- end ---/p' "$tmp/hover.html" | sed '1d;$d' >"$tmp/bars.txt"
+	if grep -qx 'slowdisk {sd-disk}' "$tmp/bars.txt" && grep -qx 'soc' "$tmp/bars.txt" &&
+	   grep -qF '{&lt;/script&gt;&lt;i&gt;evil-drv&lt;/i&gt;}' "$tmp/bars.txt"; then
+		echo "ok: bars labelled 'dev {driver}' ($(grep -c '{' "$tmp/bars.txt") of $(wc -l <"$tmp/bars.txt") with a driver)"
+	else
+		echo "FAIL: bar labels lack the driver"; head -5 "$tmp/bars.txt"; fail=$((fail + 1))
 	fi
 	# a screenshot of the timeline alone, for a human to look at (KEEP=1 keeps it)
 	sed 's|</head>|<style>body > :not(#tl){display:none !important}</style></head>|' "$tmp/out/index.html" \
@@ -196,6 +207,58 @@ EOF
 		>/dev/null 2>&1
 	rm -rf "$profile"
 	[ -s "$tmp/timeline.png" ] && echo "ok: screenshot taken" || { echo "FAIL: no screenshot"; fail=$((fail + 1)); }
+	# the beside view: the run over its replay twin (dlsim twin), then over a run of
+	# another order (--beside), per op on one shared axis
+	"$DLSIM" twin "$tmp/b.db" 1 >"$tmp/twin.out" 2>&1 || { echo "FAIL: dlsim twin"; cat "$tmp/twin.out"; fail=$((fail + 1)); }
+	"$DLSIM" run "$tmp/hostile.json" --order sync --db "$tmp/b.db" >"$tmp/run2.out" 2>&1 ||
+		{ echo "FAIL: dlsim run --order sync"; cat "$tmp/run2.out"; fail=$((fail + 1)); }
+	for which in twin sync; do
+		extra=
+		[ "$which" = sync ] && extra="--beside 3"
+		"$DLSIM" report "$tmp/b.db" --run 1 $extra --out "$tmp/bs-$which" >"$tmp/report.out" 2>&1 ||
+			{ echo "FAIL: report ($which)"; cat "$tmp/report.out"; fail=$((fail + 1)); continue; }
+		sed 's|</body>|<script src="probe.js"></script></body>|' "$tmp/bs-$which/index.html" >"$tmp/bs-$which/probe.html"
+		cat >"$tmp/bs-$which/probe.js" <<'EOF'
+(function () {
+  var out = document.createElement('pre'), B = window.dlsimBeside;
+  out.id = 'bs-result';
+  out.textContent = B ? B.panes().map(function (p) {
+    return p.op + ' runs=' + p.runs.join(',') + ' rows=' + p.rows.join(',') + ' bars=' + p.bars.join(',') +
+      ' ends=' + p.ends_ms.map(function (x) { return x.toFixed(3); }).join(',') + ' axis=' + p.axis_ms.toFixed(3) +
+      ' shared=' + p.shared + ' shifted=' + p.shifted;
+  }).join('\n') : 'no beside view';
+  document.body.appendChild(out);
+})();
+EOF
+		profile=$(mktemp -d /tmp/dlsim-chromium.XXXXXX) || exit 1
+		$to "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
+			--disable-component-update --disable-sync --no-first-run --user-data-dir="$profile" \
+			--enable-logging=stderr --v=0 --window-size=1400,1200 --dump-dom \
+			"file://$tmp/bs-$which/probe.html" >"$tmp/bs-$which.html" 2>"$tmp/bs-$which.err"
+		rm -rf "$profile"
+		if grep -E 'Uncaught|SyntaxError' "$tmp/bs-$which.err"; then
+			echo "FAIL: script error in the beside view ($which)"; fail=$((fail + 1))
+		fi
+		sed -n '/<pre id="bs-result">/,/<\/pre>/p' "$tmp/bs-$which.html" | sed 's/<[^>]*>//g' >"$tmp/bs-$which.txt"
+		# three panes, each with both runs' rows and bars, the axis as long as the longer run's op
+		if [ "$(grep -c -E '^(probe|suspend|resume) runs=1,(2|3) rows=[1-9][0-9]*,[1-9][0-9]* bars=[1-9][0-9]*,[1-9][0-9]* ' "$tmp/bs-$which.txt")" = 3 ] &&
+		   awk '{ split($5, e, "[=,]"); split($6, a, "="); m = e[2] + 0 > e[3] + 0 ? e[2] : e[3]; if (m != a[2]) bad = 1 }
+			END { exit bad }' "$tmp/bs-$which.txt"; then
+			echo "ok: beside ($which): two runs on one axis per op ($(head -1 "$tmp/bs-$which.txt"))"
+		else
+			echo "FAIL: beside view ($which)"; cat "$tmp/bs-$which.txt"; fail=$((fail + 1))
+		fi
+	done
+	# a DES twin replays every callback as long as it was and schedules them alike: nothing
+	# diverges; the sync run (one worker) ends later, and its callbacks end elsewhere
+	grep -q -E '^suspend runs=1,2 .* shifted=0$' "$tmp/bs-twin.txt" ||
+		{ echo "FAIL: the twin diverges from its run"; fail=$((fail + 1)); }
+	if grep '^suspend runs=1,3 ' "$tmp/bs-sync.txt" |
+	   awk '{ split($5, e, "[=,]"); split($8, s, "="); ok = e[3] + 0 > e[2] + 0 && s[2] + 0 > 0 } END { exit !ok }'; then
+		echo "ok: the sync run ends later on the shared axis, callbacks shifted"
+	else
+		echo "FAIL: sync beside kernel-async"; cat "$tmp/bs-sync.txt"; fail=$((fail + 1))
+	fi
 else
 	echo "FAIL: no index.html"; fail=$((fail + 1))
 fi

@@ -38,7 +38,8 @@ grep -q '"async": false' "$T/pmgraph-skynet-mem-dmesg.txt.json" || bad "skynet: 
 grep -q '"error": -16' "$T/pixel6-v616rc4-suspend-initcall.txt.json" || bad "pixel6: the -16 suspend failure is listed"
 # the Pixel file has an aborted async cycle and a sync one: two samples -> empirical
 grep -q '"empirical"' "$T/pixel6-v616rc4-suspend-initcall.txt.json" || bad "pixel6: several cycles give empirical latencies"
-grep -q 'gps spi' "$T/pixel6-v616rc4-suspend-initcall.txt.json" && bad "pixel6: a driver name with spaces leaked into a device name"
+grep -q '"name": "[^"]*gps spi' "$T/pixel6-v616rc4-suspend-initcall.txt.json" && bad "pixel6: a driver name with spaces leaked into a device name"
+grep -q '"x-driver": "brcm gps spi"' "$T/pixel6-v616rc4-suspend-initcall.txt.json" || bad "pixel6: the driver the log names is the device's x-driver"
 grep -q '"spi5.0"' "$T/pixel6-v616rc4-suspend-initcall.txt.json" || bad "pixel6: spi5.0 (driver 'brcm gps spi') imported"
 
 # stdin ("-"), read a line at a time: the same scenario as the file's

@@ -144,6 +144,47 @@ J
 		{ echo "FAIL: blocked workers not taken from the logged events"; fail=$((fail + 1)); }
 	awk -F'\t' '!/^#/ && $3 > 0 { found = 1 } END { exit !found }' "$tmp/ka/util.tsv" ||
 		{ echo "FAIL: util.tsv never shows a blocked worker"; fail=$((fail + 1)); }
+	# devices.driver (additive): the scenario's x-driver per device, NULL without one, also
+	# when the run goes into a log written before the column; the page's timeline carries it
+	cat >"$tmp/drv.json" <<'EOF'
+{ "format": "dlsim-scenario/1", "name": "drv", "defaults": { "probe": "1ms", "suspend": "1ms" },
+  "devices": [ { "name": "soc" }, { "name": "i2c@1", "parent": "soc", "x-driver": "rk3x-i2c" },
+    { "name": "dummy", "parent": "soc", "x-driver": null } ] }
+EOF
+	check 0 "run" "$DLSIM" run "$tmp/drv.json" --db "$tmp/olddrv.db"
+	sqlite3 "$tmp/olddrv.db" "ALTER TABLE devices DROP COLUMN driver"   # as written before it
+	check 0 "report of a log without devices.driver" "$DLSIM" report "$tmp/olddrv.db" --out "$tmp/olddrv0"
+	grep -q '"drivers":\[null,null,null\]' "$tmp/olddrv0/index.html" ||
+		{ echo "FAIL: drivers where the log has none"; fail=$((fail + 1)); }
+	check 0 "run into a log without devices.driver" "$DLSIM" run "$tmp/drv.json" --db "$tmp/olddrv.db"
+	got=$(sqlite3 "$tmp/olddrv.db" "SELECT group_concat(name || '=' || coalesce(driver, 'NULL'), ' ')
+		FROM devices WHERE run_id = 2")
+	[ "$got" = "soc=NULL i2c@1=rk3x-i2c dummy=NULL" ] ||
+		{ echo "FAIL: devices.driver: '$got'"; fail=$((fail + 1)); }
+	check 0 "report of it" "$DLSIM" report "$tmp/olddrv.db" --out "$tmp/olddrv"
+	grep -q '"drivers":\[null,"rk3x-i2c",null\]' "$tmp/olddrv/index.html" ||
+		{ echo "FAIL: the timeline's data lack the drivers"; fail=$((fail + 1)); }
+	check 0 "report of run 1, whose log has no drivers" "$DLSIM" report "$tmp/olddrv.db" --run 1 --out "$tmp/olddrv1"
+	# --beside RUN: another run of the same scenario content on one axis; refused (exit 2,
+	# nothing drawn) for a run of another scenario, the run drawn itself or no such run
+	check 0 "report --beside a run of the same scenario" "$DLSIM" report "$tmp/olddrv.db" --run 2 --beside 1 --out "$tmp/bs"
+	grep -q 'id="bs-data"' "$tmp/bs/index.html" && grep -q '<h2 id="beside">Run 2 beside run 1</h2>' "$tmp/bs/index.html" ||
+		{ echo "FAIL: no beside view"; fail=$((fail + 1)); }
+	check 0 "report --no-beside" "$DLSIM" report "$tmp/olddrv.db" --run 2 --no-beside --out "$tmp/bs0"
+	grep -q 'id="bs-data"' "$tmp/bs0/index.html" && { echo "FAIL: a beside view without a twin or --beside"; fail=$((fail + 1)); }
+	check 0 "run another scenario" "$DLSIM" run "$tmp/ka.json" --db "$tmp/olddrv.db"
+	check 2 "report --beside a run of another scenario" "$DLSIM" report "$tmp/olddrv.db" --run 2 --beside 3 --out "$tmp/bs3"
+	grep -q 'ran another scenario than run 2' "$tmp/out" || { echo "FAIL: why --beside 3 is refused"; fail=$((fail + 1)); }
+	check 2 "report --beside the run drawn" "$DLSIM" report "$tmp/olddrv.db" --run 2 --beside 2 --out "$tmp/bs3"
+	check 2 "report --beside no such run" "$DLSIM" report "$tmp/olddrv.db" --beside 99 --out "$tmp/bs3"
+	check 2 "report --beside x" "$DLSIM" report "$tmp/olddrv.db" --beside x --out "$tmp/bs3"
+	# a twin is drawn beside its run by default
+	check 0 "twin of run 2" "$DLSIM" twin "$tmp/olddrv.db" 2
+	got=$(sqlite3 "$tmp/olddrv.db" "SELECT group_concat(coalesce(driver, 'NULL'), ' ') FROM devices WHERE run_id = 4")
+	[ "$got" = "NULL rk3x-i2c NULL" ] || { echo "FAIL: the twin's drivers: '$got'"; fail=$((fail + 1)); }
+	check 0 "report of run 2, which has a twin" "$DLSIM" report "$tmp/olddrv.db" --run 2 --out "$tmp/bs4"
+	grep -q '<h2 id="beside">Run 2 beside run 4</h2>' "$tmp/bs4/index.html" && grep -q 'its replay twin' "$tmp/bs4/index.html" ||
+		{ echo "FAIL: the twin is not beside its run"; fail=$((fail + 1)); }
 	# another program's database (its application_id) is refused, nothing written (issue 34)
 	cp "$tmp/ka.db" "$tmp/foreign.db"
 	sqlite3 "$tmp/foreign.db" "pragma application_id = 1234"

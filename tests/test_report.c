@@ -795,6 +795,75 @@ static void test_report_rows_keep_the_slowest_devices(void)
 	CU_ASSERT_EQUAL(row_of[4], TL_NONE);
 }
 
+/*
+ * A run and its twin (runs.twin_of) on one axis: the same device is the
+ * same slot in both runs' segments, each run keeps its own times; a run of
+ * another scenario is refused beside it, and --no-beside leaves the view out.
+ */
+static void test_report_beside_pairs_devices_by_dev_id(void)
+{
+	struct dl_report_opts o = { .run = 2 };
+	char db[DIR_LEN], out[DIR_LEN], path[PATH_LEN], err[512], *html;
+	json_t *a, *b, *d, *sa, *sb;
+	size_t i, j, matched = 0;
+	sqlite3 *h;
+
+	path_in(db, sizeof(db), "beside.db");
+	path_in(out, sizeof(out), "beside-out");
+	make_db(db, 1);
+	CU_ASSERT_FATAL(sqlite3_open(db, &h) == SQLITE_OK);
+	/* run 3: run 2's twin, every callback twice as long */
+	CU_ASSERT_FATAL(exec_ok(h, "ALTER TABLE runs ADD COLUMN twin_of INTEGER;"
+				   "INSERT INTO runs SELECT 3, scenario, order_name, mode, seed, workers, devices,"
+				   " links, status, 2 * makespan_ns, started_at, version, 2 FROM runs WHERE run_id = 2;"
+				   "INSERT INTO devices SELECT 3, dev_id, name, parent_id, async FROM devices"
+				   " WHERE run_id = 2;"
+				   "INSERT INTO events SELECT 3, seq, 2 * t_ns, dev_id, link_id, kind, phase, worker, err"
+				   " FROM events WHERE run_id = 2;"));
+	sqlite3_close(h);
+	o.outdir = out;
+	CU_ASSERT_EQUAL_FATAL(dl_report_write_opts(db, &o, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/index.html", out);
+	html = slurp(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+	CU_ASSERT_PTR_NOT_NULL(strstr(html, "<h2 id=\"beside\">Run 2 beside run 3</h2>"));
+	d = script_json(html, "bs-data");
+	a = script_json(html, "bs-segs-a");
+	b = script_json(html, "bs-segs-b");
+	free(html);
+	CU_ASSERT_FATAL(d && a && b);
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(d, "ids")), 3);
+	CU_ASSERT_EQUAL(json_array_size(a), 6);
+	CU_ASSERT_EQUAL(json_array_size(b), 6);
+	/* [slot, op, phase, t0, t1, worker, instance]: the twin's same callback at twice the time */
+	json_array_foreach(a, i, sa)
+		json_array_foreach(b, j, sb)
+			if (json_integer_value(json_array_get(sa, 0)) == json_integer_value(json_array_get(sb, 0)) &&
+			    json_integer_value(json_array_get(sa, 2)) == json_integer_value(json_array_get(sb, 2))) {
+				CU_ASSERT_EQUAL(2 * json_integer_value(json_array_get(sa, 4)),
+						json_integer_value(json_array_get(sb, 4)));
+				matched++;
+			}
+	CU_ASSERT_EQUAL(matched, 6);
+	json_decref(a);
+	json_decref(b);
+	json_decref(d);
+	/* run 1 ran another scenario: not beside run 2, and nothing is written */
+	o.beside = 1;
+	path_in(out, sizeof(out), "beside-out1");
+	o.outdir = out;
+	CU_ASSERT_EQUAL(dl_report_write_opts(db, &o, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "another scenario"));
+	CU_ASSERT(access(out, F_OK) != 0);
+	o.beside = -1;
+	CU_ASSERT_EQUAL_FATAL(dl_report_write_opts(db, &o, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/index.html", out);
+	html = slurp(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+	CU_ASSERT_PTR_NULL(strstr(html, "id=\"bs-data\""));
+	free(html);
+}
+
 static void test_report_run_choice(void)
 {
 	char db[DIR_LEN], out[DIR_LEN], err[512];
@@ -912,6 +981,7 @@ int main(void)
 	CU_add_test(s, "test_report_groups_runs_by_scenario_content", test_report_groups_runs_by_scenario_content);
 	CU_add_test(s, "test_report_rows_keep_the_slowest_devices", test_report_rows_keep_the_slowest_devices);
 	CU_add_test(s, "test_report_run_choice", test_report_run_choice);
+	CU_add_test(s, "test_report_beside_pairs_devices_by_dev_id", test_report_beside_pairs_devices_by_dev_id);
 	CU_add_test(s, "test_report_defaults_out_beside_db", test_report_defaults_out_beside_db);
 	CU_add_test(s, "test_report_without_events_writes_table", test_report_without_events_writes_table);
 	CU_add_test(s, "test_report_refuses_missing_db", test_report_refuses_missing_db);

@@ -10,8 +10,8 @@
 
 static void report_usage(FILE *f)
 {
-	fprintf(f, "usage: dlsim report DB [--out DIR [--force]] [--run ID] [--trace-devices N]\n"
-		   "                        [--trace-tracks worker|device] [--trace-json]\n\n"
+	fprintf(f, "usage: dlsim report DB [--out DIR [--force]] [--run ID] [--beside ID | --no-beside]\n"
+		   "                        [--trace-devices N] [--trace-tracks worker|device] [--trace-json]\n\n"
 		   "Write plots (gnuplot, PNG and SVG), Chrome trace files and an index.html\n"
 		   "for the dlsim database DB: a headline (the chosen run's suspend, resume and\n"
 		   "probe time with their slowest devices; its scenario under each order in DB,\n"
@@ -30,6 +30,11 @@ static void report_usage(FILE *f)
 		   "              are created afresh: a symlink there is replaced, not followed\n"
 		   "  --force     write into an existing non-empty folder all the same\n"
 		   "  --run ID    the run drawn in detail (default: the newest)\n"
+		   "  --beside ID draw run ID (same scenario content: name, devices and links;\n"
+		   "              another order, K or seed) beside it, per op on one time axis\n"
+		   "              (default: its replay twin, 'dlsim twin', when it has one;\n"
+		   "              at most %d devices of each run)\n"
+		   "  --no-beside no beside view\n"
 		   "  --trace-devices N  devices per trace file (default %d, about 4 KB of JSON\n"
 		   "              each): the critical path first, then the slowest devices,\n"
 		   "              then the lowest dev_ids; the page says when the cap\n"
@@ -43,12 +48,13 @@ static void report_usage(FILE *f)
 		   "Exit status: 0 written; 2 bad usage, not a dlsim database, no such run,\n"
 		   "an output folder refused;\n"
 		   "3 the chosen run's log is corrupt (nothing is written).\n",
-		DL_REPORT_TIMELINE_DEVICES, DL_REPORT_GANTT_DEVICES, DL_REPORT_TRACE_DEVICES);
+		DL_REPORT_TIMELINE_DEVICES, DL_REPORT_GANTT_DEVICES, DL_REPORT_BESIDE_DEVICES,
+		DL_REPORT_TRACE_DEVICES);
 }
 
 int cmd_report(int argc, char **argv)
 {
-	const char *db = NULL, *out = NULL, *run_arg = NULL;
+	const char *db = NULL, *out = NULL, *run_arg = NULL, *beside_arg = NULL;
 	struct dl_report_opts o = { .run = -1 };
 	char err[1024], dir[PATH_MAX];
 	long long run = -1;
@@ -69,6 +75,11 @@ int cmd_report(int argc, char **argv)
 				return DL_EXIT_USAGE;
 			}
 			run_arg = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--beside"))) {
+			beside_arg = v;
+		} else if (!strcmp(a, "--no-beside")) {
+			beside_arg = "";
+			o.beside = -1;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--trace-devices"))) {
 			char *end;
 			long long n;
@@ -117,6 +128,19 @@ int cmd_report(int argc, char **argv)
 			fprintf(stderr, "dlsim report: --run '%s': expected a run_id (a number >= 0)\n", run_arg);
 			return DL_EXIT_USAGE;
 		}
+	}
+	if (beside_arg && *beside_arg) {
+		char *end;
+		long long b;
+
+		errno = 0;
+		b = strtoll(beside_arg, &end, 10);
+		if (errno || end == beside_arg || *end || b < 1) {
+			fprintf(stderr, "dlsim report: --beside '%s': expected a run_id (a number >= 1)\n",
+				beside_arg);
+			return DL_EXIT_USAGE;
+		}
+		o.beside = (int64_t)b;
 	}
 	if (!out) {
 		if (dl_report_default_outdir(db, dir, sizeof(dir))) {

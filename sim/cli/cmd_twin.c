@@ -287,7 +287,8 @@ int cmd_twin(int argc, char **argv)
 			goto done;
 		}
 		for (uint32_t i = 0; i < sc->ndev; i++)
-			dl_log_device(log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
+			dl_log_device_driver(log, i, dl_sc_name(sc, i), dl_sc_driver(sc, i),
+					     sc->dev[i].parent, sc->dev[i].async);
 		b->log = log;
 		b->n = 0;
 		eo.sink = (struct dl_sink){ .emit = twin_emit, .ctx = b };

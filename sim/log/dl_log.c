@@ -84,7 +84,7 @@ static const char schema_sql[] =
 	" links INTEGER, status TEXT, makespan_ns INTEGER, started_at TEXT, version TEXT,"
 	" finished_at TEXT, events INTEGER, log_error TEXT, kernel TEXT, probe_context TEXT);"
 	"CREATE TABLE IF NOT EXISTS devices(run_id INTEGER, dev_id INTEGER, name TEXT,"
-	" parent_id INTEGER, async INTEGER);"
+	" parent_id INTEGER, async INTEGER, driver TEXT);"
 	"CREATE TABLE IF NOT EXISTS links(run_id INTEGER, link_id INTEGER, consumer_id INTEGER,"
 	" supplier_id INTEGER, flags TEXT, PRIMARY KEY(run_id, link_id));"
 	"CREATE TABLE IF NOT EXISTS events(run_id INTEGER, seq INTEGER, t_ns INTEGER,"
@@ -106,7 +106,8 @@ static const char index_sql[] =
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_EVENT] = "INSERT INTO events(run_id, seq, t_ns, dev_id, link_id, kind, phase, worker,"
 		     " err, aux, flags, arg) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-	[ST_DEVICE] = "INSERT INTO devices(run_id, dev_id, name, parent_id, async) VALUES(?,?,?,?,?)",
+	[ST_DEVICE] = "INSERT INTO devices(run_id, dev_id, name, parent_id, async, driver)"
+		      " VALUES(?,?,?,?,?,?)",
 	[ST_LINK] = "INSERT INTO links(run_id, link_id, consumer_id, supplier_id, flags)"
 		    " VALUES(?,?,?,?,?) ON CONFLICT(run_id, link_id) DO UPDATE SET"
 		    " consumer_id = excluded.consumer_id, supplier_id = excluded.supplier_id,"
@@ -355,6 +356,14 @@ static int runs_has(sqlite3 *db, const char *name)
 	return table_has(db, "runs", col, &exists) == 1;
 }
 
+static int devices_has(sqlite3 *db, const char *name)
+{
+	const char *const col[] = { name, NULL };
+	int exists;
+
+	return table_has(db, "devices", col, &exists) == 1;
+}
+
 static int prepare_all(struct dl_log *l)
 {
 	static const char row[] = ",(?,?,?,?,?,?,?,?,?,?,?,?)";   /* DL_LOG_COLS */
@@ -579,6 +588,9 @@ static int write_schema(sqlite3 *db, int scratch, int busy_ms, char **emsg)
 	if (rc == SQLITE_OK && !runs_has(db, "probe_context"))
 		rc = sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN probe_context TEXT", NULL, NULL,
 				  emsg);
+	/* additive: devices.driver, the device's driver as its scenario names it (NULL: unknown) */
+	if (rc == SQLITE_OK && !devices_has(db, "driver"))
+		rc = sqlite3_exec(db, "ALTER TABLE devices ADD COLUMN driver TEXT", NULL, NULL, emsg);
 	if (rc == SQLITE_OK) {
 		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d", DL_LOG_APPLICATION_ID);
 		rc = sqlite3_exec(db, sql, NULL, NULL, emsg);
@@ -789,7 +801,12 @@ static int write_item(struct dl_log *l, struct qitem *batch, uint32_t idx)
 		else
 			sqlite3_bind_null(st, 3);
 		bind_id(st, 4, ev->aux);
-		sqlite3_bind_int(st, 5, ev->flags ? 1 : 0);
+		sqlite3_bind_int(st, 5, ev->flags & 1 ? 1 : 0);
+		/* flag 2: the name is followed by its driver's, after its NUL */
+		if (q->name && ev->flags & 2)
+			sqlite3_bind_text(st, 6, q->name + strlen(q->name) + 1, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, 6);
 		return step_reset(l, st, "insert into devices");
 	}
 	if (ev->kind == DL_EV_REGISTER && l->reg && ev->dev < l->reg_n)
@@ -983,7 +1000,14 @@ void dl_log_events(struct dl_log *l, const struct dl_event *ev, size_t n)
 
 int dl_log_device(struct dl_log *l, uint32_t dev_id, const char *name, uint32_t parent_id, int async)
 {
+	return dl_log_device_driver(l, dev_id, name, NULL, parent_id, async);
+}
+
+int dl_log_device_driver(struct dl_log *l, uint32_t dev_id, const char *name, const char *driver,
+			 uint32_t parent_id, int async)
+{
 	struct qitem q;
+	size_t n, nd;
 
 	if (!l)
 		return 0;
@@ -992,9 +1016,19 @@ int dl_log_device(struct dl_log *l, uint32_t dev_id, const char *name, uint32_t 
 	q.ev.dev = dev_id;
 	q.ev.aux = parent_id;
 	q.ev.flags = async ? 1 : 0;
-	q.name = name ? strdup(name) : NULL;
-	if (name && !q.name)
-		return -ENOMEM;
+	if (name) {
+		/* one allocation: "name\0driver\0", flag 2 says the driver is there */
+		n = strlen(name);
+		nd = driver && *driver ? strlen(driver) : 0;
+		q.name = malloc(n + 1 + (nd ? nd + 1 : 0));
+		if (!q.name)
+			return -ENOMEM;
+		memcpy(q.name, name, n + 1);
+		if (nd) {
+			memcpy(q.name + n + 1, driver, nd + 1);
+			q.ev.flags |= 2;
+		}
+	}
 	push(l, &q, 1);
 	return 0;
 }

@@ -76,6 +76,9 @@ int dl_log_open_scratch(const char *path, struct dl_log **out, char *err, size_t
 int dl_log_run_begin(struct dl_log *, const struct dl_run_info *, int64_t *run_id);
 /* parent_id UINT32_MAX: NULL (a root).  Queued like events. */
 int dl_log_device(struct dl_log *, uint32_t dev_id, const char *name, uint32_t parent_id, int async);
+/* The same with the device's driver (devices.driver; NULL or "": unknown, stored as NULL). */
+int dl_log_device_driver(struct dl_log *, uint32_t dev_id, const char *name, const char *driver,
+			 uint32_t parent_id, int async);
 /* Copies N events into the queue (blocks while it is full); thread-safe. */
 void dl_log_events(struct dl_log *, const struct dl_event *ev, size_t n);
 /* Flushes the queue, writes metrics, finalizes the runs row, creates the

@@ -1121,6 +1121,9 @@ json_t *dl_log_scenario(const struct dl_logimport *li, uint32_t cycle, bool with
 		if (li->dev[d].parent != DL_LG_NONE)
 			json_object_set_new(o, "parent",
 					    json_string(dl_lg_label(li, li->dev[d].parent)));
+		/* the driver the log names, for the report's bars (a string not UTF-8: left out) */
+		if (*dl_lg_driver(li, d))
+			json_object_set_new(o, "x-driver", json_string(dl_lg_driver(li, d)));
 		if (li->dev[d].async)
 			json_object_set_new(o, "async", json_true());
 		else if (li->dev[d].sync_seen)

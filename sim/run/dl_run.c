@@ -74,7 +74,8 @@ int dl_run_log_begin(struct dl_log *log, struct dl_log_batch *b, atomic_int *sto
 	if (dl_log_run_begin(log, info, run_id))
 		return log_error(log);
 	for (uint32_t i = 0; i < sc->ndev; i++)
-		dl_log_device(log, i, dl_sc_name(sc, i), sc->dev[i].parent, sc->dev[i].async);
+		dl_log_device_driver(log, i, dl_sc_name(sc, i), dl_sc_driver(sc, i), sc->dev[i].parent,
+				     sc->dev[i].async);
 	*sink = dl_log_batch_sink(b, log, stop);
 	return 0;
 }

@@ -335,6 +335,9 @@ void dl_scenario_free(struct dl_scenario *s)
 	for (uint32_t i = 0; i < s->nemp; i++)
 		free(s->emp[i]);
 	free(s->emp);
+	for (uint32_t i = 0; s->driver && i < s->ndriver; i++)
+		free(s->driver[i]);
+	free(s->driver);
 	free(s);
 }
 
@@ -373,6 +376,11 @@ uint8_t *dl_sc_runtime_pm_users(const struct dl_scenario *sc)
 const char *dl_sc_name(const struct dl_scenario *s, uint32_t dev)
 {
 	return dev < s->ndev ? s->names + s->dev[dev].name_off : "?";
+}
+
+const char *dl_sc_driver(const struct dl_scenario *s, uint32_t dev)
+{
+	return s->driver && dev < s->ndriver ? s->driver[dev] : NULL;
 }
 
 uint32_t dl_sc_find(const struct dl_scenario *s, const char *name)

@@ -394,6 +394,24 @@ static int parse_flags(struct sc_build *b, const char *path, json_t *v, uint32_t
 	return 0;
 }
 
+/* Device @idx of the listed @arr is driven by @v's string. */
+static int set_driver(struct sc_build *b, json_t *arr, int64_t idx, json_t *v)
+{
+	struct dl_scenario *s = b->s;
+
+	if (!s->driver) {
+		s->ndriver = (uint32_t)json_array_size(arr);
+		s->driver = calloc(s->ndriver, sizeof(*s->driver));
+		if (!s->driver)
+			return sc_nomem(b);
+	}
+	if ((uint64_t)idx >= s->ndriver)
+		return 0;
+	free(s->driver[idx]);
+	s->driver[idx] = strdup(json_string_value(v));
+	return s->driver[idx] ? 0 : sc_nomem(b);
+}
+
 static int parse_devices(struct sc_build *b, json_t *arr, const struct dl_profile *def,
 			 bool def_async)
 {
@@ -459,6 +477,10 @@ static int parse_devices(struct sc_build *b, json_t *arr, const struct dl_profil
 				    hotplug);
 		if (idx < 0)
 			return (int)idx;
+		/* "x-driver": free-form like every x- key; a non-empty string is the driver's name */
+		v = json_object_get(d, "x-driver");
+		if (json_is_string(v) && json_string_length(v) && (ret = set_driver(b, arr, idx, v)))
+			return ret;
 	}
 	return 0;
 }

@@ -142,6 +142,8 @@ struct dl_scenario {
 	char *topology;		/* generator name, or NULL */
 	int64_t **emp;		/* the sample arrays of "empirical" latencies, to free */
 	uint32_t nemp;
+	char **driver;		/* per listed device its "x-driver" (NULL: none); NULL: no device has one */
+	uint32_t ndriver;
 };
 
 /* "FILE:LINE:COL: what is wrong; expected ..." or "FILE: key.path: ...". */
@@ -179,6 +181,8 @@ void dl_scenario_free(struct dl_scenario *s);
 
 /* The name of device @dev. */
 const char *dl_sc_name(const struct dl_scenario *s, uint32_t dev);
+/* The driver device @dev's "x-driver" names (import-dtb, import-log write it), or NULL. */
+const char *dl_sc_driver(const struct dl_scenario *s, uint32_t dev);
 /* Index of the device named @name, or DL_SC_NONE (linear scan: not for hot paths). */
 uint32_t dl_sc_find(const struct dl_scenario *s, const char *name);
 /* Per device, whether its driver enables runtime PM (sc_build.c); calloc'd, NULL: out of memory. */

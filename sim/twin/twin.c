@@ -280,12 +280,21 @@ static int read_devices(sqlite3 *db, int64_t run, uint32_t ndev, json_t *devs, j
 			struct dl_error *err)
 {
 	sqlite3_stmt *st;
-	int ret = 0;
+	int ret = 0, have_driver = 0;
 
 	for (uint32_t i = 0; i < ndev; i++)
 		if (json_array_append_new(names, json_null()))
 			return -ENOMEM;
-	if (sqlite3_prepare_v2(db, "SELECT dev_id, name, parent_id, async FROM devices WHERE"
+	/* devices.driver is additive: a log written before it has none */
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('devices') WHERE name = 'driver'",
+			       -1, &st, NULL) == SQLITE_OK) {
+		have_driver = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	if (sqlite3_prepare_v2(db, have_driver ?
+			       "SELECT dev_id, name, parent_id, async, driver FROM devices WHERE"
+			       " run_id = ? ORDER BY dev_id" :
+			       "SELECT dev_id, name, parent_id, async, NULL FROM devices WHERE"
 			       " run_id = ? ORDER BY dev_id", -1, &st, NULL) != SQLITE_OK)
 		return fail(err, -EINVAL, "not a dlsim database: %s", sqlite3_errmsg(db));
 	sqlite3_bind_int64(st, 1, run);
@@ -307,6 +316,10 @@ static int read_devices(sqlite3 *db, int64_t run, uint32_t ndev, json_t *devs, j
 		else if (json_array_append_new(devs, dev) ||
 			 json_array_set(names, (size_t)id, json_object_get(dev, "name")))
 			ret = -ENOMEM;
+		/* the driver goes on as the twin's x-driver (not UTF-8: left out, it is a label) */
+		else if (sqlite3_column_type(st, 4) == SQLITE_TEXT)
+			json_object_set_new(dev, "x-driver",
+					    json_string((const char *)sqlite3_column_text(st, 4)));
 	}
 	sqlite3_finalize(st);
 	if (!ret && json_array_size(devs) != ndev)
