@@ -8,12 +8,7 @@ DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
 
-REAL=${DLSIM_REAL_DIR:-$SRC/../shared/real}
-[ -d "$REAL" ] || REAL=/work/shared/real
-if [ ! -f "$REAL/pmgraph-skynet-mem-dmesg.txt" ] || [ ! -f "$REAL/pixel6-v616rc4-suspend-initcall.txt" ]; then
-	echo "SKIP: no ../shared/real (set DLSIM_REAL_DIR)"
-	exit 0
-fi
+need_real pmgraph-skynet-mem-dmesg.txt pixel6-v616rc4-suspend-initcall.txt
 
 # FILE's phases: the parts printed under each add up to its time (within rounding)
 shares_add_up() {

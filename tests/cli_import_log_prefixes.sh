@@ -9,12 +9,7 @@ DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
 
-REAL=${DLSIM_REAL_DIR:-$SRC/../shared/real}
-[ -d "$REAL" ] || REAL=/work/shared/real
-if [ ! -d "$REAL" ]; then
-	echo "SKIP: no ../shared/real (set DLSIM_REAL_DIR)"
-	exit 77
-fi
+need_real
 S3="$REAL/pmgraph-skynet-mem-dmesg.txt"
 
 # counts: "N lines, S skipped" and "D devices, C PM callbacks"

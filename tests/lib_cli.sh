@@ -17,3 +17,10 @@ finish() { # name
 	[ "$fail" = 0 ] && echo "$1: all ok" || echo "$1: $fail failed"
 	[ "$fail" = 0 ]
 }
+need_real() { # FILE...: REAL is ../shared/real (or DLSIM_REAL_DIR); skip (exit 77) without it or a FILE
+	REAL=${DLSIM_REAL_DIR:-$SRC/../shared/real}
+	[ -d "$REAL" ] || REAL=/work/shared/real
+	for f in . "$@"; do
+		[ -e "$REAL/$f" ] || { echo "SKIP: no $REAL/$f (set DLSIM_REAL_DIR)"; exit 77; }
+	done
+}
