@@ -25,6 +25,7 @@
 
 #include "report/report_int.h"
 #include "sim/log/dl_check.h"
+#include "sim/log/dl_log.h"
 
 int rp_err(struct report *r, int code, const char *fmt, ...)
 {
@@ -52,15 +53,14 @@ static double column_num(sqlite3_stmt *st, int col)
 
 /* ---- reading ---------------------------------------------------------- */
 
+/* As check and diff open it: a WAL log in a read-only folder is read too (issue 34). */
 static int open_db(struct report *r, const char *path)
 {
-	struct stat sb;
+	char err[1024];
+	int rc = dl_log_open_existing(path, &r->db, err, sizeof(err));
 
-	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-		return rp_err(r, -ENOENT, "%s: no such database file", path);
-	if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		return rp_err(r, -EINVAL, "%s: cannot open: %s", path, sqlite3_errmsg(r->db));
-	sqlite3_busy_timeout(r->db, 5000);
+	if (rc)
+		return rp_err(r, rc == -ENOENT ? -ENOENT : -EINVAL, "%s", err);
 	return 0;
 }
 
