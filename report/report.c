@@ -343,7 +343,7 @@ static int read_timeline(struct report *r)
 
 	if (!r->sel)
 		return 0;
-	if (!run_sound(r, r->sel->id))
+	if (r->sel->id != r->verified_run && !run_sound(r, r->sel->id))
 		return rp_err(r, -EBADMSG, "run %lld: corrupt log (%s); not drawn ('dlsim check"
 			      " --run %lld' lists the problems)", (long long)r->sel->id, r->corrupt,
 			      (long long)r->sel->id);
@@ -751,6 +751,7 @@ int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *e
 	r.trace_devices = o->trace_devices ? o->trace_devices : DL_REPORT_TRACE_DEVICES;
 	r.trace_per_device = o->trace_per_device;
 	r.trace_plain = o->trace_plain;
+	r.verified_run = o->verified_run > 0 ? o->verified_run : -1;
 	ret = open_db(&r, db);
 	if (!ret)
 		ret = check_tables(&r, db);
