@@ -19,6 +19,7 @@
 
 #include "report/explain.h"
 #include "report/timeline.h"
+#include "sim/log/dl_log.h"
 #include "sim/core/dl_sat.h"
 
 #define EXPLAIN_CRIT_DEVS 5	/* critical devices named per phase */
@@ -916,12 +917,9 @@ int dl_explain_path(const char *path, int64_t run, enum dl_explain_detail detail
 	sqlite3 *db;
 	int ret;
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
-		sqlite3_close(db);
+	/* as check and diff open it: a WAL log in a read-only folder is read too */
+	if (dl_log_open_existing(path, &db, err, errlen))
 		return -EINVAL;
-	}
-	sqlite3_busy_timeout(db, 5000);
 	ret = dl_explain_run(db, run, detail, out, err, errlen);
 	sqlite3_close(db);
 	return ret;

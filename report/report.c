@@ -25,6 +25,7 @@
 
 #include "report/report_int.h"
 #include "sim/log/dl_check.h"
+#include "sim/log/dl_log.h"
 
 int rp_err(struct report *r, int code, const char *fmt, ...)
 {
@@ -52,15 +53,14 @@ static double column_num(sqlite3_stmt *st, int col)
 
 /* ---- reading ---------------------------------------------------------- */
 
+/* As check and diff open it: a WAL log in a read-only folder is read too (issue 34). */
 static int open_db(struct report *r, const char *path)
 {
-	struct stat sb;
+	char err[1024];
+	int rc = dl_log_open_existing(path, &r->db, err, sizeof(err));
 
-	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-		return rp_err(r, -ENOENT, "%s: no such database file", path);
-	if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		return rp_err(r, -EINVAL, "%s: cannot open: %s", path, sqlite3_errmsg(r->db));
-	sqlite3_busy_timeout(r->db, 5000);
+	if (rc)
+		return rp_err(r, rc == -ENOENT ? -ENOENT : -EINVAL, "%s", err);
 	return 0;
 }
 
@@ -343,7 +343,7 @@ static int read_timeline(struct report *r)
 
 	if (!r->sel)
 		return 0;
-	if (!run_sound(r, r->sel->id))
+	if (r->sel->id != r->verified_run && !run_sound(r, r->sel->id))
 		return rp_err(r, -EBADMSG, "run %lld: corrupt log (%s); not drawn ('dlsim check"
 			      " --run %lld' lists the problems)", (long long)r->sel->id, r->corrupt,
 			      (long long)r->sel->id);
@@ -751,6 +751,7 @@ int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *e
 	r.trace_devices = o->trace_devices ? o->trace_devices : DL_REPORT_TRACE_DEVICES;
 	r.trace_per_device = o->trace_per_device;
 	r.trace_plain = o->trace_plain;
+	r.verified_run = o->verified_run > 0 ? o->verified_run : -1;
 	ret = open_db(&r, db);
 	if (!ret)
 		ret = check_tables(&r, db);

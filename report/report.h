@@ -98,6 +98,9 @@ struct dl_report_opts {
 	int64_t beside;		/* the run drawn beside the chosen one on one axis (same
 				 * scenario content, else -EINVAL); 0: its twin (runs.twin_of)
 				 * if it has one; -1: none */
+	int64_t verified_run;	/* the caller has verified this run of DB as dlsim check
+				 * does (cli_log_validate()): if it is the chosen run it is
+				 * not verified again; 0: none (every drawn run is) */
 };
 
 /**

@@ -81,6 +81,7 @@ struct report {
 	unsigned plotted;		/* 1 << enum plot_id */
 	int plot_ret;
 	char plot_err[512];
+	int64_t verified_run;		/* dl_report_opts.verified_run */
 	char corrupt[256];		/* why the last run verified is corrupt */
 	int data_only;			/* dl_report_opts.data_only: no gnuplot */
 };

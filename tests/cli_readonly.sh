@@ -1,8 +1,9 @@
 #!/bin/sh
 # A log in a folder its reader cannot write (issue 34): SQLite cannot create a
 # WAL database's -shm file there, and check and diff said "cannot read:
-# attempt to write a readonly database" (exit 2).  With no -wal file beside
-# it the log is read immutable: check and diff work, and nothing is written.
+# attempt to write a readonly database" (exit 2); report and explain, which
+# opened it their own way, too.  With no -wal file beside it the log is read
+# immutable: check, diff, explain and report work, and nothing is written.
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
@@ -24,6 +25,11 @@ chmod 444 "$T/ro/a.db"
 expect 0 "check reads it" $AS "$DLSIM" check "$T/ro/a.db"
 grep -q "ok, [0-9]* events" "$T/out" && ok "check: ok" || bad "check: $(cat "$T/out" "$T/err")"
 expect 0 "diff reads it" $AS "$DLSIM" diff "$T/ro/a.db" 1 2
+expect 0 "explain reads it" $AS "$DLSIM" explain "$T/ro/a.db" --run 1
+grep -q "critical path\|chain" "$T/out" && ok "explain: an account" || bad "explain: $(cat "$T/out" "$T/err")"
+mkdir "$T/rep" && chmod 777 "$T/rep"
+expect 0 "report reads it" $AS "$DLSIM" report "$T/ro/a.db" --out "$T/rep/r"
+[ -s "$T/rep/r/index.html" ] && ok "report: index.html" || bad "report: $(cat "$T/out" "$T/err")"
 [ "$(cksum <"$T/ro/a.db")" = "$sum" ] && [ ! -e "$T/ro/a.db-shm" ] && ok "nothing written" \
 	|| bad "the log or its folder changed: $(ls "$T/ro")"
 chmod 755 "$T/ro"

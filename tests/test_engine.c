@@ -5,6 +5,8 @@
 #include <CUnit/Basic.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -644,6 +646,54 @@ static int run_diamond(const char *visit_ns, struct rec *rec, struct dl_run_resu
 	return rc;
 }
 
+/* Ctrl-C at the first progress report: the events counted then */
+struct stop_at {
+	atomic_int stop;
+	uint64_t events;
+	bool set;
+};
+
+static void stop_now(void *ctx, uint32_t op, uint32_t nops, uint64_t events)
+{
+	struct stop_at *sa = ctx;
+
+	(void)op;
+	(void)nops;
+	if (!sa->set) {
+		sa->set = true;
+		sa->events = events;
+		atomic_store(&sa->stop, 1);
+	}
+}
+
+/*
+ * A deferred-probe retry storm (module context, 30,000 devices) hears
+ * Ctrl-C within 64 retries, not only at the event loop's next poll 4096
+ * steps later: the retry walks between two steps poll it too (des_retry.c).
+ */
+static void test_retry_storm_hears_the_stop_flag(void)
+{
+	static const struct dl_override ov[] = { { "devices", "30000" } };
+	char path[4096];
+	struct stop_at sa = { .stop = 0 };
+	struct dl_engine_opts eo = { .order = DL_ORDER_SYNC, .workers = 4, .seed = 1,
+				     .probe_module = true, .stop = &sa.stop,
+				     .progress = stop_now, .progress_ctx = &sa };
+	struct dl_scenario *sc = NULL;
+	struct dl_run_result r;
+	struct dl_error err;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/scenarios/default.json", DLSIM_SOURCE_DIR);
+	CU_ASSERT_EQUAL_FATAL(dl_scenario_load(path, ov, 1, NULL, &sc, &err), 0);
+	rc = dl_engine_run(sc, &eo, &r);
+	dl_scenario_free(sc);
+	CU_ASSERT(sa.set);
+	CU_ASSERT_EQUAL(rc, -EINTR);
+	/* 1,512 events more with the poll in the retry walks; 19,927 without */
+	CU_ASSERT(r.events - sa.events < 4096);
+}
+
 static void test_deferred_retry_pays_the_reorder_walk(void)
 {
 	static const uint64_t paths[] = { 5, 2, 2, 1, 6 };   /* c x y z s */
@@ -1162,6 +1212,7 @@ int main(void)
 	CU_add_test(s, "test_kworker_pool_and_async_probe_start",
 		    test_kworker_pool_and_async_probe_start);
 	CU_add_test(s, "test_deferred_retry_path_cost", test_deferred_retry_path_cost);
+	CU_add_test(s, "test_retry_storm_hears_the_stop_flag", test_retry_storm_hears_the_stop_flag);
 	CU_add_test(s, "test_never_bound_devices_run_no_pm_callbacks",
 		    test_never_bound_devices_run_no_pm_callbacks);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

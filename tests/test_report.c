@@ -880,6 +880,35 @@ static void test_report_run_choice(void)
 	check_trace(out, "trace.json.gz", 0, 0);
 }
 
+/*
+ * The run chosen is verified once: `dlsim report` verifies it (the common
+ * step cli_log_validate()) and says so in verified_run; the library skips only
+ * that run, and verifies it itself otherwise.  A tampered status shows which.
+ */
+static void test_report_verifies_the_chosen_run_once(void)
+{
+	struct dl_report_opts o = { .run = 2, .beside = -1, .data_only = 1 };
+	char db[DIR_LEN], out[DIR_LEN], err[512];
+	sqlite3 *h;
+
+	path_in(db, sizeof(db), "verified.db");
+	make_db(db, 1);
+	CU_ASSERT_FATAL(sqlite3_open(db, &h) == SQLITE_OK);
+	CU_ASSERT(exec_ok(h, "UPDATE runs SET status = 'tampered' WHERE run_id = 2"));
+	sqlite3_close(h);
+	path_in(out, sizeof(out), "verified-none");
+	o.outdir = out;
+	CU_ASSERT_EQUAL(dl_report_write_opts(db, &o, err, sizeof(err)), -EBADMSG);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "corrupt"));
+	CU_ASSERT(access(out, F_OK) != 0);
+	o.verified_run = 1;             /* another run: the chosen one is still verified */
+	CU_ASSERT_EQUAL(dl_report_write_opts(db, &o, err, sizeof(err)), -EBADMSG);
+	CU_ASSERT(access(out, F_OK) != 0);
+	o.verified_run = 2;             /* the caller's word: not verified again */
+	CU_ASSERT_EQUAL(dl_report_write_opts(db, &o, err, sizeof(err)), 0);
+	CU_ASSERT(file_nonempty(out, "index.html"));
+}
+
 static void test_report_defaults_out_beside_db(void)
 {
 	char db[DIR_LEN], out[DIR_LEN], err[512];
@@ -983,6 +1012,7 @@ int main(void)
 	CU_add_test(s, "test_report_run_choice", test_report_run_choice);
 	CU_add_test(s, "test_report_beside_pairs_devices_by_dev_id", test_report_beside_pairs_devices_by_dev_id);
 	CU_add_test(s, "test_report_defaults_out_beside_db", test_report_defaults_out_beside_db);
+	CU_add_test(s, "test_report_verifies_the_chosen_run_once", test_report_verifies_the_chosen_run_once);
 	CU_add_test(s, "test_report_without_events_writes_table", test_report_without_events_writes_table);
 	CU_add_test(s, "test_report_refuses_missing_db", test_report_refuses_missing_db);
 	CU_add_test(s, "test_report_refuses_foreign_db", test_report_refuses_foreign_db);

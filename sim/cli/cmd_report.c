@@ -154,6 +154,7 @@ int cmd_report(int argc, char **argv)
 	chosen = run > 0 ? run : 0;     /* 0: the newest */
 	if ((ret = cli_log_validate("report", db, &chosen)) >= 0)
 		return ret;     /* the chosen run verified first, before any file is written */
+	o.verified_run = chosen;        /* dl_report_write_opts() need not verify it again */
 	ret = dl_report_write_opts(db, &o, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "dlsim report: %s\n", err);

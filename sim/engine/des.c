@@ -730,6 +730,8 @@ int des_run_loop(struct sim *s)
 			}
 		}
 		dispatch(s);
+		if (s->stopping)
+			return -EINTR;  /* a retry walk heard Ctrl-C (des_retry.c) */
 		if ((++steps & 4095) == 0) {
 			if (s->o->stop && *s->o->stop)
 				return -EINTR;
@@ -738,5 +740,5 @@ int des_run_loop(struct sim *s)
 					       s->r->events);
 		}
 	}
-	return 0;
+	return s->stopping ? -EINTR : 0;
 }

@@ -146,6 +146,8 @@ struct sim {
 	bool r_cb_deferred;      /* its attempt deferred again */
 	bool r_wake;             /* its next burst pays the kworker's wake */
 	int64_t r_debt;          /* its reorders not yet paid by a burst */
+	uint32_t retries;        /* des_retry_pos() calls: the stop flag is polled every 64 */
+	bool stopping;           /* a retry walk saw the stop flag: the op returns -EINTR */
 };
 
 _Static_assert(sizeof(struct task) == 32, "a task record is half a cache line");

@@ -109,6 +109,10 @@ void des_main_kick(struct sim *s)
 					break;
 				}
 				d = des_retry_pos(s, dev, &s->reorder_debt);
+				if (d == DL_NONE && s->stopping) {
+					s->mstate = M_DONE;     /* Ctrl-C: the event loop returns -EINTR */
+					return;
+				}
 				if (d == DL_NONE)
 					continue;   /* registered after the snapshot: none is, while probing */
 			} else {

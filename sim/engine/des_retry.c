@@ -24,16 +24,32 @@ static void reorder_charge(struct sim *s, uint32_t d, int64_t *debt)
 }
 
 /*
+ * A retry walk skips the devices bound or probing meanwhile without an event
+ * between them (des_main_kick(), des_retry_kick()), each with its reorder
+ * walk: in module context one such storm ran 1.5 s between the event loop's
+ * polls.  So the walk polls the stop flag too, every 64 retries, and ends
+ * (s->stopping; the event loop then returns -EINTR).
+ */
+#define RETRY_STOP_EVERY 64u
+
+static bool retry_stop_due(struct sim *s)
+{
+	if (!s->stopping && ++s->retries % RETRY_STOP_EVERY == 0 && s->o->stop && *s->o->stop)
+		s->stopping = true;
+	return s->stopping;
+}
+
+/*
  * The position of device @d, which the deferred-probe retry walk just took
- * off the active list (DL_NONE: none).  Prefetches, a few entries ahead,
- * the position and then the task that des_main_kick() reads (the core
- * prefetches its own device and link).
+ * off the active list (DL_NONE: none, or the run is to stop: s->stopping).
+ * Prefetches, a few entries ahead, the position and then the task that
+ * des_main_kick() reads (the core prefetches its own device and link).
  */
 uint32_t des_retry_pos(struct sim *s, uint32_t d, int64_t *debt)
 {
 	uint32_t a;
 
-	if (d == DL_NONE)
+	if (d == DL_NONE || retry_stop_due(s))
 		return DL_NONE;
 	/*
 	 * device_pm_move_to_tail() before the retry, and the retry path around
