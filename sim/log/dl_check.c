@@ -33,6 +33,7 @@ struct cdev {
 	int8_t in_phase;        /* enum dl_phase of the callback running, -1 none */
 	uint8_t susp;           /* bit p: suspended in suspend phase p, not yet resumed */
 	uint32_t stamp;         /* DFS visitation */
+	uint32_t nd_seen;       /* suspended_in()/resumed_in(): seen in query nd_epoch */
 	uint64_t dpm_pos;       /* position in the replayed dpm_list, 0: not on it */
 	uint64_t prep_seq;      /* when its last prepare started (checker.prep_clock) */
 	struct vec cons;        /* links where this device is the consumer */
@@ -64,6 +65,7 @@ struct checker {
 	int had_violations;     /* the log held violations of the run before this check */
 	sqlite3_stmt *ins;
 	uint32_t stamp;
+	uint32_t nd_epoch;      /* the current suspended_in()/resumed_in() query */
 	struct vec stack;
 	uint64_t dpm_clock;     /* last dpm_list position handed out */
 	int dpm_dirty;          /* the list or the links changed since the last check */
@@ -362,17 +364,39 @@ static int runs_pm(const struct checker *k, const struct cdev *d)
 static int pm_counts(const struct checker *k, const struct clink *L);
 
 /*
+ * One query of suspended_in()/resumed_in() (@depth 0 starts it) visits a
+ * device without a driver once: a device seen again either answered 1
+ * already (a 0 ends the query) or is on the path (a cycle in a damaged log),
+ * so it adds nothing.  Without this the walk is exponential in the depth on
+ * diamonds and cycles.
+ */
+static int nd_first_visit(struct checker *k, struct cdev *D, int depth)
+{
+	if (depth == 0 && ++k->nd_epoch == 0) {
+		for (uint32_t i = 0; i < k->ndev; i++)
+			k->dev[i].nd_seen = 0;
+		k->nd_epoch = 1;
+	}
+	if (D->nd_seen == k->nd_epoch)
+		return 0;
+	D->nd_seen = k->nd_epoch;
+	return 1;
+}
+
+/*
  * Is @D done with suspend phase @p as far as the log shows?  A device with
  * no driver logs no callback, but the PM core still suspends it after its
  * children and consumers (dpm_wait_for_subordinate()): it is done once they
  * are, so a chain through it still orders its ends.
  */
-static int suspended_in(const struct checker *k, const struct cdev *D, int p, int depth)
+static int suspended_in(struct checker *k, struct cdev *D, int p, int depth)
 {
 	if (runs_pm(k, D))
 		return (D->susp >> p) & 1;
+	if (!nd_first_visit(k, D, depth))
+		return 1;
 	for (uint32_t i = 0; depth < NO_DRIVER_DEPTH && i < D->children.n; i++) {
-		const struct cdev *C = &k->dev[D->children.v[i]];
+		struct cdev *C = &k->dev[D->children.v[i]];
 
 		if (present(k, C) && !suspended_in(k, C, p, depth + 1))
 			return 0;
@@ -388,10 +412,12 @@ static int suspended_in(const struct checker *k, const struct cdev *D, int p, in
 }
 
 /* Is @D resumed from suspend phase @m (its mirror)?  Without a driver: once its parent and suppliers are. */
-static int resumed_in(const struct checker *k, const struct cdev *D, int m, int depth)
+static int resumed_in(struct checker *k, struct cdev *D, int m, int depth)
 {
 	if (runs_pm(k, D))
 		return !((D->susp >> m) & 1);
+	if (!nd_first_visit(k, D, depth))
+		return 1;
 	if (depth < NO_DRIVER_DEPTH && D->parent != DL_NONE && D->parent < k->ndev &&
 	    present(k, &k->dev[D->parent]) && !resumed_in(k, &k->dev[D->parent], m, depth + 1))
 		return 0;
