@@ -103,13 +103,16 @@ void rp_write_beside(const struct report *r, FILE *f)
 {
 	const struct tl_run *a = &r->tl, *b = &r->tl2;
 	size_t na = a->ndevs ? a->ndevs : 1, nb = b->ndevs ? b->ndevs : 1, nslots = 0;
-	uint32_t *rowa = malloc(na * sizeof(*rowa)), *rowb = malloc(nb * sizeof(*rowb));
-	uint32_t *sla = malloc(na * sizeof(*sla)), *slb = malloc(nb * sizeof(*slb));
+	uint32_t *rowa, *rowb, *sla, *slb;
 	json_t *d, *ids, *names, *drivers, *phases, *ops, *runs;
 	static const char *const op_name[TL_NOPS] = { "probe", "unbind", "suspend", "resume" };
 
 	if (!r->other || !r->tl.nsegs)
 		return;
+	rowa = malloc(na * sizeof(*rowa));
+	rowb = malloc(nb * sizeof(*rowb));
+	sla = malloc(na * sizeof(*sla));
+	slb = malloc(nb * sizeof(*slb));
 	fprintf(f, "<h2 id=\"beside\">Run %lld beside run %lld</h2>\n", (long long)r->sel->id,
 		(long long)r->other->id);
 	fprintf(f, "<p>Both runs of this scenario per op on one time axis (ms from each run's start of "
