@@ -1637,6 +1637,12 @@ static void cycle_spans(const struct dl_logimport *li, int64_t *lo, int64_t *hi)
  * both logged (same device, same phase) is kept once, from the earlier
  * file, as are the totals of a phase both printed.
  */
+/* Cycle @c after merge_cycles() moved this file's cycles (from @first, of @ncyc) down: into[]. */
+static uint32_t moved_cycle(uint32_t c, uint32_t first, uint32_t ncyc, const uint32_t *into)
+{
+	return c >= first && c < ncyc ? into[c - first] : c;
+}
+
 static int merge_cycles(struct dl_logimport *li, uint32_t file)
 {
 	uint32_t first = li->ncyc, *into = NULL, n = 0;
@@ -1730,8 +1736,7 @@ static int merge_cycles(struct dl_logimport *li, uint32_t file)
 
 			if (s->key == DL_LAT_COUNT)
 				continue;
-			if (s->cycle >= first && s->cycle < li->ncyc)
-				s->cycle = (uint16_t)into[s->cycle - first];
+			s->cycle = (uint16_t)moved_cycle(s->cycle, first, li->ncyc, into);
 			li->smp[k++] = *s;
 		}
 		li->nsmp = k;
@@ -1741,17 +1746,14 @@ static int merge_cycles(struct dl_logimport *li, uint32_t file)
 
 			if (tt->first == DL_LAT_COUNT)
 				continue;
-			if (tt->cycle >= first && tt->cycle < li->ncyc)
-				tt->cycle = (uint16_t)into[tt->cycle - first];
+			tt->cycle = (uint16_t)moved_cycle(tt->cycle, first, li->ncyc, into);
 			li->tot[k++] = *tt;
 		}
 		li->ntot = k;
 		for (uint32_t h = 0; h < li->nhang; h++)
-			if (li->hang[h].cycle >= first && li->hang[h].cycle < li->ncyc)
-				li->hang[h].cycle = into[li->hang[h].cycle - first];
+			li->hang[h].cycle = moved_cycle(li->hang[h].cycle, first, li->ncyc, into);
 		for (uint32_t h = 0; h < li->nofail; h++)
-			if (li->ofail[h].cycle >= first && li->ofail[h].cycle < li->ncyc)
-				li->ofail[h].cycle = (uint16_t)into[li->ofail[h].cycle - first];
+			li->ofail[h].cycle = (uint16_t)moved_cycle(li->ofail[h].cycle, first, li->ncyc, into);
 		li->ncyc = w;
 		li->seg_start = li->nsmp;
 	}
