@@ -117,9 +117,8 @@ int cmd_import_dtb(int argc, char **argv)
 		return DL_EXIT_USAGE;
 	}
 	memset(&err, 0, sizeof(err));
-	/* measured latencies (NULL atlas: out of memory; the class guesses stay) */
-	opt.dev_hook_ctx = (void *)dl_atlas_builtin();
-	opt.dev_hook = opt.dev_hook_ctx ? dl_atlas_dtb_hook : NULL;
+	/* measured latencies from the built-in atlas (out of memory: the class guesses stay) */
+	opt.dev_hook = dl_atlas_dtb_hook;
 	ret = dl_dtb_import_file_opts(file, &opt, &sc, &st, &err);
 	if (ret) {
 		fprintf(stderr, "dlsim import-dtb: %s\n", err.msg);

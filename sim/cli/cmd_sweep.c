@@ -118,9 +118,8 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 	p->check = true;
 	p->nkernels = 1;
 	p->kernel[0] = NULL;
-	/* DTBs get the latency atlas's figures, as import-dtb gives them */
-	p->dtb.dev_hook_ctx = (void *)dl_atlas_builtin();
-	p->dtb.dev_hook = p->dtb.dev_hook_ctx ? dl_atlas_dtb_hook : NULL;
+	/* DTBs get the latency atlas's figures, as import-dtb gives them (parsed on first use) */
+	p->dtb.dev_hook = dl_atlas_dtb_hook;
 	o->db = "dlsim.db";
 	o->distribute = "queue";
 	for (int i = 1; i < argc; i++) {

@@ -384,6 +384,8 @@ int dl_atlas_apply(const struct dl_atlas *a, const char *driver, const char *nod
 
 int dl_atlas_dtb_hook(void *ctx, const char *driver, const char *compat, json_t *dev)
 {
+	const struct dl_atlas *a = ctx ? ctx : dl_atlas_builtin();
+
 	(void)compat;
-	return dl_atlas_apply(ctx, driver, json_string_value(json_object_get(dev, "name")), dev);
+	return dl_atlas_apply(a, driver, json_string_value(json_object_get(dev, "name")), dev);
 }

@@ -127,8 +127,10 @@ int dl_atlas_apply(const struct dl_atlas *a, const char *driver, const char *nod
 
 /*
  * dl_atlas_dtb_hook() - dl_dtb_opts.dev_hook for import-dtb and sweep --dtbs:
- * dl_atlas_apply() of the atlas @ctx to the imported device @dev, by its
- * driver and its "name" (the node path).  Return: 0 or -ENOMEM.
+ * dl_atlas_apply() of the atlas @ctx (NULL: dl_atlas_builtin(), parsed on the
+ * first device that binds, so that a run without a DTB never pays for it)
+ * to the imported device @dev, by its driver and its "name" (the node
+ * path).  Return: 0 or -ENOMEM.
  */
 int dl_atlas_dtb_hook(void *ctx, const char *driver, const char *compat, json_t *dev);
 
