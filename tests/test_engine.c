@@ -358,6 +358,53 @@ static void test_deferred_retry_path_cost(void)
 	}
 }
 
+/*
+ * The scenario's "cost" keys for the dispatch costs (worker_new_ns,
+ * pool_init, async_probe_ns, retry_ns) override the profile: under the
+ * hardware profile, which charges none of them, they add up on the
+ * makespan as the guest profile's own do above.
+ */
+static void test_scenario_keys_price_the_dispatch_costs(void)
+{
+	struct dl_costs hw, sk;
+	struct tsc *t = make_dispatch();
+	struct dl_run_result a, b;
+
+	dl_costs_resolve_profile(&t->sc, DL_PROFILE_HARDWARE, &hw);
+	t->sc.cost.worker_new_ns = 70000;
+	t->sc.cost.pool_init = 10;
+	t->sc.cost.async_probe_ns = 9000;
+	t->sc.cost.has = DL_COST_HAS_WORKER_NEW | DL_COST_HAS_POOL_INIT | DL_COST_HAS_ASYNC_PROBE;
+	dl_costs_resolve(&t->sc, &sk);
+	CU_ASSERT_EQUAL(sk.worker_new_ns, 70000);
+	CU_ASSERT_EQUAL(sk.pool_init, 10);
+	CU_ASSERT_EQUAL(sk.async_probe_ns, 9000);
+	CU_ASSERT_EQUAL(sk.retry_ns, hw.retry_ns);
+	t->sc.cost.has = 0;
+	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_HARDWARE, &a), 0);
+	t->sc.cost.has = DL_COST_HAS_WORKER_NEW | DL_COST_HAS_POOL_INIT | DL_COST_HAS_ASYNC_PROBE;
+	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_HARDWARE, &b), 0);
+	CU_ASSERT_EQUAL(b.op[0].makespan_ns - a.op[0].makespan_ns,
+			64 * (9000 - hw.async_probe_ns) + (64 - 10) * 70000);
+	free(t);
+
+	for (int module = 0; module < 2; module++) {
+		struct dl_engine_opts eo = { .order = DL_ORDER_SYNC, .workers = 1, .seed = 5,
+					     .probe_module = module };
+
+		t = make(0, 40, 5, false);
+		t->sc.cost = make_dispatch_costs();
+		CU_ASSERT_EQUAL_FATAL(dl_engine_run(&t->sc, &eo, &a), 0);
+		t->sc.cost.retry_ns = 33000;
+		t->sc.cost.has = DL_COST_HAS_RETRY;
+		CU_ASSERT_EQUAL_FATAL(dl_engine_run(&t->sc, &eo, &b), 0);
+		CU_ASSERT(a.op[0].reorder_walks > 0);
+		CU_ASSERT_EQUAL(b.op[0].makespan_ns - a.op[0].makespan_ns,
+				(int64_t)b.op[0].reorder_walks * 33000);
+		free(t);
+	}
+}
+
 /* Never-bound devices run no PM callbacks (tcheck.h). */
 static void test_never_bound_devices_run_no_pm_callbacks(void)
 {
@@ -1212,6 +1259,8 @@ int main(void)
 	CU_add_test(s, "test_kworker_pool_and_async_probe_start",
 		    test_kworker_pool_and_async_probe_start);
 	CU_add_test(s, "test_deferred_retry_path_cost", test_deferred_retry_path_cost);
+	CU_add_test(s, "test_scenario_keys_price_the_dispatch_costs",
+		    test_scenario_keys_price_the_dispatch_costs);
 	CU_add_test(s, "test_retry_storm_hears_the_stop_flag", test_retry_storm_hears_the_stop_flag);
 	CU_add_test(s, "test_never_bound_devices_run_no_pm_callbacks",
 		    test_never_bound_devices_run_no_pm_callbacks);

@@ -17,6 +17,12 @@ static int64_t cost_or(int64_t v, int64_t def)
 	return v >= 0 ? v : def;
 }
 
+/* A dispatch key of the scenario's "cost" (its @bit set in has), else @def. */
+static int64_t has_or(const struct dl_cost *sc, uint32_t bit, int64_t v, int64_t def)
+{
+	return (sc->has & bit) ? v : def;
+}
+
 /*
  * The profiles' defaults (cost.h).  hardware: engine.h's DL_COST_*, which
  * a scenario of a real board overrides with what it measured; the new
@@ -125,13 +131,17 @@ void dl_costs_resolve_profile(const struct dl_scenario *sc, enum dl_cost_profile
 	c->sleep_end_ns = cost_or(sc->cost.sleep_end_ns, d->sleep_end_ns);
 	c->max_active = sc->cost.max_active ? sc->cost.max_active : DL_COST_MAX_ACTIVE;
 	/*
-	 * The scenario's "cost" object has no keys for these yet: a scenario
-	 * that zeroes the queueing (queue_ns 0) gets a free async probe start.
+	 * The dispatch keys of issue 31 (scenario.h DL_COST_HAS_*).  Without
+	 * async_probe_ns, a scenario that prices the queueing (queue_ns) gets
+	 * that price for an async probe start too: the same queue_work().
 	 */
-	c->worker_new_ns = d->worker_new_ns;
-	c->pool_init = d->pool_init ? d->pool_init : c->max_active;
-	c->async_probe_ns = sc->cost.queue_ns >= 0 ? sc->cost.queue_ns : d->async_probe_ns;
-	c->retry_ns = d->retry_ns;
+	c->worker_new_ns = has_or(&sc->cost, DL_COST_HAS_WORKER_NEW, sc->cost.worker_new_ns,
+				  d->worker_new_ns);
+	c->pool_init = (sc->cost.has & DL_COST_HAS_POOL_INIT) ? sc->cost.pool_init :
+		       d->pool_init ? d->pool_init : c->max_active;
+	c->async_probe_ns = has_or(&sc->cost, DL_COST_HAS_ASYNC_PROBE, sc->cost.async_probe_ns,
+				   cost_or(sc->cost.queue_ns, d->async_probe_ns));
+	c->retry_ns = has_or(&sc->cost, DL_COST_HAS_RETRY, sc->cost.retry_ns, d->retry_ns);
 }
 
 void dl_costs_resolve(const struct dl_scenario *sc, struct dl_costs *c)

@@ -139,7 +139,9 @@
  * Two profiles (enum dl_cost_profile) give every default: hardware (the
  * default) and guest, the TCG guest of --mode kernel, for twins against
  * kernel runs; cost.c says where each guest number comes from.  The
- * scenario's "cost" object overrides either for the keys it has.
+ * scenario's "cost" object overrides either for the keys it has
+ * (worker_new_ns, pool_init, async_probe_ns and retry_ns too, each also
+ * --set cost.KEY=V).
  */
 enum dl_cost_profile { DL_PROFILE_HARDWARE, DL_PROFILE_GUEST, DL_PROFILE_COUNT };
 struct dl_costs {

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -736,7 +737,14 @@ static int parse_cost(struct sc_build *b, json_t *o)
 					    "main_ns", "probe_check_ns", "handoff_ns",
 					    "reorder_ns", "reorder_visit_ns", "rpm_ns", "rpm_idle_ns",
 					    "register_ns", "link_add_ns", "sleep_end_ns", "resume_wake_ns",
-					    "max_active", NULL };
+					    "max_active", "worker_new_ns", "async_probe_ns", "retry_ns",
+					    "pool_init", NULL };
+	/* the keys after max_active, their DL_COST_HAS_* bits and fields */
+	static const struct { const char *key; uint32_t bit; size_t off; } newer[] = {
+		{ "worker_new_ns", DL_COST_HAS_WORKER_NEW, offsetof(struct dl_cost, worker_new_ns) },
+		{ "async_probe_ns", DL_COST_HAS_ASYNC_PROBE, offsetof(struct dl_cost, async_probe_ns) },
+		{ "retry_ns", DL_COST_HAS_RETRY, offsetof(struct dl_cost, retry_ns) },
+	};
 	struct dl_cost *c = &b->s->cost;
 	int64_t *dst[] = { &c->queue_ns, &c->wake_ns, &c->switch_ns, &c->main_ns,
 			   &c->probe_check_ns, &c->handoff_ns, &c->reorder_ns,
@@ -766,12 +774,31 @@ static int parse_cost(struct sc_build *b, json_t *o)
 			return sc_fail(b, "cost.max_active", "0 work items; expected 1 or more");
 		c->max_active = (uint32_t)n;
 	}
+	if (json_object_get(o, "pool_init")) {
+		uint64_t n;
+
+		if ((ret = sc_get_uint(b, "cost.pool_init", json_object_get(o, "pool_init"),
+				       1u << 20, &n)))
+			return ret;
+		c->pool_init = (uint32_t)n;
+		c->has |= DL_COST_HAS_POOL_INIT;
+	}
 	for (unsigned i = 0; i < sizeof(dst) / sizeof(dst[0]); i++) {
 		json_t *v = json_object_get(o, keys[i + 1]);
 
 		sc_path(sub, sizeof(sub), "cost.%s", keys[i + 1]);
 		if (v && (ret = sc_parse_duration(b, sub, v, dst[i])))
 			return ret;
+	}
+	for (unsigned i = 0; i < sizeof(newer) / sizeof(newer[0]); i++) {
+		json_t *v = json_object_get(o, newer[i].key);
+
+		sc_path(sub, sizeof(sub), "cost.%s", newer[i].key);
+		if (v && (ret = sc_parse_duration(b, sub, v,
+						  (int64_t *)((char *)c + newer[i].off))))
+			return ret;
+		if (v)
+			c->has |= newer[i].bit;
 	}
 	return 0;
 }

@@ -118,6 +118,22 @@ struct dl_cost {
 	int64_t reorder_ns, reorder_visit_ns;
 	int64_t rpm_ns, rpm_idle_ns, register_ns, link_add_ns, sleep_end_ns;
 	int64_t resume_wake_ns;	/* "resume_wake_ns": wake_ns in resume phases; -1: wake_ns */
+	/*
+	 * The dispatch keys of issue 31, each valid where its DL_COST_HAS_*
+	 * bit of @has is set, so that a zeroed struct leaves them to the
+	 * profile (sim/engine/cost.h says what each stands for).
+	 */
+	uint32_t has;
+	int64_t worker_new_ns;	/* "worker_new_ns": the async pool creates a kworker */
+	int64_t async_probe_ns;	/* "async_probe_ns": async_schedule_dev() of an async probe */
+	int64_t retry_ns;	/* "retry_ns": the deferred-probe retry path, per device */
+	uint32_t pool_init;	/* "pool_init": the async pool's kworkers when a run starts */
+};
+enum {
+	DL_COST_HAS_WORKER_NEW = 1u << 0,
+	DL_COST_HAS_ASYNC_PROBE = 1u << 1,
+	DL_COST_HAS_RETRY = 1u << 2,
+	DL_COST_HAS_POOL_INIT = 1u << 3,
 };
 
 struct dl_scenario {
