@@ -6,18 +6,22 @@ the DES twin, B the kernel run) and, optionally, that of `dlsim diff KERNEL2 KER
 --json` (the kernel against a second boot of itself: its agreement is the noise floor;
 "-" for none) and that of `dlsim diff REPLAY KERNEL --json` (the replay twin, `dlsim
 twin`: every callback as long as in the kernel run, so what differs is the engine's
-scheduling and cost model alone).  Per op (occurrences numbered as diff numbers
+scheduling and cost model alone), and that of the model twin given the boot's own sleep
+overshoot ("-" for none).  Per op (occurrences numbered as diff numbers
 them: suspend, suspend#2, ...): both makespans, DES/kernel, the pairs both runs order
 with a gap above the tolerance, the share ordered the same way, and the first
 disagreeing pairs ("x<y" is the DES's order; the kernel ran y first).  Ops with no
 callbacks in either run (unbind without a remove callback, say) are left out.  The
 summary splits the pairs into those a dependency orders (a rule fixes their order) and
-those only timing orders.
+those only timing orders; a last table gives per case each twin (and a second boot)
+against the kernel run: pairs, probe, suspend, resume and phases (print_summary()).
 """
 import json
 import sys
 
 SHOW_PAIRS = 3
+TARGET = 0.05              # the issue's 5%
+PHASE_MIN_NS = 10_000_000  # phases of 10 ms or more
 
 
 def ms(ns):
@@ -28,21 +32,27 @@ def main(argv):
     if len(argv) != 2:
         print("usage: fidelity_table.py LIST", file=sys.stderr)
         return 2
-    cases = []
+    cases, summaries = [], []
     with open(argv[1]) as f:
         for line in f:
             f_ = line.split()
             name, path = f_[0], f_[1]
             with open(path) as j:
                 d = json.load(j)
-            noise, replay = {}, {}
+            noise, replay, full = {}, {}, {"model": d}
             if len(f_) > 2 and f_[2] != "-":
                 with open(f_[2]) as j:
-                    noise = {r["op"]: r for r in json.load(j)["rows"] if r["phase"] is None}
+                    full["kernel vs kernel"] = json.load(j)
+                noise = {r["op"]: r for r in full["kernel vs kernel"]["rows"] if r["phase"] is None}
             if len(f_) > 3 and f_[3] != "-":
                 with open(f_[3]) as j:
-                    replay = {r["op"]: r for r in json.load(j)["rows"] if r["phase"] is None}
+                    full["replay"] = json.load(j)
+                replay = {r["op"]: r for r in full["replay"]["rows"] if r["phase"] is None}
+            if len(f_) > 4 and f_[4] != "-":
+                with open(f_[4]) as j:
+                    full["model, boot's overshoot"] = json.load(j)
             cases.append((name, d, noise, replay))
+            summaries.append((name, full))
     tol = cases[0][1]["tolerance_ns"] / 1e6 if cases else 1.0
     print(f"| case | op | DES ms | kernel ms | DES/kernel | pairs >{tol:g} ms | agreement | kernel vs kernel | replay/kernel | replay agreement | first disagreeing pairs (DES order; kernel the other way) |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -98,7 +108,57 @@ def main(argv):
           f"ops whose makespan is within 5% of the kernel's: {nwithin} of {nops}")
     if worst_ratio is not None:
         print(f"largest makespan departure |DES/kernel - 1|: {100 * worst_ratio:.1f}% (target: 5%)")
+    print_summary(summaries)
     return 0
+
+
+def summary_cells(d):
+    """pairs, probe, suspend, resume and phases of one diff (A against B, the kernel run)."""
+    pairs = same = dep = dep_same = 0
+    ratio = {}
+    nph = nph_in = 0
+    for r in d["rows"]:
+        a, b = r["a_makespan_ns"], r["b_makespan_ns"]
+        if r["phase"] is not None:
+            if a is not None and b and b >= PHASE_MIN_NS:
+                nph += 1
+                nph_in += abs(a / b - 1) <= TARGET
+            continue
+        pairs += r["pairs"]
+        same += r["same"]
+        dep += r.get("dependent_pairs") or 0
+        dep_same += r.get("dependent_same") or 0
+        if r["op"] in ("probe", "suspend", "resume") and a is not None and b:
+            ratio[r["op"]] = a / b
+    free, free_same = pairs - dep, same - dep_same
+    cell = f"{100 * free_same / free:.2f}%" if free else "–"
+    if dep_same != dep:
+        cell += f" (dep. {dep - dep_same} differ)"
+    out = [cell]
+    for op in ("probe", "suspend", "resume"):
+        v = ratio.get(op)
+        out.append("–" if v is None else f"{v:.3f}" + ("" if abs(v - 1) <= TARGET else " ✗"))
+    out.append(f"{nph_in}/{nph}" if nph else "–")
+    return out
+
+
+def print_summary(summaries):
+    """The issue's table: case x (replay twin, model twin, kernel vs kernel) x (pairs, probe,
+    suspend, resume).  pairs: the share of the pairs only timing orders that come out in the
+    kernel run's order (every pair a dependency orders is counted apart, and said when one
+    differs); probe, suspend, resume: makespan over the kernel run's (kernel vs kernel: a second
+    boot over the first), ✗ beyond 5%; phases: the phases of 10 ms or more within 5%.  "model,
+    boot's overshoot": the model twin given the boot's measured sleep overshoot."""
+    kinds = ("replay", "model", "model, boot's overshoot", "kernel vs kernel")
+    print()
+    print("| case | " + " | ".join(f"{k}: {c}" for k in kinds
+                                    for c in ("pairs", "probe", "suspend", "resume", "phases")) + " |")
+    print("|---|" + "---:|" * (5 * len(kinds)))
+    for name, full in summaries:
+        cells = []
+        for k in kinds:
+            cells += summary_cells(full[k]) if k in full else ["–"] * 5
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
