@@ -59,15 +59,20 @@ static int64_t has_or(const struct dl_cost *sc, uint32_t bit, int64_t v, int64_t
  *    grow for each: 150 us, the low end, as the same phase repeated reuses
  *    part of the pool.  An estimate from those two figures, not a
  *    measurement of create_worker() (no kretprobe on it yet);
- *  - retry_ns 100000: issue 31 finds probe 11-19% short in the guest's model
- *    twins.  On the sync d200 case (the order whose deferrals are the
- *    kernel's own: one thread, no race) the twin defers 1,192 times in an
- *    833 ms probe, so 100 us a retry adds the 14% in the middle of that
- *    range.  A fit to that one figure, until the retry walk's kretprobes
- *    (retry_begin, retry_end) are read per device.  The async cases are
- *    then held out: their twins defer about twice as often as the kernel
- *    (2,016 against ~1,078 on d200 kernel-async), which a price per retry
- *    cannot mend (the guest profile puts their probe 1.37x the old twin's);
+ *  - check_ns 17000 and retry_ns 42000, measured in the kernel mode's own
+ *    probe_defer records (kretprobes): on the d200-sync case (default.json
+ *    --set devices=200, order sync, 6.12; one thread, so consecutive
+ *    deferrals with no runtime-PM event between them are back to back),
+ *    two boots space consecutive deferrals in two modes: first attempts
+ *    (the registration walk, really_probe() up to
+ *    device_links_check_suppliers()) 20.0-20.5 us apart (p10-p25), retries
+ *    (deferred_probe_work_func(): off the active list, device_pm_move_to_tail(),
+ *    bus_probe_device(), the same check) 65.3-65.4 us (median).  The DES
+ *    twin with check_ns 1 us and retry_ns 0 spaces them 4.5 and 7.1 us:
+ *    check_ns = 1 + 16 us, retry_ns = 65.4 - 7.1 - 16 = 42 us, and the twin
+ *    then spaces them 20.5 and 65.1 us (tests/tools/defer_gaps.py).  7.3's
+ *    retries are 67.8 us apart, its slower reorder walk (reorder_visit_ns).
+ *    Before: 100 us, a fit to the probe's shortfall;
  *  - the rest (reorder_ns and reorder_visit_ns 6.12's, register_ns,
  *    link_add_ns) are guest measurements already and the same in both.
  */
@@ -86,9 +91,9 @@ static const struct cost_profile profiles[DL_PROFILE_COUNT] = {
 	},
 	[DL_PROFILE_GUEST] = {
 		.main_ns = 3500, .queue_ns = 4000, .wake_ns = 12000, .switch_ns = DL_COST_SWITCH_NS,
-		.check_ns = DL_COST_PROBE_CHECK_NS, .handoff_ns = DL_COST_HANDOFF_NS, .rpm_ns = 13000,
+		.check_ns = 17000, .handoff_ns = DL_COST_HANDOFF_NS, .rpm_ns = 13000,
 		.sleep_end_ns = 15000, .worker_new_ns = 150000, .async_probe_ns = 16000,
-		.retry_ns = 100000, .pool_init = 2,
+		.retry_ns = 42000, .pool_init = 2,
 	},
 };
 
