@@ -197,9 +197,11 @@ test-kernel: build kernels
 	DLSIM_KERNEL_CACHE=$(KERNEL_CACHE) sh tests/kernel_boot.sh ./$(BUILD)/dlsim $(CURDIR)
 
 # DES against the real kernel (issue 18): 9 kernel runs (50- and 200-device DAGs, camera;
-# sync and kernel-async on 6.12, kernel-async-v2 on 7.3) and their DES twins, a markdown
-# table of makespans and pair agreement (tests/kernel_fidelity.sh).  Not in test-kernel:
-# about two minutes of TCG.  Kernel runs already in FIDELITY_DB are reused.
+# sync and kernel-async on 6.12, kernel-async-v2 on 7.3) and their DES twins (model twins
+# under the guest profile, replay twins with `dlsim twin`), markdown tables of makespans and
+# pair agreement (tests/kernel_fidelity.sh).  Not in test-kernel: about five minutes of TCG;
+# FIDELITY_NOISE=1 boots each case twice for the kernel-vs-kernel columns.  Kernel runs
+# already in FIDELITY_DB are reused.
 FIDELITY_DB ?= $(BUILD)/fidelity.db
 fidelity: build kernels
 	DLSIM_KERNEL_CACHE=$(KERNEL_CACHE) sh tests/kernel_fidelity.sh ./$(BUILD)/dlsim $(CURDIR) $(FIDELITY_DB)
