@@ -35,13 +35,15 @@ static int64_t has_or(const struct dl_cost *sc, uint32_t bit, int64_t v, int64_t
  * --workers 1).  Where each number comes from:
  *  - main_ns 3500: the main thread's step from one device's callback to the
  *    next, 3.2-4.0 us, medians over the nine fidelity cases' kernel runs
- *    (kernel_fidelity.sh GUEST_ARGS);
+ *    (measured for kernel_fidelity.sh, which once passed it with --set);
  *  - rpm_ns 13000: a runtime resume 3.7 us plus the pm_wq suspend it makes
- *    9.1 us on the same vCPU (GUEST_ARGS);
- *  - sleep_end_ns 15000: the overshoot GUEST_ARGS assumes; issue 31 measured
- *    157-414 us mean, varying per boot, with tests/tools/sleep_overshoot.py
- *    averaging in callbacks that do not sleep: kept until it is remeasured
- *    per boot (a twin can be given its boot's own with --set);
+ *    9.1 us on the same vCPU (the same runs);
+ *  - sleep_end_ns 15000: the d200 boots' overshoot; others overshoot
+ *    by quanta of ~288 us, 1 to 605 us mean a callback in the boots of
+ *    the nine cases (tests/tools/sleep_overshoot.py, which now counts only
+ *    callbacks that sleep): a property of the boot, not of a profile, so
+ *    make fidelity gives a second model twin its boot's own with --set
+ *    cost.sleep_end_ns (FIDELITY_OVERSHOOT);
  *  - wake_ns 29000, measured in the kernel runs' own PM records
  *    (tests/tools/kworker_gaps.py): on the one vCPU, from an async
  *    callback's end on one kworker to the next callback's start on another
