@@ -14,7 +14,7 @@ J
 expect 0 "dev.ov5640.probe=10ms" "$DLSIM" run "$T/cam.json" --set dev.ov5640.probe=10ms --no-log --json
 grep -q '"probe":{"makespan_ns":1000' "$T/out" || { bad "probe takes the 10 ms"; cat "$T/out"; }
 expect 0 "a name with a dot" "$DLSIM" run "$T/cam.json" --set dev.i2c.0.suspend=3ms --no-log --json
-grep -qE '"suspend":\{"makespan_ns":3[0-4][0-9]{5},' "$T/out" || { bad "i2c.0 suspends for 3 ms (and the async dispatch)"; cat "$T/out"; }
+grep -q '"suspend":{"makespan_ns":30' "$T/out" || { bad "i2c.0 suspends for 3 ms"; cat "$T/out"; }
 expect 0 "async=false" "$DLSIM" validate "$T/cam.json" --set dev.ov5640.async=false
 expect 2 "a generate key without generate" "$DLSIM" run "$T/cam.json" --set ov5640.probe=10ms --no-log
 grep -q 'no "generate" object.*dev.ov5640.probe=10ms' "$T/err" || { bad "says to use dev.NAME.KEY"; cat "$T/err"; }

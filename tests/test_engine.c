@@ -406,6 +406,34 @@ static void test_scenario_keys_price_the_dispatch_costs(void)
 	}
 }
 
+/*
+ * A scenario's "profile" (cost.h): a run under the default profile takes
+ * the phone's PM dispatch (queue_ns 32 us, calibrated on the Pixel 6), one
+ * that asks for another profile keeps it; each classic suspend phase of
+ * 64 async devices then pays 64 queueings on the main thread.
+ */
+static void test_scenario_names_its_cost_profile(void)
+{
+	struct dl_costs hw, ph, gu;
+	struct tsc *t = make_dispatch();
+	struct dl_run_result a, b;
+
+	dl_costs_resolve(&t->sc, &hw);
+	snprintf(t->sc.cost.profile, sizeof(t->sc.cost.profile), "phone");
+	dl_costs_resolve(&t->sc, &ph);
+	dl_costs_resolve_profile(&t->sc, DL_PROFILE_GUEST, &gu);
+	CU_ASSERT(ph.queue_ns > 10 * hw.queue_ns);
+	CU_ASSERT_EQUAL(ph.async_probe_ns, hw.async_probe_ns);
+	CU_ASSERT_EQUAL(gu.worker_new_ns, 150000);   /* --profile guest keeps its own */
+	t->sc.cost.profile[0] = 0;
+	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_HARDWARE, &a), 0);
+	snprintf(t->sc.cost.profile, sizeof(t->sc.cost.profile), "phone");
+	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_HARDWARE, &b), 0);
+	CU_ASSERT_EQUAL(b.op[1].makespan_ns - a.op[1].makespan_ns,
+			3 * 64 * (ph.queue_ns - hw.queue_ns));
+	free(t);
+}
+
 /* Never-bound devices run no PM callbacks (tcheck.h). */
 static void test_never_bound_devices_run_no_pm_callbacks(void)
 {
@@ -1266,6 +1294,7 @@ int main(void)
 	CU_add_test(s, "test_deferred_retry_path_cost", test_deferred_retry_path_cost);
 	CU_add_test(s, "test_scenario_keys_price_the_dispatch_costs",
 		    test_scenario_keys_price_the_dispatch_costs);
+	CU_add_test(s, "test_scenario_names_its_cost_profile", test_scenario_names_its_cost_profile);
 	CU_add_test(s, "test_retry_storm_hears_the_stop_flag", test_retry_storm_hears_the_stop_flag);
 	CU_add_test(s, "test_never_bound_devices_run_no_pm_callbacks",
 		    test_never_bound_devices_run_no_pm_callbacks);

@@ -379,12 +379,13 @@ static void test_script_ops_parsed(void)
 		"{\"op\": \"rpm_get\", \"device\": \"b\"}, {\"op\": \"link_del\", \"consumer\": \"b\", "
 		"\"supplier\": \"a\"}], \"cost\": {\"cpus\": 4, \"wake_ns\": \"2us\", "
 		"\"resume_wake_ns\": \"0.1ms\", \"retry_ns\": \"40us\", \"pool_init\": 0, "
-		"\"worker_new_ns\": \"60us\"} }");
+		"\"worker_new_ns\": \"60us\", \"profile\": \"phone\"} }");
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	CU_ASSERT_EQUAL(s->cost.retry_ns, 40000);
 	CU_ASSERT_EQUAL(s->cost.worker_new_ns, 60000);
 	CU_ASSERT_EQUAL(s->cost.pool_init, 0);
+	CU_ASSERT_STRING_EQUAL(s->cost.profile, "phone");
 	CU_ASSERT_EQUAL(s->cost.has, DL_COST_HAS_RETRY | DL_COST_HAS_WORKER_NEW | DL_COST_HAS_POOL_INIT);
 	CU_ASSERT_EQUAL(s->nop, 5);
 	CU_ASSERT_EQUAL(s->op[1].kind, DL_OP_ADD);
@@ -622,11 +623,14 @@ static void test_cpu_share_and_max_active(void)
 	CU_ASSERT_EQUAL(s->cost.handoff_ns, -1);
 	CU_ASSERT_EQUAL(s->cost.resume_wake_ns, -1);              /* unset: wake_ns */
 	CU_ASSERT_EQUAL(s->cost.has, 0);                          /* dispatch keys: the profile's */
+	CU_ASSERT_STRING_EQUAL(s->cost.profile, "");              /* the run's profile */
 	dl_scenario_free(s);
 	expect_refused("ap.json", "{ \"format\": \"dlsim-scenario/1\", "
 		       "\"cost\": {\"async_probe_ns\": -3} }", "cost.async_probe_ns");
 	expect_refused("pi.json", "{ \"format\": \"dlsim-scenario/1\", "
 		       "\"cost\": {\"pool_init\": \"x\"} }", "cost.pool_init");
+	expect_refused("pf.json", "{ \"format\": \"dlsim-scenario/1\", "
+		       "\"cost\": {\"profile\": \"laptop\"} }", "cost.profile");
 	expect_refused("cpu2.json", "{ \"format\": \"dlsim-scenario/1\", "
 		       "\"devices\": [ {\"name\": \"a\", \"cpu\": 1.5} ] }", "devices[0].cpu");
 	expect_refused("ma0.json", "{ \"format\": \"dlsim-scenario/1\", "

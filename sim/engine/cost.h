@@ -38,8 +38,8 @@
  *  - queue_ns, paid by whoever queues an item: async_schedule_dev_nocall()
  *    (the entry's kzalloc, async_lock, queue_work_node()), by the main walk
  *    (classic dpm_async_fn(), and every async probe) or by a finishing
- *    device's hand-off walk (6.16+); the hardware profile's, 32 us, is
- *    calibrated on the Pixel 6's published suspend (cost.c HW_PM_QUEUE_NS);
+ *    device's hand-off walk (6.16+); the phone profile's, 32 us, is
+ *    calibrated on the Pixel 6's published suspend (cost.c PHONE_PM_QUEUE_NS);
  *  - wake_ns, paid by the item on its CPU: a kworker wakes (try_to_wake_up
  *    and the switch to it) when its item is queued and again when a blocked
  *    item's completion fires (complete_all() in dpm_wait()); except the
@@ -137,14 +137,17 @@
  *    -> device_initial_probe() -> __device_attach() matching drivers,
  *    before really_probe(); paid by the walk with the reorder.  (The DES
  *    charges it; threads mode does not model the walk, as for reorder.)
- * Two profiles (enum dl_cost_profile) give every default: hardware (the
- * default) and guest, the TCG guest of --mode kernel, for twins against
- * kernel runs; cost.c says where each guest number comes from.  The
- * scenario's "cost" object overrides either for the keys it has
+ * Three profiles (enum dl_cost_profile) give every default: hardware (the
+ * default), guest, the TCG guest of --mode kernel, for twins against
+ * kernel runs, and phone, the hardware profile with the PM dispatch
+ * calibrated on the Pixel 6; cost.c says where each number comes from.  A
+ * scenario's "cost" object may name its profile ("profile": "phone"),
+ * which a run under the default profile takes; it overrides any profile
+ * for the keys it has
  * (worker_new_ns, pool_init, async_probe_ns and retry_ns too, each also
  * --set cost.KEY=V).
  */
-enum dl_cost_profile { DL_PROFILE_HARDWARE, DL_PROFILE_GUEST, DL_PROFILE_COUNT };
+enum dl_cost_profile { DL_PROFILE_HARDWARE, DL_PROFILE_GUEST, DL_PROFILE_PHONE, DL_PROFILE_COUNT };
 struct dl_costs {
 	int64_t main_ns;         /* the main thread walks to a device */
 	int64_t queue_ns;        /* queue a work item */
@@ -172,7 +175,7 @@ void dl_costs_resolve(const struct dl_scenario *sc, struct dl_costs *c);
 /* Profile @p's costs, the scenario's "cost" object on top. */
 void dl_costs_resolve_profile(const struct dl_scenario *sc, enum dl_cost_profile p,
 			      struct dl_costs *c);
-/* "hardware", "guest"; NULL out of range.  Parse: 0, or -EINVAL. */
+/* "hardware", "guest", "phone"; NULL out of range.  Parse: 0, or -EINVAL. */
 const char *dl_cost_profile_name(unsigned p);
 int dl_cost_profile_parse(const char *s, enum dl_cost_profile *out);
 

@@ -738,7 +738,9 @@ static int parse_cost(struct sc_build *b, json_t *o)
 					    "reorder_ns", "reorder_visit_ns", "rpm_ns", "rpm_idle_ns",
 					    "register_ns", "link_add_ns", "sleep_end_ns", "resume_wake_ns",
 					    "max_active", "worker_new_ns", "async_probe_ns", "retry_ns",
-					    "pool_init", NULL };
+					    "pool_init", "profile", NULL };
+	/* sim/engine/cost.c's profile names (the scenario layer does not see the engine) */
+	static const char *const profiles[] = { "hardware", "guest", "phone" };
 	/* the keys after max_active, their DL_COST_HAS_* bits and fields */
 	static const struct { const char *key; uint32_t bit; size_t off; } newer[] = {
 		{ "worker_new_ns", DL_COST_HAS_WORKER_NEW, offsetof(struct dl_cost, worker_new_ns) },
@@ -773,6 +775,18 @@ static int parse_cost(struct sc_build *b, json_t *o)
 		if (!n)
 			return sc_fail(b, "cost.max_active", "0 work items; expected 1 or more");
 		c->max_active = (uint32_t)n;
+	}
+	if (json_object_get(o, "profile")) {
+		json_t *v = json_object_get(o, "profile");
+		const char *name = json_is_string(v) ? json_string_value(v) : NULL;
+		unsigned i;
+
+		for (i = 0; name && i < sizeof(profiles) / sizeof(profiles[0]); i++)
+			if (!strcmp(name, profiles[i]))
+				break;
+		if (!name || i == sizeof(profiles) / sizeof(profiles[0]))
+			return sc_fail(b, "cost.profile", "expected \"hardware\", \"guest\" or \"phone\"");
+		snprintf(c->profile, sizeof(c->profile), "%s", name);
 	}
 	if (json_object_get(o, "pool_init")) {
 		uint64_t n;

@@ -124,6 +124,7 @@ struct dl_cost {
 	 * profile (sim/engine/cost.h says what each stands for).
 	 */
 	uint32_t has;
+	char profile[16];	/* "profile": the cost profile's name, "" unset (cost.h) */
 	int64_t worker_new_ns;	/* "worker_new_ns": the async pool creates a kworker */
 	int64_t async_probe_ns;	/* "async_probe_ns": async_schedule_dev() of an async probe */
 	int64_t retry_ns;	/* "retry_ns": the deferred-probe retry path, per device */
