@@ -11,6 +11,7 @@
 
 #include "sim/advise/advise.h"
 #include "sim/engine/cost.h"
+#include "sim/run/dl_run.h"
 
 struct work {
 	struct dl_scenario w;		/* shallow copy; dev, prof, link are ours */
@@ -54,6 +55,16 @@ static bool stopped(const struct work *wk)
 	return wk->o->stop && *wk->o->stop;
 }
 
+/* One DES run of the working copy through dl_run(), not logged. */
+static int des_run(struct work *wk, const struct dl_engine_opts *eo, struct dl_run_result *r)
+{
+	struct dl_run_req q = { .sc = &wk->w, .backend = DL_BACKEND_DES, .eo = *eo };
+	int64_t run_id;
+	int log_err;
+
+	return dl_run(&q, r, &run_id, &log_err);
+}
+
 /*
  * Run the working copy under @order on @workers and record it as advice @a.
  * Return: 0, 1 when the run was stopped (not advice), or the engine's error.
@@ -65,7 +76,7 @@ static int simulate(struct work *wk, struct dl_advice *a, enum dl_order order, u
 	struct dl_advise_result *res = wk->res;
 	int ret;
 
-	ret = dl_engine_run(&wk->w, &eo, &wk->run);
+	ret = des_run(wk, &eo, &wk->run);
 	res->resims++;
 	if (ret && ret != -EINTR)
 		return ret;
@@ -449,7 +460,7 @@ static int run_baseline(struct work *wk)
 	struct dl_advise_result *res = wk->res;
 	struct dl_engine_opts eo = { .seed = wk->sc->seed, .stop = wk->o->stop,
 				     .order = res->order, .workers = res->workers };
-	int ret = dl_engine_run(&wk->w, &eo, &res->base);
+	int ret = des_run(wk, &eo, &res->base);
 
 	res->resims = 1;
 	if (ret && ret != -EINTR)

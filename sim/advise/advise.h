@@ -8,7 +8,7 @@
  * upgraded from the classic async scheme to 6.16's.  Research changes that
  * no kernel offers (another order, twice the CPUs) only on request.  The
  * baseline is the scenario as it is: its order, its async flags, its K.
- * The engine is called through dl_engine_run() only; the scenario is
+ * The engine is called through dl_run() only; the scenario is
  * copied, never modified.  Nothing here prints.
  */
 #ifndef DL_ADVISE_H
