@@ -25,7 +25,7 @@ struct work {
 	uint32_t *stack;
 };
 
-static struct dl_latency halved(struct dl_latency l, int64_t *buf)
+struct dl_latency dl_latency_halved(struct dl_latency l, int64_t *buf)
 {
 	l.mean /= 2;
 	l.sd /= 2;
@@ -335,7 +335,7 @@ static int halve_changes(struct work *wk, uint32_t limit, int64_t *samp, uint32_
 		if (!(a = push(wk)))
 			return -ENOMEM;
 		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
-			wk->w.prof[sc->nprof].lat[k] = halved(p->lat[k], samp + (size_t)k * maxs);
+			wk->w.prof[sc->nprof].lat[k] = dl_latency_halved(p->lat[k], samp + (size_t)k * maxs);
 		wk->w.prof[sc->nprof].cpu_ppm = p->cpu_ppm;
 		wk->w.nprof = sc->nprof + 1;
 		wk->w.dev[d].profile = sc->nprof;

@@ -76,6 +76,12 @@ struct dl_advise_result {
 int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 	      struct dl_advise_result *res);
 
+/*
+ * dl_latency_halved - @l twice as fast (mean, sd, bounds halved); an
+ * empirical latency's samples halved into @buf (room for l.nsamp).
+ */
+struct dl_latency dl_latency_halved(struct dl_latency l, int64_t *buf);
+
 /* "make 'cam0' async (device_enable_async_suspend())", ... into @buf, names whole. */
 void dl_advice_describe(const struct dl_scenario *sc, const struct dl_advice *a, char *buf,
 			size_t len);
