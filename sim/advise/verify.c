@@ -315,6 +315,9 @@ static void score(struct dl_verify_row *row, const struct edit *e, const struct 
 	}
 	if (strcmp(e->r->status, "ok"))
 		snprintf(row->why, sizeof(row->why), "the kernel's run %s", e->r->status);
+	else if (strcmp(e->kernel, vr->kernel))
+		snprintf(row->why, sizeof(row->why), "played on kernel %s (a boot of its own),"
+			 " against the baseline on %s", e->kernel, vr->kernel);
 	off = row->total_saved_ns - a->total_saved_ns;
 	tol = (a->total_saved_ns < 0 ? -a->total_saved_ns : a->total_saved_ns) *
 	      DL_VERIFY_TOLERANCE_PCT / 100;
