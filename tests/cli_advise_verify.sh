@@ -120,6 +120,24 @@ EOF
 expect 2 "a baseline kernel mode cannot play: exit 2" "$DLSIM" advise "$T/hp.json" --verify 2
 grep -q "kernel mode cannot play the baseline: op 4 (unbind) is concurrent" "$T/err" \
 	&& ok "it says why" || bad "unplayable baseline: $(cat "$T/err")"
+# the DES under the guest's conditions: its cost profile, probe from a module
+base() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print(d["profile"], d["probe_context"], d["baseline_makespan_ns"]["probe"], d["baseline_makespan_ns"]["suspend"])' "$T/out"; }
+expect 0 "advise (hardware, boot)" "$DLSIM" advise "$T/s.json" --json
+b0=$(base)
+expect 0 "advise --profile guest --probe-context module" "$DLSIM" advise "$T/s.json" --json \
+	--profile guest --probe-context module
+b1=$(base)
+[ "$b0" = "hardware boot 13006575 3610000" ] && [ "${b1% *}" != "guest module 13006575" ] \
+	&& [ "${b1##* }" -gt 3610000 ] && ok "the guest's costs and module probing move the baseline ($b0 -> $b1)" \
+	|| bad "--profile/--probe-context: $b0 -> $b1"
+expect 0 "the table hints at the guest's conditions" "$DLSIM" advise "$T/s.json" --verify 1
+grep -q -- "--profile guest --probe-context module predicts for that guest" "$T/out" && ok "it does" \
+	|| bad "no hint"
+expect 0 "no hint under them" "$DLSIM" advise "$T/s.json" --verify 1 --profile guest --probe-context module
+grep -q "predicts for that guest" "$T/out" && bad "a hint under --profile guest" || ok "none"
+expect 2 "--profile bogus" "$DLSIM" advise "$T/s.json" --profile bogus
+expect 2 "--probe-context bogus" "$DLSIM" advise "$T/s.json" --probe-context bogus
 expect 2 "--kernel 5.4" "$DLSIM" advise "$T/s.json" --verify 2 --kernel 5.4
 expect 2 "--kernel without --verify" "$DLSIM" advise "$T/s.json" --kernel 6.12
 expect 2 "--verify 0" "$DLSIM" advise "$T/s.json" --verify 0

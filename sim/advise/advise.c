@@ -72,7 +72,8 @@ static int des_run(struct work *wk, const struct dl_engine_opts *eo, struct dl_r
 static int simulate(struct work *wk, struct dl_advice *a, enum dl_order order, uint32_t workers)
 {
 	struct dl_engine_opts eo = { .order = order, .workers = workers, .seed = wk->w.seed,
-				     .stop = wk->o->stop };
+				     .stop = wk->o->stop, .cost_profile = wk->o->cost_profile,
+				     .probe_module = wk->o->probe_module };
 	struct dl_advise_result *res = wk->res;
 	int ret;
 
@@ -459,7 +460,9 @@ static int run_baseline(struct work *wk)
 {
 	struct dl_advise_result *res = wk->res;
 	struct dl_engine_opts eo = { .seed = wk->sc->seed, .stop = wk->o->stop,
-				     .order = res->order, .workers = res->workers };
+				     .order = res->order, .workers = res->workers,
+				     .cost_profile = wk->o->cost_profile,
+				     .probe_module = wk->o->probe_module };
 	int ret = des_run(wk, &eo, &res->base);
 
 	res->resims = 1;

@@ -51,6 +51,8 @@ struct dl_advise_opts {
 	uint32_t workers;	/* 0: the scenario's cost.cpus, else the order's default */
 	uint32_t max_candidates;	/* 0: no limit; else the first N of each kind */
 	bool research;		/* also orders no kernel has and more CPUs */
+	unsigned cost_profile;	/* the cost model's defaults (cost.h): 0 hardware, guest */
+	bool probe_module;	/* probe as a module loaded after boot (kernel mode's way) */
 	atomic_int *stop;	/* set to stop early (Ctrl-C); may be NULL */
 };
 

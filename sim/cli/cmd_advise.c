@@ -12,6 +12,7 @@
 #include "sim/advise/advise.h"
 #include "sim/advise/verify.h"
 #include "sim/cli/cli.h"
+#include "sim/engine/cost.h"
 #include "sim/log/dl_advice_log.h"
 
 #define ADV_MAX_SET 64
@@ -21,6 +22,7 @@ static void advise_usage(FILE *f)
 {
 	fprintf(f, "usage: dlsim advise SCENARIO [--order O] [--top N] [--workers K] [--by OP]\n"
 		   "                    [--research] [--json] [--seed N] [--set KEY=VALUE]...\n"
+		   "                    [--profile P] [--probe-context C]\n"
 		   "                    [--verify N [--kernel V] [--kernel-timeout S]]\n\n"
 		   "Simulate the scenario (DES) as it is, then once per change, and rank the\n"
 		   "changes by the makespan they save (baseline minus changed, per op of the script\n"
@@ -55,6 +57,9 @@ static void advise_usage(FILE *f)
 		   "  --db PATH       also keep the ranking (the --top rows) in PATH's table advice,\n"
 		   "                  for the report of that database\n"
 		   "  --seed N, --set KEY=VALUE  as for run (dev.NAME.KEY, defaults.KEY, cost.KEY too)\n"
+		   "  --profile P, --probe-context C  as for run: the cost model's defaults\n"
+		   "                  (hardware, or guest: the TCG guest of --mode kernel) and probe\n"
+		   "                  at boot or as a module loaded after it (kernel mode's way)\n"
 		   "  --verify N      play the baseline and the first N changes of the ranking on a\n"
 		   "                  real kernel (--mode kernel, QEMU; one boot per kernel) and print\n"
 		   "                  beside each predicted saving the kernel's: the baseline runs\n"
@@ -101,6 +106,9 @@ struct baseline {
 	const char *why;	/* "--order", "the log's", "run's default" */
 	bool all_sync;		/* every device sync (sync, or a log that ran so) */
 	bool cpus_given;	/* --workers or cost.cpus */
+	bool guest_like;	/* --profile guest --probe-context module: as kernel mode runs */
+	const char *profile;	/* --profile */
+	bool probe_module;	/* --probe-context module */
 };
 
 /* --verify: the kernel's word on change @i, or NULL past the rows verified. */
@@ -184,6 +192,8 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 	json_object_set_new(o, "simulated_order", json_string(dl_order_name(res->order)));
 	json_object_set_new(o, "all_sync", json_boolean(bl->all_sync));
 	json_object_set_new(o, "workers", json_integer(res->workers));
+	json_object_set_new(o, "profile", json_string(bl->profile));
+	json_object_set_new(o, "probe_context", json_string(bl->probe_module ? "module" : "boot"));
 	json_object_set_new(o, "research", json_boolean(research));
 	json_object_set_new(o, "interrupted", json_boolean(res->interrupted));
 	json_object_set_new(o, "resimulations", json_integer((json_int_t)res->resims));
@@ -248,7 +258,8 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 }
 
 /* --verify: the kernel's baseline and spread, said once above the table. */
-static void print_verify_head(const struct dl_advise_result *res, const struct dl_verify_result *vr)
+static void print_verify_head(const struct dl_advise_result *res, const struct dl_verify_result *vr,
+			      bool guest_like)
 {
 	char lab[32];
 
@@ -261,6 +272,9 @@ static void print_verify_head(const struct dl_advise_result *res, const struct d
 	printf("\nthe kernel's spread: %.3f ms (the baseline run twice in one boot, first and last);"
 	       " '!': the kernel's total saving off the prediction by more than %d%% of it or"
 	       " the spread\n", (double)vr->spread_ns / 1e6, DL_VERIFY_TOLERANCE_PCT);
+	if (!guest_like)
+		printf("(the kernel runs in a TCG guest and probes from a module loaded after boot;"
+		       " --profile guest --probe-context module predicts for that guest)\n");
 }
 
 /* --verify: the kernel's total saving of row @i and its flag, or why it did not run. */
@@ -302,7 +316,7 @@ static void print_table(const struct dl_scenario *sc, const struct dl_advise_res
 	       (unsigned long long)res->resims, (double)res->wall_ns / 1e9,
 	       res->interrupted ? " (interrupted: what was simulated)" : "");
 	if (vr)
-		print_verify_head(res, vr);
+		print_verify_head(res, vr, bl->guest_like);
 	printf("%4s  %-*s", "rank", width, "change");
 	for (uint32_t i = 0; i < res->base.nops; i++)
 		printf(" %10s", cli_op_key(&res->base, i, lab, sizeof(lab)));
@@ -485,6 +499,20 @@ int cmd_advise(int argc, char **argv)
 				goto out;
 			}
 			vo.kernel = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--profile"))) {
+			enum dl_cost_profile p;
+
+			if (dl_cost_profile_parse(v, &p)) {
+				fprintf(stderr, "dlsim advise: --profile '%s': expected hardware or guest\n", v);
+				goto out;
+			}
+			ao.cost_profile = p;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--probe-context"))) {
+			if (strcmp(v, "boot") && strcmp(v, "module")) {
+				fprintf(stderr, "dlsim advise: --probe-context '%s': expected boot or module\n", v);
+				goto out;
+			}
+			ao.probe_module = !strcmp(v, "module");
 		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-timeout"))) {
 			unsigned long n = strtoul(v, &end, 10);
 
@@ -544,6 +572,9 @@ int cmd_advise(int argc, char **argv)
 	/* sync: its async form (kernel-async) with no device async */
 	ao.all_sync = bl.all_sync = bl.all_sync || dl_order_async_form(bl.order) != bl.order;
 	bl.cpus_given = ao.workers || sc->cost.cpus;
+	bl.guest_like = ao.cost_profile == DL_PROFILE_GUEST && ao.probe_module;
+	bl.profile = dl_cost_profile_name(ao.cost_profile);
+	bl.probe_module = ao.probe_module;
 	cli_catch_stop();
 	ao.stop = cli_stop_flag();
 	ret = dl_advise(sc, &ao, &res);
