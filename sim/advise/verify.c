@@ -233,7 +233,7 @@ static int baseline_of(const struct dl_scenario *sc, const struct dl_advise_opts
 static int boot_one(struct edit *ed, const uint32_t *ix, size_t n, const struct edit *warm,
 		    const char *kernel, const struct dl_verify_opts *vo, struct dl_verify_result *vr)
 {
-	struct dl_kjob *jobs = calloc(n + 1, sizeof(*jobs)), *run = jobs + 1;
+	struct dl_kjob *jobs = calloc(n + 1, sizeof(*jobs)), *run;
 	struct dl_kernel_stats st;
 	struct dl_kernel_opts ko = { .version = kernel, .cache = vo->cache,
 				     .timeout_ms = vo->timeout_ms, .stop = vo->stop, .stats = &st };
@@ -243,7 +243,7 @@ static int boot_one(struct edit *ed, const uint32_t *ix, size_t n, const struct 
 
 	if (!jobs)
 		return -ENOMEM;
-	/* jobs[0]: the warm-up (edit_settle()) */
+	run = jobs + 1;	/* jobs[0]: the warm-up (edit_settle()) */
 	for (size_t i = 0; i < n; i++)
 		run[i] = (struct dl_kjob){ .sc = &ed[ix[i]].w, .order = ed[ix[i]].order,
 					   .seed = ed[ix[i]].w.seed };
@@ -258,16 +258,18 @@ static int boot_one(struct edit *ed, const uint32_t *ix, size_t n, const struct 
 	for (size_t i = 0; i < n && (!rc || rc == -ETIMEDOUT); i++) {
 		struct edit *e = &ed[ix[i]];
 		struct dl_kernel_info ki = { .msg = "" };
-		struct dl_run_req q = { .sc = &e->w, .backend = DL_BACKEND_KERNEL,
-					.eo = { .order = e->order, .seed = e->w.seed, .stop = vo->stop },
-					.dump = run[i].dump, .dump_len = run[i].len, .kernel = kernel,
-					.wall_ns = wall / (int64_t)(n + 1), .ki = &ki };
+		struct dl_run_req q = {
+			.sc = &e->w, .backend = DL_BACKEND_KERNEL,
+			.eo = { .order = e->order, .seed = e->w.seed, .stop = vo->stop },
+			.dump = run[i].dump, .dump_len = run[i].len, .kernel = kernel,
+			.wall_ns = wall / (int64_t)(n + 1), .ki = &ki };
 		int64_t run_id;
 		int log_err;
 
 		if (!run[i].dump) {
 			e->rc = -ENODATA;
-			snprintf(e->why, sizeof(e->why), "the guest stopped before this run (%.200s)", vr->msg);
+			snprintf(e->why, sizeof(e->why), "the guest stopped before this run (%.200s)",
+				 vr->msg);
 			continue;
 		}
 		if (!(e->r = malloc(sizeof(*e->r)))) {
@@ -276,7 +278,11 @@ static int boot_one(struct edit *ed, const uint32_t *ix, size_t n, const struct 
 		}
 		e->rc = dl_run(&q, e->r, &run_id, &log_err);
 		if (e->rc < 0 && e->rc != -EPIPE)
-			snprintf(e->why, sizeof(e->why), "the guest's dump does not convert: %.200s", ki.msg);
+			snprintf(e->why, sizeof(e->why), "the guest's dump does not convert: %.200s",
+				 ki.msg);
+		else if (e->rc)		/* -EPIPE: where the dump stops; 1: an injected fault */
+			snprintf(e->why, sizeof(e->why), "%.200s", ki.msg[0] ? ki.msg :
+				 e->rc == 1 ? "an injected fault failed an op" : "");
 		if (ix[i] == 0 && !vr->release[0])
 			dl_kernel_release(run[i].dump, run[i].len, vr->release, sizeof(vr->release));
 	}
@@ -314,7 +320,8 @@ static void score(struct dl_verify_row *row, const struct edit *e, const struct 
 		row->total_saved_ns += row->saved_ns[i];
 	}
 	if (strcmp(e->r->status, "ok"))
-		snprintf(row->why, sizeof(row->why), "the kernel's run %s", e->r->status);
+		snprintf(row->why, sizeof(row->why), "the kernel's run %s%s%.200s", e->r->status,
+			 e->why[0] ? ": " : "", e->why);
 	else if (strcmp(e->kernel, vr->kernel))
 		snprintf(row->why, sizeof(row->why), "played on kernel %s (a boot of its own),"
 			 " against the baseline on %s", e->kernel, vr->kernel);
@@ -424,7 +431,8 @@ int dl_advise_verify(const struct dl_scenario *sc, const struct dl_advise_opts *
 
 		vr->base_ns[i] = (m0 + m1) / 2;
 	}
-	vr->spread_ns = total_of(&vr->base[0], res->base.nops) - total_of(&vr->base[1], res->base.nops);
+	vr->spread_ns = total_of(&vr->base[0], res->base.nops) -
+			total_of(&vr->base[1], res->base.nops);
 	if (vr->spread_ns < 0)
 		vr->spread_ns = -vr->spread_ns;
 	for (uint32_t i = 0; i < n; i++)
