@@ -78,6 +78,15 @@ grep -qx "halve codec's latencies|True9000000False" "$T/rows" \
 	&& grep -qx "make every device async (5 sync now)|True3500000False" "$T/rows" \
 	&& ok "within the spread (off 3.5 and 2.9 ms < 7 ms): not flagged" || bad "spread tolerance: $(cat "$T/rows")"
 
+# a run whose dump stops early (job 3: the second change): its row says so, the rest stand
+KGUEST_VERIFY_CUT=3 expect 0 "a guest that loses the end of one run" "$DLSIM" advise "$T/s.json" \
+	--verify 4 --json
+rows "$T/out" >"$T/rows"
+grep -qx "make every device async (5 sync now)|True.*Truethe kernel's run failed: the guest stopped before the run's end" \
+	"$T/rows" && grep -qx "halve codec's latencies|True5500000False" "$T/rows" \
+	&& ok "that row says the kernel's run failed and where; the others stand" \
+	|| bad "a cut run: $(cat "$T/rows")"
+
 # changes the guest cannot play, and the upgrade on 7.3 in a boot of its own
 expect 0 "--research --verify 30" "$DLSIM" advise "$T/s.json" --order kernel-async --research \
 	--verify 30 --top 0 --json
