@@ -78,6 +78,20 @@ grep -qx "halve codec's latencies|True9000000False" "$T/rows" \
 	&& grep -qx "make every device async (5 sync now)|True3500000False" "$T/rows" \
 	&& ok "within the spread (off 3.5 and 2.9 ms < 7 ms): not flagged" || bad "spread tolerance: $(cat "$T/rows")"
 
+# two rounds of boots, the second 4 ms slower on every run: the savings are the means, the
+# spread the baselines' boot-to-boot difference
+KGUEST_VERIFY_COUNTER=$T/boots KGUEST_VERIFY_BOOT_JITTER_NS=4000000 expect 0 "--boots 2" \
+	"$DLSIM" advise "$T/s.json" --verify 4 --boots 2 --json
+rows "$T/out" >"$T/rows"
+grep -q "^base 6.12 14 2 4000000 15000000$" "$T/rows" && [ "$(cat "$T/boots")" = 2 ] \
+	&& ok "two boots of 7 runs, spread 4 ms from boot to boot, baseline probe the mean (15 ms)" \
+	|| bad "--boots 2: $(head -1 "$T/rows")"
+grep -qx "halve codec's latencies|True5500000False" "$T/rows" \
+	&& ok "halve codec: 5.5 ms, the mean over the boots" || bad "--boots 2: $(grep codec "$T/rows")"
+grep -q "baseline_runs" "$T/out" && [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["verify"]["baseline_runs"]))' "$T/out")" = 4 ] \
+	&& ok "--json lists the 4 baseline runs" || bad "baseline_runs"
+expect 2 "--boots without --verify" "$DLSIM" advise "$T/s.json" --boots 2
+
 # a run whose dump stops early (job 3: the second change): its row says so, the rest stand
 KGUEST_VERIFY_CUT=3 expect 0 "a guest that loses the end of one run" "$DLSIM" advise "$T/s.json" \
 	--verify 4 --json

@@ -21,9 +21,14 @@ struct edit {
 	int64_t *samp;		/* halved empirical samples */
 	enum dl_order order;
 	const char *kernel;	/* NULL: kernel mode cannot play it (row's why) */
-	struct dl_run_result *r;
+	struct dl_run_result *r;	/* this boot's run */
 	int rc;			/* dl_run()'s, or -ENODATA: the guest never reached it */
 	char why[256];		/* rc < 0: what went wrong */
+	/* over the boots: the runs that converted */
+	int64_t sum_ns[DL_MAX_OPS];
+	uint32_t nrun;
+	bool failed;		/* one of them failed (why[] kept from it) */
+	char fail_why[256];
 };
 
 static bool sync_in(const struct dl_scenario *w0, uint32_t d)
@@ -301,6 +306,27 @@ static int64_t total_of(const struct dl_run_result *r, uint32_t nops)
 	return t;
 }
 
+/* Fold this boot's run of @e into its sums; free it. */
+static void fold(struct edit *e, uint32_t nops)
+{
+	if (e->r && (e->rc >= 0 || e->rc == -EPIPE)) {
+		for (uint32_t i = 0; i < nops && i < DL_MAX_OPS; i++)
+			e->sum_ns[i] += i < e->r->nops ? e->r->op[i].makespan_ns : 0;
+		e->nrun++;
+		if (strcmp(e->r->status, "ok") && !e->failed) {
+			e->failed = true;
+			snprintf(e->fail_why, sizeof(e->fail_why), "the kernel's run %s%s%.200s",
+				 e->r->status, e->why[0] ? ": " : "", e->why);
+		}
+	} else if (!e->fail_why[0]) {
+		snprintf(e->fail_why, sizeof(e->fail_why), "%s", e->why[0] ? e->why : "not run");
+	}
+	free(e->r);
+	e->r = NULL;
+	e->rc = 0;
+	e->why[0] = '\0';
+}
+
 /* Row @row from edit @e: the kernel's saving against the baselines, the flag. */
 static void score(struct dl_verify_row *row, const struct edit *e, const struct dl_advice *a,
 		  const struct dl_verify_result *vr, uint32_t nops)
@@ -308,20 +334,17 @@ static void score(struct dl_verify_row *row, const struct edit *e, const struct 
 	int64_t tol, off;
 
 	snprintf(row->kernel, sizeof(row->kernel), "%s", e->kernel);
-	if (!e->r || (e->rc < 0 && e->rc != -EPIPE)) {
-		snprintf(row->why, sizeof(row->why), "%s", e->why[0] ? e->why : "not run");
+	if (!e->nrun) {
+		snprintf(row->why, sizeof(row->why), "%s", e->fail_why);
 		return;
 	}
 	row->ran = true;
 	for (uint32_t i = 0; i < nops && i < DL_MAX_OPS; i++) {
-		int64_t m = i < e->r->nops ? e->r->op[i].makespan_ns : 0;
-
-		row->saved_ns[i] = vr->base_ns[i] - m;
+		row->saved_ns[i] = vr->base_ns[i] - e->sum_ns[i] / e->nrun;
 		row->total_saved_ns += row->saved_ns[i];
 	}
-	if (strcmp(e->r->status, "ok"))
-		snprintf(row->why, sizeof(row->why), "the kernel's run %s%s%.200s", e->r->status,
-			 e->why[0] ? ": " : "", e->why);
+	if (e->failed || e->fail_why[0])
+		snprintf(row->why, sizeof(row->why), "%s", e->fail_why);
 	else if (strcmp(e->kernel, vr->kernel))
 		snprintf(row->why, sizeof(row->why), "played on kernel %s (a boot of its own),"
 			 " against the baseline on %s", e->kernel, vr->kernel);
@@ -331,7 +354,7 @@ static void score(struct dl_verify_row *row, const struct edit *e, const struct 
 	row->tolerance_ns = tol > vr->spread_ns ? tol : vr->spread_ns;
 	row->off_ns = off;
 	row->flagged = (off < 0 ? -off : off) > row->tolerance_ns ||
-		       !strcmp(e->r->status, "ok") != !strcmp(a->status ? a->status : "?", "ok");
+		       !e->failed != !strcmp(a->status ? a->status : "?", "ok");
 }
 
 /* Edits 0..n: the baseline (0), the n changes; @base_kernel the baseline's. */
@@ -367,30 +390,47 @@ static int make_edits(const struct dl_scenario *sc, const struct dl_advise_opts 
 	return 0;
 }
 
-int dl_advise_verify(const struct dl_scenario *sc, const struct dl_advise_opts *o,
-		     const struct dl_advise_result *res, const struct dl_advice *adv, uint32_t n,
-		     const struct dl_verify_opts *vo, struct dl_verify_result *vr)
+/*
+ * The two baselines of this boot (@base, @last) into vr->base[] and the spread:
+ * their difference, and how far this boot's mean is from the other boots'.
+ */
+static int take_baselines(const struct edit *base, const struct edit *last, uint32_t nops,
+			  struct dl_verify_result *vr)
 {
-	/* the baseline, the changes, the baseline again, the warm-up */
-	struct edit *ed = calloc((size_t)n + 3, sizeof(*ed));
-	uint32_t *ix = malloc(((size_t)n + 2) * sizeof(*ix));
-	int ret;
+	int64_t t[2], mean;
 
-	memset(vr, 0, sizeof(*vr));
-	vr->row = calloc((size_t)n + 1, sizeof(*vr->row));
-	if (!ed || !ix || !vr->row) {
-		ret = -ENOMEM;
-		goto out;
+	for (int b = 0; b < 2; b++) {
+		const struct edit *e = b ? last : base;
+
+		if (!e->r || (e->rc < 0 && e->rc != -EPIPE)) {
+			snprintf(vr->msg, sizeof(vr->msg), "the kernel's %s baseline run: %.200s",
+				 b ? "second" : "first", e->why);
+			return -EINVAL;
+		}
+		vr->base[vr->nbase++] = *e->r;
+		t[b] = total_of(e->r, nops);
 	}
-	vr->nrow = n;
-	ret = make_edits(sc, o, res, adv, n, vo, ed, vr);
-	if (!ret)
-		ret = edit_copy(&ed[n + 1], &ed[0].w);
-	if (!ret)
-		ret = edit_settle(&ed[n + 2], &ed[0].w);
-	ed[n + 1].order = ed[n + 2].order = ed[0].order;
-	ed[n + 1].kernel = ed[0].kernel;
-	/* one boot per kernel: the baseline's first, its runs between its two baselines */
+	mean = (t[0] + t[1]) / 2;
+	if (llabs(t[0] - t[1]) > vr->spread_ns)
+		vr->spread_ns = llabs(t[0] - t[1]);
+	if (vr->nbase == 2)
+		vr->boot_min_ns = vr->boot_max_ns = mean;
+	vr->boot_min_ns = mean < vr->boot_min_ns ? mean : vr->boot_min_ns;
+	vr->boot_max_ns = mean > vr->boot_max_ns ? mean : vr->boot_max_ns;
+	if (vr->boot_max_ns - vr->boot_min_ns > vr->spread_ns)
+		vr->spread_ns = vr->boot_max_ns - vr->boot_min_ns;
+	return 0;
+}
+
+/*
+ * One round: a boot per kernel, the baseline's first (its runs between its
+ * two baselines), every run folded into its edit's sums.
+ */
+static int boot_round(struct edit *ed, uint32_t *ix, uint32_t n, uint32_t nops,
+		      const struct dl_verify_opts *vo, struct dl_verify_result *vr)
+{
+	int ret = 0;
+
 	for (int k = -1; k < 2 && !ret; k++) {
 		const char *kv = k < 0 ? ed[0].kernel : kernels[k];
 		size_t m = 0;
@@ -410,31 +450,46 @@ int dl_advise_verify(const struct dl_scenario *sc, const struct dl_advise_opts *
 			ret = 0;
 		} else if (ret > 0 || (ret && ret != -EINTR && ret != -ENOMEM)) {
 			ret = -EINVAL;	/* the baseline's boot failed: nothing to measure */
+		} else if (!ret && k < 0) {
+			ret = take_baselines(&ed[0], &ed[n + 1], nops, vr);
 		}
 	}
+	for (uint32_t i = 0; i < n + 2; i++)
+		fold(&ed[i], nops);
+	return ret;
+}
+
+int dl_advise_verify(const struct dl_scenario *sc, const struct dl_advise_opts *o,
+		     const struct dl_advise_result *res, const struct dl_advice *adv, uint32_t n,
+		     const struct dl_verify_opts *vo, struct dl_verify_result *vr)
+{
+	uint32_t boots = vo->boots ? vo->boots : 1;
+	/* the baseline, the changes, the baseline again, the warm-up */
+	struct edit *ed = calloc((size_t)n + 3, sizeof(*ed));
+	uint32_t *ix = malloc(((size_t)n + 2) * sizeof(*ix));
+	int ret;
+
+	memset(vr, 0, sizeof(*vr));
+	vr->row = calloc((size_t)n + 1, sizeof(*vr->row));
+	vr->base = calloc((size_t)boots * 2, sizeof(*vr->base));
+	if (!ed || !ix || !vr->row || !vr->base) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	vr->nrow = n;
+	ret = make_edits(sc, o, res, adv, n, vo, ed, vr);
+	if (!ret)
+		ret = edit_copy(&ed[n + 1], &ed[0].w);
+	if (!ret)
+		ret = edit_settle(&ed[n + 2], &ed[0].w);
+	ed[n + 1].order = ed[n + 2].order = ed[0].order;
+	ed[n + 1].kernel = ed[0].kernel;
+	for (uint32_t b = 0; b < boots && !ret; b++)
+		ret = boot_round(ed, ix, n, res->base.nops, vo, vr);
 	if (ret)
 		goto out;
-	for (int b = 0; b < 2; b++) {
-		const struct edit *e = &ed[b ? n + 1 : 0];
-
-		if (!e->r || (e->rc < 0 && e->rc != -EPIPE)) {
-			snprintf(vr->msg, sizeof(vr->msg), "the kernel's %s baseline run: %s",
-				 b ? "second" : "first", e->why);
-			ret = -EINVAL;
-			goto out;
-		}
-		vr->base[b] = *e->r;
-	}
-	for (uint32_t i = 0; i < res->base.nops && i < DL_MAX_OPS; i++) {
-		int64_t m0 = i < vr->base[0].nops ? vr->base[0].op[i].makespan_ns : 0;
-		int64_t m1 = i < vr->base[1].nops ? vr->base[1].op[i].makespan_ns : 0;
-
-		vr->base_ns[i] = (m0 + m1) / 2;
-	}
-	vr->spread_ns = total_of(&vr->base[0], res->base.nops) -
-			total_of(&vr->base[1], res->base.nops);
-	if (vr->spread_ns < 0)
-		vr->spread_ns = -vr->spread_ns;
+	for (uint32_t i = 0; i < res->base.nops && i < DL_MAX_OPS; i++)
+		vr->base_ns[i] = (ed[0].sum_ns[i] + ed[n + 1].sum_ns[i]) / (ed[0].nrun + ed[n + 1].nrun);
 	for (uint32_t i = 0; i < n; i++)
 		if (ed[i + 1].kernel)
 			score(&vr->row[i], &ed[i + 1], &adv[i], vr, res->base.nops);
@@ -450,6 +505,8 @@ out:
 
 void dl_verify_free(struct dl_verify_result *vr)
 {
+	free(vr->base);
+	vr->base = NULL;
 	free(vr->row);
 	vr->row = NULL;
 	vr->nrow = 0;

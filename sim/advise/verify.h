@@ -25,6 +25,7 @@ struct dl_verify_opts {
 	const char *kernel;	/* the baseline's kernel; NULL: the first of 6.12, 7.3 that has its order */
 	const char *cache;	/* NULL: $DLSIM_KERNEL_CACHE or the default */
 	int64_t timeout_ms;	/* per boot; 0: scaled to the batch */
+	uint32_t boots;		/* rounds of boots (0: 1); savings are the means over them */
 	atomic_int *stop;
 };
 
@@ -43,9 +44,11 @@ struct dl_verify_row {
 struct dl_verify_result {
 	char kernel[8];			/* the baseline's kernel */
 	char release[96];		/* its guest's release, from the dump */
-	struct dl_run_result base[2];	/* the baseline, first and last run of its boot */
+	struct dl_run_result *base;	/* the baseline, first and last run of each boot */
+	uint32_t nbase;
 	int64_t base_ns[DL_MAX_OPS];	/* their mean, per op */
-	int64_t spread_ns;		/* |total of base[0] - total of base[1]| */
+	int64_t boot_min_ns, boot_max_ns;	/* the lowest and highest boot's baseline mean, total */
+	int64_t spread_ns;		/* the largest |first - last| total of a boot, or max - min */
 	uint32_t boots, runs;
 	int64_t boot_wall_ns;		/* all boots */
 	struct dl_verify_row *row;	/* one per change verified, in the ranking's order */

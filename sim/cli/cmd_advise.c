@@ -23,7 +23,7 @@ static void advise_usage(FILE *f)
 	fprintf(f, "usage: dlsim advise SCENARIO [--order O] [--top N] [--workers K] [--by OP]\n"
 		   "                    [--research] [--json] [--seed N] [--set KEY=VALUE]...\n"
 		   "                    [--profile P] [--probe-context C]\n"
-		   "                    [--verify N [--kernel V] [--kernel-timeout S]]\n\n"
+		   "                    [--verify N [--kernel V] [--kernel-timeout S] [--boots B]]\n\n"
 		   "Simulate the scenario (DES) as it is, then once per change, and rank the\n"
 		   "changes by the makespan they save (baseline minus changed, per op of the script\n"
 		   "and in total; negative: the change costs time).  By default only changes a\n"
@@ -71,7 +71,10 @@ static void advise_usage(FILE *f)
 		   "                  upgrade to kernel-async-v2 runs on 7.3 in a second boot.\n"
 		   "  --kernel V      the baseline's kernel for --verify: 6.12 or 7.3 (default: the\n"
 		   "                  first that has the baseline's order)\n"
-		   "  --kernel-timeout S  --verify: kill a guest after S seconds (default: scaled)\n\n"
+		   "  --kernel-timeout S  --verify: kill a guest after S seconds (default: scaled)\n"
+		   "  --boots B       --verify: B rounds of boots (default 1); the savings are the\n"
+		   "                  means over them, the spread also the baseline's mean from\n"
+		   "                  boot to boot\n\n"
 		   "Ctrl-C stops within the re-simulation or the boot under way and ranks what was\n"
 		   "simulated (no kernel column after a stopped boot).\n\n"
 		   "exit status: 0 success, 2 bad usage or input, 130 interrupted (the changes\n"
@@ -155,7 +158,7 @@ static json_t *verify_json(const struct dl_advise_result *res, const struct dl_v
 	json_object_set_new(o, "runs", json_integer(vr->runs));
 	json_object_set_new(o, "boot_wall_ns", json_integer(vr->boot_wall_ns));
 	json_object_set_new(o, "baseline_runs", runs);
-	for (int b = 0; b < 2; b++) {
+	for (uint32_t b = 0; b < vr->nbase; b++) {
 		json_t *m = json_object();
 
 		json_array_append_new(runs, m);
@@ -169,8 +172,9 @@ static json_t *verify_json(const struct dl_advise_result *res, const struct dl_v
 		json_object_set_new(mean, cli_op_key(&res->base, i, lab, sizeof(lab)),
 				    json_integer(vr->base_ns[i]));
 	json_object_set_new(o, "spread_ns", json_integer(vr->spread_ns));
-	json_object_set_new(o, "spread_from", json_string("the baseline run twice in one boot,"
-							  " first and last"));
+	json_object_set_new(o, "spread_from", json_string(vr->nbase > 2 ?
+		"the baseline run twice in each boot, first and last, and its mean from boot to boot" :
+		"the baseline run twice in one boot, first and last"));
 	json_object_set_new(o, "tolerance_pct", json_integer(DL_VERIFY_TOLERANCE_PCT));
 	json_object_set_new(o, "changes_verified", json_integer(vr->nrow));
 	return o;
@@ -264,14 +268,15 @@ static void print_verify_head(const struct dl_advise_result *res, const struct d
 	char lab[32];
 
 	printf("verified on kernel %s (%s): %u boot%s, %u runs, %.1f s; kernel baseline (mean of"
-	       " 2):", vr->kernel, vr->release[0] ? vr->release : "?", vr->boots,
-	       vr->boots == 1 ? "" : "s", vr->runs, (double)vr->boot_wall_ns / 1e9);
+	       " %u):", vr->kernel, vr->release[0] ? vr->release : "?", vr->boots,
+	       vr->boots == 1 ? "" : "s", vr->runs, (double)vr->boot_wall_ns / 1e9, vr->nbase);
 	for (uint32_t i = 0; i < res->base.nops; i++)
 		printf(" %s %.3f ms%s", cli_op_key(&res->base, i, lab, sizeof(lab)),
 		       (double)vr->base_ns[i] / 1e6, i + 1 < res->base.nops ? "," : "");
-	printf("\nthe kernel's spread: %.3f ms (the baseline run twice in one boot, first and last);"
+	printf("\nthe kernel's spread: %.3f ms (the baseline run twice in %s boot, first and last%s);"
 	       " '!': the kernel's total saving off the prediction by more than %d%% of it or"
-	       " the spread\n", (double)vr->spread_ns / 1e6, DL_VERIFY_TOLERANCE_PCT);
+	       " the spread\n", (double)vr->spread_ns / 1e6, vr->nbase > 2 ? "each" : "one",
+	       vr->nbase > 2 ? ", and its mean from boot to boot" : "", DL_VERIFY_TOLERANCE_PCT);
 	if (!guest_like)
 		printf("(the kernel runs in a TCG guest and probes from a module loaded after boot;"
 		       " --profile guest --probe-context module predicts for that guest)\n");
@@ -513,6 +518,14 @@ int cmd_advise(int argc, char **argv)
 				goto out;
 			}
 			ao.probe_module = !strcmp(v, "module");
+		} else if ((v = cli_opt_value(argc, argv, &i, "--boots"))) {
+			unsigned long n = strtoul(v, &end, 10);
+
+			if (!*v || *end || !n || n > 20) {
+				fprintf(stderr, "dlsim advise: --boots '%s': expected 1..20\n", v);
+				goto out;
+			}
+			vo.boots = (uint32_t)n;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-timeout"))) {
 			unsigned long n = strtoul(v, &end, 10);
 
@@ -556,8 +569,8 @@ int cmd_advise(int argc, char **argv)
 		advise_usage(stderr);
 		goto out;
 	}
-	if ((vo.kernel || vo.timeout_ms) && !verify) {
-		fprintf(stderr, "dlsim advise: --kernel and --kernel-timeout need --verify N\n");
+	if ((vo.kernel || vo.timeout_ms || vo.boots) && !verify) {
+		fprintf(stderr, "dlsim advise: --kernel, --kernel-timeout and --boots need --verify N\n");
 		goto out;
 	}
 	if ((ret = load(path, set, &nset, have_seed ? &seed : NULL, &sc, &bl, &err))) {

@@ -12,7 +12,9 @@ KGUEST_VERIFY_MODE: serial (default); hang (sleeps until killed); fail (exits
 1 having written nothing).  KGUEST_VERIFY_JITTER_NS: added to the last job's
 probe, so that the two baselines of a --verify boot differ by that much.
 KGUEST_VERIFY_CUT=N: job N's dump stops before its end (no @done), as a guest
-whose output was lost mid-run.
+whose output was lost mid-run.  KGUEST_VERIFY_BOOT_JITTER_NS with
+KGUEST_VERIFY_COUNTER=FILE (boots counted there): every job of every second
+boot probes that much longer, a boot-to-boot spread.
 """
 import os
 import sys
@@ -103,12 +105,20 @@ def main():
         sys.exit(1)
     jitter = int(os.environ.get("KGUEST_VERIFY_JITTER_NS", "0"))
     cut = int(os.environ.get("KGUEST_VERIFY_CUT", "-1"))
+    boot_jitter = 0
+    counter = os.environ.get("KGUEST_VERIFY_COUNTER")
+    if counter:
+        n = int(open(counter).read() or 0) if os.path.exists(counter) else 0
+        with open(counter, "w") as f:
+            f.write(str(n + 1))
+        if n % 2:
+            boot_jitter = int(os.environ.get("KGUEST_VERIFY_BOOT_JITTER_NS", "0"))
     jobs = sorted(os.listdir(runs))
     lines = []
     for i, job in enumerate(jobs):
         lines.append(f"@run {job}")
         recs = play(os.path.join(runs, job), f"{kver}.0-kguest-verify",
-                    jitter if i == len(jobs) - 1 else 0)
+                    boot_jitter + (jitter if i == len(jobs) - 1 else 0))
         if i == cut:
             lines += recs[:len(recs) // 2]
             continue
