@@ -21,14 +21,12 @@ struct edit {
 	int64_t *samp;		/* halved empirical samples */
 	enum dl_order order;
 	const char *kernel;	/* NULL: kernel mode cannot play it (row's why) */
-	struct dl_run_result *r;	/* this boot's run */
-	int rc;			/* dl_run()'s, or -ENODATA: the guest never reached it */
-	char why[256];		/* rc < 0: what went wrong */
-	/* over the boots: the runs that converted */
+	/* over the boots: per op, the savings (paired) or the makespans of its runs */
 	int64_t sum_ns[DL_MAX_OPS];
 	uint32_t nrun;
-	bool failed;		/* one of them failed (why[] kept from it) */
-	char fail_why[256];
+	bool paired;		/* sum_ns holds savings against the baselines either side */
+	bool failed;		/* one of its runs failed (fail_why says how) */
+	char fail_why[256];	/* a run failed or is missing */
 };
 
 static bool sync_in(const struct dl_scenario *w0, uint32_t d)
@@ -192,7 +190,6 @@ static void edit_free(struct edit *e)
 	free(e->w.prof);
 	free(e->w.link);
 	free(e->samp);
-	free(e->r);
 }
 
 /*
@@ -230,13 +227,34 @@ static int baseline_of(const struct dl_scenario *sc, const struct dl_advise_opts
 	return ret;
 }
 
+/* One run of a boot: its result, or why there is none. */
+struct jrun {
+	struct dl_run_result *r;
+	int rc;			/* dl_run()'s, or -ENODATA: the guest never reached it */
+	char why[256];
+};
+
+/* @j usable: converted, perhaps failed (a dump that stops early). */
+static bool jrun_ok(const struct jrun *j)
+{
+	return j->r && (j->rc >= 0 || j->rc == -EPIPE);
+}
+
+/* @j a baseline to measure against: converted and complete. */
+static bool base_ok(const struct jrun *j)
+{
+	return jrun_ok(j) && !strcmp(j->r->status, "ok");
+}
+
 /*
- * Boot every edit on @kernel at once (@ix: their indices in @ed) and convert
- * each run's dump through dl_run().  Return 0 (a run the guest never reached
- * has rc -ENODATA), -EINTR, -ENOMEM, or the boot's error with @vr->msg.
+ * Boot the @n runs @ix (indices in @ed, repeats allowed) on @kernel at once,
+ * after the warm-up, and convert each run's dump through dl_run() into
+ * @out[i].  Return 0 (a run the guest never reached has rc -ENODATA),
+ * -EINTR, -ENOMEM, or the boot's error with @vr->msg.
  */
-static int boot_one(struct edit *ed, const uint32_t *ix, size_t n, const struct edit *warm,
-		    const char *kernel, const struct dl_verify_opts *vo, struct dl_verify_result *vr)
+static int boot_one(const struct edit *ed, const uint32_t *ix, size_t n, const struct edit *warm,
+		    const char *kernel, const struct dl_verify_opts *vo, struct dl_verify_result *vr,
+		    struct jrun *out)
 {
 	struct dl_kjob *jobs = calloc(n + 1, sizeof(*jobs)), *run;
 	struct dl_kernel_stats st;
@@ -261,7 +279,8 @@ static int boot_one(struct edit *ed, const uint32_t *ix, size_t n, const struct 
 		snprintf(vr->msg, sizeof(vr->msg), "kernel %s: %.300s%s%.150s", kernel, msg,
 			 kept[0] ? "; kept: " : "", kept);
 	for (size_t i = 0; i < n && (!rc || rc == -ETIMEDOUT); i++) {
-		struct edit *e = &ed[ix[i]];
+		const struct edit *e = &ed[ix[i]];
+		struct jrun *j = &out[i];
 		struct dl_kernel_info ki = { .msg = "" };
 		struct dl_run_req q = {
 			.sc = &e->w, .backend = DL_BACKEND_KERNEL,
@@ -272,22 +291,22 @@ static int boot_one(struct edit *ed, const uint32_t *ix, size_t n, const struct 
 		int log_err;
 
 		if (!run[i].dump) {
-			e->rc = -ENODATA;
-			snprintf(e->why, sizeof(e->why), "the guest stopped before this run (%.200s)",
+			j->rc = -ENODATA;
+			snprintf(j->why, sizeof(j->why), "the guest stopped before this run (%.200s)",
 				 vr->msg);
 			continue;
 		}
-		if (!(e->r = malloc(sizeof(*e->r)))) {
+		if (!(j->r = malloc(sizeof(*j->r)))) {
 			rc = -ENOMEM;
 			break;
 		}
-		e->rc = dl_run(&q, e->r, &run_id, &log_err);
-		if (e->rc < 0 && e->rc != -EPIPE)
-			snprintf(e->why, sizeof(e->why), "the guest's dump does not convert: %.200s",
+		j->rc = dl_run(&q, j->r, &run_id, &log_err);
+		if (j->rc < 0 && j->rc != -EPIPE)
+			snprintf(j->why, sizeof(j->why), "the guest's dump does not convert: %.200s",
 				 ki.msg);
-		else if (e->rc)		/* -EPIPE: where the dump stops; 1: an injected fault */
-			snprintf(e->why, sizeof(e->why), "%.200s", ki.msg[0] ? ki.msg :
-				 e->rc == 1 ? "an injected fault failed an op" : "");
+		else if (j->rc)		/* -EPIPE: where the dump stops; 1: an injected fault */
+			snprintf(j->why, sizeof(j->why), "%.200s", ki.msg[0] ? ki.msg :
+				 j->rc == 1 ? "an injected fault failed an op" : "");
 		if (ix[i] == 0 && !vr->release[0])
 			dl_kernel_release(run[i].dump, run[i].len, vr->release, sizeof(vr->release));
 	}
@@ -306,25 +325,50 @@ static int64_t total_of(const struct dl_run_result *r, uint32_t nops)
 	return t;
 }
 
-/* Fold this boot's run of @e into its sums; free it. */
-static void fold(struct edit *e, uint32_t nops)
+static int64_t op_ns(const struct dl_run_result *r, uint32_t i)
 {
-	if (e->r && (e->rc >= 0 || e->rc == -EPIPE)) {
-		for (uint32_t i = 0; i < nops && i < DL_MAX_OPS; i++)
-			e->sum_ns[i] += i < e->r->nops ? e->r->op[i].makespan_ns : 0;
-		e->nrun++;
-		if (strcmp(e->r->status, "ok") && !e->failed) {
-			e->failed = true;
-			snprintf(e->fail_why, sizeof(e->fail_why), "the kernel's run %s%s%.200s",
-				 e->r->status, e->why[0] ? ": " : "", e->why);
-		}
-	} else if (!e->fail_why[0]) {
-		snprintf(e->fail_why, sizeof(e->fail_why), "%s", e->why[0] ? e->why : "not run");
+	return i < r->nops ? r->op[i].makespan_ns : 0;
+}
+
+/*
+ * Fold run @j of @e into its sums: with @lo and @hi (the baselines either
+ * side of it in its boot) the saving against their mean, so that a drift
+ * through the boot cancels; without, its makespans (a change on another
+ * kernel, measured against the baseline's mean at the end).
+ */
+static void fold(struct edit *e, const struct jrun *j, const struct dl_run_result *lo,
+		 const struct dl_run_result *hi, uint32_t nops)
+{
+	if (!jrun_ok(j)) {
+		if (!e->fail_why[0])
+			snprintf(e->fail_why, sizeof(e->fail_why), "%s", j->why[0] ? j->why : "not run");
+		return;
 	}
-	free(e->r);
-	e->r = NULL;
-	e->rc = 0;
-	e->why[0] = '\0';
+	for (uint32_t i = 0; i < nops && i < DL_MAX_OPS; i++)
+		e->sum_ns[i] += lo ? (op_ns(lo, i) + op_ns(hi, i)) / 2 - op_ns(j->r, i) :
+				     op_ns(j->r, i);
+	e->paired = lo != NULL;
+	e->nrun++;
+	if (strcmp(j->r->status, "ok") && !e->failed) {
+		e->failed = true;
+		snprintf(e->fail_why, sizeof(e->fail_why), "the kernel's run %s%s%.200s",
+			 j->r->status, j->why[0] ? ": " : "", j->why);
+	}
+}
+
+/* A change's run against its neighbouring baselines @lo and @hi (one if the other failed). */
+static void fold_paired(struct edit *e, const struct jrun *j, const struct jrun *lo,
+			const struct jrun *hi, uint32_t nops)
+{
+	if (!base_ok(lo) && !base_ok(hi)) {
+		if (!e->fail_why[0])
+			snprintf(e->fail_why, sizeof(e->fail_why), "the baseline runs either side of"
+				 " it failed");
+		return;
+	}
+	lo = base_ok(lo) ? lo : hi;
+	hi = base_ok(hi) ? hi : lo;
+	fold(e, j, lo->r, hi->r, nops);
 }
 
 /* Row @row from edit @e: the kernel's saving against the baselines, the flag. */
@@ -340,7 +384,8 @@ static void score(struct dl_verify_row *row, const struct edit *e, const struct 
 	}
 	row->ran = true;
 	for (uint32_t i = 0; i < nops && i < DL_MAX_OPS; i++) {
-		row->saved_ns[i] = vr->base_ns[i] - e->sum_ns[i] / e->nrun;
+		row->saved_ns[i] = e->paired ? e->sum_ns[i] / e->nrun :
+				   vr->base_ns[i] - e->sum_ns[i] / e->nrun;
 		row->total_saved_ns += row->saved_ns[i];
 	}
 	if (e->failed || e->fail_why[0])
@@ -391,29 +436,37 @@ static int make_edits(const struct dl_scenario *sc, const struct dl_advise_opts 
 }
 
 /*
- * The two baselines of this boot (@base, @last) into vr->base[] and the spread:
- * their difference, and how far this boot's mean is from the other boots'.
+ * The baselines of one boot (the runs of @out whose @ix is 0) into vr->base[]
+ * and the spread: the largest difference between two neighbouring baselines,
+ * or between this boot's mean and another boot's.
  */
-static int take_baselines(const struct edit *base, const struct edit *last, uint32_t nops,
+static int take_baselines(const struct jrun *out, const uint32_t *ix, size_t m, uint32_t nops,
 			  struct dl_verify_result *vr)
 {
-	int64_t t[2], mean;
+	int64_t sum = 0, prev = 0, mean;
+	uint32_t nb = 0;
 
-	for (int b = 0; b < 2; b++) {
-		const struct edit *e = b ? last : base;
+	for (size_t p = 0; p < m; p++) {
+		int64_t t;
 
-		if (!e->r || (e->rc < 0 && e->rc != -EPIPE)) {
-			snprintf(vr->msg, sizeof(vr->msg), "the kernel's %s baseline run: %.200s",
-				 b ? "second" : "first", e->why);
-			return -EINVAL;
-		}
-		vr->base[vr->nbase++] = *e->r;
-		t[b] = total_of(e->r, nops);
+		if (ix[p] || !base_ok(&out[p]))
+			continue;	/* a change, or a baseline that failed: its neighbours stand in */
+		vr->base[vr->nbase++] = *out[p].r;
+		t = total_of(out[p].r, nops);
+		if (nb++ && llabs(t - prev) > vr->spread_ns)
+			vr->spread_ns = llabs(t - prev);
+		prev = t;
+		sum += t;
 	}
-	mean = (t[0] + t[1]) / 2;
-	if (llabs(t[0] - t[1]) > vr->spread_ns)
-		vr->spread_ns = llabs(t[0] - t[1]);
-	if (vr->nbase == 2)
+	if (!nb) {
+		for (size_t p = 0; p < m && !vr->msg[0]; p++)
+			if (!ix[p])
+				snprintf(vr->msg, sizeof(vr->msg), "no baseline run of the boot"
+					 " completed: %.200s", out[p].why[0] ? out[p].why : "it failed");
+		return -EINVAL;
+	}
+	mean = sum / nb;
+	if (vr->nbase == nb)
 		vr->boot_min_ns = vr->boot_max_ns = mean;
 	vr->boot_min_ns = mean < vr->boot_min_ns ? mean : vr->boot_min_ns;
 	vr->boot_max_ns = mean > vr->boot_max_ns ? mean : vr->boot_max_ns;
@@ -423,39 +476,67 @@ static int take_baselines(const struct edit *base, const struct edit *last, uint
 }
 
 /*
- * One round: a boot per kernel, the baseline's first (its runs between its
- * two baselines), every run folded into its edit's sums.
+ * The runs of one boot on @kv into @ix: on the baseline's kernel the
+ * baseline, then each change followed by the baseline again; on another,
+ * its changes only.  Returns how many.
  */
-static int boot_round(struct edit *ed, uint32_t *ix, uint32_t n, uint32_t nops,
-		      const struct dl_verify_opts *vo, struct dl_verify_result *vr)
+static size_t boot_plan(const struct edit *ed, uint32_t n, const char *kv, bool base, uint32_t *ix)
+{
+	size_t m = 0;
+
+	if (base)
+		ix[m++] = 0;
+	for (uint32_t i = 1; i <= n; i++)
+		if (ed[i].kernel && !strcmp(ed[i].kernel, kv)) {
+			ix[m++] = i;
+			if (base)
+				ix[m++] = 0;
+		}
+	if (base && m == 1)
+		ix[m++] = 0;	/* no change on this kernel: the baseline twice, for the spread */
+	return m;
+}
+
+/* One round: a boot per kernel, the baseline's first; every run folded into its edit's sums. */
+static int boot_round(struct edit *ed, uint32_t *ix, struct jrun *out, uint32_t n,
+		      uint32_t nops, const struct dl_verify_opts *vo, struct dl_verify_result *vr)
 {
 	int ret = 0;
 
 	for (int k = -1; k < 2 && !ret; k++) {
 		const char *kv = k < 0 ? ed[0].kernel : kernels[k];
-		size_t m = 0;
+		size_t m;
 
 		if (k >= 0 && !strcmp(kv, ed[0].kernel))
 			continue;
-		for (uint32_t i = 0; i < n + 2; i++)
-			if (ed[i].kernel && !strcmp(ed[i].kernel, kv))
-				ix[m++] = i;
+		m = boot_plan(ed, n, kv, k < 0, ix);
+		memset(out, 0, (2 * (size_t)n + 2) * sizeof(*out));
 		if (m)
-			ret = boot_one(ed, ix, m, &ed[n + 2], kv, vo, vr);
+			ret = boot_one(ed, ix, m, &ed[n + 2], kv, vo, vr, out);
 		if (ret && ret != -EINTR && ret != -ENOMEM && k >= 0) {
 			/* another kernel's boot failed: its rows say so, the rest stand */
 			for (size_t i = 0; i < m; i++)
-				snprintf(ed[ix[i]].why, sizeof(ed[ix[i]].why), "%.255s", vr->msg);
+				snprintf(out[i].why, sizeof(out[i].why), "%.255s", vr->msg);
 			vr->msg[0] = '\0';
 			ret = 0;
 		} else if (ret > 0 || (ret && ret != -EINTR && ret != -ENOMEM)) {
 			ret = -EINVAL;	/* the baseline's boot failed: nothing to measure */
 		} else if (!ret && k < 0) {
-			ret = take_baselines(&ed[0], &ed[n + 1], nops, vr);
+			ret = take_baselines(out, ix, m, nops, vr);
 		}
+		for (size_t i = 0; i < m && !ret; i++) {
+			if (k < 0 && ix[i] == 0) {
+				if (base_ok(&out[i]))
+					fold(&ed[0], &out[i], NULL, NULL, nops);
+			}
+			else if (k < 0)
+				fold_paired(&ed[ix[i]], &out[i], &out[i - 1], &out[i + 1], nops);
+			else
+				fold(&ed[ix[i]], &out[i], NULL, NULL, nops);
+		}
+		for (size_t i = 0; i < m; i++)
+			free(out[i].r);
 	}
-	for (uint32_t i = 0; i < n + 2; i++)
-		fold(&ed[i], nops);
 	return ret;
 }
 
@@ -464,32 +545,30 @@ int dl_advise_verify(const struct dl_scenario *sc, const struct dl_advise_opts *
 		     const struct dl_verify_opts *vo, struct dl_verify_result *vr)
 {
 	uint32_t boots = vo->boots ? vo->boots : 1;
-	/* the baseline, the changes, the baseline again, the warm-up */
+	/* the baseline, the changes, (unused), the warm-up */
 	struct edit *ed = calloc((size_t)n + 3, sizeof(*ed));
-	uint32_t *ix = malloc(((size_t)n + 2) * sizeof(*ix));
+	uint32_t *ix = malloc((2 * (size_t)n + 2) * sizeof(*ix));
+	struct jrun *out = calloc(2 * (size_t)n + 2, sizeof(*out));
 	int ret;
 
 	memset(vr, 0, sizeof(*vr));
 	vr->row = calloc((size_t)n + 1, sizeof(*vr->row));
-	vr->base = calloc((size_t)boots * 2, sizeof(*vr->base));
-	if (!ed || !ix || !vr->row || !vr->base) {
+	vr->base = calloc((size_t)boots * (n + 2), sizeof(*vr->base));
+	if (!ed || !ix || !out || !vr->row || !vr->base) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	vr->nrow = n;
 	ret = make_edits(sc, o, res, adv, n, vo, ed, vr);
 	if (!ret)
-		ret = edit_copy(&ed[n + 1], &ed[0].w);
-	if (!ret)
 		ret = edit_settle(&ed[n + 2], &ed[0].w);
-	ed[n + 1].order = ed[n + 2].order = ed[0].order;
-	ed[n + 1].kernel = ed[0].kernel;
+	ed[n + 2].order = ed[0].order;
 	for (uint32_t b = 0; b < boots && !ret; b++)
-		ret = boot_round(ed, ix, n, res->base.nops, vo, vr);
+		ret = boot_round(ed, ix, out, n, res->base.nops, vo, vr);
 	if (ret)
 		goto out;
 	for (uint32_t i = 0; i < res->base.nops && i < DL_MAX_OPS; i++)
-		vr->base_ns[i] = (ed[0].sum_ns[i] + ed[n + 1].sum_ns[i]) / (ed[0].nrun + ed[n + 1].nrun);
+		vr->base_ns[i] = ed[0].sum_ns[i] / ed[0].nrun;
 	for (uint32_t i = 0; i < n; i++)
 		if (ed[i + 1].kernel)
 			score(&vr->row[i], &ed[i + 1], &adv[i], vr, res->base.nops);
@@ -498,6 +577,7 @@ out:
 		edit_free(&ed[i]);
 	free(ed);
 	free(ix);
+	free(out);
 	if (ret && ret != -EINTR && !vr->msg[0])
 		snprintf(vr->msg, sizeof(vr->msg), "%s", strerror(-ret));
 	return ret;

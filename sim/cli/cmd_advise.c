@@ -62,13 +62,14 @@ static void advise_usage(FILE *f)
 		   "                  at boot or as a module loaded after it (kernel mode's way)\n"
 		   "  --verify N      play the baseline and the first N changes of the ranking on a\n"
 		   "                  real kernel (--mode kernel, QEMU; one boot per kernel) and print\n"
-		   "                  beside each predicted saving the kernel's: the baseline runs\n"
-		   "                  twice in the boot (first and last), the difference is the\n"
-		   "                  kernel's spread; a row is flagged '!' when the kernel's total\n"
-		   "                  saving is off the prediction by more than 10%% of it or the\n"
-		   "                  spread, whichever is larger.  Changes the guest cannot play\n"
-		   "                  (more CPUs, orders no kernel has) say so on their row.  The\n"
-		   "                  upgrade to kernel-async-v2 runs on 7.3 in a second boot.\n"
+		   "                  beside each predicted saving the kernel's.  The baseline runs\n"
+		   "                  before and after each change; a saving is measured against the\n"
+		   "                  two either side; the largest difference between two baselines\n"
+		   "                  in a row is the kernel's spread.  A row is flagged '!' when the\n"
+		   "                  kernel's total saving is off the prediction by more than 10%%\n"
+		   "                  of it or the spread, whichever is larger.  Changes the guest\n"
+		   "                  cannot play (more CPUs, orders no kernel has) say so on their\n"
+		   "                  row.  The upgrade to kernel-async-v2 runs on 7.3, a second boot.\n"
 		   "  --kernel V      the baseline's kernel for --verify: 6.12 or 7.3 (default: the\n"
 		   "                  first that has the baseline's order)\n"
 		   "  --kernel-timeout S  --verify: kill a guest after S seconds (default: scaled)\n"
@@ -172,9 +173,9 @@ static json_t *verify_json(const struct dl_advise_result *res, const struct dl_v
 		json_object_set_new(mean, cli_op_key(&res->base, i, lab, sizeof(lab)),
 				    json_integer(vr->base_ns[i]));
 	json_object_set_new(o, "spread_ns", json_integer(vr->spread_ns));
-	json_object_set_new(o, "spread_from", json_string(vr->nbase > 2 ?
-		"the baseline run twice in each boot, first and last, and its mean from boot to boot" :
-		"the baseline run twice in one boot, first and last"));
+	json_object_set_new(o, "spread_from", json_string("the baseline runs before and after"
+		" each change: the largest difference between two in a row, or between the boots'"
+		" means"));
 	json_object_set_new(o, "tolerance_pct", json_integer(DL_VERIFY_TOLERANCE_PCT));
 	json_object_set_new(o, "changes_verified", json_integer(vr->nrow));
 	return o;
@@ -273,10 +274,11 @@ static void print_verify_head(const struct dl_advise_result *res, const struct d
 	for (uint32_t i = 0; i < res->base.nops; i++)
 		printf(" %s %.3f ms%s", cli_op_key(&res->base, i, lab, sizeof(lab)),
 		       (double)vr->base_ns[i] / 1e6, i + 1 < res->base.nops ? "," : "");
-	printf("\nthe kernel's spread: %.3f ms (the baseline run twice in %s boot, first and last%s);"
-	       " '!': the kernel's total saving off the prediction by more than %d%% of it or"
-	       " the spread\n", (double)vr->spread_ns / 1e6, vr->nbase > 2 ? "each" : "one",
-	       vr->nbase > 2 ? ", and its mean from boot to boot" : "", DL_VERIFY_TOLERANCE_PCT);
+	printf("\nthe kernel's spread: %.3f ms (the baseline runs before and after each change:"
+	       " the largest difference between two in a row%s); a saving is measured against"
+	       " the two either side; '!': the kernel's total saving off the prediction by more"
+	       " than %d%% of it or the spread\n", (double)vr->spread_ns / 1e6,
+	       vr->boots > 1 ? ", or between the boots' means" : "", DL_VERIFY_TOLERANCE_PCT);
 	if (!guest_like)
 		printf("(the kernel runs in a TCG guest and probes from a module loaded after boot;"
 		       " --profile guest --probe-context module predicts for that guest)\n");
