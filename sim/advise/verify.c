@@ -512,7 +512,7 @@ static int boot_round(struct edit *ed, uint32_t *ix, struct jrun *out, uint32_t 
 		m = boot_plan(ed, n, kv, k < 0, ix);
 		memset(out, 0, (2 * (size_t)n + 2) * sizeof(*out));
 		if (m)
-			ret = boot_one(ed, ix, m, &ed[n + 2], kv, vo, vr, out);
+			ret = boot_one(ed, ix, m, &ed[n + 1], kv, vo, vr, out);
 		if (ret && ret != -EINTR && ret != -ENOMEM && k >= 0) {
 			/* another kernel's boot failed: its rows say so, the rest stand */
 			for (size_t i = 0; i < m; i++)
@@ -545,8 +545,8 @@ int dl_advise_verify(const struct dl_scenario *sc, const struct dl_advise_opts *
 		     const struct dl_verify_opts *vo, struct dl_verify_result *vr)
 {
 	uint32_t boots = vo->boots ? vo->boots : 1;
-	/* the baseline, the changes, (unused), the warm-up */
-	struct edit *ed = calloc((size_t)n + 3, sizeof(*ed));
+	/* the baseline, the changes, the warm-up */
+	struct edit *ed = calloc((size_t)n + 2, sizeof(*ed));
 	uint32_t *ix = malloc((2 * (size_t)n + 2) * sizeof(*ix));
 	struct jrun *out = calloc(2 * (size_t)n + 2, sizeof(*out));
 	int ret;
@@ -561,8 +561,8 @@ int dl_advise_verify(const struct dl_scenario *sc, const struct dl_advise_opts *
 	vr->nrow = n;
 	ret = make_edits(sc, o, res, adv, n, vo, ed, vr);
 	if (!ret)
-		ret = edit_settle(&ed[n + 2], &ed[0].w);
-	ed[n + 2].order = ed[0].order;
+		ret = edit_settle(&ed[n + 1], &ed[0].w);
+	ed[n + 1].order = ed[0].order;
 	for (uint32_t b = 0; b < boots && !ret; b++)
 		ret = boot_round(ed, ix, out, n, res->base.nops, vo, vr);
 	if (ret)
@@ -573,7 +573,7 @@ int dl_advise_verify(const struct dl_scenario *sc, const struct dl_advise_opts *
 		if (ed[i + 1].kernel)
 			score(&vr->row[i], &ed[i + 1], &adv[i], vr, res->base.nops);
 out:
-	for (uint32_t i = 0; ed && i < n + 3; i++)
+	for (uint32_t i = 0; ed && i < n + 2; i++)
 		edit_free(&ed[i]);
 	free(ed);
 	free(ix);
