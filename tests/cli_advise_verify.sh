@@ -104,6 +104,15 @@ grep -qx "make every device async (5 sync now)|True.*Truethe kernel's run failed
 	&& ok "that row says the kernel's run failed and where; the others stand" \
 	|| bad "a cut run: $(cat "$T/rows")"
 
+# over two boots, a change's run that stops early in one of them (job 6, halve codec, boot 0):
+# measured on the other, and it says so
+KGUEST_VERIFY_COUNTER=$T/boots2 KGUEST_VERIFY_CUT=6 KGUEST_VERIFY_CUT_BOOT=0 expect 0 \
+	"--boots 2, one run cut in the first" "$DLSIM" advise "$T/s.json" --verify 4 --boots 2 --json
+rows "$T/out" >"$T/rows"
+grep -qx "halve codec's latencies|True5500000False1 of 2 runs left out: the kernel's run failed: the guest stopped before the run's end" \
+	"$T/rows" && ok "measured on the run that completed; one of two left out, and why" \
+	|| bad "a run cut in one boot: $(grep codec "$T/rows")"
+
 # a baseline whose dump stops early (job 3): the changes either side use the other one
 KGUEST_VERIFY_CUT=3 expect 0 "a guest that loses the end of a baseline run" "$DLSIM" advise \
 	"$T/s.json" --verify 4 --json

@@ -22,8 +22,9 @@ struct edit {
 	enum dl_order order;
 	const char *kernel;	/* NULL: kernel mode cannot play it (row's why) */
 	/* over the boots: per op, the savings (paired) or the makespans of its runs */
-	int64_t sum_ns[DL_MAX_OPS];
-	uint32_t nrun;
+	int64_t sum_ns[2][DL_MAX_OPS];	/* [0]: runs that completed, [1]: runs that failed */
+	uint32_t nrun[2];
+	uint32_t nmiss;		/* runs the guest never finished or that did not convert */
 	bool paired;		/* sum_ns holds savings against the baselines either side */
 	bool failed;		/* one of its runs failed (fail_why says how) */
 	char fail_why[256];	/* a run failed or is missing */
@@ -340,16 +341,19 @@ static void fold(struct edit *e, const struct jrun *j, const struct dl_run_resul
 		 const struct dl_run_result *hi, uint32_t nops)
 {
 	if (!jrun_ok(j)) {
+		e->nmiss++;
 		if (!e->fail_why[0])
 			snprintf(e->fail_why, sizeof(e->fail_why), "%s", j->why[0] ? j->why : "not run");
 		return;
 	}
+	int f = strcmp(j->r->status, "ok") != 0;	/* a failed run counts only if none completed */
+
 	for (uint32_t i = 0; i < nops && i < DL_MAX_OPS; i++)
-		e->sum_ns[i] += lo ? (op_ns(lo, i) + op_ns(hi, i)) / 2 - op_ns(j->r, i) :
-				     op_ns(j->r, i);
+		e->sum_ns[f][i] += lo ? (op_ns(lo, i) + op_ns(hi, i)) / 2 - op_ns(j->r, i) :
+					op_ns(j->r, i);
 	e->paired = lo != NULL;
-	e->nrun++;
-	if (strcmp(j->r->status, "ok") && !e->failed) {
+	e->nrun[f]++;
+	if (f && !e->failed) {
 		e->failed = true;
 		snprintf(e->fail_why, sizeof(e->fail_why), "the kernel's run %s%s%.200s",
 			 j->r->status, j->why[0] ? ": " : "", j->why);
@@ -375,20 +379,24 @@ static void fold_paired(struct edit *e, const struct jrun *j, const struct jrun 
 static void score(struct dl_verify_row *row, const struct edit *e, const struct dl_advice *a,
 		  const struct dl_verify_result *vr, uint32_t nops)
 {
-	int64_t tol, off;
+	int k = e->nrun[0] ? 0 : 1;	/* the runs that completed, else those that failed */
+	int64_t tol, off, n = e->nrun[k];
 
 	snprintf(row->kernel, sizeof(row->kernel), "%s", e->kernel);
-	if (!e->nrun) {
+	if (!n) {
 		snprintf(row->why, sizeof(row->why), "%s", e->fail_why);
 		return;
 	}
 	row->ran = true;
 	for (uint32_t i = 0; i < nops && i < DL_MAX_OPS; i++) {
-		row->saved_ns[i] = e->paired ? e->sum_ns[i] / e->nrun :
-				   vr->base_ns[i] - e->sum_ns[i] / e->nrun;
+		row->saved_ns[i] = e->paired ? e->sum_ns[k][i] / n :
+				   vr->base_ns[i] - e->sum_ns[k][i] / n;
 		row->total_saved_ns += row->saved_ns[i];
 	}
-	if (e->failed || e->fail_why[0])
+	if (k == 0 && (e->failed || e->fail_why[0]))	/* measured on the runs that completed */
+		snprintf(row->why, sizeof(row->why), "%u of %u runs left out: %.200s",
+			 e->nrun[1] + e->nmiss, e->nrun[0] + e->nrun[1] + e->nmiss, e->fail_why);
+	else if (e->failed || e->fail_why[0])
 		snprintf(row->why, sizeof(row->why), "%s", e->fail_why);
 	else if (strcmp(e->kernel, vr->kernel))
 		snprintf(row->why, sizeof(row->why), "played on kernel %s (a boot of its own),"
@@ -399,7 +407,7 @@ static void score(struct dl_verify_row *row, const struct edit *e, const struct 
 	row->tolerance_ns = tol > vr->spread_ns ? tol : vr->spread_ns;
 	row->off_ns = off;
 	row->flagged = (off < 0 ? -off : off) > row->tolerance_ns ||
-		       !e->failed != !strcmp(a->status ? a->status : "?", "ok");
+		       (k == 0) != !strcmp(a->status ? a->status : "?", "ok");
 }
 
 /* Edits 0..n: the baseline (0), the n changes; @base_kernel the baseline's. */
@@ -568,7 +576,7 @@ int dl_advise_verify(const struct dl_scenario *sc, const struct dl_advise_opts *
 	if (ret)
 		goto out;
 	for (uint32_t i = 0; i < res->base.nops && i < DL_MAX_OPS; i++)
-		vr->base_ns[i] = ed[0].sum_ns[i] / ed[0].nrun;
+		vr->base_ns[i] = ed[0].sum_ns[0][i] / ed[0].nrun[0];
 	for (uint32_t i = 0; i < n; i++)
 		if (ed[i + 1].kernel)
 			score(&vr->row[i], &ed[i + 1], &adv[i], vr, res->base.nops);

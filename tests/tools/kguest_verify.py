@@ -12,7 +12,8 @@ KGUEST_VERIFY_MODE: serial (default); hang (sleeps until killed); fail (exits
 1 having written nothing).  KGUEST_VERIFY_JITTER_NS: added to the last job's
 probe, so that the two baselines of a --verify boot differ by that much.
 KGUEST_VERIFY_CUT=N: job N's dump stops before its end (no @done), as a guest
-whose output was lost mid-run.  KGUEST_VERIFY_BOOT_JITTER_NS with
+whose output was lost mid-run; with KGUEST_VERIFY_CUT_BOOT=B and
+KGUEST_VERIFY_COUNTER, only in boot B (from 0).  KGUEST_VERIFY_BOOT_JITTER_NS with
 KGUEST_VERIFY_COUNTER=FILE (boots counted there): every job of every second
 boot probes that much longer, a boot-to-boot spread.
 """
@@ -109,6 +110,8 @@ def main():
     counter = os.environ.get("KGUEST_VERIFY_COUNTER")
     if counter:
         n = int(open(counter).read() or 0) if os.path.exists(counter) else 0
+        if os.environ.get("KGUEST_VERIFY_CUT_BOOT", str(n)) != str(n):
+            cut = -1
         with open(counter, "w") as f:
             f.write(str(n + 1))
         if n % 2:
