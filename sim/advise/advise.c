@@ -11,6 +11,7 @@
 
 #include "sim/advise/advise.h"
 #include "sim/engine/cost.h"
+#include "sim/run/dl_run.h"
 
 struct work {
 	struct dl_scenario w;		/* shallow copy; dev, prof, link are ours */
@@ -24,7 +25,7 @@ struct work {
 	uint32_t *stack;
 };
 
-static struct dl_latency halved(struct dl_latency l, int64_t *buf)
+struct dl_latency dl_latency_halved(struct dl_latency l, int64_t *buf)
 {
 	l.mean /= 2;
 	l.sd /= 2;
@@ -54,6 +55,16 @@ static bool stopped(const struct work *wk)
 	return wk->o->stop && *wk->o->stop;
 }
 
+/* One DES run of the working copy through dl_run(), not logged. */
+static int des_run(struct work *wk, const struct dl_engine_opts *eo, struct dl_run_result *r)
+{
+	struct dl_run_req q = { .sc = &wk->w, .backend = DL_BACKEND_DES, .eo = *eo };
+	int64_t run_id;
+	int log_err;
+
+	return dl_run(&q, r, &run_id, &log_err);
+}
+
 /*
  * Run the working copy under @order on @workers and record it as advice @a.
  * Return: 0, 1 when the run was stopped (not advice), or the engine's error.
@@ -61,11 +72,12 @@ static bool stopped(const struct work *wk)
 static int simulate(struct work *wk, struct dl_advice *a, enum dl_order order, uint32_t workers)
 {
 	struct dl_engine_opts eo = { .order = order, .workers = workers, .seed = wk->w.seed,
-				     .stop = wk->o->stop };
+				     .stop = wk->o->stop, .cost_profile = wk->o->cost_profile,
+				     .probe_module = wk->o->probe_module };
 	struct dl_advise_result *res = wk->res;
 	int ret;
 
-	ret = dl_engine_run(&wk->w, &eo, &wk->run);
+	ret = des_run(wk, &eo, &wk->run);
 	res->resims++;
 	if (ret && ret != -EINTR)
 		return ret;
@@ -324,7 +336,7 @@ static int halve_changes(struct work *wk, uint32_t limit, int64_t *samp, uint32_
 		if (!(a = push(wk)))
 			return -ENOMEM;
 		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
-			wk->w.prof[sc->nprof].lat[k] = halved(p->lat[k], samp + (size_t)k * maxs);
+			wk->w.prof[sc->nprof].lat[k] = dl_latency_halved(p->lat[k], samp + (size_t)k * maxs);
 		wk->w.prof[sc->nprof].cpu_ppm = p->cpu_ppm;
 		wk->w.nprof = sc->nprof + 1;
 		wk->w.dev[d].profile = sc->nprof;
@@ -448,8 +460,10 @@ static int run_baseline(struct work *wk)
 {
 	struct dl_advise_result *res = wk->res;
 	struct dl_engine_opts eo = { .seed = wk->sc->seed, .stop = wk->o->stop,
-				     .order = res->order, .workers = res->workers };
-	int ret = dl_engine_run(&wk->w, &eo, &res->base);
+				     .order = res->order, .workers = res->workers,
+				     .cost_profile = wk->o->cost_profile,
+				     .probe_module = wk->o->probe_module };
+	int ret = des_run(wk, &eo, &res->base);
 
 	res->resims = 1;
 	if (ret && ret != -EINTR)

@@ -8,7 +8,7 @@
  * upgraded from the classic async scheme to 6.16's.  Research changes that
  * no kernel offers (another order, twice the CPUs) only on request.  The
  * baseline is the scenario as it is: its order, its async flags, its K.
- * The engine is called through dl_engine_run() only; the scenario is
+ * The engine is called through dl_run() only; the scenario is
  * copied, never modified.  Nothing here prints.
  */
 #ifndef DL_ADVISE_H
@@ -51,6 +51,8 @@ struct dl_advise_opts {
 	uint32_t workers;	/* 0: the scenario's cost.cpus, else the order's default */
 	uint32_t max_candidates;	/* 0: no limit; else the first N of each kind */
 	bool research;		/* also orders no kernel has and more CPUs */
+	unsigned cost_profile;	/* the cost model's defaults (cost.h): 0 hardware, guest */
+	bool probe_module;	/* probe as a module loaded after boot (kernel mode's way) */
 	atomic_int *stop;	/* set to stop early (Ctrl-C); may be NULL */
 };
 
@@ -75,6 +77,12 @@ struct dl_advise_result {
  */
 int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 	      struct dl_advise_result *res);
+
+/*
+ * dl_latency_halved - @l twice as fast (mean, sd, bounds halved); an
+ * empirical latency's samples halved into @buf (room for l.nsamp).
+ */
+struct dl_latency dl_latency_halved(struct dl_latency l, int64_t *buf);
 
 /* "make 'cam0' async (device_enable_async_suspend())", ... into @buf, names whole. */
 void dl_advice_describe(const struct dl_scenario *sc, const struct dl_advice *a, char *buf,

@@ -10,7 +10,9 @@
 #include <jansson.h>
 
 #include "sim/advise/advise.h"
+#include "sim/advise/verify.h"
 #include "sim/cli/cli.h"
+#include "sim/engine/cost.h"
 #include "sim/log/dl_advice_log.h"
 
 #define ADV_MAX_SET 64
@@ -19,7 +21,9 @@
 static void advise_usage(FILE *f)
 {
 	fprintf(f, "usage: dlsim advise SCENARIO [--order O] [--top N] [--workers K] [--by OP]\n"
-		   "                    [--research] [--json] [--seed N] [--set KEY=VALUE]...\n\n"
+		   "                    [--research] [--json] [--seed N] [--set KEY=VALUE]...\n"
+		   "                    [--profile P] [--probe-context C]\n"
+		   "                    [--verify N [--kernel V] [--kernel-timeout S] [--boots B]]\n\n"
 		   "Simulate the scenario (DES) as it is, then once per change, and rank the\n"
 		   "changes by the makespan they save (baseline minus changed, per op of the script\n"
 		   "and in total; negative: the change costs time).  By default only changes a\n"
@@ -52,8 +56,28 @@ static void advise_usage(FILE *f)
 		   "  --json          one JSON object on stdout\n"
 		   "  --db PATH       also keep the ranking (the --top rows) in PATH's table advice,\n"
 		   "                  for the report of that database\n"
-		   "  --seed N, --set KEY=VALUE  as for run (dev.NAME.KEY, defaults.KEY, cost.KEY too)\n\n"
-		   "Ctrl-C stops within the re-simulation under way and ranks what was simulated.\n\n"
+		   "  --seed N, --set KEY=VALUE  as for run (dev.NAME.KEY, defaults.KEY, cost.KEY too)\n"
+		   "  --profile P, --probe-context C  as for run: the cost model's defaults\n"
+		   "                  (hardware, or guest: the TCG guest of --mode kernel) and probe\n"
+		   "                  at boot or as a module loaded after it (kernel mode's way)\n"
+		   "  --verify N      play the baseline and the first N changes of the ranking on a\n"
+		   "                  real kernel (--mode kernel, QEMU; one boot per kernel) and print\n"
+		   "                  beside each predicted saving the kernel's.  The baseline runs\n"
+		   "                  before and after each change; a saving is measured against the\n"
+		   "                  two either side; the largest difference between two baselines\n"
+		   "                  in a row is the kernel's spread.  A row is flagged '!' when the\n"
+		   "                  kernel's total saving is off the prediction by more than 10%%\n"
+		   "                  of it or the spread, whichever is larger.  Changes the guest\n"
+		   "                  cannot play (more CPUs, orders no kernel has) say so on their\n"
+		   "                  row.  The upgrade to kernel-async-v2 runs on 7.3, a second boot.\n"
+		   "  --kernel V      the baseline's kernel for --verify: 6.12 or 7.3 (default: the\n"
+		   "                  first that has the baseline's order)\n"
+		   "  --kernel-timeout S  --verify: kill a guest after S seconds (default: scaled)\n"
+		   "  --boots B       --verify: B rounds of boots (default 1); the savings are the\n"
+		   "                  means over them, the spread also the baseline's mean from\n"
+		   "                  boot to boot\n\n"
+		   "Ctrl-C stops within the re-simulation or the boot under way and ranks what was\n"
+		   "simulated (no kernel column after a stopped boot).\n\n"
 		   "exit status: 0 success, 2 bad usage or input, 130 interrupted (the changes\n"
 		   "simulated until then are printed)\n");
 }
@@ -86,10 +110,80 @@ struct baseline {
 	const char *why;	/* "--order", "the log's", "run's default" */
 	bool all_sync;		/* every device sync (sync, or a log that ran so) */
 	bool cpus_given;	/* --workers or cost.cpus */
+	bool guest_like;	/* --profile guest --probe-context module: as kernel mode runs */
+	const char *profile;	/* --profile */
+	bool probe_module;	/* --probe-context module */
 };
 
+/* --verify: the kernel's word on change @i, or NULL past the rows verified. */
+static json_t *verify_json_row(const struct dl_advise_result *res, const struct dl_verify_result *vr,
+			       uint32_t i)
+{
+	const struct dl_verify_row *v = &vr->row[i];
+	json_t *k = json_object(), *saved;
+	char lab[32];
+
+	if (!k)
+		return NULL;
+	json_object_set_new(k, "ran", json_boolean(v->ran));
+	if (v->why[0])
+		json_object_set_new(k, "why", json_string(v->why));
+	if (!v->ran)
+		return k;
+	json_object_set_new(k, "kernel", json_string(v->kernel));
+	json_object_set_new(k, "saved_ns", saved = json_object());
+	for (uint32_t op = 0; op < res->base.nops; op++)
+		json_object_set_new(saved, cli_op_key(&res->base, op, lab, sizeof(lab)),
+				    json_integer(v->saved_ns[op]));
+	json_object_set_new(k, "total_saved_ns", json_integer(v->total_saved_ns));
+	json_object_set_new(k, "off_ns", json_integer(v->off_ns));
+	json_object_set_new(k, "tolerance_ns", json_integer(v->tolerance_ns));
+	json_object_set_new(k, "flagged", json_boolean(v->flagged));
+	return k;
+}
+
+/* --verify: the kernel's baseline, twice, and how rows are flagged. */
+static json_t *verify_json(const struct dl_advise_result *res, const struct dl_verify_result *vr)
+{
+	json_t *o = json_object(), *runs = json_array(), *mean = json_object();
+	char lab[32];
+
+	if (!o || !runs || !mean) {
+		json_decref(runs);
+		json_decref(mean);
+		return o;
+	}
+	json_object_set_new(o, "kernel", json_string(vr->kernel));
+	json_object_set_new(o, "release", json_string(vr->release));
+	json_object_set_new(o, "boots", json_integer(vr->boots));
+	json_object_set_new(o, "runs", json_integer(vr->runs));
+	json_object_set_new(o, "boot_wall_ns", json_integer(vr->boot_wall_ns));
+	json_object_set_new(o, "baseline_runs", runs);
+	for (uint32_t b = 0; b < vr->nbase; b++) {
+		json_t *m = json_object();
+
+		json_array_append_new(runs, m);
+		for (uint32_t i = 0; m && i < res->base.nops; i++)
+			json_object_set_new(m, cli_op_key(&res->base, i, lab, sizeof(lab)),
+					    json_integer(i < vr->base[b].nops ?
+							 vr->base[b].op[i].makespan_ns : 0));
+	}
+	json_object_set_new(o, "baseline_makespan_ns", mean);
+	for (uint32_t i = 0; i < res->base.nops; i++)
+		json_object_set_new(mean, cli_op_key(&res->base, i, lab, sizeof(lab)),
+				    json_integer(vr->base_ns[i]));
+	json_object_set_new(o, "spread_ns", json_integer(vr->spread_ns));
+	json_object_set_new(o, "spread_from", json_string("the baseline runs before and after"
+		" each change: the largest difference between two in a row, or between the boots'"
+		" means"));
+	json_object_set_new(o, "tolerance_pct", json_integer(DL_VERIFY_TOLERANCE_PCT));
+	json_object_set_new(o, "changes_verified", json_integer(vr->nrow));
+	return o;
+}
+
 static int print_json(const struct dl_scenario *sc, const struct dl_advise_result *res,
-		      const struct baseline *bl, bool research, uint32_t top)
+		      const struct baseline *bl, bool research, uint32_t top,
+		      const struct dl_verify_result *vr)
 {
 	json_t *o = json_object(), *base = json_object(), *arr = json_array();
 	char lab[32], what[ADV_TEXT_MAX];
@@ -103,6 +197,8 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 	json_object_set_new(o, "simulated_order", json_string(dl_order_name(res->order)));
 	json_object_set_new(o, "all_sync", json_boolean(bl->all_sync));
 	json_object_set_new(o, "workers", json_integer(res->workers));
+	json_object_set_new(o, "profile", json_string(bl->profile));
+	json_object_set_new(o, "probe_context", json_string(bl->probe_module ? "module" : "boot"));
 	json_object_set_new(o, "research", json_boolean(research));
 	json_object_set_new(o, "interrupted", json_boolean(res->interrupted));
 	json_object_set_new(o, "resimulations", json_integer((json_int_t)res->resims));
@@ -111,6 +207,8 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 	for (uint32_t i = 0; i < res->base.nops; i++)
 		json_object_set_new(base, cli_op_key(&res->base, i, lab, sizeof(lab)),
 				    json_integer(res->base.op[i].makespan_ns));
+	if (vr)
+		json_object_set_new(o, "verify", verify_json(res, vr));
 	json_object_set_new(o, "changes", arr);
 	for (uint32_t i = 0; i < res->nadv && (!top || i < top); i++) {
 		const struct dl_advice *a = &res->adv[i];
@@ -151,6 +249,8 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 			json_object_set_new(saved, cli_op_key(&res->base, k, lab, sizeof(lab)),
 					    json_integer(a->saved_ns[k]));
 		json_object_set_new(c, "total_saved_ns", json_integer(a->total_saved_ns));
+		if (vr && i < vr->nrow)
+			json_object_set_new(c, "kernel", verify_json_row(res, vr, i));
 	}
 	text = json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(o);
@@ -162,8 +262,46 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 	return DL_EXIT_OK;
 }
 
+/* --verify: the kernel's baseline and spread, said once above the table. */
+static void print_verify_head(const struct dl_advise_result *res, const struct dl_verify_result *vr,
+			      bool guest_like)
+{
+	char lab[32];
+
+	printf("verified on kernel %s (%s): %u boot%s, %u runs, %.1f s; kernel baseline (mean of"
+	       " %u):", vr->kernel, vr->release[0] ? vr->release : "?", vr->boots,
+	       vr->boots == 1 ? "" : "s", vr->runs, (double)vr->boot_wall_ns / 1e9, vr->nbase);
+	for (uint32_t i = 0; i < res->base.nops; i++)
+		printf(" %s %.3f ms%s", cli_op_key(&res->base, i, lab, sizeof(lab)),
+		       (double)vr->base_ns[i] / 1e6, i + 1 < res->base.nops ? "," : "");
+	printf("\nthe kernel's spread: %.3f ms (the baseline runs before and after each change:"
+	       " the largest difference between two in a row%s); a saving is measured against"
+	       " the two either side; '!': the kernel's total saving off the prediction by more"
+	       " than %d%% of it or the spread\n", (double)vr->spread_ns / 1e6,
+	       vr->boots > 1 ? ", or between the boots' means" : "", DL_VERIFY_TOLERANCE_PCT);
+	if (!guest_like)
+		printf("(the kernel runs in a TCG guest and probes from a module loaded after boot;"
+		       " --profile guest --probe-context module predicts for that guest)\n");
+}
+
+/* --verify: the kernel's total saving of row @i and its flag, or why it did not run. */
+static void print_verify_cell(const struct dl_verify_result *vr, uint32_t i)
+{
+	const struct dl_verify_row *v = i < vr->nrow ? &vr->row[i] : NULL;
+
+	if (!v)
+		printf(" %10s %8s", "", "");
+	else if (!v->ran)
+		printf(" %10s %8s", "-", "");
+	else
+		printf(" %10.3f %7.0f%%%s", (double)v->total_saved_ns / 1e6,
+		       v->off_ns && v->total_saved_ns - v->off_ns ?
+		       100.0 * (double)v->off_ns / (double)llabs(v->total_saved_ns - v->off_ns) : 0.0,
+		       v->flagged ? "!" : "");
+}
+
 static void print_table(const struct dl_scenario *sc, const struct dl_advise_result *res,
-			const struct baseline *bl, uint32_t top)
+			const struct baseline *bl, uint32_t top, const struct dl_verify_result *vr)
 {
 	char lab[32], what[ADV_TEXT_MAX];
 	int width = (int)strlen("change");
@@ -184,10 +322,12 @@ static void print_table(const struct dl_scenario *sc, const struct dl_advise_res
 	printf("\n%llu re-simulations in %.2f s; makespan saved per op (ms), best first%s\n\n",
 	       (unsigned long long)res->resims, (double)res->wall_ns / 1e9,
 	       res->interrupted ? " (interrupted: what was simulated)" : "");
+	if (vr)
+		print_verify_head(res, vr, bl->guest_like);
 	printf("%4s  %-*s", "rank", width, "change");
 	for (uint32_t i = 0; i < res->base.nops; i++)
 		printf(" %10s", cli_op_key(&res->base, i, lab, sizeof(lab)));
-	printf(" %10s\n", "total");
+	printf(" %10s%s\n", "total", vr ? "     kernel      off" : "");
 	for (uint32_t i = 0; i < res->nadv && (!top || i < top); i++) {
 		const struct dl_advice *a = &res->adv[i];
 
@@ -196,10 +336,17 @@ static void print_table(const struct dl_scenario *sc, const struct dl_advise_res
 		for (uint32_t k = 0; k < res->base.nops; k++)
 			printf(" %10.3f", (double)a->saved_ns[k] / 1e6);
 		if (a->status && strcmp(a->status, "ok"))
-			printf(" %10s\n", a->status);
+			printf(" %10s", a->status);
 		else
-			printf(" %10.3f\n", (double)a->total_saved_ns / 1e6);
+			printf(" %10.3f", (double)a->total_saved_ns / 1e6);
+		if (vr)
+			print_verify_cell(vr, i);
+		putchar('\n');
 	}
+	for (uint32_t i = 0, said = 0; vr && i < vr->nrow; i++)
+		if (vr->row[i].why[0])
+			printf("%srank %u: %s%s\n", said++ ? "" : "\n", i + 1,
+			       vr->row[i].ran ? "" : "not played on the kernel: ", vr->row[i].why);
 	if (!res->nadv)
 		printf("%s\n", res->interrupted ? "(interrupted before any change was simulated)" :
 		       "(no change to try: no sync device, no latency, no link)");
@@ -297,12 +444,14 @@ int cmd_advise(int argc, char **argv)
 	struct dl_advise_opts ao = { .order = DL_ORDER_DEFAULT };
 	struct baseline bl = { .order = DL_ORDER_DEFAULT, .why = "run's default" };
 	struct dl_advise_result res;
+	struct dl_verify_opts vo = { 0 };
+	struct dl_verify_result vr = { 0 };
 	struct dl_scenario *sc = NULL;
 	struct dl_error err;
 	const char *path = NULL, *v, *by = NULL, *db = NULL;
 	uint64_t seed = 0;
-	bool have_seed = false, json = false, have_order = false;
-	uint32_t top = 20;
+	bool have_seed = false, json = false, have_order = false, verified = false;
+	uint32_t top = 20, verify = 0;
 	size_t nset = 0;
 	int rc = DL_EXIT_USAGE, ret;
 
@@ -343,6 +492,50 @@ int cmd_advise(int argc, char **argv)
 			have_seed = true;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--by"))) {
 			by = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--verify"))) {
+			unsigned long n = strtoul(v, &end, 10);
+
+			if (!*v || *end || !n || n > 1000) {
+				fprintf(stderr, "dlsim advise: --verify '%s'; expected 1..1000 changes\n", v);
+				goto out;
+			}
+			verify = (uint32_t)n;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
+			if (strcmp(v, "6.12") && strcmp(v, "7.3")) {
+				fprintf(stderr, "dlsim advise: --kernel '%s'; expected 6.12 or 7.3\n", v);
+				goto out;
+			}
+			vo.kernel = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--profile"))) {
+			enum dl_cost_profile p;
+
+			if (dl_cost_profile_parse(v, &p)) {
+				fprintf(stderr, "dlsim advise: --profile '%s': expected hardware or guest\n", v);
+				goto out;
+			}
+			ao.cost_profile = p;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--probe-context"))) {
+			if (strcmp(v, "boot") && strcmp(v, "module")) {
+				fprintf(stderr, "dlsim advise: --probe-context '%s': expected boot or module\n", v);
+				goto out;
+			}
+			ao.probe_module = !strcmp(v, "module");
+		} else if ((v = cli_opt_value(argc, argv, &i, "--boots"))) {
+			unsigned long n = strtoul(v, &end, 10);
+
+			if (!*v || *end || !n || n > 20) {
+				fprintf(stderr, "dlsim advise: --boots '%s': expected 1..20\n", v);
+				goto out;
+			}
+			vo.boots = (uint32_t)n;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-timeout"))) {
+			unsigned long n = strtoul(v, &end, 10);
+
+			if (!*v || *end || !n || n > 86400) {
+				fprintf(stderr, "dlsim advise: --kernel-timeout '%s': expected 1..86400 s\n", v);
+				goto out;
+			}
+			vo.timeout_ms = (int64_t)n * 1000;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--db"))) {
 			if (!*v) {
 				fprintf(stderr, "dlsim advise: --db without a path\n");
@@ -378,6 +571,10 @@ int cmd_advise(int argc, char **argv)
 		advise_usage(stderr);
 		goto out;
 	}
+	if ((vo.kernel || vo.timeout_ms || vo.boots) && !verify) {
+		fprintf(stderr, "dlsim advise: --kernel, --kernel-timeout and --boots need --verify N\n");
+		goto out;
+	}
 	if ((ret = load(path, set, &nset, have_seed ? &seed : NULL, &sc, &bl, &err))) {
 		fprintf(stderr, "dlsim advise: %s\n", ret == -ENOMEM ? "out of memory" : err.msg);
 		goto out;
@@ -390,11 +587,14 @@ int cmd_advise(int argc, char **argv)
 	/* sync: its async form (kernel-async) with no device async */
 	ao.all_sync = bl.all_sync = bl.all_sync || dl_order_async_form(bl.order) != bl.order;
 	bl.cpus_given = ao.workers || sc->cost.cpus;
+	bl.guest_like = ao.cost_profile == DL_PROFILE_GUEST && ao.probe_module;
+	bl.profile = dl_cost_profile_name(ao.cost_profile);
+	bl.probe_module = ao.probe_module;
 	cli_catch_stop();
 	ao.stop = cli_stop_flag();
 	ret = dl_advise(sc, &ao, &res);
-	cli_release_stop();
 	if (ret) {
+		cli_release_stop();
 		fprintf(stderr, "dlsim advise: %s: the engine refused the scenario (%s)\n", path,
 			strerror(-ret));
 		goto out;
@@ -415,12 +615,32 @@ int cmd_advise(int argc, char **argv)
 		if (res.nadv)
 			qsort_r(res.adv, res.nadv, sizeof(*res.adv), cmp_by_op, &by_op);
 	}
+	if (verify && !res.interrupted) {
+		vo.stop = ao.stop;
+		ret = dl_advise_verify(sc, &ao, &res, res.adv, verify < res.nadv ? verify : res.nadv,
+				       &vo, &vr);
+		if (ret == -EINTR) {
+			res.interrupted = true;	/* the ranking, without the kernel's word */
+		} else if (ret) {
+			cli_release_stop();
+			fprintf(stderr, "dlsim advise: %s: --verify: %s\n", path, vr.msg);
+			dl_verify_free(&vr);
+			free(res.adv);
+			goto out;
+		} else {
+			verified = true;
+			if (top && top < vr.nrow)
+				top = vr.nrow;
+		}
+	}
+	cli_release_stop();
 	if (json)
-		rc = print_json(sc, &res, &bl, ao.research, top);
+		rc = print_json(sc, &res, &bl, ao.research, top, verified ? &vr : NULL);
 	else {
-		print_table(sc, &res, &bl, top);
+		print_table(sc, &res, &bl, top, verified ? &vr : NULL);
 		rc = DL_EXIT_OK;
 	}
+	dl_verify_free(&vr);
 	if (db && rc == DL_EXIT_OK && !res.interrupted && store(db, sc, &res, bl.order, top))
 		rc = DL_EXIT_USAGE;
 	if (rc == DL_EXIT_OK && res.interrupted)
