@@ -13,6 +13,7 @@
 #include "sim/cli/cli.h"
 #include "sim/log/dl_check.h"
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_log_shard.h"
 
 static void check_usage(FILE *f)
 {
@@ -110,8 +111,12 @@ int cli_log_validate(const char *verb, const char *path, int64_t *run)
 		}
 		*run = newest > 0 ? newest : 0;
 	}
-	if (*run > 0)
+	if (*run > 0 && dl_log_attach_shards(db, run, 1, err, sizeof(err))) {
+		fprintf(stderr, "dlsim %s: %s\n", verb, err);
+		ret = DL_EXIT_USAGE;
+	} else if (*run > 0) {
 		ret = cli_log_verify_run(verb, path, db, *run);
+	}
 	sqlite3_close(db);
 	return ret;
 }
@@ -237,7 +242,10 @@ int cmd_check(int argc, char **argv)
 			ret = DL_EXIT_USAGE;
 		}
 		for (size_t i = 0; i < n; i++) {
-			int r = check_one(db, ids[i], verbose);
+			/* one run's shard at a time: a sweep may have more than SQLite attaches */
+			int r = dl_log_attach_shards(db, &ids[i], 1, err, sizeof(err)) ?
+				(fprintf(stderr, "dlsim check: %s\n", err), DL_EXIT_USAGE) :
+				check_one(db, ids[i], verbose);
 
 			if (r > ret)
 				ret = r;
@@ -248,6 +256,9 @@ int cmd_check(int argc, char **argv)
 			run = dl_check_newest_run(db);
 		if (run <= 0) {
 			fprintf(stderr, "dlsim check: %s: no runs in the database\n", path);
+			ret = DL_EXIT_USAGE;
+		} else if (dl_log_attach_shards(db, &run, 1, err, sizeof(err))) {
+			fprintf(stderr, "dlsim check: %s\n", err);
 			ret = DL_EXIT_USAGE;
 		} else {
 			ret = check_one(db, run, verbose);

@@ -19,7 +19,7 @@ struct sqlite3;
  * sw_merge_clear() empties every table of the shard.
  */
 struct sw_merge;
-int sw_merge_prepare(struct sqlite3 *out, struct sw_merge **m);
+int sw_merge_prepare(struct sqlite3 *out, bool stay, struct sw_merge **m);
 int sw_merge_step(struct sw_merge *m, bool whole, int64_t *hwm, uint32_t *merged);
 int sw_merge_clear(struct sw_merge *m);
 void sw_merge_free(struct sw_merge *m);

@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_log_shard.h"
 #include "sim/sweep/sweep.h"
 #include "sim/sweep/sw_internal.h"
 
@@ -38,6 +39,14 @@ static const char log_indexes[] =
 	"CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id);"
 	"CREATE INDEX IF NOT EXISTS violations_run ON violations(run_id);"
 	"CREATE INDEX IF NOT EXISTS refused_run ON refused(run_id);";
+
+static int step_done(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
 
 #define MAX_TABLES 32
 #define MAX_COLS   64
@@ -133,6 +142,7 @@ int dl_sweep_out_open(const char *path, sqlite3 **db, char *err, size_t errlen)
 	if (sqlite3_exec(*db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", NULL, NULL,
 			 &emsg) != SQLITE_OK ||
 	    sqlite3_exec(*db, sw_sweep_schema, NULL, NULL, &emsg) != SQLITE_OK ||
+	    sqlite3_exec(*db, dl_log_shard_schema, NULL, NULL, &emsg) != SQLITE_OK ||
 	    sqlite3_exec(*db, log_indexes, NULL, NULL, &emsg) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot create the sweep table: %s", path,
 			 emsg ? emsg : sqlite3_errmsg(*db));
@@ -204,6 +214,10 @@ struct sw_merge {
 	struct table runs, sweep;    /* runs: bulk, clear; sweep: bulk, clear */
 	sqlite3_stmt *runs_copy, *sel, *exists, *sweep_ins, *id_taken, *last;
 	sqlite3_stmt *applies[NAPPLIES];
+	/* events stay in the shard: OUT gets where (run_shards) and how far it has looked (seen) */
+	bool stay;
+	int64_t shard_id, seen;
+	sqlite3_stmt *run_shard, *seen_upd;
 };
 
 static int column_names(sqlite3 *db, const char *schema, const char *table, char **cols, int max)
@@ -307,6 +321,8 @@ void sw_merge_free(struct sw_merge *m)
 	sqlite3_finalize(m->sweep_ins);
 	sqlite3_finalize(m->id_taken);
 	sqlite3_finalize(m->last);
+	sqlite3_finalize(m->run_shard);
+	sqlite3_finalize(m->seen_upd);
 	for (int i = 0; i < NAPPLIES; i++)
 		sqlite3_finalize(m->applies[i]);
 	free(m);
@@ -375,6 +391,50 @@ static const char *const applies_sql[NAPPLIES] = {
 	" m.workers = w.workers)",
 };
 
+/*
+ * The shard attached as 's' in OUT's table shards: its path relative to
+ * OUT's folder (both as SQLite resolved them), its id and how far OUT has
+ * looked into it; and the statements that say where a run's events are.
+ */
+static int register_shard(struct sw_merge *m)
+{
+	const char *main = sqlite3_db_filename(m->out, "main"), *file = sqlite3_db_filename(m->out, "s");
+	const char *slash = main ? strrchr(main, '/') : NULL, *rel = file;
+	sqlite3_stmt *st;
+	int ret = -EIO;
+
+	if (!file || !*file)
+		return -EIO;
+	if (slash && !strncmp(file, main, (size_t)(slash - main) + 1))
+		rel = file + (slash - main) + 1;
+	if (sqlite3_prepare_v2(m->out, "INSERT OR IGNORE INTO main.shards(path) VALUES(?1)", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
+	if (step_done(st)) {
+		sqlite3_finalize(st);
+		return -EIO;
+	}
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(m->out, "SELECT shard_id, seen FROM main.shards WHERE path = ?1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		m->shard_id = sqlite3_column_int64(st, 0);
+		m->seen = sqlite3_column_int64(st, 1);
+		ret = 0;
+	}
+	sqlite3_finalize(st);
+	if (ret || sqlite3_prepare_v2(m->out, "INSERT OR REPLACE INTO main.run_shards(run_id, shard_id,"
+				      " shard_run_id) VALUES(?1, ?2, ?3)", -1, &m->run_shard, NULL)
+	    != SQLITE_OK ||
+	    sqlite3_prepare_v2(m->out, "UPDATE main.shards SET seen = ?1 WHERE shard_id = ?2", -1,
+			       &m->seen_upd, NULL) != SQLITE_OK)
+		return -EIO;
+	return 0;
+}
+
 /* Tables of the shard missing in OUT are created there first (schema from the shard). */
 static int merge_prepare(struct sw_merge *m)
 {
@@ -405,7 +465,7 @@ static int merge_prepare(struct sw_merge *m)
 		has_run = n > 0 && has_col(cols, n, "run_id");
 		if (n > 0)
 			free_cols(cols, n);
-		if (!has_run || !strcmp(name, "runs"))
+		if (!has_run || !strcmp(name, "runs") || (m->stay && dl_log_shard_table(name)))
 			continue;
 		m->t[m->nt].name = strdup(name);
 		m->t[m->nt].copy_sql = copy_sql(m->out, name);
@@ -456,10 +516,10 @@ static int merge_prepare(struct sw_merge *m)
 	for (int i = 0; i < NAPPLIES; i++)
 		if (sqlite3_prepare_v2(m->out, applies_sql[i], -1, &m->applies[i], NULL) != SQLITE_OK)
 			return -EIO;
-	return 0;
+	return m->stay ? register_shard(m) : 0;
 }
 
-int sw_merge_prepare(sqlite3 *out, struct sw_merge **mp)
+int sw_merge_prepare(sqlite3 *out, bool stay, struct sw_merge **mp)
 {
 	struct sw_merge *m = calloc(1, sizeof(*m));
 	int ret;
@@ -468,6 +528,7 @@ int sw_merge_prepare(sqlite3 *out, struct sw_merge **mp)
 	if (!m)
 		return -ENOMEM;
 	m->out = out;
+	m->stay = stay;
 	ret = merge_prepare(m);
 	if (ret) {
 		sw_merge_free(m);
@@ -475,14 +536,6 @@ int sw_merge_prepare(sqlite3 *out, struct sw_merge **mp)
 	}
 	*mp = m;
 	return 0;
-}
-
-static int step_done(sqlite3_stmt *st)
-{
-	int rc = sqlite3_step(st);
-
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
 /* Copies one complete run (or a recorded failure) unless its key is in OUT. */
@@ -518,6 +571,13 @@ static int merge_row(struct sw_merge *m, sqlite3_stmt *sel, uint32_t *merged)
 			sqlite3_bind_int64(m->t[i].st, 1, old);
 			sqlite3_bind_int64(m->t[i].st, 2, nid);
 			if (step_done(m->t[i].st))
+				return -EIO;
+		}
+		if (m->stay) {
+			sqlite3_bind_int64(m->run_shard, 1, nid);
+			sqlite3_bind_int64(m->run_shard, 2, m->shard_id);
+			sqlite3_bind_int64(m->run_shard, 3, old);
+			if (step_done(m->run_shard))
 				return -EIO;
 		}
 		sqlite3_bind_int64(m->sweep_ins, 1, nid);
@@ -576,9 +636,16 @@ static int merge_bulk(struct sw_merge *m, int64_t *hwm, uint32_t *merged)
 
 int sw_merge_step(struct sw_merge *m, bool whole, int64_t *hwm, uint32_t *merged)
 {
-	int64_t last = *hwm;
+	int64_t last;
 	int ret = 0, rc;
 
+	if (m->stay) {
+		/* the shard stays: go on from where OUT last looked, and say how far */
+		whole = false;
+		if (*hwm < m->seen)
+			*hwm = m->seen;
+	}
+	last = *hwm;
 	if (whole && *hwm == 0 && (ret = bulk_applies(m)) == 1)
 		return merge_bulk(m, hwm, merged);
 	if (ret < 0)
@@ -591,6 +658,13 @@ int sw_merge_step(struct sw_merge *m, bool whole, int64_t *hwm, uint32_t *merged
 	if (!ret && rc != SQLITE_DONE)
 		ret = -EIO;
 	sqlite3_reset(m->sel);
+	if (!ret && m->stay && last > m->seen) {
+		sqlite3_bind_int64(m->seen_upd, 1, last);
+		sqlite3_bind_int64(m->seen_upd, 2, m->shard_id);
+		ret = step_done(m->seen_upd);
+		if (!ret)
+			m->seen = last;
+	}
 	if (!ret)
 		*hwm = last;
 	return ret;
@@ -640,6 +714,10 @@ static void merge_err(sqlite3 *out, const char *shard, const char *what, char *e
 		 "disk full: " : "", shard, what, sqlite3_errmsg(out));
 }
 
+/* How long a merge is tried again while other writers commit, and how often. */
+#define MERGE_BUSY_MS 600000
+#define MERGE_RETRY_US 2000
+
 static int merge_impl(sqlite3 *out, const char *shard, int64_t *hwm, bool whole, uint32_t *merged,
 		      char *err, size_t errlen)
 {
@@ -671,22 +749,38 @@ static int merge_impl(sqlite3 *out, const char *shard, int64_t *hwm, bool whole,
 		}
 		goto detach;
 	}
-	/* deferred: IMMEDIATE would write-lock the attached shard too, stalling its worker */
-	if (sqlite3_exec(out, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-		merge_err(out, shard, "begin", err, errlen);
-		ret = -EIO;
-		goto detach;
-	}
-	ret = sw_merge_prepare(out, &m);
-	if (!ret)
-		ret = sw_merge_step(m, whole, hwm, merged);
-	if (ret)
-		merge_err(out, shard, "merge", err, errlen);
-	sw_merge_free(m);
-	if (sqlite3_exec(out, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !ret) {
-		merge_err(out, shard, "commit", err, errlen);
-		sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
-		ret = -EIO;
+	/*
+	 * Deferred: IMMEDIATE would write-lock the attached shard too, stalling its
+	 * worker.  A deferred transaction that reads before it writes gets
+	 * SQLITE_BUSY without the busy handler when another writer (a direct
+	 * worker) committed meanwhile: then it is tried again.
+	 */
+	for (int64_t waited_us = 0;; waited_us += MERGE_RETRY_US) {
+		bool busy;
+
+		if (sqlite3_exec(out, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+			merge_err(out, shard, "begin", err, errlen);
+			ret = -EIO;
+			goto detach;
+		}
+		*merged = 0;
+		ret = sw_merge_prepare(out, true, &m);
+		if (!ret)
+			ret = sw_merge_step(m, whole, hwm, merged);
+		if (ret)
+			merge_err(out, shard, "merge", err, errlen);
+		sw_merge_free(m);
+		m = NULL;
+		if (!ret && sqlite3_exec(out, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+			merge_err(out, shard, "commit", err, errlen);
+			ret = -EIO;
+		}
+		busy = ret && (sqlite3_extended_errcode(out) & 0xff) == SQLITE_BUSY;
+		if (ret)
+			sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
+		if (!busy || waited_us >= MERGE_BUSY_MS * 1000LL)
+			break;
+		usleep(MERGE_RETRY_US);
 	}
 	if (ret)
 		*merged = 0;
@@ -717,13 +811,13 @@ static bool ends_with(const char *s, const char *tail)
 }
 
 /*
- * Merges and removes the shards of OUTPATH's shard directory named PREFIX*
- * (NULL: any), only the closed segments with @closed_only; @recover: the
- * leftovers of a killed sweep, where a direct worker's scratch file holds
- * only runs it had not committed (deleted) and the directory goes at the end.
+ * Merges the complete runs of the shards of OUTPATH's shard directory named
+ * PREFIX* (NULL: any) not yet in OUT: their small rows, and where their
+ * events are; the shards stay.  @recover: the leftovers of a killed sweep,
+ * where an older direct worker's scratch file holds only runs it had not
+ * committed (deleted).
  */
-static int merge_shards(sqlite3 *out, const char *outpath, const char *prefix, bool closed_only,
-			bool recover, uint32_t *merged, char *err, size_t errlen)
+static int merge_shards(sqlite3 *out, const char *outpath, const char *prefix, bool recover, uint32_t *merged, char *err, size_t errlen)
 {
 	char dir[4096];
 	DIR *d;
@@ -744,25 +838,19 @@ static int merge_shards(sqlite3 *out, const char *outpath, const char *prefix, b
 			unlink(path);
 			continue;
 		}
-		if (!ends_with(e->d_name, ".db") || (closed_only && !ends_with(e->d_name, ".done.db")) ||
-		    (prefix && strncmp(e->d_name, prefix, strlen(prefix))))
+		if (!ends_with(e->d_name, ".db") || (prefix && strncmp(e->d_name, prefix, strlen(prefix))))
 			continue;
 		ret = dl_sweep_merge_file(out, path, &k, err, errlen);
-		if (!ret) {
-			sw_shard_remove(path);
-			*merged += k;
-		}
+		*merged += k;
 	}
 	closedir(d);
-	if (recover)
-		rmdir(dir);
 	return ret;
 }
 
-int dl_sweep_merge_dir(sqlite3 *out, const char *outpath, const char *prefix, bool closed_only,
-		       uint32_t *merged, char *err, size_t errlen)
+int dl_sweep_merge_dir(sqlite3 *out, const char *outpath, const char *prefix, uint32_t *merged,
+		       char *err, size_t errlen)
 {
-	return merge_shards(out, outpath, prefix, closed_only, false, merged, err, errlen);
+	return merge_shards(out, outpath, prefix, false, merged, err, errlen);
 }
 
 int64_t dl_sweep_out_next_id(sqlite3 *out)
@@ -894,5 +982,77 @@ void sw_shard_remove(const char *path)
 
 int dl_sweep_recover(sqlite3 *out, const char *outpath, uint32_t *merged, char *err, size_t errlen)
 {
-	return merge_shards(out, outpath, NULL, false, true, merged, err, errlen);
+	return merge_shards(out, outpath, NULL, true, merged, err, errlen);
+}
+
+/* Removes the files of OUTPATH's shard directory the sweep wrote; the rest stays (and so does the directory). */
+static uint32_t remove_shards(const char *outpath)
+{
+	char dir[4096];
+	uint32_t n = 0;
+	DIR *d;
+	struct dirent *e;
+
+	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char path[4400];
+
+		if (!shard_name(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		n += unlink(path) == 0;
+	}
+	closedir(d);
+	rmdir(dir);
+	return n;
+}
+
+int dl_sweep_compact(sqlite3 *out, const char *outpath, uint32_t *runs, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	int64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	int ret = 0;
+
+	*runs = 0;
+	if (sqlite3_prepare_v2(out, "SELECT DISTINCT shard_id FROM run_shards ORDER BY 1", -1, &st, NULL)
+	    != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot read run_shards: %s", outpath, sqlite3_errmsg(out));
+		return -EIO;
+	}
+	while (!ret && sqlite3_step(st) == SQLITE_ROW) {
+		if (n == cap) {
+			int64_t *ni = realloc(ids, (cap = cap ? 2 * cap : 16) * sizeof(*ni));
+
+			if (!ni) {
+				snprintf(err, errlen, "out of memory");
+				ret = -ENOMEM;
+				break;
+			}
+			ids = ni;
+		}
+		ids[n++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < n && !ret; i++) {
+		uint32_t k = 0;
+		uint64_t rows = 0;
+
+		ret = dl_log_shard_compact(out, ids[i], &k, &rows, err, errlen);
+		*runs += k;
+	}
+	free(ids);
+	if (ret)
+		return ret;
+	/* every run's events are in OUT now: what the sweep wrote in its folder can go */
+	if (sqlite3_exec(out, "DELETE FROM shards WHERE shard_id NOT IN (SELECT shard_id FROM run_shards)",
+			 NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", outpath, sqlite3_errmsg(out));
+		return -EIO;
+	}
+	remove_shards(outpath);
+	return 0;
 }
