@@ -4,7 +4,8 @@
 # byte for byte); `dlsim sweep --compact` gives the content the shards hold,
 # every event in OUT.db, and removes only the files the sweep wrote; a
 # missing shard and a file that is not the shard OUT.db names are errors
-# (exit 2) naming the file, and the runs whose shards are there still read.
+# (exit 2) naming the file, and the runs whose shards are there still read;
+# more shards than SQLite attaches at once are read too.
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
@@ -61,6 +62,19 @@ for f in gantt.tsv makespan.tsv orders.tsv probe.tsv util.tsv; do
 done
 [ "$(wc -l <"$T/rs/gantt.tsv")" -gt 10 ] && cmp -s "$T/rs/gantt.tsv" "$T/rc/gantt.tsv" \
 	&& ok "report: the same data files from the shards" || bad "report from the shards"
+
+# more shards than SQLite attaches at once (10): report reads them one by one
+mkdir "$T/m" "$T/mc"
+expect 0 "a sweep with 12 workers" "$DLSIM" sweep --scenarios "$T/in/flags.json" --orders sync --seeds 24 \
+	--db "$T/m/o.db" --jobs 12
+n=$(sqlite3 "$T/m/o.db" "SELECT count(DISTINCT shard_id) FROM run_shards")
+cp -r "$T/m/o.db" "$T/m/o.db.shards" "$T/mc/"
+"$DLSIM" sweep --compact "$T/mc/o.db" >/dev/null || bad "--compact of 12 shards"
+for d in m mc; do
+	"$DLSIM" report "$T/$d/o.db" --out "$T/r$d" >/dev/null 2>"$T/err" || bad "report $d: $(cat "$T/err")"
+done
+[ "$n" -gt 10 ] && cmp -s "$T/rm/makespan.tsv" "$T/rmc/makespan.tsv" && cmp -s "$T/rm/gantt.tsv" "$T/rmc/gantt.tsv" \
+	&& ok "report over $n shards: the same as compacted" || bad "report over $n shards"
 
 # a missing shard: exit 2 naming it; runs in the other shard still read
 sh1=$(sqlite3 "$T/s/o.db" "SELECT path FROM shards s JOIN run_shards m USING (shard_id) WHERE m.run_id = 1")

@@ -28,6 +28,7 @@ const char dl_log_shard_schema[] =
 	"CREATE INDEX IF NOT EXISTS run_shards_shard ON run_shards(shard_id, shard_run_id);";
 
 #define SCHEMA_PREFIX "dl_shard"
+#define COPY_PREFIX "dl_shard_rows_"   /* more shards than SQLite attaches: TEMP copies */
 #define MAX_SHARDS 125          /* SQLite's hard upper bound of attached databases */
 #define MAX_COLS 64
 
@@ -66,7 +67,7 @@ void dl_log_shard_file(sqlite3 *db, const char *rel, char *buf, size_t len)
 		snprintf(buf, len, "%.*s/%s", (int)(slash - main), main, rel);
 }
 
-/* Undoes an earlier dl_log_attach_shards(): its views and its shards. */
+/* Undoes an earlier dl_log_attach_shards(): its views, its copies and its shards. */
 static void detach_all(sqlite3 *db)
 {
 	char names[MAX_SHARDS][32];
@@ -74,7 +75,8 @@ static void detach_all(sqlite3 *db)
 	sqlite3_stmt *st;
 
 	for (const char *const *t = dl_log_shard_tables; *t; t++) {
-		char *sql = sqlite3_mprintf("DROP VIEW IF EXISTS temp.\"%w\"", *t);
+		char *sql = sqlite3_mprintf("DROP VIEW IF EXISTS temp.\"%w\"; DROP TABLE IF EXISTS"
+					    " temp.\"" COPY_PREFIX "%w\"", *t, *t);
 
 		if (sql)
 			sqlite3_exec(db, sql, NULL, NULL, NULL);
@@ -100,17 +102,22 @@ struct shard {
 	char *path;                  /* as stored: relative to OUT's folder */
 };
 
-/* Adds shard @id (once) to @sh; false when there is no room. */
-static bool add_shard(struct shard *sh, size_t *n, sqlite3_stmt *st)
+/* Adds shard @id (once) to *@shp; false when out of memory. */
+static bool add_shard(struct shard **shp, size_t *n, sqlite3_stmt *st)
 {
 	int64_t id = sqlite3_column_int64(st, 0);
 	const unsigned char *p = sqlite3_column_text(st, 1);
+	struct shard *sh = *shp;
 
 	for (size_t i = 0; i < *n; i++)
 		if (sh[i].id == id)
 			return true;
-	if (*n == MAX_SHARDS)
-		return false;
+	if (!*n || !(*n & (*n + 1))) {      /* at n = 0, 1, 3, 7, ...: to 2n + 2 > n */
+		sh = realloc(sh, (2 * *n + 2) * sizeof(*sh));
+		if (!sh)
+			return false;
+		*shp = sh;
+	}
 	sh[*n].id = id;
 	sh[*n].run = sqlite3_column_int64(st, 2);
 	sh[*n].path = p ? strdup((const char *)p) : NULL;
@@ -118,8 +125,8 @@ static bool add_shard(struct shard *sh, size_t *n, sqlite3_stmt *st)
 	return true;
 }
 
-/* The shards holding @runs (all: n == 0); -E2BIG past MAX_SHARDS. */
-static int needed(sqlite3 *db, const int64_t *runs, size_t n, struct shard *sh, size_t *nsh)
+/* The shards holding @runs (all: n == 0) into *@sh (to free); -ENOMEM, -EIO. */
+static int needed(sqlite3 *db, const int64_t *runs, size_t n, struct shard **sh, size_t *nsh)
 {
 	sqlite3_stmt *st;
 	int ret = 0;
@@ -136,7 +143,7 @@ static int needed(sqlite3 *db, const int64_t *runs, size_t n, struct shard *sh, 
 			sqlite3_bind_int64(st, 1, runs[i]);
 		while (!ret && sqlite3_step(st) == SQLITE_ROW)
 			if (!add_shard(sh, nsh, st))
-				ret = -E2BIG;
+				ret = -ENOMEM;
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
@@ -288,8 +295,12 @@ static char *shard_select(sqlite3 *db, const char *table, char **cols, int nc, i
 	return sql;
 }
 
-/* The TEMP view of @table: main's rows, then one UNION ALL arm per shard that has it. */
-static int create_view(sqlite3 *db, const char *table, const struct shard *sh, size_t nsh)
+/*
+ * The TEMP view of @table: main's rows, then one UNION ALL arm per attached
+ * shard that has it (@copied: the TEMP copy of every shard's rows instead).
+ */
+static int create_view(sqlite3 *db, const char *table, const struct shard *sh, size_t nsh,
+		       bool copied)
 {
 	char *cols[MAX_COLS], *list, *sql = NULL;
 	int nc = main_columns(db, table, cols), ret = -ENOMEM;
@@ -297,10 +308,14 @@ static int create_view(sqlite3 *db, const char *table, const struct shard *sh, s
 	if (nc <= 0)
 		return -EIO;
 	list = column_list(cols, nc);
-	if (list)
+	if (list && copied)
+		sql = sqlite3_mprintf("CREATE TEMP VIEW \"%w\"(%s) AS SELECT %s FROM main.\"%w\" UNION ALL"
+				      " SELECT %s FROM temp.\"" COPY_PREFIX "%w\"", table, list, list,
+				      table, list, table);
+	else if (list)
 		sql = sqlite3_mprintf("CREATE TEMP VIEW \"%w\"(%s) AS SELECT %s FROM main.\"%w\"", table,
 				      list, list, table);
-	for (size_t i = 0; i < nsh && sql; i++) {
+	for (size_t i = 0; i < nsh && sql && !copied; i++) {
 		char *arm = shard_select(db, table, cols, nc, sh[i].id), *s;
 
 		if (!arm)
@@ -318,8 +333,8 @@ static int create_view(sqlite3 *db, const char *table, const struct shard *sh, s
 	return ret;
 }
 
-/* Copies shard @id's rows of @table into main's; -EIO on a failure. */
-static int copy_table(sqlite3 *db, const char *table, int64_t id, uint64_t *rows)
+/* Copies shard @id's rows of @table into main's (@to_temp: into its TEMP copy); -EIO on a failure. */
+static int copy_table(sqlite3 *db, const char *table, int64_t id, bool to_temp, uint64_t *rows)
 {
 	char *cols[MAX_COLS], *list, *arm, *sql = NULL;
 	int nc = main_columns(db, table, cols), ret = -EIO;
@@ -329,7 +344,8 @@ static int copy_table(sqlite3 *db, const char *table, int64_t id, uint64_t *rows
 	list = column_list(cols, nc);
 	arm = shard_select(db, table, cols, nc, id);
 	if (list && arm)
-		sql = sqlite3_mprintf("INSERT INTO main.\"%w\"(%s) %s", table, list, arm);
+		sql = to_temp ? sqlite3_mprintf("INSERT INTO temp.\"" COPY_PREFIX "%w\"(%s) %s", table, list, arm) :
+		      sqlite3_mprintf("INSERT INTO main.\"%w\"(%s) %s", table, list, arm);
 	if (!arm)
 		ret = 0;        /* the shard has no such table */
 	else if (sql && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK) {
@@ -343,35 +359,76 @@ static int copy_table(sqlite3 *db, const char *table, int64_t id, uint64_t *rows
 	return ret;
 }
 
+static int detach_one(sqlite3 *db, int64_t id)
+{
+	char *sql = sqlite3_mprintf("DETACH \"" SCHEMA_PREFIX "%lld\"", (long long)id);
+	int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+
+	sqlite3_free(sql);
+	return rc == SQLITE_OK ? 0 : -EIO;
+}
+
+/*
+ * More shards than SQLite attaches at once: each in turn is attached and its
+ * rows of the runs OUT has there copied into a TEMP table per table (indexed
+ * by run), then detached.  Costs what reading them all costs.
+ */
+static int copy_shards(sqlite3 *db, const struct shard *sh, size_t nsh, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	for (const char *const *t = dl_log_shard_tables; *t && !ret; t++) {
+		char *sql;
+
+		if (!has_table(db, "main", *t))
+			continue;
+		sql = sqlite3_mprintf("CREATE TEMP TABLE \"" COPY_PREFIX "%w\" AS SELECT * FROM main.\"%w\""
+				      " WHERE 0; CREATE INDEX temp.\"" COPY_PREFIX "%w_run\" ON \""
+				      COPY_PREFIX "%w\"(run_id)", *t, *t, *t, *t);
+		if (!sql || sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+			snprintf(err, errlen, "%s: %s", sqlite3_db_filename(db, "main"), sqlite3_errmsg(db));
+			ret = -EIO;
+		}
+		sqlite3_free(sql);
+	}
+	for (size_t i = 0; i < nsh && !ret; i++) {
+		uint64_t rows = 0;
+
+		ret = attach_one(db, &sh[i], err, errlen);
+		for (const char *const *t = dl_log_shard_tables; *t && !ret; t++)
+			if (has_table(db, "main", *t) && copy_table(db, *t, sh[i].id, true, &rows)) {
+				snprintf(err, errlen, "%s: reading the shard's %s: %s",
+					 sqlite3_db_filename(db, "main"), *t, sqlite3_errmsg(db));
+				ret = -EIO;
+			}
+		detach_one(db, sh[i].id);
+	}
+	return ret;
+}
+
 int dl_log_attach_shards(sqlite3 *db, const int64_t *runs, size_t n, char *err, size_t errlen)
 {
-	struct shard *sh;
+	struct shard *sh = NULL;
 	size_t nsh = 0;
 	int avail, ret;
 
 	if (!has_table(db, "main", "run_shards") || !has_table(db, "main", "shards"))
 		return 0;
 	detach_all(db);
-	sh = calloc(MAX_SHARDS, sizeof(*sh));
-	if (!sh) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
 	avail = sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, -1);
-	ret = needed(db, runs, n, sh, &nsh);
+	ret = needed(db, runs, n, &sh, &nsh);
 	if (ret == -EIO)
 		snprintf(err, errlen, "%s: cannot read run_shards: %s", sqlite3_db_filename(db, "main"),
 			 sqlite3_errmsg(db));
+	else if (ret)
+		snprintf(err, errlen, "out of memory");
 	if (!ret && nsh > (size_t)avail)
-		ret = -E2BIG;
-	if (ret == -E2BIG)
-		snprintf(err, errlen, "%s: the runs asked for live in more shards than SQLite reads at"
-			 " once (%d); merge them first: dlsim sweep --compact %s",
-			 sqlite3_db_filename(db, "main"), avail, sqlite3_db_filename(db, "main"));
-	for (size_t i = 0; i < nsh && !ret; i++)
-		ret = attach_one(db, &sh[i], err, errlen);
+		ret = copy_shards(db, sh, nsh, err, errlen);
+	else
+		for (size_t i = 0; i < nsh && !ret; i++)
+			ret = attach_one(db, &sh[i], err, errlen);
 	for (const char *const *t = dl_log_shard_tables; *t && !ret && nsh; t++)
-		if (has_table(db, "main", *t) && create_view(db, *t, sh, nsh)) {
+		if (has_table(db, "main", *t) && create_view(db, *t, sh, nsh, nsh > (size_t)avail)) {
 			snprintf(err, errlen, "%s: cannot read the shards' %s: %s",
 				 sqlite3_db_filename(db, "main"), *t, sqlite3_errmsg(db));
 			ret = -EIO;
@@ -423,7 +480,7 @@ int dl_log_shard_compact(sqlite3 *db, int64_t shard_id, uint32_t *runs, uint64_t
 		ret = -EIO;
 	for (const char *const *t = dl_log_shard_tables; *t && !ret; t++)
 		if (has_table(db, "main", *t))
-			ret = copy_table(db, *t, shard_id, rows);
+			ret = copy_table(db, *t, shard_id, false, rows);
 	if (!ret) {
 		char *sql = sqlite3_mprintf("DELETE FROM main.run_shards WHERE shard_id = %lld",
 					    (long long)shard_id);

@@ -44,12 +44,12 @@ void dl_log_shard_file(struct sqlite3 *db, const char *rel, char *buf, size_t le
  * (n == 0: of every run) readable through @db as if they were in it: the
  * shards are attached and TEMP views named like dl_log_shard_tables (found
  * before main's tables) hold main's rows and the shards', under OUT.db's run
- * ids.  A later call replaces what an earlier one attached.  Nothing is done
- * for a database without run_shards.
+ * ids.  More shards than SQLite attaches at once (10) are read into TEMP
+ * tables one by one instead.  A later call replaces what an earlier one
+ * attached.  Nothing is done for a database without run_shards.
  * Return: 0; -ENOENT when a shard is missing, -EINVAL when a file does not
- * hold the runs OUT.db says it does (another sweep's shard), -E2BIG when more
- * shards are needed than SQLite attaches at once; each with @err naming the
- * file (or the way out: dlsim sweep --compact).
+ * hold the runs OUT.db says it does (another sweep's shard), each with @err
+ * naming the file; -EIO, -ENOMEM.
  */
 int dl_log_attach_shards(struct sqlite3 *db, const int64_t *runs, size_t n, char *err,
 			 size_t errlen);
