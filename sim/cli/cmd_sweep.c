@@ -660,10 +660,6 @@ int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint3
 		fprintf(stderr, "dlsim sweep: out of memory\n");
 		return DL_EXIT_USAGE;
 	}
-	if (*todo && dl_sweep_out_bulk(*db, *todo, !o->shards)) {
-		fprintf(stderr, "dlsim sweep: %s: %s\n", o->db, sqlite3_errmsg(*db));
-		return DL_EXIT_USAGE;
-	}
 	return 0;
 }
 

@@ -142,7 +142,7 @@ static int out_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 	if (!ret && sqlite3_step(att) != SQLITE_DONE)
 		ret = -EIO;
 	sqlite3_finalize(att);
-	if (!ret && sw_merge_prepare(w->out, true, &w->merge))
+	if (!ret && sw_merge_prepare(w->out, &w->merge))
 		ret = -EIO;
 	if (ret)
 		snprintf(err, errlen, "%s: cannot attach its shard %s: %s", w->outpath, w->path,
@@ -158,7 +158,7 @@ static int out_open(struct dl_sweep_worker *w, char *err, size_t errlen)
  */
 static int commit_runs(struct dl_sweep_worker *w, struct dl_sweep_task_result *res)
 {
-	int64_t t0 = now_ns(), t1, c1, hwm = 0;
+	int64_t t0 = now_ns(), t1, c1;
 	uint32_t merged = 0;
 	int ret = 0;
 
@@ -169,7 +169,7 @@ static int commit_runs(struct dl_sweep_worker *w, struct dl_sweep_task_result *r
 	t1 = now_ns();
 	c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	res->lock_wait_ns += (uint64_t)(t1 - t0);
-	ret = sw_merge_step(w->merge, false, &hwm, &merged);
+	ret = sw_merge_step(w->merge, &merged);
 	if (ret)
 		ret = worker_err(w, w->outpath, w->out);
 	if (sqlite3_exec(w->out, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !ret) {

@@ -123,20 +123,14 @@ int dl_sweep_out_open(const char *path, struct sqlite3 **db, char *err, size_t e
 /* For each task the bits of the runs not yet in OUT.db (bit o * nkernels + k). */
 int dl_sweep_pending(struct sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pending);
 /**
- * dl_sweep_merge() - copy the complete runs of SHARD not yet in OUT (by key)
- * into OUT with new run ids, in one transaction.  @hwm: the shard's last
- * sweep rowid already looked at (start at 0).  *@merged: runs (and
- * recorded failures) copied.  Return 0 or -EIO with @err.
+ * dl_sweep_merge() - record in OUT the complete runs of SHARD that OUT lacks
+ * (by key): their small rows and where their events are, in one
+ * transaction, from where OUT last looked (shards.seen).  *@merged: runs
+ * (and recorded failures) recorded.  Return 0, or -EIO / -EEXIST (not a
+ * shard) with @err.
  */
-int dl_sweep_merge(struct sqlite3 *out, const char *shard, int64_t *hwm, uint32_t *merged,
-		   char *err, size_t errlen);
-/**
- * dl_sweep_merge_file() - merge a closed shard file whole: when every run in
- * it is complete, keyed and id-free in OUT, its tables are copied in bulk
- * (INSERT ... SELECT *, raw records); otherwise run by run (dl_sweep_merge).
- */
-int dl_sweep_merge_file(struct sqlite3 *out, const char *shard, uint32_t *merged, char *err,
-			size_t errlen);
+int dl_sweep_merge(struct sqlite3 *out, const char *shard, uint32_t *merged, char *err,
+		   size_t errlen);
 /**
  * dl_sweep_merge_dir() - merge the runs of the shard files of OUTPATH's shard
  * directory whose name starts with @prefix (NULL: all) that OUT lacks; the
@@ -153,13 +147,6 @@ int dl_sweep_merge_dir(struct sqlite3 *out, const char *outpath, const char *pre
  */
 int dl_sweep_compact(struct sqlite3 *out, const char *outpath, uint32_t *runs, char *err,
 		     size_t errlen);
-/*
- * For a sweep that will at least double OUT.db: drop the secondary indexes
- * of the log's tables, so that the bulk copy applies (SQLite transfers raw
- * records only into a table without indexes); dl_sweep_out_finish() builds
- * them again (so does the next open, after a kill).
- */
-int dl_sweep_out_bulk(struct sqlite3 *out, uint32_t runs_to_do, bool direct);
 /* The next free run id of OUT (max + 1). */
 int64_t dl_sweep_out_next_id(struct sqlite3 *out);
 int dl_sweep_out_finish(struct sqlite3 *out, char *err, size_t errlen);
