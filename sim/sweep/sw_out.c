@@ -329,32 +329,36 @@ static int register_shard(struct sw_merge *m)
 {
 	const char *main = sqlite3_db_filename(m->out, "main"), *file = sqlite3_db_filename(m->out, "s");
 	const char *slash = main ? strrchr(main, '/') : NULL, *rel = file;
-	sqlite3_stmt *st;
-	int ret = -EIO;
+	sqlite3_stmt *find, *add;
+	int ret = -EIO, rc;
 
 	if (!file || !*file)
 		return -EIO;
 	if (slash && !strncmp(file, main, (size_t)(slash - main) + 1))
 		rel = file + (slash - main) + 1;
-	if (sqlite3_prepare_v2(m->out, "INSERT OR IGNORE INTO main.shards(path) VALUES(?1)", -1, &st,
-			       NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(m->out, "SELECT shard_id, seen FROM main.shards WHERE path = ?1", -1,
+			       &find, NULL) != SQLITE_OK)
 		return -EIO;
-	sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
-	if (step_done(st)) {
-		sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(m->out, "INSERT INTO main.shards(path) VALUES(?1)", -1, &add, NULL)
+	    != SQLITE_OK) {
+		sqlite3_finalize(find);
 		return -EIO;
 	}
-	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(m->out, "SELECT shard_id, seen FROM main.shards WHERE path = ?1", -1, &st,
-			       NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_text(st, 1, rel, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		m->shard_id = sqlite3_column_int64(st, 0);
-		m->seen = sqlite3_column_int64(st, 1);
+	sqlite3_bind_text(find, 1, rel, -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 1, rel, -1, SQLITE_STATIC);
+	/* looked up first: a pass with nothing new then takes no write lock on OUT */
+	rc = sqlite3_step(find);
+	if (rc == SQLITE_DONE && !step_done(add)) {
+		sqlite3_reset(find);
+		rc = sqlite3_step(find);
+	}
+	if (rc == SQLITE_ROW) {
+		m->shard_id = sqlite3_column_int64(find, 0);
+		m->seen = sqlite3_column_int64(find, 1);
 		ret = 0;
 	}
-	sqlite3_finalize(st);
+	sqlite3_finalize(find);
+	sqlite3_finalize(add);
 	if (ret || sqlite3_prepare_v2(m->out, "INSERT OR REPLACE INTO main.run_shards(run_id, shard_id,"
 				      " shard_run_id) VALUES(?1, ?2, ?3)", -1, &m->run_shard, NULL)
 	    != SQLITE_OK ||
