@@ -37,6 +37,11 @@ expect 0 "4 ranks = 1 process (static, shards)" $SAME "$T/one.db" "$T/s.db"
 	[ "$(sqlite3 "$T/s.db" "SELECT count(*) FROM events")" = 0 ] && \
 	[ "$(ls "$T/s.db.shards" | grep -c -- '-r[0-9]-s0.db$')" = 4 ] \
 	&& ok "the events stay in one shard per rank" || bad "shards after mpirun"
+# the ranks' shards read as any database: check, diff, report
+expect 0 "check --all reads the ranks' shards" "$DLSIM" check "$T/s.db" --all
+grep -q "^run 1: ok, [1-9][0-9]* events" "$T/out" && ok "run 1's events from its rank's shard" || { bad "check output"; cat "$T/out"; }
+expect 0 "diff of two runs from the shards" "$DLSIM" diff "$T/s.db" 1 2
+expect 0 "report from the shards" "$DLSIM" report "$T/s.db" --out "$T/rep"
 expect 1 "resumed under mpirun: nothing to do" $MPI "$DLSIM" sweep $SMALL --db "$T/q.db"
 grep -q "27 already in .*, 0 run now" "$T/out" && ok "everything skipped" || bad "mpi resume"
 

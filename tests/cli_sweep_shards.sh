@@ -5,7 +5,8 @@
 # every event in OUT.db, and removes only the files the sweep wrote; a
 # missing shard and a file that is not the shard OUT.db names are errors
 # (exit 2) naming the file, and the runs whose shards are there still read;
-# more shards than SQLite attaches at once are read too.
+# more shards than SQLite attaches at once are read too; shards gathered from
+# another node after the sweep are recorded and merged by --compact.
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
@@ -105,6 +106,18 @@ expect 2 "a shard that is not a database: exit 2" "$DLSIM" explain "$T/s/o.db" -
 grep -q "$sh1" "$T/err" && ok "names the file" || { bad "not-a-database message"; cat "$T/err"; }
 mv "$T/s/keep.db" "$T/s/$sh1"
 expect 0 "the shard back: check --all" "$DLSIM" check "$T/s/o.db" --all
+
+# shards gathered from another node (copied into the folder after the sweep):
+# --compact records their runs first, then merges their events
+mkdir "$T/g" "$T/n2"
+expect 0 "the sweep on rank 0's node" "$DLSIM" sweep $ARGS --db "$T/g/o.db" --jobs 1
+expect 0 "the other node's share" "$DLSIM" sweep $ARGS --seed 3 --db "$T/n2/o.db" --jobs 1
+cp "$T/n2/o.db.shards/"*-s0.db "$T/g/o.db.shards/"
+expect 0 "--compact with a gathered shard" "$DLSIM" sweep --compact "$T/g/o.db"
+grep -q "the events of 16 runs moved in from their shards (and runs" "$T/out" \
+	&& [ "$(sqlite3 "$T/g/o.db" "SELECT count(DISTINCT run_id) FROM events")" = 16 ] \
+	&& ok "the gathered runs recorded and merged" || { bad "gathered shard"; cat "$T/out"; }
+expect 0 "they pass check" "$DLSIM" check "$T/g/o.db" --all
 
 # --compact removes only what the sweep wrote in the shards folder
 echo keep >"$T/s/o.db.shards/notes.txt"
