@@ -49,7 +49,9 @@ static void check_usage(FILE *f)
 	      "its rules are not checked and nothing is written into it.  report, diff and\n"
 	      "explain run the same verification first.  check reads in one read\n"
 	      "transaction (a run being written is not blocked) and writes only the\n"
-	      "violations, at the end.\n"
+	      "violations, at the end.  A sweep's run whose events stay in its shard\n"
+	      "(DB.shards/, dlsim sweep --help) is read from there, as report, diff,\n"
+	      "explain and twin read it.\n"
 	      "\n"
 	      "  --run ID    check run ID (default: the newest run)\n"
 	      "  --all       check every run in DB\n"
@@ -57,7 +59,8 @@ static void check_usage(FILE *f)
 	      "\n"
 	      "Exit status: 0 no violation; 1 a violation was found or a run is incomplete\n"
 	      "(still 'running', or its log failed: runs.log_error); 2 bad usage, not a\n"
-	      "dlsim database, or no such run; 3 a run's log is corrupt (with --all: the\n"
+	      "dlsim database, no such run, or its shard missing or not the one DB names;\n"
+	      "3 a run's log is corrupt (with --all: the\n"
 	      "worst of the runs, 3 above 1).\n", f);
 }
 
