@@ -246,11 +246,27 @@ int dl_sweep_worker_open(const char *shard, const char *outpath, const struct dl
 	return 0;
 }
 
+/*
+ * The shard, done with, leaves WAL for a rollback journal: one file that
+ * readers open in a folder they cannot write (a WAL database needs its -shm
+ * there).  Refused (and left as it is) while another connection reads it.
+ */
+static void shard_settle(const char *path)
+{
+	sqlite3 *db = NULL;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK)
+		sqlite3_exec(db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
+	sqlite3_close(db);
+}
+
 void dl_sweep_worker_close(struct dl_sweep_worker *w)
 {
 	if (!w)
 		return;
 	worker_shut(w);
+	if (w->path[0])
+		shard_settle(w->path);
 	free(w);
 }
 
