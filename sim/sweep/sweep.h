@@ -39,7 +39,6 @@ struct sqlite3;
 #define DL_SWEEP_MAX_SET     64
 #define DL_SWEEP_MAX_SEEDS   100000
 #define DL_SWEEP_HASH_HEX    65
-#define DL_SWEEP_MEM_ITEMS   100000  /* direct: a run of more devices + links logs to a file */
 
 struct dl_sweep_scenario {
 	char *path;
