@@ -89,6 +89,9 @@ done
 grep -q "run 1's events are in $T/s/$sh1, which is missing" "$T/err" && ok "the message names the run and the file" \
 	|| { bad "missing shard message"; cat "$T/err"; }
 expect 0 "a run in the other shard still reads" "$DLSIM" check "$T/s/o.db" --run "$r_other"
+expect 2 "check --all with a shard missing" "$DLSIM" check "$T/s/o.db" --all
+grep -q "^run $r_other: ok" "$T/out" && ok "check --all still checks the other shard's runs" \
+	|| { bad "check --all with a shard missing"; cat "$T/out" "$T/err"; }
 expect 2 "--compact with a shard missing" "$DLSIM" sweep --compact "$T/s/o.db"
 grep -q "$sh1, which is missing" "$T/err" && ok "--compact names the missing shard" || { bad "--compact message"; cat "$T/err"; }
 mv "$T/s/away.db" "$T/s/$sh1"

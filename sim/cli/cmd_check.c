@@ -244,9 +244,15 @@ int cmd_check(int argc, char **argv)
 			fprintf(stderr, "dlsim check: %s: no runs in the database\n", path);
 			ret = DL_EXIT_USAGE;
 		}
+		/*
+		 * A sweep's shards: all at once (past SQLite's 10 attached, read into
+		 * TEMP copies); when one is missing or foreign, run by run, so that
+		 * the runs of the others are still checked.
+		 */
+		bool each = n && dl_log_attach_shards(db, NULL, 0, err, sizeof(err));
+
 		for (size_t i = 0; i < n; i++) {
-			/* one run's shard at a time: a sweep may have more than SQLite attaches */
-			int r = dl_log_attach_shards(db, &ids[i], 1, err, sizeof(err)) ?
+			int r = each && dl_log_attach_shards(db, &ids[i], 1, err, sizeof(err)) ?
 				(fprintf(stderr, "dlsim check: %s\n", err), DL_EXIT_USAGE) :
 				check_one(db, ids[i], verbose);
 
