@@ -45,7 +45,7 @@ static void sweep_usage(FILE *f)
 		"Each worker logs its runs into its own shard, OUT.db.shards/HOST-PID-s0.db,\n"
 		"where their events, devices and links stay.  It commits each finished run's\n"
 		"runs, metrics, violations and sweep rows and the name of its shard into\n"
-		"OUT.db in one transaction (SQLite's write lock, held for a few rows; the\n"
+		"OUT.db in one transaction (SQLite's write lock, held for some 60 rows; the\n"
 		"others simulate meanwhile).  MPI ranks on another node than rank 0 leave\n"
 		"that to rank 0, every second.  check, report, diff, explain and twin read\n"
 		"OUT.db's runs from their shards; keep OUT.db.shards/ beside OUT.db (a\n"

@@ -8,7 +8,7 @@
  * The shard stays with the run's events.  Direct (a worker on OUT.db's
  * host): when the run is done the worker itself copies its small rows and
  * where its events are into OUT.db in one BEGIN IMMEDIATE transaction
- * (SQLite's write lock, held for a few rows: one writer at a time, the
+ * (SQLite's write lock, held for some 60 rows: one writer at a time, the
  * others simulate meanwhile).  Otherwise the coordinator copies them.
  */
 #include <errno.h>

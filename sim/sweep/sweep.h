@@ -11,7 +11,7 @@
  * sweep row (scenario content hash, order, seed, kernel, mode, workers) is
  * written to the shard after its run is complete and is the run's commit
  * mark; OUT.db's sweep table has a UNIQUE index on the key.  A direct worker
- * copies them itself (a few rows under SQLite's write lock per run), else the
+ * copies them itself (some 60 rows under SQLite's write lock a run), else the
  * coordinator (the pool's parent, MPI rank 0) does, every second; a shard
  * left behind by a killed sweep is looked at by the next one.  The readers
  * attach the shards (dl_log_attach_shards); dl_sweep_compact() copies the
