@@ -362,7 +362,7 @@ static int register_shard(struct sw_merge *m)
 	if (ret || sqlite3_prepare_v2(m->out, "INSERT OR REPLACE INTO main.run_shards(run_id, shard_id,"
 				      " shard_run_id) VALUES(?1, ?2, ?3)", -1, &m->run_shard, NULL)
 	    != SQLITE_OK ||
-	    sqlite3_prepare_v2(m->out, "UPDATE main.shards SET seen = ?1 WHERE shard_id = ?2", -1,
+	    sqlite3_prepare_v2(m->out, "UPDATE main.shards SET seen = max(seen, ?1) WHERE shard_id = ?2", -1,
 			       &m->seen_upd, NULL) != SQLITE_OK)
 		return -EIO;
 	return 0;
