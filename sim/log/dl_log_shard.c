@@ -333,7 +333,7 @@ static int create_view(sqlite3 *db, const char *table, const struct shard *sh, s
 	return ret;
 }
 
-/* Copies shard @id's rows of @table into main's (@to_temp: into its TEMP copy); -EIO on a failure. */
+/* Copies shard @id's rows of @table into main's (@to_temp: its TEMP copy); -EIO on a failure. */
 static int copy_table(sqlite3 *db, const char *table, int64_t id, bool to_temp, uint64_t *rows)
 {
 	char *cols[MAX_COLS], *list, *arm, *sql = NULL;
@@ -344,7 +344,8 @@ static int copy_table(sqlite3 *db, const char *table, int64_t id, bool to_temp, 
 	list = column_list(cols, nc);
 	arm = shard_select(db, table, cols, nc, id);
 	if (list && arm)
-		sql = to_temp ? sqlite3_mprintf("INSERT INTO temp.\"" COPY_PREFIX "%w\"(%s) %s", table, list, arm) :
+		sql = to_temp ?
+		      sqlite3_mprintf("INSERT INTO temp.\"" COPY_PREFIX "%w\"(%s) %s", table, list, arm) :
 		      sqlite3_mprintf("INSERT INTO main.\"%w\"(%s) %s", table, list, arm);
 	if (!arm)
 		ret = 0;        /* the shard has no such table */

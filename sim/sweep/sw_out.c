@@ -362,8 +362,8 @@ static int register_shard(struct sw_merge *m)
 	if (ret || sqlite3_prepare_v2(m->out, "INSERT OR REPLACE INTO main.run_shards(run_id, shard_id,"
 				      " shard_run_id) VALUES(?1, ?2, ?3)", -1, &m->run_shard, NULL)
 	    != SQLITE_OK ||
-	    sqlite3_prepare_v2(m->out, "UPDATE main.shards SET seen = max(seen, ?1) WHERE shard_id = ?2", -1,
-			       &m->seen_upd, NULL) != SQLITE_OK)
+	    sqlite3_prepare_v2(m->out, "UPDATE main.shards SET seen = max(seen, ?1) WHERE"
+			       " shard_id = ?2", -1, &m->seen_upd, NULL) != SQLITE_OK)
 		return -EIO;
 	return 0;
 }
@@ -640,7 +640,8 @@ static bool ends_with(const char *s, const char *tail)
  * where an older direct worker's scratch file holds only runs it had not
  * committed (deleted).
  */
-static int merge_shards(sqlite3 *out, const char *outpath, const char *prefix, bool recover, uint32_t *merged, char *err, size_t errlen)
+static int merge_shards(sqlite3 *out, const char *outpath, const char *prefix, bool recover,
+			uint32_t *merged, char *err, size_t errlen)
 {
 	char dir[4096];
 	DIR *d;
@@ -765,7 +766,7 @@ int dl_sweep_recover(sqlite3 *out, const char *outpath, uint32_t *merged, char *
 	return merge_shards(out, outpath, NULL, true, merged, err, errlen);
 }
 
-/* Removes the files of OUTPATH's shard directory the sweep wrote; the rest stays (and so does the directory). */
+/* Removes the files of OUTPATH's shard directory the sweep wrote; the rest (and the folder then) stays. */
 static uint32_t remove_shards(const char *outpath)
 {
 	char dir[4096];
