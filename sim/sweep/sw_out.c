@@ -766,7 +766,7 @@ int dl_sweep_recover(sqlite3 *out, const char *outpath, uint32_t *merged, char *
 	return merge_shards(out, outpath, NULL, true, merged, err, errlen);
 }
 
-/* Removes the files of OUTPATH's shard directory the sweep wrote; the rest (and the folder then) stays. */
+/* Removes the files the sweep wrote in OUTPATH's shard folder (and the folder, if then empty). */
 static uint32_t remove_shards(const char *outpath)
 {
 	char dir[4096];
