@@ -12,7 +12,7 @@ find "$CACHE" -name '*.dtb' | sort | awk 'NR % 5 == 1' | head -200 | while read 
 done
 for r in $(seq "$REPS"); do
 	for cfg in $CONFIGS; do
-		rm -rf "$T/o.db" "$T/o.db-wal" "$T/o.db-shm"
+		rm -rf "$T/o.db" "$T/o.db-wal" "$T/o.db-shm" "$T/o.db.shards"
 		set -- sweep --dtbs "$T/d" --orders kernel-async-v2 --db "$T/o.db" --json
 		case $cfg in
 		j1) "$B/dlsim" "$@" --jobs 1 >"$T/j" ;;

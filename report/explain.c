@@ -20,6 +20,7 @@
 #include "report/explain.h"
 #include "report/timeline.h"
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_log_shard.h"
 #include "sim/core/dl_sat.h"
 
 #define EXPLAIN_CRIT_DEVS 5	/* critical devices named per phase */
@@ -920,6 +921,10 @@ int dl_explain_path(const char *path, int64_t run, enum dl_explain_detail detail
 	/* as check and diff open it: a WAL log in a read-only folder is read too */
 	if (dl_log_open_existing(path, &db, err, errlen))
 		return -EINVAL;
+	if (dl_log_attach_shards(db, &run, 1, err, errlen)) {
+		sqlite3_close(db);
+		return -EINVAL;
+	}
 	ret = dl_explain_run(db, run, detail, out, err, errlen);
 	sqlite3_close(db);
 	return ret;

@@ -26,6 +26,7 @@
 #include "report/report_int.h"
 #include "sim/log/dl_check.h"
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_log_shard.h"
 
 int rp_err(struct report *r, int code, const char *fmt, ...)
 {
@@ -61,6 +62,9 @@ static int open_db(struct report *r, const char *path)
 
 	if (rc)
 		return rp_err(r, rc == -ENOENT ? -ENOENT : -EINVAL, "%s", err);
+	/* a sweep's runs with their events in its shards: every shard at once */
+	if (dl_log_attach_shards(r->db, NULL, 0, err, sizeof(err)))
+		return rp_err(r, -EINVAL, "%s", err);
 	return 0;
 }
 

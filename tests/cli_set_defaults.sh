@@ -24,6 +24,7 @@ expect 0 "run defaults.suspend=30ms" "$DLSIM" run "$T/two.json" --order kernel-a
 expect 0 "compare defaults.async=false" "$DLSIM" compare "$T/two.json" --orders kernel-async-v2 --set defaults.async=false --db "$T/c.db"
 [ "$(sqlite3 "$T/c.db" "select count(*) from devices where async = 0")" = 2 ] || bad "compare: a and b sync, c its own"
 expect 0 "sweep defaults.async=false" "$DLSIM" sweep --scenarios "$T/two.json" --orders kernel-async-v2 --set defaults.async=false --db "$T/s.db" --jobs 1
+"$DLSIM" sweep --compact "$T/s.db" >/dev/null || bad "sweep --compact"
 [ "$(sqlite3 "$T/s.db" "select count(*) from devices where async = 0")" = 2 ] || bad "sweep: a and b sync, c its own"
 expect 0 "validate defaults.async=true" "$DLSIM" validate "$T/two.json" --set defaults.async=true
 expect 0 "advise defaults.async=false" "$DLSIM" advise "$T/two.json" --order kernel-async-v2 --set defaults.async=false --json

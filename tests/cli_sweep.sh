@@ -1,7 +1,7 @@
 #!/bin/sh
 # dlsim sweep with the local pool: scenario files and DTBs (imported on the
-# fly) × orders × seeds; 2 jobs give the same database content as 1 job and
-# as --write shards; a second run skips what is done and a larger one runs
+# fly) × orders × seeds; the runs' events stay in the workers' shards, which
+# stay; 2 jobs give the same database content as 1 job and as --write shards; a second run skips what is done and a larger one runs
 # only the new seeds; a fault and a malformed DTB are recorded as failed runs
 # and the sweep goes on; naive's violations are found; Ctrl-C keeps the
 # finished runs and a re-run completes them; a sweep killed with -9 leaves a
@@ -42,7 +42,15 @@ grep -q "^sweep: 30 runs planned, 0 already in $T/a.db, 30 run now by 2 workers"
 grep -Eq "^b2.dtb +6  [a-z0-9-]+ +[0-9.]+ " "$T/out" && ok "a row per scenario" || { bad "scenario row"; cat "$T/out"; }
 [ "$(sqlite3 "$T/a.db" "SELECT count(*) FROM runs WHERE status = 'ok'")" = 30 ] \
 	&& ok "30 ok runs in the database" || bad "runs in the database"
-[ ! -e "$T/a.db.shards" ] && ok "shards merged and removed" || bad "shards left behind"
+python3 - "$T/a.db" <<'PY' && ok "events stay in the shards; OUT.db says where" || bad "events in OUT.db or no run_shards"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+assert db.execute("SELECT count(*) FROM events").fetchone()[0] == 0
+assert db.execute("SELECT count(*) FROM devices").fetchone()[0] == 0
+assert db.execute("SELECT count(*) FROM run_shards").fetchone()[0] == 30
+for (p,) in db.execute("SELECT path FROM shards"):
+    assert p.startswith("a.db.shards/") and p.endswith("-s0.db"), p   # relative to OUT.db's folder
+PY
 # a sweep's run keeps the metrics of a `dlsim run` (one function writes both)
 [ "$(sqlite3 "$T/a.db" "SELECT count(DISTINCT run_id) FROM metrics WHERE name = 'sync_fallbacks'")" = 30 ] \
 	&& ok "every run has the metric sync_fallbacks" || bad "sweep runs lack the metric sync_fallbacks"
@@ -77,7 +85,8 @@ expect 0 "sweep, 2 jobs writing shards" "$DLSIM" sweep $ARGS --db "$T/sh.db" --j
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["write"] == "shards" and d["ran"] == 30, d' \
 	"$T/out" && ok "--write shards is said in --json" || bad "--json of --write shards"
 expect 0 "direct and shards: the same content" $SAME "$T/a.db" "$T/sh.db"
-[ ! -e "$T/sh.db.shards" ] && ok "shards merged and removed" || bad "shards left behind"
+[ -e "$T/sh.db.shards" ] && [ "$(sqlite3 "$T/sh.db" "SELECT count(*) FROM run_shards")" = 30 ] \
+	&& ok "--write shards: the shards stay, OUT.db says where" || bad "shards after --write shards"
 
 expect 0 "the same sweep again" "$DLSIM" sweep $ARGS --db "$T/a.db" --jobs 2
 grep -q "30 already in .*, 0 run now" "$T/out" && ok "everything skipped" || bad "resume skipped nothing"
@@ -93,13 +102,25 @@ PY
 [ "$(sqlite3 "$T/a.db" "SELECT count(*) FROM runs")" = 45 ] && ok "45 runs, none twice" \
 	|| bad "run count after resume"
 
+# a sweep folder moved elsewhere reads as before; --compact moves every event
+# into OUT.db and removes the shards, with the same content
+mkdir "$T/moved"
+cp -r "$T/a.db" "$T/a.db.shards" "$T/moved/"
+expect 0 "a moved sweep folder: check reads its shards" "$DLSIM" check "$T/moved/a.db" --all
+expect 0 "--compact" "$DLSIM" sweep --compact "$T/moved/a.db"
+[ ! -e "$T/moved/a.db.shards" ] && ok "--compact removed the shards" || bad "shards after --compact"
+[ "$(sqlite3 "$T/moved/a.db" "SELECT count(*) FROM run_shards")" = 0 ] \
+	&& [ "$(sqlite3 "$T/moved/a.db" "SELECT count(DISTINCT run_id) FROM events")" = 45 ] \
+	&& ok "--compact: every run's events in OUT.db" || bad "events after --compact"
+expect 0 "compacted = shard-resident content" $SAME "$T/a.db" "$T/moved/a.db"
 # a leftover shard holding 30 runs b.db has and 15 it lacks: the 15 are added,
-# none twice (named as the sweep names its shards, HOST-PID.db)
+# none twice (named as the sweep names its shards, HOST-PID.db); their events stay in it
 mkdir "$T/b.db.shards"
-cp "$T/a.db" "$T/b.db.shards/left-4242.db"
+cp "$T/moved/a.db" "$T/b.db.shards/left-4242.db"
 expect 0 "merge a shard that is partly merged already" "$DLSIM" sweep $ARGS --db "$T/b.db" --jobs 1
 expect 0 "nothing lost, nothing doubled" $SAME "$T/a.db" "$T/b.db"
-[ ! -e "$T/b.db.shards" ] && ok "the leftover shard was removed" || bad "leftover shard kept"
+[ -e "$T/b.db.shards/left-4242.db" ] && ok "the leftover shard stays (it holds 15 runs' events)" \
+	|| bad "leftover shard removed"
 
 # failures are recorded and the sweep goes on
 mkdir "$T/in/bad"
@@ -164,7 +185,6 @@ grep -q "interrupted: run again to finish" "$T/out" && ok "says how to finish" |
 n=$(sqlite3 "$T/c.db" "SELECT count(*) FROM sweep")
 [ "$n" -gt 0 ] && [ "$n" -lt 40 ] && ok "Ctrl-C kept $n finished runs" || bad "runs after Ctrl-C: $n"
 expect 0 "the kept runs pass check" "$DLSIM" check "$T/c.db" --all
-[ ! -e "$T/c.db.shards" ] && ok "no shard left after Ctrl-C" || bad "shards after Ctrl-C"
 expect 0 "re-run after Ctrl-C" "$DLSIM" sweep $BIG --db "$T/c.db" --jobs 2
 expect 0 "completed after Ctrl-C = reference" $SAME "$T/ref.db" "$T/c.db"
 
@@ -183,7 +203,6 @@ n=$(sqlite3 "$T/k.db" "SELECT count(*) FROM sweep")
 [ "$n" -gt 0 ] && [ "$n" -lt 40 ] && ok "killed sweep: $n runs committed" || bad "runs after kill -9: $n"
 expect 0 "its committed runs pass check" "$DLSIM" check "$T/k.db" --all
 expect 0 "re-run after kill -9" "$DLSIM" sweep $BIG --db "$T/k.db" --jobs 2
-[ ! -e "$T/k.db.shards" ] && ok "no scratch or shard left" || bad "shard directory after re-run"
 expect 0 "completed after kill -9 = reference" $SAME "$T/ref.db" "$T/k.db"
 
 # the same with --write shards: the next sweep merges the shards the killed one left
@@ -196,7 +215,6 @@ sleep 1
 	|| bad "integrity after kill -9 (shards)"
 ls "$T/ks.db.shards"/*.db >/dev/null 2>&1 && ok "killed sweep left its shards" || bad "no shards"
 expect 0 "re-run after kill -9 (shards)" "$DLSIM" sweep $BIG --db "$T/ks.db" --jobs 2 --write shards
-[ ! -e "$T/ks.db.shards" ] && ok "the shards were merged and removed" || bad "shards after re-run"
 expect 0 "completed after kill -9 (shards) = reference" $SAME "$T/ref.db" "$T/ks.db"
 
 # another writer takes OUT.db's write lock for 2 s in mid-sweep: the workers

@@ -2,8 +2,9 @@
 # dlsim sweep under mpirun (4 ranks on this machine's cores, oversubscribed):
 # the same database content as the single-process sweep, with the shared
 # counter and ranks committing into OUT.db (direct, one node), and with the
-# static split and shards; a rank killed with -9 mid-sweep leaves a database
-# that opens and passes check, and the same command completes it.
+# static split and shards, the events staying in one shard per rank; a rank
+# killed with -9 mid-sweep leaves a database that opens and passes check, and
+# the same command completes it.
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
@@ -32,7 +33,15 @@ expect 1 "mpirun -np 4, static split, shards" $MPI "$DLSIM" sweep $SMALL --db "$
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["write"] == "shards" and d["ran"] == 27, d' \
 	"$T/out" && ok "27 runs through shards" || { bad "mpi shards"; cat "$T/out"; }
 expect 0 "4 ranks = 1 process (static, shards)" $SAME "$T/one.db" "$T/s.db"
-[ ! -e "$T/q.db.shards" ] && [ ! -e "$T/s.db.shards" ] && ok "no shards left" || bad "shards left"
+[ "$(sqlite3 "$T/q.db" "SELECT count(*) FROM run_shards")" = 27 ] && \
+	[ "$(sqlite3 "$T/s.db" "SELECT count(*) FROM events")" = 0 ] && \
+	[ "$(ls "$T/s.db.shards" | grep -c -- '-r[0-9]-s0.db$')" = 4 ] \
+	&& ok "the events stay in one shard per rank" || bad "shards after mpirun"
+# the ranks' shards read as any database: check, diff, report
+expect 0 "check --all reads the ranks' shards" "$DLSIM" check "$T/s.db" --all
+grep -q "^run 1: ok, [1-9][0-9]* events" "$T/out" && ok "run 1's events from its rank's shard" || { bad "check output"; cat "$T/out"; }
+expect 0 "diff of two runs from the shards" "$DLSIM" diff "$T/s.db" 1 2
+expect 0 "report from the shards" "$DLSIM" report "$T/s.db" --out "$T/rep"
 expect 1 "resumed under mpirun: nothing to do" $MPI "$DLSIM" sweep $SMALL --db "$T/q.db"
 grep -q "27 already in .*, 0 run now" "$T/out" && ok "everything skipped" || bad "mpi resume"
 

@@ -13,6 +13,7 @@
 #include "sim/cli/cli.h"
 #include "sim/log/dl_check.h"
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_log_shard.h"
 
 static void check_usage(FILE *f)
 {
@@ -48,7 +49,9 @@ static void check_usage(FILE *f)
 	      "its rules are not checked and nothing is written into it.  report, diff and\n"
 	      "explain run the same verification first.  check reads in one read\n"
 	      "transaction (a run being written is not blocked) and writes only the\n"
-	      "violations, at the end.\n"
+	      "violations, at the end.  A sweep's run whose events stay in its shard\n"
+	      "(DB.shards/, dlsim sweep --help) is read from there, as report, diff,\n"
+	      "explain and twin read it.\n"
 	      "\n"
 	      "  --run ID    check run ID (default: the newest run)\n"
 	      "  --all       check every run in DB\n"
@@ -56,7 +59,8 @@ static void check_usage(FILE *f)
 	      "\n"
 	      "Exit status: 0 no violation; 1 a violation was found or a run is incomplete\n"
 	      "(still 'running', or its log failed: runs.log_error); 2 bad usage, not a\n"
-	      "dlsim database, or no such run; 3 a run's log is corrupt (with --all: the\n"
+	      "dlsim database, no such run, or its shard missing or not the one DB names;\n"
+	      "3 a run's log is corrupt (with --all: the\n"
 	      "worst of the runs, 3 above 1).\n", f);
 }
 
@@ -110,8 +114,12 @@ int cli_log_validate(const char *verb, const char *path, int64_t *run)
 		}
 		*run = newest > 0 ? newest : 0;
 	}
-	if (*run > 0)
+	if (*run > 0 && dl_log_attach_shards(db, run, 1, err, sizeof(err))) {
+		fprintf(stderr, "dlsim %s: %s\n", verb, err);
+		ret = DL_EXIT_USAGE;
+	} else if (*run > 0) {
 		ret = cli_log_verify_run(verb, path, db, *run);
+	}
 	sqlite3_close(db);
 	return ret;
 }
@@ -236,8 +244,17 @@ int cmd_check(int argc, char **argv)
 			fprintf(stderr, "dlsim check: %s: no runs in the database\n", path);
 			ret = DL_EXIT_USAGE;
 		}
+		/*
+		 * A sweep's shards: all at once (past SQLite's 10 attached, read into
+		 * TEMP copies); when one is missing or foreign, run by run, so that
+		 * the runs of the others are still checked.
+		 */
+		bool each = n && dl_log_attach_shards(db, NULL, 0, err, sizeof(err));
+
 		for (size_t i = 0; i < n; i++) {
-			int r = check_one(db, ids[i], verbose);
+			int r = each && dl_log_attach_shards(db, &ids[i], 1, err, sizeof(err)) ?
+				(fprintf(stderr, "dlsim check: %s\n", err), DL_EXIT_USAGE) :
+				check_one(db, ids[i], verbose);
 
 			if (r > ret)
 				ret = r;
@@ -248,6 +265,9 @@ int cmd_check(int argc, char **argv)
 			run = dl_check_newest_run(db);
 		if (run <= 0) {
 			fprintf(stderr, "dlsim check: %s: no runs in the database\n", path);
+			ret = DL_EXIT_USAGE;
+		} else if (dl_log_attach_shards(db, &run, 1, err, sizeof(err))) {
+			fprintf(stderr, "dlsim check: %s\n", err);
 			ret = DL_EXIT_USAGE;
 		} else {
 			ret = check_one(db, run, verbose);

@@ -17,6 +17,7 @@
 #include "sim/cli/cli.h"
 #include "sim/log/dl_diff.h"
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_log_shard.h"
 
 #define DIFF_DEFAULT_TOL_NS 1000000
 #define DIFF_DEFAULT_PAIRS 50
@@ -311,6 +312,11 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (dl_log_open_existing(pos[0], &db, err, sizeof(err))) {
 		fprintf(stderr, "dlsim diff: %s\n", err);
+		return DL_EXIT_USAGE;
+	}
+	if (dl_log_attach_shards(db, run, 2, err, sizeof(err))) {
+		fprintf(stderr, "dlsim diff: %s\n", err);
+		sqlite3_close(db);
 		return DL_EXIT_USAGE;
 	}
 	for (int k = 0; k < 2; k++) {

@@ -33,7 +33,8 @@ static void sweep_usage(FILE *f)
 		"usage: dlsim sweep [--scenarios PATH|DIR|GLOB]... [--dtbs DIR]... --orders A,B|all\n"
 		"                   [--seeds N] [--seed S] [--set KEY=VALUE]... [--db OUT.db]\n"
 		"                   [--jobs N] [--json] [opts]\n"
-		"       mpirun -np N dlsim sweep ...     (the ranks share the runs)\n\n"
+		"       mpirun -np N dlsim sweep ...     (the ranks share the runs)\n"
+		"       dlsim sweep --compact OUT.db     (the runs' events into OUT.db)\n\n"
 		"Run every scenario × order × seed (× kernel), each a normal run logged to\n"
 		"OUT.db as `dlsim run` logs it and re-checked from its log, and print a\n"
 		"summary per scenario: the best order, by how much, its ratio to the lower\n"
@@ -41,10 +42,16 @@ static void sweep_usage(FILE *f)
 		"the fly (no JSON written).  Resumable: a run already in OUT.db (same\n"
 		"scenario content, order, seed, kernel, mode and workers) is skipped, so\n"
 		"running the same command again completes an interrupted sweep.\n\n"
-		"Each worker commits a finished scenario/seed into OUT.db in one transaction\n"
-		"(SQLite's write lock keeps one writer at a time; the others simulate\n"
-		"meanwhile).  MPI ranks on another node than rank 0 write shards\n"
-		"(OUT.db.shards/) that rank 0 copies into OUT.db every second.\n\n"
+		"Each worker logs its runs into its own shard, OUT.db.shards/HOST-PID-s0.db,\n"
+		"where their events, devices and links stay.  It commits each finished run's\n"
+		"runs, metrics, violations and sweep rows and the name of its shard into\n"
+		"OUT.db in one transaction (SQLite's write lock, held for some 60 rows; the\n"
+		"others simulate meanwhile).  MPI ranks on another node than rank 0 leave\n"
+		"that to rank 0, every second.  check, report, diff, explain and twin read\n"
+		"OUT.db's runs from their shards; keep OUT.db.shards/ beside OUT.db (a\n"
+		"folder moves whole).  --compact OUT.db copies every run's events into\n"
+		"OUT.db and then removes the files the sweep wrote in OUT.db.shards/ (not\n"
+		"while a sweep writes OUT.db).\n\n"
 		"options:\n"
 		"  --scenarios P     a scenario file, a directory of *.json or a glob (repeatable)\n"
 		"  --dtbs DIR        every *.dtb under DIR, or one .dtb file (repeatable)\n"
@@ -68,9 +75,10 @@ static void sweep_usage(FILE *f)
 		"  --distribute queue|static  under mpirun: a shared counter on rank 0 hands out\n"
 		"                    tasks (default), or rank r runs every N-th task\n"
 		"  --write direct|shards  direct (default): workers on OUT.db's host commit\n"
-		"                    into it; shards: every worker writes its own shard and\n"
-		"                    the coordinator copies them (OUT.db on a file system\n"
-		"                    whose locks SQLite cannot rely on)\n"
+		"                    their runs' rows into it; shards: the coordinator copies\n"
+		"                    them from the shards (OUT.db on a file system whose\n"
+		"                    locks SQLite cannot rely on)\n"
+		"  --compact OUT.db  alone: merge the shards' events into OUT.db, remove them\n"
 		"  --no-check        do not re-check the runs from their logs\n"
 		"  --verbose         a line per finished scenario/seed on stdout\n"
 		"  --json            the summary as one JSON object on stdout\n\n"
@@ -652,10 +660,6 @@ int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint3
 		fprintf(stderr, "dlsim sweep: out of memory\n");
 		return DL_EXIT_USAGE;
 	}
-	if (*todo && dl_sweep_out_bulk(*db, *todo, !o->shards)) {
-		fprintf(stderr, "dlsim sweep: %s: %s\n", o->db, sqlite3_errmsg(*db));
-		return DL_EXIT_USAGE;
-	}
 	return 0;
 }
 
@@ -685,6 +689,38 @@ void sweep_start(struct dl_sweep_coord *co, struct sweep_run *sr, const struct s
 	co->ctx = sr;
 }
 
+/* dlsim sweep --compact OUT.db: the runs' events from the shards into OUT.db. */
+static int sweep_compact(int argc, char **argv)
+{
+	const char *path = argc == 3 ? argv[2] : NULL;
+	uint32_t rec = 0, runs = 0;
+	char err[1024];
+	sqlite3 *db = NULL;
+	int rc = DL_EXIT_USAGE;
+
+	if (!path || !*path) {
+		fprintf(stderr, "dlsim sweep: --compact takes one database: dlsim sweep --compact OUT.db\n");
+		return DL_EXIT_USAGE;
+	}
+	if (access(path, F_OK)) {
+		fprintf(stderr, "dlsim sweep: --compact %s: %s\n", path, strerror(errno));
+		return DL_EXIT_USAGE;
+	}
+	/* runs a killed sweep finished but did not commit: into OUT.db first, not lost with their shard */
+	if (dl_sweep_out_open(path, &db, err, sizeof(err)) ||
+	    dl_sweep_recover(db, path, &rec, err, sizeof(err)) ||
+	    dl_sweep_compact(db, path, &runs, err, sizeof(err)) ||
+	    dl_sweep_out_finish(db, err, sizeof(err)))
+		fprintf(stderr, "dlsim sweep: --compact: %s\n", err);
+	else
+		rc = DL_EXIT_OK;
+	if (!rc)
+		printf("compacted %s: the events of %u runs moved in from their shards%s\n", path, runs,
+		       rec ? " (and runs an interrupted sweep had left)" : "");
+	sqlite3_close(db);
+	return rc;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
 	struct sweep_opts o = { 0 };
@@ -694,6 +730,8 @@ int cmd_sweep(int argc, char **argv)
 	sqlite3 *db = NULL;
 	int rc;
 
+	if (argc >= 2 && !strcmp(argv[1], "--compact"))
+		return sweep_compact(argc, argv);
 	if (sweep_under_mpi())
 		return sweep_mpi_main(argc, argv);
 	rc = sweep_prepare(argc, argv, &o);

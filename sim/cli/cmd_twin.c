@@ -18,6 +18,7 @@
 #include "sim/core/dl_core.h"
 #include "sim/engine/engine.h"
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_log_shard.h"
 #include "sim/log/dl_log_result.h"
 #include "sim/twin/twin.h"
 
@@ -120,6 +121,11 @@ static int load_twin(const char *in, int64_t run, const struct dl_override *set,
 
 	if (dl_log_open_existing(in, &db, msg, sizeof(msg))) {
 		fprintf(stderr, "dlsim twin: %s\n", msg);
+		return DL_EXIT_USAGE;
+	}
+	if (dl_log_attach_shards(db, &run, 1, msg, sizeof(msg))) {
+		fprintf(stderr, "dlsim twin: %s\n", msg);
+		sqlite3_close(db);
 		return DL_EXIT_USAGE;
 	}
 	ret = dl_twin_read(db, run, tw, &err);

@@ -16,6 +16,7 @@
 #include "sim/core/dl_core.h"
 #include "sim/log/dl_check.h"
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_log_shard.h"
 
 #define PRINT_CAP 50
 #define DFS_BUDGET 2000000u
@@ -1917,6 +1918,12 @@ int dl_check_path(const char *path, int64_t run_id, int verbose, uint64_t *nviol
 	}
 	if (run_id <= 0)
 		run_id = dl_check_newest_run(db);
+	if (run_id > 0 && (rc = dl_log_attach_shards(db, &run_id, 1, err, sizeof(err)))) {
+		if (verbose)
+			fprintf(stderr, "%s\n", err);
+		sqlite3_close(db);
+		return rc;
+	}
 	rc = run_id > 0 ? dl_check_run(db, run_id, verbose, nviolations) :
 	     run_id == 0 ? -ENOENT : (int)run_id;
 	sqlite3_close(db);

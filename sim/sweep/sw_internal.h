@@ -12,19 +12,16 @@ struct sqlite3;
 
 /*
  * The copy of a shard attached to OUT as schema 's' (main: OUT), its
- * statements prepared once and reused for every pass.  sw_merge_step() runs
- * inside the caller's transaction: when @whole and *@hwm is 0 and the shard
- * qualifies, every table is copied in bulk, otherwise run by run after the
- * sweep row *@hwm; *@merged counts the runs (and recorded failures) copied.
- * sw_merge_clear() empties every table of the shard.
+ * statements prepared once and reused for every pass; sw_merge_prepare()
+ * records the shard in OUT's table shards.  sw_merge_step() runs inside the
+ * caller's transaction: it copies the small rows (dl_log_shard_tables stay)
+ * and a run_shards row of every complete run after the shard's sweep row
+ * shards.seen whose key OUT lacks; *@merged counts them (and recorded
+ * failures).
  */
 struct sw_merge;
 int sw_merge_prepare(struct sqlite3 *out, struct sw_merge **m);
-int sw_merge_step(struct sw_merge *m, bool whole, int64_t *hwm, uint32_t *merged);
-int sw_merge_clear(struct sw_merge *m);
+int sw_merge_step(struct sw_merge *m, uint32_t *merged);
 void sw_merge_free(struct sw_merge *m);
-
-/* Unlinks a shard with its -wal and -shm files. */
-void sw_shard_remove(const char *path);
 
 #endif

@@ -44,7 +44,7 @@ static int merge_dir(struct dl_sweep_coord *co, bool final)
 	uint32_t k = 0;
 	int ret;
 
-	ret = dl_sweep_merge_dir(co->out, co->outpath, NULL, !final, &k, co->err, sizeof(co->err));
+	ret = dl_sweep_merge_dir(co->out, co->outpath, NULL, &k, co->err, sizeof(co->err));
 	co->merged += k;
 	if (final && !ret) {
 		dl_sweep_shard_dir(co->outpath, dir, sizeof(dir));
@@ -123,9 +123,6 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 		mine[3] += res.lock_wait_ns;
 		mine[4] += res.lock_hold_ns;
 		mine[5] += res.lock_hold_cpu_ns;
-		/* about every second a closed segment for rank 0 to merge whole */
-		if (!ret && (ret = dl_sweep_worker_rotate(w, MERGE_EVERY_NS, err, sizeof(err))))
-			snprintf(co->err, sizeof(co->err), "rank %d: %s", rank, err);
 		if (rank == 0 && now_ns() - last_merge >= MERGE_EVERY_NS) {
 			if (merge_dir(co, false) && !ret)
 				ret = -EIO;

@@ -1,15 +1,18 @@
 /*
  * sw_out.c - the sweep's OUT.db: the sweep table (the resume key), what is
- * still to run, and the merge of finished runs from the workers' shards.
+ * still to run, the record of finished runs from the workers' shards, and
+ * --compact.
  *
- * The merge copies every table of a shard that has a run_id column (the
- * log's tables and whatever later issues add), column by column where both
- * databases have the column, with the run renumbered: runs first (SQLite
- * gives the new run_id), then the run's rows of every other table, then its
- * sweep row, all in one transaction per shard pass.  A run is copied only
- * when its sweep row exists in the shard (written after the run ended) and
- * its key is not yet in OUT.db, so a pass can be repeated, interrupted or
- * run on a shard left by a killed sweep without losing or doubling a run.
+ * A finished run's rows stay in its shard; OUT.db gets copies of its small
+ * rows: every table of the shard that has a run_id column but the
+ * per-item ones (dl_log_shard_tables: events, devices, links, refused),
+ * column by column where both databases have the column, runs first (the
+ * run keeps its id unless taken), then the run's rows of the other tables,
+ * a run_shards row saying where the rest is, and its sweep row, in one
+ * transaction per pass.  A run is recorded only when its sweep row exists
+ * in the shard (written after the run ended) and its key is not yet in
+ * OUT.db, so a pass can be repeated, interrupted or run on a shard left by a
+ * killed sweep without losing or doubling a run.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +24,7 @@
 #include <sqlite3.h>
 
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_log_shard.h"
 #include "sim/sweep/sweep.h"
 #include "sim/sweep/sw_internal.h"
 
@@ -38,6 +42,14 @@ static const char log_indexes[] =
 	"CREATE INDEX IF NOT EXISTS metrics_run ON metrics(run_id);"
 	"CREATE INDEX IF NOT EXISTS violations_run ON violations(run_id);"
 	"CREATE INDEX IF NOT EXISTS refused_run ON refused(run_id);";
+
+static int step_done(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
 
 #define MAX_TABLES 32
 #define MAX_COLS   64
@@ -133,6 +145,7 @@ int dl_sweep_out_open(const char *path, sqlite3 **db, char *err, size_t errlen)
 	if (sqlite3_exec(*db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", NULL, NULL,
 			 &emsg) != SQLITE_OK ||
 	    sqlite3_exec(*db, sw_sweep_schema, NULL, NULL, &emsg) != SQLITE_OK ||
+	    sqlite3_exec(*db, dl_log_shard_schema, NULL, NULL, &emsg) != SQLITE_OK ||
 	    sqlite3_exec(*db, log_indexes, NULL, NULL, &emsg) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot create the sweep table: %s", path,
 			 emsg ? emsg : sqlite3_errmsg(*db));
@@ -190,20 +203,20 @@ struct table {
 	char *name;
 	char *copy_sql;        /* INSERT INTO main.T(cols) SELECT ... FROM s.T WHERE run_id = ?1 */
 	sqlite3_stmt *st;
-	sqlite3_stmt *bulk;    /* every row of s.T into main.T */
-	sqlite3_stmt *clear;   /* DELETE FROM s.T (sw_merge_clear) */
 };
 
-#define NAPPLIES 4
-
-/* Statements prepared once per attached shard and reused for every pass. */
+/*
+ * Statements prepared once per attached shard and reused for every pass.
+ * The run's events stay in the shard (dl_log_shard_tables are not copied):
+ * OUT gets where they are (run_shards) and how far it has looked (shards.seen).
+ */
 struct sw_merge {
 	sqlite3 *out;
 	struct table t[MAX_TABLES];
 	int nt;
-	struct table runs, sweep;    /* runs: bulk, clear; sweep: bulk, clear */
-	sqlite3_stmt *runs_copy, *sel, *exists, *sweep_ins, *id_taken, *last;
-	sqlite3_stmt *applies[NAPPLIES];
+	sqlite3_stmt *runs_copy, *sel, *exists, *sweep_ins, *id_taken;
+	int64_t shard_id, seen;
+	sqlite3_stmt *run_shard, *seen_upd;
 };
 
 static int column_names(sqlite3 *db, const char *schema, const char *table, char **cols, int max)
@@ -287,8 +300,6 @@ out:
 static void table_fini(struct table *t)
 {
 	sqlite3_finalize(t->st);
-	sqlite3_finalize(t->bulk);
-	sqlite3_finalize(t->clear);
 	sqlite3_free(t->copy_sql);
 	free(t->name);
 }
@@ -299,81 +310,63 @@ void sw_merge_free(struct sw_merge *m)
 		return;
 	for (int i = 0; i < m->nt; i++)
 		table_fini(&m->t[i]);
-	table_fini(&m->runs);
-	table_fini(&m->sweep);
 	sqlite3_finalize(m->runs_copy);
 	sqlite3_finalize(m->sel);
 	sqlite3_finalize(m->exists);
 	sqlite3_finalize(m->sweep_ins);
 	sqlite3_finalize(m->id_taken);
-	sqlite3_finalize(m->last);
-	for (int i = 0; i < NAPPLIES; i++)
-		sqlite3_finalize(m->applies[i]);
+	sqlite3_finalize(m->run_shard);
+	sqlite3_finalize(m->seen_upd);
 	free(m);
 }
 
-/* The statement that copies every row of one table: `SELECT *` when both have
- * the same columns in the same order (SQLite then moves raw records, the
- * transfer optimisation, into a table without indexes), else the columns both
- * have, by name. */
-static int bulk_prepare(sqlite3 *out, struct table *t)
-{
-	char *sc[MAX_COLS], *mc[MAX_COLS], *cols = sqlite3_mprintf(""), *sql = NULL;
-	int ns = column_names(out, "s", t->name, sc, MAX_COLS);
-	int nm = column_names(out, "main", t->name, mc, MAX_COLS);
-	bool same = ns == nm && ns > 0, first = true;
-	int ret = -EIO;
-
-	if (ns <= 0 || nm <= 0 || !cols)
-		goto out;
-	for (int i = 0; i < ns && same; i++)
-		same = sc[i] && mc[i] && !strcmp(sc[i], mc[i]);
-	for (int i = 0; i < ns && !same; i++) {
-		char *n;
-
-		if (!sc[i] || !has_col(mc, nm, sc[i]))
-			continue;
-		n = sqlite3_mprintf("%s%s\"%w\"", cols, first ? "" : ",", sc[i]);
-		sqlite3_free(cols);
-		cols = n;
-		first = false;
-		if (!cols)
-			goto out;
-	}
-	if (same)
-		sql = sqlite3_mprintf("INSERT INTO main.\"%w\" SELECT * FROM s.\"%w\"", t->name, t->name);
-	else
-		sql = sqlite3_mprintf("INSERT INTO main.\"%w\"(%s) SELECT %s FROM s.\"%w\"", t->name, cols,
-				      cols, t->name);
-	if (sql && sqlite3_prepare_v2(out, sql, -1, &t->bulk, NULL) == SQLITE_OK)
-		ret = 0;
-out:
-	if (ns > 0)
-		free_cols(sc, ns);
-	if (nm > 0)
-		free_cols(mc, nm);
-	sqlite3_free(cols);
-	sqlite3_free(sql);
-	return ret;
-}
-
 /*
- * The bulk copy applies when the shard holds complete runs only, none of
- * whose keys or run ids OUT has: then every row of the shard is copied as
- * it is.  Anything else (a shard left by a killed sweep, a run id taken)
- * goes run by run.
+ * The shard attached as 's' in OUT's table shards: its path relative to
+ * OUT's folder (both as SQLite resolved them), its id and how far OUT has
+ * looked into it; and the statements that say where a run's events are.
  */
-static const char *const applies_sql[NAPPLIES] = {
-	"SELECT EXISTS(SELECT 1 FROM s.runs r LEFT JOIN s.sweep w ON w.run_id = r.run_id"
-	" WHERE w.rowid IS NULL OR r.status IS NULL OR r.status IN ('running', 'interrupted'))",
-	"SELECT EXISTS(SELECT 1 FROM s.sweep w WHERE w.run_id IS NOT NULL AND NOT EXISTS"
-	" (SELECT 1 FROM s.runs r WHERE r.run_id = w.run_id))",
-	"SELECT EXISTS(SELECT 1 FROM s.runs r JOIN main.runs m ON m.run_id = r.run_id)",
-	"SELECT EXISTS(SELECT 1 FROM s.sweep w JOIN main.sweep m ON m.scenario_hash ="
-	" w.scenario_hash AND m.order_name = w.order_name AND m.seed = w.seed AND"
-	" ifnull(m.kernel, '') = ifnull(w.kernel, '') AND m.mode = w.mode AND"
-	" m.workers = w.workers)",
-};
+static int register_shard(struct sw_merge *m)
+{
+	const char *main = sqlite3_db_filename(m->out, "main"), *file = sqlite3_db_filename(m->out, "s");
+	const char *slash = main ? strrchr(main, '/') : NULL, *rel = file;
+	sqlite3_stmt *find, *add;
+	int ret = -EIO, rc;
+
+	if (!file || !*file)
+		return -EIO;
+	if (slash && !strncmp(file, main, (size_t)(slash - main) + 1))
+		rel = file + (slash - main) + 1;
+	if (sqlite3_prepare_v2(m->out, "SELECT shard_id, seen FROM main.shards WHERE path = ?1", -1,
+			       &find, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_prepare_v2(m->out, "INSERT INTO main.shards(path) VALUES(?1)", -1, &add, NULL)
+	    != SQLITE_OK) {
+		sqlite3_finalize(find);
+		return -EIO;
+	}
+	sqlite3_bind_text(find, 1, rel, -1, SQLITE_STATIC);
+	sqlite3_bind_text(add, 1, rel, -1, SQLITE_STATIC);
+	/* looked up first: a pass with nothing new then takes no write lock on OUT */
+	rc = sqlite3_step(find);
+	if (rc == SQLITE_DONE && !step_done(add)) {
+		sqlite3_reset(find);
+		rc = sqlite3_step(find);
+	}
+	if (rc == SQLITE_ROW) {
+		m->shard_id = sqlite3_column_int64(find, 0);
+		m->seen = sqlite3_column_int64(find, 1);
+		ret = 0;
+	}
+	sqlite3_finalize(find);
+	sqlite3_finalize(add);
+	if (ret || sqlite3_prepare_v2(m->out, "INSERT OR REPLACE INTO main.run_shards(run_id, shard_id,"
+				      " shard_run_id) VALUES(?1, ?2, ?3)", -1, &m->run_shard, NULL)
+	    != SQLITE_OK ||
+	    sqlite3_prepare_v2(m->out, "UPDATE main.shards SET seen = max(seen, ?1) WHERE"
+			       " shard_id = ?2", -1, &m->seen_upd, NULL) != SQLITE_OK)
+		return -EIO;
+	return 0;
+}
 
 /* Tables of the shard missing in OUT are created there first (schema from the shard). */
 static int merge_prepare(struct sw_merge *m)
@@ -405,13 +398,13 @@ static int merge_prepare(struct sw_merge *m)
 		has_run = n > 0 && has_col(cols, n, "run_id");
 		if (n > 0)
 			free_cols(cols, n);
-		if (!has_run || !strcmp(name, "runs"))
+		if (!has_run || !strcmp(name, "runs") || dl_log_shard_table(name))
 			continue;
 		m->t[m->nt].name = strdup(name);
 		m->t[m->nt].copy_sql = copy_sql(m->out, name);
 		if (!m->t[m->nt].name || !m->t[m->nt].copy_sql ||
 		    sqlite3_prepare_v2(m->out, m->t[m->nt].copy_sql, -1, &m->t[m->nt].st, NULL)
-		    != SQLITE_OK || bulk_prepare(m->out, &m->t[m->nt])) {
+		    != SQLITE_OK) {
 			m->nt++;
 			sqlite3_finalize(st);
 			return -EIO;
@@ -426,10 +419,6 @@ static int merge_prepare(struct sw_merge *m)
 		return -EIO;
 	}
 	sqlite3_free(runs_sql);
-	m->runs.name = strdup("runs");
-	m->sweep.name = strdup("sweep");
-	if (!m->runs.name || !m->sweep.name || bulk_prepare(m->out, &m->runs))
-		return -EIO;
 	/* complete runs only: the sweep row is written after the run ended */
 	if (sqlite3_prepare_v2(m->out, "SELECT w.rowid, w.run_id, w.scenario_hash, w.order_name,"
 			       " w.seed, w.kernel, w.mode, w.workers, w.source, w.status, w.error"
@@ -444,19 +433,9 @@ static int merge_prepare(struct sw_merge *m)
 			       " seed, kernel, mode, workers, source, status, error)"
 			       " VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &m->sweep_ins, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(m->out, "SELECT 1 FROM main.runs WHERE run_id = ?1", -1, &m->id_taken,
-			       NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(m->out, "INSERT INTO main.sweep(run_id, scenario_hash, source,"
-			       " order_name, seed, kernel, mode, workers, status, error)"
-			       " SELECT run_id, scenario_hash, source, order_name, seed, kernel, mode,"
-			       " workers, status, error FROM s.sweep ORDER BY rowid", -1, &m->sweep.bulk,
-			       NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(m->out, "SELECT ifnull(max(rowid), 0) FROM s.sweep", -1, &m->last, NULL)
-	    != SQLITE_OK)
+			       NULL) != SQLITE_OK)
 		return -EIO;
-	for (int i = 0; i < NAPPLIES; i++)
-		if (sqlite3_prepare_v2(m->out, applies_sql[i], -1, &m->applies[i], NULL) != SQLITE_OK)
-			return -EIO;
-	return 0;
+	return register_shard(m);
 }
 
 int sw_merge_prepare(sqlite3 *out, struct sw_merge **mp)
@@ -475,14 +454,6 @@ int sw_merge_prepare(sqlite3 *out, struct sw_merge **mp)
 	}
 	*mp = m;
 	return 0;
-}
-
-static int step_done(sqlite3_stmt *st)
-{
-	int rc = sqlite3_step(st);
-
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
 /* Copies one complete run (or a recorded failure) unless its key is in OUT. */
@@ -520,6 +491,11 @@ static int merge_row(struct sw_merge *m, sqlite3_stmt *sel, uint32_t *merged)
 			if (step_done(m->t[i].st))
 				return -EIO;
 		}
+		sqlite3_bind_int64(m->run_shard, 1, nid);
+		sqlite3_bind_int64(m->run_shard, 2, m->shard_id);
+		sqlite3_bind_int64(m->run_shard, 3, old);
+		if (step_done(m->run_shard))
+			return -EIO;
 		sqlite3_bind_int64(m->sweep_ins, 1, nid);
 	} else {
 		sqlite3_bind_null(m->sweep_ins, 1);
@@ -532,58 +508,13 @@ static int merge_row(struct sw_merge *m, sqlite3_stmt *sel, uint32_t *merged)
 	return 0;
 }
 
-/* 1 when a query's single integer is non-zero, 0 when zero, -EIO on an error. */
-static int query_true(sqlite3_stmt *st)
+int sw_merge_step(struct sw_merge *m, uint32_t *merged)
 {
-	int ret = -EIO;
-
-	if (sqlite3_step(st) == SQLITE_ROW)
-		ret = sqlite3_column_int64(st, 0) != 0;
-	sqlite3_reset(st);
-	return ret;
-}
-
-static int bulk_applies(struct sw_merge *m)
-{
-	for (int i = 0; i < NAPPLIES; i++) {
-		int r = query_true(m->applies[i]);
-
-		if (r)
-			return r < 0 ? r : 0;
-	}
-	return 1;
-}
-
-static int merge_bulk(struct sw_merge *m, int64_t *hwm, uint32_t *merged)
-{
-	int ret = step_done(m->runs.bulk);
-
-	for (int i = 0; i < m->nt && !ret; i++)
-		ret = step_done(m->t[i].bulk);
-	if (ret || sqlite3_step(m->sweep.bulk) != SQLITE_DONE) {
-		sqlite3_reset(m->sweep.bulk);
-		return -EIO;
-	}
-	sqlite3_reset(m->sweep.bulk);
-	*merged += (uint32_t)sqlite3_changes(m->out);
-	if (sqlite3_step(m->last) == SQLITE_ROW)
-		*hwm = sqlite3_column_int64(m->last, 0);
-	else
-		ret = -EIO;
-	sqlite3_reset(m->last);
-	return ret;
-}
-
-int sw_merge_step(struct sw_merge *m, bool whole, int64_t *hwm, uint32_t *merged)
-{
-	int64_t last = *hwm;
+	int64_t last = m->seen;
 	int ret = 0, rc;
 
-	if (whole && *hwm == 0 && (ret = bulk_applies(m)) == 1)
-		return merge_bulk(m, hwm, merged);
-	if (ret < 0)
-		return ret;
-	sqlite3_bind_int64(m->sel, 1, *hwm);
+	/* the shard stays: go on from where OUT last looked, and say how far */
+	sqlite3_bind_int64(m->sel, 1, m->seen);
 	while (!ret && (rc = sqlite3_step(m->sel)) == SQLITE_ROW) {
 		last = sqlite3_column_int64(m->sel, 0);
 		ret = merge_row(m, m->sel, merged);
@@ -591,33 +522,14 @@ int sw_merge_step(struct sw_merge *m, bool whole, int64_t *hwm, uint32_t *merged
 	if (!ret && rc != SQLITE_DONE)
 		ret = -EIO;
 	sqlite3_reset(m->sel);
-	if (!ret)
-		*hwm = last;
-	return ret;
-}
-
-int sw_merge_clear(struct sw_merge *m)
-{
-	struct table *all[MAX_TABLES + 2];
-	int n = 0;
-
-	all[n++] = &m->runs;
-	all[n++] = &m->sweep;
-	for (int i = 0; i < m->nt; i++)
-		all[n++] = &m->t[i];
-	for (int i = 0; i < n; i++) {
-		if (!all[i]->clear) {
-			char *sql = sqlite3_mprintf("DELETE FROM s.\"%w\"", all[i]->name);
-			int rc = sql ? sqlite3_prepare_v2(m->out, sql, -1, &all[i]->clear, NULL) : SQLITE_NOMEM;
-
-			sqlite3_free(sql);
-			if (rc != SQLITE_OK)
-				return -EIO;
-		}
-		if (step_done(all[i]->clear))
-			return -EIO;
+	if (!ret && last > m->seen) {
+		sqlite3_bind_int64(m->seen_upd, 1, last);
+		sqlite3_bind_int64(m->seen_upd, 2, m->shard_id);
+		ret = step_done(m->seen_upd);
+		if (!ret)
+			m->seen = last;
 	}
-	return 0;
+	return ret;
 }
 
 /* Does the database attached as 's' hold a run? */
@@ -640,8 +552,11 @@ static void merge_err(sqlite3 *out, const char *shard, const char *what, char *e
 		 "disk full: " : "", shard, what, sqlite3_errmsg(out));
 }
 
-static int merge_impl(sqlite3 *out, const char *shard, int64_t *hwm, bool whole, uint32_t *merged,
-		      char *err, size_t errlen)
+/* How long a merge is tried again while other writers commit, and how often. */
+#define MERGE_BUSY_MS 600000
+#define MERGE_RETRY_US 2000
+
+int dl_sweep_merge(sqlite3 *out, const char *shard, uint32_t *merged, char *err, size_t errlen)
 {
 	struct sw_merge *m = NULL;
 	sqlite3_stmt *att;
@@ -671,42 +586,44 @@ static int merge_impl(sqlite3 *out, const char *shard, int64_t *hwm, bool whole,
 		}
 		goto detach;
 	}
-	/* deferred: IMMEDIATE would write-lock the attached shard too, stalling its worker */
-	if (sqlite3_exec(out, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-		merge_err(out, shard, "begin", err, errlen);
-		ret = -EIO;
-		goto detach;
-	}
-	ret = sw_merge_prepare(out, &m);
-	if (!ret)
-		ret = sw_merge_step(m, whole, hwm, merged);
-	if (ret)
-		merge_err(out, shard, "merge", err, errlen);
-	sw_merge_free(m);
-	if (sqlite3_exec(out, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !ret) {
-		merge_err(out, shard, "commit", err, errlen);
-		sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
-		ret = -EIO;
+	/*
+	 * Deferred: IMMEDIATE would write-lock the attached shard too, stalling its
+	 * worker.  A deferred transaction that reads before it writes gets
+	 * SQLITE_BUSY without the busy handler when another writer (a direct
+	 * worker) committed meanwhile: then it is tried again.
+	 */
+	for (int64_t waited_us = 0;; waited_us += MERGE_RETRY_US) {
+		bool busy;
+
+		if (sqlite3_exec(out, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+			merge_err(out, shard, "begin", err, errlen);
+			ret = -EIO;
+			goto detach;
+		}
+		*merged = 0;
+		ret = sw_merge_prepare(out, &m);
+		if (!ret)
+			ret = sw_merge_step(m, merged);
+		if (ret)
+			merge_err(out, shard, "merge", err, errlen);
+		sw_merge_free(m);
+		m = NULL;
+		if (!ret && sqlite3_exec(out, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+			merge_err(out, shard, "commit", err, errlen);
+			ret = -EIO;
+		}
+		busy = ret && (sqlite3_extended_errcode(out) & 0xff) == SQLITE_BUSY;
+		if (ret)
+			sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
+		if (!busy || waited_us >= MERGE_BUSY_MS * 1000LL)
+			break;
+		usleep(MERGE_RETRY_US);
 	}
 	if (ret)
 		*merged = 0;
 detach:
 	sqlite3_exec(out, "DETACH s", NULL, NULL, NULL);
 	return ret;
-}
-
-int dl_sweep_merge(sqlite3 *out, const char *shard, int64_t *hwm, uint32_t *merged, char *err,
-		   size_t errlen)
-{
-	return merge_impl(out, shard, hwm, false, merged, err, errlen);
-}
-
-int dl_sweep_merge_file(sqlite3 *out, const char *shard, uint32_t *merged, char *err,
-			size_t errlen)
-{
-	int64_t hwm = 0;
-
-	return merge_impl(out, shard, &hwm, true, merged, err, errlen);
 }
 
 static bool ends_with(const char *s, const char *tail)
@@ -717,13 +634,14 @@ static bool ends_with(const char *s, const char *tail)
 }
 
 /*
- * Merges and removes the shards of OUTPATH's shard directory named PREFIX*
- * (NULL: any), only the closed segments with @closed_only; @recover: the
- * leftovers of a killed sweep, where a direct worker's scratch file holds
- * only runs it had not committed (deleted) and the directory goes at the end.
+ * Merges the complete runs of the shards of OUTPATH's shard directory named
+ * PREFIX* (NULL: any) not yet in OUT: their small rows, and where their
+ * events are; the shards stay.  @recover: the leftovers of a killed sweep,
+ * where an older direct worker's scratch file holds only runs it had not
+ * committed (deleted).
  */
-static int merge_shards(sqlite3 *out, const char *outpath, const char *prefix, bool closed_only,
-			bool recover, uint32_t *merged, char *err, size_t errlen)
+static int merge_shards(sqlite3 *out, const char *outpath, const char *prefix, bool recover,
+			uint32_t *merged, char *err, size_t errlen)
 {
 	char dir[4096];
 	DIR *d;
@@ -744,25 +662,19 @@ static int merge_shards(sqlite3 *out, const char *outpath, const char *prefix, b
 			unlink(path);
 			continue;
 		}
-		if (!ends_with(e->d_name, ".db") || (closed_only && !ends_with(e->d_name, ".done.db")) ||
-		    (prefix && strncmp(e->d_name, prefix, strlen(prefix))))
+		if (!ends_with(e->d_name, ".db") || (prefix && strncmp(e->d_name, prefix, strlen(prefix))))
 			continue;
-		ret = dl_sweep_merge_file(out, path, &k, err, errlen);
-		if (!ret) {
-			sw_shard_remove(path);
-			*merged += k;
-		}
+		ret = dl_sweep_merge(out, path, &k, err, errlen);
+		*merged += k;
 	}
 	closedir(d);
-	if (recover)
-		rmdir(dir);
 	return ret;
 }
 
-int dl_sweep_merge_dir(sqlite3 *out, const char *outpath, const char *prefix, bool closed_only,
-		       uint32_t *merged, char *err, size_t errlen)
+int dl_sweep_merge_dir(sqlite3 *out, const char *outpath, const char *prefix, uint32_t *merged,
+		       char *err, size_t errlen)
 {
-	return merge_shards(out, outpath, prefix, closed_only, false, merged, err, errlen);
+	return merge_shards(out, outpath, prefix, false, merged, err, errlen);
 }
 
 int64_t dl_sweep_out_next_id(sqlite3 *out)
@@ -777,37 +689,6 @@ int64_t dl_sweep_out_next_id(sqlite3 *out)
 		id = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return id;
-}
-
-int dl_sweep_out_bulk(sqlite3 *out, uint32_t runs_to_do, bool direct)
-{
-	sqlite3_stmt *st;
-	int64_t have = 0;
-
-	if (sqlite3_prepare_v2(out, "SELECT count(*) FROM runs", -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		have = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	/*
-	 * A rollback journal instead of the WAL while the sweep merges: the copied
-	 * pages are appended to the file once, not written to the WAL and then
-	 * again by its checkpoint.  synchronous = FULL: each merge's commit is
-	 * durable (a few syncs a second); a process killed mid-merge leaves a hot
-	 * journal that the next open rolls back.  Refused while another
-	 * connection reads OUT in WAL mode: then it stays WAL (slower, as safe).
-	 * Direct: WAL stays, workers commit a task at a time (no sync per commit,
-	 * and a reader never blocks them).
-	 */
-	if (!direct)
-		sqlite3_exec(out, "PRAGMA journal_mode = TRUNCATE; PRAGMA synchronous = FULL;", NULL,
-			     NULL, NULL);
-	/* rebuilding costs what OUT already holds: only when the sweep adds as much */
-	if (have > (int64_t)runs_to_do)
-		return 0;
-	return sqlite3_exec(out, "DROP INDEX IF EXISTS events_run_seq; DROP INDEX IF EXISTS devices_run;"
-			    " DROP INDEX IF EXISTS metrics_run; DROP INDEX IF EXISTS violations_run;"
-			    " DROP INDEX IF EXISTS refused_run;", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
 int dl_sweep_out_finish(sqlite3 *out, char *err, size_t errlen)
@@ -880,19 +761,79 @@ int dl_sweep_out_fail(sqlite3 *out, const struct dl_sweep_plan *p, uint32_t task
 	return ret;
 }
 
-/* Removes a shard and its WAL and shared-memory files. */
-void sw_shard_remove(const char *path)
-{
-	char aux[4500];
-
-	unlink(path);
-	snprintf(aux, sizeof(aux), "%s-wal", path);
-	unlink(aux);
-	snprintf(aux, sizeof(aux), "%s-shm", path);
-	unlink(aux);
-}
-
 int dl_sweep_recover(sqlite3 *out, const char *outpath, uint32_t *merged, char *err, size_t errlen)
 {
-	return merge_shards(out, outpath, NULL, false, true, merged, err, errlen);
+	return merge_shards(out, outpath, NULL, true, merged, err, errlen);
+}
+
+/* Removes the files the sweep wrote in OUTPATH's shard folder (and the folder, if then empty). */
+static uint32_t remove_shards(const char *outpath)
+{
+	char dir[4096];
+	uint32_t n = 0;
+	DIR *d;
+	struct dirent *e;
+
+	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char path[4400];
+
+		if (!shard_name(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		n += unlink(path) == 0;
+	}
+	closedir(d);
+	rmdir(dir);
+	return n;
+}
+
+int dl_sweep_compact(sqlite3 *out, const char *outpath, uint32_t *runs, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	int64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	int ret = 0;
+
+	*runs = 0;
+	if (sqlite3_prepare_v2(out, "SELECT DISTINCT shard_id FROM run_shards ORDER BY 1", -1, &st, NULL)
+	    != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot read run_shards: %s", outpath, sqlite3_errmsg(out));
+		return -EIO;
+	}
+	while (!ret && sqlite3_step(st) == SQLITE_ROW) {
+		if (n == cap) {
+			int64_t *ni = realloc(ids, (cap = cap ? 2 * cap : 16) * sizeof(*ni));
+
+			if (!ni) {
+				snprintf(err, errlen, "out of memory");
+				ret = -ENOMEM;
+				break;
+			}
+			ids = ni;
+		}
+		ids[n++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < n && !ret; i++) {
+		uint32_t k = 0;
+		uint64_t rows = 0;
+
+		ret = dl_log_shard_compact(out, ids[i], &k, &rows, err, errlen);
+		*runs += k;
+	}
+	free(ids);
+	if (ret)
+		return ret;
+	/* every run's events are in OUT now: what the sweep wrote in its folder can go */
+	if (sqlite3_exec(out, "DELETE FROM shards WHERE shard_id NOT IN (SELECT shard_id FROM run_shards)",
+			 NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", outpath, sqlite3_errmsg(out));
+		return -EIO;
+	}
+	remove_shards(outpath);
+	return 0;
 }

@@ -107,12 +107,6 @@ static void child_main(const char *outpath, bool direct, const struct dl_sweep_p
 			code = 4;
 			break;
 		}
-		/* about every second a closed segment for the parent to merge whole */
-		if (dl_sweep_worker_rotate(w, MERGE_EVERY_NS, err, sizeof(err))) {
-			fprintf(stderr, "dlsim sweep: worker: %s\n", err);
-			code = 4;
-			break;
-		}
 		if (!full_write(out, &d, sizeof(d)))
 			break;
 	}
@@ -174,14 +168,13 @@ static int spawn(struct child *c, struct child *all, uint32_t n, const struct dl
 	return 0;
 }
 
-/* The segments the worker closed (@all: every one, the worker is gone). */
-static int merge_child(struct dl_sweep_coord *co, struct child *c, bool all)
+/* The runs the worker finished since the last look (their events stay in its shard). */
+static int merge_child(struct dl_sweep_coord *co, struct child *c)
 {
 	uint32_t k = 0;
 	int ret;
 
-	ret = dl_sweep_merge_dir(co->out, co->outpath, c->prefix, !all, &k, co->err,
-				 sizeof(co->err));
+	ret = dl_sweep_merge_dir(co->out, co->outpath, c->prefix, &k, co->err, sizeof(co->err));
 	co->merged += k;
 	return ret;
 }
@@ -196,7 +189,7 @@ static int reap(struct dl_sweep_coord *co, struct child *c, const struct dl_swee
 	close(c->from);
 	c->to = c->from = -1;
 	waitpid(c->pid, &status, 0);
-	ret = merge_child(co, c, true);
+	ret = merge_child(co, c);
 	if (!ret && c->busy && !*co->stop) {
 		if (WIFSIGNALED(status))
 			snprintf(why, sizeof(why), "the worker died of signal %d during this run",
@@ -205,6 +198,10 @@ static int reap(struct dl_sweep_coord *co, struct child *c, const struct dl_swee
 			snprintf(why, sizeof(why), "the worker exited with status %d during this run",
 				 WEXITSTATUS(status));
 		ret = dl_sweep_out_fail(co->out, p, c->cur.task, c->cur.pending, why, &co->failed);
+		if (ret)
+			snprintf(co->err, sizeof(co->err), "%s%s: recording the runs of a lost worker: %s",
+				 (sqlite3_extended_errcode(co->out) & 0xff) == SQLITE_FULL ? "disk full: " : "",
+				 co->outpath, sqlite3_errmsg(co->out));
 		co->done += (uint32_t)__builtin_popcountll(c->cur.pending);
 	}
 	c->pid = 0;
@@ -304,10 +301,11 @@ int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 			if (next < ntask && !*co->stop && !ret && (ret = spawn(c, ch, jobs, co, p)))
 				break;
 		}
-		if (now_ns() - last_merge >= MERGE_EVERY_NS) {
+		/* direct: the workers commit their runs themselves; the parent only after one died */
+		if (!co->direct && now_ns() - last_merge >= MERGE_EVERY_NS) {
 			for (uint32_t i = 0; i < jobs && !ret; i++)
 				if (ch[i].pid)
-					ret = merge_child(co, &ch[i], false);
+					ret = merge_child(co, &ch[i]);
 			last_merge = now_ns();
 		}
 		if (co->progress)
@@ -320,7 +318,7 @@ int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 			if (r && !ret)
 				ret = r;
 		}
-	rmdir(dir);
+	rmdir(dir);             /* only if no worker wrote a shard */
 	free(order);
 	free(ch);
 	free(pf);

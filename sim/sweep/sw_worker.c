@@ -5,11 +5,11 @@
  * re-checks each run from its log, and then writes the run's sweep row:
  * the mark the merge copies on.
  *
- * Direct (a worker on OUT.db's host): the shard is a scratch log that holds
- * one run; when the run is done the worker itself copies it into OUT.db in
- * one BEGIN IMMEDIATE transaction (SQLite's write lock: one writer at a
- * time, the others simulate meanwhile) and empties it.  Shards: the
- * coordinator copies closed segments (dl_sweep_worker_rotate).
+ * The shard stays with the run's events.  Direct (a worker on OUT.db's
+ * host): when the run is done the worker itself copies its small rows and
+ * where its events are into OUT.db in one BEGIN IMMEDIATE transaction
+ * (SQLite's write lock, held for some 60 rows: one writer at a time, the
+ * others simulate meanwhile).  Otherwise the coordinator copies them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,15 +37,12 @@
 struct dl_sweep_worker {
 	const struct dl_sweep_plan *p;
 	const char *outpath;         /* direct: OUT.db (NULL: shards) */
-	bool mem;                    /* direct: the scratch is in memory (else a file) */
 	sqlite3 *out;                /* direct: OUT.db, the scratch attached as 's' */
 	struct sw_merge *merge;
 	int64_t lock_deadline;
 	char base[4200];             /* the shard's name; segment k is BASE-sK.db */
 	char path[4300];             /* the open segment */
-	unsigned seg;
 	uint32_t runs;               /* runs in the open segment */
-	struct timespec opened;
 	struct dl_log *log;
 	sqlite3 *db;                 /* second connection: sweep rows, check */
 	sqlite3_stmt *ins, *mark;
@@ -125,15 +122,11 @@ static void worker_shut(struct dl_sweep_worker *w)
 	w->log = NULL;
 }
 
-/* Direct: OUT.db with the scratch attached as 's', and the merge's statements. */
+/* Direct: OUT.db with the shard attached as 's', and the merge's statements. */
 static int out_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 {
 	sqlite3_stmt *att = NULL;
-	/* URIs for ATTACH of the scratch in memory; OUT.db itself is a plain path (the
-	 * coordinator opened and checked it) unless it looks like a URI: then the
-	 * scratch is a file (scratch_open) */
-	int rc = sqlite3_open_v2(w->outpath, &w->out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
-				 (w->mem ? SQLITE_OPEN_URI : 0), NULL);
+	int rc = sqlite3_open_v2(w->outpath, &w->out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
 	int ret = 0;
 
 	if (rc != SQLITE_OK)
@@ -149,36 +142,34 @@ static int out_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 	if (!ret && sqlite3_step(att) != SQLITE_DONE)
 		ret = -EIO;
 	sqlite3_finalize(att);
-	if (!ret && (sqlite3_exec(w->out, "PRAGMA s.journal_mode = MEMORY; PRAGMA s.synchronous = OFF;"
-				  " PRAGMA s.secure_delete = OFF;", NULL, NULL, NULL) != SQLITE_OK ||
-		     sw_merge_prepare(w->out, &w->merge)))
+	if (!ret && sw_merge_prepare(w->out, &w->merge))
 		ret = -EIO;
 	if (ret)
-		snprintf(err, errlen, "%s: cannot attach its scratch %s: %s", w->outpath, w->path,
+		snprintf(err, errlen, "%s: cannot attach its shard %s: %s", w->outpath, w->path,
 			 w->out ? sqlite3_errmsg(w->out) : "out of memory");
 	return ret;
 }
 
 /*
- * Direct: the finished run (or a recorded failure) in the scratch into
- * OUT.db in one transaction, then the scratch emptied.  A run without its
- * sweep row (interrupted) is not copied.  The time spent waiting for the
+ * Direct: the finished run (or a recorded failure) of the shard into OUT.db
+ * in one transaction: its small rows and where its events are.  A run
+ * without its sweep row (interrupted) is not copied.  The time spent waiting for the
  * write lock and holding it is added to @res.
  */
 static int commit_runs(struct dl_sweep_worker *w, struct dl_sweep_task_result *res)
 {
-	int64_t t0 = now_ns(), t1, c1, hwm = 0;
+	int64_t t0 = now_ns(), t1, c1;
 	uint32_t merged = 0;
 	int ret = 0;
 
 	if (!w->runs)
-		return sw_merge_clear(w->merge);    /* an interrupted run, if any */
+		return 0;               /* an interrupted run, if any, stays unreferenced */
 	if (sqlite3_exec(w->out, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		return worker_err(w, w->outpath, w->out);
 	t1 = now_ns();
 	c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	res->lock_wait_ns += (uint64_t)(t1 - t0);
-	ret = sw_merge_step(w->merge, true, &hwm, &merged);
+	ret = sw_merge_step(w->merge, &merged);
 	if (ret)
 		ret = worker_err(w, w->outpath, w->out);
 	if (sqlite3_exec(w->out, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !ret) {
@@ -187,8 +178,6 @@ static int commit_runs(struct dl_sweep_worker *w, struct dl_sweep_task_result *r
 	}
 	res->lock_hold_ns += (uint64_t)(now_ns() - t1);
 	res->lock_hold_cpu_ns += (uint64_t)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - c1);
-	if (!ret)
-		ret = sw_merge_clear(w->merge);
 	w->runs = 0;
 	return ret;
 }
@@ -200,26 +189,7 @@ const char *dl_sweep_worker_error(const struct dl_sweep_worker *w)
 	return w->out ? sqlite3_errmsg(w->out) : w->db ? sqlite3_errmsg(w->db) : "out of memory";
 }
 
-/* The worker's second connection to its shard or scratch. */
-static int scratch_conn(struct dl_sweep_worker *w, char *err, size_t errlen)
-{
-	char *emsg = NULL;
-
-	if (!w->outpath)
-		return dl_log_open_existing(w->path, &w->db, err, errlen);
-	if (sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
-			    (w->mem ? SQLITE_OPEN_URI : 0), NULL) != SQLITE_OK ||
-	    sqlite3_exec(w->db, DL_LOG_SCRATCH_PRAGMAS, NULL, NULL, &emsg) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", w->path, emsg ? emsg :
-			 w->db ? sqlite3_errmsg(w->db) : "out of memory");
-		sqlite3_free(emsg);
-		return -EIO;
-	}
-	sqlite3_busy_timeout(w->db, DL_LOG_BUSY_MS);
-	return 0;
-}
-
-/* Opens segment w->seg of the shard (direct: the scratch): the log writer and a second connection. */
+/* Opens the shard: the log writer and a second connection (sweep rows, check). */
 static int segment_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 {
 	size_t n = strlen(w->base);
@@ -228,18 +198,11 @@ static int segment_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 
 	if (n > 3 && !strcmp(w->base + n - 3, ".db"))
 		n -= 3;
-	if (!w->outpath)
-		snprintf(w->path, sizeof(w->path), "%.*s-s%u.db", (int)n, w->base, w->seg);
-	else if (w->mem)
-		snprintf(w->path, sizeof(w->path), "file:/dlsim-sweep-%ld?vfs=memdb", (long)getpid());
-	else
-		snprintf(w->path, sizeof(w->path), "%.*s.scratch", (int)n, w->base);
+	snprintf(w->path, sizeof(w->path), "%.*s-s0.db", (int)n, w->base);
 	w->runs = 0;
-	clock_gettime(CLOCK_MONOTONIC, &w->opened);
-	ret = w->outpath ? dl_log_open_scratch(w->path, &w->log, err, errlen) :
-	      dl_log_open(w->path, &w->log, err, errlen);
+	ret = dl_log_open(w->path, &w->log, err, errlen);
 	if (!ret)
-		ret = scratch_conn(w, err, errlen);
+		ret = dl_log_open_existing(w->path, &w->db, err, errlen);
 	if (!ret && (sqlite3_exec(w->db, sw_sweep_schema, NULL, NULL, &emsg) != SQLITE_OK ||
 		     sqlite3_prepare_v2(w->db, "INSERT INTO sweep(run_id, scenario_hash, source,"
 					" order_name, seed, kernel, mode, workers, status, error)"
@@ -252,30 +215,6 @@ static int segment_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 	}
 	if (!ret && w->outpath)
 		ret = out_open(w, err, errlen);
-	return ret;
-}
-
-/*
- * Direct: a scratch in memory holds a run of up to DL_SWEEP_MEM_ITEMS devices
- * and links (some 2 kB of log each); a bigger run is logged to a file
- * instead (OUT.db.shards/NAME.scratch), so that a million devices need disk,
- * not memory.  Switches between the two when a task needs the other.
- */
-static int scratch_fit(struct dl_sweep_worker *w, const struct dl_scenario *sc)
-{
-	bool mem = (uint64_t)sc->ndev + sc->nlink <= DL_SWEEP_MEM_ITEMS && strncmp(w->outpath, "file:", 5);
-	char err[512];
-	int ret;
-
-	if (mem == w->mem)
-		return 0;
-	worker_shut(w);
-	if (!w->mem)
-		unlink(w->path);
-	w->mem = mem;
-	ret = segment_open(w, err, sizeof(err));
-	if (ret)
-		fprintf(stderr, "dlsim sweep: worker: %s\n", err);
 	return ret;
 }
 
@@ -297,7 +236,6 @@ int dl_sweep_worker_open(const char *shard, const char *outpath, const struct dl
 		return -EINVAL;
 	}
 	w->outpath = outpath;
-	w->mem = outpath && strncmp(outpath, "file:", 5);
 	snprintf(w->base, sizeof(w->base), "%s", shard);
 	ret = segment_open(w, err, errlen);
 	if (ret) {
@@ -308,37 +246,28 @@ int dl_sweep_worker_open(const char *shard, const char *outpath, const struct dl
 	return 0;
 }
 
+/*
+ * The shard, done with, leaves WAL for a rollback journal: one file that
+ * readers open in a folder they cannot write (a WAL database needs its -shm
+ * there).  Refused (and left as it is) while another connection reads it.
+ */
+static void shard_settle(const char *path)
+{
+	sqlite3 *db = NULL;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK)
+		sqlite3_exec(db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
+	sqlite3_close(db);
+}
+
 void dl_sweep_worker_close(struct dl_sweep_worker *w)
 {
 	if (!w)
 		return;
 	worker_shut(w);
-	if (w->outpath && !w->mem)
-		unlink(w->path);
+	if (w->path[0])
+		shard_settle(w->path);
 	free(w);
-}
-
-int dl_sweep_worker_rotate(struct dl_sweep_worker *w, int64_t min_age_ns, char *err, size_t errlen)
-{
-	struct timespec now;
-	char done[4400], wal[4400];
-	size_t n = strlen(w->path);
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (w->outpath || !w->runs || (int64_t)(now.tv_sec - w->opened.tv_sec) * 1000000000LL +
-	    (now.tv_nsec - w->opened.tv_nsec) < min_age_ns)
-		return 0;
-	worker_shut(w);
-	/* closed cleanly, the segment is one file (its WAL checkpointed and removed):
-	 * only then is it renamed for the coordinator; otherwise it waits for the end */
-	snprintf(wal, sizeof(wal), "%s-wal", w->path);
-	snprintf(done, sizeof(done), "%.*s.done.db", (int)(n - 3), w->path);
-	if (access(wal, F_OK) != 0 && rename(w->path, done) != 0) {
-		snprintf(err, errlen, "%s: cannot rename: %s", w->path, strerror(errno));
-		return -EIO;
-	}
-	w->seg++;
-	return segment_open(w, err, errlen);
 }
 
 static int record(struct dl_sweep_worker *w, int64_t run_id, const struct dl_sweep_scenario *s,
@@ -459,8 +388,6 @@ int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pendi
 			ret = commit_runs(w, res);
 		return ret;
 	}
-	if (w->outpath)
-		ret = scratch_fit(w, sc);
 	for (uint32_t r = 0; r < dl_sweep_task_runs(p) && !ret && !*stop; r++) {
 		if (!(pending & (1ull << r)))
 			continue;

@@ -3,22 +3,22 @@
  * orders × seeds × kernels, each a normal logged run, resumable, in
  * parallel (a local pool of processes or MPI ranks).
  *
- * SQLite stays single-writer: every worker writes its runs to its own shard
- * (OUT.db.shards/HOST-PID.db, with the existing log writer), and one
- * coordinator (the pool's parent, MPI rank 0) copies finished runs from the
- * shards into OUT.db with fresh run ids, keyed so that nothing is copied
- * twice: a sweep row (scenario content hash, order, seed, kernel, mode,
- * workers) is written to the shard after its run is complete and is the
- * run's commit mark; OUT.db's sweep table has a UNIQUE index on the key.
- * A shard left behind by a killed sweep is merged by the next one.
+ * Events stay where they are written: every worker logs its runs into its
+ * own shard (OUT.db.shards/HOST-PID[-rRANK]-s0.db, with the existing log
+ * writer), which stays.  OUT.db gets each finished run's small rows (runs,
+ * metrics, violations, its sweep row) and where the rest is (run_shards,
+ * shards: sim/log/dl_log_shard.h), keyed so that nothing is copied twice: a
+ * sweep row (scenario content hash, order, seed, kernel, mode, workers) is
+ * written to the shard after its run is complete and is the run's commit
+ * mark; OUT.db's sweep table has a UNIQUE index on the key.  A direct worker
+ * copies them itself (some 60 rows under SQLite's write lock a run), else the
+ * coordinator (the pool's parent, MPI rank 0) does, every second; a shard
+ * left behind by a killed sweep is looked at by the next one.  The readers
+ * attach the shards (dl_log_attach_shards); dl_sweep_compact() copies the
+ * events into OUT.db and removes the shards.
  *
- * Bulk merge: run ids are fixed before the sweep (dl_sweep_assign_ids), so a
- * worker logs each run under its final id; about every second it closes its
- * shard segment (NAME-sK.db, renamed NAME-sK.done.db) and opens the next.
- * The coordinator copies a closed segment whole (INSERT ... SELECT *: SQLite
- * moves raw records when the target table has no index, so the log's
- * secondary indexes are dropped for the sweep and built at its end) and
- * removes it; any segment that does not qualify is merged run by run.
+ * Run ids are fixed before the sweep (dl_sweep_assign_ids), so a worker logs
+ * each run under its final id.
  */
 #ifndef DL_SWEEP_H
 #define DL_SWEEP_H
@@ -39,7 +39,6 @@ struct sqlite3;
 #define DL_SWEEP_MAX_SET     64
 #define DL_SWEEP_MAX_SEEDS   100000
 #define DL_SWEEP_HASH_HEX    65
-#define DL_SWEEP_MEM_ITEMS   100000  /* direct: a run of more devices + links logs to a file */
 
 struct dl_sweep_scenario {
 	char *path;
@@ -123,40 +122,36 @@ int dl_sweep_out_open(const char *path, struct sqlite3 **db, char *err, size_t e
 /* For each task the bits of the runs not yet in OUT.db (bit o * nkernels + k). */
 int dl_sweep_pending(struct sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pending);
 /**
- * dl_sweep_merge() - copy the complete runs of SHARD not yet in OUT (by key)
- * into OUT with new run ids, in one transaction.  @hwm: the shard's last
- * sweep rowid already looked at (start at 0).  *@merged: runs (and
- * recorded failures) copied.  Return 0 or -EIO with @err.
+ * dl_sweep_merge() - record in OUT the complete runs of SHARD that OUT lacks
+ * (by key): their small rows and where their events are, in one
+ * transaction, from where OUT last looked (shards.seen).  *@merged: runs
+ * (and recorded failures) recorded.  Return 0, or -EIO / -EEXIST (not a
+ * shard) with @err.
  */
-int dl_sweep_merge(struct sqlite3 *out, const char *shard, int64_t *hwm, uint32_t *merged,
-		   char *err, size_t errlen);
+int dl_sweep_merge(struct sqlite3 *out, const char *shard, uint32_t *merged, char *err,
+		   size_t errlen);
 /**
- * dl_sweep_merge_file() - merge a closed shard file whole: when every run in
- * it is complete, keyed and id-free in OUT, its tables are copied in bulk
- * (INSERT ... SELECT *, raw records); otherwise run by run (dl_sweep_merge).
- */
-int dl_sweep_merge_file(struct sqlite3 *out, const char *shard, uint32_t *merged, char *err,
-			size_t errlen);
-/**
- * dl_sweep_merge_dir() - merge and remove the shard files of OUTPATH's shard
- * directory whose name starts with @prefix (NULL: all); with @closed_only only
- * the segments a worker has closed (NAME.done.db).  *@merged: runs copied.
+ * dl_sweep_merge_dir() - merge the runs of the shard files of OUTPATH's shard
+ * directory whose name starts with @prefix (NULL: all) that OUT lacks; the
+ * files stay.  *@merged: runs copied.
  */
 int dl_sweep_merge_dir(struct sqlite3 *out, const char *outpath, const char *prefix,
-		       bool closed_only, uint32_t *merged, char *err, size_t errlen);
-/*
- * For a sweep that will at least double OUT.db: drop the secondary indexes
- * of the log's tables, so that the bulk copy applies (SQLite transfers raw
- * records only into a table without indexes); dl_sweep_out_finish() builds
- * them again (so does the next open, after a kill).
+		       uint32_t *merged, char *err, size_t errlen);
+/**
+ * dl_sweep_compact() - copy the events (dl_log_shard_tables) of every run of
+ * OUT (at OUTPATH) that has them in a shard into OUT, then remove the files
+ * of OUTPATH.shards/ that the sweep wrote.  *@runs: runs whose events moved.
+ * Return: 0; -ENOENT (a shard is missing) or -EINVAL (a file is not the
+ * shard OUT says) with nothing changed for that shard and @err naming it.
  */
-int dl_sweep_out_bulk(struct sqlite3 *out, uint32_t runs_to_do, bool direct);
+int dl_sweep_compact(struct sqlite3 *out, const char *outpath, uint32_t *runs, char *err,
+		     size_t errlen);
 /* The next free run id of OUT (max + 1). */
 int64_t dl_sweep_out_next_id(struct sqlite3 *out);
 int dl_sweep_out_finish(struct sqlite3 *out, char *err, size_t errlen);
 /* The shard directory of OUT (OUT.shards) into @buf. */
 void dl_sweep_shard_dir(const char *out, char *buf, size_t len);
-/* Merge and delete every shard in the directory (a sweep that was killed). */
+/* Merge the runs OUT lacks from every shard in the directory (a sweep that was killed). */
 int dl_sweep_recover(struct sqlite3 *out, const char *outpath, uint32_t *merged, char *err,
 		     size_t errlen);
 
@@ -217,10 +212,9 @@ struct dl_sweep_worker;
 
 
 /*
- * A worker that writes shard SHARD (segments SHARD-sK.db); with @outpath
- * (direct) a scratch instead (in memory, or SHARD.scratch for a big run)
- * that holds one run, which dl_sweep_worker_run() commits into OUT.db itself
- * as soon as the run ends.
+ * A worker that logs into shard SHARD (the file SHARD-s0.db, which stays);
+ * with @outpath (direct) dl_sweep_worker_run() commits each run's small rows
+ * into OUT.db itself as soon as the run ends.
  */
 int dl_sweep_worker_open(const char *shard, const char *outpath, const struct dl_sweep_plan *p,
 			 struct dl_sweep_worker **out, char *err, size_t errlen);
@@ -232,13 +226,6 @@ int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pendi
 /* Records the pending runs of @task as failed with @why (a worker that died on it). */
 int dl_sweep_worker_fail(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
 			 const char *why);
-/*
- * Between tasks: when the open segment holds a run and is older than
- * @min_age_ns, close it, rename it NAME.done.db (the coordinator merges it
- * whole and removes it), and open the next one.
- */
-int dl_sweep_worker_rotate(struct dl_sweep_worker *w, int64_t min_age_ns, char *err,
-			   size_t errlen);
 void dl_sweep_worker_close(struct dl_sweep_worker *w);
 
 #endif
