@@ -244,7 +244,7 @@ static void item_wake(struct sim *s, uint32_t y)
 	emit(s, DL_EV_WORK_WAKE, dev_at(s, y), s->phase, 0);
 	des_stage_set(&s->t[y], ST_QUEUED_CB);
 	s->t[y].bk = dl_item_wake(&s->ps);
-	if (s->ps.v2)
+	if (dl_item_parks(&s->ps))
 		des_item_queue(s, y);   /* it gave its worker back (item_burst_done()) */
 	else
 		burst_request(s, y, s->t[y].prio);
@@ -638,7 +638,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 		 * a blocked v2 item too).  Classic items are queued in walk
 		 * order, after what they wait for, and keep theirs.
 		 */
-		if (s->ps.v2)
+		if (dl_item_parks(&s->ps))
 			item_retire(s);
 		return;
 	}

@@ -146,7 +146,7 @@ void des_main_kick(struct sim *s)
 				burst_request(s, DL_VCPU_MAIN, 0);
 				return;
 			}
-			if (s->ps.v2 && s->widx <= s->w.nupfront)
+			if (dl_items_claimed_early(&s->ps) && s->widx <= s->w.nupfront)
 				continue;   /* v2 up front: dpm_async_with_cleanup() leaves it to the walk */
 			/* MAX_WORK: dpm_async_fn() fails, the main thread runs the device */
 			s->t[d].on_main = 1;

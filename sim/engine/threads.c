@@ -37,8 +37,8 @@
  * device's unfinished waits are an atomic counter (pending[]) and the
  * device that completes the last one acts on it (release_dependents());
  * an item queued before its waits are done blocks on their completions
- * (kernel-async, run_classic()) or parks without its pool thread until
- * the last one completes (kernel-async-v2, run_v2()); the thread that
+ * (kernel-async, run_blocking()) or parks without its pool thread until
+ * the last one completes (kernel-async-v2, run_parking()); the thread that
  * finishes a level's last device releases the next (level_finished());
  * the main thread runs its devices in walk order once their waits are
  * done (main_walk()).  A probe that fails releases nobody: its consumers
@@ -180,7 +180,7 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 			 */
 			switch (dl_ready_action(&t->ps, &(struct dl_dev_facts){
 					.on_main = t->on_main[y], .held = true, .idle = true,
-					.blocked = t->ps.v2 && atomic_load(&t->parked[y]) })) {
+					.blocked = dl_item_parks(&t->ps) && atomic_load(&t->parked[y]) })) {
 			case DL_READY_QUEUE:
 				if (atomic_load(&t->failed_dep[y])) {
 					dl_complete_all(&t->sy, y);
@@ -259,7 +259,7 @@ static int64_t handoff_len(const struct thr *t, uint32_t d)
 		len += t->cost.handoff_ns;
 		if (dl_handoff_queues(&t->ps, &(struct dl_dev_facts){
 				.on_main = t->on_main[y],
-				.queued = t->ps.v2 && atomic_load(&t->queued[y]) != 0,
+				.queued = dl_items_claimed_early(&t->ps) && atomic_load(&t->queued[y]) != 0,
 				.waits = atomic_load(&t->pending[y]) }))
 			len += t->cost.queue_ns;
 	}
@@ -359,7 +359,7 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
  * dependencies without a CPU, and is woken (wake_ns after the last one).
  * Returns true if the callback ran.
  */
-static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
+static bool run_blocking(struct thr *t, struct tw *w, uint32_t d)
 {
 	int64_t last = 0;
 	bool blocked = false;
@@ -405,7 +405,7 @@ static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
  * paid by run_task()).  A parked item whose last wait completed meanwhile
  * takes itself back.  Returns true if the callback ran.
  */
-static bool run_v2(struct thr *t, struct tw *w, uint32_t d)
+static bool run_parking(struct thr *t, struct tw *w, uint32_t d)
 {
 	if (atomic_load(&t->queued[d]) == 3) {
 		emit(t, w->th.id, DL_EV_WORK_WAKE, d, t->phase, 0);
@@ -469,10 +469,10 @@ static bool run_task(struct thr *t, struct tw *w, const struct dl_pool_item *k)
 		q.sleep = thr_sleep_off_cpu;
 		dl_seq_probe_one(&q, k->dev);
 	} else if (!dl_halted(&t->sy)) {
-		if (t->ps.v2) {
-			ran = run_v2(t, w, k->dev);
-		} else if (t->ps.classic) {
-			ran = run_classic(t, w, k->dev);
+		if (t->ps.blocking) {
+			/* queued before its waits are done: it parks or blocks on them */
+			ran = dl_item_parks(&t->ps) ? run_parking(t, w, k->dev) :
+						      run_blocking(t, w, k->dev);
 		} else {
 			run_cb(t, w, k->dev);
 			ran = true;
@@ -616,7 +616,7 @@ static void main_walk(struct thr *t, struct tw *m)
 		 */
 		switch (dl_walk_action(&t->ps, &(struct dl_dev_facts){
 				.on_main = t->on_main[d],
-				.queued = t->ps.v2 && !t->on_main[d] &&
+				.queued = dl_items_claimed_early(&t->ps) && !t->on_main[d] &&
 					  !atomic_compare_exchange_strong(&t->queued[d], &idle, 1) })) {
 		case DL_WALK_QUEUE:
 			if (thr_may_queue(t)) {
