@@ -18,6 +18,7 @@
 #include "sim/engine/oploop.h"
 #include "sim/engine/phase.h"
 #include "sim/engine/retry.h"
+#include "sim/engine/sched.h"
 #include "sim/engine/vcpu.h"
 #include "sim/order/sched.h"
 
@@ -129,7 +130,7 @@ struct sim {
 	int mstate;
 	struct dl_walk w;        /* main's walk (phase.h), w.v[widx] next */
 	uint32_t widx;
-	uint32_t *fb, fb_head, fb_n;   /* MAX_WORK: devices left to main, a FIFO ring of n + 1 */
+	struct dl_fallback fb;   /* MAX_WORK: devices left to main (sched.h) */
 	uint32_t mdev;           /* the position main is bursting on or waiting for */
 	int mkind;               /* MK_* */
 	struct dl_retry retry;   /* probe with deferral: main's walk after registration order */

@@ -187,7 +187,7 @@ static int phase_reset(struct sim *s, int pk)
 
 	s->pk = pk;
 	s->remaining = s->inflight = s->alive = s->nran = 0;
-	s->fb_head = s->fb_n = 0;
+	dl_fallback_clear(&s->fb);
 	s->mstate = M_IDLE;
 	dl_retry_start(&s->retry);
 	err = graph_get(s, graph_kind(pk));
@@ -452,9 +452,9 @@ static int sim_alloc(struct sim *s)
 	s->lat = calloc(n, sizeof(*s->lat));
 	s->est = calloc(n, sizeof(*s->est));
 	s->prio = calloc(n, sizeof(*s->prio));
-	s->fb = calloc(n, sizeof(*s->fb));
 	s->newwk = calloc(n, 1);
-	if (!s->t || !s->blocked_since || !s->rpm_sl || !s->stk || !s->prio || !s->fb || !s->newwk ||
+	if (!s->t || !s->blocked_since || !s->rpm_sl || !s->stk || !s->prio || !s->newwk ||
+	    dl_fallback_init(&s->fb, s->n) ||
 	    !s->topo || !s->lat || !s->est || dl_graph_init(&s->g, s->n))
 		return -ENOMEM;
 	dl_costs_resolve_profile(s->sc, (enum dl_cost_profile)s->o->cost_profile, &s->cost);
@@ -467,7 +467,7 @@ static int sim_alloc(struct sim *s)
 
 static void sim_free(struct sim *s)
 {
-	free(s->t); free(s->blocked_since); free(s->rpm_sl); free(s->prio); free(s->fb); free(s->stk); free(s->newwk);
+	free(s->t); free(s->blocked_since); free(s->rpm_sl); free(s->prio); dl_fallback_fini(&s->fb); free(s->stk); free(s->newwk);
 	dl_idvec_free(&s->rpmv);
 	dl_idvec_free(&s->rpm_susp);
 	free(s->pmwq);
