@@ -173,17 +173,21 @@ void des_handoff_queue(struct sim *s, uint32_t d)
 	s->carry_on = false;
 }
 
-/* levels: the barrier moved to level @l (dl_barrier_advance()): its ready devices are. */
+/* levels: the barrier released position @z's level: it is ready if its waits are done. */
+static void level_released(void *ctx, uint32_t z)
+{
+	struct sim *s = ctx;
+
+	if (s->t[z].wait == 0)
+		des_on_ready(s, z);
+}
+
+/* levels: the barrier moved to level @l (dl_barrier_advance()). */
 static void release_level(void *ctx, uint32_t l)
 {
 	struct sim *s = ctx;
 
-	for (uint32_t i = s->lv.off[l]; i < s->lv.off[l + 1]; i++) {
-		uint32_t z = s->lv.order[i];
-
-		if (s->t[z].wait == 0)
-			des_on_ready(s, z);
-	}
+	dl_sched_release_level(&des_sched, &s->lv, l, s);
 }
 
 /* Position @d is done with this phase: the levels' barrier counts it off. */
@@ -313,6 +317,7 @@ void des_on_ready(struct sim *s, uint32_t y)
 static const struct dl_sched_ops des_sched = {
 	.facts = task_facts, .main_ready = main_ready, .wake = item_wake,
 	.queue = item_queue_ready, .claim = handoff_claim, .skip = failed_skip,
+	.released = level_released,
 };
 
 /* Position @i's callback (not a deferring probe attempt) started in this phase. */

@@ -16,6 +16,8 @@
  * - the failed-probe cascade: a probe that did not bind releases nobody,
  *   so the devices waiting for it, and those waiting for them, finish
  *   unattempted;
+ * - the levels' barrier: a level's devices released when the barrier
+ *   reaches it (the barrier's rule: sim/order/sched.h dl_barrier_done());
  * - MAX_WORK's fallback: ready devices the async machinery refused,
  *   left to the main thread in the order they were refused.
  */
@@ -27,6 +29,7 @@
 
 #include "sim/engine/cost.h"
 #include "sim/engine/graph.h"
+#include "sim/engine/phase.h"
 #include "sim/order/sched.h"
 
 /*
@@ -62,6 +65,12 @@ struct dl_sched_ops {
 	 * threads), so that its dependents are reached in turn
 	 */
 	bool (*skip)(void *ctx, uint32_t y);
+	/*
+	 * released: levels, the barrier released @y's level: carry it on (the
+	 * DES: ready now if its waits are done; threads: queue it, or finish
+	 * it unattempted if a supplier did not bind)
+	 */
+	void (*released)(void *ctx, uint32_t y);
 };
 
 /*
@@ -155,6 +164,18 @@ static inline void dl_sched_cascade(const struct dl_sched_ops *ops, const struct
 			if (ops->skip(ctx, rel->adj[j]))
 				stk[n++] = rel->adj[j];
 	}
+}
+
+/*
+ * dl_sched_release_level - levels (ps->barrier): the barrier reached level
+ * @l of @lv (dl_barrier_advance()): each of its devices, in device order,
+ * to ops->released().
+ */
+static inline void dl_sched_release_level(const struct dl_sched_ops *ops,
+					  const struct dl_levels *lv, uint32_t l, void *ctx)
+{
+	for (uint32_t i = lv->off[l]; i < lv->off[l + 1]; i++)
+		ops->released(ctx, lv->order[i]);
 }
 
 /*

@@ -246,28 +246,31 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 }
 
 /*
- * Levels: the barrier moved to level @l (dl_barrier_advance()): queue its
- * devices.  A device whose supplier did not bind finishes unattempted and
- * is counted off at once.  Called with lmx held.
+ * Levels: the barrier released @d's level: queue it.  A device whose
+ * supplier did not bind finishes unattempted and is counted off at once.
+ * Called with lmx held.
  */
+static void level_released(void *ctx, uint32_t d)
+{
+	struct thr *t = ctx;
+
+	if (!atomic_load(&t->failed_dep[d])) {
+		q_push(t, d);
+		return;
+	}
+	dl_complete_all(&t->sy, d);
+	finished(t);
+	release_dependents(t, d, false);
+	dl_count_down(&t->lv.left[t->lv.level[d]]);
+}
+
+/* Levels: the barrier moved to level @l (dl_barrier_advance()); with lmx held. */
 static void release_level(void *ctx, uint32_t l)
 {
 	struct thr *t = ctx;
 
-	if (dl_halted(&t->sy))
-		return;
-	for (uint32_t i = t->lv.off[l]; i < t->lv.off[l + 1]; i++) {
-		uint32_t d = t->lv.order[i];
-
-		if (!atomic_load(&t->failed_dep[d])) {
-			q_push(t, d);
-			continue;
-		}
-		dl_complete_all(&t->sy, d);
-		finished(t);
-		release_dependents(t, d, false);
-		dl_count_down(&t->lv.left[l]);
-	}
+	if (!dl_halted(&t->sy))
+		dl_sched_release_level(&thr_sched, &t->lv, l, t);
 }
 
 /* Levels: @d finished; the last of its level moves the barrier (dl_barrier_done()). */
@@ -320,7 +323,7 @@ static void handoff(struct thr *t, uint32_t d)
 
 static const struct dl_sched_ops thr_sched = {
 	.facts = dev_facts, .wake = item_wake, .queue = item_queue_ready,
-	.claim = handoff_claim, .skip = failed_skip,
+	.claim = handoff_claim, .skip = failed_skip, .released = level_released,
 };
 
 /*
