@@ -467,7 +467,9 @@ static int sim_alloc(struct sim *s)
 
 static void sim_free(struct sim *s)
 {
-	free(s->t); free(s->blocked_since); free(s->rpm_sl); free(s->prio); dl_fallback_fini(&s->fb); free(s->stk); free(s->newwk);
+	free(s->t); free(s->blocked_since); free(s->rpm_sl); free(s->prio); free(s->stk);
+	free(s->newwk);
+	dl_fallback_fini(&s->fb);
 	dl_idvec_free(&s->rpmv);
 	dl_idvec_free(&s->rpm_susp);
 	free(s->pmwq);

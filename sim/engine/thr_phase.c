@@ -357,7 +357,8 @@ static int thr_alloc(struct thr *t)
 	if (err || e_sy || e_ev || !t->pending || !t->failed_dep || !t->ok || !t->queued ||
 	    !t->parked || !t->parked_at || !t->index_of ||
 	    !t->part || !t->on_main || !t->depth_set || !t->newdepth || !t->attempted ||
-	    !t->wcount || dl_fallback_init(&t->fb, n) || !t->topo || !t->waits.off || !t->rel.off || !t->lat || !t->prio ||
+	    !t->wcount || !t->topo || !t->waits.off || !t->rel.off || !t->lat || !t->prio ||
+	    dl_fallback_init(&t->fb, n) ||
 	    !t->best || !t->prof || !t->tw)
 		return -ENOMEM;
 	for (uint32_t d = 0; d < t->sc->ndev; d++)

@@ -183,7 +183,7 @@ static void item_wake(void *ctx, uint32_t y)
 		wake_parked(t, y);
 }
 
-/* Ready @y's item: queued (MAX_WORK permitting), or finished unattempted if a supplier did not bind. */
+/* Ready @y: its item queued (MAX_WORK permitting), or finished unattempted (a supplier failed). */
 static bool item_queue_ready(void *ctx, uint32_t y)
 {
 	struct thr *t = ctx;
@@ -204,7 +204,7 @@ static bool on_ready(struct thr *t, uint32_t y)
 	return dl_sched_on_ready(&thr_sched, &t->ps, t, y);
 }
 
-/* The cascade reaches @y (dl_sched_cascade()): counted down, it finishes once its waits are done. */
+/* The cascade reaches @y (dl_sched_cascade()): counted down, it finishes when its waits are. */
 static bool failed_skip(void *ctx, uint32_t y)
 {
 	struct thr *t = ctx;
