@@ -689,9 +689,14 @@ static void dispatch(struct sim *s)
 	}
 }
 
+/*
+ * Run the phase's events to the end.  The stop flag (Ctrl-C) is polled
+ * every 4096 steps of the run, counted across phases and ops (s->steps), so
+ * that a script of many short phases hears it too, not only one phase
+ * longer than 4096 steps.
+ */
 int des_run_loop(struct sim *s)
 {
-	uint64_t steps = 0;
 	struct dl_vcpu_ev e;
 
 	dispatch(s);
@@ -747,10 +752,10 @@ int des_run_loop(struct sim *s)
 		dispatch(s);
 		if (s->stopping)
 			return -EINTR;  /* a retry walk heard Ctrl-C (des_retry.c) */
-		if ((++steps & 4095) == 0) {
+		if ((++s->steps & 4095) == 0) {
 			if (s->o->stop && *s->o->stop)
 				return -EINTR;
-			if (s->o->progress && (steps & 0x3ffff) == 0)
+			if (s->o->progress && (s->steps & 0x3ffff) == 0)
 				s->o->progress(s->o->progress_ctx, s->op_index, s->sc->nop,
 					       s->r->events);
 		}

@@ -148,6 +148,7 @@ struct sim {
 	bool r_wake;             /* its next burst pays the kworker's wake */
 	int64_t r_debt;          /* its reorders not yet paid by a burst */
 	uint32_t retries;        /* des_retry_pos() calls: the stop flag is polled every 64 */
+	uint64_t steps;          /* event-loop steps of the whole run: polled every 4096 */
 	bool stopping;           /* a retry walk saw the stop flag: the op returns -EINTR */
 };
 

@@ -386,6 +386,14 @@ static int64_t be_now(void *be)
 	return ((struct sim *)be)->vc.now;
 }
 
+/* Ctrl-C, heard between ops too (the event loop polls it every 4096 steps). */
+static bool be_stopped(void *be)
+{
+	const struct sim *s = be;
+
+	return s->o->stop && *s->o->stop;
+}
+
 static int be_op_begin(void *be, uint32_t i, uint32_t end, struct dl_op_result *opr)
 {
 	struct sim *s = be;
@@ -434,7 +442,7 @@ static void be_spend(void *be, int64_t ns)
 
 static const struct dl_backend_ops des_ops = {
 	.races = false,   /* "concurrent" ops run in turn */
-	.now = be_now, .op_begin = be_op_begin, .op_end = be_op_end,
+	.now = be_now, .stopped = be_stopped, .op_begin = be_op_begin, .op_end = be_op_end,
 	.lock = be_lock, .unlock = be_unlock,
 	.probe = be_probe, .pm_phase = be_pm_phase, .aborted = be_aborted, .seq = be_seq,
 	.module_probe = be_module_probe, .spend = be_spend,
