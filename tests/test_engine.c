@@ -772,6 +772,41 @@ static void test_retry_storm_hears_the_stop_flag(void)
 	CU_ASSERT(r.events - sa.events < 4096);
 }
 
+/*
+ * A script of many short phases (63 ops over 1,500 devices, each phase
+ * under 4,096 event-loop steps) hears Ctrl-C too: the loop counts its
+ * steps across phases and ops, so the progress report comes and the stop
+ * flag it sets ends the run.  Counted per phase, neither ever came and the
+ * run finished "ok".
+ */
+static void test_short_phases_hear_the_stop_flag(void)
+{
+	char path[] = "/tmp/dlsim-shortstop-XXXXXX", json[4096];
+	struct stop_at sa = { .stop = 0 };
+	struct dl_engine_opts eo = { .order = DL_ORDER_KERNEL_ASYNC, .workers = 4, .seed = 1,
+				     .stop = &sa.stop, .progress = stop_now, .progress_ctx = &sa };
+	struct dl_scenario *sc = NULL;
+	static struct dl_run_result r;
+	struct dl_error err;
+	int fd = mkstemp(path), n, rc = 0;
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	n = snprintf(json, sizeof(json), "{\"format\":\"dlsim-scenario/1\",\"name\":\"short\","
+		     "\"seed\":1,\"generate\":{\"topology\":\"random-dag\",\"devices\":1500},"
+		     "\"script\":[{\"op\":\"probe\"}");
+	for (int i = 0; i < 31; i++)
+		n += snprintf(json + n, sizeof(json) - (size_t)n, ",{\"op\":\"suspend\"},{\"op\":\"resume\"}");
+	snprintf(json + n, sizeof(json) - (size_t)n, "]}");
+	CU_ASSERT_FATAL(f && fputs(json, f) >= 0 && !fclose(f));
+	CU_ASSERT_EQUAL_FATAL(dl_scenario_load(path, NULL, 0, NULL, &sc, &err), 0);
+	unlink(path);
+	rc = dl_engine_run(sc, &eo, &r);
+	dl_scenario_free(sc);
+	CU_ASSERT(sa.set);
+	CU_ASSERT_EQUAL(rc, -EINTR);
+	CU_ASSERT_STRING_EQUAL(r.status, "interrupted");
+}
+
 static void test_deferred_retry_pays_the_reorder_walk(void)
 {
 	static const uint64_t paths[] = { 5, 2, 2, 1, 6 };   /* c x y z s */
@@ -1296,6 +1331,7 @@ int main(void)
 		    test_scenario_keys_price_the_dispatch_costs);
 	CU_add_test(s, "test_scenario_names_its_cost_profile", test_scenario_names_its_cost_profile);
 	CU_add_test(s, "test_retry_storm_hears_the_stop_flag", test_retry_storm_hears_the_stop_flag);
+	CU_add_test(s, "test_short_phases_hear_the_stop_flag", test_short_phases_hear_the_stop_flag);
 	CU_add_test(s, "test_never_bound_devices_run_no_pm_callbacks",
 		    test_never_bound_devices_run_no_pm_callbacks);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -97,6 +97,25 @@ static void item_retire(struct sim *s)
 		burst_request(s, y, s->t[y].prio);
 }
 
+static const struct dl_sched_ops des_sched;   /* the scheduler's view of this backend, below */
+
+/* What the scheduler reads of position @y (sched.h): false if it takes no part. */
+static bool task_facts(const void *ctx, uint32_t y, struct dl_dev_facts *f)
+{
+	const struct sim *s = ctx;
+	const struct task *z = &s->t[y];
+
+	if (!z->part)
+		return false;
+	f->on_main = z->on_main;
+	f->held = z->level > s->cur_level;
+	f->blocked = z->stage == ST_BLOCKED;
+	f->idle = z->stage == ST_IDLE;
+	f->queued = z->stage != ST_IDLE;
+	f->waits = z->wait;
+	return true;
+}
+
 /*
  * The hand-off walk of position @d, which just finished in a PM phase of an
  * order whose finishing devices queue their dependents
@@ -108,19 +127,7 @@ static void item_retire(struct sim *s)
  */
 int64_t des_handoff_len(const struct sim *s, uint32_t d)
 {
-	int64_t len = 0;
-
-	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, {
-		const struct task *z = &s->t[y];
-
-		if (!z->part)
-			continue;
-		len += s->cost.handoff_ns;
-		if (dl_handoff_queues(&s->ps, &(struct dl_dev_facts){ .on_main = z->on_main,
-				      .queued = z->stage != ST_IDLE, .waits = z->wait }))
-			len += s->cost.queue_ns;
-	});
-	return len;
+	return dl_sched_handoff_len(&des_sched, &s->ps, &s->cost, s->g.cur, d, s);
 }
 
 /* Position @d's callback is over: does a hand-off walk follow? */
@@ -128,6 +135,21 @@ bool des_wants_handoff(const struct sim *s, uint32_t d)
 {
 	return s->ps.handoff && !s->aborted &&
 	       s->g.cur->off[d] != s->g.cur->off[d + 1] && des_handoff_len(s, d) > 0;
+}
+
+/* A hand-off claims position @y (ST_QUEUED_START) and queues it, MAX_WORK permitting. */
+static void handoff_claim(void *ctx, uint32_t y)
+{
+	struct sim *s = ctx;
+	struct task *z = &s->t[y];
+
+	if (!dl_async_may_queue(s->pol, s->inflight))
+		return;
+	des_stage_set(z, ST_QUEUED_START);
+	z->bk = s->carry_on ? BK_NONE : dl_item_pays(&s->ps);
+	s->carry_on = false;
+	s->inflight++;
+	des_item_queue(s, y);
 }
 
 /*
@@ -144,37 +166,28 @@ bool des_wants_handoff(const struct sim *s, uint32_t d)
  */
 void des_handoff_queue(struct sim *s, uint32_t d)
 {
-	bool carry = !s->t[d].on_main;
-
 	if (s->aborted)
 		return;
-	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, {
-		struct task *z = &s->t[y];
-
-		if (!z->part ||
-		    !dl_handoff_queues(&s->ps, &(struct dl_dev_facts){ .on_main = z->on_main,
-				       .queued = z->stage != ST_IDLE, .waits = z->wait }) ||
-		    !dl_async_may_queue(s->pol, s->inflight))
-			continue;
-		des_stage_set(z, ST_QUEUED_START);
-		z->bk = carry ? BK_NONE : dl_item_pays(&s->ps);
-		carry = false;
-		s->inflight++;
-		des_item_queue(s, y);
-	});
+	s->carry_on = !s->t[d].on_main;
+	dl_sched_handoff(&des_sched, &s->ps, s->g.cur, d, s);
+	s->carry_on = false;
 }
 
-/* levels: the barrier moved to level @l (dl_barrier_advance()): its ready devices are. */
+/* levels: the barrier released position @z's level: it is ready if its waits are done. */
+static void level_released(void *ctx, uint32_t z)
+{
+	struct sim *s = ctx;
+
+	if (s->t[z].wait == 0)
+		des_on_ready(s, z);
+}
+
+/* levels: the barrier moved to level @l (dl_barrier_advance()). */
 static void release_level(void *ctx, uint32_t l)
 {
 	struct sim *s = ctx;
 
-	for (uint32_t i = s->lv.off[l]; i < s->lv.off[l + 1]; i++) {
-		uint32_t z = s->lv.order[i];
-
-		if (s->t[z].wait == 0)
-			des_on_ready(s, z);
-	}
+	dl_sched_release_level(&des_sched, &s->lv, l, s);
 }
 
 /* Position @d is done with this phase: the levels' barrier counts it off. */
@@ -185,6 +198,21 @@ static void level_done(struct sim *s, uint32_t d)
 				release_level, s);
 }
 
+/* The cascade reaches position @y (dl_sched_cascade()): a waiting device finishes at once. */
+static bool failed_skip(void *ctx, uint32_t y)
+{
+	struct sim *s = ctx;
+
+	if (!s->t[y].part || s->t[y].stage != ST_IDLE || s->t[y].wait == 0)
+		return false;
+	des_stage_set(&s->t[y], ST_DONE);   /* each position at most once */
+	s->remaining--;
+	level_done(s, y);
+	if (s->mstate == M_WAIT_DEV && s->mdev == y)
+		des_main_kick(s);
+	return true;
+}
+
 /*
  * A probe of position @d failed, so it releases nobody: the devices waiting
  * for it (and those waiting for them) cannot probe in this op.  They are
@@ -193,23 +221,8 @@ static void level_done(struct sim *s, uint32_t d)
  */
 static void probe_failed(struct sim *s, uint32_t d)
 {
-	uint32_t n = 0;
-
-	s->stk[n++] = d;
-	while (n) {
-		uint32_t x = s->stk[--n];
-
-		DL_GRAPH_FOR_EACH_RELEASED(&s->g, x, y, {
-			if (s->t[y].part && s->t[y].stage == ST_IDLE && s->t[y].wait > 0) {
-				des_stage_set(&s->t[y], ST_DONE);
-				s->remaining--;
-				level_done(s, y);
-				s->stk[n++] = y;        /* each position at most once */
-				if (s->mstate == M_WAIT_DEV && s->mdev == y)
-					des_main_kick(s);
-			}
-		});
-	}
+	s->stk[0] = d;
+	dl_sched_cascade(&des_sched, s->g.cur, s->stk, 1, s);
 }
 
 void des_device_finished(struct sim *s, uint32_t d)
@@ -236,15 +249,17 @@ void des_device_finished(struct sim *s, uint32_t d)
 }
 
 /* A blocked item's last wait is done: it is woken (wake_ns) and asks for a CPU again. */
-static void item_wake(struct sim *s, uint32_t y)
+static void item_wake(void *ctx, uint32_t y)
 {
+	struct sim *s = ctx;
+
 	s->r->wakeups++;
 		s->opr->wakeups++;
 		s->opr->blocked_ns += s->vc.now - s->blocked_since[y];
 	emit(s, DL_EV_WORK_WAKE, dev_at(s, y), s->phase, 0);
 	des_stage_set(&s->t[y], ST_QUEUED_CB);
 	s->t[y].bk = dl_item_wake(&s->ps);
-	if (s->ps.v2)
+	if (dl_item_parks(&s->ps))
 		des_item_queue(s, y);   /* it gave its worker back (item_burst_done()) */
 	else
 		burst_request(s, y, s->t[y].prio);
@@ -252,11 +267,13 @@ static void item_wake(struct sim *s, uint32_t y)
 }
 
 /* Ready @y's item is queued now, or left to main if MAX_WORK items are pending. */
-static void item_queue_ready(struct sim *s, uint32_t y)
+static bool item_queue_ready(void *ctx, uint32_t y)
 {
+	struct sim *s = ctx;
+
 	if (!dl_async_may_queue(s->pol, s->inflight)) {
 		des_main_fallback(s, y);
-		return;
+		return false;
 	}
 	des_stage_set(&s->t[y], ST_QUEUED_CB);
 	/*
@@ -278,32 +295,30 @@ static void item_queue_ready(struct sim *s, uint32_t y)
 	}
 	s->inflight++;
 	des_item_queue(s, y);
+	return false;
 }
 
-/* Position @y's last wait is done: what its order does with it (dl_ready_action()). */
+/* Main's device @y is ready: main goes on if it waits for it. */
+static void main_ready(void *ctx, uint32_t y)
+{
+	struct sim *s = ctx;
+
+	if (s->mstate == M_WAIT_DEV && s->mdev == y)
+		des_main_kick(s);
+}
+
+/* Position @y's last wait is done: what its order does with it (dl_sched_on_ready()). */
 void des_on_ready(struct sim *s, uint32_t y)
 {
-	const struct task *z = &s->t[y];
-
-	if (s->aborted)
-		return;
-	switch (dl_ready_action(&s->ps, &(struct dl_dev_facts){
-			.on_main = z->on_main, .held = z->level > s->cur_level,
-			.blocked = z->stage == ST_BLOCKED, .idle = z->stage == ST_IDLE })) {
-	case DL_READY_MAIN:
-		if (s->mstate == M_WAIT_DEV && s->mdev == y)
-			des_main_kick(s);
-		break;
-	case DL_READY_WAKE:
-		item_wake(s, y);
-		break;
-	case DL_READY_QUEUE:
-		item_queue_ready(s, y);
-		break;
-	case DL_READY_NONE:
-		break;
-	}
+	if (!s->aborted)
+		dl_sched_on_ready(&des_sched, &s->ps, s, y);
 }
+
+static const struct dl_sched_ops des_sched = {
+	.facts = task_facts, .main_ready = main_ready, .wake = item_wake,
+	.queue = item_queue_ready, .claim = handoff_claim, .skip = failed_skip,
+	.released = level_released,
+};
 
 /* Position @i's callback (not a deferring probe attempt) started in this phase. */
 static void mark_ran(struct sim *s, uint32_t i)
@@ -638,7 +653,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 		 * a blocked v2 item too).  Classic items are queued in walk
 		 * order, after what they wait for, and keep theirs.
 		 */
-		if (s->ps.v2)
+		if (dl_item_parks(&s->ps))
 			item_retire(s);
 		return;
 	}
@@ -674,9 +689,14 @@ static void dispatch(struct sim *s)
 	}
 }
 
+/*
+ * Run the phase's events to the end.  The stop flag (Ctrl-C) is polled
+ * every 4096 steps of the run, counted across phases and ops (s->steps), so
+ * that a script of many short phases hears it too, not only one phase
+ * longer than 4096 steps.
+ */
 int des_run_loop(struct sim *s)
 {
-	uint64_t steps = 0;
 	struct dl_vcpu_ev e;
 
 	dispatch(s);
@@ -732,10 +752,10 @@ int des_run_loop(struct sim *s)
 		dispatch(s);
 		if (s->stopping)
 			return -EINTR;  /* a retry walk heard Ctrl-C (des_retry.c) */
-		if ((++steps & 4095) == 0) {
+		if ((++s->steps & 4095) == 0) {
 			if (s->o->stop && *s->o->stop)
 				return -EINTR;
-			if (s->o->progress && (steps & 0x3ffff) == 0)
+			if (s->o->progress && (s->steps & 0x3ffff) == 0)
 				s->o->progress(s->o->progress_ctx, s->op_index, s->sc->nop,
 					       s->r->events);
 		}

@@ -18,6 +18,7 @@
 #include "sim/engine/oploop.h"
 #include "sim/engine/phase.h"
 #include "sim/engine/retry.h"
+#include "sim/engine/sched.h"
 #include "sim/engine/vcpu.h"
 #include "sim/order/sched.h"
 
@@ -129,7 +130,7 @@ struct sim {
 	int mstate;
 	struct dl_walk w;        /* main's walk (phase.h), w.v[widx] next */
 	uint32_t widx;
-	uint32_t *fb, fb_head, fb_n;   /* MAX_WORK: devices left to main, a FIFO ring of n + 1 */
+	struct dl_fallback fb;   /* MAX_WORK: devices left to main (sched.h) */
 	uint32_t mdev;           /* the position main is bursting on or waiting for */
 	int mkind;               /* MK_* */
 	struct dl_retry retry;   /* probe with deferral: main's walk after registration order */
@@ -147,6 +148,7 @@ struct sim {
 	bool r_wake;             /* its next burst pays the kworker's wake */
 	int64_t r_debt;          /* its reorders not yet paid by a burst */
 	uint32_t retries;        /* des_retry_pos() calls: the stop flag is polled every 64 */
+	uint64_t steps;          /* event-loop steps of the whole run: polled every 4096 */
 	bool stopping;           /* a retry walk saw the stop flag: the op returns -EINTR */
 };
 

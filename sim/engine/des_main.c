@@ -16,17 +16,11 @@
  * it (7.3: dpm_async_with_cleanup() fails and leaves it to the main walk,
  * whose dpm_async_fn() tries again, and runs it if that fails too).
  */
-static void fb_push(struct sim *s, uint32_t y)
-{
-	/* a device is in the ring at most once: n + 1 slots never overflow */
-	s->fb[(s->fb_head + s->fb_n++) % (s->n + 1)] = y;
-}
-
 void des_main_fallback(struct sim *s, uint32_t y)
 {
 	s->t[y].on_main = 1;    /* main's until des_main_kick() queues it */
 	s->t[y].left = 1;
-	fb_push(s, y);
+	dl_fallback_push(&s->fb, y);
 	if (s->mstate == M_DONE)
 		s->mstate = M_IDLE;
 	if (s->mstate == M_IDLE || s->mstate == M_WAIT_DEV)
@@ -37,12 +31,8 @@ void des_main_fallback(struct sim *s, uint32_t y)
 
 static bool main_next(struct sim *s, uint32_t *i)
 {
-	if (s->fb_n) {
-		*i = s->fb[s->fb_head];
-		s->fb_head = (s->fb_head + 1) % (s->n + 1);
-		s->fb_n--;
+	if (dl_fallback_pop(&s->fb, i))
 		return true;
-	}
 	if (s->retry.late)
 		return false;   /* past the walk: the active list (des_main_kick()) */
 	while (s->widx < s->w.n) {
@@ -75,10 +65,10 @@ void des_main_kick(struct sim *s)
 				continue;
 			}
 			if (s->t[s->mdev].wait > 0 && s->ps.link_aware && !s->aborted) {
-				if (!s->fb_n)
+				if (!s->fb.n)
 					return;
 				/* it may wait for a device left to main (MAX_WORK): that one first */
-				fb_push(s, s->mdev);
+				dl_fallback_push(&s->fb, s->mdev);
 				s->mstate = M_IDLE;
 				continue;
 			}
@@ -146,7 +136,7 @@ void des_main_kick(struct sim *s)
 				burst_request(s, DL_VCPU_MAIN, 0);
 				return;
 			}
-			if (s->ps.v2 && s->widx <= s->w.nupfront)
+			if (dl_items_claimed_early(&s->ps) && s->widx <= s->w.nupfront)
 				continue;   /* v2 up front: dpm_async_with_cleanup() leaves it to the walk */
 			/* MAX_WORK: dpm_async_fn() fails, the main thread runs the device */
 			s->t[d].on_main = 1;

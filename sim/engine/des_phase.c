@@ -187,7 +187,7 @@ static int phase_reset(struct sim *s, int pk)
 
 	s->pk = pk;
 	s->remaining = s->inflight = s->alive = s->nran = 0;
-	s->fb_head = s->fb_n = 0;
+	dl_fallback_clear(&s->fb);
 	s->mstate = M_IDLE;
 	dl_retry_start(&s->retry);
 	err = graph_get(s, graph_kind(pk));
@@ -386,6 +386,14 @@ static int64_t be_now(void *be)
 	return ((struct sim *)be)->vc.now;
 }
 
+/* Ctrl-C, heard between ops too (the event loop polls it every 4096 steps). */
+static bool be_stopped(void *be)
+{
+	const struct sim *s = be;
+
+	return s->o->stop && *s->o->stop;
+}
+
 static int be_op_begin(void *be, uint32_t i, uint32_t end, struct dl_op_result *opr)
 {
 	struct sim *s = be;
@@ -434,7 +442,7 @@ static void be_spend(void *be, int64_t ns)
 
 static const struct dl_backend_ops des_ops = {
 	.races = false,   /* "concurrent" ops run in turn */
-	.now = be_now, .op_begin = be_op_begin, .op_end = be_op_end,
+	.now = be_now, .stopped = be_stopped, .op_begin = be_op_begin, .op_end = be_op_end,
 	.lock = be_lock, .unlock = be_unlock,
 	.probe = be_probe, .pm_phase = be_pm_phase, .aborted = be_aborted, .seq = be_seq,
 	.module_probe = be_module_probe, .spend = be_spend,
@@ -452,9 +460,9 @@ static int sim_alloc(struct sim *s)
 	s->lat = calloc(n, sizeof(*s->lat));
 	s->est = calloc(n, sizeof(*s->est));
 	s->prio = calloc(n, sizeof(*s->prio));
-	s->fb = calloc(n, sizeof(*s->fb));
 	s->newwk = calloc(n, 1);
-	if (!s->t || !s->blocked_since || !s->rpm_sl || !s->stk || !s->prio || !s->fb || !s->newwk ||
+	if (!s->t || !s->blocked_since || !s->rpm_sl || !s->stk || !s->prio || !s->newwk ||
+	    dl_fallback_init(&s->fb, s->n) ||
 	    !s->topo || !s->lat || !s->est || dl_graph_init(&s->g, s->n))
 		return -ENOMEM;
 	dl_costs_resolve_profile(s->sc, (enum dl_cost_profile)s->o->cost_profile, &s->cost);
@@ -467,7 +475,9 @@ static int sim_alloc(struct sim *s)
 
 static void sim_free(struct sim *s)
 {
-	free(s->t); free(s->blocked_since); free(s->rpm_sl); free(s->prio); free(s->fb); free(s->stk); free(s->newwk);
+	free(s->t); free(s->blocked_since); free(s->rpm_sl); free(s->prio); free(s->stk);
+	free(s->newwk);
+	dl_fallback_fini(&s->fb);
 	dl_idvec_free(&s->rpmv);
 	dl_idvec_free(&s->rpm_susp);
 	free(s->pmwq);

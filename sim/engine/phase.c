@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sim/engine/phase.h"
+#include "sim/order/sched.h"
 
 /* The index at place @k of dpm_list. */
 static inline uint32_t list_at(const struct dl_phase_view *v, uint32_t k)
@@ -82,7 +83,7 @@ void dl_phase_walk(const struct dl_phase_view *v, const struct dl_walk_how *h, s
 		}
 	} else if (ps->serial && h->phase == DL_PH_COMPLETE) {
 		walk_complete(v, w);
-	} else if (ps->v2) {
+	} else if (dl_walk_upfront_free(ps)) {
 		/* 6.16+: the async devices with nothing to wait for first, then the whole list */
 		for (uint32_t k = 0; k < m; k++) {
 			uint32_t i = list_at(v, reverse ? m - 1 - k : k);
@@ -94,7 +95,7 @@ void dl_phase_walk(const struct dl_phase_view *v, const struct dl_walk_how *h, s
 		w->nupfront = w->n;
 		for (uint32_t k = 0; k < m; k++)
 			w->v[w->n++] = list_at(v, reverse ? m - 1 - k : k);
-	} else if (ps->kind == DL_PK_RESUME && ps->classic && !ps->serial) {
+	} else if (dl_walk_async_first(ps)) {
 		/*
 		 * Classic async resume phases walk twice: dpm_noirq_resume_devices(),
 		 * dpm_resume_early() and dpm_resume() of 6.12 first queue every
@@ -217,7 +218,7 @@ int64_t dl_phase_main_bound(const struct dl_phase_view *v, const struct dl_walk 
 			if (ps->link_aware && est[i] > t)
 				t = est[i];
 			t += main_ns + v->g.lat[i];
-		} else if (ps->classic || k < w->nupfront) {
+		} else if (dl_walk_queues_each(ps) || k < w->nupfront) {
 			t += main_ns + queue_ns;   /* v2: only the roots/leaves surely */
 		}
 	}

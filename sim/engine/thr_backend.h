@@ -16,6 +16,7 @@
 #include "sim/engine/engine.h"
 #include "sim/engine/graph.h"
 #include "sim/engine/phase.h"
+#include "sim/engine/sched.h"
 #include "sim/engine/seqops.h"
 #include "sim/engine/thr_events.h"
 #include "sim/engine/thr_pool.h"
@@ -73,8 +74,8 @@ struct thr {
 	 */
 	struct dl_pool pool;
 	struct dl_rsync sy;
-	/* MAX_WORK (dl_async_may_queue()): ready async devices left to main, and their count */
-	uint32_t *fb, fb_head, fb_n;
+	/* MAX_WORK (dl_async_may_queue()): ready async devices left to main (sched.h), and their count */
+	struct dl_fallback fb;
 	uint64_t fallbacks;
 	atomic_uint kpool;        /* the async pool's kworkers (cost.h dl_kpool_grow()) */
 	atomic_uint alive, peak;  /* items holding a CPU or blocked on a dependency (des.c's) */

@@ -345,7 +345,6 @@ static int thr_alloc(struct thr *t)
 	t->attempted = calloc(n, 1);
 	t->wcount = calloc(n, sizeof(*t->wcount));
 	t->index_of = calloc(n, sizeof(*t->index_of));
-	t->fb = calloc(n, sizeof(*t->fb));
 	t->topo = calloc(n, sizeof(*t->topo));
 	t->waits.off = calloc(n + 1, sizeof(*t->waits.off));
 	t->rel.off = calloc(n + 1, sizeof(*t->rel.off));
@@ -358,7 +357,8 @@ static int thr_alloc(struct thr *t)
 	if (err || e_sy || e_ev || !t->pending || !t->failed_dep || !t->ok || !t->queued ||
 	    !t->parked || !t->parked_at || !t->index_of ||
 	    !t->part || !t->on_main || !t->depth_set || !t->newdepth || !t->attempted ||
-	    !t->wcount || !t->fb || !t->topo || !t->waits.off || !t->rel.off || !t->lat || !t->prio ||
+	    !t->wcount || !t->topo || !t->waits.off || !t->rel.off || !t->lat || !t->prio ||
+	    dl_fallback_init(&t->fb, n) ||
 	    !t->best || !t->prof || !t->tw)
 		return -ENOMEM;
 	for (uint32_t d = 0; d < t->sc->ndev; d++)
@@ -381,7 +381,7 @@ static void thr_free(struct thr *t)
 	dl_levels_fini(&t->lv);
 	free(t->part); free(t->on_main); free(t->depth_set);
 	free(t->newdepth); free(t->attempted);
-	free(t->wcount); free(t->fb); free(t->topo);
+	free(t->wcount); dl_fallback_fini(&t->fb); free(t->topo);
 	free(t->waits.off); free(t->rel.off); free(t->waits.adj); free(t->rel.adj); free(t->lat);
 	dl_graph_fini(&t->g);
 	free(t->prio); free(t->best); free(t->prof); free(t->tw);

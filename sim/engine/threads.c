@@ -37,8 +37,8 @@
  * device's unfinished waits are an atomic counter (pending[]) and the
  * device that completes the last one acts on it (release_dependents());
  * an item queued before its waits are done blocks on their completions
- * (kernel-async, run_classic()) or parks without its pool thread until
- * the last one completes (kernel-async-v2, run_v2()); the thread that
+ * (kernel-async, run_blocking()) or parks without its pool thread until
+ * the last one completes (kernel-async-v2, run_parking()); the thread that
  * finishes a level's last device releases the next (level_finished());
  * the main thread runs its devices in walk order once their waits are
  * done (main_walk()).  A probe that fails releases nobody: its consumers
@@ -54,6 +54,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include "sim/engine/oploop.h"
 #include "sim/engine/thr_backend.h"
@@ -84,7 +85,7 @@ static void q_push_ready(struct thr *t, uint32_t d)
 	if (dl_async_may_queue(t->pol, t->pool.outstanding)) {
 		err = dl_pool_push_locked(&t->pool, d, t->prio[d]);
 	} else {
-		t->fb[t->fb_n++] = d;   /* at most once a phase */
+		dl_fallback_push(&t->fb, d);   /* at most once a phase */
 		dl_pool_wake_main_locked(&t->pool);
 	}
 	dl_pool_unlock(&t->pool);
@@ -120,11 +121,10 @@ static uint32_t main_fallbacks(struct thr *t)
 		uint32_t d;
 
 		dl_pool_lock(&t->pool);
-		if (t->fb_head == t->fb_n) {
+		if (!dl_fallback_pop(&t->fb, &d)) {
 			dl_pool_unlock(&t->pool);
 			return n;
 		}
-		d = t->fb[t->fb_head++];
 		dl_pool_unlock(&t->pool);
 		if (!dl_halted(&t->sy))
 			thr_main_visit(t, &t->tw[0], d, thr_may_queue(t));
@@ -153,84 +153,124 @@ static void wake_parked(struct thr *t, uint32_t y)
 	}
 }
 
+static const struct dl_sched_ops thr_sched;   /* the scheduler's view of this backend, below */
+
 /*
- * @d finished (@ok: bound, or its PM callback ran): count it off its
- * dependents and queue those that became ready.  A probe that did not bind
- * releases nobody: its dependents, and theirs, finish unattempted (a stack,
- * not recursion: a chain may be long).
+ * What the scheduler reads of device @y (sched.h).  A level is queued when
+ * released, so a device that becomes ready is held; an item is idle until
+ * then (its wake is the completion it blocks on, or, parked, queued[]);
+ * the main thread sees its devices after their waits (main_ready: none).
  */
-static void release_dependents(struct thr *t, uint32_t d, bool ok)
+static bool dev_facts(const void *ctx, uint32_t y, struct dl_dev_facts *f)
 {
-	struct dl_idvec skip = { 0 };
+	const struct thr *t = ctx;
 
-	for (;;) {
-		for (uint32_t j = t->rel.off[d]; j < t->rel.off[d + 1]; j++) {
-			uint32_t y = t->rel.adj[j];
+	f->on_main = t->on_main[y];
+	f->held = true;
+	f->idle = true;
+	f->blocked = dl_item_parks(&t->ps) && atomic_load(&t->parked[y]);
+	f->queued = dl_items_claimed_early(&t->ps) && atomic_load(&t->queued[y]) != 0;
+	f->waits = atomic_load(&t->pending[y]);
+	return true;   /* rel holds the phase's devices only */
+}
 
-			if (!ok)
-				atomic_store(&t->failed_dep[y], 1);
-			if (dl_counted_down(atomic_fetch_sub(&t->pending[y], 1)) != 0)
-				continue;
-			/*
-			 * dl_ready_action(): a level is queued when released, so
-			 * a device that becomes ready is held; a blocked classic
-			 * item is woken by the completion it waits on, a parked
-			 * v2 item must be queued again.  The main thread sees
-			 * its devices after their waits (MAIN: nothing to do).
-			 */
-			switch (dl_ready_action(&t->ps, &(struct dl_dev_facts){
-					.on_main = t->on_main[y], .held = true, .idle = true,
-					.blocked = t->ps.v2 && atomic_load(&t->parked[y]) })) {
-			case DL_READY_QUEUE:
-				if (atomic_load(&t->failed_dep[y])) {
-					dl_complete_all(&t->sy, y);
-					finished(t);
-					if (dl_idvec_push(&skip, y))
-						set_abort(t, -ENOMEM, y);
-				} else if (!dl_halted(&t->sy)) {
-					q_push_ready(t, y);
-				}
-				break;
-			case DL_READY_WAKE:
-				if (!dl_halted(&t->sy))
-					wake_parked(t, y);
-				break;
-			case DL_READY_MAIN:
-			case DL_READY_NONE:
-				break;
-			}
-		}
-		if (!skip.n)
-			break;
-		d = skip.v[--skip.n];
-		ok = false;
+/* A parked item's last wait is done (wake_parked()). */
+static void item_wake(void *ctx, uint32_t y)
+{
+	struct thr *t = ctx;
+
+	if (!dl_halted(&t->sy))
+		wake_parked(t, y);
+}
+
+/* Ready @y: its item queued (MAX_WORK permitting), or finished unattempted (a supplier failed). */
+static bool item_queue_ready(void *ctx, uint32_t y)
+{
+	struct thr *t = ctx;
+
+	if (atomic_load(&t->failed_dep[y])) {
+		dl_complete_all(&t->sy, y);
+		finished(t);
+		return true;
 	}
-	dl_idvec_free(&skip);
+	if (!dl_halted(&t->sy))
+		q_push_ready(t, y);
+	return false;
+}
+
+/* @y's last wait is done: what its order does with it; true if it finished unattempted. */
+static bool on_ready(struct thr *t, uint32_t y)
+{
+	return dl_sched_on_ready(&thr_sched, &t->ps, t, y);
+}
+
+/* The cascade reaches @y (dl_sched_cascade()): counted down, it finishes when its waits are. */
+static bool failed_skip(void *ctx, uint32_t y)
+{
+	struct thr *t = ctx;
+
+	atomic_store(&t->failed_dep[y], 1);
+	return dl_counted_down(atomic_fetch_sub(&t->pending[y], 1)) == 0 && on_ready(t, y);
+}
+
+/* Room for the failed-probe cascade's stack (a device at most once); NULL: out of memory. */
+static uint32_t *cascade_stack(struct thr *t, uint32_t **stk, uint32_t d)
+{
+	if (!*stk && !(*stk = malloc(((size_t)t->n + 1) * sizeof(**stk))))
+		set_abort(t, -ENOMEM, d);
+	return *stk;
 }
 
 /*
- * Levels: the barrier moved to level @l (dl_barrier_advance()): queue its
- * devices.  A device whose supplier did not bind finishes unattempted and
- * is counted off at once.  Called with lmx held.
+ * @d finished (@ok: bound, or its PM callback ran): count it off its
+ * dependents and queue those that became ready.  A probe that did not bind
+ * releases nobody: its dependents, and theirs, finish unattempted
+ * (dl_sched_cascade(), from every dependent that did, then from @d).
  */
+static void release_dependents(struct thr *t, uint32_t d, bool ok)
+{
+	uint32_t *stk = NULL, n = 0;
+
+	if (!ok && cascade_stack(t, &stk, d))
+		stk[n++] = d;
+	for (uint32_t j = t->rel.off[d]; j < t->rel.off[d + 1] && ok; j++) {
+		uint32_t y = t->rel.adj[j];
+
+		if (dl_counted_down(atomic_fetch_sub(&t->pending[y], 1)) == 0 && on_ready(t, y) &&
+		    cascade_stack(t, &stk, y))
+			stk[n++] = y;
+	}
+	if (n)
+		dl_sched_cascade(&thr_sched, &t->rel, stk, n, t);
+	free(stk);
+}
+
+/*
+ * Levels: the barrier released @d's level: queue it.  A device whose
+ * supplier did not bind finishes unattempted and is counted off at once.
+ * Called with lmx held.
+ */
+static void level_released(void *ctx, uint32_t d)
+{
+	struct thr *t = ctx;
+
+	if (!atomic_load(&t->failed_dep[d])) {
+		q_push(t, d);
+		return;
+	}
+	dl_complete_all(&t->sy, d);
+	finished(t);
+	release_dependents(t, d, false);
+	dl_count_down(&t->lv.left[t->lv.level[d]]);
+}
+
+/* Levels: the barrier moved to level @l (dl_barrier_advance()); with lmx held. */
 static void release_level(void *ctx, uint32_t l)
 {
 	struct thr *t = ctx;
 
-	if (dl_halted(&t->sy))
-		return;
-	for (uint32_t i = t->lv.off[l]; i < t->lv.off[l + 1]; i++) {
-		uint32_t d = t->lv.order[i];
-
-		if (!atomic_load(&t->failed_dep[d])) {
-			q_push(t, d);
-			continue;
-		}
-		dl_complete_all(&t->sy, d);
-		finished(t);
-		release_dependents(t, d, false);
-		dl_count_down(&t->lv.left[l]);
-	}
+	if (!dl_halted(&t->sy))
+		dl_sched_release_level(&thr_sched, &t->lv, l, t);
 }
 
 /* Levels: @d finished; the last of its level moves the barrier (dl_barrier_done()). */
@@ -251,19 +291,22 @@ static void level_finished(struct thr *t, uint32_t d)
  */
 static int64_t handoff_len(const struct thr *t, uint32_t d)
 {
-	int64_t len = 0;
+	return dl_sched_handoff_len(&thr_sched, &t->ps, &t->cost, &t->rel, d, t);
+}
 
-	for (uint32_t j = t->rel.off[d]; j < t->rel.off[d + 1]; j++) {
-		uint32_t y = t->rel.adj[j];
+/* A hand-off claims @y (work_in_progress: queued[] 2) and queues it, MAX_WORK permitting. */
+static void handoff_claim(void *ctx, uint32_t y)
+{
+	struct thr *t = ctx;
+	unsigned char idle = 0;
+	bool ok;
 
-		len += t->cost.handoff_ns;
-		if (dl_handoff_queues(&t->ps, &(struct dl_dev_facts){
-				.on_main = t->on_main[y],
-				.queued = t->ps.v2 && atomic_load(&t->queued[y]) != 0,
-				.waits = atomic_load(&t->pending[y]) }))
-			len += t->cost.queue_ns;
-	}
-	return len;
+	dl_pool_lock(&t->pool);
+	ok = dl_async_may_queue(t->pol, t->pool.outstanding) &&
+	     atomic_compare_exchange_strong(&t->queued[y], &idle, 2);
+	dl_pool_unlock(&t->pool);
+	if (ok)
+		q_push(t, y);
 }
 
 /*
@@ -275,22 +318,13 @@ static int64_t handoff_len(const struct thr *t, uint32_t d)
  */
 static void handoff(struct thr *t, uint32_t d)
 {
-	for (uint32_t j = t->rel.off[d]; j < t->rel.off[d + 1]; j++) {
-		uint32_t y = t->rel.adj[j];
-		unsigned char idle = 0;
-		bool ok;
-
-		if (!dl_handoff_queues(&t->ps, &(struct dl_dev_facts){
-				.on_main = t->on_main[y], .queued = atomic_load(&t->queued[y]) != 0 }))
-			continue;
-		dl_pool_lock(&t->pool);
-		ok = dl_async_may_queue(t->pol, t->pool.outstanding) &&
-		     atomic_compare_exchange_strong(&t->queued[y], &idle, 2);
-		dl_pool_unlock(&t->pool);
-		if (ok)
-			q_push(t, y);
-	}
+	dl_sched_handoff(&thr_sched, &t->ps, &t->rel, d, t);
 }
+
+static const struct dl_sched_ops thr_sched = {
+	.facts = dev_facts, .wake = item_wake, .queue = item_queue_ready,
+	.claim = handoff_claim, .skip = failed_skip, .released = level_released,
+};
 
 /*
  * Run @d's callback of this phase on thread @w (holding a CPU): its CPU
@@ -359,7 +393,7 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
  * dependencies without a CPU, and is woken (wake_ns after the last one).
  * Returns true if the callback ran.
  */
-static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
+static bool run_blocking(struct thr *t, struct tw *w, uint32_t d)
 {
 	int64_t last = 0;
 	bool blocked = false;
@@ -405,7 +439,7 @@ static bool run_classic(struct thr *t, struct tw *w, uint32_t d)
  * paid by run_task()).  A parked item whose last wait completed meanwhile
  * takes itself back.  Returns true if the callback ran.
  */
-static bool run_v2(struct thr *t, struct tw *w, uint32_t d)
+static bool run_parking(struct thr *t, struct tw *w, uint32_t d)
 {
 	if (atomic_load(&t->queued[d]) == 3) {
 		emit(t, w->th.id, DL_EV_WORK_WAKE, d, t->phase, 0);
@@ -469,10 +503,10 @@ static bool run_task(struct thr *t, struct tw *w, const struct dl_pool_item *k)
 		q.sleep = thr_sleep_off_cpu;
 		dl_seq_probe_one(&q, k->dev);
 	} else if (!dl_halted(&t->sy)) {
-		if (t->ps.v2) {
-			ran = run_v2(t, w, k->dev);
-		} else if (t->ps.classic) {
-			ran = run_classic(t, w, k->dev);
+		if (t->ps.blocking) {
+			/* queued before its waits are done: it parks or blocks on them */
+			ran = dl_item_parks(&t->ps) ? run_parking(t, w, k->dev) :
+						      run_blocking(t, w, k->dev);
 		} else {
 			run_cb(t, w, k->dev);
 			ran = true;
@@ -616,7 +650,7 @@ static void main_walk(struct thr *t, struct tw *m)
 		 */
 		switch (dl_walk_action(&t->ps, &(struct dl_dev_facts){
 				.on_main = t->on_main[d],
-				.queued = t->ps.v2 && !t->on_main[d] &&
+				.queued = dl_items_claimed_early(&t->ps) && !t->on_main[d] &&
 					  !atomic_compare_exchange_strong(&t->queued[d], &idle, 1) })) {
 		case DL_WALK_QUEUE:
 			if (thr_may_queue(t)) {
@@ -670,7 +704,7 @@ int thr_run_phase(struct thr *t)
 	dl_pool_lock(&t->pool);
 	t->pool.remaining = remaining;
 	t->pool.outstanding = 0;
-	t->fb_head = t->fb_n = 0;
+	dl_fallback_clear(&t->fb);
 	dl_pool_unlock(&t->pool);
 
 	w0 = dl_mono_ns();

@@ -219,6 +219,62 @@ static inline bool dl_handoff_after_done(const struct dl_phase_scheme *ps)
 }
 
 /*
+ * What an order's items and walk do, asked by the backends and phase.c in
+ * place of the order's identity (the scheme's classic and v2 are read here
+ * only).
+ *
+ * dl_item_parks - does an item of a phase of scheme @ps that finds its
+ * waits undone give its worker back, to be queued again when its last
+ * wait is done (6.16+: kernel-async-v2), rather than block on its worker
+ * (kernel-async)?
+ */
+static inline bool dl_item_parks(const struct dl_phase_scheme *ps)
+{
+	return ps->v2;
+}
+
+/*
+ * dl_items_claimed_early - may an item be claimed (work_in_progress) before
+ * the main walk reaches it, by the walk's up-front pass or a hand-off
+ * (6.16+)?  The walk then skips it, and one the up-front pass could not
+ * queue (MAX_WORK) is left to the walk.
+ */
+static inline bool dl_items_claimed_early(const struct dl_phase_scheme *ps)
+{
+	return ps->v2;
+}
+
+/*
+ * dl_walk_upfront_free - does the walk of a phase of scheme @ps first queue
+ * the async devices that wait for nothing (6.16+: roots when resuming,
+ * leaves when suspending), then walk the whole list?
+ */
+static inline bool dl_walk_upfront_free(const struct dl_phase_scheme *ps)
+{
+	return ps->v2;
+}
+
+/*
+ * dl_walk_queues_each - does the walk of a phase of scheme @ps queue every
+ * async item itself, as it reaches it (kernel-async: nothing else queues
+ * one)?
+ */
+static inline bool dl_walk_queues_each(const struct dl_phase_scheme *ps)
+{
+	return ps->classic && !ps->serial;
+}
+
+/*
+ * dl_walk_async_first - does the walk of a phase of scheme @ps queue every
+ * async item before it runs the sync ones (6.12's resume phases: "Trigger
+ * the resume of 'async' devices upfront")?
+ */
+static inline bool dl_walk_async_first(const struct dl_phase_scheme *ps)
+{
+	return ps->kind == DL_PK_RESUME && dl_walk_queues_each(ps);
+}
+
+/*
  * The levels' barrier (ps->barrier): left[l] devices of level l still to
  * finish, *cur the level released last, release(ctx, l) releases level l
  * (queues its devices; one that cannot run is finished at once and counted

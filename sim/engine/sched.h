@@ -1,0 +1,218 @@
+/*
+ * sched.h (engine) - the phase scheduler's walks, written once for both
+ * backends.  sim/order/sched.h says what an order does (the rules); this
+ * file walks a finishing device's dependents and carries the rules out
+ * over a backend's mechanism, which it reaches through a small table of
+ * the backend's functions (struct dl_sched_ops, as Redis' ae.c runs over
+ * aeApi*): read one device's facts (its records in des.c, its atomics in
+ * threads.c), run on main, wake an item, queue one, claim one, finish a
+ * device unattempted.  The functions are inline and each backend's table
+ * is a constant, so each backend's copy is compiled with its own
+ * mechanism inlined (the DES's hot path pays no indirect call).
+ *
+ * - what becomes of a device whose last wait is done (dl_sched_on_ready());
+ * - the hand-off walk of a finishing device: its cost (handoff_ns per
+ *   dependent, queue_ns per item it queues) and the items it queues;
+ * - the failed-probe cascade: a probe that did not bind releases nobody,
+ *   so the devices waiting for it, and those waiting for them, finish
+ *   unattempted;
+ * - the levels' barrier: a level's devices released when the barrier
+ *   reaches it (the barrier's rule: sim/order/sched.h dl_barrier_done());
+ * - MAX_WORK's fallback: ready devices the async machinery refused,
+ *   left to the main thread in the order they were refused.
+ */
+#ifndef DL_ENGINE_SCHED_H
+#define DL_ENGINE_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/engine/cost.h"
+#include "sim/engine/graph.h"
+#include "sim/engine/phase.h"
+#include "sim/order/sched.h"
+
+/*
+ * The backend's mechanism, as the scheduler's walks reach it.  @ctx is the
+ * backend's state; each backend has one constant table of these.
+ */
+struct dl_sched_ops {
+	/*
+	 * facts: participating device @y's facts (sim/order/sched.h's struct
+	 * dl_dev_facts, every field) into *@f; false if @y takes no part in the
+	 * phase (the walks pass it by).
+	 */
+	bool (*facts)(const void *ctx, uint32_t y, struct dl_dev_facts *f);
+	/* main_ready: the main thread runs ready @y (wake it if it waits for @y), or NULL */
+	void (*main_ready)(void *ctx, uint32_t y);
+	/* wake: ready @y's item blocked or parked on its waits: wake it */
+	void (*wake)(void *ctx, uint32_t y);
+	/*
+	 * queue: queue ready @y's item, MAX_WORK permitting (else leave it to
+	 * the main thread: struct dl_fallback); true if @y finished unattempted
+	 * instead (threads: a supplier did not bind)
+	 */
+	bool (*queue)(void *ctx, uint32_t y);
+	/*
+	 * claim: a hand-off claims @y's item (work_in_progress) and queues it,
+	 * MAX_WORK permitting (dpm_async_with_cleanup() fails otherwise and
+	 * leaves it to the main walk)
+	 */
+	void (*claim)(void *ctx, uint32_t y);
+	/*
+	 * skip: the failed-probe cascade reaches @y; true if @y finishes
+	 * unattempted now (at once in the DES, once its last wait is done on
+	 * threads), so that its dependents are reached in turn
+	 */
+	bool (*skip)(void *ctx, uint32_t y);
+	/*
+	 * released: levels, the barrier released @y's level: carry it on (the
+	 * DES: ready now if its waits are done; threads: queue it, or finish
+	 * it unattempted if a supplier did not bind)
+	 */
+	void (*released)(void *ctx, uint32_t y);
+};
+
+/*
+ * dl_sched_on_ready - the last wait of participating device @y is done: do
+ * what its order says (dl_ready_action()) with the backend's mechanism.
+ * Returns what ops->queue() returned (true: @y finished unattempted), else
+ * false.
+ */
+static inline bool dl_sched_on_ready(const struct dl_sched_ops *ops,
+				     const struct dl_phase_scheme *ps, void *ctx, uint32_t y)
+{
+	struct dl_dev_facts f = { 0 };
+
+	ops->facts(ctx, y, &f);
+	switch (dl_ready_action(ps, &f)) {
+	case DL_READY_MAIN:
+		if (ops->main_ready)
+			ops->main_ready(ctx, y);
+		break;
+	case DL_READY_WAKE:
+		ops->wake(ctx, y);
+		break;
+	case DL_READY_QUEUE:
+		return ops->queue(ctx, y);
+	case DL_READY_NONE:
+		break;
+	}
+	return false;
+}
+
+/*
+ * dl_sched_handoff_len - how long the hand-off walk of finishing device @d
+ * (its row of @rel: the devices it releases) takes in a phase of scheme
+ * @ps: handoff_ns per participating dependent it walks (under
+ * dpm_list_mtx, then async_wip_mtx per device), queue_ns per item it
+ * queues (dl_handoff_queues()).  In the threads backend the facts are read
+ * racily: a cost, not a decision.
+ */
+static inline int64_t dl_sched_handoff_len(const struct dl_sched_ops *ops,
+					   const struct dl_phase_scheme *ps,
+					   const struct dl_costs *c, const struct dl_csr *rel,
+					   uint32_t d, const void *ctx)
+{
+	int64_t len = 0;
+
+	for (uint32_t j = rel->off[d]; j < rel->off[d + 1]; j++) {
+		struct dl_dev_facts f = { 0 };
+
+		if (!ops->facts(ctx, rel->adj[j], &f))
+			continue;
+		len += c->handoff_ns;
+		if (dl_handoff_queues(ps, &f))
+			len += c->queue_ns;
+	}
+	return len;
+}
+
+/*
+ * dl_sched_handoff - the items the hand-off walk of finishing device @d
+ * queues (dpm_async_resume_subordinate(), dpm_async_suspend_superior() of
+ * 6.16+): each participating dependent dl_handoff_queues() names is
+ * offered to ops->claim().
+ */
+static inline void dl_sched_handoff(const struct dl_sched_ops *ops,
+				    const struct dl_phase_scheme *ps, const struct dl_csr *rel,
+				    uint32_t d, void *ctx)
+{
+	for (uint32_t j = rel->off[d]; j < rel->off[d + 1]; j++) {
+		uint32_t y = rel->adj[j];
+		struct dl_dev_facts f = { 0 };
+
+		if (ops->facts(ctx, y, &f) && dl_handoff_queues(ps, &f))
+			ops->claim(ctx, y);
+	}
+}
+
+/*
+ * dl_sched_cascade - the failed-probe cascade.  @stk holds @n devices that
+ * finished without binding (room for every device of the phase: each is
+ * pushed at most once); each releases nobody, so each of its dependents is
+ * offered to ops->skip(), and the dependents of one that finishes
+ * unattempted are offered in turn.  Depth first, the last pushed first.
+ */
+static inline void dl_sched_cascade(const struct dl_sched_ops *ops, const struct dl_csr *rel,
+				    uint32_t *stk, uint32_t n, void *ctx)
+{
+	while (n) {
+		uint32_t x = stk[--n];
+
+		for (uint32_t j = rel->off[x]; j < rel->off[x + 1]; j++)
+			if (ops->skip(ctx, rel->adj[j]))
+				stk[n++] = rel->adj[j];
+	}
+}
+
+/*
+ * dl_sched_release_level - levels (ps->barrier): the barrier reached level
+ * @l of @lv (dl_barrier_advance()): each of its devices, in device order,
+ * to ops->released().
+ */
+static inline void dl_sched_release_level(const struct dl_sched_ops *ops,
+					  const struct dl_levels *lv, uint32_t l, void *ctx)
+{
+	for (uint32_t i = lv->off[l]; i < lv->off[l + 1]; i++)
+		ops->released(ctx, lv->order[i]);
+}
+
+/*
+ * MAX_WORK (dl_async_may_queue()): the ready devices the async machinery
+ * refused, left to the main thread, which takes them first-in first-out
+ * before going on with its walk and queues each then if it can, else runs
+ * it.  A ring of one slot per device and one more: a device is in it at
+ * most once (the DES's main thread may put back the device it waits for).
+ * The threads backend guards it with its pool's lock.
+ */
+struct dl_fallback {
+	uint32_t *v, head, n, cap;
+};
+
+int dl_fallback_init(struct dl_fallback *q, uint32_t ndev);
+void dl_fallback_fini(struct dl_fallback *q);
+
+static inline void dl_fallback_clear(struct dl_fallback *q)
+{
+	q->head = q->n = 0;
+}
+
+static inline void dl_fallback_push(struct dl_fallback *q, uint32_t y)
+{
+	DL_SCHED_ASSERT(q->n < q->cap);
+	q->v[(q->head + q->n++) % q->cap] = y;
+}
+
+/* The device refused first, into *@y; false if none is left. */
+static inline bool dl_fallback_pop(struct dl_fallback *q, uint32_t *y)
+{
+	if (!q->n)
+		return false;
+	*y = q->v[q->head];
+	q->head = (q->head + 1) % q->cap;
+	q->n--;
+	return true;
+}
+
+#endif
