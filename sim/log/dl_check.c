@@ -33,6 +33,7 @@ struct cdev {
 	int8_t in_phase;        /* enum dl_phase of the callback running, -1 none */
 	uint8_t susp;           /* bit p: suspended in suspend phase p, not yet resumed */
 	uint32_t stamp;         /* DFS visitation */
+	uint32_t ord;           /* topological position of invariant 6's graph (topo_*()) */
 	uint32_t nd_seen;       /* suspended_in()/resumed_in(): seen in query nd_epoch */
 	uint64_t dpm_pos;       /* position in the replayed dpm_list, 0: not on it */
 	uint64_t prep_seq;      /* when its last prepare started (checker.prep_clock) */
@@ -67,6 +68,17 @@ struct checker {
 	uint32_t stamp;
 	uint32_t nd_epoch;      /* the current suspended_in()/resumed_in() query */
 	struct vec stack;
+	/*
+	 * Invariant 6's graph in a topological order (dev[].ord), kept across
+	 * link adds (topo_insert()) so that a cycle search looks only between
+	 * the two ends' positions; topo_ok 0: the order is lost (a cycle in a
+	 * bad log, a search over budget), searches are whole from then on.
+	 */
+	int topo_ok;
+	struct vec fwd, bwd;    /* the last topo_forward()'s and topo_backward()'s devices */
+	uint32_t fwd_from, fwd_to;      /* the search fwd holds (fwd_from DL_NONE: none) */
+	uint64_t *keys;         /* topo_reorder()'s scratch */
+	uint32_t nkeys;
 	uint64_t dpm_clock;     /* last dpm_list position handed out */
 	int dpm_dirty;          /* the list or the links changed since the last check */
 	int oom;
@@ -139,15 +151,17 @@ static struct clink *get_link(struct checker *k, uint32_t id)
 	return id < k->nlink ? &k->link[id] : NULL;
 }
 
-static void set_parent(struct checker *k, uint32_t d, uint32_t p)
+/* 1: D's parent is now P (it had none). */
+static int set_parent(struct checker *k, uint32_t d, uint32_t p)
 {
 	struct cdev *dd = get_dev(k, d), *pp = get_dev(k, p);
 
 	if (!dd || !pp || dd->parent != DL_NONE || d == p)
-		return;
+		return 0;
 	dd->parent = p;
 	if (vec_push(&pp->children, d))
 		k->oom = 1;
+	return 1;
 }
 
 static void know_link(struct checker *k, uint32_t l, uint32_t c, uint32_t s, uint32_t flags)
@@ -466,18 +480,27 @@ static int rpm_counts(const struct clink *L)
 	return L->live && (L->flags & DL_FLAG_PM_RUNTIME) && !(L->flags & DL_FLAG_SYNC_STATE_ONLY);
 }
 
+/* A new DFS visitation mark (dev[].stamp); all cleared when it wraps. */
+static void new_stamp(struct checker *k)
+{
+	if (++k->stamp == 0) {
+		for (uint32_t i = 0; i < k->ndev; i++)
+			k->dev[i].stamp = 0;
+		k->stamp = 1;
+	}
+}
+
 /*
  * Edges of invariant 6: parent -> child, supplier -> consumer (not SSO).  A
  * CYCLE link is an edge like any other: device_is_dependent() skips only
  * SYNC_STATE_ONLY links, so a link that is CYCLE and not SSO cannot close a
  * cycle either.  1: FROM reaches TO; 0: it does not; -1: gave up (budget).
  */
-static int reaches(struct checker *k, uint32_t from, uint32_t to, uint32_t skip_link)
+static int reaches(struct checker *k, uint32_t from, uint32_t to)
 {
 	uint32_t budget = DFS_BUDGET;
 
-	if (++k->stamp == 0)
-		k->stamp = 1;
+	new_stamp(k);
 	k->stack.n = 0;
 	if (vec_push(&k->stack, from))
 		return 0;
@@ -502,7 +525,7 @@ static int reaches(struct checker *k, uint32_t from, uint32_t to, uint32_t skip_
 		for (uint32_t i = 0; i < D->sup.n; i++) {
 			struct clink *L = &k->link[D->sup.v[i]];
 
-			if (D->sup.v[i] == skip_link || !L->live || (L->flags & DL_FLAG_SYNC_STATE_ONLY))
+			if (!L->live || (L->flags & DL_FLAG_SYNC_STATE_ONLY))
 				continue;
 			if (k->dev[L->c].stamp != k->stamp) {
 				k->dev[L->c].stamp = k->stamp;
@@ -512,6 +535,218 @@ static int reaches(struct checker *k, uint32_t from, uint32_t to, uint32_t skip_
 		}
 	}
 	return 0;
+}
+
+/*
+ * Invariant 6 without a whole search at every link add: dynamic topological
+ * order after Pearce and Kelly ("A dynamic topological sort algorithm for
+ * directed acyclic graphs", JEA 2006).  The edges reaches() walks (parent ->
+ * child, supplier -> consumer over live links that are not SYNC_STATE_ONLY;
+ * a deleted child's edge is kept, a superset) are kept in a topological
+ * order, dev[].ord.  Every edge goes from a lower to a higher position, so
+ * TO can be reached from FROM only through devices placed between the two:
+ * the search looks there alone, and a link whose supplier already stands
+ * before its consumer needs none.  A new edge S -> C with C before S moves
+ * the devices that reach S (down to C's position) before those C reaches
+ * (up to S's), each set in its old order, into the positions they held:
+ * only the region between the two ends changes.
+ */
+static int topo_edge(const struct clink *L)
+{
+	return L->live && !(L->flags & DL_FLAG_SYNC_STATE_ONLY);
+}
+
+/* An edge of the first order: a link of the links table that is not SYNC_STATE_ONLY there. */
+static int topo_table_edge(const struct clink *L)
+{
+	return L->known && L->c != L->s && !(L->flags & DL_FLAG_SYNC_STATE_ONLY);
+}
+
+/*
+ * A topological order of the parents and, WITH_LINKS, of every link of the
+ * links table (Kahn): 1, or 0 if there is a cycle.
+ */
+static int topo_kahn(struct checker *k, int with_links, uint32_t *queue, uint32_t *indeg)
+{
+	uint32_t head = 0, tail = 0;
+
+	memset(indeg, 0, k->ndev * sizeof(*indeg));
+	for (uint32_t d = 0; d < k->ndev; d++)
+		indeg[d] = k->dev[d].parent != DL_NONE;
+	for (uint32_t l = 0; with_links && l < k->nlink; l++)
+		if (topo_table_edge(&k->link[l]))
+			indeg[k->link[l].c]++;
+	for (uint32_t d = 0; d < k->ndev; d++)
+		if (!indeg[d])
+			queue[tail++] = d;
+	while (head < tail) {
+		const struct cdev *D = &k->dev[queue[head]];
+
+		k->dev[queue[head]].ord = head;
+		head++;
+		for (uint32_t i = 0; i < D->children.n; i++)
+			if (!--indeg[D->children.v[i]])
+				queue[tail++] = D->children.v[i];
+		for (uint32_t i = 0; with_links && i < D->sup.n; i++) {
+			const struct clink *L = &k->link[D->sup.v[i]];
+
+			if (topo_table_edge(L) && !--indeg[L->c])
+				queue[tail++] = L->c;
+		}
+	}
+	return tail == k->ndev;
+}
+
+/*
+ * The first order: one that every link of the links table already keeps, so
+ * that a log without a cycle never reorders; else (a cycle among them) the
+ * parents' alone; else (a parent cycle: a bad log) none.
+ */
+static void topo_init(struct checker *k)
+{
+	uint32_t *queue = malloc((k->ndev ? k->ndev : 1) * sizeof(*queue));
+	uint32_t *indeg = malloc((k->ndev ? k->ndev : 1) * sizeof(*indeg));
+
+	k->fwd_from = DL_NONE;
+	k->topo_ok = queue && indeg && (topo_kahn(k, 1, queue, indeg) || topo_kahn(k, 0, queue, indeg));
+	free(queue);
+	free(indeg);
+}
+
+static int topo_visit(struct checker *k, uint32_t x, int ok)
+{
+	if (!ok || k->dev[x].stamp == k->stamp)
+		return 0;
+	k->dev[x].stamp = k->stamp;
+	return vec_push(&k->stack, x);
+}
+
+/*
+ * The devices FROM reaches without passing TO's position, into k->fwd: 1 TO
+ * is among them, 0 it is not, -1 over budget or out of memory.
+ */
+static int topo_forward(struct checker *k, uint32_t from, uint32_t to)
+{
+	uint32_t ub = k->dev[to].ord, budget = DFS_BUDGET;
+
+	k->fwd.n = 0;
+	k->fwd_from = DL_NONE;
+	k->stack.n = 0;
+	new_stamp(k);
+	if (k->dev[from].ord <= ub && topo_visit(k, from, 1))
+		return -1;
+	while (k->stack.n) {
+		uint32_t d = k->stack.v[--k->stack.n];
+		const struct cdev *D = &k->dev[d];
+
+		if (d == to)
+			return 1;
+		if (!budget-- || vec_push(&k->fwd, d))
+			return -1;
+		for (uint32_t i = 0; i < D->children.n; i++) {
+			uint32_t x = D->children.v[i];
+
+			if (topo_visit(k, x, k->dev[x].ord <= ub))
+				return -1;
+		}
+		for (uint32_t i = 0; i < D->sup.n; i++) {
+			const struct clink *L = &k->link[D->sup.v[i]];
+
+			if (topo_visit(k, L->c, topo_edge(L) && k->dev[L->c].ord <= ub))
+				return -1;
+		}
+	}
+	k->fwd_from = from;
+	k->fwd_to = to;
+	return 0;
+}
+
+/* The devices that reach FROM from positions after LB, into k->bwd: 0, or -1. */
+static int topo_backward(struct checker *k, uint32_t from, uint32_t lb)
+{
+	uint32_t budget = DFS_BUDGET;
+
+	k->bwd.n = 0;
+	k->stack.n = 0;
+	new_stamp(k);
+	if (topo_visit(k, from, 1))
+		return -1;
+	while (k->stack.n) {
+		uint32_t d = k->stack.v[--k->stack.n];
+		const struct cdev *D = &k->dev[d];
+
+		if (!budget-- || vec_push(&k->bwd, d))
+			return -1;
+		if (D->parent != DL_NONE && topo_visit(k, D->parent, k->dev[D->parent].ord > lb))
+			return -1;
+		for (uint32_t i = 0; i < D->cons.n; i++) {
+			const struct clink *L = &k->link[D->cons.v[i]];
+
+			if (topo_visit(k, L->s, topo_edge(L) && k->dev[L->s].ord > lb))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* k->bwd, then k->fwd, each in its old order, into the positions they held together. */
+static int topo_reorder(struct checker *k)
+{
+	uint32_t nb = k->bwd.n, n = nb + k->fwd.n;
+	uint64_t *key, *pos;
+
+	if (2 * n > k->nkeys) {
+		uint64_t *nk = realloc(k->keys, 2 * (size_t)n * sizeof(*nk));
+
+		if (!nk)
+			return -1;
+		k->keys = nk;
+		k->nkeys = 2 * n;
+	}
+	key = k->keys;
+	pos = k->keys + n;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t d = i < nb ? k->bwd.v[i] : k->fwd.v[i - nb];
+
+		key[i] = (uint64_t)k->dev[d].ord << 32 | d;
+		pos[i] = k->dev[d].ord;
+	}
+	qsort(key, nb, sizeof(*key), cmp_u64);
+	qsort(key + nb, n - nb, sizeof(*key), cmp_u64);
+	qsort(pos, n, sizeof(*pos), cmp_u64);
+	for (uint32_t i = 0; i < n; i++)
+		k->dev[(uint32_t)key[i]].ord = (uint32_t)pos[i];
+	return 0;
+}
+
+/*
+ * The edge S -> C joins the graph: the order is mended.  HAVE_FWD: k->fwd
+ * may hold the search from C for S made just before (reaches_fast()).
+ */
+static void topo_insert(struct checker *k, uint32_t s, uint32_t c, int have_fwd)
+{
+	if (!k->topo_ok || k->dev[s].ord < k->dev[c].ord)
+		return;
+	if (!(have_fwd && k->fwd_from == c && k->fwd_to == s) && topo_forward(k, c, s) != 0)
+		k->topo_ok = 0;         /* a cycle (or no budget): searches are whole from now on */
+	else if (topo_backward(k, s, k->dev[c].ord) || topo_reorder(k))
+		k->topo_ok = 0;
+	k->fwd_from = DL_NONE;
+}
+
+/* reaches() (no link skipped) through the order while it holds. */
+static int reaches_fast(struct checker *k, uint32_t from, uint32_t to)
+{
+	if (k->topo_ok && from != to && topo_forward(k, from, to) == 0)
+		return 0;
+	return reaches(k, from, to);
 }
 
 /*
@@ -735,7 +970,7 @@ static void check_refusal(struct checker *k, uint32_t c, uint32_t s, int have_fl
 		ok = !k->have_register || !k->dev[s].registered || k->dev[s].deleted;
 		break;
 	case DL_REFUSE_REVERSE_DEPENDENCY:
-		ok = c == s || reaches(k, c, s, DL_NONE) != 0;
+		ok = c == s || reaches_fast(k, c, s) != 0;
 		break;
 	case DL_REFUSE_CONSUMER_BOUND:
 		ok = k->dev[c].drv == DRV_BOUND || k->dev[c].drv == DRV_UNBINDING;
@@ -791,7 +1026,7 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 {
 	struct cdev *D = get_dev(k, d);
 	struct clink *L;
-	int p, st;
+	int p, st, was_edge, searched = 0;
 
 	switch (kind) {
 	case DL_EV_REGISTER:
@@ -799,8 +1034,8 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 			return;
 		D->registered = 1;
 		D->deleted = 0;
-		if (aux != DL_NONE)
-			set_parent(k, d, aux);
+		if (aux != DL_NONE && set_parent(k, d, aux))
+			topo_insert(k, aux, d, 0);
 		D->dpm_pos = ++k->dpm_clock;    /* device_add(): dpm_list tail */
 		k->dpm_dirty = 1;
 		break;
@@ -820,6 +1055,7 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 		L = get_link(k, l);
 		if (!L || !D || !get_dev(k, aux))
 			return;
+		was_edge = topo_edge(L);
 		if (have_flags || !L->known)
 			know_link(k, l, d, aux, have_flags ? flags : L->flags);
 		else
@@ -829,13 +1065,16 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 		else if (!L->live)
 			L->state = !(L->flags & DL_FLAG_MANAGED) ? DL_STATE_NONE :
 				   k->dev[aux].drv == DRV_BOUND ? DL_STATE_AVAILABLE : DL_STATE_DORMANT;
+		/* (the link is not live yet: the search cannot take it) */
 		if (!L->live && !(L->flags & DL_FLAG_SYNC_STATE_ONLY) &&
-		    reaches(k, d, aux, l) == 1)
+		    (searched = 1, reaches_fast(k, d, aux) == 1))
 			violation(k, 6, d, aux, l, t, "link %" PRIu32 " closes a cycle of links and"
 				  " parents", l);
 		if (!L->live)
 			L->rpm_ref = (L->flags & DL_FLAG_RPM_ACTIVE) ? 1 : 0;
 		L->live = 1;
+		if (!was_edge && topo_edge(L))
+			topo_insert(k, L->s, L->c, searched);
 		k->dpm_dirty = 1;
 		break;
 	case DL_EV_LINK_DEL:
@@ -852,8 +1091,11 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 			st = arg;
 		if (st >= 0 && st < DL_STATE_COUNT)
 			L->state = (uint8_t)st;
+		was_edge = topo_edge(L);
 		if (have_flags && L->known)
 			L->flags = flags;
+		if (!was_edge && topo_edge(L))         /* its SYNC_STATE_ONLY bit cleared */
+			topo_insert(k, L->s, L->c, 0);
 		break;
 	case DL_EV_LINK_REFUSED:
 		check_refusal(k, d, aux, have_flags, flags, phase, t);
@@ -1714,6 +1956,9 @@ static void checker_free(struct checker *k)
 	free(k->dev);
 	free(k->link);
 	free(k->stack.v);
+	free(k->fwd.v);
+	free(k->bwd.v);
+	free(k->keys);
 }
 
 /*
@@ -1811,6 +2056,7 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		rc = load(&k);
 	if (rc)
 		goto out;
+	topo_init(&k);
 	k.store = !sqlite3_db_readonly(db, "main") && violations_stage(&k) == 0;
 	have_worker = has_column(db, "events", "worker");
 	rc = sqlite3_prepare_v2(db, have_ext && have_worker ?
