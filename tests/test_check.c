@@ -399,6 +399,45 @@ static void test_dpm_move_bad(void)
 	CU_ASSERT_EQUAL(stored(run, 7), 2);
 }
 
+/*
+ * The rules run while the events are read for the verification: a violation
+ * met before a corrupt row is neither counted, shown nor stored.
+ */
+static void test_violation_then_corrupt_row(void)
+{
+	struct dl_check_result res;
+	int64_t run = write_run(M_SWAP_SUSPEND);
+	char *text = NULL, sql[160];
+	size_t len = 0;
+	sqlite3 *db;
+	FILE *out;
+	int rc = -1;
+
+	CU_ASSERT_FATAL(run > 0);
+	CU_ASSERT_FATAL(sqlite3_open(dbpath, &db) == SQLITE_OK);
+	/* the last event (the consumer's link_del, long after the swapped suspend) */
+	snprintf(sql, sizeof(sql), "UPDATE events SET kind = 'bogus' WHERE run_id = %lld AND seq ="
+		 " (SELECT max(seq) FROM events WHERE run_id = %lld)", (long long)run, (long long)run);
+	CU_ASSERT_FATAL(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	out = open_memstream(&text, &len);
+	CU_ASSERT_FATAL(out != NULL);
+	rc = dl_check_run_ex(db, run, 1, out, &res);
+	fclose(out);
+	/* mended again: the later tests check the whole database */
+	snprintf(sql, sizeof(sql), "UPDATE events SET kind = 'link_del' WHERE run_id = %lld AND"
+		 " kind = 'bogus'", (long long)run);
+	CU_ASSERT(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	CU_ASSERT_EQUAL(rc, DL_CHECK_CORRUPT);
+	CU_ASSERT(res.corrupt >= 1);
+	CU_ASSERT_EQUAL(res.total, 0);
+	CU_ASSERT_EQUAL(res.by_inv[3], 0);
+	CU_ASSERT_EQUAL(stored(run, 3), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "unknown kind 'bogus'"));
+	CU_ASSERT_PTR_NULL(strstr(text, "invariant 3"));
+	free(text);
+}
+
 static void expect_clean(enum mutation m, const char *status)
 {
 	struct dl_check_result res;
@@ -647,6 +686,7 @@ int main(void)
 		    test_sso_swap_by_kernel);
 	CU_add_test(s, "supplier unbinds first: invariant 2", test_early_unbind);
 	CU_add_test(s, "cycle of links: invariant 6", test_cycle);
+	CU_add_test(s, "a violation before a corrupt row is not reported", test_violation_then_corrupt_row);
 	CU_add_test(s, "random links and parents, cycles found as a search finds them: invariant 6",
 		    test_cycles_random);
 	CU_add_test(s, "failed run left suspended: invariant 4", test_failed_suspended);

@@ -55,6 +55,7 @@ struct checker {
 	int64_t run;
 	int verbose;
 	FILE *out;
+	FILE *vout;             /* violations shown once the log is verified (show_deferred()) */
 	struct dl_check_result *res;
 	struct cdev *dev;
 	uint32_t ndev;
@@ -121,10 +122,11 @@ static int vec_push(struct vec *v, uint32_t x)
 }
 
 /*
- * The device and link arrays are sized once, from the verified log, before
- * any event is replayed (alloc_arrays()); lookups never grow them, so a
- * pointer from one lookup stays valid across the next (an id past the end,
- * which the verification has ruled out, is NULL).
+ * The device and link arrays are sized once, from the verified runs row,
+ * devices and links, before any event is replayed (alloc_arrays()); lookups
+ * never grow them, so a pointer from one lookup stays valid across the next
+ * (an id past the end, which the verification of its row rules out before
+ * the rules see it, is NULL).
  */
 static int alloc_arrays(struct checker *k, uint32_t ndev, uint32_t nlink)
 {
@@ -225,9 +227,9 @@ static void violation(struct checker *k, int inv, uint32_t c, uint32_t s, uint32
 	}
 	if (detail && k->verbose &&
 	    (k->verbose > 1 || k->res->by_inv[inv] <= PRINT_CAP)) {
-		fprintf(k->out, "%s\n", detail);
+		fprintf(k->vout ? k->vout : k->out, "%s\n", detail);
 		if (k->verbose == 1 && k->res->by_inv[inv] == PRINT_CAP)
-			fprintf(k->out, "run %" PRId64 ": invariant %d: further violations not printed"
+			fprintf(k->vout ? k->vout : k->out, "run %" PRId64 ": invariant %d: further violations not printed"
 				" (see the violations table)\n", k->run, inv);
 	}
 	if (k->store && k->ins) {
@@ -1715,7 +1717,7 @@ static void verify_event_fields(struct checker *k, sqlite3_stmt *st, int have_ex
 	}
 }
 
-static void verify_event(struct checker *k, sqlite3_stmt *st, int have_ext, struct vdev *v,
+static int verify_event(struct checker *k, sqlite3_stmt *st, int have_ext, struct vdev *v,
 			 int64_t ndev, const uint8_t *known, uint32_t nlink, int64_t seq,
 			 struct vrun *vr)
 {
@@ -1732,7 +1734,7 @@ static void verify_event(struct checker *k, sqlite3_stmt *st, int have_ext, stru
 	}
 	if (kind < 0) {
 		corrupt(k, "seq %" PRId64 ": unknown kind '%.40s'", seq, ks ? ks : "NULL");
-		return;
+		return -1;
 	}
 	verify_event_fields(k, st, have_ext, seq, ks);
 	if (t > vr->t_last)
@@ -1743,7 +1745,7 @@ static void verify_event(struct checker *k, sqlite3_stmt *st, int have_ext, stru
 		corrupt(k, "seq %" PRId64 ": %s of dev_id %s, not a device in 0..%" PRId64, seq, ks,
 			sqlite3_column_type(st, 1) == SQLITE_NULL ? "NULL" :
 			(const char *)sqlite3_column_text(st, 1), ndev - 1);
-		return;
+		return kind;
 	}
 	if (is_link_kind(kind)) {
 		int64_t l = col_in(st, 2, nlink);
@@ -1792,78 +1794,120 @@ static void verify_event(struct checker *k, sqlite3_stmt *st, int have_ext, stru
 	default:
 		break;
 	}
+	return kind;
 }
 
-static int verify_events(struct checker *k, int have_ext, struct vdev *v, int64_t ndev,
-			 const uint8_t *known, uint32_t nlink, int64_t nev, int from_zero,
-			 struct vrun *vr)
+/*
+ * The events are read once, in seq order, for the verification and the rules
+ * together (dl_check_run_ex()): columns 0..10 are t_ns, dev_id, link_id, kind,
+ * phase, seq, aux, worker, err, flags, arg (NULL where an older log lacks one).
+ */
+static int events_stmt(struct checker *k, int have_ext, sqlite3_stmt **st)
 {
-	sqlite3_stmt *st;
-	int64_t n = 0, prev = 0;
-	int rc;
+	int have_worker = has_column(k->db, "events", "worker");
+	char sql[256];
 
-	rc = sqlite3_prepare_v2(k->db, have_ext ?
-		"SELECT t_ns, dev_id, link_id, kind, phase, seq, aux, worker, err, flags FROM events"
-		" WHERE run_id = ? ORDER BY seq" :
-		"SELECT t_ns, dev_id, link_id, kind, phase, seq, NULL, worker, err, NULL FROM events"
-		" WHERE run_id = ? ORDER BY seq", -1, &st, NULL);
-	if (rc != SQLITE_OK)
+	snprintf(sql, sizeof(sql), "SELECT t_ns, dev_id, link_id, kind, phase, seq, %s, %s, err, %s, %s"
+		 " FROM events WHERE run_id = ? ORDER BY seq", have_ext ? "aux" : "NULL",
+		 have_worker ? "worker" : "NULL", have_ext ? "flags" : "NULL", have_ext ? "arg" : "NULL");
+	if (sqlite3_prepare_v2(k->db, sql, -1, st, NULL) != SQLITE_OK)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, k->run);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && k->res->corrupt < CORRUPT_STOP) {
-		int64_t seq = sqlite3_column_int64(st, 5);
-
-		if (sqlite3_column_type(st, 5) != SQLITE_INTEGER)
-			corrupt(k, "an event has seq %s", sqlite3_column_type(st, 5) == SQLITE_NULL ?
-				"NULL" : (const char *)sqlite3_column_text(st, 5));
-		else if (n == 0 ? (from_zero && seq != 0) : seq != prev + 1)
-			corrupt(k, "seq %" PRId64 " follows %s%" PRId64 " (seq is dense: 0, 1, 2, ...)", seq,
-				n ? "seq " : "the start, expected ", n ? prev : 0);
-		prev = seq;
-		verify_event(k, st, have_ext, v, ndev, known, nlink, seq, vr);
-		n++;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return -EIO;
-	if (nev >= 0 && rc == SQLITE_DONE && n != nev)
-		corrupt(k, "runs.events is %" PRId64 " but the run has %" PRId64 " events rows", nev, n);
+	sqlite3_bind_int64(*st, 1, k->run);
 	return 0;
 }
 
-/* Verifies the log of k->run; sizes k->dev and k->link.  0, or negative on a database error. */
-static int verify_log(struct checker *k, int have_ext)
-{
-	int64_t ndev = 0, nev = -1;
-	int from_zero = 0, rc;
-	struct vdev *v = NULL;
-	struct vrun vr = { .t_last = -1, .unregistered = -1 };
-	uint8_t *known = NULL;
-	uint32_t nlink = 0;
+/* The verification's state while the events stream by (verify_begin() to verify_end()). */
+struct verify {
+	struct vrun vr;
+	struct vdev *v;
+	uint8_t *known;
+	uint32_t nlink;
+	int64_t ndev, nev;      /* devices; runs.events (-1: none) */
+	int from_zero, have_ext;
+	int64_t rows, prev;     /* events rows read; the last one's seq */
+};
 
-	rc = verify_run_row(k, &vr, &ndev, &nev, &from_zero);
+static void verify_free(struct verify *V)
+{
+	free(V->v);
+	free(V->known);
+}
+
+/* What precedes the events: the runs row, the metrics, the devices and the links. */
+static int verify_begin(struct checker *k, struct verify *V, int have_ext)
+{
+	int rc;
+
+	memset(V, 0, sizeof(*V));
+	V->vr.t_last = -1;
+	V->vr.unregistered = -1;
+	V->nev = -1;
+	V->have_ext = have_ext;
+	rc = verify_run_row(k, &V->vr, &V->ndev, &V->nev, &V->from_zero);
 	if (!rc)
-		rc = verify_metrics(k, &vr, nev);
+		rc = verify_metrics(k, &V->vr, V->nev);
 	if (rc)
 		return rc;
-	v = calloc((size_t)(ndev ? ndev : 1), sizeof(*v));
-	if (!v)
+	V->v = calloc((size_t)(V->ndev ? V->ndev : 1), sizeof(*V->v));
+	if (!V->v)
 		return -ENOMEM;
-	rc = verify_devices(k, v, ndev);
+	rc = verify_devices(k, V->v, V->ndev);
 	if (!rc)
-		rc = verify_links(k, ndev, &known, &nlink);
-	for (int64_t d = 0; !rc && d < ndev && k->res->corrupt < CORRUPT_STOP; d++)
-		if (!v[d].seen && !(k->res->incomplete && (d == ndev - 1 || !v[d + 1].seen)))
+		rc = verify_links(k, V->ndev, &V->known, &V->nlink);
+	for (int64_t d = 0; !rc && d < V->ndev && k->res->corrupt < CORRUPT_STOP; d++)
+		if (!V->v[d].seen && !(k->res->incomplete && (d == V->ndev - 1 || !V->v[d + 1].seen)))
 			corrupt(k, "device %" PRId64 " has no devices row (ids are 0..%" PRId64 ")", d,
-				ndev - 1);
+				V->ndev - 1);
+	return rc;
+}
+
+/* One events row (events_stmt()'s columns): its kind, or -1 if unknown. */
+static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st)
+{
+	int64_t seq = sqlite3_column_int64(st, 5);
+
+	if (sqlite3_column_type(st, 5) != SQLITE_INTEGER)
+		corrupt(k, "an event has seq %s", sqlite3_column_type(st, 5) == SQLITE_NULL ?
+			"NULL" : (const char *)sqlite3_column_text(st, 5));
+	else if (V->rows == 0 ? (V->from_zero && seq != 0) : seq != V->prev + 1)
+		corrupt(k, "seq %" PRId64 " follows %s%" PRId64 " (seq is dense: 0, 1, 2, ...)", seq,
+			V->rows ? "seq " : "the start, expected ", V->rows ? V->prev : 0);
+	V->prev = seq;
+	V->rows++;
+	return verify_event(k, st, V->have_ext, V->v, V->ndev, V->known, V->nlink, seq, &V->vr);
+}
+
+/* After the last row read; ALL: the statement ran to its end. */
+static void verify_end(struct checker *k, struct verify *V, int all)
+{
+	if (V->nev >= 0 && all && V->rows != V->nev)
+		corrupt(k, "runs.events is %" PRId64 " but the run has %" PRId64 " events rows", V->nev,
+			V->rows);
+	if (k->res->corrupt < CORRUPT_STOP)
+		verify_promises(k, &V->vr, V->v, V->ndev);
+}
+
+/* Verifies the log of k->run, events and all.  0, or negative on a database error. */
+static int verify_log(struct checker *k, int have_ext)
+{
+	struct verify V;
+	sqlite3_stmt *st = NULL;
+	int rc = verify_begin(k, &V, have_ext);
+
 	if (!rc)
-		rc = verify_events(k, have_ext, v, ndev, known, nlink, nev, from_zero, &vr);
-	if (!rc && k->res->corrupt < CORRUPT_STOP)
-		verify_promises(k, &vr, v, ndev);
-	free(v);
-	free(known);
-	if (!rc && !k->res->corrupt)
-		rc = alloc_arrays(k, (uint32_t)ndev, nlink);
+		rc = events_stmt(k, have_ext, &st);
+	if (!rc) {
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW && k->res->corrupt < CORRUPT_STOP)
+			verify_row(k, &V, st);
+		sqlite3_finalize(st);
+		if (rc == SQLITE_DONE || rc == SQLITE_ROW) {
+			verify_end(k, &V, rc == SQLITE_DONE);
+			rc = 0;
+		} else {
+			rc = -EIO;
+		}
+	}
+	verify_free(&V);
 	return rc;
 }
 
@@ -2024,13 +2068,53 @@ static void violations_store(struct checker *k, int own_txn)
 	sqlite3_exec(k->db, "DELETE FROM temp.check_violations", NULL, NULL, NULL);
 }
 
+/*
+ * Violations found before a later row proves the log corrupt are not
+ * shown: those printed go to a temporary file first (k->vout), shown here
+ * once the events are all verified.
+ */
+static void show_deferred(struct checker *k)
+{
+	char buf[4096];
+	size_t n;
+
+	if (!k->vout)
+		return;
+	rewind(k->vout);
+	while ((n = fread(buf, 1, sizeof(buf), k->vout)) > 0)
+		fwrite(buf, 1, n, k->out);
+	fclose(k->vout);
+	k->vout = NULL;
+}
+
+/* A row proved the log corrupt after the rules ran on the rows before: nothing of them counts. */
+static void drop_violations(struct checker *k)
+{
+	uint64_t corrupt = k->res->corrupt;
+	char first[sizeof(k->res->corrupt_first)];
+
+	memcpy(first, k->res->corrupt_first, sizeof(first));
+	k->res->total = 0;
+	k->res->events = 0;
+	memset(k->res->by_inv, 0, sizeof(k->res->by_inv));
+	k->res->corrupt = corrupt;
+	memcpy(k->res->corrupt_first, first, sizeof(first));
+	if (k->vout)
+		fclose(k->vout);
+	k->vout = NULL;
+	if (k->store)
+		sqlite3_exec(k->db, "DELETE FROM temp.check_violations", NULL, NULL, NULL);
+	k->store = 0;
+}
+
 int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		    struct dl_check_result *res)
 {
 	struct checker k = { .db = db, .run = run_id, .verbose = verbose, .res = res,
 			     .serial_phase = -1, .serial_open = DL_NONE, .serial_worker = -1 };
+	struct verify V = { 0 };
 	sqlite3_stmt *st = NULL;
-	int have_ext, have_worker, own_txn, rc, ret = DL_CHECK_DONE;
+	int have_ext, own_txn, rc, rules, ret = DL_CHECK_DONE;
 	int64_t t_last = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -2047,46 +2131,49 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 	own_txn = sqlite3_get_autocommit(db);
 	if (own_txn && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		return -EIO;
-	rc = verify_log(&k, have_ext);
-	if (!rc && res->corrupt) {
-		ret = DL_CHECK_CORRUPT;
-		goto out;
+	rc = verify_begin(&k, &V, have_ext);
+	/*
+	 * The rules run on each row once it is verified, while the events are
+	 * read for the verification (one pass); they stop at the first corrupt
+	 * row, and what they found is then dropped.
+	 */
+	rules = !rc && !res->corrupt;
+	if (rules) {
+		rc = alloc_arrays(&k, (uint32_t)V.ndev, V.nlink);
+		if (!rc)
+			rc = load(&k);
+		if (!rc) {
+			topo_init(&k);
+			k.store = !sqlite3_db_readonly(db, "main") && violations_stage(&k) == 0;
+			k.vout = verbose ? tmpfile() : NULL;
+		}
 	}
 	if (!rc)
-		rc = load(&k);
+		rc = events_stmt(&k, have_ext, &st);
 	if (rc)
 		goto out;
-	topo_init(&k);
-	k.store = !sqlite3_db_readonly(db, "main") && violations_stage(&k) == 0;
-	have_worker = has_column(db, "events", "worker");
-	rc = sqlite3_prepare_v2(db, have_ext && have_worker ?
-		"SELECT t_ns, dev_id, link_id, kind, phase, err, aux, flags, arg, worker FROM events"
-		" WHERE run_id = ? ORDER BY seq" : have_ext ?
-		"SELECT t_ns, dev_id, link_id, kind, phase, err, aux, flags, arg, NULL FROM events"
-		" WHERE run_id = ? ORDER BY seq" : have_worker ?
-		"SELECT t_ns, dev_id, link_id, kind, phase, err, NULL, NULL, NULL, worker FROM events"
-		" WHERE run_id = ? ORDER BY seq" :
-		"SELECT t_ns, dev_id, link_id, kind, phase, err, NULL, NULL, NULL, NULL FROM events"
-		" WHERE run_id = ? ORDER BY seq", -1, &st, NULL);
-	if (rc != SQLITE_OK) {
-		rc = -EIO;
-		goto out;
-	}
-	sqlite3_bind_int64(st, 1, run_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int kind = parse_kind((const char *)sqlite3_column_text(st, 3));
-		uint32_t aux = col_id(st, 6), l = col_id(st, 2), d = col_id(st, 1);
-		int have_flags = sqlite3_column_type(st, 7) != SQLITE_NULL;
-		int arg = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8);
-		int64_t worker = sqlite3_column_type(st, 9) == SQLITE_INTEGER ?
-				 sqlite3_column_int64(st, 9) : -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && res->corrupt < CORRUPT_STOP) {
+		int kind = verify_row(&k, &V, st);
+		uint32_t aux, l, d;
+		int have_flags, arg;
+		int64_t worker;
 
+		if (!rules || res->corrupt) {
+			rules = 0;
+			continue;
+		}
+		aux = col_id(st, 6);
+		l = col_id(st, 2);
+		d = col_id(st, 1);
+		have_flags = sqlite3_column_type(st, 9) != SQLITE_NULL;
+		arg = sqlite3_column_type(st, 10) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 10);
+		worker = sqlite3_column_type(st, 7) == SQLITE_INTEGER ? sqlite3_column_int64(st, 7) : -1;
 		t_last = sqlite3_column_int64(st, 0);
 		res->events++;
 		if (aux == DL_NONE && l != DL_NONE && l < k.nlink && k.link[l].known)
 			aux = k.link[l].s;      /* old logs without events.aux */
-		on_event(&k, kind, d, l, aux, have_flags, (uint32_t)sqlite3_column_int64(st, 7), arg,
-			 (const char *)sqlite3_column_text(st, 4), sqlite3_column_int(st, 5), t_last,
+		on_event(&k, kind, d, l, aux, have_flags, (uint32_t)sqlite3_column_int64(st, 9), arg,
+			 (const char *)sqlite3_column_text(st, 4), sqlite3_column_int(st, 8), t_last,
 			 worker < 0 ? -1 : worker);
 		if (k.oom)
 			break;
@@ -2096,11 +2183,18 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (rc != SQLITE_DONE) {
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
 		rc = -EIO;
 		goto out;
 	}
+	verify_end(&k, &V, rc == SQLITE_DONE);
 	rc = 0;
+	if (res->corrupt) {
+		drop_violations(&k);
+		ret = DL_CHECK_CORRUPT;
+		goto out;
+	}
+	show_deferred(&k);
 	if (res->incomplete) {
 		ret = DL_CHECK_INCOMPLETE;
 		if (verbose && res->log_error[0])
@@ -2116,6 +2210,9 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		check_dpm_order(&k, t_last);
 	}
 out:
+	verify_free(&V);
+	if (rc)
+		drop_violations(&k);
 	if (k.ins)
 		sqlite3_finalize(k.ins);
 	if (own_txn)
