@@ -1699,16 +1699,66 @@ static int callback_family(int kind)
 	}
 }
 
+/*
+ * One events row (events_stmt()'s columns), each column fetched once for the
+ * verification and the rules alike: its type, and its integer value (0 if
+ * NULL) or, for kind and phase, its text.  A value quoted in a message is
+ * fetched again as text (sqlite3_column_text()).
+ */
+enum { EC_T, EC_DEV, EC_LINK, EC_KIND, EC_PHASE, EC_SEQ, EC_AUX, EC_WORKER, EC_ERR, EC_FLAGS,
+       EC_ARG, EC_COUNT };
+
+struct erow {
+	int type[EC_COUNT];
+	int64_t v[EC_COUNT];
+	const char *kind, *phase;
+};
+
+static void read_row(sqlite3_stmt *st, struct erow *r)
+{
+	for (int i = 0; i < EC_COUNT; i++)
+		r->type[i] = sqlite3_column_type(st, i);
+	for (int i = 0; i < EC_COUNT; i++)
+		r->v[i] = r->type[i] == SQLITE_NULL || i == EC_KIND || i == EC_PHASE ? 0 :
+			  sqlite3_column_int64(st, i);
+	r->kind = (const char *)sqlite3_column_text(st, EC_KIND);
+	r->phase = (const char *)sqlite3_column_text(st, EC_PHASE);
+}
+
+/* col_in() of a row's column */
+static int64_t row_in(const struct erow *r, int i, int64_t max)
+{
+	return r->type[i] == SQLITE_INTEGER && r->v[i] >= 0 && r->v[i] < max ? r->v[i] : -1;
+}
+
+/* col_id() of a row's column */
+static uint32_t row_id(const struct erow *r, int i)
+{
+	return r->type[i] == SQLITE_NULL || r->v[i] < 0 || r->v[i] >= (int64_t)DL_NONE ? DL_NONE :
+	       (uint32_t)r->v[i];
+}
+
+/* A column's text for a message: "NULL" for NULL. */
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+
+	return t ? t : "NULL";
+}
+
 /* worker, err and flags of an event (columns 7, 8, 9): in the ranges dl_event gives them. */
-static void verify_event_fields(struct checker *k, sqlite3_stmt *st, int have_ext, int64_t seq,
-				const char *ks)
+static void verify_event_fields(struct checker *k, sqlite3_stmt *st, const struct erow *r,
+				int have_ext, int64_t seq, const char *ks)
 {
 	static const char *const col[] = { "worker", "err", "flags" };
 	const int64_t lo[] = { -1, INT16_MIN, 0 };
 	const int64_t hi[] = { INT16_MAX, INT16_MAX, ((int64_t)1 << DL_FLAG_COUNT) - 1 };
 
 	for (int i = 0; i < (have_ext ? 3 : 2); i++) {
-		const char *why = figure_bad(st, 7 + i, lo[i], hi[i]);
+		int c = EC_WORKER + i;
+		const char *why = r->type[c] == SQLITE_NULL ? "" : r->type[c] != SQLITE_INTEGER ?
+				  "not an integer" : r->v[c] < lo[i] ? "below its range" :
+				  r->v[c] > hi[i] ? "above its range" : "";
 
 		if (*why)
 			corrupt(k, "seq %" PRId64 ": %s with %s %.40s, %s (%" PRId64 "..%" PRId64 ")", seq,
@@ -1717,56 +1767,51 @@ static void verify_event_fields(struct checker *k, sqlite3_stmt *st, int have_ex
 	}
 }
 
-static int verify_event(struct checker *k, sqlite3_stmt *st, int have_ext, struct vdev *v,
-			 int64_t ndev, const uint8_t *known, uint32_t nlink, int64_t seq,
-			 struct vrun *vr)
+static int verify_event(struct checker *k, sqlite3_stmt *st, const struct erow *r, int have_ext,
+			struct vdev *v, int64_t ndev, const uint8_t *known, uint32_t nlink, int64_t seq,
+			struct vrun *vr)
 {
-	const char *ks = (const char *)sqlite3_column_text(st, 3);
+	const char *ks = r->kind;
 	int kind = parse_kind(ks);
-	int64_t d = col_in(st, 1, ndev), t;
+	int64_t d = row_in(r, EC_DEV, ndev), t = r->v[EC_T];
 
-	if (sqlite3_column_type(st, 0) != SQLITE_INTEGER ||
-	    (t = sqlite3_column_int64(st, 0)) < 0 || t > DL_CHECK_T_MAX) {
+	if (r->type[EC_T] != SQLITE_INTEGER || t < 0 || t > DL_CHECK_T_MAX) {
 		corrupt(k, "seq %" PRId64 ": t_ns %s is not a time in 0..%" PRId64 " ns", seq,
-			sqlite3_column_type(st, 0) == SQLITE_NULL ? "NULL" :
-			(const char *)sqlite3_column_text(st, 0), (int64_t)DL_CHECK_T_MAX);
+			col_text(st, EC_T), (int64_t)DL_CHECK_T_MAX);
 		t = -1;
 	}
 	if (kind < 0) {
 		corrupt(k, "seq %" PRId64 ": unknown kind '%.40s'", seq, ks ? ks : "NULL");
 		return -1;
 	}
-	verify_event_fields(k, st, have_ext, seq, ks);
+	verify_event_fields(k, st, r, have_ext, seq, ks);
 	if (t > vr->t_last)
 		vr->t_last = t;
 	if (callback_family(kind) >= 0)
 		vr->callbacks[callback_family(kind)]++;
 	if (d < 0) {
 		corrupt(k, "seq %" PRId64 ": %s of dev_id %s, not a device in 0..%" PRId64, seq, ks,
-			sqlite3_column_type(st, 1) == SQLITE_NULL ? "NULL" :
-			(const char *)sqlite3_column_text(st, 1), ndev - 1);
+			col_text(st, EC_DEV), ndev - 1);
 		return kind;
 	}
 	if (is_link_kind(kind)) {
-		int64_t l = col_in(st, 2, nlink);
+		int64_t l = row_in(r, EC_LINK, nlink);
 
 		if (l < 0 || !known[l])
 			corrupt(k, "seq %" PRId64 ": %s of link %s, which the links table does not hold",
-				seq, ks, sqlite3_column_type(st, 2) == SQLITE_NULL ? "NULL" :
-				(const char *)sqlite3_column_text(st, 2));
+				seq, ks, col_text(st, EC_LINK));
 	}
 	if (have_ext && (is_link_kind(kind) || kind == DL_EV_LINK_REFUSED ||
-			 (kind == DL_EV_REGISTER && sqlite3_column_type(st, 6) != SQLITE_NULL)) &&
-	    col_in(st, 6, ndev) < 0)
+			 (kind == DL_EV_REGISTER && r->type[EC_AUX] != SQLITE_NULL)) &&
+	    row_in(r, EC_AUX, ndev) < 0)
 		corrupt(k, "seq %" PRId64 ": %s with aux %s, not a device in 0..%" PRId64, seq, ks,
-			sqlite3_column_type(st, 6) == SQLITE_NULL ? "NULL" :
-			(const char *)sqlite3_column_text(st, 6), ndev - 1);
-	if (is_pm_kind(kind) && parse_phase((const char *)sqlite3_column_text(st, 4)) < 0)
+			col_text(st, EC_AUX), ndev - 1);
+	if (is_pm_kind(kind) && parse_phase(r->phase) < 0)
 		corrupt(k, "seq %" PRId64 ": %s in unknown phase '%.40s'", seq, ks,
-			sqlite3_column_text(st, 4) ? (const char *)sqlite3_column_text(st, 4) : "NULL");
-	if (kind == DL_EV_LINK_STATE && parse_state((const char *)sqlite3_column_text(st, 4)) < 0)
+			r->phase ? r->phase : "NULL");
+	if (kind == DL_EV_LINK_STATE && parse_state(r->phase) < 0)
 		corrupt(k, "seq %" PRId64 ": link_state to unknown state '%.40s'", seq,
-			sqlite3_column_text(st, 4) ? (const char *)sqlite3_column_text(st, 4) : "NULL");
+			r->phase ? r->phase : "NULL");
 	if (kind == DL_EV_REGISTER)
 		v[d].registered = 1;
 	if (t >= 0) {
@@ -1861,20 +1906,21 @@ static int verify_begin(struct checker *k, struct verify *V, int have_ext)
 	return rc;
 }
 
-/* One events row (events_stmt()'s columns): its kind, or -1 if unknown. */
-static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st)
+/* One events row, read into R: its kind, or -1 if unknown. */
+static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st, struct erow *r)
 {
-	int64_t seq = sqlite3_column_int64(st, 5);
+	int64_t seq;
 
-	if (sqlite3_column_type(st, 5) != SQLITE_INTEGER)
-		corrupt(k, "an event has seq %s", sqlite3_column_type(st, 5) == SQLITE_NULL ?
-			"NULL" : (const char *)sqlite3_column_text(st, 5));
+	read_row(st, r);
+	seq = r->v[EC_SEQ];
+	if (r->type[EC_SEQ] != SQLITE_INTEGER)
+		corrupt(k, "an event has seq %s", col_text(st, EC_SEQ));
 	else if (V->rows == 0 ? (V->from_zero && seq != 0) : seq != V->prev + 1)
 		corrupt(k, "seq %" PRId64 " follows %s%" PRId64 " (seq is dense: 0, 1, 2, ...)", seq,
 			V->rows ? "seq " : "the start, expected ", V->rows ? V->prev : 0);
 	V->prev = seq;
 	V->rows++;
-	return verify_event(k, st, V->have_ext, V->v, V->ndev, V->known, V->nlink, seq, &V->vr);
+	return verify_event(k, st, r, V->have_ext, V->v, V->ndev, V->known, V->nlink, seq, &V->vr);
 }
 
 /* After the last row read; ALL: the statement ran to its end. */
@@ -1897,8 +1943,10 @@ static int verify_log(struct checker *k, int have_ext)
 	if (!rc)
 		rc = events_stmt(k, have_ext, &st);
 	if (!rc) {
+		struct erow r;
+
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW && k->res->corrupt < CORRUPT_STOP)
-			verify_row(k, &V, st);
+			verify_row(k, &V, st, &r);
 		sqlite3_finalize(st);
 		if (rc == SQLITE_DONE || rc == SQLITE_ROW) {
 			verify_end(k, &V, rc == SQLITE_DONE);
@@ -2153,28 +2201,25 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 	if (rc)
 		goto out;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW && res->corrupt < CORRUPT_STOP) {
-		int kind = verify_row(&k, &V, st);
-		uint32_t aux, l, d;
-		int have_flags, arg;
-		int64_t worker;
+		struct erow r;
+		int kind = verify_row(&k, &V, st, &r);
+		uint32_t aux, l;
 
 		if (!rules || res->corrupt) {
 			rules = 0;
 			continue;
 		}
-		aux = col_id(st, 6);
-		l = col_id(st, 2);
-		d = col_id(st, 1);
-		have_flags = sqlite3_column_type(st, 9) != SQLITE_NULL;
-		arg = sqlite3_column_type(st, 10) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 10);
-		worker = sqlite3_column_type(st, 7) == SQLITE_INTEGER ? sqlite3_column_int64(st, 7) : -1;
-		t_last = sqlite3_column_int64(st, 0);
+		aux = row_id(&r, EC_AUX);
+		l = row_id(&r, EC_LINK);
+		t_last = r.v[EC_T];
 		res->events++;
 		if (aux == DL_NONE && l != DL_NONE && l < k.nlink && k.link[l].known)
 			aux = k.link[l].s;      /* old logs without events.aux */
-		on_event(&k, kind, d, l, aux, have_flags, (uint32_t)sqlite3_column_int64(st, 9), arg,
-			 (const char *)sqlite3_column_text(st, 4), sqlite3_column_int(st, 8), t_last,
-			 worker < 0 ? -1 : worker);
+		on_event(&k, kind, row_id(&r, EC_DEV), l, aux, r.type[EC_FLAGS] != SQLITE_NULL,
+			 (uint32_t)r.v[EC_FLAGS], r.type[EC_ARG] == SQLITE_NULL ? -1 : (int)r.v[EC_ARG],
+			 r.phase, (int)r.v[EC_ERR],
+			 t_last, r.type[EC_WORKER] == SQLITE_INTEGER && r.v[EC_WORKER] >= 0 ?
+			 r.v[EC_WORKER] : -1);
 		if (k.oom)
 			break;
 	}
