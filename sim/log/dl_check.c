@@ -572,7 +572,6 @@ static int topo_kahn(struct checker *k, int with_links, uint32_t *queue, uint32_
 {
 	uint32_t head = 0, tail = 0;
 
-	memset(indeg, 0, k->ndev * sizeof(*indeg));
 	for (uint32_t d = 0; d < k->ndev; d++)
 		indeg[d] = k->dev[d].parent != DL_NONE;
 	for (uint32_t l = 0; with_links && l < k->nlink; l++)
