@@ -1713,23 +1713,13 @@ struct erow {
 	const char *kind, *phase;
 };
 
-/*
- * One sqlite3_column_value() a column, then its type and value from it
- * (half the calls of sqlite3_column_type() and _int64(): 7% of check's
- * CPU).  The value is "unprotected" (read without the connection's mutex),
- * which SQLite allows where the connection needs none: every connection
- * check reads is used by one thread at a time (the CLI's and each sweep
- * worker's), and dl_log_open_existing() opens them NOMUTEX.
- */
 static void read_row(sqlite3_stmt *st, struct erow *r)
 {
-	for (int i = 0; i < EC_COUNT; i++) {
-		sqlite3_value *v = sqlite3_column_value(st, i);
-
-		r->type[i] = sqlite3_value_type(v);
+	for (int i = 0; i < EC_COUNT; i++)
+		r->type[i] = sqlite3_column_type(st, i);
+	for (int i = 0; i < EC_COUNT; i++)
 		r->v[i] = r->type[i] == SQLITE_NULL || i == EC_KIND || i == EC_PHASE ? 0 :
-			  sqlite3_value_int64(v);
-	}
+			  sqlite3_column_int64(st, i);
 	r->kind = (const char *)sqlite3_column_text(st, EC_KIND);
 	r->phase = (const char *)sqlite3_column_text(st, EC_PHASE);
 }
