@@ -1,5 +1,6 @@
 /* test_check.c - dlsim check on hand-made logs: a correct one, then mutations. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,6 +399,45 @@ static void test_dpm_move_bad(void)
 	CU_ASSERT_EQUAL(stored(run, 7), 2);
 }
 
+/*
+ * The rules run while the events are read for the verification: a violation
+ * met before a corrupt row is neither counted, shown nor stored.
+ */
+static void test_violation_then_corrupt_row(void)
+{
+	struct dl_check_result res;
+	int64_t run = write_run(M_SWAP_SUSPEND);
+	char *text = NULL, sql[160];
+	size_t len = 0;
+	sqlite3 *db;
+	FILE *out;
+	int rc = -1;
+
+	CU_ASSERT_FATAL(run > 0);
+	CU_ASSERT_FATAL(sqlite3_open(dbpath, &db) == SQLITE_OK);
+	/* the last event (the consumer's link_del, long after the swapped suspend) */
+	snprintf(sql, sizeof(sql), "UPDATE events SET kind = 'bogus' WHERE run_id = %lld AND seq ="
+		 " (SELECT max(seq) FROM events WHERE run_id = %lld)", (long long)run, (long long)run);
+	CU_ASSERT_FATAL(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	out = open_memstream(&text, &len);
+	CU_ASSERT_FATAL(out != NULL);
+	rc = dl_check_run_ex(db, run, 1, out, &res);
+	fclose(out);
+	/* mended again: the later tests check the whole database */
+	snprintf(sql, sizeof(sql), "UPDATE events SET kind = 'link_del' WHERE run_id = %lld AND"
+		 " kind = 'bogus'", (long long)run);
+	CU_ASSERT(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	CU_ASSERT_EQUAL(rc, DL_CHECK_CORRUPT);
+	CU_ASSERT(res.corrupt >= 1);
+	CU_ASSERT_EQUAL(res.total, 0);
+	CU_ASSERT_EQUAL(res.by_inv[3], 0);
+	CU_ASSERT_EQUAL(stored(run, 3), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "unknown kind 'bogus'"));
+	CU_ASSERT_PTR_NULL(strstr(text, "invariant 3"));
+	free(text);
+}
+
 static void expect_clean(enum mutation m, const char *status)
 {
 	struct dl_check_result res;
@@ -435,6 +475,156 @@ static void test_running(void)
 	CU_ASSERT_EQUAL(check(run, &res), DL_CHECK_INCOMPLETE);
 	CU_ASSERT(res.incomplete);
 	CU_ASSERT_EQUAL(res.total, 0);
+}
+
+/*
+ * Invariant 6 against a plain search: random parents and links on a few
+ * devices, added and deleted, some SYNC_STATE_ONLY and cleared later (an
+ * edge that appears without a search), some parents known only from their
+ * register event.  The links table then holds links
+ * that cross each other at different times, so the checker starts from the
+ * parents' order and mends it at every add (dl_check.c topo_*()).  In half
+ * of the runs no add closes a cycle, so the mended order is used to the
+ * end; in the others the adds are blind.  Each add that closes a cycle of
+ * links and parents must be one violation, and no other add; and so must
+ * each refusal as a reverse dependency where the consumer does not reach
+ * the supplier (a search the order cut short would make one more).
+ */
+#define RC_DEV 24
+#define RC_OPS 90
+
+struct rc_graph {
+	uint32_t parent[RC_DEV];
+	uint32_t c[RC_OPS], s[RC_OPS];
+	uint8_t live[RC_OPS], sso[RC_OPS];
+	uint32_t nlink;
+};
+
+static bool rc_reaches(const struct rc_graph *g, uint32_t from, uint32_t to, uint8_t *seen)
+{
+	if (from == to)
+		return true;
+	if (seen[from])
+		return false;
+	seen[from] = 1;
+	for (uint32_t d = 0; d < RC_DEV; d++)
+		if (g->parent[d] == from && rc_reaches(g, d, to, seen))
+			return true;
+	for (uint32_t l = 0; l < g->nlink; l++)
+		if (g->live[l] && !g->sso[l] && g->s[l] == from && rc_reaches(g, g->c[l], to, seen))
+			return true;
+	return false;
+}
+
+static bool rc_closes(const struct rc_graph *g, uint32_t c, uint32_t s)
+{
+	uint8_t seen[RC_DEV] = { 0 };
+
+	return rc_reaches(g, c, s, seen);
+}
+
+/* Writes one random run; *EXPECT: the adds that close a cycle. */
+static int64_t write_random_links(unsigned seed, bool acyclic, uint64_t *expect)
+{
+	struct dl_run_info ri = { .scenario = "random-links", .order = "hand", .mode = "des",
+				  .version = "test", .kernel = run_kernel, .seed = seed, .workers = 1,
+				  .devices = RC_DEV, .links = RC_OPS };
+	struct rc_graph g = { .nlink = 0 };
+	struct dl_event *ev = calloc(RC_DEV + RC_OPS, sizeof(*ev));
+	size_t n = 0;
+	int64_t t = 0, run = -1;
+	struct dl_log *l;
+	char err[512], name[16];
+
+	*expect = 0;
+	if (!ev || dl_log_open(dbpath, &l, err, sizeof(err))) {
+		free(ev);
+		return -1;
+	}
+	srand(seed);
+	dl_log_run_begin(l, &ri, &run);
+	for (uint32_t d = 0; d < RC_DEV; d++) {
+		g.parent[d] = d && rand() % 2 ? (uint32_t)rand() % d : DL_NONE;
+		snprintf(name, sizeof(name), "d%u", d);
+		/* a third of the parents only in the register event: an edge the order learns late */
+		dl_log_device(l, d, name, d % 3 ? g.parent[d] : DL_NONE, 0);
+		ev[n++] = (struct dl_event){ .t_ns = t += 10, .dev = d, .link = DL_NONE,
+					     .aux = g.parent[d], .kind = DL_EV_REGISTER };
+	}
+	for (int op = 0; op < RC_OPS; op++) {
+		uint32_t l0 = g.nlink ? (uint32_t)rand() % g.nlink : 0, c, s;
+		int what = rand() % 8;
+
+		if (what == 0 && g.nlink && g.live[l0]) {               /* delete a link */
+			g.live[l0] = 0;
+			ev[n++] = (struct dl_event){ .t_ns = t += 10, .dev = g.c[l0], .link = l0,
+						     .aux = g.s[l0], .kind = DL_EV_LINK_DEL };
+			continue;
+		}
+		if (what == 1 && g.nlink && g.live[l0] && g.sso[l0] &&
+		    !(acyclic && rc_closes(&g, g.c[l0], g.s[l0]))) {    /* SSO cleared */
+			g.sso[l0] = 0;
+			ev[n++] = (struct dl_event){ .t_ns = t += 10, .dev = g.c[l0], .link = l0,
+						     .aux = g.s[l0], .flags = DL_FLAG_MANAGED,
+						     .kind = DL_EV_LINK_STATE,
+						     .phase = DL_STATE_AVAILABLE };
+			continue;
+		}
+		c = (uint32_t)rand() % RC_DEV;
+		s = (uint32_t)rand() % RC_DEV;
+		if (c == s)
+			continue;
+		if (what == 3) {        /* refused as a reverse dependency: true only if C reaches S */
+			*expect += !rc_closes(&g, c, s);
+			ev[n++] = (struct dl_event){ .t_ns = t += 10, .dev = c, .link = DL_NONE,
+						     .aux = s, .flags = DL_FLAG_MANAGED,
+						     .kind = DL_EV_LINK_REFUSED,
+						     .phase = DL_REFUSE_REVERSE_DEPENDENCY };
+			continue;
+		}
+		if (acyclic && what != 2 && rc_closes(&g, c, s))
+			continue;
+		g.c[g.nlink] = c;
+		g.s[g.nlink] = s;
+		g.sso[g.nlink] = what == 2;
+		if (what != 2 && rc_closes(&g, c, s))
+			(*expect)++;
+		g.live[g.nlink] = 1;
+		ev[n++] = (struct dl_event){ .t_ns = t += 10, .dev = c, .link = g.nlink, .aux = s,
+					     .flags = DL_FLAG_MANAGED |
+						      (what == 2 ? DL_FLAG_SYNC_STATE_ONLY : 0),
+					     .kind = DL_EV_LINK_ADD, .phase = DL_STATE_DORMANT };
+		g.nlink++;
+	}
+	dl_log_events(l, ev, n);
+	dl_log_run_end(l, "ok", t, NULL, 0);
+	dl_log_close(l);
+	free(ev);
+	return run;
+}
+
+static void test_cycles_random(void)
+{
+	unsigned runs_with_cycles = 0;
+
+	for (unsigned seed = 1; seed <= 120; seed++) {
+		struct dl_check_result res;
+		uint64_t expect;
+		int64_t run = write_random_links(seed, seed % 2, &expect);
+		sqlite3 *db;
+		char err[512];
+
+		CU_ASSERT_FATAL(run > 0);
+		CU_ASSERT_FATAL(dl_log_open_existing(dbpath, &db, err, sizeof(err)) == 0);
+		CU_ASSERT_EQUAL(dl_check_run_ex(db, run, 0, stdout, &res), DL_CHECK_DONE);
+		sqlite3_close(db);
+		if (res.by_inv[6] != expect)
+			printf("\nseed %u: %" PRIu64 " violations found, %" PRIu64 " made\n", seed,
+			       res.by_inv[6], expect);
+		CU_ASSERT_EQUAL(res.by_inv[6], expect);
+		runs_with_cycles += expect > 0;
+	}
+	CU_ASSERT(runs_with_cycles >= 30);       /* the blind half does close cycles */
 }
 
 static int run_cmd(int argc, const char *const *args)
@@ -498,6 +688,9 @@ int main(void)
 		    test_sso_swap_by_kernel);
 	CU_add_test(s, "supplier unbinds first: invariant 2", test_early_unbind);
 	CU_add_test(s, "cycle of links: invariant 6", test_cycle);
+	CU_add_test(s, "a violation before a corrupt row is not reported", test_violation_then_corrupt_row);
+	CU_add_test(s, "random links and parents, cycles found as a search finds them: invariant 6",
+		    test_cycles_random);
 	CU_add_test(s, "failed run left suspended: invariant 4", test_failed_suspended);
 	CU_add_test(s, "a running run is incomplete", test_running);
 	CU_add_test(s, "runtime PM in order passes", test_rpm_ok);

@@ -34,6 +34,7 @@ struct cdev {
 	int8_t in_phase;        /* enum dl_phase of the callback running, -1 none */
 	uint8_t susp;           /* bit p: suspended in suspend phase p, not yet resumed */
 	uint32_t stamp;         /* DFS visitation */
+	uint32_t ord;           /* topological position of invariant 6's graph (topo_*()) */
 	uint32_t nd_seen;       /* suspended_in()/resumed_in(): seen in query nd_epoch */
 	uint64_t dpm_pos;       /* position in the replayed dpm_list, 0: not on it */
 	uint64_t prep_seq;      /* when its last prepare started (checker.prep_clock) */
@@ -55,6 +56,7 @@ struct checker {
 	int64_t run;
 	int verbose;
 	FILE *out;
+	FILE *vout;             /* violations shown once the log is verified (show_deferred()) */
 	struct dl_check_result *res;
 	struct cdev *dev;
 	uint32_t ndev;
@@ -68,6 +70,17 @@ struct checker {
 	uint32_t stamp;
 	uint32_t nd_epoch;      /* the current suspended_in()/resumed_in() query */
 	struct vec stack;
+	/*
+	 * Invariant 6's graph in a topological order (dev[].ord), kept across
+	 * link adds (topo_insert()) so that a cycle search looks only between
+	 * the two ends' positions; topo_ok 0: the order is lost (a cycle in a
+	 * bad log, a search over budget), searches are whole from then on.
+	 */
+	int topo_ok;
+	struct vec fwd, bwd;    /* the last topo_forward()'s and topo_backward()'s devices */
+	uint32_t fwd_from, fwd_to;      /* the search fwd holds (fwd_from DL_NONE: none) */
+	uint64_t *keys;         /* topo_reorder()'s scratch */
+	uint32_t nkeys;
 	uint64_t dpm_clock;     /* last dpm_list position handed out */
 	int dpm_dirty;          /* the list or the links changed since the last check */
 	int oom;
@@ -110,10 +123,11 @@ static int vec_push(struct vec *v, uint32_t x)
 }
 
 /*
- * The device and link arrays are sized once, from the verified log, before
- * any event is replayed (alloc_arrays()); lookups never grow them, so a
- * pointer from one lookup stays valid across the next (an id past the end,
- * which the verification has ruled out, is NULL).
+ * The device and link arrays are sized once, from the verified runs row,
+ * devices and links, before any event is replayed (alloc_arrays()); lookups
+ * never grow them, so a pointer from one lookup stays valid across the next
+ * (an id past the end, which the verification of its row rules out before
+ * the rules see it, is NULL).
  */
 static int alloc_arrays(struct checker *k, uint32_t ndev, uint32_t nlink)
 {
@@ -140,15 +154,17 @@ static struct clink *get_link(struct checker *k, uint32_t id)
 	return id < k->nlink ? &k->link[id] : NULL;
 }
 
-static void set_parent(struct checker *k, uint32_t d, uint32_t p)
+/* 1: D's parent is now P (it had none). */
+static int set_parent(struct checker *k, uint32_t d, uint32_t p)
 {
 	struct cdev *dd = get_dev(k, d), *pp = get_dev(k, p);
 
 	if (!dd || !pp || dd->parent != DL_NONE || d == p)
-		return;
+		return 0;
 	dd->parent = p;
 	if (vec_push(&pp->children, d))
 		k->oom = 1;
+	return 1;
 }
 
 static void know_link(struct checker *k, uint32_t l, uint32_t c, uint32_t s, uint32_t flags)
@@ -212,9 +228,9 @@ static void violation(struct checker *k, int inv, uint32_t c, uint32_t s, uint32
 	}
 	if (detail && k->verbose &&
 	    (k->verbose > 1 || k->res->by_inv[inv] <= PRINT_CAP)) {
-		fprintf(k->out, "%s\n", detail);
+		fprintf(k->vout ? k->vout : k->out, "%s\n", detail);
 		if (k->verbose == 1 && k->res->by_inv[inv] == PRINT_CAP)
-			fprintf(k->out, "run %" PRId64 ": invariant %d: further violations not printed"
+			fprintf(k->vout ? k->vout : k->out, "run %" PRId64 ": invariant %d: further violations not printed"
 				" (see the violations table)\n", k->run, inv);
 	}
 	if (k->store && k->ins) {
@@ -467,18 +483,27 @@ static int rpm_counts(const struct clink *L)
 	return L->live && (L->flags & DL_FLAG_PM_RUNTIME) && !(L->flags & DL_FLAG_SYNC_STATE_ONLY);
 }
 
+/* A new DFS visitation mark (dev[].stamp); all cleared when it wraps. */
+static void new_stamp(struct checker *k)
+{
+	if (++k->stamp == 0) {
+		for (uint32_t i = 0; i < k->ndev; i++)
+			k->dev[i].stamp = 0;
+		k->stamp = 1;
+	}
+}
+
 /*
  * Edges of invariant 6: parent -> child, supplier -> consumer (not SSO).  A
  * CYCLE link is an edge like any other: device_is_dependent() skips only
  * SYNC_STATE_ONLY links, so a link that is CYCLE and not SSO cannot close a
  * cycle either.  1: FROM reaches TO; 0: it does not; -1: gave up (budget).
  */
-static int reaches(struct checker *k, uint32_t from, uint32_t to, uint32_t skip_link)
+static int reaches(struct checker *k, uint32_t from, uint32_t to)
 {
 	uint32_t budget = DFS_BUDGET;
 
-	if (++k->stamp == 0)
-		k->stamp = 1;
+	new_stamp(k);
 	k->stack.n = 0;
 	if (vec_push(&k->stack, from))
 		return 0;
@@ -503,7 +528,7 @@ static int reaches(struct checker *k, uint32_t from, uint32_t to, uint32_t skip_
 		for (uint32_t i = 0; i < D->sup.n; i++) {
 			struct clink *L = &k->link[D->sup.v[i]];
 
-			if (D->sup.v[i] == skip_link || !L->live || (L->flags & DL_FLAG_SYNC_STATE_ONLY))
+			if (!L->live || (L->flags & DL_FLAG_SYNC_STATE_ONLY))
 				continue;
 			if (k->dev[L->c].stamp != k->stamp) {
 				k->dev[L->c].stamp = k->stamp;
@@ -513,6 +538,217 @@ static int reaches(struct checker *k, uint32_t from, uint32_t to, uint32_t skip_
 		}
 	}
 	return 0;
+}
+
+/*
+ * Invariant 6 without a whole search at every link add: dynamic topological
+ * order after Pearce and Kelly ("A dynamic topological sort algorithm for
+ * directed acyclic graphs", JEA 2006).  The edges reaches() walks (parent ->
+ * child, supplier -> consumer over live links that are not SYNC_STATE_ONLY;
+ * a deleted child's edge is kept, a superset) are kept in a topological
+ * order, dev[].ord.  Every edge goes from a lower to a higher position, so
+ * TO can be reached from FROM only through devices placed between the two:
+ * the search looks there alone, and a link whose supplier already stands
+ * before its consumer needs none.  A new edge S -> C with C before S moves
+ * the devices that reach S (down to C's position) before those C reaches
+ * (up to S's), each set in its old order, into the positions they held:
+ * only the region between the two ends changes.
+ */
+static int topo_edge(const struct clink *L)
+{
+	return L->live && !(L->flags & DL_FLAG_SYNC_STATE_ONLY);
+}
+
+/* An edge of the first order: a link of the links table that is not SYNC_STATE_ONLY there. */
+static int topo_table_edge(const struct clink *L)
+{
+	return L->known && L->c != L->s && !(L->flags & DL_FLAG_SYNC_STATE_ONLY);
+}
+
+/*
+ * A topological order of the parents and, WITH_LINKS, of every link of the
+ * links table (Kahn): 1, or 0 if there is a cycle.
+ */
+static int topo_kahn(struct checker *k, int with_links, uint32_t *queue, uint32_t *indeg)
+{
+	uint32_t head = 0, tail = 0;
+
+	for (uint32_t d = 0; d < k->ndev; d++)
+		indeg[d] = k->dev[d].parent != DL_NONE;
+	for (uint32_t l = 0; with_links && l < k->nlink; l++)
+		if (topo_table_edge(&k->link[l]))
+			indeg[k->link[l].c]++;
+	for (uint32_t d = 0; d < k->ndev; d++)
+		if (!indeg[d])
+			queue[tail++] = d;
+	while (head < tail) {
+		const struct cdev *D = &k->dev[queue[head]];
+
+		k->dev[queue[head]].ord = head;
+		head++;
+		for (uint32_t i = 0; i < D->children.n; i++)
+			if (!--indeg[D->children.v[i]])
+				queue[tail++] = D->children.v[i];
+		for (uint32_t i = 0; with_links && i < D->sup.n; i++) {
+			const struct clink *L = &k->link[D->sup.v[i]];
+
+			if (topo_table_edge(L) && !--indeg[L->c])
+				queue[tail++] = L->c;
+		}
+	}
+	return tail == k->ndev;
+}
+
+/*
+ * The first order: one that every link of the links table already keeps, so
+ * that a log without a cycle never reorders; else (a cycle among them) the
+ * parents' alone; else (a parent cycle: a bad log) none.
+ */
+static void topo_init(struct checker *k)
+{
+	uint32_t *queue = malloc((k->ndev ? k->ndev : 1) * sizeof(*queue));
+	uint32_t *indeg = malloc((k->ndev ? k->ndev : 1) * sizeof(*indeg));
+
+	k->fwd_from = DL_NONE;
+	k->topo_ok = queue && indeg && (topo_kahn(k, 1, queue, indeg) || topo_kahn(k, 0, queue, indeg));
+	free(queue);
+	free(indeg);
+}
+
+static int topo_visit(struct checker *k, uint32_t x, int ok)
+{
+	if (!ok || k->dev[x].stamp == k->stamp)
+		return 0;
+	k->dev[x].stamp = k->stamp;
+	return vec_push(&k->stack, x);
+}
+
+/*
+ * The devices FROM reaches without passing TO's position, into k->fwd: 1 TO
+ * is among them, 0 it is not, -1 over budget or out of memory.
+ */
+static int topo_forward(struct checker *k, uint32_t from, uint32_t to)
+{
+	uint32_t ub = k->dev[to].ord, budget = DFS_BUDGET;
+
+	k->fwd.n = 0;
+	k->fwd_from = DL_NONE;
+	k->stack.n = 0;
+	new_stamp(k);
+	if (k->dev[from].ord <= ub && topo_visit(k, from, 1))
+		return -1;
+	while (k->stack.n) {
+		uint32_t d = k->stack.v[--k->stack.n];
+		const struct cdev *D = &k->dev[d];
+
+		if (d == to)
+			return 1;
+		if (!budget-- || vec_push(&k->fwd, d))
+			return -1;
+		for (uint32_t i = 0; i < D->children.n; i++) {
+			uint32_t x = D->children.v[i];
+
+			if (topo_visit(k, x, k->dev[x].ord <= ub))
+				return -1;
+		}
+		for (uint32_t i = 0; i < D->sup.n; i++) {
+			const struct clink *L = &k->link[D->sup.v[i]];
+
+			if (topo_visit(k, L->c, topo_edge(L) && k->dev[L->c].ord <= ub))
+				return -1;
+		}
+	}
+	k->fwd_from = from;
+	k->fwd_to = to;
+	return 0;
+}
+
+/* The devices that reach FROM from positions after LB, into k->bwd: 0, or -1. */
+static int topo_backward(struct checker *k, uint32_t from, uint32_t lb)
+{
+	uint32_t budget = DFS_BUDGET;
+
+	k->bwd.n = 0;
+	k->stack.n = 0;
+	new_stamp(k);
+	if (topo_visit(k, from, 1))
+		return -1;
+	while (k->stack.n) {
+		uint32_t d = k->stack.v[--k->stack.n];
+		const struct cdev *D = &k->dev[d];
+
+		if (!budget-- || vec_push(&k->bwd, d))
+			return -1;
+		if (D->parent != DL_NONE && topo_visit(k, D->parent, k->dev[D->parent].ord > lb))
+			return -1;
+		for (uint32_t i = 0; i < D->cons.n; i++) {
+			const struct clink *L = &k->link[D->cons.v[i]];
+
+			if (topo_visit(k, L->s, topo_edge(L) && k->dev[L->s].ord > lb))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* k->bwd, then k->fwd, each in its old order, into the positions they held together. */
+static int topo_reorder(struct checker *k)
+{
+	uint32_t nb = k->bwd.n, n = nb + k->fwd.n;
+	uint64_t *key, *pos;
+
+	if (2 * n > k->nkeys) {
+		uint64_t *nk = realloc(k->keys, 2 * (size_t)n * sizeof(*nk));
+
+		if (!nk)
+			return -1;
+		k->keys = nk;
+		k->nkeys = 2 * n;
+	}
+	key = k->keys;
+	pos = k->keys + n;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t d = i < nb ? k->bwd.v[i] : k->fwd.v[i - nb];
+
+		key[i] = (uint64_t)k->dev[d].ord << 32 | d;
+		pos[i] = k->dev[d].ord;
+	}
+	qsort(key, nb, sizeof(*key), cmp_u64);
+	qsort(key + nb, n - nb, sizeof(*key), cmp_u64);
+	qsort(pos, n, sizeof(*pos), cmp_u64);
+	for (uint32_t i = 0; i < n; i++)
+		k->dev[(uint32_t)key[i]].ord = (uint32_t)pos[i];
+	return 0;
+}
+
+/*
+ * The edge S -> C joins the graph: the order is mended.  HAVE_FWD: k->fwd
+ * may hold the search from C for S made just before (reaches_fast()).
+ */
+static void topo_insert(struct checker *k, uint32_t s, uint32_t c, int have_fwd)
+{
+	if (!k->topo_ok || k->dev[s].ord < k->dev[c].ord)
+		return;
+	if (!(have_fwd && k->fwd_from == c && k->fwd_to == s) && topo_forward(k, c, s) != 0)
+		k->topo_ok = 0;         /* a cycle (or no budget): searches are whole from now on */
+	else if (topo_backward(k, s, k->dev[c].ord) || topo_reorder(k))
+		k->topo_ok = 0;
+	k->fwd_from = DL_NONE;
+}
+
+/* reaches() (no link skipped) through the order while it holds. */
+static int reaches_fast(struct checker *k, uint32_t from, uint32_t to)
+{
+	if (k->topo_ok && from != to && topo_forward(k, from, to) == 0)
+		return 0;
+	return reaches(k, from, to);
 }
 
 /*
@@ -736,7 +972,7 @@ static void check_refusal(struct checker *k, uint32_t c, uint32_t s, int have_fl
 		ok = !k->have_register || !k->dev[s].registered || k->dev[s].deleted;
 		break;
 	case DL_REFUSE_REVERSE_DEPENDENCY:
-		ok = c == s || reaches(k, c, s, DL_NONE) != 0;
+		ok = c == s || reaches_fast(k, c, s) != 0;
 		break;
 	case DL_REFUSE_CONSUMER_BOUND:
 		ok = k->dev[c].drv == DRV_BOUND || k->dev[c].drv == DRV_UNBINDING;
@@ -792,7 +1028,7 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 {
 	struct cdev *D = get_dev(k, d);
 	struct clink *L;
-	int p, st;
+	int p, st, was_edge, searched = 0;
 
 	switch (kind) {
 	case DL_EV_REGISTER:
@@ -800,8 +1036,8 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 			return;
 		D->registered = 1;
 		D->deleted = 0;
-		if (aux != DL_NONE)
-			set_parent(k, d, aux);
+		if (aux != DL_NONE && set_parent(k, d, aux))
+			topo_insert(k, aux, d, 0);
 		D->dpm_pos = ++k->dpm_clock;    /* device_add(): dpm_list tail */
 		k->dpm_dirty = 1;
 		break;
@@ -821,6 +1057,7 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 		L = get_link(k, l);
 		if (!L || !D || !get_dev(k, aux))
 			return;
+		was_edge = topo_edge(L);
 		if (have_flags || !L->known)
 			know_link(k, l, d, aux, have_flags ? flags : L->flags);
 		else
@@ -830,13 +1067,16 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 		else if (!L->live)
 			L->state = !(L->flags & DL_FLAG_MANAGED) ? DL_STATE_NONE :
 				   k->dev[aux].drv == DRV_BOUND ? DL_STATE_AVAILABLE : DL_STATE_DORMANT;
+		/* (the link is not live yet: the search cannot take it) */
 		if (!L->live && !(L->flags & DL_FLAG_SYNC_STATE_ONLY) &&
-		    reaches(k, d, aux, l) == 1)
+		    (searched = 1, reaches_fast(k, d, aux) == 1))
 			violation(k, 6, d, aux, l, t, "link %" PRIu32 " closes a cycle of links and"
 				  " parents", l);
 		if (!L->live)
 			L->rpm_ref = (L->flags & DL_FLAG_RPM_ACTIVE) ? 1 : 0;
 		L->live = 1;
+		if (!was_edge && topo_edge(L))
+			topo_insert(k, L->s, L->c, searched);
 		k->dpm_dirty = 1;
 		break;
 	case DL_EV_LINK_DEL:
@@ -853,8 +1093,11 @@ static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32
 			st = arg;
 		if (st >= 0 && st < DL_STATE_COUNT)
 			L->state = (uint8_t)st;
+		was_edge = topo_edge(L);
 		if (have_flags && L->known)
 			L->flags = flags;
+		if (!was_edge && topo_edge(L))         /* its SYNC_STATE_ONLY bit cleared */
+			topo_insert(k, L->s, L->c, 0);
 		break;
 	case DL_EV_LINK_REFUSED:
 		check_refusal(k, d, aux, have_flags, flags, phase, t);
@@ -1456,16 +1699,66 @@ static int callback_family(int kind)
 	}
 }
 
+/*
+ * One events row (events_stmt()'s columns), each column fetched once for the
+ * verification and the rules alike: its type, and its integer value (0 if
+ * NULL) or, for kind and phase, its text.  A value quoted in a message is
+ * fetched again as text (sqlite3_column_text()).
+ */
+enum { EC_T, EC_DEV, EC_LINK, EC_KIND, EC_PHASE, EC_SEQ, EC_AUX, EC_WORKER, EC_ERR, EC_FLAGS,
+       EC_ARG, EC_COUNT };
+
+struct erow {
+	int type[EC_COUNT];
+	int64_t v[EC_COUNT];
+	const char *kind, *phase;
+};
+
+static void read_row(sqlite3_stmt *st, struct erow *r)
+{
+	for (int i = 0; i < EC_COUNT; i++)
+		r->type[i] = sqlite3_column_type(st, i);
+	for (int i = 0; i < EC_COUNT; i++)
+		r->v[i] = r->type[i] == SQLITE_NULL || i == EC_KIND || i == EC_PHASE ? 0 :
+			  sqlite3_column_int64(st, i);
+	r->kind = (const char *)sqlite3_column_text(st, EC_KIND);
+	r->phase = (const char *)sqlite3_column_text(st, EC_PHASE);
+}
+
+/* col_in() of a row's column */
+static int64_t row_in(const struct erow *r, int i, int64_t max)
+{
+	return r->type[i] == SQLITE_INTEGER && r->v[i] >= 0 && r->v[i] < max ? r->v[i] : -1;
+}
+
+/* col_id() of a row's column */
+static uint32_t row_id(const struct erow *r, int i)
+{
+	return r->type[i] == SQLITE_NULL || r->v[i] < 0 || r->v[i] >= (int64_t)DL_NONE ? DL_NONE :
+	       (uint32_t)r->v[i];
+}
+
+/* A column's text for a message: "NULL" for NULL. */
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+
+	return t ? t : "NULL";
+}
+
 /* worker, err and flags of an event (columns 7, 8, 9): in the ranges dl_event gives them. */
-static void verify_event_fields(struct checker *k, sqlite3_stmt *st, int have_ext, int64_t seq,
-				const char *ks)
+static void verify_event_fields(struct checker *k, sqlite3_stmt *st, const struct erow *r,
+				int have_ext, int64_t seq, const char *ks)
 {
 	static const char *const col[] = { "worker", "err", "flags" };
 	const int64_t lo[] = { -1, INT16_MIN, 0 };
 	const int64_t hi[] = { INT16_MAX, INT16_MAX, ((int64_t)1 << DL_FLAG_COUNT) - 1 };
 
 	for (int i = 0; i < (have_ext ? 3 : 2); i++) {
-		const char *why = figure_bad(st, 7 + i, lo[i], hi[i]);
+		int c = EC_WORKER + i;
+		const char *why = r->type[c] == SQLITE_NULL ? "" : r->type[c] != SQLITE_INTEGER ?
+				  "not an integer" : r->v[c] < lo[i] ? "below its range" :
+				  r->v[c] > hi[i] ? "above its range" : "";
 
 		if (*why)
 			corrupt(k, "seq %" PRId64 ": %s with %s %.40s, %s (%" PRId64 "..%" PRId64 ")", seq,
@@ -1474,56 +1767,51 @@ static void verify_event_fields(struct checker *k, sqlite3_stmt *st, int have_ex
 	}
 }
 
-static void verify_event(struct checker *k, sqlite3_stmt *st, int have_ext, struct vdev *v,
-			 int64_t ndev, const uint8_t *known, uint32_t nlink, int64_t seq,
-			 struct vrun *vr)
+static int verify_event(struct checker *k, sqlite3_stmt *st, const struct erow *r, int have_ext,
+			struct vdev *v, int64_t ndev, const uint8_t *known, uint32_t nlink, int64_t seq,
+			struct vrun *vr)
 {
-	const char *ks = (const char *)sqlite3_column_text(st, 3);
+	const char *ks = r->kind;
 	int kind = parse_kind(ks);
-	int64_t d = col_in(st, 1, ndev), t;
+	int64_t d = row_in(r, EC_DEV, ndev), t = r->v[EC_T];
 
-	if (sqlite3_column_type(st, 0) != SQLITE_INTEGER ||
-	    (t = sqlite3_column_int64(st, 0)) < 0 || t > DL_CHECK_T_MAX) {
+	if (r->type[EC_T] != SQLITE_INTEGER || t < 0 || t > DL_CHECK_T_MAX) {
 		corrupt(k, "seq %" PRId64 ": t_ns %s is not a time in 0..%" PRId64 " ns", seq,
-			sqlite3_column_type(st, 0) == SQLITE_NULL ? "NULL" :
-			(const char *)sqlite3_column_text(st, 0), (int64_t)DL_CHECK_T_MAX);
+			col_text(st, EC_T), (int64_t)DL_CHECK_T_MAX);
 		t = -1;
 	}
 	if (kind < 0) {
 		corrupt(k, "seq %" PRId64 ": unknown kind '%.40s'", seq, ks ? ks : "NULL");
-		return;
+		return -1;
 	}
-	verify_event_fields(k, st, have_ext, seq, ks);
+	verify_event_fields(k, st, r, have_ext, seq, ks);
 	if (t > vr->t_last)
 		vr->t_last = t;
 	if (callback_family(kind) >= 0)
 		vr->callbacks[callback_family(kind)]++;
 	if (d < 0) {
 		corrupt(k, "seq %" PRId64 ": %s of dev_id %s, not a device in 0..%" PRId64, seq, ks,
-			sqlite3_column_type(st, 1) == SQLITE_NULL ? "NULL" :
-			(const char *)sqlite3_column_text(st, 1), ndev - 1);
-		return;
+			col_text(st, EC_DEV), ndev - 1);
+		return kind;
 	}
 	if (is_link_kind(kind)) {
-		int64_t l = col_in(st, 2, nlink);
+		int64_t l = row_in(r, EC_LINK, nlink);
 
 		if (l < 0 || !known[l])
 			corrupt(k, "seq %" PRId64 ": %s of link %s, which the links table does not hold",
-				seq, ks, sqlite3_column_type(st, 2) == SQLITE_NULL ? "NULL" :
-				(const char *)sqlite3_column_text(st, 2));
+				seq, ks, col_text(st, EC_LINK));
 	}
 	if (have_ext && (is_link_kind(kind) || kind == DL_EV_LINK_REFUSED ||
-			 (kind == DL_EV_REGISTER && sqlite3_column_type(st, 6) != SQLITE_NULL)) &&
-	    col_in(st, 6, ndev) < 0)
+			 (kind == DL_EV_REGISTER && r->type[EC_AUX] != SQLITE_NULL)) &&
+	    row_in(r, EC_AUX, ndev) < 0)
 		corrupt(k, "seq %" PRId64 ": %s with aux %s, not a device in 0..%" PRId64, seq, ks,
-			sqlite3_column_type(st, 6) == SQLITE_NULL ? "NULL" :
-			(const char *)sqlite3_column_text(st, 6), ndev - 1);
-	if (is_pm_kind(kind) && parse_phase((const char *)sqlite3_column_text(st, 4)) < 0)
+			col_text(st, EC_AUX), ndev - 1);
+	if (is_pm_kind(kind) && parse_phase(r->phase) < 0)
 		corrupt(k, "seq %" PRId64 ": %s in unknown phase '%.40s'", seq, ks,
-			sqlite3_column_text(st, 4) ? (const char *)sqlite3_column_text(st, 4) : "NULL");
-	if (kind == DL_EV_LINK_STATE && parse_state((const char *)sqlite3_column_text(st, 4)) < 0)
+			r->phase ? r->phase : "NULL");
+	if (kind == DL_EV_LINK_STATE && parse_state(r->phase) < 0)
 		corrupt(k, "seq %" PRId64 ": link_state to unknown state '%.40s'", seq,
-			sqlite3_column_text(st, 4) ? (const char *)sqlite3_column_text(st, 4) : "NULL");
+			r->phase ? r->phase : "NULL");
 	if (kind == DL_EV_REGISTER)
 		v[d].registered = 1;
 	if (t >= 0) {
@@ -1551,78 +1839,123 @@ static void verify_event(struct checker *k, sqlite3_stmt *st, int have_ext, stru
 	default:
 		break;
 	}
+	return kind;
 }
 
-static int verify_events(struct checker *k, int have_ext, struct vdev *v, int64_t ndev,
-			 const uint8_t *known, uint32_t nlink, int64_t nev, int from_zero,
-			 struct vrun *vr)
+/*
+ * The events are read once, in seq order, for the verification and the rules
+ * together (dl_check_run_ex()): columns 0..10 are t_ns, dev_id, link_id, kind,
+ * phase, seq, aux, worker, err, flags, arg (NULL where an older log lacks one).
+ */
+static int events_stmt(struct checker *k, int have_ext, sqlite3_stmt **st)
 {
-	sqlite3_stmt *st;
-	int64_t n = 0, prev = 0;
-	int rc;
+	int have_worker = has_column(k->db, "events", "worker");
+	char sql[256];
 
-	rc = sqlite3_prepare_v2(k->db, have_ext ?
-		"SELECT t_ns, dev_id, link_id, kind, phase, seq, aux, worker, err, flags FROM events"
-		" WHERE run_id = ? ORDER BY seq" :
-		"SELECT t_ns, dev_id, link_id, kind, phase, seq, NULL, worker, err, NULL FROM events"
-		" WHERE run_id = ? ORDER BY seq", -1, &st, NULL);
-	if (rc != SQLITE_OK)
+	snprintf(sql, sizeof(sql), "SELECT t_ns, dev_id, link_id, kind, phase, seq, %s, %s, err, %s, %s"
+		 " FROM events WHERE run_id = ? ORDER BY seq", have_ext ? "aux" : "NULL",
+		 have_worker ? "worker" : "NULL", have_ext ? "flags" : "NULL", have_ext ? "arg" : "NULL");
+	if (sqlite3_prepare_v2(k->db, sql, -1, st, NULL) != SQLITE_OK)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, k->run);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && k->res->corrupt < CORRUPT_STOP) {
-		int64_t seq = sqlite3_column_int64(st, 5);
-
-		if (sqlite3_column_type(st, 5) != SQLITE_INTEGER)
-			corrupt(k, "an event has seq %s", sqlite3_column_type(st, 5) == SQLITE_NULL ?
-				"NULL" : (const char *)sqlite3_column_text(st, 5));
-		else if (n == 0 ? (from_zero && seq != 0) : seq != prev + 1)
-			corrupt(k, "seq %" PRId64 " follows %s%" PRId64 " (seq is dense: 0, 1, 2, ...)", seq,
-				n ? "seq " : "the start, expected ", n ? prev : 0);
-		prev = seq;
-		verify_event(k, st, have_ext, v, ndev, known, nlink, seq, vr);
-		n++;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return -EIO;
-	if (nev >= 0 && rc == SQLITE_DONE && n != nev)
-		corrupt(k, "runs.events is %" PRId64 " but the run has %" PRId64 " events rows", nev, n);
+	sqlite3_bind_int64(*st, 1, k->run);
 	return 0;
 }
 
-/* Verifies the log of k->run; sizes k->dev and k->link.  0, or negative on a database error. */
-static int verify_log(struct checker *k, int have_ext)
-{
-	int64_t ndev = 0, nev = -1;
-	int from_zero = 0, rc;
-	struct vdev *v = NULL;
-	struct vrun vr = { .t_last = -1, .unregistered = -1 };
-	uint8_t *known = NULL;
-	uint32_t nlink = 0;
+/* The verification's state while the events stream by (verify_begin() to verify_end()). */
+struct verify {
+	struct vrun vr;
+	struct vdev *v;
+	uint8_t *known;
+	uint32_t nlink;
+	int64_t ndev, nev;      /* devices; runs.events (-1: none) */
+	int from_zero, have_ext;
+	int64_t rows, prev;     /* events rows read; the last one's seq */
+};
 
-	rc = verify_run_row(k, &vr, &ndev, &nev, &from_zero);
+static void verify_free(struct verify *V)
+{
+	free(V->v);
+	free(V->known);
+}
+
+/* What precedes the events: the runs row, the metrics, the devices and the links. */
+static int verify_begin(struct checker *k, struct verify *V, int have_ext)
+{
+	int rc;
+
+	memset(V, 0, sizeof(*V));
+	V->vr.t_last = -1;
+	V->vr.unregistered = -1;
+	V->nev = -1;
+	V->have_ext = have_ext;
+	rc = verify_run_row(k, &V->vr, &V->ndev, &V->nev, &V->from_zero);
 	if (!rc)
-		rc = verify_metrics(k, &vr, nev);
+		rc = verify_metrics(k, &V->vr, V->nev);
 	if (rc)
 		return rc;
-	v = calloc((size_t)(ndev ? ndev : 1), sizeof(*v));
-	if (!v)
+	V->v = calloc((size_t)(V->ndev ? V->ndev : 1), sizeof(*V->v));
+	if (!V->v)
 		return -ENOMEM;
-	rc = verify_devices(k, v, ndev);
+	rc = verify_devices(k, V->v, V->ndev);
 	if (!rc)
-		rc = verify_links(k, ndev, &known, &nlink);
-	for (int64_t d = 0; !rc && d < ndev && k->res->corrupt < CORRUPT_STOP; d++)
-		if (!v[d].seen && !(k->res->incomplete && (d == ndev - 1 || !v[d + 1].seen)))
+		rc = verify_links(k, V->ndev, &V->known, &V->nlink);
+	for (int64_t d = 0; !rc && d < V->ndev && k->res->corrupt < CORRUPT_STOP; d++)
+		if (!V->v[d].seen && !(k->res->incomplete && (d == V->ndev - 1 || !V->v[d + 1].seen)))
 			corrupt(k, "device %" PRId64 " has no devices row (ids are 0..%" PRId64 ")", d,
-				ndev - 1);
+				V->ndev - 1);
+	return rc;
+}
+
+/* One events row, read into R: its kind, or -1 if unknown. */
+static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st, struct erow *r)
+{
+	int64_t seq;
+
+	read_row(st, r);
+	seq = r->v[EC_SEQ];
+	if (r->type[EC_SEQ] != SQLITE_INTEGER)
+		corrupt(k, "an event has seq %s", col_text(st, EC_SEQ));
+	else if (V->rows == 0 ? (V->from_zero && seq != 0) : seq != V->prev + 1)
+		corrupt(k, "seq %" PRId64 " follows %s%" PRId64 " (seq is dense: 0, 1, 2, ...)", seq,
+			V->rows ? "seq " : "the start, expected ", V->rows ? V->prev : 0);
+	V->prev = seq;
+	V->rows++;
+	return verify_event(k, st, r, V->have_ext, V->v, V->ndev, V->known, V->nlink, seq, &V->vr);
+}
+
+/* After the last row read; ALL: the statement ran to its end. */
+static void verify_end(struct checker *k, struct verify *V, int all)
+{
+	if (V->nev >= 0 && all && V->rows != V->nev)
+		corrupt(k, "runs.events is %" PRId64 " but the run has %" PRId64 " events rows", V->nev,
+			V->rows);
+	if (k->res->corrupt < CORRUPT_STOP)
+		verify_promises(k, &V->vr, V->v, V->ndev);
+}
+
+/* Verifies the log of k->run, events and all.  0, or negative on a database error. */
+static int verify_log(struct checker *k, int have_ext)
+{
+	struct verify V;
+	sqlite3_stmt *st = NULL;
+	int rc = verify_begin(k, &V, have_ext);
+
 	if (!rc)
-		rc = verify_events(k, have_ext, v, ndev, known, nlink, nev, from_zero, &vr);
-	if (!rc && k->res->corrupt < CORRUPT_STOP)
-		verify_promises(k, &vr, v, ndev);
-	free(v);
-	free(known);
-	if (!rc && !k->res->corrupt)
-		rc = alloc_arrays(k, (uint32_t)ndev, nlink);
+		rc = events_stmt(k, have_ext, &st);
+	if (!rc) {
+		struct erow r;
+
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW && k->res->corrupt < CORRUPT_STOP)
+			verify_row(k, &V, st, &r);
+		sqlite3_finalize(st);
+		if (rc == SQLITE_DONE || rc == SQLITE_ROW) {
+			verify_end(k, &V, rc == SQLITE_DONE);
+			rc = 0;
+		} else {
+			rc = -EIO;
+		}
+	}
+	verify_free(&V);
 	return rc;
 }
 
@@ -1715,6 +2048,9 @@ static void checker_free(struct checker *k)
 	free(k->dev);
 	free(k->link);
 	free(k->stack.v);
+	free(k->fwd.v);
+	free(k->bwd.v);
+	free(k->keys);
 }
 
 /*
@@ -1780,13 +2116,53 @@ static void violations_store(struct checker *k, int own_txn)
 	sqlite3_exec(k->db, "DELETE FROM temp.check_violations", NULL, NULL, NULL);
 }
 
+/*
+ * Violations found before a later row proves the log corrupt are not
+ * shown: those printed go to a temporary file first (k->vout), shown here
+ * once the events are all verified.
+ */
+static void show_deferred(struct checker *k)
+{
+	char buf[4096];
+	size_t n;
+
+	if (!k->vout)
+		return;
+	rewind(k->vout);
+	while ((n = fread(buf, 1, sizeof(buf), k->vout)) > 0)
+		fwrite(buf, 1, n, k->out);
+	fclose(k->vout);
+	k->vout = NULL;
+}
+
+/* A row proved the log corrupt after the rules ran on the rows before: nothing of them counts. */
+static void drop_violations(struct checker *k)
+{
+	uint64_t corrupt = k->res->corrupt;
+	char first[sizeof(k->res->corrupt_first)];
+
+	memcpy(first, k->res->corrupt_first, sizeof(first));
+	k->res->total = 0;
+	k->res->events = 0;
+	memset(k->res->by_inv, 0, sizeof(k->res->by_inv));
+	k->res->corrupt = corrupt;
+	memcpy(k->res->corrupt_first, first, sizeof(first));
+	if (k->vout)
+		fclose(k->vout);
+	k->vout = NULL;
+	if (k->store)
+		sqlite3_exec(k->db, "DELETE FROM temp.check_violations", NULL, NULL, NULL);
+	k->store = 0;
+}
+
 int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		    struct dl_check_result *res)
 {
 	struct checker k = { .db = db, .run = run_id, .verbose = verbose, .res = res,
 			     .serial_phase = -1, .serial_open = DL_NONE, .serial_worker = -1 };
+	struct verify V = { 0 };
 	sqlite3_stmt *st = NULL;
-	int have_ext, have_worker, own_txn, rc, ret = DL_CHECK_DONE;
+	int have_ext, own_txn, rc, rules, ret = DL_CHECK_DONE;
 	int64_t t_last = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -1803,46 +2179,47 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 	own_txn = sqlite3_get_autocommit(db);
 	if (own_txn && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		return -EIO;
-	rc = verify_log(&k, have_ext);
-	if (!rc && res->corrupt) {
-		ret = DL_CHECK_CORRUPT;
-		goto out;
+	rc = verify_begin(&k, &V, have_ext);
+	/*
+	 * The rules run on each row once it is verified, while the events are
+	 * read for the verification (one pass); they stop at the first corrupt
+	 * row, and what they found is then dropped.
+	 */
+	rules = !rc && !res->corrupt;
+	if (rules) {
+		rc = alloc_arrays(&k, (uint32_t)V.ndev, V.nlink);
+		if (!rc)
+			rc = load(&k);
+		if (!rc) {
+			topo_init(&k);
+			k.store = !sqlite3_db_readonly(db, "main") && violations_stage(&k) == 0;
+			k.vout = verbose ? tmpfile() : NULL;
+		}
 	}
 	if (!rc)
-		rc = load(&k);
+		rc = events_stmt(&k, have_ext, &st);
 	if (rc)
 		goto out;
-	k.store = !sqlite3_db_readonly(db, "main") && violations_stage(&k) == 0;
-	have_worker = has_column(db, "events", "worker");
-	rc = sqlite3_prepare_v2(db, have_ext && have_worker ?
-		"SELECT t_ns, dev_id, link_id, kind, phase, err, aux, flags, arg, worker FROM events"
-		" WHERE run_id = ? ORDER BY seq" : have_ext ?
-		"SELECT t_ns, dev_id, link_id, kind, phase, err, aux, flags, arg, NULL FROM events"
-		" WHERE run_id = ? ORDER BY seq" : have_worker ?
-		"SELECT t_ns, dev_id, link_id, kind, phase, err, NULL, NULL, NULL, worker FROM events"
-		" WHERE run_id = ? ORDER BY seq" :
-		"SELECT t_ns, dev_id, link_id, kind, phase, err, NULL, NULL, NULL, NULL FROM events"
-		" WHERE run_id = ? ORDER BY seq", -1, &st, NULL);
-	if (rc != SQLITE_OK) {
-		rc = -EIO;
-		goto out;
-	}
-	sqlite3_bind_int64(st, 1, run_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int kind = parse_kind((const char *)sqlite3_column_text(st, 3));
-		uint32_t aux = col_id(st, 6), l = col_id(st, 2), d = col_id(st, 1);
-		int have_flags = sqlite3_column_type(st, 7) != SQLITE_NULL;
-		int arg = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8);
-		int64_t worker = sqlite3_column_type(st, 9) == SQLITE_INTEGER ?
-				 sqlite3_column_int64(st, 9) : -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && res->corrupt < CORRUPT_STOP) {
+		struct erow r;
+		int kind = verify_row(&k, &V, st, &r);
+		uint32_t aux, l;
 
-		t_last = sqlite3_column_int64(st, 0);
+		if (!rules || res->corrupt) {
+			rules = 0;
+			continue;
+		}
+		aux = row_id(&r, EC_AUX);
+		l = row_id(&r, EC_LINK);
+		t_last = r.v[EC_T];
 		res->events++;
 		if (aux == DL_NONE && l != DL_NONE && l < k.nlink && k.link[l].known)
 			aux = k.link[l].s;      /* old logs without events.aux */
-		on_event(&k, kind, d, l, aux, have_flags, (uint32_t)sqlite3_column_int64(st, 7), arg,
-			 (const char *)sqlite3_column_text(st, 4), sqlite3_column_int(st, 5), t_last,
-			 worker < 0 ? -1 : worker);
+		on_event(&k, kind, row_id(&r, EC_DEV), l, aux, r.type[EC_FLAGS] != SQLITE_NULL,
+			 (uint32_t)r.v[EC_FLAGS], r.type[EC_ARG] == SQLITE_NULL ? -1 : (int)r.v[EC_ARG],
+			 r.phase, (int)r.v[EC_ERR],
+			 t_last, r.type[EC_WORKER] == SQLITE_INTEGER && r.v[EC_WORKER] >= 0 ?
+			 r.v[EC_WORKER] : -1);
 		if (k.oom)
 			break;
 	}
@@ -1851,11 +2228,18 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (rc != SQLITE_DONE) {
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
 		rc = -EIO;
 		goto out;
 	}
+	verify_end(&k, &V, rc == SQLITE_DONE);
 	rc = 0;
+	if (res->corrupt) {
+		drop_violations(&k);
+		ret = DL_CHECK_CORRUPT;
+		goto out;
+	}
+	show_deferred(&k);
 	if (res->incomplete) {
 		ret = DL_CHECK_INCOMPLETE;
 		if (verbose && res->log_error[0])
@@ -1871,6 +2255,9 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		check_dpm_order(&k, t_last);
 	}
 out:
+	verify_free(&V);
+	if (rc)
+		drop_violations(&k);
 	if (k.ins)
 		sqlite3_finalize(k.ins);
 	if (own_txn)
