@@ -25,10 +25,14 @@
 #include "sim/log/dl_check.h"
 #include "sim/log/dl_log.h"
 #include "sim/log/dl_log_batch.h"
+#include "sim/engine/cost.h"
+#include "sim/kernel/kmode.h"
 #include "sim/run/dl_run.h"
+#include "sim/run/dl_run_kernel.h"
 #include "sim/scenario/dtb_import.h"
 #include "sim/sweep/sw_internal.h"
 #include "sim/sweep/sweep.h"
+#include "sim/twin/twin.h"
 
 /* How long a direct worker waits for OUT.db's write lock before it gives up. */
 #define LOCK_WAIT_MS 600000
@@ -292,7 +296,7 @@ int dl_sweep_worker_open(const char *shard, const char *outpath, const struct dl
 	}
 	w->p = p;
 	if (dl_backend_parse(p->mode, &w->backend)) {
-		snprintf(err, errlen, "mode '%s': expected des or threads", p->mode);
+		snprintf(err, errlen, "mode '%s': expected des, threads or kernel", p->mode);
 		free(w);
 		return -EINVAL;
 	}
@@ -341,9 +345,9 @@ int dl_sweep_worker_rotate(struct dl_sweep_worker *w, int64_t min_age_ns, char *
 	return segment_open(w, err, errlen);
 }
 
-static int record(struct dl_sweep_worker *w, int64_t run_id, const struct dl_sweep_scenario *s,
-		  enum dl_order o, uint64_t seed, const char *kernel, const char *status,
-		  const char *error)
+static int record_mode(struct dl_sweep_worker *w, int64_t run_id, const struct dl_sweep_scenario *s,
+		       enum dl_order o, uint64_t seed, const char *kernel, const char *mode,
+		       const char *status, const char *error)
 {
 	sqlite3_stmt *st = w->ins;
 
@@ -360,7 +364,7 @@ static int record(struct dl_sweep_worker *w, int64_t run_id, const struct dl_swe
 		sqlite3_bind_text(st, 6, kernel, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 6);
-	sqlite3_bind_text(st, 7, w->p->mode, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, mode, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 8, dl_sweep_workers(w->p, o));
 	sqlite3_bind_text(st, 9, status, -1, SQLITE_STATIC);
 	if (error)
@@ -370,25 +374,32 @@ static int record(struct dl_sweep_worker *w, int64_t run_id, const struct dl_swe
 	return sqlite3_step(st) == SQLITE_DONE ? (sqlite3_reset(st), 0) : (sqlite3_reset(st), -EIO);
 }
 
-/* One logged run, as `dlsim run` logs it; then the check and the sweep row. */
-static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
-		   const struct dl_sweep_scenario *s, enum dl_order o, uint64_t seed,
-		   const char *kernel, int64_t run_id, atomic_int *stop,
+/*
+ * One logged run @q, as `dlsim run` logs it; then the check and the sweep
+ * row (under @mode: the plan's, or a twin's).  @why0: what to say of a
+ * failed run (NULL: the engine's error); *@out_id: the run's id (may be
+ * NULL); @twin_of > 0: the run this one twins, as the metric twin_of.
+ */
+static int run_req(struct dl_sweep_worker *w, struct dl_run_req *q,
+		   const struct dl_sweep_scenario *s, const char *kernel, const char *mode,
+		   const char *why0, int64_t twin_of, int64_t *out_id,
 		   struct dl_sweep_task_result *res)
 {
 	const struct dl_sweep_plan *p = w->p;
-	struct dl_run_req q = {
-		.sc = sc, .backend = w->backend, .time_scale = p->time_scale,
-		.eo = { .order = o, .workers = p->workers, .seed = seed, .stop = stop,
-			.kernel = p->kver, .probe_module = p->probe_module },
-		.log = w->log, .batch = &w->batch, .run_id = run_id,
-	};
+	const struct dl_scenario *sc = q->sc;
+	enum dl_order o = q->eo.order;
+	uint64_t seed = q->eo.seed;
+	int64_t run_id = q->run_id;
 	struct dl_check_result cr;
 	const char *status;
-	char why[160] = "";
+	char why[300] = "";
 	int rc, log_err;
 
-	rc = dl_run(&q, &w->r, &run_id, &log_err);
+	q->log = w->log;
+	q->batch = &w->batch;
+	if (out_id)
+		*out_id = 0;
+	rc = dl_run(q, &w->r, &run_id, &log_err);
 	if (log_err)
 		return worker_log_err(w, "logging a run");
 	res->runs++;
@@ -397,7 +408,24 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 		return 0;               /* no sweep row: the next sweep runs it again */
 	}
 	status = w->r.status;
-	if (rc < 0)
+	if (out_id)
+		*out_id = run_id;
+	if (twin_of > 0) {
+		sqlite3_stmt *m;
+
+		if (sqlite3_prepare_v2(w->db, "INSERT INTO metrics(run_id, name, value)"
+				       " VALUES(?1, 'twin_of', ?2)", -1, &m, NULL) != SQLITE_OK)
+			return worker_err(w, "the metric twin_of", w->db);
+		sqlite3_bind_int64(m, 1, run_id);
+		sqlite3_bind_int64(m, 2, twin_of);
+		log_err = sqlite3_step(m) != SQLITE_DONE;
+		sqlite3_finalize(m);
+		if (log_err)
+			return worker_err(w, "the metric twin_of", w->db);
+	}
+	if (rc < 0 && why0)
+		snprintf(why, sizeof(why), "%s", why0);
+	else if (rc < 0)
 		snprintf(why, sizeof(why), "the engine failed: %s", strerror(-rc));
 	else if (w->r.fail_dev != DL_SC_NONE && w->r.fail_dev < sc->ndev)
 		snprintf(why, sizeof(why), "device '%.100s' returned %d", dl_sc_name(sc, w->r.fail_dev),
@@ -418,8 +446,28 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 		res->failed++;
 	else if (!strcmp(status, "violations"))
 		res->violations++;
-	return record(w, run_id, s, o, seed, kernel, status, why[0] ? why : NULL) ?
+	return record_mode(w, run_id, s, o, seed, kernel, mode, status, why[0] ? why : NULL) ?
 	       worker_err(w, "the sweep row", w->db) : 0;
+}
+
+/* One run of the plan's backend (des, threads), logged. */
+static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
+		   const struct dl_sweep_scenario *s, enum dl_order o, uint64_t seed,
+		   const char *kernel, int64_t run_id, atomic_int *stop,
+		   struct dl_sweep_task_result *res)
+{
+	const struct dl_sweep_plan *p = w->p;
+	struct dl_run_req q = {
+		.sc = sc, .backend = w->backend, .time_scale = p->time_scale,
+		.eo = { .order = o, .workers = p->workers, .seed = seed, .stop = stop,
+			.kernel = p->kver, .probe_module = p->probe_module },
+		.run_id = run_id,
+	};
+
+	/* a list of kernels: each run follows its own */
+	if (kernel)
+		dl_kver_parse(kernel, &q.eo.kernel);
+	return run_req(w, &q, s, kernel, p->mode, NULL, 0, NULL, res);
 }
 
 static int load(const struct dl_sweep_plan *p, const struct dl_sweep_scenario *s, uint64_t seed,
@@ -435,6 +483,194 @@ static int load(const struct dl_sweep_plan *p, const struct dl_sweep_scenario *s
 		return ret;
 	ret = dl_scenario_load_json(s->path, root, p->set, p->nset, &seed, sc, err);
 	json_decref(root);
+	return ret;
+}
+
+/* ---- kernel mode: one boot per kernel for a task's orders, then each run's twins ---- */
+
+/* Why a kernel run failed: where the guest stopped (its last op and phase) and what was said. */
+static void kernel_why(const struct dl_scenario *sc, const struct dl_kernel_info *ki,
+		       const char *warn, char *why, size_t len)
+{
+	const char *op = ki->last_op >= 0 && (uint32_t)ki->last_op < sc->nop ?
+			 dl_op_name(sc->op[ki->last_op].kind) : "boot";
+
+	snprintf(why, len, "the guest stopped in %s (last phase begun: %s)%s%.120s%s%.200s", op,
+		 ki->last_phase >= 0 ? dl_phase_name((unsigned)ki->last_phase) : "none",
+		 ki->msg[0] ? ": " : "", ki->msg, warn[0] ? "; " : "", warn);
+}
+
+/* A kernel run done by an earlier sweep: its id in OUT.db (direct), else 0. */
+static int64_t done_run(struct dl_sweep_worker *w, const struct dl_sweep_scenario *s,
+			enum dl_order o, uint64_t seed, const char *kernel)
+{
+	sqlite3_stmt *q;
+	int64_t id = 0;
+
+	if (!w->out || sqlite3_prepare_v2(w->out, "SELECT run_id FROM main.sweep WHERE"
+					  " scenario_hash = ?1 AND order_name = ?2 AND seed = ?3 AND"
+					  " ifnull(kernel, '') = ifnull(?4, '') AND mode = ?5 AND"
+					  " status = 'ok' AND run_id IS NOT NULL", -1, &q, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(q, 1, s->hash, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, dl_order_name(o), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 3, (int64_t)seed);
+	if (kernel)
+		sqlite3_bind_text(q, 4, kernel, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(q, 4);
+	sqlite3_bind_text(q, 5, w->p->mode, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		id = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return id;
+}
+
+/*
+ * The twin @kind of kernel run @of (0: it failed or is not at hand) of @sc
+ * under @o on kernel @ver: model, the DES of the same scenario (one CPU, the
+ * module's probe context, the guest's cost profile); replay, sim/twin's DES
+ * with the kernel run's own callback times, read back from the log that
+ * holds it (@db).
+ */
+static int twin_run(struct dl_sweep_worker *w, const struct dl_scenario *sc,
+		    const struct dl_sweep_scenario *s, const char *kernel, const char *ver,
+		    enum dl_order o, uint64_t seed, unsigned kind, int64_t of, sqlite3 *db,
+		    int64_t run_id, atomic_int *stop, struct dl_sweep_task_result *res)
+{
+	const char *mode = kind == DL_SWEEP_TWIN_MODEL ? "twin-model" : "twin-replay";
+	struct dl_run_req q = { .sc = sc, .backend = DL_BACKEND_DES, .run_id = run_id,
+				.eo = { .order = o, .workers = 1, .seed = seed, .stop = stop,
+					.probe_module = true, .cost_profile = DL_PROFILE_GUEST } };
+	struct dl_scenario *tsc = NULL;
+	struct dl_twin tw;
+	struct dl_error err;
+	int ret;
+
+	if (!of) {
+		res->runs++;
+		res->failed++;
+		return record_mode(w, 0, s, o, seed, kernel, mode, "failed",
+				   "no twin: its kernel run failed or is not in this database") ?
+		       worker_err(w, "the sweep row", w->db) : 0;
+	}
+	dl_kver_parse(ver, &q.eo.kernel);
+	if (kind == DL_SWEEP_TWIN_MODEL)
+		return run_req(w, &q, s, kernel, mode, NULL, of, NULL, res);
+	if (dl_twin_read(db, of, &tw, &err)) {
+		res->runs++;
+		res->failed++;
+		return record_mode(w, 0, s, o, seed, kernel, mode, "failed", err.msg) ?
+		       worker_err(w, "the sweep row", w->db) : 0;
+	}
+	if (dl_scenario_load_json(sc->name, tw.scenario, NULL, 0, NULL, &tsc, &err)) {
+		dl_twin_free(&tw);
+		res->runs++;
+		res->failed++;
+		return record_mode(w, 0, s, o, seed, kernel, mode, "failed", err.msg) ?
+		       worker_err(w, "the sweep row", w->db) : 0;
+	}
+	q.sc = tsc;
+	q.eo = (struct dl_engine_opts){ .order = tw.order, .workers = tw.workers, .seed = tw.seed,
+					.kernel = tw.kernel, .probe_module = tw.probe_module,
+					.replay = &tw.lat, .stop = stop,
+					.cost_profile = DL_PROFILE_GUEST };
+	ret = run_req(w, &q, s, kernel, mode, NULL, of, NULL, res);
+	dl_scenario_free(tsc);
+	dl_twin_free(&tw);
+	return ret;
+}
+
+/*
+ * A task in kernel mode: per kernel, one guest boots every pending order of
+ * the scenario (dl_run_kernel_boot: the batch `dlsim run --mode kernel`
+ * boots), each run is logged from its dump; a guest that hangs or dies makes
+ * the runs it did not finish failed runs that say where it stopped.  Each
+ * kernel run's twins follow it (direct: committed with it).
+ */
+static int kernel_task(struct dl_sweep_worker *w, const struct dl_scenario *sc,
+		       const struct dl_sweep_scenario *s, uint32_t task, uint64_t seed,
+		       uint64_t pending, atomic_int *stop, struct dl_sweep_task_result *res)
+{
+	const struct dl_sweep_plan *p = w->p;
+	uint32_t nv = dl_sweep_variants(p);
+	int ret = 0;
+
+	for (uint32_t k = 0; k < p->nkernels && !ret && !*stop; k++) {
+		const char *ver = p->kernel[k] ? p->kernel[k] : DL_KERNEL_DEFAULT;
+		enum dl_order orders[DL_SWEEP_MAX_ORDERS];
+		struct dl_kernel_opts ko = { .version = ver, .timeout_ms = p->timeout_ms, .stop = stop };
+		struct dl_run_kernel kr;
+		char msg[512] = "", warn[600] = "";
+		uint32_t n = 0;
+		int brc = 0;
+
+		memset(&kr, 0, sizeof(kr));
+		for (uint32_t o = 0; o < p->norders; o++)
+			if (pending & (1ull << ((o * p->nkernels + k) * nv)))
+				orders[n++] = p->order[o];
+		if (n) {
+			brc = dl_run_kernel_boot(&kr, sc, orders, n, 1, &ko, NULL, msg, sizeof(msg),
+						 warn, sizeof(warn));
+			if (brc == -EINTR) {
+				dl_run_kernel_free(&kr);
+				res->interrupted += n;
+				return 0;
+			}
+		}
+		for (uint32_t o = 0; o < p->norders && !ret && !*stop; o++) {
+			uint32_t base = (o * p->nkernels + k) * nv;
+			sqlite3 *db = w->db;
+			int64_t of = 0;
+
+			if (!(pending & ((((1ull << nv) - 1)) << base)))
+				continue;
+			if (pending & (1ull << base) && brc) {
+				char why[640];
+
+				snprintf(why, sizeof(why), "the guest did not run: %s", msg);
+				res->runs++;
+				res->failed++;
+				ret = record_mode(w, 0, s, p->order[o], seed, p->kernel[k], p->mode,
+						  "failed", why) ? worker_err(w, "the sweep row", w->db) : 0;
+			} else if (pending & (1ull << base)) {
+				struct dl_kernel_info ki;
+				struct dl_run_req q = { .sc = sc, .eo = { .stop = stop },
+							.run_id = dl_sweep_run_id(p, task, pending, base) };
+				char why[600];
+
+				memset(&ki, 0, sizeof(ki));
+				dl_run_kernel_next(&kr, &q, ver, &ki);
+				kernel_why(sc, &ki, warn, why, sizeof(why));
+				ret = run_req(w, &q, s, p->kernel[k], p->mode, why, 0, &of, res);
+				if (!w->r.status || strcmp(w->r.status, "ok"))
+					of = 0;
+				/* direct: the kernel run is kept whatever its twins do (a twin that
+				 * crashes the worker fails only the runs not yet committed) */
+				if (!ret && w->outpath) {
+					ret = commit_runs(w, res);
+					db = w->out;
+				}
+			} else {
+				of = done_run(w, s, p->order[o], seed, p->kernel[k]);
+				db = w->out;
+			}
+			for (uint32_t v = 1; v < nv && !ret && !*stop; v++) {
+				struct dl_sweep_slot sl;
+
+				if (!(pending & (1ull << (base + v))))
+					continue;
+				dl_sweep_slot(p, base + v, &sl);
+				ret = twin_run(w, sc, s, p->kernel[k], ver, sl.order, seed, sl.twin, of,
+					       db, dl_sweep_run_id(p, task, pending, base + v), stop, res);
+				if (!ret && w->outpath)
+					ret = commit_runs(w, res);
+			}
+			if (!ret && w->outpath)
+				ret = commit_runs(w, res);
+		}
+		dl_run_kernel_free(&kr);
+	}
 	return ret;
 }
 
@@ -461,6 +697,11 @@ int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pendi
 	}
 	if (w->outpath)
 		ret = scratch_fit(w, sc);
+	if (!ret && w->backend == DL_BACKEND_KERNEL) {
+		ret = kernel_task(w, sc, s, task, seed, pending, stop, res);
+		dl_scenario_free(sc);
+		return ret;
+	}
 	for (uint32_t r = 0; r < dl_sweep_task_runs(p) && !ret && !*stop; r++) {
 		if (!(pending & (1ull << r)))
 			continue;
@@ -482,10 +723,12 @@ int dl_sweep_worker_fail(struct dl_sweep_worker *w, uint32_t task, uint64_t pend
 	uint64_t seed = p->seed0 + task % p->nseeds;
 
 	for (uint32_t r = 0; r < dl_sweep_task_runs(p); r++) {
+		struct dl_sweep_slot sl;
+
 		if (!(pending & (1ull << r)))
 			continue;
-		if (record(w, 0, s, p->order[r / p->nkernels], seed, p->kernel[r % p->nkernels],
-			   "failed", why))
+		dl_sweep_slot(p, r, &sl);
+		if (record_mode(w, 0, s, sl.order, seed, sl.kernel, sl.mode, "failed", why))
 			return worker_err(w, "the sweep row", w->db);
 	}
 	return 0;
