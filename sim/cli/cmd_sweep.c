@@ -27,6 +27,7 @@
 
 #define MAX_JOBS 1024
 #define MAX_PROBLEMS 50
+#define KERNEL_BATCH 8          /* kernel mode: scenarios per boot (--kernel-batch) */
 
 static void sweep_usage(FILE *f)
 {
@@ -52,15 +53,36 @@ static void sweep_usage(FILE *f)
 		"  --orders A,B|all  orders to run (all: every order but naive; see dlsim orders)\n"
 		"  --seeds N         seeds S..S+N-1 for every scenario (default 1)\n"
 		"  --seed S          the first seed (default 1; overrides the scenarios' seeds)\n"
-		"  --kernel V        6.12 or 7.3: the kernel whose rules every run follows\n"
+		"  --kernel V[,W]    6.12 or 7.3: the kernel whose rules every run follows\n"
 		"                    (as dlsim run --kernel; an order that kernel did not\n"
 		"                    run is refused) and whose fw_devlink parsers and driver\n"
 		"                    table import the DTBs (as import-dtb --kernel); default:\n"
-		"                    each order's own kernel, DTBs imported with 6.12's\n"
+		"                    each order's own kernel, DTBs imported with 6.12's.  A\n"
+		"                    list (6.12,7.3) runs every order on each kernel that ran\n"
+		"                    it (kernel-async on 6.12, kernel-async-v2 on 7.3); DTBs\n"
+		"                    are then imported with the first kernel's table\n"
 		"  --async M         DTBs: driver (default), none or all (as import-dtb)\n"
 		"  --drivers M       DTBs: table (default) or all (as import-dtb)\n"
 		"  --probe-context boot|module  des: as dlsim run (default boot)\n"
-		"  --mode des|threads  as dlsim run (threads: runs in parallel disturb the timing)\n"
+		"  --mode des|threads|kernel  as dlsim run (threads: runs in parallel disturb\n"
+		"                    the timing).  kernel: each worker boots its own guest\n"
+		"                    (QEMU, one vCPU) per kernel for a batch of scenarios and\n"
+		"                    plays every pending order of each in it; a guest that\n"
+		"                    hangs or dies fails the runs it did not finish (the\n"
+		"                    error says where it stopped) and the sweep goes on\n"
+		"  --twins model|replay|both  kernel mode: after each kernel run its DES twin,\n"
+		"                    logged as a run of its own (runs.twin_of, sweep.mode\n"
+		"                    twin-model or twin-replay): model, the same scenario in\n"
+		"                    the DES (one CPU, the module's probe context, the guest\n"
+		"                    cost profile); replay, dlsim twin's DES with the kernel\n"
+		"                    run's own callback times.  The summary then gives per\n"
+		"                    scenario the pairs of devices a dependency orders that\n"
+		"                    the twin orders as the kernel did, the pairs only timing\n"
+		"                    orders, and per phase the makespan ratio twin/kernel\n"
+		"  --kernel-batch N  kernel mode: scenarios per boot (default %d; fewer when\n"
+		"                    the workers would otherwise idle)\n"
+		"  --kernel-timeout S  kernel mode: kill a guest after S seconds (default: 180\n"
+		"                    plus 5 ms per callback of its batch)\n"
 		"  --workers K       simulated CPUs (default: each order's own)\n"
 		"  --time-scale X    threads mode: real seconds per simulated second (0.01)\n"
 		"  --set KEY=VALUE   override a field of every scenario's generate object\n"
@@ -76,7 +98,7 @@ static void sweep_usage(FILE *f)
 		"  --verbose         a line per finished scenario/seed on stdout\n"
 		"  --json            the summary as one JSON object on stdout\n\n"
 		"exit status: 0 every run ok; 1 a run failed or violated a rule; 2 bad usage or\n"
-		"input (nothing written); 130 interrupted (finished runs are kept; run again)\n");
+		"input (nothing written); 130 interrupted (finished runs are kept; run again)\n", KERNEL_BATCH);
 }
 
 _Static_assert(DL_SWEEP_MAX_ORDERS >= DL_ORDER_COUNT, "\"all\" orders fit a plan");
@@ -166,6 +188,12 @@ static int check_kernels(struct dl_sweep_plan *p)
 		fprintf(stderr, "dlsim sweep: --twins: kernel mode only (--mode kernel)\n");
 		return -1;
 	}
+	if (p->batch && !kernel) {
+		fprintf(stderr, "dlsim sweep: --kernel-batch: kernel mode only (--mode kernel)\n");
+		return -1;
+	}
+	if (kernel && !p->batch)
+		p->batch = KERNEL_BATCH;
 	if (p->timeout_ms && !kernel) {
 		fprintf(stderr, "dlsim sweep: --kernel-timeout: kernel mode only (--mode kernel)\n");
 		return -1;
@@ -282,6 +310,13 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 					" or none\n", v);
 				return -1;
 			}
+		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-batch"))) {
+			if (cli_parse_u64(v, &u) || u < 1 || u > DL_SWEEP_MAX_BATCH) {
+				fprintf(stderr, "dlsim sweep: --kernel-batch '%s': expected 1..%d\n", v,
+					DL_SWEEP_MAX_BATCH);
+				return -1;
+			}
+			p->batch = (uint32_t)u;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-timeout"))) {
 			if (cli_parse_u64(v, &u) || u < 1 || u > 86400) {
 				fprintf(stderr, "dlsim sweep: --kernel-timeout '%s': expected 1..86400"

@@ -28,7 +28,6 @@
 #include "sim/engine/cost.h"
 #include "sim/kernel/kmode.h"
 #include "sim/run/dl_run.h"
-#include "sim/run/dl_run_kernel.h"
 #include "sim/scenario/dtb_import.h"
 #include "sim/sweep/sw_internal.h"
 #include "sim/sweep/sweep.h"
@@ -374,15 +373,28 @@ static int record_mode(struct dl_sweep_worker *w, int64_t run_id, const struct d
 	return sqlite3_step(st) == SQLITE_DONE ? (sqlite3_reset(st), 0) : (sqlite3_reset(st), -EIO);
 }
 
+/* Why a kernel run failed: where the guest stopped (its last op and phase) and what was said. */
+static void kernel_why(const struct dl_scenario *sc, const struct dl_kernel_info *ki,
+		       const char *warn, char *why, size_t len)
+{
+	const char *op = ki->last_op >= 0 && (uint32_t)ki->last_op < sc->nop ?
+			 dl_op_name(sc->op[ki->last_op].kind) : "boot";
+
+	snprintf(why, len, "the guest stopped in %s (last phase begun: %s)%s%.120s%s%.200s", op,
+		 ki->last_phase >= 0 ? dl_phase_name((unsigned)ki->last_phase) : "none",
+		 ki->msg[0] ? ": " : "", ki->msg, warn[0] ? "; " : "", warn);
+}
+
 /*
  * One logged run @q, as `dlsim run` logs it; then the check and the sweep
- * row (under @mode: the plan's, or a twin's).  @why0: what to say of a
- * failed run (NULL: the engine's error); *@out_id: the run's id (may be
+ * row (under @mode: the plan's, or a twin's).  @kwarn: a kernel run's
+ * guest warning ("" or why it was cut short), said with where the guest
+ * stopped if the run failed (NULL: not a kernel run); *@out_id: the run's id (may be
  * NULL); @twin_of > 0: the run this one twins, as the metric twin_of.
  */
 static int run_req(struct dl_sweep_worker *w, struct dl_run_req *q,
 		   const struct dl_sweep_scenario *s, const char *kernel, const char *mode,
-		   const char *why0, int64_t twin_of, int64_t *out_id,
+		   const char *kwarn, int64_t twin_of, int64_t *out_id,
 		   struct dl_sweep_task_result *res)
 {
 	const struct dl_sweep_plan *p = w->p;
@@ -392,7 +404,7 @@ static int run_req(struct dl_sweep_worker *w, struct dl_run_req *q,
 	int64_t run_id = q->run_id;
 	struct dl_check_result cr;
 	const char *status;
-	char why[300] = "";
+	char why[640] = "";
 	int rc, log_err;
 
 	q->log = w->log;
@@ -423,8 +435,8 @@ static int run_req(struct dl_sweep_worker *w, struct dl_run_req *q,
 		if (log_err)
 			return worker_err(w, "the metric twin_of", w->db);
 	}
-	if (rc < 0 && why0)
-		snprintf(why, sizeof(why), "%s", why0);
+	if (rc < 0 && kwarn && q->ki)
+		kernel_why(sc, q->ki, kwarn, why, sizeof(why));
 	else if (rc < 0)
 		snprintf(why, sizeof(why), "the engine failed: %s", strerror(-rc));
 	else if (w->r.fail_dev != DL_SC_NONE && w->r.fail_dev < sc->ndev)
@@ -487,18 +499,6 @@ static int load(const struct dl_sweep_plan *p, const struct dl_sweep_scenario *s
 }
 
 /* ---- kernel mode: one boot per kernel for a task's orders, then each run's twins ---- */
-
-/* Why a kernel run failed: where the guest stopped (its last op and phase) and what was said. */
-static void kernel_why(const struct dl_scenario *sc, const struct dl_kernel_info *ki,
-		       const char *warn, char *why, size_t len)
-{
-	const char *op = ki->last_op >= 0 && (uint32_t)ki->last_op < sc->nop ?
-			 dl_op_name(sc->op[ki->last_op].kind) : "boot";
-
-	snprintf(why, len, "the guest stopped in %s (last phase begun: %s)%s%.120s%s%.200s", op,
-		 ki->last_phase >= 0 ? dl_phase_name((unsigned)ki->last_phase) : "none",
-		 ki->msg[0] ? ": " : "", ki->msg, warn[0] ? "; " : "", warn);
-}
 
 /* A kernel run done by an earlier sweep: its id in OUT.db (direct), else 0. */
 static int64_t done_run(struct dl_sweep_worker *w, const struct dl_sweep_scenario *s,
@@ -581,96 +581,190 @@ static int twin_run(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 	return ret;
 }
 
+/* A scenario of a batch, loaded once for every kernel. */
+struct kb_task {
+	const struct dl_sweep_scenario *s;
+	struct dl_scenario *sc;      /* NULL: it did not load (its runs are recorded failed) */
+	uint64_t seed;
+	int32_t job[DL_SWEEP_MAX_ORDERS];   /* per order: its job in the boot, -1: none */
+	int64_t of[DL_SWEEP_MAX_ORDERS];    /* per order: its ok kernel run (0: none) */
+	sqlite3 *db[DL_SWEEP_MAX_ORDERS];   /* and the log that holds it */
+};
+
 /*
- * A task in kernel mode: per kernel, one guest boots every pending order of
- * the scenario (dl_run_kernel_boot: the batch `dlsim run --mode kernel`
- * boots), each run is logged from its dump; a guest that hangs or dies makes
- * the runs it did not finish failed runs that say where it stopped.  Each
- * kernel run's twins follow it (direct: committed with it).
+ * The kernel runs of @n tasks on one kernel (index @k): one guest boots every
+ * pending order of every scenario (the batch `dlsim run --mode kernel` boots
+ * for one scenario, here across scenarios), then each run is logged from its
+ * section of the dump and followed by its twins.  A run the kernel cannot
+ * play, a guest that does not start, hangs or dies: failed runs that say
+ * why (where the guest stopped); the other runs go on.
  */
-static int kernel_task(struct dl_sweep_worker *w, const struct dl_scenario *sc,
-		       const struct dl_sweep_scenario *s, uint32_t task, uint64_t seed,
-		       uint64_t pending, atomic_int *stop, struct dl_sweep_task_result *res)
+static int kernel_boot_batch(struct dl_sweep_worker *w, struct kb_task *t, uint32_t n,
+			     const uint32_t *task, const uint64_t *pending, uint32_t k,
+			     atomic_int *stop, struct dl_sweep_task_result *res)
 {
 	const struct dl_sweep_plan *p = w->p;
-	uint32_t nv = dl_sweep_variants(p);
-	int ret = 0;
+	const char *ver = p->kernel[k] ? p->kernel[k] : DL_KERNEL_DEFAULT;
+	uint32_t nv = dl_sweep_variants(p), nj = 0;
+	struct dl_kjob *jobs = calloc((size_t)n * p->norders + 1, sizeof(*jobs));
+	struct dl_kernel_stats stats = { -1, -1, -1 };
+	struct dl_kernel_opts ko = { .version = ver, .timeout_ms = p->timeout_ms, .stop = stop,
+				     .stats = &stats };
+	char msg[512] = "", kept[512] = "", warn[1100] = "";
+	int64_t wall = 0;
+	int brc = 0, ret = 0;
 
-	for (uint32_t k = 0; k < p->nkernels && !ret && !*stop; k++) {
-		const char *ver = p->kernel[k] ? p->kernel[k] : DL_KERNEL_DEFAULT;
-		enum dl_order orders[DL_SWEEP_MAX_ORDERS];
-		struct dl_kernel_opts ko = { .version = ver, .timeout_ms = p->timeout_ms, .stop = stop };
-		struct dl_run_kernel kr;
-		char msg[512] = "", warn[600] = "";
-		uint32_t n = 0;
-		int brc = 0;
+	if (!jobs)
+		return worker_err(w, "a kernel batch", NULL);
+	for (uint32_t i = 0; i < n && !ret; i++)
+		for (uint32_t o = 0; o < p->norders && !ret; o++) {
+			uint32_t base = (o * p->nkernels + k) * nv;
+			char why[300];
 
-		memset(&kr, 0, sizeof(kr));
-		for (uint32_t o = 0; o < p->norders; o++)
-			if (pending & (1ull << ((o * p->nkernels + k) * nv)))
-				orders[n++] = p->order[o];
-		if (n) {
-			brc = dl_run_kernel_boot(&kr, sc, orders, n, 1, &ko, NULL, msg, sizeof(msg),
-						 warn, sizeof(warn));
-			if (brc == -EINTR) {
-				dl_run_kernel_free(&kr);
-				res->interrupted += n;
-				return 0;
+			t[i].job[o] = -1;
+			if (!t[i].sc || !(pending[i] & (1ull << base)))
+				continue;
+			if (dl_kernel_refuse(t[i].sc, p->order[o], ver, why, sizeof(why))) {
+				res[i].runs++;
+				res[i].failed++;
+				ret = record_mode(w, 0, t[i].s, p->order[o], t[i].seed, p->kernel[k],
+						  p->mode, "failed", why) ?
+				      worker_err(w, "the sweep row", w->db) : 0;
+				continue;
 			}
+			t[i].job[o] = (int32_t)nj;
+			jobs[nj++] = (struct dl_kjob){ .sc = t[i].sc, .order = p->order[o],
+						       .seed = t[i].seed };
 		}
+	if (nj && !ret) {
+		int64_t t0 = dl_mono_ns();
+
+		brc = dl_kernel_boot(jobs, nj, &ko, msg, sizeof(msg), kept, sizeof(kept));
+		wall = dl_mono_ns() - t0;
+		if (brc == -EINTR) {
+			for (uint32_t i = 0; i < n; i++)
+				res[i].interrupted += (uint32_t)__builtin_popcountll(pending[i]);
+			dl_kernel_jobs_free(jobs, nj);
+			free(jobs);
+			return 0;
+		}
+		if (brc == -ETIMEDOUT)
+			snprintf(warn, sizeof(warn), "%s%s%s", msg, kept[0] ? "; kept: " : "", kept);
+	}
+	/* first every kernel run, committed as it is logged: a twin that crashes the worker
+	 * then costs only twins (the next sweep makes them from OUT.db) */
+	for (uint32_t i = 0; i < n && !ret && !*stop; i++)
 		for (uint32_t o = 0; o < p->norders && !ret && !*stop; o++) {
 			uint32_t base = (o * p->nkernels + k) * nv;
-			sqlite3 *db = w->db;
-			int64_t of = 0;
 
-			if (!(pending & ((((1ull << nv) - 1)) << base)))
+			t[i].of[o] = 0;
+			t[i].db[o] = w->db;
+			if (!t[i].sc || !(pending[i] & (1ull << base)) || t[i].job[o] < 0)
 				continue;
-			if (pending & (1ull << base) && brc) {
+			if (brc && brc != -ETIMEDOUT) {
 				char why[640];
 
 				snprintf(why, sizeof(why), "the guest did not run: %s", msg);
-				res->runs++;
-				res->failed++;
-				ret = record_mode(w, 0, s, p->order[o], seed, p->kernel[k], p->mode,
+				res[i].runs++;
+				res[i].failed++;
+				ret = record_mode(w, 0, t[i].s, p->order[o], t[i].seed, p->kernel[k], p->mode,
 						  "failed", why) ? worker_err(w, "the sweep row", w->db) : 0;
-			} else if (pending & (1ull << base)) {
+			} else {
+				const struct dl_kjob *j = &jobs[t[i].job[o]];
 				struct dl_kernel_info ki;
-				struct dl_run_req q = { .sc = sc, .eo = { .stop = stop },
-							.run_id = dl_sweep_run_id(p, task, pending, base) };
-				char why[600];
+				struct dl_run_req q = {
+					.sc = t[i].sc, .backend = DL_BACKEND_KERNEL,
+					.eo = { .order = j->order, .seed = j->seed, .stop = stop },
+					.dump = j->dump, .dump_len = j->len, .kernel = ver,
+					.wall_ns = wall / (int64_t)nj, .ki = &ki,
+					.run_id = dl_sweep_run_id(p, task[i], pending[i], base) };
 
 				memset(&ki, 0, sizeof(ki));
-				dl_run_kernel_next(&kr, &q, ver, &ki);
-				kernel_why(sc, &ki, warn, why, sizeof(why));
-				ret = run_req(w, &q, s, p->kernel[k], p->mode, why, 0, &of, res);
+				ki.last_op = ki.last_phase = -1;
+				ret = run_req(w, &q, t[i].s, p->kernel[k], p->mode, warn, 0, &t[i].of[o],
+					      &res[i]);
 				if (!w->r.status || strcmp(w->r.status, "ok"))
-					of = 0;
-				/* direct: the kernel run is kept whatever its twins do (a twin that
-				 * crashes the worker fails only the runs not yet committed) */
-				if (!ret && w->outpath) {
-					ret = commit_runs(w, res);
-					db = w->out;
-				}
-			} else {
-				of = done_run(w, s, p->order[o], seed, p->kernel[k]);
-				db = w->out;
+					t[i].of[o] = 0;
+			}
+			if (!ret && w->outpath) {
+				ret = commit_runs(w, &res[i]);
+				t[i].db[o] = w->out;
+			}
+		}
+	for (uint32_t i = 0; i < n && !ret && !*stop; i++)
+		for (uint32_t o = 0; o < p->norders && !ret && !*stop; o++) {
+			uint32_t base = (o * p->nkernels + k) * nv;
+
+			if (!t[i].sc || !(pending[i] & ((((1ull << nv) - 2)) << base)))
+				continue;
+			if (!(pending[i] & (1ull << base))) {
+				/* the kernel run is from an earlier sweep */
+				t[i].of[o] = done_run(w, t[i].s, p->order[o], t[i].seed, p->kernel[k]);
+				t[i].db[o] = w->out;
 			}
 			for (uint32_t v = 1; v < nv && !ret && !*stop; v++) {
 				struct dl_sweep_slot sl;
 
-				if (!(pending & (1ull << (base + v))))
+				if (!(pending[i] & (1ull << (base + v))))
 					continue;
 				dl_sweep_slot(p, base + v, &sl);
-				ret = twin_run(w, sc, s, p->kernel[k], ver, sl.order, seed, sl.twin, of,
-					       db, dl_sweep_run_id(p, task, pending, base + v), stop, res);
+				ret = twin_run(w, t[i].sc, t[i].s, p->kernel[k], ver, sl.order, t[i].seed,
+					       sl.twin, t[i].of[o], t[i].db[o],
+					       dl_sweep_run_id(p, task[i], pending[i], base + v), stop,
+					       &res[i]);
 				if (!ret && w->outpath)
-					ret = commit_runs(w, res);
+					ret = commit_runs(w, &res[i]);
 			}
-			if (!ret && w->outpath)
-				ret = commit_runs(w, res);
 		}
-		dl_run_kernel_free(&kr);
+	dl_kernel_jobs_free(jobs, nj);
+	free(jobs);
+	return ret;
+}
+
+int dl_sweep_worker_run_batch(struct dl_sweep_worker *w, const uint32_t *task,
+			      const uint64_t *pending, uint32_t n, atomic_int *stop,
+			      struct dl_sweep_task_result *res)
+{
+	const struct dl_sweep_plan *p = w->p;
+	struct kb_task *t;
+	const struct dl_scenario *big = NULL;
+	int ret = 0;
+
+	if (w->backend != DL_BACKEND_KERNEL) {
+		for (uint32_t i = 0; i < n && !ret; i++)
+			ret = dl_sweep_worker_run(w, task[i], pending[i], stop, &res[i]);
+		return ret;
 	}
+	memset(res, 0, n * sizeof(*res));
+	if (!(t = calloc(n, sizeof(*t))))
+		return worker_err(w, "a kernel batch", NULL);
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		struct dl_error err;
+
+		t[i].s = &p->sc[task[i] / p->nseeds];
+		t[i].seed = p->seed0 + task[i] % p->nseeds;
+		if (!pending[i])
+			continue;
+		if (load(p, t[i].s, t[i].seed, &t[i].sc, &err)) {
+			/* a scenario that does not load (a malformed DTB): each of its runs failed */
+			t[i].sc = NULL;
+			res[i].failed = (uint32_t)__builtin_popcountll(pending[i]);
+			ret = dl_sweep_worker_fail(w, task[i], pending[i], err.msg);
+			if (!ret && w->outpath)
+				ret = commit_runs(w, &res[i]);
+			continue;
+		}
+		if (!big || (uint64_t)t[i].sc->ndev + t[i].sc->nlink > (uint64_t)big->ndev + big->nlink)
+			big = t[i].sc;
+	}
+	/* direct: a scratch that holds the batch's biggest run */
+	if (!ret && big && w->outpath)
+		ret = scratch_fit(w, big);
+	for (uint32_t k = 0; k < p->nkernels && !ret && !*stop; k++)
+		ret = kernel_boot_batch(w, t, n, task, pending, k, stop, res);
+	for (uint32_t i = 0; i < n; i++)
+		dl_scenario_free(t[i].sc);
+	free(t);
 	return ret;
 }
 
@@ -698,9 +792,8 @@ int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pendi
 	if (w->outpath)
 		ret = scratch_fit(w, sc);
 	if (!ret && w->backend == DL_BACKEND_KERNEL) {
-		ret = kernel_task(w, sc, s, task, seed, pending, stop, res);
 		dl_scenario_free(sc);
-		return ret;
+		return dl_sweep_worker_run_batch(w, &task, &pending, 1, stop, res);
 	}
 	for (uint32_t r = 0; r < dl_sweep_task_runs(p) && !ret && !*stop; r++) {
 		if (!(pending & (1ull << r)))

@@ -39,7 +39,8 @@ struct sqlite3;
 #define DL_SWEEP_MAX_SET     64
 #define DL_SWEEP_MAX_SEEDS   100000
 #define DL_SWEEP_HASH_HEX    65
-#define DL_SWEEP_MEM_ITEMS   100000  /* direct: a run of more devices + links logs to a file */
+#define DL_SWEEP_MEM_ITEMS   100000
+#define DL_SWEEP_MAX_BATCH   64      /* tasks in one worker's batch (kernel mode: one boot) */  /* direct: a run of more devices + links logs to a file */
 
 struct dl_sweep_scenario {
 	char *path;
@@ -72,6 +73,7 @@ struct dl_sweep_plan {
 	unsigned twins;
 	int64_t timeout_ms;          /* mode kernel: --kernel-timeout (0: scaled to the batch) */
 	uint64_t skip;               /* runs of every task left out: an order the kernel did not run */
+	uint32_t batch;              /* local pool: tasks handed out at once (kernel mode: per boot) */
 	int64_t *run_base;           /* per task: the run id of its first pending run (NULL: none) */
 };
 
@@ -255,6 +257,14 @@ const char *dl_sweep_worker_error(const struct dl_sweep_worker *w);
 /* Runs the @pending runs of @task into the shard; stops early when *stop is set. */
 int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
 			atomic_int *stop, struct dl_sweep_task_result *res);
+/*
+ * @n tasks at once (@res: one result each): in kernel mode one guest per
+ * kernel boots every pending run of the @n scenarios; otherwise one after
+ * another, as dl_sweep_worker_run().
+ */
+int dl_sweep_worker_run_batch(struct dl_sweep_worker *w, const uint32_t *task,
+			      const uint64_t *pending, uint32_t n, atomic_int *stop,
+			      struct dl_sweep_task_result *res);
 /* Records the pending runs of @task as failed with @why (a worker that died on it). */
 int dl_sweep_worker_fail(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
 			 const char *why);
