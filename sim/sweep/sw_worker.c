@@ -648,6 +648,10 @@ static int kernel_boot_batch(struct dl_sweep_worker *w, struct kb_task *t, uint3
 			free(jobs);
 			return 0;
 		}
+		/* the guest hung or died (the stub's exit status comes back as is): the runs it
+		 * finished are converted, the others fail saying where it stopped */
+		if (brc > 0)
+			brc = -ETIMEDOUT;
 		if (brc == -ETIMEDOUT)
 			snprintf(warn, sizeof(warn), "%s%s%s", msg, kept[0] ? "; kept: " : "", kept);
 	}
