@@ -125,5 +125,9 @@ expect 2 "an order the kernel does not run" "$DLSIM" sweep --mode kernel --scena
 expect 2 "kernel-async-v2 on 6.12 alone" "$DLSIM" sweep --mode kernel --scenarios "$T/in" \
 	--orders kernel-async-v2 --kernel 6.12 --db "$T/x.db"
 expect 2 "--workers 4 in kernel mode" "$DLSIM" sweep $SW --workers 4 --db "$T/x.db"
+DLSIM_KGUEST_STUB= DLSIM_KERNEL_CACHE=$T/nokernels expect 2 "no kernel fetched" "$DLSIM" sweep \
+	--mode kernel --scenarios "$T/in" --orders sync,kernel-async-v2 --kernel 6.12,7.3 --db "$T/x.db"
+grep -q "no kernel 6.12 in .*nokernels.*make kernels" "$T/err" && ok "the refusal names 'make kernels'" \
+	|| { bad "missing kernel"; cat "$T/err"; }
 [ ! -e "$T/x.db" ] && ok "nothing written on bad usage" || bad "x.db written"
 finish cli_sweep_kernel

@@ -206,6 +206,15 @@ static int check_kernels(struct dl_sweep_plan *p)
 		p->workers = 1;
 		if (!p->kernel[0])
 			p->kernel[0] = DL_KERNEL_DEFAULT;
+		/* a kernel not fetched: refused before OUT.db is written, as dlsim run does */
+		for (uint32_t k = 0; k < p->nkernels; k++) {
+			char msg[600];
+
+			if (dl_kernel_available(p->kernel[k], NULL, msg, sizeof(msg))) {
+				fprintf(stderr, "dlsim sweep: %s\n", msg);
+				return -1;
+			}
+		}
 	}
 	nv = dl_sweep_variants(p);
 	p->skip = 0;
