@@ -59,6 +59,8 @@ expect 0 "text summary" "$DLSIM" sweep $SW --twins model --db "$T/k.db"
 grep -q "12 already in .*, 0 run now" "$T/out" && ok "resumed: nothing to do" || { bad "resume"; cat "$T/out"; }
 grep -q "kernel runs against their DES twins" "$T/out" && grep -q "model twins: [0-9] of 3 scenarios" "$T/out" \
 	&& ok "the text summary has the twin table" || { bad "twin table"; cat "$T/out"; }
+grep -Eq "^  resume +[0-9.]+ +[0-9.]+ +[0-9.]+$" "$T/out" \
+	&& ok "and the per-phase ratio over the scenarios" || { bad "phase ratio lines"; cat "$T/out"; }
 expect 0 "replay twins added to the kernel runs already in OUT.db" "$DLSIM" sweep $SW --twins both \
 	--db "$T/k.db" --jobs 2 --json
 python3 - "$T/out" "$T/k.db" <<'PY' && ok "6 replay twins, no kernel run booted again" || bad "replay twins"

@@ -239,8 +239,33 @@ void sweep_kernel_print(const json_t *o)
 			       tp ? 100.0 * (double)ta / (double)tp : 100.0, span);
 		}
 	}
-	for (unsigned m = 0; m < 2; m++)
-		if (boards[m])
-			printf("%s twins: %u of %u scenarios agree on every dependency-ordered pair\n",
-			       kinds[m], agree[m], boards[m]);
+	for (unsigned m = 0; m < 2; m++) {
+		static const char *const phases[] = { "probe", "prepare", "suspend", "suspend_late",
+						      "suspend_noirq", "resume_noirq", "resume_early",
+						      "resume", "complete" };
+
+		if (!boards[m])
+			continue;
+		printf("%s twins: %u of %u scenarios agree on every dependency-ordered pair; per"
+		       " phase, twin/kernel over the scenarios (p10 median p90):\n", kinds[m],
+		       agree[m], boards[m]);
+		for (size_t ph = 0; ph < sizeof(phases) / sizeof(phases[0]); ph++) {
+			double *v = malloc(json_array_size(json_object_get(o, "groups")) * sizeof(*v) + 1);
+			size_t n = 0;
+
+			json_array_foreach(json_object_get(o, "groups"), i, g) {
+				json_t *x = json_object_get(json_object_get(json_object_get(json_object_get(
+					g, "kernel_fidelity"), kinds[m]), "phase_ratio_median"), phases[ph]);
+
+				if (v && json_is_real(x))
+					v[n++] = json_real_value(x);
+			}
+			if (n) {
+				qsort(v, n, sizeof(*v), cmp_double);
+				printf("  %-14s %6.2f %6.2f %6.2f\n", phases[ph], v[n / 10], v[n / 2],
+				       v[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1]);
+			}
+			free(v);
+		}
+	}
 }
