@@ -75,6 +75,18 @@ assert n == 6, n
 for g in d["groups"]:
     assert g["kernel_fidelity"]["replay"]["runs"] == 2, g
 PY
+expect 0 "--probe-context boot: model twins that probe at boot, beside the others" "$DLSIM" sweep $SW \
+	--twins model --probe-context boot --db "$T/k.db" --json
+python3 - "$T/out" "$T/k.db" <<'PY' && ok "6 boot-context twins of the same kernel runs" || bad "boot twins"
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))
+assert (d["planned"], d["skipped"], d["ran"]) == (12, 6, 6), d
+db = sqlite3.connect(sys.argv[2])
+got = db.execute("select r.probe_context, count(*) from sweep w join runs r using (run_id)"
+                 " where w.mode = 'twin-model-boot' and r.twin_of is not null group by 1").fetchall()
+assert got == [("boot", 6)], got
+assert all(g["kernel_fidelity"]["model"]["runs"] == 2 for g in d["groups"]), d
+PY
 
 # a list of kernels: each order on the kernels that ran it (only camera has a 7.3 dump)
 expect 0 "--kernel 6.12,7.3: kernel-async on 6.12, kernel-async-v2 on 7.3" "$DLSIM" sweep \

@@ -63,7 +63,9 @@ static void sweep_usage(FILE *f)
 		"                    are then imported with the first kernel's table\n"
 		"  --async M         DTBs: driver (default), none or all (as import-dtb)\n"
 		"  --drivers M       DTBs: table (default) or all (as import-dtb)\n"
-		"  --probe-context boot|module  des: as dlsim run (default boot)\n"
+		"  --probe-context boot|module  des: as dlsim run (default boot); kernel mode:\n"
+		"                    the model twins' (default module, as the guest's module\n"
+		"                    probes; boot: sweep.mode twin-model-boot)\n"
 		"  --mode des|threads|kernel  as dlsim run (threads: runs in parallel disturb\n"
 		"                    the timing).  kernel: each worker boots its own guest\n"
 		"                    (QEMU, one vCPU) per kernel for a batch of scenarios and\n"
@@ -250,7 +252,7 @@ static int check_kernels(struct dl_sweep_plan *p)
 static int parse_args(int argc, char **argv, struct sweep_opts *o)
 {
 	struct dl_sweep_plan *p = &o->plan;
-	bool have_orders = false, have_input = false;
+	bool have_orders = false, have_input = false, pc_given = false;
 	char err[512];
 
 	p->mode = "des";
@@ -351,6 +353,7 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 				return -1;
 			}
 			p->probe_module = !strcmp(v, "module");
+			pc_given = true;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--mode"))) {
 			enum dl_backend be;
 
@@ -424,6 +427,11 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 	}
 	if (check_kernels(p))
 		return -1;
+	if (!strcmp(p->mode, "kernel")) {
+		/* the guest's module always probes after boot; the option is the model twins' */
+		p->twin_boot = pc_given && !p->probe_module;
+		p->probe_module = false;
+	}
 	if (p->probe_module && strcmp(p->mode, "des")) {
 		fprintf(stderr, "dlsim sweep: --probe-context module: des mode only\n");
 		return -1;
@@ -564,7 +572,7 @@ static json_t *problems(sqlite3 *db, const struct dl_sweep_plan *p, uint32_t *co
 	*count = 0;
 	if (!arr || sqlite3_prepare_v2(db, "SELECT w.run_id, w.order_name, w.seed, w.status, w.error, w.mode"
 				       " FROM sweep w WHERE w.scenario_hash = ?1 AND (w.mode = ?2 OR (?5 AND w.mode IN"
-				       " ('twin-model', 'twin-replay'))) AND"
+				       " ('twin-model', 'twin-model-boot', 'twin-replay'))) AND"
 				       " w.seed BETWEEN ?3 AND ?4 AND w.status <> 'ok' ORDER BY w.rowid",
 				       -1, &q, NULL) != SQLITE_OK)
 		return arr;

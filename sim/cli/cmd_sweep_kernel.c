@@ -121,7 +121,7 @@ json_t *sweep_kernel_fidelity(sqlite3 *db, const struct dl_sweep_plan *p, uint32
 		" WHERE t.scenario_hash = ?1 AND t.mode = ?2 AND t.seed BETWEEN ?3 AND ?4"
 		" AND t.status <> 'failed' AND k.mode = ?5 AND k.status <> 'failed'"
 		" ORDER BY k.run_id";
-	static const char *const modes[] = { "twin-model", "twin-replay" };
+	const char *const modes[] = { p->twin_boot ? "twin-model-boot" : "twin-model", "twin-replay" };
 	json_t *out = json_object();
 	sqlite3_stmt *q;
 

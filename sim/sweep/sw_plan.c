@@ -36,7 +36,7 @@ void dl_sweep_slot(const struct dl_sweep_plan *p, uint32_t r, struct dl_sweep_sl
 	s->order = p->order[base / p->nkernels];
 	s->kernel = p->kernel[base % p->nkernels];
 	s->twin = twin;
-	s->mode = twin == DL_SWEEP_TWIN_MODEL ? "twin-model" :
+	s->mode = twin == DL_SWEEP_TWIN_MODEL ? (p->twin_boot ? "twin-model-boot" : "twin-model") :
 		  twin == DL_SWEEP_TWIN_REPLAY ? "twin-replay" : p->mode;
 	s->of = base * nv;
 }

@@ -529,19 +529,19 @@ static int64_t done_run(struct dl_sweep_worker *w, const struct dl_sweep_scenari
 /*
  * The twin @kind of kernel run @of (0: it failed or is not at hand) of @sc
  * under @o on kernel @ver: model, the DES of the same scenario (one CPU, the
- * module's probe context, the guest's cost profile); replay, sim/twin's DES
+ * module's probe context unless plan.twin_boot, the guest's cost profile); replay, sim/twin's DES
  * with the kernel run's own callback times, read back from the log that
  * holds it (@db).
  */
 static int twin_run(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 		    const struct dl_sweep_scenario *s, const char *kernel, const char *ver,
-		    enum dl_order o, uint64_t seed, unsigned kind, int64_t of, sqlite3 *db,
-		    int64_t run_id, atomic_int *stop, struct dl_sweep_task_result *res)
+		    enum dl_order o, uint64_t seed, unsigned kind, const char *mode, int64_t of,
+		    sqlite3 *db, int64_t run_id, atomic_int *stop, struct dl_sweep_task_result *res)
 {
-	const char *mode = kind == DL_SWEEP_TWIN_MODEL ? "twin-model" : "twin-replay";
 	struct dl_run_req q = { .sc = sc, .backend = DL_BACKEND_DES, .run_id = run_id,
 				.eo = { .order = o, .workers = 1, .seed = seed, .stop = stop,
-					.probe_module = true, .cost_profile = DL_PROFILE_GUEST } };
+					.probe_module = !w->p->twin_boot,
+					.cost_profile = DL_PROFILE_GUEST } };
 	struct dl_scenario *tsc = NULL;
 	struct dl_twin tw;
 	struct dl_error err;
@@ -713,7 +713,7 @@ static int kernel_boot_batch(struct dl_sweep_worker *w, struct kb_task *t, uint3
 					continue;
 				dl_sweep_slot(p, base + v, &sl);
 				ret = twin_run(w, t[i].sc, t[i].s, p->kernel[k], ver, sl.order, t[i].seed,
-					       sl.twin, t[i].of[o], t[i].db[o],
+					       sl.twin, sl.mode, t[i].of[o], t[i].db[o],
 					       dl_sweep_run_id(p, task[i], pending[i], base + v), stop,
 					       &res[i]);
 				if (!ret && w->outpath)

@@ -71,6 +71,8 @@ struct dl_sweep_plan {
 	/* mode kernel: each kernel run's DES twins (DL_SWEEP_TWIN_* bits), each logged
 	 * as a run of its own with sweep.mode "twin-model" or "twin-replay" */
 	unsigned twins;
+	bool twin_boot;              /* kernel mode, --probe-context boot: model twins probe at boot
+				      * (sweep.mode "twin-model-boot"); else as the module does */
 	int64_t timeout_ms;          /* mode kernel: --kernel-timeout (0: scaled to the batch) */
 	uint64_t skip;               /* runs of every task left out: an order the kernel did not run */
 	uint32_t batch;              /* local pool: tasks handed out at once (kernel mode: per boot) */
@@ -103,7 +105,7 @@ struct dl_sweep_slot {
 	enum dl_order order;
 	const char *kernel;          /* NULL: the order's own */
 	unsigned twin;               /* 0: the run itself; else one DL_SWEEP_TWIN_* */
-	const char *mode;            /* sweep.mode: the plan's, "twin-model" or "twin-replay" */
+	const char *mode;            /* sweep.mode: the plan's, "twin-model[-boot]" or "twin-replay" */
 	uint32_t of;                 /* the bit of the run it twins (itself when twin is 0) */
 };
 
