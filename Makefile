@@ -192,11 +192,14 @@ KERNEL_CACHE ?= /var/cache/dlsim-kernels
 kernels: deps
 	sh sim/kernel/fetch-kernel.sh $(KERNEL_CACHE) $(KERNELS)
 
-# Boots for real (not part of `make test`): see tests/kernel_boot.sh and
-# tests/kernel_advise_verify.sh (advise --verify 2 on the camera pipeline).
+# Boots for real (not part of `make test`): see tests/kernel_boot.sh,
+# tests/kernel_advise_verify.sh (advise --verify 2 on the camera pipeline) and tests/kernel_sweep.sh
+# (a small kernel-mode sweep of three real boards; skipped without the DTB cache).
 test-kernel: build kernels
 	DLSIM_KERNEL_CACHE=$(KERNEL_CACHE) sh tests/kernel_boot.sh ./$(BUILD)/dlsim $(CURDIR)
 	DLSIM_KERNEL_CACHE=$(KERNEL_CACHE) sh tests/kernel_advise_verify.sh ./$(BUILD)/dlsim $(CURDIR)
+	DLSIM_KERNEL_CACHE=$(KERNEL_CACHE) sh tests/kernel_sweep.sh ./$(BUILD)/dlsim $(CURDIR); \
+	  rc=$$?; [ $$rc = 0 ] || [ $$rc = 77 ]
 
 # DES against the real kernel (issue 18): 9 kernel runs (50- and 200-device DAGs, camera;
 # sync and kernel-async on 6.12, kernel-async-v2 on 7.3) and their DES twins (model twins

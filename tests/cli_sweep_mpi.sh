@@ -80,4 +80,47 @@ n=$(count "$T/k.db")
 expect 0 "the kept runs pass check" "$DLSIM" check "$T/k.db" --all
 expect 0 "re-run completes it" timeout 300 $MPI "$DLSIM" sweep $BIG --db "$T/k.db"
 expect 0 "completed = reference" $SAME "$T/ref.db" "$T/k.db"
+
+# kernel mode under mpirun with the fake guest (tests/tools/kguest_sweep_stub.sh, no QEMU):
+# each rank boots its own guest; then a rank killed by the guest it booted (kill -9 of
+# its parent), and the same command completes the sweep
+mkdir -p "$T/kin"
+cp "$SRC/scenarios/camera.json" "$T/kin/"
+python3 - "$SRC/scenarios/default.json" "$T/kin" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for n in (30, 50):     # tests/kernel/default-{30,50}-6.12.dump
+    d["generate"]["devices"] = n
+    d["name"] = "default-%d" % n
+    json.dump(d, open("%s/d%d.json" % (sys.argv[2], n), "w"))
+PY
+KSW="--mode kernel --scenarios $T/kin --orders sync,kernel-async --kernel 6.12 --twins model"
+KMPI="mpirun --oversubscribe --allow-run-as-root -np 2"
+DLSIM_KGUEST_STUB="$SRC/tests/tools/kguest_sweep_stub.sh" expect 0 "kernel mode, 2 ranks" $KMPI \
+	"$DLSIM" sweep $KSW --db "$T/km.db" --json
+python3 - "$T/out" "$T/km.db" <<'PY' && ok "6 kernel runs and their 6 twins by 2 ranks" || { bad "mpi kernel sweep"; cat "$T/out"; }
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))
+assert (d["planned"], d["ran"], d["failed"], d["workers"]) == (12, 12, 0, 2), d
+assert all(g["kernel_fidelity"]["model"]["runs"] == 2 for g in d["groups"]), d["groups"]
+db = sqlite3.connect(sys.argv[2])
+assert db.execute("select count(*) from runs t join runs k on k.run_id = t.twin_of"
+                  " where k.mode = 'kernel' and t.mode = 'des'").fetchone()[0] == 6
+PY
+DLSIM_KGUEST_STUB="$SRC/tests/tools/kguest_sweep_stub.sh" KGUEST_SWEEP_MODE=kill=50 \
+	KGUEST_SWEEP_MARK="$T/kmark" timeout 300 $KMPI "$DLSIM" sweep $KSW --db "$T/kk.db" >"$T/out" 2>&1
+st=$?
+[ $st != 0 ] && [ -e "$T/kmark" ] && ok "a rank killed under its guest: mpirun exit $st" || bad "killed rank: exit $st"
+[ "$(sqlite3 "$T/kk.db" 'PRAGMA integrity_check')" = ok ] && ok "the database opens" || bad "integrity"
+expect 0 "the kept runs pass check" "$DLSIM" check "$T/kk.db" --all
+DLSIM_KGUEST_STUB="$SRC/tests/tools/kguest_sweep_stub.sh" expect 0 "re-run completes it" \
+	timeout 300 $KMPI "$DLSIM" sweep $KSW --db "$T/kk.db" --json
+python3 - "$T/out" "$T/kk.db" <<'PY' && ok "every kernel run and twin, once, d50's run now" || { bad "completed kernel sweep"; cat "$T/out"; }
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))
+assert d["planned"] == 12 and d["skipped"] + d["ran"] == 12 and d["ran"] > 0 and d["failed"] == 0, d
+db = sqlite3.connect(sys.argv[2])
+got = db.execute("select mode, count(*) from sweep where status = 'ok' group by 1 order by 1").fetchall()
+assert got == [("kernel", 6), ("twin-model", 6)], got
+PY
 finish cli_sweep_mpi

@@ -19,6 +19,7 @@
 
 #include "sim/cli/cli.h"
 #include "sim/cli/sweep_cli.h"
+#include "sim/kernel/kmode.h"
 #include "sim/log/dl_log.h"
 #include "sim/measure/atlas.h"
 #include "sim/run/dl_run.h"
@@ -26,6 +27,7 @@
 
 #define MAX_JOBS 1024
 #define MAX_PROBLEMS 50
+#define KERNEL_BATCH 8          /* kernel mode: scenarios per boot (--kernel-batch) */
 
 static void sweep_usage(FILE *f)
 {
@@ -58,15 +60,38 @@ static void sweep_usage(FILE *f)
 		"  --orders A,B|all  orders to run (all: every order but naive; see dlsim orders)\n"
 		"  --seeds N         seeds S..S+N-1 for every scenario (default 1)\n"
 		"  --seed S          the first seed (default 1; overrides the scenarios' seeds)\n"
-		"  --kernel V        6.12 or 7.3: the kernel whose rules every run follows\n"
+		"  --kernel V[,W]    6.12 or 7.3: the kernel whose rules every run follows\n"
 		"                    (as dlsim run --kernel; an order that kernel did not\n"
 		"                    run is refused) and whose fw_devlink parsers and driver\n"
 		"                    table import the DTBs (as import-dtb --kernel); default:\n"
-		"                    each order's own kernel, DTBs imported with 6.12's\n"
+		"                    each order's own kernel, DTBs imported with 6.12's.  A\n"
+		"                    list (6.12,7.3) runs every order on each kernel that ran\n"
+		"                    it (kernel-async on 6.12, kernel-async-v2 on 7.3); DTBs\n"
+		"                    are then imported with the first kernel's table\n"
 		"  --async M         DTBs: driver (default), none or all (as import-dtb)\n"
 		"  --drivers M       DTBs: table (default) or all (as import-dtb)\n"
-		"  --probe-context boot|module  des: as dlsim run (default boot)\n"
-		"  --mode des|threads  as dlsim run (threads: runs in parallel disturb the timing)\n"
+		"  --probe-context boot|module  des: as dlsim run (default boot); kernel mode:\n"
+		"                    the model twins' (default module, as the guest's module\n"
+		"                    probes; boot: sweep.mode twin-model-boot)\n"
+		"  --mode des|threads|kernel  as dlsim run (threads: runs in parallel disturb\n"
+		"                    the timing).  kernel: each worker boots its own guest\n"
+		"                    (QEMU, one vCPU) per kernel for a batch of scenarios and\n"
+		"                    plays every pending order of each in it; a guest that\n"
+		"                    hangs or dies fails the runs it did not finish (the\n"
+		"                    error says where it stopped) and the sweep goes on\n"
+		"  --twins model|replay|both  kernel mode: after each kernel run its DES twin,\n"
+		"                    logged as a run of its own (runs.twin_of, sweep.mode\n"
+		"                    twin-model or twin-replay): model, the same scenario in\n"
+		"                    the DES (one CPU, the module's probe context, the guest\n"
+		"                    cost profile); replay, dlsim twin's DES with the kernel\n"
+		"                    run's own callback times.  The summary then gives per\n"
+		"                    scenario the pairs of devices a dependency orders that\n"
+		"                    the twin orders as the kernel did, the pairs only timing\n"
+		"                    orders, and per phase the makespan ratio twin/kernel\n"
+		"  --kernel-batch N  kernel mode: scenarios per boot (default %d; fewer when\n"
+		"                    the workers would otherwise idle)\n"
+		"  --kernel-timeout S  kernel mode: kill a guest after S seconds (default: 180\n"
+		"                    plus 5 ms per callback of its batch)\n"
 		"  --workers K       simulated CPUs (default: each order's own)\n"
 		"  --time-scale X    threads mode: real seconds per simulated second (0.01)\n"
 		"  --set KEY=VALUE   override a field of every scenario's generate object\n"
@@ -83,7 +108,7 @@ static void sweep_usage(FILE *f)
 		"  --verbose         a line per finished scenario/seed on stdout\n"
 		"  --json            the summary as one JSON object on stdout\n\n"
 		"exit status: 0 every run ok; 1 a run failed or violated a rule; 2 bad usage or\n"
-		"input (nothing written); 130 interrupted (finished runs are kept; run again)\n");
+		"input (nothing written); 130 interrupted (finished runs are kept; run again)\n", KERNEL_BATCH);
 }
 
 _Static_assert(DL_SWEEP_MAX_ORDERS >= DL_ORDER_COUNT, "\"all\" orders fit a plan");
@@ -113,10 +138,129 @@ static int parse_orders(const char *v, struct dl_sweep_plan *p)
 	return p->norders ? 0 : -EINVAL;
 }
 
+/* --kernel V or a list V,W: the kernels every run follows (kernel mode: boots). */
+static int parse_kernels(const char *arg, struct dl_sweep_plan *p)
+{
+	static char list[128];   /* the plan points into it: one sweep per process */
+	char *v = list;
+
+	if (strlen(arg) >= sizeof(list)) {
+		fprintf(stderr, "dlsim sweep: --kernel '%s': expected 6.12 or 7.3 (or a list)\n", arg);
+		return -1;
+	}
+	snprintf(list, sizeof(list), "%s", arg);
+	p->nkernels = 0;
+	for (char *save = NULL, *t = strtok_r(v, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		uint32_t kv;
+		enum dl_dtb_kernel dk;
+
+		if (dl_dtb_parse_kernel(t, &dk) || dl_kver_parse(t, &kv)) {
+			fprintf(stderr, "dlsim sweep: --kernel '%s': expected 6.12 or 7.3 (or a list:"
+				" 6.12,7.3)\n", t);
+			return -1;
+		}
+		if (p->nkernels == DL_SWEEP_MAX_KERNELS) {
+			fprintf(stderr, "dlsim sweep: --kernel: at most %d kernels\n",
+				DL_SWEEP_MAX_KERNELS);
+			return -1;
+		}
+		for (uint32_t k = 0; k < p->nkernels; k++)
+			if (!strcmp(p->kernel[k], t)) {
+				fprintf(stderr, "dlsim sweep: --kernel '%s' given twice\n", t);
+				return -1;
+			}
+		/* DTBs are imported with the first kernel's parsers and driver table */
+		if (!p->nkernels) {
+			p->dtb.kernel = dk;
+			p->kver = kv;
+		}
+		p->kernel[p->nkernels++] = t;
+	}
+	if (!p->nkernels) {
+		fprintf(stderr, "dlsim sweep: --kernel needs a version\n");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Orders × kernels: with one --kernel an order that kernel did not run is
+ * refused; with a list, those pairs are left out (skip) and an order no
+ * kernel of the list ran is refused.  Kernel mode: one vCPU, the guest's
+ * kernels, and twins only there.
+ */
+static int check_kernels(struct dl_sweep_plan *p)
+{
+	bool kernel = !strcmp(p->mode, "kernel");
+	uint32_t nv;
+
+	if (p->twins && !kernel) {
+		fprintf(stderr, "dlsim sweep: --twins: kernel mode only (--mode kernel)\n");
+		return -1;
+	}
+	if (p->batch && !kernel) {
+		fprintf(stderr, "dlsim sweep: --kernel-batch: kernel mode only (--mode kernel)\n");
+		return -1;
+	}
+	if (kernel && !p->batch)
+		p->batch = KERNEL_BATCH;
+	if (p->timeout_ms && !kernel) {
+		fprintf(stderr, "dlsim sweep: --kernel-timeout: kernel mode only (--mode kernel)\n");
+		return -1;
+	}
+	if (kernel) {
+		if (p->workers > 1) {
+			fprintf(stderr, "dlsim sweep: --workers %u: the guest has one CPU\n", p->workers);
+			return -1;
+		}
+		p->workers = 1;
+		if (!p->kernel[0])
+			p->kernel[0] = DL_KERNEL_DEFAULT;
+		/* a kernel not fetched: refused before OUT.db is written, as dlsim run does */
+		for (uint32_t k = 0; k < p->nkernels; k++) {
+			char msg[600];
+
+			if (dl_kernel_available(p->kernel[k], NULL, msg, sizeof(msg))) {
+				fprintf(stderr, "dlsim sweep: %s\n", msg);
+				return -1;
+			}
+		}
+	}
+	nv = dl_sweep_variants(p);
+	p->skip = 0;
+	for (uint32_t o = 0; p->kernel[0] && o < p->norders; o++) {
+		uint32_t ran = 0;
+		char why[256], why1[300] = "";
+
+		for (uint32_t k = 0; k < p->nkernels; k++) {
+			uint32_t kv;
+
+			dl_kver_parse(p->kernel[k], &kv);
+			if (dl_order_check_kernel(p->order[o], kv, why, sizeof(why)) ||
+			    (kernel && !dl_order_policy(p->order[o])->kernel_native)) {
+				if (kernel && !dl_order_policy(p->order[o])->kernel_native)
+					snprintf(why, sizeof(why), "order '%s' is not the kernel's",
+						 dl_order_name(p->order[o]));
+				if (!why1[0])
+					snprintf(why1, sizeof(why1), "%s: %s", p->kernel[k], why);
+				for (uint32_t v = 0; v < nv; v++)
+					p->skip |= 1ull << ((o * p->nkernels + k) * nv + v);
+			} else {
+				ran++;
+			}
+		}
+		if (!ran || (p->nkernels == 1 && why1[0])) {
+			fprintf(stderr, "dlsim sweep: --kernel %s\n", why1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct sweep_opts *o)
 {
 	struct dl_sweep_plan *p = &o->plan;
-	bool have_orders = false, have_input = false;
+	bool have_orders = false, have_input = false, pc_given = false;
 	char err[512];
 
 	p->mode = "des";
@@ -169,11 +313,36 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 				return -1;
 			}
 		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
-			if (dl_dtb_parse_kernel(v, &p->dtb.kernel) || dl_kver_parse(v, &p->kver)) {
-				fprintf(stderr, "dlsim sweep: --kernel '%s': expected 6.12 or 7.3\n", v);
+			if (parse_kernels(v, p))
+				return -1;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--twins"))) {
+			if (!strcmp(v, "model"))
+				p->twins = DL_SWEEP_TWIN_MODEL;
+			else if (!strcmp(v, "replay"))
+				p->twins = DL_SWEEP_TWIN_REPLAY;
+			else if (!strcmp(v, "both"))
+				p->twins = DL_SWEEP_TWIN_MODEL | DL_SWEEP_TWIN_REPLAY;
+			else if (!strcmp(v, "none"))
+				p->twins = 0;
+			else {
+				fprintf(stderr, "dlsim sweep: --twins '%s': expected model, replay, both"
+					" or none\n", v);
 				return -1;
 			}
-			p->kernel[0] = v;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-batch"))) {
+			if (cli_parse_u64(v, &u) || u < 1 || u > DL_SWEEP_MAX_BATCH) {
+				fprintf(stderr, "dlsim sweep: --kernel-batch '%s': expected 1..%d\n", v,
+					DL_SWEEP_MAX_BATCH);
+				return -1;
+			}
+			p->batch = (uint32_t)u;
+		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-timeout"))) {
+			if (cli_parse_u64(v, &u) || u < 1 || u > 86400) {
+				fprintf(stderr, "dlsim sweep: --kernel-timeout '%s': expected 1..86400"
+					" seconds\n", v);
+				return -1;
+			}
+			p->timeout_ms = (int64_t)u * 1000;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--async"))) {
 			if (dl_dtb_parse_async(v, &p->dtb.async)) {
 				fprintf(stderr, "dlsim sweep: --async '%s': expected driver, none or all\n", v);
@@ -192,12 +361,13 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 				return -1;
 			}
 			p->probe_module = !strcmp(v, "module");
+			pc_given = true;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--mode"))) {
 			enum dl_backend be;
 
-			/* a sweep simulates: kernel mode boots a guest per command */
-			if (dl_backend_parse(v, &be) || be == DL_BACKEND_KERNEL) {
-				fprintf(stderr, "dlsim sweep: --mode '%s': expected des or threads\n", v);
+			if (dl_backend_parse(v, &be)) {
+				fprintf(stderr, "dlsim sweep: --mode '%s': expected des, threads or"
+					" kernel\n", v);
 				return -1;
 			}
 			p->mode = dl_backend_name(be);
@@ -263,13 +433,12 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 		fprintf(stderr, "dlsim sweep: missing --orders A,B,... (or all)\n");
 		return -1;
 	}
-	for (uint32_t k = 0; p->kver && k < p->norders; k++) {
-		char why[256];
-
-		if (dl_order_check_kernel(p->order[k], p->kver, why, sizeof(why))) {
-			fprintf(stderr, "dlsim sweep: --kernel %s: %s\n", p->kernel[0], why);
-			return -1;
-		}
+	if (check_kernels(p))
+		return -1;
+	if (!strcmp(p->mode, "kernel")) {
+		/* the guest's module always probes after boot; the option is the model twins' */
+		p->twin_boot = pc_given && !p->probe_module;
+		p->probe_module = false;
 	}
 	if (p->probe_module && strcmp(p->mode, "des")) {
 		fprintf(stderr, "dlsim sweep: --probe-context module: des mode only\n");
@@ -409,8 +578,9 @@ static json_t *problems(sqlite3 *db, const struct dl_sweep_plan *p, uint32_t *co
 	sqlite3_stmt *q;
 
 	*count = 0;
-	if (!arr || sqlite3_prepare_v2(db, "SELECT w.run_id, w.order_name, w.seed, w.status, w.error"
-				       " FROM sweep w WHERE w.scenario_hash = ?1 AND w.mode = ?2 AND"
+	if (!arr || sqlite3_prepare_v2(db, "SELECT w.run_id, w.order_name, w.seed, w.status, w.error, w.mode"
+				       " FROM sweep w WHERE w.scenario_hash = ?1 AND (w.mode = ?2 OR (?5 AND w.mode IN"
+				       " ('twin-model', 'twin-model-boot', 'twin-replay'))) AND"
 				       " w.seed BETWEEN ?3 AND ?4 AND w.status <> 'ok' ORDER BY w.rowid",
 				       -1, &q, NULL) != SQLITE_OK)
 		return arr;
@@ -419,6 +589,7 @@ static json_t *problems(sqlite3 *db, const struct dl_sweep_plan *p, uint32_t *co
 		sqlite3_bind_text(q, 2, p->mode, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(q, 3, (int64_t)p->seed0);
 		sqlite3_bind_int64(q, 4, (int64_t)(p->seed0 + p->nseeds - 1));
+		sqlite3_bind_int(q, 5, p->twins != 0);
 		while (sqlite3_step(q) == SQLITE_ROW) {
 			const char *err = (const char *)sqlite3_column_text(q, 4);
 			json_t *r = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s?}", "scenario", p->sc[s].path,
@@ -430,6 +601,7 @@ static json_t *problems(sqlite3 *db, const struct dl_sweep_plan *p, uint32_t *co
 
 			if (!r)
 				continue;
+			json_object_set_new(r, "mode", json_string((const char *)sqlite3_column_text(q, 5)));
 			json_object_set_new(r, "run_id", sqlite3_column_type(q, 0) == SQLITE_NULL ?
 					    json_null() : json_integer(sqlite3_column_int64(q, 0)));
 			json_array_append_new(arr, r);
@@ -484,6 +656,8 @@ static json_t *summary(sqlite3 *db, const struct dl_sweep_plan *p, const struct 
 		/* by how much the best beats the next: its makespan is this much shorter */
 		json_object_set_new(g, "margin", second >= 0 && st[second].mk > 0 ?
 				    json_real(1.0 - st[best].mk / st[second].mk) : json_null());
+		if (p->twins)
+			json_object_set_new(g, "kernel_fidelity", sweep_kernel_fidelity(db, p, s));
 		json_array_append_new(groups, g);
 	}
 	json_object_set_new(o, "database", json_string(sr->db));
@@ -560,6 +734,7 @@ static void print_text(const json_t *o)
 		       margin, next ? next : "-",
 		       json_real_value(json_object_get(g, "best_ratio_to_bound")));
 	}
+	sweep_kernel_print(o);
 	pr = json_object_get(o, "problems");
 	if (json_array_size(pr)) {
 		printf("\nruns that failed or violated a rule (%zu):\n", json_array_size(pr));
@@ -571,8 +746,12 @@ static void print_text(const json_t *o)
 				printf("  ... and %zu more (--json lists them all)\n", json_array_size(pr) - i);
 				break;
 			}
-			printf("  %s %s seed %lld: %s%s%s", json_string_value(json_object_get(g, "label")),
+			const char *mode = json_string_value(json_object_get(g, "mode"));
+
+			printf("  %s %s%s%s seed %lld: %s%s%s", json_string_value(json_object_get(g, "label")),
 			       json_string_value(json_object_get(g, "order")),
+			       mode && !strncmp(mode, "twin-", 5) ? " " : "",
+			       mode && !strncmp(mode, "twin-", 5) ? mode : "",
 			       (long long)json_integer_value(json_object_get(g, "seed")),
 			       json_string_value(json_object_get(g, "status")), err ? ": " : "", err ? err : "");
 			if (json_is_integer(id))
@@ -590,6 +769,8 @@ int sweep_finish(sqlite3 *db, const struct dl_sweep_plan *p, struct sweep_run *s
 
 	if (sr->shown)
 		fprintf(stderr, "\r%90s\r", "");
+	if (p->twins)
+		sweep_set_twin_of(db);
 	o = summary(db, p, sr, co);
 	if (!o)
 		return DL_EXIT_USAGE;
@@ -651,7 +832,7 @@ int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint3
 			sqlite3_errmsg(*db));
 		return DL_EXIT_USAGE;
 	}
-	*planned = nt * dl_sweep_task_runs(&o->plan);
+	*planned = nt * (dl_sweep_task_runs(&o->plan) - (uint32_t)__builtin_popcountll(o->plan.skip));
 	*todo = 0;
 	for (uint32_t t = 0; t < nt; t++)
 		*todo += (uint32_t)__builtin_popcountll((*pending)[t]);

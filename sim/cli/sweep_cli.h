@@ -7,6 +7,8 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "sim/sweep/sweep.h"
 
 struct sqlite3;
@@ -46,6 +48,12 @@ void sweep_start(struct dl_sweep_coord *co, struct sweep_run *sr, const struct s
 		 struct sqlite3 *db, uint32_t workers, bool tty);
 void sweep_task_line(struct dl_sweep_coord *co, uint32_t task,
 		     const struct dl_sweep_task_result *res);
+
+/* Kernel mode with twins (cmd_sweep_kernel.c): runs.twin_of from the twins' metric; per
+ * scenario the kernel runs against their twins (JSON); the text table of them. */
+void sweep_set_twin_of(struct sqlite3 *db);
+json_t *sweep_kernel_fidelity(struct sqlite3 *db, const struct dl_sweep_plan *p, uint32_t s);
+void sweep_kernel_print(const json_t *o);
 
 /* Under mpirun (the launcher's environment is set)? */
 bool sweep_under_mpi(void);

@@ -755,6 +755,32 @@ static int stub_boot(struct dl_kjob *jobs, size_t n, const struct dl_kernel_opts
 	return rc;
 }
 
+int dl_kernel_available(const char *version, const char *cache, char *msg, size_t msglen)
+{
+	struct dl_kernel_opts ko = { .version = version, .cache = cache };
+	char vmlinuz[4200];
+
+	if (getenv("DLSIM_KGUEST_STUB") && *getenv("DLSIM_KGUEST_STUB"))
+		return 0;
+	pathf(vmlinuz, sizeof(vmlinuz), "%s/%s/vmlinuz", cache_dir(&ko), version);
+	if (access(vmlinuz, R_OK)) {
+		snprintf(msg, msglen, "no kernel %s in %s/%s: run 'make kernels' (KERNELS=%s) to fetch"
+			 " it once", version, cache_dir(&ko), version, version);
+		return -ENOENT;
+	}
+	if (!in_path(QEMU)) {
+		snprintf(msg, msglen, "%s is not installed: run 'make deps' (Debian package"
+			 " qemu-system-x86) or 'make kernels'", QEMU);
+		return -ENOENT;
+	}
+	if (access(BUSYBOX, X_OK)) {
+		snprintf(msg, msglen, "%s is missing: run 'make deps' (Debian package busybox-static)"
+			 " or 'make kernels'", BUSYBOX);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 int dl_kernel_boot(struct dl_kjob *jobs, size_t n, const struct dl_kernel_opts *ko,
 		   char *msg, size_t msglen, char *kept, size_t keptlen)
 {

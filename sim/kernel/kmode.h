@@ -68,6 +68,14 @@ int dl_kernel_refuse(const struct dl_scenario *sc, enum dl_order order, const ch
 int dl_kernel_boot(struct dl_kjob *jobs, size_t n, const struct dl_kernel_opts *ko,
 		   char *msg, size_t msglen, char *kept, size_t keptlen);
 
+/*
+ * dl_kernel_available() - whether kernel @version (cache @cache, NULL: as
+ * dl_kernel_boot() finds it), QEMU and busybox are there to boot (always,
+ * under DLSIM_KGUEST_STUB): 0, or -ENOENT with what to run in @msg.  For a
+ * caller that must refuse before it writes anything (a sweep).
+ */
+int dl_kernel_available(const char *version, const char *cache, char *msg, size_t msglen);
+
 /**
  * dl_kernel_split() - give each of the @n jobs its section of a whole dump
  * (what dl_kernel_boot() does with the guest's output; also for a dump

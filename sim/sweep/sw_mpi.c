@@ -58,7 +58,7 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 {
 	uint32_t ntask = dl_sweep_ntasks(p), *order = dl_sweep_task_order(p);
 	struct dl_sweep_worker *w = NULL;
-	int64_t last_merge = now_ns(), *counter = NULL;
+	int64_t last_merge = now_ns(), *counter = NULL, nb = 1;
 	unsigned long long mine[6] = { 0 }, all[6] = { 0 };
 	char shard[4200], dir[4096], err[512] = "";
 	int rank, size, lowest = 0, bad = 0, anybad = 0, ret = 0;
@@ -97,23 +97,52 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 		counter[0] = counter[1] = 0;
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+	/* a batch of tasks at a time (kernel mode: plan.batch a boot), but no more than
+	 * leaves every rank a share of the pending tasks */
+	{
+		uint32_t np = 0;
+
+		for (uint32_t t = 0; t < ntask; t++)
+			np += pending[t] != 0;
+		np = (np + (uint32_t)size - 1) / (uint32_t)size;
+		nb = p->batch > 1 ? (p->batch < DL_SWEEP_MAX_BATCH ? p->batch : DL_SWEEP_MAX_BATCH) : 1;
+		if (nb > (int64_t)np)
+			nb = np ? np : 1;
+	}
 	for (uint32_t j = 0; !ret; j++) {
-		int64_t k = (int64_t)j * size + rank, one = 1, fin;
-		struct dl_sweep_task_result res;
+		int64_t k = ((int64_t)j * size + rank) * nb, fin;
+		struct dl_sweep_task_result res = { 0 }, rb[DL_SWEEP_MAX_BATCH];
+		uint32_t bt[DL_SWEEP_MAX_BATCH], n = 0;
+		uint64_t bp[DL_SWEEP_MAX_BATCH];
 
 		if (*co->stop)
 			break;
 		if (queue) {
-			MPI_Fetch_and_op(&one, &k, MPI_INT64_T, 0, 0, MPI_SUM, win);
+			MPI_Fetch_and_op(&nb, &k, MPI_INT64_T, 0, 0, MPI_SUM, win);
 			MPI_Win_flush(0, win);
 		}
 		if (k >= (int64_t)ntask)
 			break;
-		if (!pending[order[k]])
+		/* tasks k .. k + nb - 1 (kernel mode: one boot for all of them) */
+		for (int64_t i = k; i < k + nb && i < (int64_t)ntask; i++)
+			if (pending[order[i]]) {
+				bt[n] = order[i];
+				bp[n++] = pending[order[i]];
+			}
+		if (!n)
 			continue;
-		ret = dl_sweep_worker_run(w, order[k], pending[order[k]], co->stop, &res);
+		ret = dl_sweep_worker_run_batch(w, bt, bp, n, co->stop, rb);
 		if (ret)
 			snprintf(co->err, sizeof(co->err), "rank %d: %s", rank, dl_sweep_worker_error(w));
+		for (uint32_t i = 0; i < n; i++) {
+			res.runs += rb[i].runs;
+			res.interrupted += rb[i].interrupted;
+			res.failed += rb[i].failed;
+			res.violations += rb[i].violations;
+			res.lock_wait_ns += rb[i].lock_wait_ns;
+			res.lock_hold_ns += rb[i].lock_hold_ns;
+			res.lock_hold_cpu_ns += rb[i].lock_hold_cpu_ns;
+		}
 		fin = res.runs - res.interrupted;
 		MPI_Accumulate(&fin, 1, MPI_INT64_T, 0, 1, 1, MPI_INT64_T, MPI_SUM, win);
 		MPI_Win_flush(0, win);

@@ -172,9 +172,14 @@ int dl_sweep_pending(sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pend
 
 		pending[t] = 0;
 		for (uint32_t r = 0; r < nrun; r++) {
-			enum dl_order o = p->order[r / p->nkernels];
-			const char *k = p->kernel[r % p->nkernels];
+			struct dl_sweep_slot sl;
+			enum dl_order o;
+			const char *k;
 			int rc;
+
+			dl_sweep_slot(p, r, &sl);
+			o = sl.order;
+			k = sl.kernel;
 
 			sqlite3_bind_text(st, 1, s->hash, -1, SQLITE_STATIC);
 			sqlite3_bind_text(st, 2, dl_order_name(o), -1, SQLITE_STATIC);
@@ -183,11 +188,11 @@ int dl_sweep_pending(sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pend
 				sqlite3_bind_text(st, 4, k, -1, SQLITE_STATIC);
 			else
 				sqlite3_bind_null(st, 4);
-			sqlite3_bind_text(st, 5, p->mode, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 5, sl.mode, -1, SQLITE_STATIC);
 			sqlite3_bind_int64(st, 6, dl_sweep_workers(p, o));
 			rc = sqlite3_step(st);
 			if (rc == SQLITE_DONE)
-				pending[t] |= 1ull << r;
+				pending[t] |= (1ull << r) & ~p->skip;
 			else if (rc != SQLITE_ROW)
 				ret = -EIO;
 			sqlite3_reset(st);
@@ -735,11 +740,15 @@ int dl_sweep_out_fail(sqlite3 *out, const struct dl_sweep_plan *p, uint32_t task
 			       " VALUES(NULL,?,?,?,?,?,?,?,'failed',?)", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	for (uint32_t r = 0; r < dl_sweep_task_runs(p) && !ret; r++) {
-		enum dl_order o = p->order[r / p->nkernels];
-		const char *k = p->kernel[r % p->nkernels];
+		struct dl_sweep_slot sl;
+		enum dl_order o;
+		const char *k;
 
 		if (!(pending & (1ull << r)))
 			continue;
+		dl_sweep_slot(p, r, &sl);
+		o = sl.order;
+		k = sl.kernel;
 		sqlite3_bind_text(st, 1, s->hash, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, s->path, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, dl_order_name(o), -1, SQLITE_STATIC);
@@ -748,7 +757,7 @@ int dl_sweep_out_fail(sqlite3 *out, const struct dl_sweep_plan *p, uint32_t task
 			sqlite3_bind_text(st, 5, k, -1, SQLITE_STATIC);
 		else
 			sqlite3_bind_null(st, 5);
-		sqlite3_bind_text(st, 6, p->mode, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 6, sl.mode, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 7, dl_sweep_workers(p, o));
 		sqlite3_bind_text(st, 8, why, -1, SQLITE_STATIC);
 		if (sqlite3_step(st) != SQLITE_DONE)

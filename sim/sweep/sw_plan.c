@@ -24,6 +24,23 @@ uint32_t dl_sweep_workers(const struct dl_sweep_plan *p, enum dl_order order)
 	return p->workers ? p->workers : dl_order_policy(order)->default_workers;
 }
 
+void dl_sweep_slot(const struct dl_sweep_plan *p, uint32_t r, struct dl_sweep_slot *s)
+{
+	uint32_t nv = dl_sweep_variants(p), base = r / nv, v = r % nv;
+	unsigned twin = 0;
+
+	/* variant v > 0 is the v-th twin bit set: model before replay */
+	for (unsigned b = 1, k = 0; v && b <= DL_SWEEP_TWIN_REPLAY; b <<= 1)
+		if ((p->twins & b) && ++k == v)
+			twin = b;
+	s->order = p->order[base / p->nkernels];
+	s->kernel = p->kernel[base % p->nkernels];
+	s->twin = twin;
+	s->mode = twin == DL_SWEEP_TWIN_MODEL ? (p->twin_boot ? "twin-model-boot" : "twin-model") :
+		  twin == DL_SWEEP_TWIN_REPLAY ? "twin-replay" : p->mode;
+	s->of = base * nv;
+}
+
 static int add_one(struct dl_sweep_plan *p, const char *path, size_t label_off, bool dtb)
 {
 	struct stat sb;

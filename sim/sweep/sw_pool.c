@@ -29,9 +29,11 @@
 #define MERGE_EVERY_NS 1000000000LL
 #define TICK_MS 200
 
+/* A batch of tasks (plan.batch, kernel mode: one boot); a result comes back per task, in order. */
 struct msg_task {
-	uint32_t task;
-	uint64_t pending;
+	uint32_t n;
+	uint32_t task[DL_SWEEP_MAX_BATCH];
+	uint64_t pending[DL_SWEEP_MAX_BATCH];
 };
 
 struct msg_done {
@@ -44,6 +46,7 @@ struct child {
 	int to, from;                /* task pipe (write end), result pipe (read end) */
 	bool busy;
 	struct msg_task cur;
+	uint32_t reported;           /* tasks of cur whose result came back */
 	char shard[4200];
 	char prefix[300];            /* its shard files' names start with this */
 };
@@ -100,14 +103,20 @@ static void child_main(const char *outpath, bool direct, const struct dl_sweep_p
 		_exit(3);
 	}
 	while (!*stop && full_read(in, &t, sizeof(t))) {
-		struct msg_done d = { .task = t.task };
+		struct dl_sweep_task_result res[DL_SWEEP_MAX_BATCH];
+		bool sent = true;
 
-		if (dl_sweep_worker_run(w, t.task, t.pending, stop, &d.res)) {
+		if (dl_sweep_worker_run_batch(w, t.task, t.pending, t.n, stop, res)) {
 			fprintf(stderr, "dlsim sweep: worker: %s\n", dl_sweep_worker_error(w));
 			code = 4;
 			break;
 		}
-		if (!full_write(out, &d, sizeof(d)))
+		for (uint32_t i = 0; i < t.n && sent; i++) {
+			struct msg_done d = { .task = t.task[i], .res = res[i] };
+
+			sent = full_write(out, &d, sizeof(d));
+		}
+		if (!sent)
 			break;
 	}
 	dl_sweep_worker_close(w);
@@ -197,16 +206,38 @@ static int reap(struct dl_sweep_coord *co, struct child *c, const struct dl_swee
 		else
 			snprintf(why, sizeof(why), "the worker exited with status %d during this run",
 				 WEXITSTATUS(status));
-		ret = dl_sweep_out_fail(co->out, p, c->cur.task, c->cur.pending, why, &co->failed);
+		for (uint32_t i = c->reported; i < c->cur.n && !ret; i++) {
+			ret = dl_sweep_out_fail(co->out, p, c->cur.task[i], c->cur.pending[i], why,
+						&co->failed);
+			co->done += (uint32_t)__builtin_popcountll(c->cur.pending[i]);
+		}
 		if (ret)
 			snprintf(co->err, sizeof(co->err), "%s%s: recording the runs of a lost worker: %s",
 				 (sqlite3_extended_errcode(co->out) & 0xff) == SQLITE_FULL ? "disk full: " : "",
 				 co->outpath, sqlite3_errmsg(co->out));
-		co->done += (uint32_t)__builtin_popcountll(c->cur.pending);
 	}
 	c->pid = 0;
 	c->busy = false;
 	return ret;
+}
+
+/*
+ * Tasks in the next batch: plan.batch, but no more than leaves every worker
+ * a share of what is left (three boards on two workers: 2 and 1).
+ */
+static uint32_t batch_size(const struct dl_sweep_plan *p, const uint64_t *pending,
+			   const uint32_t *order, uint32_t next, uint32_t ntask, uint32_t jobs)
+{
+	uint32_t want = p->batch ? p->batch : 1, left = 0;
+
+	if (want > DL_SWEEP_MAX_BATCH)
+		want = DL_SWEEP_MAX_BATCH;
+	if (want <= 1)
+		return 1;
+	for (uint32_t k = next; k < ntask && left < want * jobs; k++)
+		left += pending[order[k]] != 0;
+	left = (left + jobs - 1) / jobs;
+	return left < want ? (left ? left : 1) : want;
 }
 
 int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
@@ -252,10 +283,19 @@ int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 			while (next < ntask && !pending[order[next]])
 				next++;
 			if (next < ntask && !*co->stop && !ret) {
-				c->cur = (struct msg_task){ order[next], pending[order[next]] };
-				/* a worker that died idle: the task stays for its successor */
+				uint32_t want = batch_size(p, pending, order, next, ntask, jobs), k = next;
+
+				memset(&c->cur, 0, sizeof(c->cur));
+				for (; k < ntask && c->cur.n < want; k++)
+					if (pending[order[k]]) {
+						c->cur.task[c->cur.n] = order[k];
+						c->cur.pending[c->cur.n++] = pending[order[k]];
+					}
+				c->reported = 0;
+				/* a worker that died idle: the tasks stay for its successor */
 				c->busy = full_write(c->to, &c->cur, sizeof(c->cur));
-				next += c->busy;
+				if (c->busy)
+					next = k;
 			} else {
 				close(c->to);
 				c->to = -1;
@@ -280,8 +320,10 @@ int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 			if (!c->pid || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			if (full_read(c->from, &d, sizeof(d))) {
-				c->busy = false;
-				co->done += (uint32_t)__builtin_popcountll(c->cur.pending) - d.res.interrupted;
+				uint64_t pend = c->reported < c->cur.n ? c->cur.pending[c->reported] : 0;
+
+				c->busy = ++c->reported < c->cur.n;
+				co->done += (uint32_t)__builtin_popcountll(pend) - d.res.interrupted;
 				co->failed += d.res.failed;
 				co->violations += d.res.violations;
 				co->lock_wait_ns += d.res.lock_wait_ns;

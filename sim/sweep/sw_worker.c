@@ -25,10 +25,14 @@
 #include "sim/log/dl_check.h"
 #include "sim/log/dl_log.h"
 #include "sim/log/dl_log_batch.h"
+#include "sim/engine/cost.h"
+#include "sim/kernel/kmode.h"
 #include "sim/run/dl_run.h"
 #include "sim/scenario/dtb_import.h"
 #include "sim/sweep/sw_internal.h"
 #include "sim/sweep/sweep.h"
+#include "sim/log/dl_log_shard.h"
+#include "sim/twin/twin.h"
 
 /* How long a direct worker waits for OUT.db's write lock before it gives up. */
 #define LOCK_WAIT_MS 600000
@@ -231,7 +235,7 @@ int dl_sweep_worker_open(const char *shard, const char *outpath, const struct dl
 	}
 	w->p = p;
 	if (dl_backend_parse(p->mode, &w->backend)) {
-		snprintf(err, errlen, "mode '%s': expected des or threads", p->mode);
+		snprintf(err, errlen, "mode '%s': expected des, threads or kernel", p->mode);
 		free(w);
 		return -EINVAL;
 	}
@@ -270,9 +274,9 @@ void dl_sweep_worker_close(struct dl_sweep_worker *w)
 	free(w);
 }
 
-static int record(struct dl_sweep_worker *w, int64_t run_id, const struct dl_sweep_scenario *s,
-		  enum dl_order o, uint64_t seed, const char *kernel, const char *status,
-		  const char *error)
+static int record_mode(struct dl_sweep_worker *w, int64_t run_id, const struct dl_sweep_scenario *s,
+		       enum dl_order o, uint64_t seed, const char *kernel, const char *mode,
+		       const char *status, const char *error)
 {
 	sqlite3_stmt *st = w->ins;
 
@@ -289,7 +293,7 @@ static int record(struct dl_sweep_worker *w, int64_t run_id, const struct dl_swe
 		sqlite3_bind_text(st, 6, kernel, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 6);
-	sqlite3_bind_text(st, 7, w->p->mode, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, mode, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 8, dl_sweep_workers(w->p, o));
 	sqlite3_bind_text(st, 9, status, -1, SQLITE_STATIC);
 	if (error)
@@ -299,25 +303,45 @@ static int record(struct dl_sweep_worker *w, int64_t run_id, const struct dl_swe
 	return sqlite3_step(st) == SQLITE_DONE ? (sqlite3_reset(st), 0) : (sqlite3_reset(st), -EIO);
 }
 
-/* One logged run, as `dlsim run` logs it; then the check and the sweep row. */
-static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
-		   const struct dl_sweep_scenario *s, enum dl_order o, uint64_t seed,
-		   const char *kernel, int64_t run_id, atomic_int *stop,
+/* Why a kernel run failed: where the guest stopped (its last op and phase) and what was said. */
+static void kernel_why(const struct dl_scenario *sc, const struct dl_kernel_info *ki,
+		       const char *warn, char *why, size_t len)
+{
+	const char *op = ki->last_op >= 0 && (uint32_t)ki->last_op < sc->nop ?
+			 dl_op_name(sc->op[ki->last_op].kind) : "boot";
+
+	snprintf(why, len, "the guest stopped in %s (last phase begun: %s)%s%.120s%s%.200s", op,
+		 ki->last_phase >= 0 ? dl_phase_name((unsigned)ki->last_phase) : "none",
+		 ki->msg[0] ? ": " : "", ki->msg, warn[0] ? "; " : "", warn);
+}
+
+/*
+ * One logged run @q, as `dlsim run` logs it; then the check and the sweep
+ * row (under @mode: the plan's, or a twin's).  @kwarn: a kernel run's
+ * guest warning ("" or why it was cut short), said with where the guest
+ * stopped if the run failed (NULL: not a kernel run); *@out_id: the run's id (may be
+ * NULL); @twin_of > 0: the run this one twins, as the metric twin_of.
+ */
+static int run_req(struct dl_sweep_worker *w, struct dl_run_req *q,
+		   const struct dl_sweep_scenario *s, const char *kernel, const char *mode,
+		   const char *kwarn, int64_t twin_of, int64_t *out_id,
 		   struct dl_sweep_task_result *res)
 {
 	const struct dl_sweep_plan *p = w->p;
-	struct dl_run_req q = {
-		.sc = sc, .backend = w->backend, .time_scale = p->time_scale,
-		.eo = { .order = o, .workers = p->workers, .seed = seed, .stop = stop,
-			.kernel = p->kver, .probe_module = p->probe_module },
-		.log = w->log, .batch = &w->batch, .run_id = run_id,
-	};
+	const struct dl_scenario *sc = q->sc;
+	enum dl_order o = q->eo.order;
+	uint64_t seed = q->eo.seed;
+	int64_t run_id = q->run_id;
 	struct dl_check_result cr;
 	const char *status;
-	char why[160] = "";
+	char why[640] = "";
 	int rc, log_err;
 
-	rc = dl_run(&q, &w->r, &run_id, &log_err);
+	q->log = w->log;
+	q->batch = &w->batch;
+	if (out_id)
+		*out_id = 0;
+	rc = dl_run(q, &w->r, &run_id, &log_err);
 	if (log_err)
 		return worker_log_err(w, "logging a run");
 	res->runs++;
@@ -326,7 +350,24 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 		return 0;               /* no sweep row: the next sweep runs it again */
 	}
 	status = w->r.status;
-	if (rc < 0)
+	if (out_id)
+		*out_id = run_id;
+	if (twin_of > 0) {
+		sqlite3_stmt *m;
+
+		if (sqlite3_prepare_v2(w->db, "INSERT INTO metrics(run_id, name, value)"
+				       " VALUES(?1, 'twin_of', ?2)", -1, &m, NULL) != SQLITE_OK)
+			return worker_err(w, "the metric twin_of", w->db);
+		sqlite3_bind_int64(m, 1, run_id);
+		sqlite3_bind_int64(m, 2, twin_of);
+		log_err = sqlite3_step(m) != SQLITE_DONE;
+		sqlite3_finalize(m);
+		if (log_err)
+			return worker_err(w, "the metric twin_of", w->db);
+	}
+	if (rc < 0 && kwarn && q->ki)
+		kernel_why(sc, q->ki, kwarn, why, sizeof(why));
+	else if (rc < 0)
 		snprintf(why, sizeof(why), "the engine failed: %s", strerror(-rc));
 	else if (w->r.fail_dev != DL_SC_NONE && w->r.fail_dev < sc->ndev)
 		snprintf(why, sizeof(why), "device '%.100s' returned %d", dl_sc_name(sc, w->r.fail_dev),
@@ -347,8 +388,28 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 		res->failed++;
 	else if (!strcmp(status, "violations"))
 		res->violations++;
-	return record(w, run_id, s, o, seed, kernel, status, why[0] ? why : NULL) ?
+	return record_mode(w, run_id, s, o, seed, kernel, mode, status, why[0] ? why : NULL) ?
 	       worker_err(w, "the sweep row", w->db) : 0;
+}
+
+/* One run of the plan's backend (des, threads), logged. */
+static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
+		   const struct dl_sweep_scenario *s, enum dl_order o, uint64_t seed,
+		   const char *kernel, int64_t run_id, atomic_int *stop,
+		   struct dl_sweep_task_result *res)
+{
+	const struct dl_sweep_plan *p = w->p;
+	struct dl_run_req q = {
+		.sc = sc, .backend = w->backend, .time_scale = p->time_scale,
+		.eo = { .order = o, .workers = p->workers, .seed = seed, .stop = stop,
+			.kernel = p->kver, .probe_module = p->probe_module },
+		.run_id = run_id,
+	};
+
+	/* a list of kernels: each run follows its own */
+	if (kernel)
+		dl_kver_parse(kernel, &q.eo.kernel);
+	return run_req(w, &q, s, kernel, p->mode, NULL, 0, NULL, res);
 }
 
 static int load(const struct dl_sweep_plan *p, const struct dl_sweep_scenario *s, uint64_t seed,
@@ -364,6 +425,304 @@ static int load(const struct dl_sweep_plan *p, const struct dl_sweep_scenario *s
 		return ret;
 	ret = dl_scenario_load_json(s->path, root, p->set, p->nset, &seed, sc, err);
 	json_decref(root);
+	return ret;
+}
+
+/* ---- kernel mode: one boot per kernel for a task's orders, then each run's twins ---- */
+
+/* A kernel run done by an earlier sweep: its id in OUT.db (direct), else 0. */
+static int64_t done_run(struct dl_sweep_worker *w, const struct dl_sweep_scenario *s,
+			enum dl_order o, uint64_t seed, const char *kernel)
+{
+	sqlite3_stmt *q;
+	int64_t id = 0;
+
+	if (!w->out || sqlite3_prepare_v2(w->out, "SELECT run_id FROM main.sweep WHERE"
+					  " scenario_hash = ?1 AND order_name = ?2 AND seed = ?3 AND"
+					  " ifnull(kernel, '') = ifnull(?4, '') AND mode = ?5 AND"
+					  " status = 'ok' AND run_id IS NOT NULL", -1, &q, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(q, 1, s->hash, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 2, dl_order_name(o), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 3, (int64_t)seed);
+	if (kernel)
+		sqlite3_bind_text(q, 4, kernel, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(q, 4);
+	sqlite3_bind_text(q, 5, w->p->mode, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		id = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return id;
+}
+
+/*
+ * Kernel run @of as a replay twin needs it: from the worker's shard, or from
+ * OUT.db (@db == w->out), where the run's events live in a shard, read through
+ * a connection of its own with the run's shard attached (dl_log_attach_shards()).
+ */
+static int read_kernel_run(struct dl_sweep_worker *w, sqlite3 *db, int64_t of,
+			   struct dl_twin *tw, struct dl_error *err)
+{
+	char msg[512];
+	sqlite3 *ro = NULL;
+	int ret;
+
+	if (db != w->out || !w->outpath)
+		return dl_twin_read(db, of, tw, err);
+	if (sqlite3_open_v2(w->outpath, &ro, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		snprintf(err->msg, sizeof(err->msg), "%s: %s", w->outpath, sqlite3_errmsg(ro));
+		sqlite3_close(ro);
+		return -EIO;
+	}
+	sqlite3_busy_timeout(ro, 60000);
+	if (dl_log_attach_shards(ro, &of, 1, msg, sizeof(msg))) {
+		snprintf(err->msg, sizeof(err->msg), "%s", msg);
+		sqlite3_close(ro);
+		return -EIO;
+	}
+	ret = dl_twin_read(ro, of, tw, err);
+	sqlite3_close(ro);
+	return ret;
+}
+
+/*
+ * The twin @kind of kernel run @of (0: it failed or is not at hand) of @sc
+ * under @o on kernel @ver: model, the DES of the same scenario (one CPU, the
+ * module's probe context unless plan.twin_boot, the guest's cost profile); replay, sim/twin's DES
+ * with the kernel run's own callback times, read back from the log that
+ * holds it (@db).
+ */
+static int twin_run(struct dl_sweep_worker *w, const struct dl_scenario *sc,
+		    const struct dl_sweep_scenario *s, const char *kernel, const char *ver,
+		    enum dl_order o, uint64_t seed, unsigned kind, const char *mode, int64_t of,
+		    sqlite3 *db, int64_t run_id, atomic_int *stop, struct dl_sweep_task_result *res)
+{
+	struct dl_run_req q = { .sc = sc, .backend = DL_BACKEND_DES, .run_id = run_id,
+				.eo = { .order = o, .workers = 1, .seed = seed, .stop = stop,
+					.probe_module = !w->p->twin_boot,
+					.cost_profile = DL_PROFILE_GUEST } };
+	struct dl_scenario *tsc = NULL;
+	struct dl_twin tw;
+	struct dl_error err;
+	int ret;
+
+	if (!of) {
+		res->runs++;
+		res->failed++;
+		return record_mode(w, 0, s, o, seed, kernel, mode, "failed",
+				   "no twin: its kernel run failed or is not in this database") ?
+		       worker_err(w, "the sweep row", w->db) : 0;
+	}
+	dl_kver_parse(ver, &q.eo.kernel);
+	if (kind == DL_SWEEP_TWIN_MODEL)
+		return run_req(w, &q, s, kernel, mode, NULL, of, NULL, res);
+	if (read_kernel_run(w, db, of, &tw, &err)) {
+		res->runs++;
+		res->failed++;
+		return record_mode(w, 0, s, o, seed, kernel, mode, "failed", err.msg) ?
+		       worker_err(w, "the sweep row", w->db) : 0;
+	}
+	if (dl_scenario_load_json(sc->name, tw.scenario, NULL, 0, NULL, &tsc, &err)) {
+		dl_twin_free(&tw);
+		res->runs++;
+		res->failed++;
+		return record_mode(w, 0, s, o, seed, kernel, mode, "failed", err.msg) ?
+		       worker_err(w, "the sweep row", w->db) : 0;
+	}
+	q.sc = tsc;
+	q.eo = (struct dl_engine_opts){ .order = tw.order, .workers = tw.workers, .seed = tw.seed,
+					.kernel = tw.kernel, .probe_module = tw.probe_module,
+					.replay = &tw.lat, .stop = stop,
+					.cost_profile = DL_PROFILE_GUEST };
+	ret = run_req(w, &q, s, kernel, mode, NULL, of, NULL, res);
+	dl_scenario_free(tsc);
+	dl_twin_free(&tw);
+	return ret;
+}
+
+/* A scenario of a batch, loaded once for every kernel. */
+struct kb_task {
+	const struct dl_sweep_scenario *s;
+	struct dl_scenario *sc;      /* NULL: it did not load (its runs are recorded failed) */
+	uint64_t seed;
+	int32_t job[DL_SWEEP_MAX_ORDERS];   /* per order: its job in the boot, -1: none */
+	int64_t of[DL_SWEEP_MAX_ORDERS];    /* per order: its ok kernel run (0: none) */
+	sqlite3 *db[DL_SWEEP_MAX_ORDERS];   /* and the log that holds it */
+};
+
+/*
+ * The kernel runs of @n tasks on one kernel (index @k): one guest boots every
+ * pending order of every scenario (the batch `dlsim run --mode kernel` boots
+ * for one scenario, here across scenarios), then each run is logged from its
+ * section of the dump and followed by its twins.  A run the kernel cannot
+ * play, a guest that does not start, hangs or dies: failed runs that say
+ * why (where the guest stopped); the other runs go on.
+ */
+static int kernel_boot_batch(struct dl_sweep_worker *w, struct kb_task *t, uint32_t n,
+			     const uint32_t *task, const uint64_t *pending, uint32_t k,
+			     atomic_int *stop, struct dl_sweep_task_result *res)
+{
+	const struct dl_sweep_plan *p = w->p;
+	const char *ver = p->kernel[k] ? p->kernel[k] : DL_KERNEL_DEFAULT;
+	uint32_t nv = dl_sweep_variants(p), nj = 0;
+	struct dl_kjob *jobs = calloc((size_t)n * p->norders + 1, sizeof(*jobs));
+	struct dl_kernel_stats stats = { -1, -1, -1 };
+	struct dl_kernel_opts ko = { .version = ver, .timeout_ms = p->timeout_ms, .stop = stop,
+				     .stats = &stats };
+	char msg[512] = "", kept[512] = "", warn[1100] = "";
+	int64_t wall = 0;
+	int brc = 0, ret = 0;
+
+	if (!jobs)
+		return worker_err(w, "a kernel batch", NULL);
+	for (uint32_t i = 0; i < n && !ret; i++)
+		for (uint32_t o = 0; o < p->norders && !ret; o++) {
+			uint32_t base = (o * p->nkernels + k) * nv;
+			char why[300];
+
+			t[i].job[o] = -1;
+			if (!t[i].sc || !(pending[i] & (1ull << base)))
+				continue;
+			if (dl_kernel_refuse(t[i].sc, p->order[o], ver, why, sizeof(why))) {
+				res[i].runs++;
+				res[i].failed++;
+				ret = record_mode(w, 0, t[i].s, p->order[o], t[i].seed, p->kernel[k],
+						  p->mode, "failed", why) ?
+				      worker_err(w, "the sweep row", w->db) : 0;
+				continue;
+			}
+			t[i].job[o] = (int32_t)nj;
+			jobs[nj++] = (struct dl_kjob){ .sc = t[i].sc, .order = p->order[o],
+						       .seed = t[i].seed };
+		}
+	if (nj && !ret) {
+		int64_t t0 = dl_mono_ns();
+
+		brc = dl_kernel_boot(jobs, nj, &ko, msg, sizeof(msg), kept, sizeof(kept));
+		wall = dl_mono_ns() - t0;
+		if (brc == -EINTR) {
+			for (uint32_t i = 0; i < n; i++)
+				res[i].interrupted += (uint32_t)__builtin_popcountll(pending[i]);
+			dl_kernel_jobs_free(jobs, nj);
+			free(jobs);
+			return 0;
+		}
+		/* the guest hung or died (the stub's exit status comes back as is): the runs it
+		 * finished are converted, the others fail saying where it stopped */
+		if (brc > 0)
+			brc = -ETIMEDOUT;
+		if (brc == -ETIMEDOUT)
+			snprintf(warn, sizeof(warn), "%s%s%s", msg, kept[0] ? "; kept: " : "", kept);
+	}
+	/* first every kernel run, committed as it is logged: a twin that crashes the worker
+	 * then costs only twins (the next sweep makes them from OUT.db) */
+	for (uint32_t i = 0; i < n && !ret && !*stop; i++)
+		for (uint32_t o = 0; o < p->norders && !ret && !*stop; o++) {
+			uint32_t base = (o * p->nkernels + k) * nv;
+
+			t[i].of[o] = 0;
+			t[i].db[o] = w->db;
+			if (!t[i].sc || !(pending[i] & (1ull << base)) || t[i].job[o] < 0)
+				continue;
+			if (brc && brc != -ETIMEDOUT) {
+				char why[640];
+
+				snprintf(why, sizeof(why), "the guest did not run: %s", msg);
+				res[i].runs++;
+				res[i].failed++;
+				ret = record_mode(w, 0, t[i].s, p->order[o], t[i].seed, p->kernel[k], p->mode,
+						  "failed", why) ? worker_err(w, "the sweep row", w->db) : 0;
+			} else {
+				const struct dl_kjob *j = &jobs[t[i].job[o]];
+				struct dl_kernel_info ki;
+				struct dl_run_req q = {
+					.sc = t[i].sc, .backend = DL_BACKEND_KERNEL,
+					.eo = { .order = j->order, .seed = j->seed, .stop = stop },
+					.dump = j->dump, .dump_len = j->len, .kernel = ver,
+					.wall_ns = wall / (int64_t)nj, .ki = &ki,
+					.run_id = dl_sweep_run_id(p, task[i], pending[i], base) };
+
+				memset(&ki, 0, sizeof(ki));
+				ki.last_op = ki.last_phase = -1;
+				ret = run_req(w, &q, t[i].s, p->kernel[k], p->mode, warn, 0, &t[i].of[o],
+					      &res[i]);
+				if (!w->r.status || strcmp(w->r.status, "ok"))
+					t[i].of[o] = 0;
+			}
+			if (!ret && w->outpath) {
+				ret = commit_runs(w, &res[i]);
+				t[i].db[o] = w->out;
+			}
+		}
+	for (uint32_t i = 0; i < n && !ret && !*stop; i++)
+		for (uint32_t o = 0; o < p->norders && !ret && !*stop; o++) {
+			uint32_t base = (o * p->nkernels + k) * nv;
+
+			if (!t[i].sc || !(pending[i] & ((((1ull << nv) - 2)) << base)))
+				continue;
+			if (!(pending[i] & (1ull << base))) {
+				/* the kernel run is from an earlier sweep */
+				t[i].of[o] = done_run(w, t[i].s, p->order[o], t[i].seed, p->kernel[k]);
+				t[i].db[o] = w->out;
+			}
+			for (uint32_t v = 1; v < nv && !ret && !*stop; v++) {
+				struct dl_sweep_slot sl;
+
+				if (!(pending[i] & (1ull << (base + v))))
+					continue;
+				dl_sweep_slot(p, base + v, &sl);
+				ret = twin_run(w, t[i].sc, t[i].s, p->kernel[k], ver, sl.order, t[i].seed,
+					       sl.twin, sl.mode, t[i].of[o], t[i].db[o],
+					       dl_sweep_run_id(p, task[i], pending[i], base + v), stop,
+					       &res[i]);
+				if (!ret && w->outpath)
+					ret = commit_runs(w, &res[i]);
+			}
+		}
+	dl_kernel_jobs_free(jobs, nj);
+	free(jobs);
+	return ret;
+}
+
+int dl_sweep_worker_run_batch(struct dl_sweep_worker *w, const uint32_t *task,
+			      const uint64_t *pending, uint32_t n, atomic_int *stop,
+			      struct dl_sweep_task_result *res)
+{
+	const struct dl_sweep_plan *p = w->p;
+	struct kb_task *t;
+	int ret = 0;
+
+	if (w->backend != DL_BACKEND_KERNEL) {
+		for (uint32_t i = 0; i < n && !ret; i++)
+			ret = dl_sweep_worker_run(w, task[i], pending[i], stop, &res[i]);
+		return ret;
+	}
+	memset(res, 0, n * sizeof(*res));
+	if (!(t = calloc(n, sizeof(*t))))
+		return worker_err(w, "a kernel batch", NULL);
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		struct dl_error err;
+
+		t[i].s = &p->sc[task[i] / p->nseeds];
+		t[i].seed = p->seed0 + task[i] % p->nseeds;
+		if (!pending[i])
+			continue;
+		if (load(p, t[i].s, t[i].seed, &t[i].sc, &err)) {
+			/* a scenario that does not load (a malformed DTB): each of its runs failed */
+			t[i].sc = NULL;
+			res[i].failed = (uint32_t)__builtin_popcountll(pending[i]);
+			ret = dl_sweep_worker_fail(w, task[i], pending[i], err.msg);
+			if (!ret && w->outpath)
+				ret = commit_runs(w, &res[i]);
+			continue;
+		}
+	}
+	for (uint32_t k = 0; k < p->nkernels && !ret && !*stop; k++)
+		ret = kernel_boot_batch(w, t, n, task, pending, k, stop, res);
+	for (uint32_t i = 0; i < n; i++)
+		dl_scenario_free(t[i].sc);
+	free(t);
 	return ret;
 }
 
@@ -388,6 +747,10 @@ int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pendi
 			ret = commit_runs(w, res);
 		return ret;
 	}
+	if (!ret && w->backend == DL_BACKEND_KERNEL) {
+		dl_scenario_free(sc);
+		return dl_sweep_worker_run_batch(w, &task, &pending, 1, stop, res);
+	}
 	for (uint32_t r = 0; r < dl_sweep_task_runs(p) && !ret && !*stop; r++) {
 		if (!(pending & (1ull << r)))
 			continue;
@@ -409,10 +772,12 @@ int dl_sweep_worker_fail(struct dl_sweep_worker *w, uint32_t task, uint64_t pend
 	uint64_t seed = p->seed0 + task % p->nseeds;
 
 	for (uint32_t r = 0; r < dl_sweep_task_runs(p); r++) {
+		struct dl_sweep_slot sl;
+
 		if (!(pending & (1ull << r)))
 			continue;
-		if (record(w, 0, s, p->order[r / p->nkernels], seed, p->kernel[r % p->nkernels],
-			   "failed", why))
+		dl_sweep_slot(p, r, &sl);
+		if (record_mode(w, 0, s, sl.order, seed, sl.kernel, sl.mode, "failed", why))
 			return worker_err(w, "the sweep row", w->db);
 	}
 	return 0;

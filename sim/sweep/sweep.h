@@ -39,6 +39,7 @@ struct sqlite3;
 #define DL_SWEEP_MAX_SET     64
 #define DL_SWEEP_MAX_SEEDS   100000
 #define DL_SWEEP_HASH_HEX    65
+#define DL_SWEEP_MAX_BATCH   64      /* tasks in one worker's batch (kernel mode: one boot) */
 
 struct dl_sweep_scenario {
 	char *path;
@@ -66,19 +67,48 @@ struct dl_sweep_plan {
 	struct dl_override set[DL_SWEEP_MAX_SET];
 	size_t nset;
 	bool check;                  /* re-verify every run from its log (dl_check) */
+	/* mode kernel: each kernel run's DES twins (DL_SWEEP_TWIN_* bits), each logged
+	 * as a run of its own with sweep.mode "twin-model" or "twin-replay" */
+	unsigned twins;
+	bool twin_boot;              /* kernel mode, --probe-context boot: model twins probe at boot
+				      * (sweep.mode "twin-model-boot"); else as the module does */
+	int64_t timeout_ms;          /* mode kernel: --kernel-timeout (0: scaled to the batch) */
+	uint64_t skip;               /* runs of every task left out: an order the kernel did not run */
+	uint32_t batch;              /* local pool: tasks handed out at once (kernel mode: per boot) */
 	int64_t *run_base;           /* per task: the run id of its first pending run (NULL: none) */
 };
 
-/* A task is one scenario and one seed; its runs are orders × kernels. */
+/* Kernel mode's twins of a kernel run (dl_sweep_plan.twins). */
+#define DL_SWEEP_TWIN_MODEL  1u   /* the same scenario in the DES, guest cost profile */
+#define DL_SWEEP_TWIN_REPLAY 2u   /* sim/twin: the DES with the kernel run's callback times */
+
+/* A task is one scenario and one seed; its runs are orders × kernels (× the run and its twins). */
 static inline uint32_t dl_sweep_ntasks(const struct dl_sweep_plan *p)
 {
 	return p->nsc * p->nseeds;
 }
 
+/* The run itself and each of its twins. */
+static inline uint32_t dl_sweep_variants(const struct dl_sweep_plan *p)
+{
+	return 1 + (uint32_t)__builtin_popcount(p->twins);
+}
+
 static inline uint32_t dl_sweep_task_runs(const struct dl_sweep_plan *p)
 {
-	return p->norders * p->nkernels;
+	return p->norders * p->nkernels * dl_sweep_variants(p);
 }
+
+/* What run @r of a task is: bit r = (order * nkernels + kernel) * variants + variant. */
+struct dl_sweep_slot {
+	enum dl_order order;
+	const char *kernel;          /* NULL: the order's own */
+	unsigned twin;               /* 0: the run itself; else one DL_SWEEP_TWIN_* */
+	const char *mode;            /* sweep.mode: the plan's, "twin-model[-boot]" or "twin-replay" */
+	uint32_t of;                 /* the bit of the run it twins (itself when twin is 0) */
+};
+
+void dl_sweep_slot(const struct dl_sweep_plan *p, uint32_t r, struct dl_sweep_slot *s);
 
 /*
  * Run ids are chosen before the sweep starts, the same in every process: the
@@ -223,6 +253,14 @@ const char *dl_sweep_worker_error(const struct dl_sweep_worker *w);
 /* Runs the @pending runs of @task into the shard; stops early when *stop is set. */
 int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
 			atomic_int *stop, struct dl_sweep_task_result *res);
+/*
+ * @n tasks at once (@res: one result each): in kernel mode one guest per
+ * kernel boots every pending run of the @n scenarios; otherwise one after
+ * another, as dl_sweep_worker_run().
+ */
+int dl_sweep_worker_run_batch(struct dl_sweep_worker *w, const uint32_t *task,
+			      const uint64_t *pending, uint32_t n, atomic_int *stop,
+			      struct dl_sweep_task_result *res);
 /* Records the pending runs of @task as failed with @why (a worker that died on it). */
 int dl_sweep_worker_fail(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
 			 const char *why);
