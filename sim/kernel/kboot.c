@@ -696,6 +696,61 @@ static int64_t batch_timeout_ms(const struct dl_kjob *jobs, size_t n)
 }
 
 /*
+ * Runs the guest (@argv: QEMU, or the stub) under the boot's timeout and
+ * Ctrl-C, then reads the dump it left in @dump into jobs[0..n).  The dump's
+ * bytes are left in *@buf (*@buf NULL: none).  Return: 0, -ETIMEDOUT (did not
+ * power off, or stopped before every run ended), -EINTR, -EIO (no dump), or the
+ * guest's exit status (> 0), each with @msg saying which.
+ */
+static int guest_run(char *const argv[], struct dl_kjob *jobs, size_t n,
+		     const struct dl_kernel_opts *ko, const char *dump, char **buf, size_t *len,
+		     char *msg, size_t msglen)
+{
+	int64_t to = ko->timeout_ms ? ko->timeout_ms : batch_timeout_ms(jobs, n);
+	int64_t t0 = now_ms();
+	int rc;
+
+	*buf = NULL;
+	*len = 0;
+	ko->stats->boot_ms = -1;
+	rc = run_cmd(argv, "/dev/null", to, ko->stop, dump, &ko->stats->boot_ms);
+	ko->stats->qemu_ms = now_ms() - t0;
+	if (rc == -ETIMEDOUT)
+		snprintf(msg, msglen, "the guest did not power off within %.0f s"
+			 " (--kernel-timeout)", (double)to / 1000);
+	else if (rc > 0)
+		snprintf(msg, msglen, "%s exited with status %d", argv[0], rc);
+	if (rc == -EINTR)
+		return rc;
+	if (read_all(dump, buf, len) == 0) {
+		int sp = dl_kernel_split(jobs, n, *buf, *len);
+
+		if (sp && !rc) {
+			rc = sp;
+			snprintf(msg, msglen, "the guest stopped before every run ended");
+		}
+	} else if (!rc) {
+		rc = -EIO;
+		snprintf(msg, msglen, "the guest wrote no dump");
+	}
+	return rc;
+}
+
+/* Each job's files in @runs/NNN/, as the guest's init reads them. */
+static int write_runs(const char *runs, const struct dl_kjob *jobs, size_t n)
+{
+	int rc = mkdir(runs, 0755) ? -errno : 0;
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		char d[4300];
+
+		pathf(d, sizeof(d), "%s/%03zu", runs, i);
+		rc = write_run(d, &jobs[i]);
+	}
+	return rc;
+}
+
+/*
  * DLSIM_KGUEST_STUB=PROG: a fake guest for tests without QEMU.  PROG runs in
  * the guest's place as `PROG RUNS_DIR DUMP_FILE KERNEL_VERSION`, under the
  * same timeout and Ctrl-C as QEMU; RUNS_DIR holds each job's files as the
@@ -716,43 +771,17 @@ static int stub_boot(struct dl_kjob *jobs, size_t n, const struct dl_kernel_opts
 	}
 	pathf(runs, sizeof(runs), "%s/runs", tmpl);
 	pathf(dump, sizeof(dump), "%s/dump.txt", tmpl);
-	rc = mkdir(runs, 0755) ? -errno : 0;
-	for (size_t i = 0; i < n && !rc; i++) {
-		char d[4300];
-
-		pathf(d, sizeof(d), "%s/%03zu", runs, i);
-		rc = write_run(d, &jobs[i]);
-	}
+	ko->stats->build_ms = 0;
+	rc = write_runs(runs, jobs, n);
 	if (!rc) {
 		char *argv[] = { getenv("DLSIM_KGUEST_STUB"), runs, dump,
 				 (char *)ko->version, NULL };
-		int64_t to = ko->timeout_ms ? ko->timeout_ms : batch_timeout_ms(jobs, n);
-		int64_t t0 = now_ms();
 
-		ko->stats->build_ms = 0;
-		ko->stats->boot_ms = -1;
-		rc = run_cmd(argv, "/dev/null", to, ko->stop, dump, &ko->stats->boot_ms);
-		ko->stats->qemu_ms = now_ms() - t0;
-		if (rc == -ETIMEDOUT)
-			snprintf(msg, msglen, "the guest did not power off within %.0f s"
-				 " (--kernel-timeout)", (double)to / 1000);
-		else if (rc > 0)
-			snprintf(msg, msglen, "%s exited with status %d", argv[0], rc);
-	}
-	if (rc != -EINTR && read_all(dump, &dumpbuf, &dumplen) == 0) {
-		int s = dl_kernel_split(jobs, n, dumpbuf, dumplen);
-
-		if (s && !rc) {
-			rc = s;
-			snprintf(msg, msglen, "the guest stopped before every run ended");
-		}
-	} else if (!rc) {
-		rc = -EIO;
-		snprintf(msg, msglen, "the guest wrote no dump");
+		rc = guest_run(argv, jobs, n, ko, dump, &dumpbuf, &dumplen, msg, msglen);
 	}
 	free(dumpbuf);
 	rm_tree(tmpl);
-	return rc;
+	return rc > 0 ? -ETIMEDOUT : rc;   /* as the real guest's */
 }
 
 int dl_kernel_available(const char *version, const char *cache, char *msg, size_t msglen)
@@ -793,23 +822,10 @@ int dl_kernel_boot(struct dl_kjob *jobs, size_t n, const struct dl_kernel_opts *
 	msg[0] = kept[0] = '\0';
 	if (getenv("DLSIM_KGUEST_STUB") && *getenv("DLSIM_KGUEST_STUB"))
 		return stub_boot(jobs, n, ko, msg, msglen);
+	if ((rc = dl_kernel_available(ko->version, ko->cache, msg, msglen)))
+		return rc;
 	pathf(kdir, sizeof(kdir), "%s/%s", cache_dir(ko), ko->version);
 	pathf(vmlinuz, sizeof(vmlinuz), "%s/vmlinuz", kdir);
-	if (access(vmlinuz, R_OK)) {
-		snprintf(msg, msglen, "no kernel %s in %s: run 'make kernels' (KERNELS=%s) to fetch"
-			 " it once", ko->version, kdir, ko->version);
-		return -ENOENT;
-	}
-	if (!in_path(QEMU)) {
-		snprintf(msg, msglen, "%s is not installed: run 'make deps' (Debian package"
-			 " qemu-system-x86) or 'make kernels'", QEMU);
-		return -ENOENT;
-	}
-	if (access(BUSYBOX, X_OK)) {
-		snprintf(msg, msglen, "%s is missing: run 'make deps' (Debian package busybox-static)"
-			 " or 'make kernels'", BUSYBOX);
-		return -ENOENT;
-	}
 	{
 		int64_t t0 = now_ms();
 
@@ -826,13 +842,7 @@ int dl_kernel_boot(struct dl_kjob *jobs, size_t n, const struct dl_kernel_opts *
 	pathf(initrd, sizeof(initrd), "%s/initrd.cpio", tmpl);
 	pathf(dump, sizeof(dump), "%s/dump.txt", tmpl);
 	pathf(console, sizeof(console), "%s/console.txt", tmpl);
-	rc = mkdir(runs, 0755) ? -errno : 0;
-	for (size_t i = 0; i < n && !rc; i++) {
-		char d[4300];
-
-		pathf(d, sizeof(d), "%s/%03zu", runs, i);
-		rc = write_run(d, &jobs[i]);
-	}
+	rc = write_runs(runs, jobs, n);
 	if (!rc)
 		rc = write_initramfs(initrd, kofile, runs);
 	if (rc) {
@@ -850,9 +860,6 @@ int dl_kernel_boot(struct dl_kjob *jobs, size_t n, const struct dl_kernel_opts *
 			"-serial", serial, "-device", "virtio-serial-pci", "-chardev", chardev,
 			"-device", "virtserialport,chardev=dump,name=dlsim", "-monitor", "none", NULL
 		};
-		int64_t to = ko->timeout_ms ? ko->timeout_ms : batch_timeout_ms(jobs, n);
-
-		int64_t t0;
 		const char *extra = getenv("DLSIM_KERNEL_APPEND");
 
 		pathf(serial, sizeof(serial), "file:%s", console);
@@ -862,32 +869,15 @@ int dl_kernel_boot(struct dl_kjob *jobs, size_t n, const struct dl_kernel_opts *
 			rm_tree(tmpl);
 			return -EINVAL;
 		}
-		t0 = now_ms();
-
-		ko->stats->boot_ms = -1;
-		rc = run_cmd(argv, "/dev/null", to, ko->stop, dump, &ko->stats->boot_ms);
-		ko->stats->qemu_ms = now_ms() - t0;
-		if (rc == -ETIMEDOUT)
-			snprintf(msg, msglen, "the guest did not power off within %.0f s"
-				 " (--kernel-timeout)", (double)to / 1000);
-		else if (rc > 0)
-			snprintf(msg, msglen, "%s exited with status %d", QEMU, rc);
+		rc = guest_run(argv, jobs, n, ko, dump, &dumpbuf, &dumplen, msg, msglen);
 	}
-	if (rc != -EINTR && read_all(dump, &dumpbuf, &dumplen) == 0) {
-		int s = dl_kernel_split(jobs, n, dumpbuf, dumplen);
+	if (dumpbuf && ko->dump_out) {
+		FILE *f = fopen(ko->dump_out, "w");
 
-		if (s && !rc) {
-			rc = s;
-			snprintf(msg, msglen, "the guest stopped before every run ended");
-		}
-		if (ko->dump_out) {
-			FILE *f = fopen(ko->dump_out, "w");
-
-			if (!f || fwrite(dumpbuf, 1, dumplen, f) != dumplen || fclose(f))
-				snprintf(msg, msglen, "%s: cannot write the dump", ko->dump_out);
-		}
-		free(dumpbuf);
+		if (!f || fwrite(dumpbuf, 1, dumplen, f) != dumplen || fclose(f))
+			snprintf(msg, msglen, "%s: cannot write the dump", ko->dump_out);
 	}
+	free(dumpbuf);
 	if (rc && rc != -EINTR) {
 		snprintf(kept, keptlen, "%s", tmpl);
 		rc = rc > 0 ? -ETIMEDOUT : rc;
