@@ -288,11 +288,12 @@ static sqlite3 *open_readonly_folder(const char *path)
 	return db;
 }
 
-int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errlen)
+/* dl_log_open_existing(); @writable: try read-write first, else read-only only. */
+static int open_existing(const char *path, int writable, sqlite3 **out, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
 	struct stat sb;
-	int rc, kind, appid;
+	int rc = SQLITE_CANTOPEN, kind, appid;
 
 	*out = NULL;
 	if (stat(path, &sb) != 0) {
@@ -307,7 +308,8 @@ int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errl
 		seterr(err, errlen, "%s: empty file, not a dlsim database", path);
 		return -EINVAL;
 	}
-	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (writable)
+		rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		sqlite3_close(db);
 		db = NULL;
@@ -343,6 +345,16 @@ int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errl
 	}
 	*out = db;
 	return 0;
+}
+
+int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errlen)
+{
+	return open_existing(path, 1, out, err, errlen);
+}
+
+int dl_log_open_reader(const char *path, sqlite3 **out, char *err, size_t errlen)
+{
+	return open_existing(path, 0, out, err, errlen);
 }
 
 static void *writer_main(void *arg);
@@ -667,11 +679,13 @@ static int log_start(sqlite3 *db, const char *path, int busy_ms, struct dl_log *
 }
 
 /*
- * Opens (or creates) the log at @path: the file, the check that it is
- * dlsim's, the schema, then the writer.  @scratch: a throw-away log.
+ * Opens (or creates) the database at @path for writing: the file, the check
+ * that it is dlsim's, the busy timeout, the journal and the schema.  Every
+ * writer goes through here (the event log, the advice table, a twin's mark).
+ * @scratch: a throw-away log.  0 with *@out open, or negative with @err.
  */
-static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **out, char *err,
-		    size_t errlen)
+static int db_open_checked(const char *path, int busy_ms, int scratch, sqlite3 **out, char *err,
+			   size_t errlen)
 {
 	sqlite3 *db = NULL;
 	char *emsg = NULL;
@@ -694,7 +708,29 @@ static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **
 	rc = write_schema(db, scratch, busy_ms, &emsg);
 	if (rc != SQLITE_OK)
 		return schema_failed(db, path, rc, emsg, busy_ms, created, err, errlen);
+	*out = db;
+	return 0;
+}
+
+/* Opens (or creates) the log at @path, then starts its writer.  @scratch: a throw-away log. */
+static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **out, char *err,
+		    size_t errlen)
+{
+	sqlite3 *db;
+	int rc;
+
+	*out = NULL;
+	if (busy_ms < 0)
+		busy_ms = 0;
+	rc = db_open_checked(path, busy_ms, scratch, &db, err, errlen);
+	if (rc)
+		return rc;
 	return log_start(db, path, busy_ms, out, err, errlen);
+}
+
+int dl_log_open_db(const char *path, int busy_ms, sqlite3 **db, char *err, size_t errlen)
+{
+	return db_open_checked(path, busy_ms, 0, db, err, errlen);
 }
 
 static void bind_id(sqlite3_stmt *st, int i, uint32_t v)
