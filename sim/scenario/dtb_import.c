@@ -1162,13 +1162,31 @@ out:
 	return ret;
 }
 
+/*
+ * json_string() returns NULL for bytes that are not UTF-8 and when memory ran
+ * out: 1 if S is not valid UTF-8, 0 if it is, -ENOMEM if that cannot be told.
+ */
+static int not_utf8(const char *s)
+{
+	json_t *v = json_string(s);
+
+	if (v) {
+		json_decref(v);
+		return 0;
+	}
+	/* the same bytes unchecked: if even that fails, memory ran out */
+	v = json_stringn_nocheck(s, strlen(s));
+	json_decref(v);
+	return v ? 1 : -ENOMEM;
+}
+
 /* A JSON string from bytes that may not be UTF-8: error instead of NULL. */
 static int put_str(struct imp *m, json_t *obj, const char *key, const char *s)
 {
 	json_t *v = json_string(s);
 
 	if (!v)
-		return fail(m, "'%s' value is not valid UTF-8", key);
+		return not_utf8(s) < 0 ? nomem(m) : fail(m, "'%s' value is not valid UTF-8", key);
 	if (json_object_set_new(obj, key, v))
 		return nomem(m);
 	return 0;
@@ -1358,7 +1376,8 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 		    (ret = m->opt.dev_hook(m->opt.dev_hook_ctx, d->drv ? d->drv->name : NULL,
 					   d->drv ? d->compat : NULL, o))) {
 			snprintf(m->err->msg, sizeof(m->err->msg), "%s: device %s: latencies: %s",
-				 m->label, m->n[d->node].path, strerror(ret < 0 ? -ret : ret));
+				 m->label, m->n[d->node].path, ret == -ENOMEM || ret == ENOMEM ?
+				 "out of memory" : strerror(ret < 0 ? -ret : ret));
 			ret = ret < 0 ? ret : -ret;
 			goto err;
 		}
@@ -1576,7 +1595,8 @@ int dl_dtb_import_file_opts(const char *path, const struct dl_dtb_opts *opt, jso
 	*out = NULL;
 	if (!f) {
 		ret = -errno;
-		snprintf(err->msg, sizeof(err->msg), "%s: %s", path, strerror(errno));
+		snprintf(err->msg, sizeof(err->msg), "%s: %s", path,
+			 errno == ENOMEM ? "out of memory" : strerror(errno));
 		return ret ? ret : -ENOENT;
 	}
 	buf = malloc(cap);
