@@ -954,6 +954,8 @@ static int setup(struct runner *rn, const char *me, const enum dl_order *orders,
 		runner_free(rn);
 		return DL_EXIT_USAGE;
 	}
+	if (rn->log)
+		dl_log_set_stop(rn->log, cli_stop_flag());
 	cli_catch_stop();
 	return 0;
 }

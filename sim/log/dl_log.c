@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,7 @@ struct dl_log {
 	char errmsg[512];
 	char *path;
 	int busy_ms;            /* how long a contended transaction is retried */
+	const atomic_int *ctrl_c; /* Ctrl-C (dl_log_set_stop()): abandon the index build */
 	/*
 	 * The run's devices with a register event written (a bit each), so that
 	 * the run's end can say how many never registered (metric
@@ -1159,6 +1161,26 @@ uint64_t dl_log_event_count(struct dl_log *l)
 	return n;
 }
 
+/* SQLite VM steps between two looks at the stop flag while indexes are built. */
+#define INDEX_POLL_STEPS 100000
+
+/*
+ * Progress handler of the index build: nonzero (abandon it, rolled back)
+ * once Ctrl-C set the stop flag.  The run is recorded by then; the next run
+ * that finishes builds the indexes.
+ */
+static int index_stop(void *arg)
+{
+	const struct dl_log *l = arg;
+
+	return atomic_load(l->ctrl_c) != 0;
+}
+
+void dl_log_set_stop(struct dl_log *l, const atomic_int *stop)
+{
+	l->ctrl_c = stop;
+}
+
 /* One attempt at the run's last transaction: metrics and the runs row. */
 static int finish_once(struct dl_log *l, const char *status, int64_t makespan_ns,
 		       const struct dl_metric *m, size_t nm, const char *when)
@@ -1247,10 +1269,14 @@ static int finish_run(struct dl_log *l, const char *status, int64_t makespan_ns,
 	 * after Ctrl-C: on a new database of a large run they take minutes,
 	 * and the next run that finishes builds them.
 	 */
+	if (l->ctrl_c)
+		sqlite3_progress_handler(l->db, INDEX_POLL_STEPS, index_stop, l);
 	if (rc == SQLITE_OK && strcmp(status ? status : "ok", "interrupted") != 0 &&
+	    !(l->ctrl_c && atomic_load(l->ctrl_c)) &&
 	    sqlite3_exec(l->db, index_sql, NULL, NULL, NULL) != SQLITE_OK &&
 	    !sqlite3_get_autocommit(l->db))
 		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_progress_handler(l->db, 0, NULL, NULL);
 	l->run_open = 0;
 	rc = l->failed;
 	pthread_mutex_unlock(&l->db_mu);

@@ -27,6 +27,7 @@
 #ifndef DL_LOG_H
 #define DL_LOG_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,6 +97,10 @@ int dl_log_run_end(struct dl_log *, const char *status, int64_t makespan_ns,
 int dl_log_failure(const struct dl_log *);
 const char *dl_log_error(const struct dl_log *);
 uint64_t dl_log_lost(const struct dl_log *);
+/* Ctrl-C's flag: once set, dl_log_run_end() abandons (or skips) building the
+ * secondary indexes, which take minutes on a large new database; the run is
+ * recorded first, and the next run that finishes builds them. */
+void dl_log_set_stop(struct dl_log *, const atomic_int *stop);
 /* 1 once dl_log_run_end() stored the run's status and event count. */
 int dl_log_run_recorded(const struct dl_log *);
 /* Number of events written so far in the current run. */
