@@ -14,6 +14,7 @@
 #include "sim/cli/cli.h"
 #include "sim/engine/cost.h"
 #include "sim/log/dl_advice_log.h"
+#include "sim/log/dl_log.h"
 
 #define ADV_MAX_SET 64
 #define ADV_TEXT_MAX 8192	/* a change described, names whole (a chain of long names) */
@@ -367,7 +368,7 @@ static int store(const char *db, const struct dl_scenario *sc, const struct dl_a
 	struct dl_advice_row *rows = calloc(n + 1, sizeof(*rows));
 	char (*what)[ADV_TEXT_MAX] = calloc(n + 1, sizeof(*what)), labs[DL_MAX_OPS][32];
 	const char *ops[DL_MAX_OPS];
-	char err[512];
+	char err[1024];
 	int ret = -1;
 
 	if (rows && what) {
@@ -382,9 +383,9 @@ static int store(const char *db, const struct dl_scenario *sc, const struct dl_a
 							  a->saved_ns, a->total_saved_ns };
 		}
 		ret = dl_log_advice(db, sc->name, dl_order_name(order), res->workers, res->resims,
-				    res->base.nops, ops, rows, n, 5000, err, sizeof(err));
+				    res->base.nops, ops, rows, n, DL_LOG_BUSY_MS, err, sizeof(err));
 		if (ret)
-			fprintf(stderr, "dlsim advise: %s: %s\n", db, err);
+			fprintf(stderr, "dlsim advise: %s\n", err);
 	} else {
 		fprintf(stderr, "dlsim advise: out of memory\n");
 	}

@@ -117,7 +117,7 @@ int cmd_import_dtb(int argc, char **argv)
 		return DL_EXIT_USAGE;
 	}
 	memset(&err, 0, sizeof(err));
-	/* measured latencies from the built-in atlas (out of memory: the class guesses stay) */
+	/* measured latencies from the built-in atlas (out of memory: exit 2, never class guesses said nowhere) */
 	opt.dev_hook = dl_atlas_dtb_hook;
 	ret = dl_dtb_import_file_opts(file, &opt, &sc, &st, &err);
 	if (ret) {

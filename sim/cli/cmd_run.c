@@ -956,6 +956,8 @@ static int setup(struct runner *rn, const char *me, const enum dl_order *orders,
 		runner_free(rn);
 		return DL_EXIT_USAGE;
 	}
+	if (rn->log)
+		dl_log_set_stop(rn->log, cli_stop_flag());
 	cli_catch_stop();
 	return 0;
 }
@@ -992,7 +994,8 @@ int cmd_run(int argc, char **argv)
 			" cost.reorder_visit_ns), is too large for this scenario\n",
 			cli_name(rn.sc->name, q, sizeof(q)), (long long)(DL_T_MAX / 1000000000));
 	else if (rc < 0 && rc != -EINTR)
-		fprintf(stderr, "dlsim run: simulation failed: %s\n", strerror(-rc));
+		fprintf(stderr, "dlsim run: simulation failed: %s\n",
+			rc == -ENOMEM ? "out of memory" : strerror(-rc));
 	if (rn.o.json)
 		print_json(result_json(&rn, dl_order_name(rn.o.order), rn.sc->seed, run_id));
 	else

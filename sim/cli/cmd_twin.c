@@ -43,8 +43,11 @@ static void twin_usage(FILE *f)
 		   "                    (default: guest for a kernel run, hardware for the others)\n"
 		   "  --set cost.KEY=V  a key of the cost model for the twin (e.g. the guest's\n"
 		   "                    cost.main_ns=3500 for a kernel run)\n\n"
+		   "DB is only read (it is checked first, as by 'dlsim check'); the twin is\n"
+		   "written as 'dlsim run' writes a log.\n\n"
 		   "exit status: 0 ok, 1 the twin's run failed, 2 bad usage, no such run, or a run\n"
-		   "the twin cannot rebuild (the reason on stderr), 130 interrupted\n");
+		   "the twin cannot rebuild (the reason on stderr), 3 RUN's log is corrupt (nothing\n"
+		   "replayed), 130 interrupted\n");
 }
 
 struct twin_batch {
@@ -66,21 +69,24 @@ static void twin_emit(void *ctx, struct dl_event *e)
 	}
 }
 
-/* runs.twin_of (added if missing: an additive column) and the metric twin_of. */
-static int mark_twin(const char *path, int64_t run_id, int64_t of)
+/*
+ * runs.twin_of (added if missing: an additive column) and the metric twin_of,
+ * in one transaction on a connection opened as every writer opens a log.
+ * 0, or negative with the reason (path first) in @err.
+ */
+static int mark_twin(const char *path, int64_t run_id, int64_t of, char *err, size_t errlen)
 {
 	sqlite3 *db;
 	sqlite3_stmt *st;
 	bool have = false;
-	int rc;
+	int rc, ec;
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		sqlite3_close(db);
-		return -EIO;
-	}
-	sqlite3_busy_timeout(db, DL_LOG_BUSY_MS);
-	rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'twin_of'",
-				-1, &st, NULL);
+	if ((rc = dl_log_open_db(path, DL_LOG_BUSY_MS, &db, err, errlen)))
+		return rc;
+	rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('runs')"
+					" WHERE name = 'twin_of'", -1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		have = sqlite3_step(st) == SQLITE_ROW;
 		sqlite3_finalize(st);
@@ -105,8 +111,16 @@ static int mark_twin(const char *path, int64_t run_id, int64_t of)
 		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
 		sqlite3_finalize(st);
 	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	ec = sqlite3_extended_errcode(db) & 0xff;
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s%s", path, ec == SQLITE_FULL ? "disk full: " : "",
+			 sqlite3_errmsg(db));
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	}
 	sqlite3_close(db);
-	return rc == SQLITE_OK ? 0 : -EIO;
+	return rc == SQLITE_OK ? 0 : ec == SQLITE_FULL ? -ENOSPC : -EIO;
 }
 
 /* Read RUN of @in into @tw and its scenario into *@sc; exit status on failure. */
@@ -114,12 +128,14 @@ static int load_twin(const char *in, int64_t run, const struct dl_override *set,
 		     struct dl_twin *tw, struct dl_scenario **sc)
 {
 	struct dl_error err;
-	char msg[512];
+	char msg[1024];
 	sqlite3 *db;
 	char label[64];
 	int ret;
 
-	if (dl_log_open_existing(in, &db, msg, sizeof(msg))) {
+	/* the source is only read (it may be on a read-only mount), and
+	 * validated first as every reader's log is: a corrupt run is not replayed */
+	if (dl_log_open_reader(in, &db, msg, sizeof(msg))) {
 		fprintf(stderr, "dlsim twin: %s\n", msg);
 		return DL_EXIT_USAGE;
 	}
@@ -127,6 +143,10 @@ static int load_twin(const char *in, int64_t run, const struct dl_override *set,
 		fprintf(stderr, "dlsim twin: %s\n", msg);
 		sqlite3_close(db);
 		return DL_EXIT_USAGE;
+	}
+	if ((ret = cli_log_verify_run("twin", in, db, run)) >= 0) {
+		sqlite3_close(db);
+		return ret;
 	}
 	ret = dl_twin_read(db, run, tw, &err);
 	sqlite3_close(db);
@@ -191,7 +211,7 @@ int cmd_twin(int argc, char **argv)
 	struct dl_run_result *r = NULL;
 	struct twin_batch *b = NULL;
 	struct dl_log *log = NULL;
-	char msg[512], kernel[16];
+	char msg[1024], kernel[16];
 	int64_t id = 0;
 	int rc, ret;
 
@@ -311,9 +331,9 @@ int cmd_twin(int argc, char **argv)
 	}
 	dl_log_close(log);
 	log = NULL;
-	if (mark_twin(out, id, (int64_t)run)) {
-		fprintf(stderr, "dlsim twin: %s: cannot record run %" PRId64 " as the twin of %" PRIu64
-			"\n", out, id, run);
+	if (mark_twin(out, id, (int64_t)run, msg, sizeof(msg))) {
+		fprintf(stderr, "dlsim twin: cannot record run %" PRId64 " as the twin of %" PRIu64
+			": %s\n", id, run, msg);
 		rc = DL_EXIT_USAGE;
 		goto done;
 	}

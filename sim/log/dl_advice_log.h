@@ -25,7 +25,9 @@ struct dl_advice_row {
 
 /**
  * dl_log_advice() - append one ranking to the database at @path (created if
- * absent).  @op: the ops' names.  Return 0, or -EIO with @err filled.
+ * absent, opened as every writer opens a log: dl_log_open_db()).  @op: the
+ * ops' names.  Return 0, or negative (-ENOSPC disk full, -ENOMEM, -EIO, or
+ * dl_log_open_db()'s refusal) with @err filled, the path first.
  */
 int dl_log_advice(const char *path, const char *scenario, const char *order, uint32_t workers,
 		  uint64_t resims, uint32_t nops, const char *const *op,

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,7 @@ struct dl_log {
 	char errmsg[512];
 	char *path;
 	int busy_ms;            /* how long a contended transaction is retried */
+	const atomic_int *ctrl_c; /* Ctrl-C (dl_log_set_stop()): abandon the index build */
 	/*
 	 * The run's devices with a register event written (a bit each), so that
 	 * the run's end can say how many never registered (metric
@@ -288,11 +290,12 @@ static sqlite3 *open_readonly_folder(const char *path)
 	return db;
 }
 
-int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errlen)
+/* dl_log_open_existing(); @writable: try read-write first, else read-only only. */
+static int open_existing(const char *path, int writable, sqlite3 **out, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
 	struct stat sb;
-	int rc, kind, appid;
+	int rc = SQLITE_CANTOPEN, kind, appid;
 
 	*out = NULL;
 	if (stat(path, &sb) != 0) {
@@ -307,7 +310,8 @@ int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errl
 		seterr(err, errlen, "%s: empty file, not a dlsim database", path);
 		return -EINVAL;
 	}
-	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (writable)
+		rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		sqlite3_close(db);
 		db = NULL;
@@ -343,6 +347,16 @@ int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errl
 	}
 	*out = db;
 	return 0;
+}
+
+int dl_log_open_existing(const char *path, sqlite3 **out, char *err, size_t errlen)
+{
+	return open_existing(path, 1, out, err, errlen);
+}
+
+int dl_log_open_reader(const char *path, sqlite3 **out, char *err, size_t errlen)
+{
+	return open_existing(path, 0, out, err, errlen);
 }
 
 static void *writer_main(void *arg);
@@ -667,11 +681,13 @@ static int log_start(sqlite3 *db, const char *path, int busy_ms, struct dl_log *
 }
 
 /*
- * Opens (or creates) the log at @path: the file, the check that it is
- * dlsim's, the schema, then the writer.  @scratch: a throw-away log.
+ * Opens (or creates) the database at @path for writing: the file, the check
+ * that it is dlsim's, the busy timeout, the journal and the schema.  Every
+ * writer goes through here (the event log, the advice table, a twin's mark).
+ * @scratch: a throw-away log.  0 with *@out open, or negative with @err.
  */
-static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **out, char *err,
-		    size_t errlen)
+static int db_open_checked(const char *path, int busy_ms, int scratch, sqlite3 **out, char *err,
+			   size_t errlen)
 {
 	sqlite3 *db = NULL;
 	char *emsg = NULL;
@@ -694,7 +710,29 @@ static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **
 	rc = write_schema(db, scratch, busy_ms, &emsg);
 	if (rc != SQLITE_OK)
 		return schema_failed(db, path, rc, emsg, busy_ms, created, err, errlen);
+	*out = db;
+	return 0;
+}
+
+/* Opens (or creates) the log at @path, then starts its writer.  @scratch: a throw-away log. */
+static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **out, char *err,
+		    size_t errlen)
+{
+	sqlite3 *db;
+	int rc;
+
+	*out = NULL;
+	if (busy_ms < 0)
+		busy_ms = 0;
+	rc = db_open_checked(path, busy_ms, scratch, &db, err, errlen);
+	if (rc)
+		return rc;
 	return log_start(db, path, busy_ms, out, err, errlen);
+}
+
+int dl_log_open_db(const char *path, int busy_ms, sqlite3 **db, char *err, size_t errlen)
+{
+	return db_open_checked(path, busy_ms, 0, db, err, errlen);
 }
 
 static void bind_id(sqlite3_stmt *st, int i, uint32_t v)
@@ -1123,6 +1161,26 @@ uint64_t dl_log_event_count(struct dl_log *l)
 	return n;
 }
 
+/* SQLite VM steps between two looks at the stop flag while indexes are built. */
+#define INDEX_POLL_STEPS 100000
+
+/*
+ * Progress handler of the index build: nonzero (abandon it, rolled back)
+ * once Ctrl-C set the stop flag.  The run is recorded by then; the next run
+ * that finishes builds the indexes.
+ */
+static int index_stop(void *arg)
+{
+	const struct dl_log *l = arg;
+
+	return atomic_load(l->ctrl_c) != 0;
+}
+
+void dl_log_set_stop(struct dl_log *l, const atomic_int *stop)
+{
+	l->ctrl_c = stop;
+}
+
 /* One attempt at the run's last transaction: metrics and the runs row. */
 static int finish_once(struct dl_log *l, const char *status, int64_t makespan_ns,
 		       const struct dl_metric *m, size_t nm, const char *when)
@@ -1211,10 +1269,14 @@ static int finish_run(struct dl_log *l, const char *status, int64_t makespan_ns,
 	 * after Ctrl-C: on a new database of a large run they take minutes,
 	 * and the next run that finishes builds them.
 	 */
+	if (l->ctrl_c)
+		sqlite3_progress_handler(l->db, INDEX_POLL_STEPS, index_stop, l);
 	if (rc == SQLITE_OK && strcmp(status ? status : "ok", "interrupted") != 0 &&
+	    !(l->ctrl_c && atomic_load(l->ctrl_c)) &&
 	    sqlite3_exec(l->db, index_sql, NULL, NULL, NULL) != SQLITE_OK &&
 	    !sqlite3_get_autocommit(l->db))
 		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_progress_handler(l->db, 0, NULL, NULL);
 	l->run_open = 0;
 	rc = l->failed;
 	pthread_mutex_unlock(&l->db_mu);

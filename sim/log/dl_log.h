@@ -27,6 +27,7 @@
 #ifndef DL_LOG_H
 #define DL_LOG_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,6 +97,10 @@ int dl_log_run_end(struct dl_log *, const char *status, int64_t makespan_ns,
 int dl_log_failure(const struct dl_log *);
 const char *dl_log_error(const struct dl_log *);
 uint64_t dl_log_lost(const struct dl_log *);
+/* Ctrl-C's flag: once set, dl_log_run_end() abandons (or skips) building the
+ * secondary indexes, which take minutes on a large new database; the run is
+ * recorded first, and the next run that finishes builds them. */
+void dl_log_set_stop(struct dl_log *, const atomic_int *stop);
 /* 1 once dl_log_run_end() stored the run's status and event count. */
 int dl_log_run_recorded(const struct dl_log *);
 /* Number of events written so far in the current run. */
@@ -106,6 +111,16 @@ void dl_log_close(struct dl_log *);
  * possible, else read-only) without creating or modifying it; 0 or negative
  * with a message. */
 int dl_log_open_existing(const char *path, struct sqlite3 **db, char *err, size_t errlen);
+/* The same, read-only: a source that is read and never written (a twin's run). */
+int dl_log_open_reader(const char *path, struct sqlite3 **db, char *err, size_t errlen);
+/*
+ * For a writer of its own tables (the advice table, a twin's mark): opens or
+ * creates PATH as dl_log_open_wait() does (the same file checks, refusal of a
+ * database that is not dlsim's, WAL journal, schema and busy timeout), and
+ * returns the bare connection instead of starting an event writer.  0, or
+ * negative with the reason (path included) in err.
+ */
+int dl_log_open_db(const char *path, int busy_ms, struct sqlite3 **db, char *err, size_t errlen);
 /* 1 if DB looks like a dlsim database (application_id or the runs/events
  * tables), 0 if it is empty (no tables), -1 if it is something else. */
 int dl_log_is_dlsim(struct sqlite3 *db);

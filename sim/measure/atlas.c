@@ -387,5 +387,10 @@ int dl_atlas_dtb_hook(void *ctx, const char *driver, const char *compat, json_t 
 	const struct dl_atlas *a = ctx ? ctx : dl_atlas_builtin();
 
 	(void)compat;
+	/* the built-in atlas is embedded and always parses (cli_atlas): only
+	 * memory can be missing, and class guesses instead would be a
+	 * different scenario said nowhere */
+	if (!a)
+		return -ENOMEM;
 	return dl_atlas_apply(a, driver, json_string_value(json_object_get(dev, "name")), dev);
 }

@@ -184,6 +184,7 @@ struct imp {
 	const char *label;
 	struct dl_dtb_opts opt;
 	unsigned early_nodes, early_dropped, unpopulated;
+	int oom;		/* a key could not be set (put()): out of memory */
 };
 
 static int fail(struct imp *m, const char *fmt, ...)
@@ -1162,13 +1163,31 @@ out:
 	return ret;
 }
 
+/*
+ * json_string() returns NULL for bytes that are not UTF-8 and when memory ran
+ * out: 1 if S is not valid UTF-8, 0 if it is, -ENOMEM if that cannot be told.
+ */
+static int not_utf8(const char *s)
+{
+	json_t *v = json_string(s);
+
+	if (v) {
+		json_decref(v);
+		return 0;
+	}
+	/* the same bytes unchecked: if even that fails, memory ran out */
+	v = json_stringn_nocheck(s, strlen(s));
+	json_decref(v);
+	return v ? 1 : -ENOMEM;
+}
+
 /* A JSON string from bytes that may not be UTF-8: error instead of NULL. */
 static int put_str(struct imp *m, json_t *obj, const char *key, const char *s)
 {
 	json_t *v = json_string(s);
 
 	if (!v)
-		return fail(m, "'%s' value is not valid UTF-8", key);
+		return not_utf8(s) == 1 ? fail(m, "'%s' value is not valid UTF-8", key) : nomem(m);
 	if (json_object_set_new(obj, key, v))
 		return nomem(m);
 	return 0;
@@ -1183,20 +1202,30 @@ static int utf8_ok(const char *s)
 }
 
 /*
+ * json_object_set_new() that remembers a failure (out of memory) in m->oom:
+ * build_json() then fails instead of writing a scenario without the key.
+ */
+static void put(struct imp *m, json_t *o, const char *key, json_t *v)
+{
+	if (json_object_set_new(o, key, v))
+		m->oom = 1;
+}
+
+/*
  * A device's latencies: GUESSES by class (above); a device that never binds
  * has no callbacks to run.  The latency atlas hooks in here by driver name:
  * d->drv ? d->drv->name : NULL (also the device's "x-driver").
  */
-static void dev_latencies(const struct ddev *d, json_t *o)
+static void dev_latencies(struct imp *m, const struct ddev *d, json_t *o)
 {
 	if (d->bind != B_BINDS) {
-		json_object_set_new(o, "probe", json_integer(0));
-		json_object_set_new(o, "suspend", json_integer(0));
-		json_object_set_new(o, "resume", json_integer(0));
+		put(m, o, "probe", json_integer(0));
+		put(m, o, "suspend", json_integer(0));
+		put(m, o, "resume", json_integer(0));
 	} else if (d->cls != C_DEFAULT) {
-		json_object_set_new(o, "probe", json_string(classes[d->cls].probe));
-		json_object_set_new(o, "suspend", json_string(classes[d->cls].suspend));
-		json_object_set_new(o, "resume", json_string(classes[d->cls].resume));
+		put(m, o, "probe", json_string(classes[d->cls].probe));
+		put(m, o, "suspend", json_string(classes[d->cls].suspend));
+		put(m, o, "resume", json_string(classes[d->cls].resume));
 	}
 }
 
@@ -1209,27 +1238,27 @@ static int dev_facts(struct imp *m, const struct ddev *d, json_t *o)
 	char why[512];
 	int ret;
 
-	json_object_set_new(o, "x-driver", drv && d->bind == B_BINDS ? json_string(drv->name) :
+	put(m, o, "x-driver", drv && d->bind == B_BINDS ? json_string(drv->name) :
 				json_null());
 	if (drv) {
 		if ((ret = put_str(m, o, "x-compatible", d->compat)))
 			return ret;
 		if (d->by_id)
-			json_object_set_new(o, "x-match", json_string(
+			put(m, o, "x-match", json_string(
 				"the bus's device_id table: the first compatible without its vendor"));
-		json_object_set_new(o, "x-driver-file", json_string(drv->file));
-		json_object_set_new(o, "x-driver-bus", json_string(drv->bus));
+		put(m, o, "x-driver-file", json_string(drv->file));
+		put(m, o, "x-driver-bus", json_string(drv->bus));
 		snprintf(why, sizeof(why), "%s (%s in Debian's arm64 config of %s)",
 			 built[drv->built < 4 ? drv->built : 3],
 			 *drv->config ? drv->config : "no CONFIG_ symbol", kv);
-		json_object_set_new(o, "x-driver-build", json_string(why));
-		json_object_set_new(o, "x-probe-async",
+		put(m, o, "x-driver-build", json_string(why));
+		put(m, o, "x-probe-async",
 				    json_boolean(drv->flags & DL_DTB_DRV_ASYNC_PROBE));
-		json_object_set_new(o, "x-runtime-pm", json_boolean(drv->flags & DL_DTB_DRV_RPM));
+		put(m, o, "x-runtime-pm", json_boolean(drv->flags & DL_DTB_DRV_RPM));
 	}
 	if (d->amba && m->opt.drivers == DL_DTB_DRIVERS_TABLE) {
-		json_object_set_new(o, "x-driver-bus", json_string("amba"));
-		json_object_set_new(o, "x-why", json_string(
+		put(m, o, "x-driver-bus", json_string("amba"));
+		put(m, o, "x-why", json_string(
 			"assumed to bind: an AMBA primecell, matched by peripheral ID (amba_id "
 			"tables), not by compatible; its driver's facts are unknown"));
 	}
@@ -1240,8 +1269,8 @@ static int dev_facts(struct imp *m, const struct ddev *d, json_t *o)
 		else
 			snprintf(why, sizeof(why), "never binds: no driver for its compatibles in "
 				 "Linux %s's source (no of_device_id entry)", kv);
-		json_object_set_new(o, "x-binds", json_false());
-		json_object_set_new(o, "x-why", json_string(why));
+		put(m, o, "x-binds", json_false());
+		put(m, o, "x-why", json_string(why));
 	}
 	if (m->opt.async == DL_DTB_ASYNC_ALL)
 		snprintf(why, sizeof(why), "--async all");
@@ -1258,7 +1287,7 @@ static int dev_facts(struct imp *m, const struct ddev *d, json_t *o)
 	else
 		snprintf(why, sizeof(why), "sync: neither %s nor the %s bus calls "
 			 "device_enable_async_suspend()", drv->file, drv->bus);
-	json_object_set_new(o, "x-async", json_string(why));
+	put(m, o, "x-async", json_string(why));
 	return 0;
 }
 
@@ -1273,7 +1302,7 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 	(void)ncycle;
 	if (!root || !devs || !links || !defs)
 		goto oom;
-	json_object_set_new(root, "format", json_string(DL_SC_FORMAT));
+	put(m, root, "format", json_string(DL_SC_FORMAT));
 	model = fdt_getprop(m->fdt, 0, "model", &len);
 	if (!(model && len > 1 && memchr(model, '\0', (size_t)len) && utf8_ok(model) &&
 	      !put_str(m, root, "name", model))) {
@@ -1282,7 +1311,7 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 		b = b ? b + 1 : m->label;
 		if (!utf8_ok(b))
 			b = "dtb";
-		json_object_set_new(root, "name", json_string(b));
+		put(m, root, "name", json_string(b));
 	}
 	snprintf(doc, sizeof(doc),
 		 "Imported from %s by dlsim import-dtb with fw_devlink's rules of Linux %s "
@@ -1328,14 +1357,14 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 		 classes[4].probe, classes[4].suspend, classes[4].resume);
 	if (!utf8_ok(doc))
 		snprintf(doc, sizeof(doc), "Imported by dlsim import-dtb; latencies are guesses.");
-	json_object_set_new(root, "x-doc", json_string(doc));
-	json_object_set_new(root, "seed", json_integer(1));
-	json_object_set_new(defs, "probe", json_string(classes[0].probe));
-	json_object_set_new(defs, "suspend", json_string(classes[0].suspend));
-	json_object_set_new(defs, "resume", json_string(classes[0].resume));
-	json_object_set_new(defs, "async", json_boolean(m->opt.async == DL_DTB_ASYNC_ALL));
-	json_object_set_new(root, "defaults", defs);
-	json_object_set_new(root, "x-driver-facts",
+	put(m, root, "x-doc", json_string(doc));
+	put(m, root, "seed", json_integer(1));
+	put(m, defs, "probe", json_string(classes[0].probe));
+	put(m, defs, "suspend", json_string(classes[0].suspend));
+	put(m, defs, "resume", json_string(classes[0].resume));
+	put(m, defs, "async", json_boolean(m->opt.async == DL_DTB_ASYNC_ALL));
+	put(m, root, "defaults", defs);
+	put(m, root, "x-driver-facts",
 			    json_string(m->opt.drivers == DL_DTB_DRIVERS_ALL ? "--drivers all" :
 					dl_dtb_driver_source(m->opt.kernel)));
 	defs = NULL;
@@ -1348,17 +1377,18 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 		if ((ret = put_str(m, o, "name", m->n[d->node].path)))
 			goto err;
 		if (d->parent >= 0)
-			json_object_set_new(o, "parent", json_string(m->n[m->d[d->parent].node].path));
+			put(m, o, "parent", json_string(m->n[m->d[d->parent].node].path));
 		if (d->async != (m->opt.async == DL_DTB_ASYNC_ALL))
-			json_object_set_new(o, "async", json_boolean(d->async));
-		dev_latencies(d, o);
+			put(m, o, "async", json_boolean(d->async));
+		dev_latencies(m, d, o);
 		if ((ret = dev_facts(m, d, o)))
 			goto err;
 		if (d->bind == B_BINDS && m->opt.dev_hook &&
 		    (ret = m->opt.dev_hook(m->opt.dev_hook_ctx, d->drv ? d->drv->name : NULL,
 					   d->drv ? d->compat : NULL, o))) {
 			snprintf(m->err->msg, sizeof(m->err->msg), "%s: device %s: latencies: %s",
-				 m->label, m->n[d->node].path, strerror(ret < 0 ? -ret : ret));
+				 m->label, m->n[d->node].path, ret == -ENOMEM || ret == ENOMEM ?
+				 "out of memory" : strerror(ret < 0 ? -ret : ret));
 			ret = ret < 0 ? ret : -ret;
 			goto err;
 		}
@@ -1376,7 +1406,7 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 					       l->cycle ? flags_c : l->relaxed ? flags_p : flags_n);
 
 		if (o && l->relaxed)
-			json_object_set_new(o, "x-relaxed", json_string(
+			put(m, o, "x-relaxed", json_string(
 				"the supplier never binds: fw_devlink_drivers_done() relaxes the "
 				"link to SYNC_STATE_ONLY when the deferred-probe timeout expires "
 				"(10 s by default with modules; late_initcall without); the "
@@ -1395,8 +1425,11 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 	json_decref(flags_n);
 	json_decref(flags_c);
 	json_decref(flags_p);
-	json_object_set_new(root, "devices", devs);
-	json_object_set_new(root, "links", links);
+	put(m, root, "devices", devs);
+	put(m, root, "links", links);
+	devs = links = NULL;
+	if (m->oom)
+		goto oom;
 	*out = root;
 	return 0;
 oom:
@@ -1576,7 +1609,8 @@ int dl_dtb_import_file_opts(const char *path, const struct dl_dtb_opts *opt, jso
 	*out = NULL;
 	if (!f) {
 		ret = -errno;
-		snprintf(err->msg, sizeof(err->msg), "%s: %s", path, strerror(errno));
+		snprintf(err->msg, sizeof(err->msg), "%s: %s", path,
+			 errno == ENOMEM ? "out of memory" : strerror(errno));
 		return ret ? ret : -ENOENT;
 	}
 	buf = malloc(cap);

@@ -1228,9 +1228,14 @@ int dl_scenario_load(const char *path, const struct dl_override *ov, size_t nov,
 		return sc_nomem(&b);
 	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
-		FILE *f = fopen(path, "r");
+		FILE *f = json_error_code(&jerr) == json_error_out_of_memory ? NULL :
+			  fopen(path, "r");
 
-		if (!f) {
+		if (json_error_code(&jerr) == json_error_out_of_memory || (!f && errno == ENOMEM)) {
+			/* not the file's fault: say what ran out */
+			dl_scenario_free(b.s);
+			return sc_nomem(&b);
+		} else if (!f) {
 			snprintf(err->msg, sizeof(err->msg), "%s: cannot open: %s; expected a "
 				 "readable scenario file", path, strerror(errno));
 			ret = errno == ENOENT ? -ENOENT : -EINVAL;

@@ -470,12 +470,10 @@ static int read_kernel_run(struct dl_sweep_worker *w, sqlite3 *db, int64_t of,
 
 	if (db != w->out || !w->outpath)
 		return dl_twin_read(db, of, tw, err);
-	if (sqlite3_open_v2(w->outpath, &ro, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		snprintf(err->msg, sizeof(err->msg), "%s: %s", w->outpath, sqlite3_errmsg(ro));
-		sqlite3_close(ro);
+	if (dl_log_open_reader(w->outpath, &ro, msg, sizeof(msg))) {
+		snprintf(err->msg, sizeof(err->msg), "%s", msg);
 		return -EIO;
 	}
-	sqlite3_busy_timeout(ro, 60000);
 	if (dl_log_attach_shards(ro, &of, 1, msg, sizeof(msg))) {
 		snprintf(err->msg, sizeof(err->msg), "%s", msg);
 		sqlite3_close(ro);
