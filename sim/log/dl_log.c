@@ -429,36 +429,12 @@ int dl_log_open(const char *path, struct dl_log **out, char *err, size_t errlen)
 	return dl_log_open_wait(path, DL_LOG_BUSY_MS, out, err, errlen);
 }
 
-static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **out, char *err,
+static int log_open(const char *path, int busy_ms, struct dl_log **out, char *err,
 		    size_t errlen);
 
 int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *err, size_t errlen)
 {
-	return log_open(path, busy_ms, 0, out, err, errlen);
-}
-
-int dl_log_open_scratch(const char *path, struct dl_log **out, char *err, size_t errlen)
-{
-	if (strncmp(path, "file:", 5) && unlink(path) != 0 && errno != ENOENT) {
-		seterr(err, errlen, "%s: cannot remove: %s", path, strerror(errno));
-		return -EACCES;
-	}
-	return log_open(path, DL_LOG_BUSY_MS, 1, out, err, errlen);
-}
-
-/* Opens the in-memory database a URI names (dl_log_open_scratch): no file to check. */
-static int open_uri(const char *path, sqlite3 **out, char *err, size_t errlen)
-{
-	sqlite3 *db = NULL;
-
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
-		seterr(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-		sqlite3_close(db);
-		return -EIO;
-	}
-	*out = db;
-	return 0;
+	return log_open(path, busy_ms, out, err, errlen);
 }
 
 /*
@@ -571,16 +547,12 @@ static int check_dlsim(sqlite3 *db, const char *path, char *err, size_t errlen)
  * Sets the journal mode and creates or extends the schema; returns an
  * SQLite result code, *emsg its message (sqlite3_free() it).
  */
-static int write_schema(sqlite3 *db, int scratch, int busy_ms, char **emsg)
+static int write_schema(sqlite3 *db, int busy_ms, char **emsg)
 {
 	char sql[64];
 	int rc;
 
-	/* a scratch log is thrown away if anything goes wrong: no file journal, no syncs */
-	if (scratch)
-		rc = sqlite3_exec(db, DL_LOG_SCRATCH_PRAGMAS, NULL, NULL, emsg);
-	else
-		rc = set_wal(db, busy_ms, emsg);
+	rc = set_wal(db, busy_ms, emsg);
 	/*
 	 * The schema in one write transaction: a second writer starting at the
 	 * same time waits (busy timeout), then sees all of it or none of it,
@@ -684,9 +656,9 @@ static int log_start(sqlite3 *db, const char *path, int busy_ms, struct dl_log *
  * Opens (or creates) the database at @path for writing: the file, the check
  * that it is dlsim's, the busy timeout, the journal and the schema.  Every
  * writer goes through here (the event log, the advice table, a twin's mark).
- * @scratch: a throw-away log.  0 with *@out open, or negative with @err.
+ * 0 with *@out open, or negative with @err.
  */
-static int db_open_checked(const char *path, int busy_ms, int scratch, sqlite3 **out, char *err,
+static int db_open_checked(const char *path, int busy_ms, sqlite3 **out, char *err,
 			   size_t errlen)
 {
 	sqlite3 *db = NULL;
@@ -694,10 +666,7 @@ static int db_open_checked(const char *path, int busy_ms, int scratch, sqlite3 *
 	int created = 0, has_data = 0, rc;
 
 	*out = NULL;
-	if (scratch && !strncmp(path, "file:", 5))
-		rc = open_uri(path, &db, err, errlen);
-	else
-		rc = open_file(path, &db, &created, &has_data, err, errlen);
+	rc = open_file(path, &db, &created, &has_data, err, errlen);
 	if (rc)
 		return rc;
 	if (busy_ms < 0)
@@ -707,15 +676,15 @@ static int db_open_checked(const char *path, int busy_ms, int scratch, sqlite3 *
 		sqlite3_close(db);
 		return rc;
 	}
-	rc = write_schema(db, scratch, busy_ms, &emsg);
+	rc = write_schema(db, busy_ms, &emsg);
 	if (rc != SQLITE_OK)
 		return schema_failed(db, path, rc, emsg, busy_ms, created, err, errlen);
 	*out = db;
 	return 0;
 }
 
-/* Opens (or creates) the log at @path, then starts its writer.  @scratch: a throw-away log. */
-static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **out, char *err,
+/* Opens (or creates) the log at @path, then starts its writer. */
+static int log_open(const char *path, int busy_ms, struct dl_log **out, char *err,
 		    size_t errlen)
 {
 	sqlite3 *db;
@@ -724,7 +693,7 @@ static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **
 	*out = NULL;
 	if (busy_ms < 0)
 		busy_ms = 0;
-	rc = db_open_checked(path, busy_ms, scratch, &db, err, errlen);
+	rc = db_open_checked(path, busy_ms, &db, err, errlen);
 	if (rc)
 		return rc;
 	return log_start(db, path, busy_ms, out, err, errlen);
@@ -732,7 +701,7 @@ static int log_open(const char *path, int busy_ms, int scratch, struct dl_log **
 
 int dl_log_open_db(const char *path, int busy_ms, sqlite3 **db, char *err, size_t errlen)
 {
-	return db_open_checked(path, busy_ms, 0, db, err, errlen);
+	return db_open_checked(path, busy_ms, db, err, errlen);
 }
 
 static void bind_id(sqlite3_stmt *st, int i, uint32_t v)

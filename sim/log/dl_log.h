@@ -62,17 +62,6 @@ struct dl_metric {
 int dl_log_open(const char *path, struct dl_log **out, char *err, size_t errlen);
 /* dl_log_open() waiting up to BUSY_MS (>= 0) for another writer's lock. */
 int dl_log_open_wait(const char *path, int busy_ms, struct dl_log **out, char *err, size_t errlen);
-/*
- * A private log nobody reads while it is written (a sweep worker's scratch):
- * PATH is a file, created afresh, or an SQLite URI (file:/NAME?vfs=memdb: in
- * memory, shared by the connections of this process).  Its rollback journal
- * is kept in memory and nothing is synced, so a crash may leave it
- * unreadable.  Every other connection that writes it runs
- * DL_LOG_SCRATCH_PRAGMAS too.
- */
-int dl_log_open_scratch(const char *path, struct dl_log **out, char *err, size_t errlen);
-#define DL_LOG_SCRATCH_PRAGMAS "PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF;" \
-	" PRAGMA secure_delete = OFF;"
 /* Inserts a runs row with status 'running'; started_at is ISO-8601 UTC. */
 int dl_log_run_begin(struct dl_log *, const struct dl_run_info *, int64_t *run_id);
 /* parent_id UINT32_MAX: NULL (a root).  Queued like events. */
