@@ -484,6 +484,17 @@ static int read_kernel_run(struct dl_sweep_worker *w, sqlite3 *db, int64_t of,
 	return ret;
 }
 
+/* A twin that could not run: counted and recorded as failed, @why saying so. */
+static int twin_failed(struct dl_sweep_worker *w, const struct dl_sweep_scenario *s,
+		       enum dl_order o, uint64_t seed, const char *kernel, const char *mode,
+		       const char *why, struct dl_sweep_task_result *res)
+{
+	res->runs++;
+	res->failed++;
+	return record_mode(w, 0, s, o, seed, kernel, mode, "failed", why) ?
+	       worker_err(w, "the sweep row", w->db) : 0;
+}
+
 /*
  * The twin @kind of kernel run @of (0: it failed or is not at hand) of @sc
  * under @o on kernel @ver: model, the DES of the same scenario (one CPU, the
@@ -506,27 +517,17 @@ static int twin_run(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 	int ret;
 
 	if (!of) {
-		res->runs++;
-		res->failed++;
-		return record_mode(w, 0, s, o, seed, kernel, mode, "failed",
-				   "no twin: its kernel run failed or is not in this database") ?
-		       worker_err(w, "the sweep row", w->db) : 0;
+		return twin_failed(w, s, o, seed, kernel, mode,
+				   "no twin: its kernel run failed or is not in this database", res);
 	}
 	dl_kver_parse(ver, &q.eo.kernel);
 	if (kind == DL_SWEEP_TWIN_MODEL)
 		return run_req(w, &q, s, kernel, mode, NULL, of, NULL, res);
-	if (read_kernel_run(w, db, of, &tw, &err)) {
-		res->runs++;
-		res->failed++;
-		return record_mode(w, 0, s, o, seed, kernel, mode, "failed", err.msg) ?
-		       worker_err(w, "the sweep row", w->db) : 0;
-	}
+	if (read_kernel_run(w, db, of, &tw, &err))
+		return twin_failed(w, s, o, seed, kernel, mode, err.msg, res);
 	if (dl_scenario_load_json(sc->name, tw.scenario, NULL, 0, NULL, &tsc, &err)) {
 		dl_twin_free(&tw);
-		res->runs++;
-		res->failed++;
-		return record_mode(w, 0, s, o, seed, kernel, mode, "failed", err.msg) ?
-		       worker_err(w, "the sweep row", w->db) : 0;
+		return twin_failed(w, s, o, seed, kernel, mode, err.msg, res);
 	}
 	q.sc = tsc;
 	q.eo = (struct dl_engine_opts){ .order = tw.order, .workers = tw.workers, .seed = tw.seed,
@@ -536,6 +537,22 @@ static int twin_run(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 	ret = run_req(w, &q, s, kernel, mode, NULL, of, NULL, res);
 	dl_scenario_free(tsc);
 	dl_twin_free(&tw);
+	return ret;
+}
+
+/*
+ * A scenario that does not load (a malformed DTB): each of its pending runs
+ * failed with @why, committed at once when direct.
+ */
+static int load_failed(struct dl_sweep_worker *w, uint32_t task, uint64_t pending,
+		       const char *why, struct dl_sweep_task_result *res)
+{
+	int ret;
+
+	res->failed = (uint32_t)__builtin_popcountll(pending);
+	ret = dl_sweep_worker_fail(w, task, pending, why);
+	if (!ret && w->outpath)
+		ret = commit_runs(w, res);
 	return ret;
 }
 
@@ -707,12 +724,8 @@ int dl_sweep_worker_run_batch(struct dl_sweep_worker *w, const uint32_t *task,
 		if (!pending[i])
 			continue;
 		if (load(p, t[i].s, t[i].seed, &t[i].sc, &err)) {
-			/* a scenario that does not load (a malformed DTB): each of its runs failed */
 			t[i].sc = NULL;
-			res[i].failed = (uint32_t)__builtin_popcountll(pending[i]);
-			ret = dl_sweep_worker_fail(w, task[i], pending[i], err.msg);
-			if (!ret && w->outpath)
-				ret = commit_runs(w, &res[i]);
+			ret = load_failed(w, task[i], pending[i], err.msg, &res[i]);
 			continue;
 		}
 	}
@@ -738,12 +751,7 @@ int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pendi
 	if (!pending)
 		return 0;
 	if (load(p, s, seed, &sc, &err)) {
-		/* a scenario that does not load (a malformed DTB): each of its runs failed */
-		res->failed = (uint32_t)__builtin_popcountll(pending);
-		ret = dl_sweep_worker_fail(w, task, pending, err.msg);
-		if (!ret && w->outpath)
-			ret = commit_runs(w, res);
-		return ret;
+		return load_failed(w, task, pending, err.msg, res);
 	}
 	if (!ret && w->backend == DL_BACKEND_KERNEL) {
 		dl_scenario_free(sc);
