@@ -49,8 +49,11 @@ grep -q "27 already in .*, 0 run now" "$T/out" && ok "everything skipped" || bad
 # the job down, while the ranks (SIGCONT'd by it) run on: at 40 runs of 200
 # devices that was enough to finish the sweep (a CI run kept all 40).  So the
 # ranks are stopped first, the count is read, a rank >= 1 is killed and then
-# the rest, as when its node is lost: exactly the runs committed before the
-# stop must be kept, and the re-run must complete them.
+# the rest, as when its node is lost.  A rank stopped inside its commit may
+# have written the WAL's commit frame before the shared index saw it: that run
+# is durable and appears once the WAL is recovered (a CI run kept 10 of 9), so
+# the kept count is n0 plus at most one in-flight commit per rank; the re-run
+# must complete them.
 BIG="--scenarios $SRC/scenarios/default.json --set devices=200 --orders kernel-async-v2,cp-first --seeds 60"
 TOTAL=120
 expect 0 "reference" "$DLSIM" sweep $BIG --db "$T/ref.db" --jobs 2
@@ -66,7 +69,7 @@ for p in $(pgrep -f "dlsim-mpi sweep .*$T/k.db"); do
 	ranks="$ranks $p"
 	[ -z "$victim" ] && grep -qz '^OMPI_COMM_WORLD_RANK=[1-9]' "/proc/$p/environ" && victim=$p
 done
-kill -STOP $ranks 2>/dev/null  # a commit in flight stays uncommitted: it dies with its rank
+kill -STOP $ranks 2>/dev/null  # no new commit starts; one in flight may still land (above)
 n0=$(count "$T/k.db")
 [ -n "$victim" ] && kill -KILL "$victim" && ok "killed rank process $victim after $n0 of $TOTAL runs" ||
 	bad "no rank to kill"
@@ -75,7 +78,9 @@ wait $pid; st=$?
 [ $st != 0 ] && ok "mpirun reports the lost rank (exit $st)" || bad "mpirun exit 0 after a rank died"
 [ "$(sqlite3 "$T/k.db" 'PRAGMA integrity_check')" = ok ] && ok "the database opens" || bad "integrity"
 n=$(count "$T/k.db")
-[ "$n" -gt 0 ] && [ "$n" -lt $TOTAL ] && [ "$n" = "$n0" ] && ok "$n of $TOTAL runs kept" ||
+nr=$(echo $ranks | wc -w)
+[ "$n" -gt 0 ] && [ "$n" -lt $TOTAL ] && [ "$n" -ge "$n0" ] && [ "$n" -le $((n0 + nr)) ] &&
+	ok "$n of $TOTAL runs kept ($n0 committed when the $nr ranks were stopped)" ||
 	bad "a killed sweep kept $n runs ($n0 committed when the ranks were stopped)"
 expect 0 "the kept runs pass check" "$DLSIM" check "$T/k.db" --all
 expect 0 "re-run completes it" timeout 300 $MPI "$DLSIM" sweep $BIG --db "$T/k.db"
