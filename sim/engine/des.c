@@ -130,13 +130,6 @@ int64_t des_handoff_len(const struct sim *s, uint32_t d)
 	return dl_sched_handoff_len(&des_sched, &s->ps, &s->cost, s->g.cur, d, s);
 }
 
-/* Position @d's callback is over: does a hand-off walk follow? */
-bool des_wants_handoff(const struct sim *s, uint32_t d)
-{
-	return s->ps.handoff && !s->aborted &&
-	       s->g.cur->off[d] != s->g.cur->off[d + 1] && des_handoff_len(s, d) > 0;
-}
-
 /* A hand-off claims position @y (ST_QUEUED_START) and queues it, MAX_WORK permitting. */
 static void handoff_claim(void *ctx, uint32_t y)
 {
@@ -314,11 +307,43 @@ void des_on_ready(struct sim *s, uint32_t y)
 		dl_sched_on_ready(&des_sched, &s->ps, s, y);
 }
 
+static bool sim_halted(void *ctx)
+{
+	return ((struct sim *)ctx)->aborted;
+}
+
+static void finish(void *ctx, uint32_t d)
+{
+	des_device_finished(ctx, d);
+}
+
+static void handoff_queue(void *ctx, uint32_t d)
+{
+	des_handoff_queue(ctx, d);
+}
+
 static const struct dl_sched_ops des_sched = {
 	.facts = task_facts, .main_ready = main_ready, .wake = item_wake,
 	.queue = item_queue_ready, .claim = handoff_claim, .skip = failed_skip,
-	.released = level_released,
+	.released = level_released, .halted = sim_halted, .finish = finish,
+	.handoff_queue = handoff_queue,
 };
+
+/*
+ * Position @d's callback is over, its sleep included, on the thread @run
+ * (main's, or an item's): it completes and hands off (dl_sched_callback_over());
+ * true if a hand-off walk follows, for which the thread asks a CPU.
+ */
+bool des_callback_over(struct sim *s, uint32_t d, bool deferred, const struct dl_sched_runner *run)
+{
+	return dl_sched_callback_over(&des_sched, run, &s->ps, &s->cost, s->g.cur, d, s, deferred);
+}
+
+/* Position @d's hand-off walk is over, on the thread @run (dl_sched_walk_over()). */
+void des_walk_over(struct sim *s, uint32_t d, const struct dl_sched_runner *run)
+{
+	dl_sched_walk_over(&des_sched, run, &s->ps, d, s);
+}
 
 /* Position @i's callback (not a deferring probe attempt) started in this phase. */
 static void mark_ran(struct sim *s, uint32_t i)
@@ -555,27 +580,23 @@ static void drain_check(struct sim *s)
 	}
 }
 
-/* Item @d is done: its worker is free. */
-static void item_done(struct sim *s, uint32_t d)
+/* The item of @d is done with it (dl_sched_walk_over()): 6.16+, it completed before its walk. */
+static void item_over(void *ctx, uint32_t d)
 {
-	item_leave(s);
-	if (s->t[d].lat == -1 && s->aborted) {
+	struct sim *s = ctx;
+
+	if (dl_handoff_after_done(&s->ps))
 		des_stage_set(&s->t[d], ST_DONE);
-		s->remaining--;
-	} else {
-		des_device_finished(s, d);
-	}
-	drain_check(s);
+	item_leave(s);
 }
 
-/* v2: item @d finished (des_device_finished() done) and walked its dependents: queue them, leave. */
-static void item_v2_done(struct sim *s, uint32_t d)
+static void item_next(void *ctx, uint32_t d)
 {
-	des_stage_set(&s->t[d], ST_DONE);
-	item_leave(s);
-	des_handoff_queue(s, d);
-	drain_check(s);
+	(void)d;
+	drain_check(ctx);
 }
+
+static const struct dl_sched_runner item_run = { .leave = item_over, .next = item_next };
 
 /* Item @d's hand-off walk asks for a CPU (ST_TAIL_Q). */
 static void item_handoff(struct sim *s, uint32_t d)
@@ -587,25 +608,19 @@ static void item_handoff(struct sim *s, uint32_t d)
 /* Item @d's callback is over, sleep included: its hand-off walk, or done. */
 static void item_callback_over(struct sim *s, uint32_t d)
 {
-	bool skipped = s->t[d].lat == -1 && s->aborted;
+	bool deferred = s->t[d].bk == BK_DEFERRED;
 
-	if (!skipped)
-		des_callback_end(s, d, s->t[d].bk == BK_DEFERRED);
-	if (!skipped && dl_handoff_after_done(&s->ps)) {
-		/* complete_all() first, then the hand-off walk (des_main_callback_over()) */
-		des_device_finished(s, d);
-		if (des_wants_handoff(s, d)) {
-			item_handoff(s, d);
-			return;
-		}
-		item_v2_done(s, d);
+	if (s->t[d].lat == -1 && s->aborted) {
+		/* skipped its callback (async_error): done, its worker free */
+		item_leave(s);
+		des_stage_set(&s->t[d], ST_DONE);
+		s->remaining--;
+		drain_check(s);
 		return;
 	}
-	if (!skipped && s->t[d].bk != BK_DEFERRED && des_wants_handoff(s, d)) {
+	des_callback_end(s, d, deferred);
+	if (des_callback_over(s, d, deferred, &item_run))
 		item_handoff(s, d);
-		return;
-	}
-	item_done(s, d);
 }
 
 /* Item @d's burst ended, its CPU released (or kept: ST_START going on to the callback). */
@@ -614,10 +629,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 	int64_t sl;
 
 	if (s->t[d].stage == ST_TAIL) {
-		if (dl_handoff_after_done(&s->ps))
-			item_v2_done(s, d);
-		else
-			item_done(s, d);
+		des_walk_over(s, d, &item_run);
 		return;
 	}
 	if (s->t[d].stage == ST_START) {

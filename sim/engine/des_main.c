@@ -177,35 +177,29 @@ static void main_handoff(struct sim *s)
 	burst_request(s, DL_VCPU_MAIN, 0);
 }
 
+/* Main is done with its device (dl_sched_walk_over()): it is free, and goes on with its walk. */
+static void main_over(void *ctx, uint32_t d)
+{
+	(void)d;
+	((struct sim *)ctx)->mstate = M_IDLE;
+}
+
+static void main_goes_on(void *ctx, uint32_t d)
+{
+	(void)d;
+	des_main_kick(ctx);
+}
+
+static const struct dl_sched_runner main_run = { .leave = main_over, .next = main_goes_on };
+
 /* Main's callback on position mdev is over, sleep included: its hand-off walk, or the next device. */
 void des_main_callback_over(struct sim *s)
 {
 	uint32_t d = s->mdev;
 
 	des_callback_end(s, d, s->main_cb_deferred);
-	if (dl_handoff_after_done(&s->ps)) {
-		/*
-		 * 6.16+: complete_all() first (blocked waiters wake), then the
-		 * hand-off walk (dpm_async_resume_subordinate(),
-		 * dpm_async_suspend_superior()) queues what is not queued yet
-		 */
-		des_device_finished(s, d);
-		if (des_wants_handoff(s, d)) {
-			main_handoff(s);
-			return;
-		}
-		des_handoff_queue(s, d);
-		s->mstate = M_IDLE;
-		des_main_kick(s);
-		return;
-	}
-	if (!s->main_cb_deferred && des_wants_handoff(s, d)) {
+	if (des_callback_over(s, d, s->main_cb_deferred, &main_run))
 		main_handoff(s);
-		return;
-	}
-	s->mstate = M_IDLE;
-	des_device_finished(s, d);
-	des_main_kick(s);
 }
 
 /* Main's burst ended (its CPU is free again). */
@@ -222,10 +216,8 @@ void des_main_burst_done(struct sim *s)
 		s->inflight++;
 		des_item_queue(s, d);
 	} else if (s->mkind == MK_HANDOFF) {
-		if (dl_handoff_after_done(&s->ps))
-			des_handoff_queue(s, d);   /* finished before its walk */
-		else
-			des_device_finished(s, d);
+		des_walk_over(s, d, &main_run);
+		return;
 	} else if ((sl = cb_sleep(s, d, s->main_cb_deferred)) > 0) {
 		s->mstate = M_SLEEP;
 		dl_vcpu_sleep(&s->vc, DL_VCPU_MAIN, sl);

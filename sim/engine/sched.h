@@ -71,6 +71,31 @@ struct dl_sched_ops {
 	 * it unattempted if a supplier did not bind)
 	 */
 	void (*released)(void *ctx, uint32_t y);
+	/* halted: a fault or a stop halted the phase: nothing new starts, nothing hands off */
+	bool (*halted)(void *ctx);
+	/*
+	 * finish: @d completes (complete_all()): the devices waiting for it
+	 * are counted down and acted on (dl_sched_on_ready()), the levels'
+	 * barrier counts it off, a failed probe cascades
+	 */
+	void (*finish)(void *ctx, uint32_t d);
+	/*
+	 * handoff_queue: 6.16+, @d completed and walked its dependents: queue
+	 * what its walk names (dl_sched_handoff(), with the backend's own
+	 * bookkeeping around it)
+	 */
+	void (*handoff_queue)(void *ctx, uint32_t d);
+};
+
+/*
+ * The thread that ran a callback, as the scheduler ends it
+ * (dl_sched_walk_over()); either may be NULL.
+ */
+struct dl_sched_runner {
+	/* leave: the thread is done with @d: an item gives its worker back, main is free */
+	void (*leave)(void *ctx, uint32_t d);
+	/* next: then the thread goes on: main with its walk, an item's end is seen by the drain */
+	void (*next)(void *ctx, uint32_t d);
 };
 
 /*
@@ -129,6 +154,20 @@ static inline int64_t dl_sched_handoff_len(const struct dl_sched_ops *ops,
 }
 
 /*
+ * dl_sched_wants_walk - does a hand-off walk (a burst of CPU of its own,
+ * dl_sched_handoff_len()) follow the callback of device @d?  Only in a
+ * phase whose finishing devices hand off, not halted, and if @d has
+ * participating dependents to walk.
+ */
+static inline bool dl_sched_wants_walk(const struct dl_sched_ops *ops,
+				       const struct dl_phase_scheme *ps, const struct dl_costs *c,
+				       const struct dl_csr *rel, uint32_t d, void *ctx)
+{
+	return ps->handoff && !ops->halted(ctx) && rel->off[d] != rel->off[d + 1] &&
+	       dl_sched_handoff_len(ops, ps, c, rel, d, ctx) > 0;
+}
+
+/*
  * dl_sched_handoff - the items the hand-off walk of finishing device @d
  * queues (dpm_async_resume_subordinate(), dpm_async_suspend_superior() of
  * 6.16+): each participating dependent dl_handoff_queues() names is
@@ -145,6 +184,53 @@ static inline void dl_sched_handoff(const struct dl_sched_ops *ops,
 		if (ops->facts(ctx, y, &f) && dl_handoff_queues(ps, &f))
 			ops->claim(ctx, y);
 	}
+}
+
+/*
+ * dl_sched_walk_over - device @d's hand-off walk is over (or it had none):
+ * the thread that ran it leaves it, then 6.16+ queues what the walk names
+ * (it completed before its walk), the others complete it now, and the
+ * thread goes on (@run's leave and next, either NULL).
+ */
+static inline void dl_sched_walk_over(const struct dl_sched_ops *ops,
+				      const struct dl_sched_runner *run,
+				      const struct dl_phase_scheme *ps, uint32_t d, void *ctx)
+{
+	if (run && run->leave)
+		run->leave(ctx, d);
+	if (dl_handoff_after_done(ps))
+		ops->handoff_queue(ctx, d);
+	else
+		ops->finish(ctx, d);
+	if (run && run->next)
+		run->next(ctx, d);
+}
+
+/*
+ * dl_sched_callback_over - device @d's callback is over, its sleep
+ * included (@deferred: a probe attempt that deferred, which hands nothing
+ * off).  What follows, in its order's sequence: 6.16+
+ * (dl_handoff_after_done()) completes it first, then walks its dependents;
+ * the others walk first and complete it after.  Returns true if a hand-off
+ * walk follows: the runner spends dl_sched_handoff_len() of CPU (at once,
+ * or as a burst of its own), then calls dl_sched_walk_over(); false: @d is
+ * done (dl_sched_walk_over() ran).
+ */
+static inline bool dl_sched_callback_over(const struct dl_sched_ops *ops,
+					  const struct dl_sched_runner *run,
+					  const struct dl_phase_scheme *ps, const struct dl_costs *c,
+					  const struct dl_csr *rel, uint32_t d, void *ctx,
+					  bool deferred)
+{
+	if (dl_handoff_after_done(ps)) {
+		ops->finish(ctx, d);
+		if (dl_sched_wants_walk(ops, ps, c, rel, d, ctx))
+			return true;
+	} else if (!deferred && dl_sched_wants_walk(ops, ps, c, rel, d, ctx)) {
+		return true;
+	}
+	dl_sched_walk_over(ops, run, ps, d, ctx);
+	return false;
 }
 
 /*

@@ -321,9 +321,34 @@ static void handoff(struct thr *t, uint32_t d)
 	dl_sched_handoff(&thr_sched, &t->ps, &t->rel, d, t);
 }
 
+static bool thr_halted(void *ctx)
+{
+	return dl_halted(&((struct thr *)ctx)->sy);
+}
+
+/* @d's PM callback ran: complete it, and count it off its dependents (des_device_finished()). */
+static void finish(void *ctx, uint32_t d)
+{
+	struct thr *t = ctx;
+
+	atomic_store(&t->ok[d], 1);
+	dl_complete_all(&t->sy, d);
+	if (t->ps.link_aware && !dl_halted(&t->sy))
+		release_dependents(t, d, true);
+}
+
+static void handoff_queue(void *ctx, uint32_t d)
+{
+	struct thr *t = ctx;
+
+	if (!dl_halted(&t->sy))
+		handoff(t, d);
+}
+
 static const struct dl_sched_ops thr_sched = {
 	.facts = dev_facts, .wake = item_wake, .queue = item_queue_ready,
 	.claim = handoff_claim, .skip = failed_skip, .released = level_released,
+	.halted = thr_halted, .finish = finish, .handoff_queue = handoff_queue,
 };
 
 /*
@@ -334,7 +359,7 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 {
 	int err, depth;
 	int64_t cpu;
-	bool ok = true, cb;
+	bool cb;
 
 	if (t->pk == PK_PROBE) {
 		struct dl_seq q;
@@ -344,11 +369,11 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		t->attempted[d] = 1;
 		dl_seq_probe_one(&q, d);
 		core_lock(w);
-		ok = t->core.dev[d].state == DL_DEV_DRIVER_BOUND;
+		cb = t->core.dev[d].state == DL_DEV_DRIVER_BOUND;   /* bound */
 		core_unlock(w);
-		atomic_store(&t->ok[d], ok);
+		atomic_store(&t->ok[d], cb);
 		dl_complete_all(&t->sy, d);
-		release_dependents(t, d, ok);
+		release_dependents(t, d, cb);
 		return;
 	}
 	atomic_store(&t->sy.started[d], 1);
@@ -375,16 +400,10 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 		t->newdepth[d] = (uint8_t)depth;
 		t->depth_set[d] = 1;
 	}
-	if (t->ps.handoff && !dl_handoff_after_done(&t->ps) && !dl_halted(&t->sy))
-		dl_thr_take_time(&w->th, handoff_len(t, d));   /* PM phases only: probe returned above */
-	atomic_store(&t->ok[d], 1);
-	dl_complete_all(&t->sy, d);
-	if (t->ps.link_aware && !dl_halted(&t->sy))
-		release_dependents(t, d, ok);
-	if (t->ps.handoff && dl_handoff_after_done(&t->ps) && !dl_halted(&t->sy)) {
-		/* 6.16+: complete_all() first, then the hand-off walk queues the rest */
+	/* complete it and hand off in its order's sequence; a hand-off walk takes its time here */
+	if (dl_sched_callback_over(&thr_sched, NULL, &t->ps, &t->cost, &t->rel, d, t, false)) {
 		dl_thr_take_time(&w->th, handoff_len(t, d));
-		handoff(t, d);
+		dl_sched_walk_over(&thr_sched, NULL, &t->ps, d, t);
 	}
 }
 
