@@ -323,11 +323,17 @@ static void handoff_queue(void *ctx, uint32_t d)
 }
 
 static const struct dl_sched_ops des_sched = {
-	.facts = task_facts, .main_ready = main_ready, .wake = item_wake,
+	.facts = task_facts, .start = task_facts, .main_ready = main_ready, .wake = item_wake,
 	.queue = item_queue_ready, .claim = handoff_claim, .skip = failed_skip,
 	.released = level_released, .halted = sim_halted, .finish = finish,
 	.handoff_queue = handoff_queue,
 };
+
+/* The phase-start pass (dl_sched_start()): nothing ran yet, the records are the snapshot. */
+void des_start(struct sim *s)
+{
+	dl_sched_start(&des_sched, &s->ps, &s->w, s);
+}
 
 /*
  * Position @d's callback is over, its sleep included, on the thread @run

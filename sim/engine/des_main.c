@@ -120,9 +120,11 @@ void des_main_kick(struct sim *s)
 			return;
 		}
 		if (!s->t[d].on_main || s->t[d].left) {
-			/* classic async, or one left to main: queue its item if MAX_WORK allows */
+			/* classic async, or one left to main: queue its item, MAX_WORK permitting */
 			s->t[d].left = 0;
-			if (dl_async_may_queue(s->pol, s->inflight)) {
+			switch (dl_sched_main_choice(s->pol, &s->ps, s->inflight,
+						     s->widx <= s->w.nupfront)) {
+			case DL_MAIN_QUEUE:
 				s->t[d].on_main = 0;
 				/*
 				 * marked at once, as dpm_async_fn() sets
@@ -135,12 +137,13 @@ void des_main_kick(struct sim *s)
 				s->mstate = M_QUEUED;
 				burst_request(s, DL_VCPU_MAIN, 0);
 				return;
+			case DL_MAIN_LEAVE:
+				continue;
+			case DL_MAIN_RUN:
+				s->t[d].on_main = 1;
+				s->opr->sync_fallbacks++;
+				break;
 			}
-			if (dl_items_claimed_early(&s->ps) && s->widx <= s->w.nupfront)
-				continue;   /* v2 up front: dpm_async_with_cleanup() leaves it to the walk */
-			/* MAX_WORK: dpm_async_fn() fails, the main thread runs the device */
-			s->t[d].on_main = 1;
-			s->opr->sync_fallbacks++;
 		}
 		s->mstate = M_WAIT_DEV;
 	}

@@ -228,13 +228,7 @@ static int run_phase(struct sim *s)
 	plan(s);
 	des_main_kick(s);
 	des_retry_poke(s);   /* module context: what an earlier op left deferred */
-	for (uint32_t k = 0; k < s->w.n; k++) {
-		uint32_t i = s->w.v[k];
-
-		if (s->t[i].part && dl_ready_at_start(&s->ps, &(struct dl_dev_facts){ .on_main = s->t[i].on_main,
-									  .waits = s->t[i].wait }))
-			des_on_ready(s, i);
-	}
+	des_start(s);
 	err = des_run_loop(s);
 	if (s->aborted)
 		mainb = 0;   /* main stopped early: no claim */

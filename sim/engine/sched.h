@@ -43,6 +43,8 @@ struct dl_sched_ops {
 	 * phase (the walks pass it by).
 	 */
 	bool (*facts)(const void *ctx, uint32_t y, struct dl_dev_facts *f);
+	/* start: the same, as the phase started (dl_sched_start()) */
+	bool (*start)(const void *ctx, uint32_t y, struct dl_dev_facts *f);
 	/* main_ready: the main thread runs ready @y (wake it if it waits for @y), or NULL */
 	void (*main_ready)(void *ctx, uint32_t y);
 	/* wake: ready @y's item blocked or parked on its waits: wake it */
@@ -99,18 +101,15 @@ struct dl_sched_runner {
 };
 
 /*
- * dl_sched_on_ready - the last wait of participating device @y is done: do
- * what its order says (dl_ready_action()) with the backend's mechanism.
+ * dl_sched_act - participating device @y, of facts @f, is ready: do what
+ * its order says (dl_ready_action()) with the backend's mechanism.
  * Returns what ops->queue() returned (true: @y finished unattempted), else
  * false.
  */
-static inline bool dl_sched_on_ready(const struct dl_sched_ops *ops,
-				     const struct dl_phase_scheme *ps, void *ctx, uint32_t y)
+static inline bool dl_sched_act(const struct dl_sched_ops *ops, const struct dl_phase_scheme *ps,
+				void *ctx, uint32_t y, const struct dl_dev_facts *f)
 {
-	struct dl_dev_facts f = { 0 };
-
-	ops->facts(ctx, y, &f);
-	switch (dl_ready_action(ps, &f)) {
+	switch (dl_ready_action(ps, f)) {
 	case DL_READY_MAIN:
 		if (ops->main_ready)
 			ops->main_ready(ctx, y);
@@ -124,6 +123,38 @@ static inline bool dl_sched_on_ready(const struct dl_sched_ops *ops,
 		break;
 	}
 	return false;
+}
+
+/* dl_sched_on_ready - the last wait of participating device @y is done (dl_sched_act()). */
+static inline bool dl_sched_on_ready(const struct dl_sched_ops *ops,
+				     const struct dl_phase_scheme *ps, void *ctx, uint32_t y)
+{
+	struct dl_dev_facts f = { 0 };
+
+	ops->facts(ctx, y, &f);
+	return dl_sched_act(ops, ps, ctx, y, &f);
+}
+
+/*
+ * dl_sched_start - the phase-start pass: the devices of main's walk @w
+ * that are ready as the phase starts (dl_ready_at_start()) are acted on
+ * as when their last wait is done, in walk order.  It decides from the
+ * facts as the phase started (ops->start: the snapshot's wait counts),
+ * not from live ones: on threads, workers finish devices while the pass
+ * still runs, and a device a worker made ready meanwhile is that
+ * worker's to queue (a live count would queue it twice or not at all).
+ */
+static inline void dl_sched_start(const struct dl_sched_ops *ops,
+				  const struct dl_phase_scheme *ps, const struct dl_walk *w,
+				  void *ctx)
+{
+	for (uint32_t k = 0; k < w->n; k++) {
+		uint32_t y = w->v[k];
+		struct dl_dev_facts f = { 0 };
+
+		if (ops->start(ctx, y, &f) && dl_ready_at_start(ps, &f) && !ops->halted(ctx))
+			dl_sched_act(ops, ps, ctx, y, &f);
+	}
 }
 
 /*
@@ -262,6 +293,31 @@ static inline void dl_sched_release_level(const struct dl_sched_ops *ops,
 {
 	for (uint32_t i = lv->off[l]; i < lv->off[l + 1]; i++)
 		ops->released(ctx, lv->order[i]);
+}
+
+/* What the main thread does with an item its walk would queue (dl_sched_main_choice()). */
+enum dl_main_choice {
+	DL_MAIN_QUEUE,   /* queue it */
+	DL_MAIN_LEAVE,   /* 6.16+ up-front pass: dpm_async_with_cleanup() fails, left to the walk */
+	DL_MAIN_RUN,     /* dpm_async_fn() fails: main runs it itself (a sync fallback) */
+};
+
+/*
+ * dl_sched_main_choice - the main thread's walk reaches an item to queue
+ * (dl_walk_action() DL_WALK_QUEUE, one left to it, or, @upfront, one of
+ * 6.16+'s up-front pass) while @inflight items are queued or running:
+ * MAX_WORK (dl_async_may_queue()) decides.  Read under the backend's
+ * lock, if it has one, with the queueing that follows.
+ */
+static inline enum dl_main_choice dl_sched_main_choice(const struct dl_order_policy *pol,
+						       const struct dl_phase_scheme *ps,
+						       uint32_t inflight, bool upfront)
+{
+	if (dl_async_may_queue(pol, inflight))
+		return DL_MAIN_QUEUE;
+	if (upfront && dl_items_claimed_early(ps))
+		return DL_MAIN_LEAVE;
+	return DL_MAIN_RUN;
 }
 
 /*

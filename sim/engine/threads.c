@@ -99,9 +99,9 @@ bool thr_may_queue(struct thr *t)
 	bool ok;
 
 	dl_pool_lock(&t->pool);
-	ok = dl_async_may_queue(t->pol, t->pool.outstanding);
+	ok = dl_sched_main_choice(t->pol, &t->ps, t->pool.outstanding, false) == DL_MAIN_QUEUE;
 	if (!ok)
-		t->fallbacks++;
+		t->fallbacks++;   /* DL_MAIN_RUN */
 	dl_pool_unlock(&t->pool);
 	return ok;
 }
@@ -172,6 +172,20 @@ static bool dev_facts(const void *ctx, uint32_t y, struct dl_dev_facts *f)
 	f->queued = dl_items_claimed_early(&t->ps) && atomic_load(&t->queued[y]) != 0;
 	f->waits = atomic_load(&t->pending[y]);
 	return true;   /* rel holds the phase's devices only */
+}
+
+/* @y's facts as the phase started: the snapshot's wait count, nothing queued or parked yet. */
+static bool start_facts(const void *ctx, uint32_t y, struct dl_dev_facts *f)
+{
+	const struct thr *t = ctx;
+
+	if (!t->part[y])
+		return false;
+	f->on_main = t->on_main[y];
+	f->held = true;
+	f->idle = true;
+	f->waits = t->wcount[y];
+	return true;
 }
 
 /* A parked item's last wait is done (wake_parked()). */
@@ -346,7 +360,7 @@ static void handoff_queue(void *ctx, uint32_t d)
 }
 
 static const struct dl_sched_ops thr_sched = {
-	.facts = dev_facts, .wake = item_wake, .queue = item_queue_ready,
+	.facts = dev_facts, .start = start_facts, .wake = item_wake, .queue = item_queue_ready,
 	.claim = handoff_claim, .skip = failed_skip, .released = level_released,
 	.halted = thr_halted, .finish = finish, .handoff_queue = handoff_queue,
 };
@@ -642,20 +656,14 @@ static void main_walk(struct thr *t, struct tw *m)
 		unsigned char idle = 0;
 		bool room;
 
-		/* MAX_WORK: dpm_async_with_cleanup() fails, left to the walk */
+		/* MAX_WORK: dpm_async_with_cleanup() fails, left to the walk (DL_MAIN_LEAVE) */
 		dl_pool_lock(&t->pool);
-		room = dl_async_may_queue(t->pol, t->pool.outstanding);
+		room = dl_sched_main_choice(t->pol, &t->ps, t->pool.outstanding, true) == DL_MAIN_QUEUE;
 		dl_pool_unlock(&t->pool);
 		if (room && atomic_compare_exchange_strong(&t->queued[d], &idle, 1))
 			thr_main_visit(t, m, d, true);
 	}
-	for (uint32_t i = 0; i < t->w.n; i++) {
-		uint32_t d = t->w.v[i];
-
-		if (t->part[d] && dl_ready_at_start(&t->ps, &(struct dl_dev_facts){
-					     .on_main = t->on_main[d], .waits = t->wcount[d] }))
-			q_push_ready(t, d);
-	}
+	dl_sched_start(&thr_sched, &t->ps, &t->w, t);
 	for (uint32_t i = t->w.nupfront; i < t->w.n && !dl_halted(&t->sy) && !dl_poll_stop(&t->sy); i++) {
 		uint32_t d = t->w.v[i];
 		unsigned char idle = 0;
