@@ -112,6 +112,7 @@ static bool task_facts(const void *ctx, uint32_t y, struct dl_dev_facts *f)
 	f->blocked = z->stage == ST_BLOCKED;
 	f->idle = z->stage == ST_IDLE;
 	f->queued = z->stage != ST_IDLE;
+	f->done = z->stage == ST_DONE;
 	f->waits = z->wait;
 	return true;
 }
@@ -328,6 +329,14 @@ static const struct dl_sched_ops des_sched = {
 	.released = level_released, .halted = sim_halted, .finish = finish,
 	.handoff_queue = handoff_queue,
 };
+
+/* Main's walk: the next position it takes (dl_sched_walk_next()); false at its end. */
+bool des_walk_next(struct sim *s, uint32_t *i)
+{
+	enum dl_walk_act act;
+
+	return dl_sched_walk_next(&des_sched, &s->ps, &s->w, &s->widx, s, i, &act);
+}
 
 /* The phase-start pass (dl_sched_start()): nothing ran yet, the records are the snapshot. */
 void des_start(struct sim *s)

@@ -272,6 +272,7 @@ static inline int64_t cb_sleep(const struct sim *s, uint32_t i, bool deferred)
 void des_item_queue(struct sim *s, uint32_t y);
 void des_on_ready(struct sim *s, uint32_t y);
 void des_start(struct sim *s);
+bool des_walk_next(struct sim *s, uint32_t *i);
 void des_device_finished(struct sim *s, uint32_t d);
 int64_t des_callback_begin(struct sim *s, uint32_t i, int64_t pre, bool *deferred);
 void des_pmwq_run(struct sim *s, bool flush);

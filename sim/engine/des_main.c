@@ -35,22 +35,7 @@ static bool main_next(struct sim *s, uint32_t *i)
 		return true;
 	if (s->retry.late)
 		return false;   /* past the walk: the active list (des_main_kick()) */
-	while (s->widx < s->w.n) {
-		uint32_t x = s->w.v[s->widx++];
-
-		if (s->pk == PK_PROBE_READY && s->t[x].stage == ST_DONE)
-			continue;       /* probe_failed() */
-		if (!s->t[x].part)
-			continue;
-		/* probing with the deferral: every device; else dl_walk_action() */
-		if (s->pk == PK_PROBE_DEFER ||
-		    dl_walk_action(&s->ps, &(struct dl_dev_facts){ .on_main = s->t[x].on_main,
-						       .queued = s->t[x].stage != ST_IDLE }) != DL_WALK_SKIP) {
-			*i = x;
-			return true;
-		}
-	}
-	return false;
+	return des_walk_next(s, i);
 }
 
 /* Advance the main thread as far as it can go without a CPU burst ending. */

@@ -295,6 +295,33 @@ static inline void dl_sched_release_level(const struct dl_sched_ops *ops,
 		ops->released(ctx, lv->order[i]);
 }
 
+/*
+ * dl_sched_walk_next - the main thread's walk @w goes on from *@widx to
+ * the next device it takes, into *@y: a participating one (ops->facts)
+ * that dl_walk_action() does not skip; in the deferred-probe walk every
+ * one (dd.c probes each in turn); when probing, none the failed-probe
+ * cascade finished.  *@act: what main does with it (DL_WALK_RUN,
+ * DL_WALK_QUEUE: dl_sched_main_choice() next).  false at the walk's end.
+ */
+static inline bool dl_sched_walk_next(const struct dl_sched_ops *ops,
+				      const struct dl_phase_scheme *ps, const struct dl_walk *w,
+				      uint32_t *widx, void *ctx, uint32_t *y, enum dl_walk_act *act)
+{
+	while (*widx < w->n) {
+		uint32_t x = w->v[(*widx)++];
+		struct dl_dev_facts f = { 0 };
+
+		if (!ops->facts(ctx, x, &f) || (ps->kind == DL_PK_PROBE && f.done))
+			continue;
+		*act = ps->kind == DL_PK_PROBE_DEFER ? DL_WALK_RUN : dl_walk_action(ps, &f);
+		if (*act != DL_WALK_SKIP) {
+			*y = x;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* What the main thread does with an item its walk would queue (dl_sched_main_choice()). */
 enum dl_main_choice {
 	DL_MAIN_QUEUE,   /* queue it */

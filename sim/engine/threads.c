@@ -165,13 +165,15 @@ static bool dev_facts(const void *ctx, uint32_t y, struct dl_dev_facts *f)
 {
 	const struct thr *t = ctx;
 
+	if (!t->part[y])
+		return false;   /* main's walk lists every device; rel the phase's only */
 	f->on_main = t->on_main[y];
 	f->held = true;
 	f->idle = true;
 	f->blocked = dl_item_parks(&t->ps) && atomic_load(&t->parked[y]);
 	f->queued = dl_items_claimed_early(&t->ps) && atomic_load(&t->queued[y]) != 0;
 	f->waits = atomic_load(&t->pending[y]);
-	return true;   /* rel holds the phase's devices only */
+	return true;
 }
 
 /* @y's facts as the phase started: the snapshot's wait count, nothing queued or parked yet. */
@@ -643,56 +645,53 @@ static bool main_run(struct thr *t, struct tw *m, uint32_t d)
 }
 
 /*
+ * 6.16+: the walk claims @d's item (work_in_progress) as dpm_async_fn()
+ * does, before it queues or runs it; false if a hand-off claimed it first.
+ */
+static bool walk_claim(struct thr *t, uint32_t d)
+{
+	unsigned char idle = 0;
+
+	return !dl_items_claimed_early(&t->ps) || t->on_main[d] ||
+	       atomic_compare_exchange_strong(&t->queued[d], &idle, 1);
+}
+
+/*
  * The main thread's walk through a phase whose devices wait for others
- * (not main_only, no barrier): v2's up-front items, the items ready at
- * once, then each device as dl_walk_action() says, taking in turn what
- * was left to it (MAX_WORK).  Returns early if the phase halts.
+ * (not main_only, no barrier): the items ready at once (dl_sched_start()),
+ * then each device dl_sched_walk_next() names (v2: its up-front items
+ * first), taking in turn what was left to it (MAX_WORK).  Returns early
+ * if the phase halts.
  */
 static void main_walk(struct thr *t, struct tw *m)
 {
-	/* v2: the async roots (resume) or leaves (suspend) first */
-	for (uint32_t i = 0; i < t->w.nupfront && !dl_halted(&t->sy); i++) {
-		uint32_t d = t->w.v[i];
-		unsigned char idle = 0;
-		bool room;
+	uint32_t i = 0, d;
+	enum dl_walk_act act;
 
-		/* MAX_WORK: dpm_async_with_cleanup() fails, left to the walk (DL_MAIN_LEAVE) */
-		dl_pool_lock(&t->pool);
-		room = dl_sched_main_choice(t->pol, &t->ps, t->pool.outstanding, true) == DL_MAIN_QUEUE;
-		dl_pool_unlock(&t->pool);
-		if (room && atomic_compare_exchange_strong(&t->queued[d], &idle, 1))
-			thr_main_visit(t, m, d, true);
-	}
 	dl_sched_start(&thr_sched, &t->ps, &t->w, t);
-	for (uint32_t i = t->w.nupfront; i < t->w.n && !dl_halted(&t->sy) && !dl_poll_stop(&t->sy); i++) {
-		uint32_t d = t->w.v[i];
-		unsigned char idle = 0;
+	while (!dl_halted(&t->sy) && !dl_poll_stop(&t->sy)) {
+		enum dl_main_choice c = DL_MAIN_RUN;
 
-		if (!t->part[d])
-			continue;
-		main_fallbacks(t);
-		/*
-		 * v2: dpm_async_fn() tests and sets work_in_progress at
-		 * once, so the walk claims the item as it asks
-		 */
-		switch (dl_walk_action(&t->ps, &(struct dl_dev_facts){
-				.on_main = t->on_main[d],
-				.queued = dl_items_claimed_early(&t->ps) && !t->on_main[d] &&
-					  !atomic_compare_exchange_strong(&t->queued[d], &idle, 1) })) {
-		case DL_WALK_QUEUE:
-			if (thr_may_queue(t)) {
-				thr_main_visit(t, m, d, true);
-				break;
-			}
-			/* MAX_WORK items pending: dpm_async_fn() fails, main runs it */
-			/* fallthrough */
-		case DL_WALK_RUN:
-			if (!main_run(t, m, d))
-				return;
-			break;
-		case DL_WALK_SKIP:
-			break;
+		if (i >= t->w.nupfront)
+			main_fallbacks(t);
+		if (!dl_sched_walk_next(&thr_sched, &t->ps, &t->w, &i, t, &d, &act))
+			return;
+		if (act == DL_WALK_QUEUE) {
+			dl_pool_lock(&t->pool);
+			c = dl_sched_main_choice(t->pol, &t->ps, t->pool.outstanding,
+						 i <= t->w.nupfront);
+			dl_pool_unlock(&t->pool);
 		}
+		if (c == DL_MAIN_LEAVE || !walk_claim(t, d))
+			continue;
+		if (c == DL_MAIN_QUEUE) {
+			thr_main_visit(t, m, d, true);
+			continue;
+		}
+		if (act == DL_WALK_QUEUE)
+			t->fallbacks++;   /* MAX_WORK: dpm_async_fn() fails, main runs it */
+		if (!main_run(t, m, d))
+			return;
 	}
 }
 

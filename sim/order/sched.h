@@ -94,6 +94,7 @@ struct dl_dev_facts {
 	bool blocked;    /* its item was queued and blocks on its waits (kernel-async, -v2) */
 	bool idle;       /* its item is not queued yet */
 	bool queued;     /* its item is queued already (v2: work_in_progress) */
+	bool done;       /* finished already (a failed probe's cascade finished it unattempted) */
 	uint32_t waits;  /* the waits it has left */
 };
 
