@@ -6,11 +6,16 @@
  * the backend's functions (struct dl_sched_ops, as Redis' ae.c runs over
  * aeApi*): read one device's facts (its records in des.c, its atomics in
  * threads.c), run on main, wake an item, queue one, claim one, finish a
- * device unattempted.  The functions are inline and each backend's table
+ * device unattempted, complete one, queue what its hand-off walk names.  The functions are inline and each backend's table
  * is a constant, so each backend's copy is compiled with its own
  * mechanism inlined (the DES's hot path pays no indirect call).
  *
+ * - the phase-start pass, from the facts as the phase started (dl_sched_start());
+ * - the main thread's walk: the next device it takes (dl_sched_walk_next())
+ *   and MAX_WORK's choice for an item it would queue (dl_sched_main_choice());
  * - what becomes of a device whose last wait is done (dl_sched_on_ready());
+ * - the end of a callback in its order's sequence: complete, hand-off walk,
+ *   queue, leave (dl_sched_callback_over(), dl_sched_walk_over());
  * - the hand-off walk of a finishing device: its cost (handoff_ns per
  *   dependent, queue_ns per item it queues) and the items it queues;
  * - the failed-probe cascade: a probe that did not bind releases nobody,
