@@ -347,17 +347,40 @@ void des_start(struct sim *s)
 /*
  * Position @d's callback is over, its sleep included, on the thread @run
  * (main's, or an item's): it completes and hands off (dl_sched_callback_over());
- * true if a hand-off walk follows, for which the thread asks a CPU.
+ * true if a hand-off walk follows, for which the thread asks a CPU.  @run
+ * is a constant, so that its calls are inlined.
  */
-bool des_callback_over(struct sim *s, uint32_t d, bool deferred, const struct dl_sched_runner *run)
+static inline bool callback_over(struct sim *s, uint32_t d, bool deferred,
+				 const struct dl_sched_runner *run)
 {
 	return dl_sched_callback_over(&des_sched, run, &s->ps, &s->cost, s->g.cur, d, s, deferred);
 }
 
-/* Position @d's hand-off walk is over, on the thread @run (dl_sched_walk_over()). */
-void des_walk_over(struct sim *s, uint32_t d, const struct dl_sched_runner *run)
+/* Main is done with its device (dl_sched_walk_over()): it is free, and goes on with its walk. */
+static void main_over(void *ctx, uint32_t d)
 {
-	dl_sched_walk_over(&des_sched, run, &s->ps, d, s);
+	(void)d;
+	((struct sim *)ctx)->mstate = M_IDLE;
+}
+
+static void main_goes_on(void *ctx, uint32_t d)
+{
+	(void)d;
+	des_main_kick(ctx);
+}
+
+static const struct dl_sched_runner main_run = { .leave = main_over, .next = main_goes_on };
+
+/* Main's callback on position @d is over (callback_over()): true if its hand-off walk follows. */
+bool des_main_cb_over(struct sim *s, uint32_t d, bool deferred)
+{
+	return callback_over(s, d, deferred, &main_run);
+}
+
+/* Main's hand-off walk of position @d is over (dl_sched_walk_over()). */
+void des_main_walk_over(struct sim *s, uint32_t d)
+{
+	dl_sched_walk_over(&des_sched, &main_run, &s->ps, d, s);
 }
 
 /* Position @i's callback (not a deferring probe attempt) started in this phase. */
@@ -634,7 +657,7 @@ static void item_callback_over(struct sim *s, uint32_t d)
 		return;
 	}
 	des_callback_end(s, d, deferred);
-	if (des_callback_over(s, d, deferred, &item_run))
+	if (callback_over(s, d, deferred, &item_run))
 		item_handoff(s, d);
 }
 
@@ -644,7 +667,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 	int64_t sl;
 
 	if (s->t[d].stage == ST_TAIL) {
-		des_walk_over(s, d, &item_run);
+		dl_sched_walk_over(&des_sched, &item_run, &s->ps, d, s);
 		return;
 	}
 	if (s->t[d].stage == ST_START) {

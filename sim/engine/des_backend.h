@@ -279,8 +279,8 @@ void des_pmwq_run(struct sim *s, bool flush);
 void des_callback_end(struct sim *s, uint32_t i, bool deferred);
 int64_t des_handoff_len(const struct sim *s, uint32_t d);
 void des_handoff_queue(struct sim *s, uint32_t d);
-bool des_callback_over(struct sim *s, uint32_t d, bool deferred, const struct dl_sched_runner *run);
-void des_walk_over(struct sim *s, uint32_t d, const struct dl_sched_runner *run);
+bool des_main_cb_over(struct sim *s, uint32_t d, bool deferred);
+void des_main_walk_over(struct sim *s, uint32_t d);
 int des_run_loop(struct sim *s);
 
 /* des_main.c: the main PM thread */

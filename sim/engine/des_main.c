@@ -166,28 +166,13 @@ static void main_handoff(struct sim *s)
 	burst_request(s, DL_VCPU_MAIN, 0);
 }
 
-/* Main is done with its device (dl_sched_walk_over()): it is free, and goes on with its walk. */
-static void main_over(void *ctx, uint32_t d)
-{
-	(void)d;
-	((struct sim *)ctx)->mstate = M_IDLE;
-}
-
-static void main_goes_on(void *ctx, uint32_t d)
-{
-	(void)d;
-	des_main_kick(ctx);
-}
-
-static const struct dl_sched_runner main_run = { .leave = main_over, .next = main_goes_on };
-
 /* Main's callback on position mdev is over, sleep included: its hand-off walk, or the next device. */
 void des_main_callback_over(struct sim *s)
 {
 	uint32_t d = s->mdev;
 
 	des_callback_end(s, d, s->main_cb_deferred);
-	if (des_callback_over(s, d, s->main_cb_deferred, &main_run))
+	if (des_main_cb_over(s, d, s->main_cb_deferred))
 		main_handoff(s);
 }
 
@@ -205,7 +190,7 @@ void des_main_burst_done(struct sim *s)
 		s->inflight++;
 		des_item_queue(s, d);
 	} else if (s->mkind == MK_HANDOFF) {
-		des_walk_over(s, d, &main_run);
+		des_main_walk_over(s, d);
 		return;
 	} else if ((sl = cb_sleep(s, d, s->main_cb_deferred)) > 0) {
 		s->mstate = M_SLEEP;
