@@ -103,6 +103,15 @@ struct checker {
 	 */
 	int pm_dir;
 	int pm_failed;
+	/*
+	 * The events read in rowid order (events_stmt()): a log whose rows are
+	 * in seq order, as the writer stores them, streams without the index.
+	 * Any problem found that way (redo) makes the pass start again in seq
+	 * order, so a log stored out of order is verified exactly as before.
+	 */
+	int by_rowid;
+	int redo;
+	int64_t range_rows;     /* the run's rows, which a rowid range must all hold; -1 no range */
 };
 
 enum { PM_NONE, PM_SUSPENDING, PM_RESUMING };
@@ -1360,6 +1369,10 @@ static void corrupt(struct checker *k, const char *fmt, ...)
 	char what[224];
 	va_list ap;
 
+	if (k->by_rowid) {
+		k->redo = 1;
+		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
@@ -1716,11 +1729,19 @@ struct erow {
 
 static void read_row(sqlite3_stmt *st, struct erow *r)
 {
-	for (int i = 0; i < EC_COUNT; i++)
-		r->type[i] = sqlite3_column_type(st, i);
-	for (int i = 0; i < EC_COUNT; i++)
+	/*
+	 * One call a column: sqlite3_column_type() and _int64() would each look
+	 * it up again.  The value is unprotected (not threadsafe): nothing else
+	 * uses the connection while check reads it, and the texts, which may
+	 * need converting, go through sqlite3_column_text().
+	 */
+	for (int i = 0; i < EC_COUNT; i++) {
+		sqlite3_value *v = sqlite3_column_value(st, i);
+
+		r->type[i] = sqlite3_value_type(v);
 		r->v[i] = r->type[i] == SQLITE_NULL || i == EC_KIND || i == EC_PHASE ? 0 :
-			  sqlite3_column_int64(st, i);
+			  sqlite3_value_int64(v);
+	}
 	r->kind = (const char *)sqlite3_column_text(st, EC_KIND);
 	r->phase = (const char *)sqlite3_column_text(st, EC_PHASE);
 }
@@ -1843,21 +1864,80 @@ static int verify_event(struct checker *k, sqlite3_stmt *st, const struct erow *
 }
 
 /*
+ * The rowid range of k->run's events in main.events when its rows can be
+ * streamed in rowid order: events is main's table (not the view of a sweep's
+ * shards) and the index finds the run's first and last seq and counts its
+ * rows (k->range_rows: a row outside the range, say a duplicate added later,
+ * makes the count differ), or there is no index (an interrupted run's log:
+ * ordering by seq would sort every row, the whole table is scanned instead).
+ * 1 with LO..HI (HI < LO: no index), 0 to read by seq.
+ */
+static int rowid_range(struct checker *k, int64_t *lo, int64_t *hi)
+{
+	static const char *const sql[] = {
+		"SELECT EXISTS (SELECT 1 FROM temp.sqlite_master WHERE name = 'events'),"
+		" EXISTS (SELECT 1 FROM main.sqlite_master WHERE type = 'index'"
+		" AND name = 'events_run_seq')",
+		"SELECT rowid FROM main.events WHERE run_id = ? ORDER BY seq LIMIT 1",
+		"SELECT rowid FROM main.events WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
+		"SELECT count(*) FROM main.events WHERE run_id = ?",
+	};
+	int64_t v[4] = { 0 };
+	int ok = 1;
+
+	k->range_rows = -1;
+	for (int i = 0; i < 4 && ok; i++) {
+		sqlite3_stmt *st;
+
+		if (sqlite3_prepare_v2(k->db, sql[i], -1, &st, NULL) != SQLITE_OK)
+			return 0;
+		if (i)
+			sqlite3_bind_int64(st, 1, k->run);
+		ok = sqlite3_step(st) == SQLITE_ROW;
+		if (ok && i == 0) {
+			ok = !sqlite3_column_int(st, 0);        /* a TEMP view: by seq */
+			if (ok && !sqlite3_column_int(st, 1)) { /* no index: the whole table */
+				sqlite3_finalize(st);
+				*lo = 1;
+				*hi = 0;
+				return 1;
+			}
+		}
+		v[i] = ok ? sqlite3_column_int64(st, 0) : 0;
+		sqlite3_finalize(st);
+	}
+	*lo = v[1];
+	*hi = v[2];
+	k->range_rows = v[3];
+	return ok && *lo <= *hi;
+}
+
+/*
  * The events are read once, in seq order, for the verification and the rules
  * together (dl_check_run_ex()): columns 0..10 are t_ns, dev_id, link_id, kind,
  * phase, seq, aux, worker, err, flags, arg (NULL where an older log lacks one).
+ * BY_ROWID: in rowid order if rowid_range() allows it (k->by_rowid says so).
  */
-static int events_stmt(struct checker *k, int have_ext, sqlite3_stmt **st)
+static int events_stmt(struct checker *k, int have_ext, int by_rowid, sqlite3_stmt **st)
 {
 	int have_worker = has_column(k->db, "events", "worker");
-	char sql[256];
+	int64_t lo = 0, hi = -1;
+	char sql[384];
 
+	k->by_rowid = by_rowid && rowid_range(k, &lo, &hi);
 	snprintf(sql, sizeof(sql), "SELECT t_ns, dev_id, link_id, kind, phase, seq, %s, %s, err, %s, %s"
-		 " FROM events WHERE run_id = ? ORDER BY seq", have_ext ? "aux" : "NULL",
-		 have_worker ? "worker" : "NULL", have_ext ? "flags" : "NULL", have_ext ? "arg" : "NULL");
+		 " FROM %s WHERE run_id = ?1%s ORDER BY %s", have_ext ? "aux" : "NULL",
+		 have_worker ? "worker" : "NULL", have_ext ? "flags" : "NULL", have_ext ? "arg" : "NULL",
+		 k->by_rowid ? "main.events NOT INDEXED" : "events",
+		 k->by_rowid && lo <= hi ? " AND rowid BETWEEN ?2 AND ?3" : "",
+		 k->by_rowid ? "rowid" : "seq");
 	if (sqlite3_prepare_v2(k->db, sql, -1, st, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(*st, 1, k->run);
+	if (k->by_rowid && lo <= hi) {
+		sqlite3_bind_int64(*st, 2, lo);
+		sqlite3_bind_int64(*st, 3, hi);
+	}
 	return 0;
 }
 
@@ -1941,7 +2021,7 @@ static int verify_log(struct checker *k, int have_ext)
 	int rc = verify_begin(k, &V, have_ext);
 
 	if (!rc)
-		rc = events_stmt(k, have_ext, &st);
+		rc = events_stmt(k, have_ext, 0, &st);
 	if (!rc) {
 		struct erow r;
 
@@ -2155,8 +2235,11 @@ static void drop_violations(struct checker *k)
 	k->store = 0;
 }
 
-int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
-		    struct dl_check_result *res)
+#define CHECK_REDO 100      /* check_pass(): read the run again, by seq */
+
+/* One pass over the run's log (dl_check_run_ex()); BY_ROWID: stream it in rowid order if it can. */
+static int check_pass(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
+		      struct dl_check_result *res, int by_rowid)
 {
 	struct checker k = { .db = db, .run = run_id, .verbose = verbose, .res = res,
 			     .serial_phase = -1, .serial_open = DL_NONE, .serial_worker = -1 };
@@ -2197,7 +2280,7 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		}
 	}
 	if (!rc)
-		rc = events_stmt(&k, have_ext, &st);
+		rc = events_stmt(&k, have_ext, by_rowid && !res->corrupt && (!verbose || k.vout), &st);
 	if (rc)
 		goto out;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW && res->corrupt < CORRUPT_STOP) {
@@ -2205,6 +2288,8 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		int kind = verify_row(&k, &V, st, &r);
 		uint32_t aux, l;
 
+		if (k.redo)
+			break;
 		if (!rules || res->corrupt) {
 			rules = 0;
 			continue;
@@ -2224,6 +2309,8 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 			break;
 	}
 	sqlite3_finalize(st);
+	if (k.by_rowid && k.range_rows >= 0 && rc == SQLITE_DONE && V.rows != k.range_rows)
+		k.redo = 1;     /* rows of the run outside its rowid range */
 	if (k.oom) {
 		rc = -ENOMEM;
 		goto out;
@@ -2232,8 +2319,14 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		rc = -EIO;
 		goto out;
 	}
-	verify_end(&k, &V, rc == SQLITE_DONE);
+	if (!k.redo)
+		verify_end(&k, &V, rc == SQLITE_DONE);
 	rc = 0;
+	if (k.redo) {
+		drop_violations(&k);
+		ret = CHECK_REDO;
+		goto out;
+	}
 	if (res->corrupt) {
 		drop_violations(&k);
 		ret = DL_CHECK_CORRUPT;
@@ -2266,6 +2359,14 @@ out:
 		violations_store(&k, own_txn);
 	checker_free(&k);
 	return rc ? rc : ret;
+}
+
+int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
+		    struct dl_check_result *res)
+{
+	int rc = check_pass(db, run_id, verbose, out, res, 1);
+
+	return rc == CHECK_REDO ? check_pass(db, run_id, verbose, out, res, 0) : rc;
 }
 
 int dl_check_verify(sqlite3 *db, int64_t run_id, struct dl_check_result *res)
