@@ -1721,10 +1721,13 @@ static int callback_family(int kind)
 enum { EC_T, EC_DEV, EC_LINK, EC_KIND, EC_PHASE, EC_SEQ, EC_AUX, EC_WORKER, EC_ERR, EC_FLAGS,
        EC_ARG, EC_COUNT };
 
+#define EROW_TEXT 40     /* kind and phase kept by keep_texts(): longer than any name */
+
 struct erow {
 	int type[EC_COUNT];
 	int64_t v[EC_COUNT];
 	const char *kind, *phase;
+	char kbuf[EROW_TEXT], pbuf[EROW_TEXT];  /* their copies (keep_texts()) */
 };
 
 static void read_row(sqlite3_stmt *st, struct erow *r)
@@ -1759,10 +1762,10 @@ static uint32_t row_id(const struct erow *r, int i)
 	       (uint32_t)r->v[i];
 }
 
-/* A column's text for a message: "NULL" for NULL. */
+/* A column's text for a message: "NULL" for NULL (ST NULL: the row was read ahead, "?"). */
 static const char *col_text(sqlite3_stmt *st, int i)
 {
-	const char *t = (const char *)sqlite3_column_text(st, i);
+	const char *t = st ? (const char *)sqlite3_column_text(st, i) : "?";
 
 	return t ? t : "NULL";
 }
@@ -1783,7 +1786,7 @@ static void verify_event_fields(struct checker *k, sqlite3_stmt *st, const struc
 
 		if (*why)
 			corrupt(k, "seq %" PRId64 ": %s with %s %.40s, %s (%" PRId64 "..%" PRId64 ")", seq,
-				ks, col[i], (const char *)sqlite3_column_text(st, 7 + i), why, lo[i],
+				ks, col[i], col_text(st, 7 + i), why, lo[i],
 				hi[i]);
 	}
 }
@@ -1986,13 +1989,15 @@ static int verify_begin(struct checker *k, struct verify *V, int have_ext)
 	return rc;
 }
 
-/* One events row, read into R: its kind, or -1 if unknown. */
-static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st, struct erow *r)
+/*
+ * One events row R, read by read_row() from ST (NULL: read ahead, the
+ * statement is on a later row): its kind, or -1 if unknown.
+ */
+static int verify_read_row(struct checker *k, struct verify *V, sqlite3_stmt *st,
+			   const struct erow *r)
 {
-	int64_t seq;
+	int64_t seq = r->v[EC_SEQ];
 
-	read_row(st, r);
-	seq = r->v[EC_SEQ];
 	if (r->type[EC_SEQ] != SQLITE_INTEGER)
 		corrupt(k, "an event has seq %s", col_text(st, EC_SEQ));
 	else if (V->rows == 0 ? (V->from_zero && seq != 0) : seq != V->prev + 1)
@@ -2001,6 +2006,59 @@ static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st, str
 	V->prev = seq;
 	V->rows++;
 	return verify_event(k, st, r, V->have_ext, V->v, V->ndev, V->known, V->nlink, seq, &V->vr);
+}
+
+/* One events row, read into R: its kind, or -1 if unknown. */
+static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st, struct erow *r)
+{
+	read_row(st, r);
+	return verify_read_row(k, V, st, r);
+}
+
+/*
+ * Rows read ahead (rowid order only, k->by_rowid): a ring of EROW_AHEAD
+ * rows, each row's device, link and supplier fetched into the cache while
+ * the rows before it are checked (those lookups, spread over the whole
+ * graph, missed the cache on nearly every row).  A row's texts are copied:
+ * SQLite's stay valid only until the next step.  A text too long to copy
+ * is no name check knows: the pass is read again by seq (k->redo).
+ */
+#define EROW_AHEAD 16
+
+static void keep_text(struct checker *k, const char **t, char *buf)
+{
+	size_t n;
+
+	if (!*t)
+		return;
+	n = strlen(*t);
+	if (n >= EROW_TEXT) {
+		k->redo = 1;
+		return;
+	}
+	memcpy(buf, *t, n + 1);
+	*t = buf;
+}
+
+static void read_ahead(struct checker *k, const struct verify *V, sqlite3_stmt *st,
+		       struct erow *r)
+{
+	uint32_t d, l, aux;
+
+	read_row(st, r);
+	keep_text(k, &r->kind, r->kbuf);
+	keep_text(k, &r->phase, r->pbuf);
+	d = row_id(r, EC_DEV);
+	l = row_id(r, EC_LINK);
+	aux = row_id(r, EC_AUX);
+	if (d < (uint64_t)V->ndev)
+		__builtin_prefetch(&V->v[d]);
+	if (d < k->ndev)
+		__builtin_prefetch(&k->dev[d]);
+	if (aux < k->ndev)
+		__builtin_prefetch(&k->dev[aux]);
+	if (l < k->nlink)
+		__builtin_prefetch(&k->link[l]);
 }
 
 /* After the last row read; ALL: the statement ran to its end. */
@@ -2244,6 +2302,9 @@ static int check_pass(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 	struct checker k = { .db = db, .run = run_id, .verbose = verbose, .res = res,
 			     .serial_phase = -1, .serial_open = DL_NONE, .serial_worker = -1 };
 	struct verify V = { 0 };
+	struct erow one, ahead[EROW_AHEAD];
+	unsigned head = 0, nahead = 0;
+	int done = 0;
 	sqlite3_stmt *st = NULL;
 	int have_ext, own_txn, rc, rules, ret = DL_CHECK_DONE;
 	int64_t t_last = 0;
@@ -2283,28 +2344,49 @@ static int check_pass(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		rc = events_stmt(&k, have_ext, by_rowid && !res->corrupt && (!verbose || k.vout), &st);
 	if (rc)
 		goto out;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && res->corrupt < CORRUPT_STOP) {
-		struct erow r;
-		int kind = verify_row(&k, &V, st, &r);
+	for (;;) {
+		struct erow *r = &one;
 		uint32_t aux, l;
+		int kind;
 
+		if (k.by_rowid) {
+			/* keep EROW_AHEAD rows read ahead of the one checked */
+			while (!done && nahead < EROW_AHEAD) {
+				if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+					done = 1;
+					break;
+				}
+				read_ahead(&k, &V, st, &ahead[(head + nahead) % EROW_AHEAD]);
+				nahead++;
+			}
+			if (!nahead || k.redo)
+				break;
+			r = &ahead[head];
+			head = (head + 1) % EROW_AHEAD;
+			nahead--;
+			kind = verify_read_row(&k, &V, NULL, r);
+		} else {
+			if ((rc = sqlite3_step(st)) != SQLITE_ROW || res->corrupt >= CORRUPT_STOP)
+				break;
+			kind = verify_row(&k, &V, st, r);
+		}
 		if (k.redo)
 			break;
 		if (!rules || res->corrupt) {
 			rules = 0;
 			continue;
 		}
-		aux = row_id(&r, EC_AUX);
-		l = row_id(&r, EC_LINK);
-		t_last = r.v[EC_T];
+		aux = row_id(r, EC_AUX);
+		l = row_id(r, EC_LINK);
+		t_last = r->v[EC_T];
 		res->events++;
 		if (aux == DL_NONE && l != DL_NONE && l < k.nlink && k.link[l].known)
 			aux = k.link[l].s;      /* old logs without events.aux */
-		on_event(&k, kind, row_id(&r, EC_DEV), l, aux, r.type[EC_FLAGS] != SQLITE_NULL,
-			 (uint32_t)r.v[EC_FLAGS], r.type[EC_ARG] == SQLITE_NULL ? -1 : (int)r.v[EC_ARG],
-			 r.phase, (int)r.v[EC_ERR],
-			 t_last, r.type[EC_WORKER] == SQLITE_INTEGER && r.v[EC_WORKER] >= 0 ?
-			 r.v[EC_WORKER] : -1);
+		on_event(&k, kind, row_id(r, EC_DEV), l, aux, r->type[EC_FLAGS] != SQLITE_NULL,
+			 (uint32_t)r->v[EC_FLAGS], r->type[EC_ARG] == SQLITE_NULL ? -1 : (int)r->v[EC_ARG],
+			 r->phase, (int)r->v[EC_ERR],
+			 t_last, r->type[EC_WORKER] == SQLITE_INTEGER && r->v[EC_WORKER] >= 0 ?
+			 r->v[EC_WORKER] : -1);
 		if (k.oom)
 			break;
 	}
