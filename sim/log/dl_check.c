@@ -103,6 +103,15 @@ struct checker {
 	 */
 	int pm_dir;
 	int pm_failed;
+	/*
+	 * The events read in rowid order (events_stmt()): a log whose rows are
+	 * in seq order, as the writer stores them, streams without the index.
+	 * Any problem found that way (redo) makes the pass start again in seq
+	 * order, so a log stored out of order is verified exactly as before.
+	 */
+	int by_rowid;
+	int redo;
+	int64_t range_rows;     /* the run's rows, which a rowid range must all hold; -1 no range */
 };
 
 enum { PM_NONE, PM_SUSPENDING, PM_RESUMING };
@@ -1360,6 +1369,10 @@ static void corrupt(struct checker *k, const char *fmt, ...)
 	char what[224];
 	va_list ap;
 
+	if (k->by_rowid) {
+		k->redo = 1;
+		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
@@ -1708,19 +1721,30 @@ static int callback_family(int kind)
 enum { EC_T, EC_DEV, EC_LINK, EC_KIND, EC_PHASE, EC_SEQ, EC_AUX, EC_WORKER, EC_ERR, EC_FLAGS,
        EC_ARG, EC_COUNT };
 
+#define EROW_TEXT 40     /* kind and phase kept by keep_texts(): longer than any name */
+
 struct erow {
 	int type[EC_COUNT];
 	int64_t v[EC_COUNT];
 	const char *kind, *phase;
+	char kbuf[EROW_TEXT], pbuf[EROW_TEXT];  /* their copies (keep_texts()) */
 };
 
 static void read_row(sqlite3_stmt *st, struct erow *r)
 {
-	for (int i = 0; i < EC_COUNT; i++)
-		r->type[i] = sqlite3_column_type(st, i);
-	for (int i = 0; i < EC_COUNT; i++)
+	/*
+	 * One call a column: sqlite3_column_type() and _int64() would each look
+	 * it up again.  The value is unprotected (not threadsafe): nothing else
+	 * uses the connection while check reads it, and the texts, which may
+	 * need converting, go through sqlite3_column_text().
+	 */
+	for (int i = 0; i < EC_COUNT; i++) {
+		sqlite3_value *v = sqlite3_column_value(st, i);
+
+		r->type[i] = sqlite3_value_type(v);
 		r->v[i] = r->type[i] == SQLITE_NULL || i == EC_KIND || i == EC_PHASE ? 0 :
-			  sqlite3_column_int64(st, i);
+			  sqlite3_value_int64(v);
+	}
 	r->kind = (const char *)sqlite3_column_text(st, EC_KIND);
 	r->phase = (const char *)sqlite3_column_text(st, EC_PHASE);
 }
@@ -1738,10 +1762,10 @@ static uint32_t row_id(const struct erow *r, int i)
 	       (uint32_t)r->v[i];
 }
 
-/* A column's text for a message: "NULL" for NULL. */
+/* A column's text for a message: "NULL" for NULL (ST NULL: the row was read ahead, "?"). */
 static const char *col_text(sqlite3_stmt *st, int i)
 {
-	const char *t = (const char *)sqlite3_column_text(st, i);
+	const char *t = st ? (const char *)sqlite3_column_text(st, i) : "?";
 
 	return t ? t : "NULL";
 }
@@ -1762,7 +1786,7 @@ static void verify_event_fields(struct checker *k, sqlite3_stmt *st, const struc
 
 		if (*why)
 			corrupt(k, "seq %" PRId64 ": %s with %s %.40s, %s (%" PRId64 "..%" PRId64 ")", seq,
-				ks, col[i], (const char *)sqlite3_column_text(st, 7 + i), why, lo[i],
+				ks, col[i], col_text(st, 7 + i), why, lo[i],
 				hi[i]);
 	}
 }
@@ -1843,21 +1867,80 @@ static int verify_event(struct checker *k, sqlite3_stmt *st, const struct erow *
 }
 
 /*
+ * The rowid range of k->run's events in main.events when its rows can be
+ * streamed in rowid order: events is main's table (not the view of a sweep's
+ * shards) and the index finds the run's first and last seq and counts its
+ * rows (k->range_rows: a row outside the range, say a duplicate added later,
+ * makes the count differ), or there is no index (an interrupted run's log:
+ * ordering by seq would sort every row, the whole table is scanned instead).
+ * 1 with LO..HI (HI < LO: no index), 0 to read by seq.
+ */
+static int rowid_range(struct checker *k, int64_t *lo, int64_t *hi)
+{
+	static const char *const sql[] = {
+		"SELECT EXISTS (SELECT 1 FROM temp.sqlite_master WHERE name = 'events'),"
+		" EXISTS (SELECT 1 FROM main.sqlite_master WHERE type = 'index'"
+		" AND name = 'events_run_seq')",
+		"SELECT rowid FROM main.events WHERE run_id = ? ORDER BY seq LIMIT 1",
+		"SELECT rowid FROM main.events WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
+		"SELECT count(*) FROM main.events WHERE run_id = ?",
+	};
+	int64_t v[4] = { 0 };
+	int ok = 1;
+
+	k->range_rows = -1;
+	for (int i = 0; i < 4 && ok; i++) {
+		sqlite3_stmt *st;
+
+		if (sqlite3_prepare_v2(k->db, sql[i], -1, &st, NULL) != SQLITE_OK)
+			return 0;
+		if (i)
+			sqlite3_bind_int64(st, 1, k->run);
+		ok = sqlite3_step(st) == SQLITE_ROW;
+		if (ok && i == 0) {
+			ok = !sqlite3_column_int(st, 0);        /* a TEMP view: by seq */
+			if (ok && !sqlite3_column_int(st, 1)) { /* no index: the whole table */
+				sqlite3_finalize(st);
+				*lo = 1;
+				*hi = 0;
+				return 1;
+			}
+		}
+		v[i] = ok ? sqlite3_column_int64(st, 0) : 0;
+		sqlite3_finalize(st);
+	}
+	*lo = v[1];
+	*hi = v[2];
+	k->range_rows = v[3];
+	return ok && *lo <= *hi;
+}
+
+/*
  * The events are read once, in seq order, for the verification and the rules
  * together (dl_check_run_ex()): columns 0..10 are t_ns, dev_id, link_id, kind,
  * phase, seq, aux, worker, err, flags, arg (NULL where an older log lacks one).
+ * BY_ROWID: in rowid order if rowid_range() allows it (k->by_rowid says so).
  */
-static int events_stmt(struct checker *k, int have_ext, sqlite3_stmt **st)
+static int events_stmt(struct checker *k, int have_ext, int by_rowid, sqlite3_stmt **st)
 {
 	int have_worker = has_column(k->db, "events", "worker");
-	char sql[256];
+	int64_t lo = 0, hi = -1;
+	char sql[384];
 
+	k->by_rowid = by_rowid && rowid_range(k, &lo, &hi);
 	snprintf(sql, sizeof(sql), "SELECT t_ns, dev_id, link_id, kind, phase, seq, %s, %s, err, %s, %s"
-		 " FROM events WHERE run_id = ? ORDER BY seq", have_ext ? "aux" : "NULL",
-		 have_worker ? "worker" : "NULL", have_ext ? "flags" : "NULL", have_ext ? "arg" : "NULL");
+		 " FROM %s WHERE run_id = ?1%s ORDER BY %s", have_ext ? "aux" : "NULL",
+		 have_worker ? "worker" : "NULL", have_ext ? "flags" : "NULL", have_ext ? "arg" : "NULL",
+		 k->by_rowid ? "main.events NOT INDEXED" : "events",
+		 k->by_rowid && lo <= hi ? " AND rowid BETWEEN ?2 AND ?3" : "",
+		 k->by_rowid ? "rowid" : "seq");
 	if (sqlite3_prepare_v2(k->db, sql, -1, st, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(*st, 1, k->run);
+	if (k->by_rowid && lo <= hi) {
+		sqlite3_bind_int64(*st, 2, lo);
+		sqlite3_bind_int64(*st, 3, hi);
+	}
 	return 0;
 }
 
@@ -1906,13 +1989,15 @@ static int verify_begin(struct checker *k, struct verify *V, int have_ext)
 	return rc;
 }
 
-/* One events row, read into R: its kind, or -1 if unknown. */
-static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st, struct erow *r)
+/*
+ * One events row R, read by read_row() from ST (NULL: read ahead, the
+ * statement is on a later row): its kind, or -1 if unknown.
+ */
+static int verify_read_row(struct checker *k, struct verify *V, sqlite3_stmt *st,
+			   const struct erow *r)
 {
-	int64_t seq;
+	int64_t seq = r->v[EC_SEQ];
 
-	read_row(st, r);
-	seq = r->v[EC_SEQ];
 	if (r->type[EC_SEQ] != SQLITE_INTEGER)
 		corrupt(k, "an event has seq %s", col_text(st, EC_SEQ));
 	else if (V->rows == 0 ? (V->from_zero && seq != 0) : seq != V->prev + 1)
@@ -1921,6 +2006,59 @@ static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st, str
 	V->prev = seq;
 	V->rows++;
 	return verify_event(k, st, r, V->have_ext, V->v, V->ndev, V->known, V->nlink, seq, &V->vr);
+}
+
+/* One events row, read into R: its kind, or -1 if unknown. */
+static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st, struct erow *r)
+{
+	read_row(st, r);
+	return verify_read_row(k, V, st, r);
+}
+
+/*
+ * Rows read ahead (rowid order only, k->by_rowid): a ring of EROW_AHEAD
+ * rows, each row's device, link and supplier fetched into the cache while
+ * the rows before it are checked (those lookups, spread over the whole
+ * graph, missed the cache on nearly every row).  A row's texts are copied:
+ * SQLite's stay valid only until the next step.  A text too long to copy
+ * is no name check knows: the pass is read again by seq (k->redo).
+ */
+#define EROW_AHEAD 16
+
+static void keep_text(struct checker *k, const char **t, char *buf)
+{
+	size_t n;
+
+	if (!*t)
+		return;
+	n = strlen(*t);
+	if (n >= EROW_TEXT) {
+		k->redo = 1;
+		return;
+	}
+	memcpy(buf, *t, n + 1);
+	*t = buf;
+}
+
+static void read_ahead(struct checker *k, const struct verify *V, sqlite3_stmt *st,
+		       struct erow *r)
+{
+	uint32_t d, l, aux;
+
+	read_row(st, r);
+	keep_text(k, &r->kind, r->kbuf);
+	keep_text(k, &r->phase, r->pbuf);
+	d = row_id(r, EC_DEV);
+	l = row_id(r, EC_LINK);
+	aux = row_id(r, EC_AUX);
+	if (d < (uint64_t)V->ndev)
+		__builtin_prefetch(&V->v[d]);
+	if (d < k->ndev)
+		__builtin_prefetch(&k->dev[d]);
+	if (aux < k->ndev)
+		__builtin_prefetch(&k->dev[aux]);
+	if (l < k->nlink)
+		__builtin_prefetch(&k->link[l]);
 }
 
 /* After the last row read; ALL: the statement ran to its end. */
@@ -1941,7 +2079,7 @@ static int verify_log(struct checker *k, int have_ext)
 	int rc = verify_begin(k, &V, have_ext);
 
 	if (!rc)
-		rc = events_stmt(k, have_ext, &st);
+		rc = events_stmt(k, have_ext, 0, &st);
 	if (!rc) {
 		struct erow r;
 
@@ -2155,12 +2293,18 @@ static void drop_violations(struct checker *k)
 	k->store = 0;
 }
 
-int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
-		    struct dl_check_result *res)
+#define CHECK_REDO 100      /* check_pass(): read the run again, by seq */
+
+/* One pass over the run's log (dl_check_run_ex()); BY_ROWID: stream it in rowid order if it can. */
+static int check_pass(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
+		      struct dl_check_result *res, int by_rowid)
 {
 	struct checker k = { .db = db, .run = run_id, .verbose = verbose, .res = res,
 			     .serial_phase = -1, .serial_open = DL_NONE, .serial_worker = -1 };
 	struct verify V = { 0 };
+	struct erow one, ahead[EROW_AHEAD];
+	unsigned head = 0, nahead = 0;
+	int done = 0;
 	sqlite3_stmt *st = NULL;
 	int have_ext, own_txn, rc, rules, ret = DL_CHECK_DONE;
 	int64_t t_last = 0;
@@ -2197,33 +2341,58 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		}
 	}
 	if (!rc)
-		rc = events_stmt(&k, have_ext, &st);
+		rc = events_stmt(&k, have_ext, by_rowid && !res->corrupt && (!verbose || k.vout), &st);
 	if (rc)
 		goto out;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && res->corrupt < CORRUPT_STOP) {
-		struct erow r;
-		int kind = verify_row(&k, &V, st, &r);
+	for (;;) {
+		struct erow *r = &one;
 		uint32_t aux, l;
+		int kind;
 
+		if (k.by_rowid) {
+			/* keep EROW_AHEAD rows read ahead of the one checked */
+			while (!done && nahead < EROW_AHEAD) {
+				if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+					done = 1;
+					break;
+				}
+				read_ahead(&k, &V, st, &ahead[(head + nahead) % EROW_AHEAD]);
+				nahead++;
+			}
+			if (!nahead || k.redo)
+				break;
+			r = &ahead[head];
+			head = (head + 1) % EROW_AHEAD;
+			nahead--;
+			kind = verify_read_row(&k, &V, NULL, r);
+		} else {
+			if ((rc = sqlite3_step(st)) != SQLITE_ROW || res->corrupt >= CORRUPT_STOP)
+				break;
+			kind = verify_row(&k, &V, st, r);
+		}
+		if (k.redo)
+			break;
 		if (!rules || res->corrupt) {
 			rules = 0;
 			continue;
 		}
-		aux = row_id(&r, EC_AUX);
-		l = row_id(&r, EC_LINK);
-		t_last = r.v[EC_T];
+		aux = row_id(r, EC_AUX);
+		l = row_id(r, EC_LINK);
+		t_last = r->v[EC_T];
 		res->events++;
 		if (aux == DL_NONE && l != DL_NONE && l < k.nlink && k.link[l].known)
 			aux = k.link[l].s;      /* old logs without events.aux */
-		on_event(&k, kind, row_id(&r, EC_DEV), l, aux, r.type[EC_FLAGS] != SQLITE_NULL,
-			 (uint32_t)r.v[EC_FLAGS], r.type[EC_ARG] == SQLITE_NULL ? -1 : (int)r.v[EC_ARG],
-			 r.phase, (int)r.v[EC_ERR],
-			 t_last, r.type[EC_WORKER] == SQLITE_INTEGER && r.v[EC_WORKER] >= 0 ?
-			 r.v[EC_WORKER] : -1);
+		on_event(&k, kind, row_id(r, EC_DEV), l, aux, r->type[EC_FLAGS] != SQLITE_NULL,
+			 (uint32_t)r->v[EC_FLAGS], r->type[EC_ARG] == SQLITE_NULL ? -1 : (int)r->v[EC_ARG],
+			 r->phase, (int)r->v[EC_ERR],
+			 t_last, r->type[EC_WORKER] == SQLITE_INTEGER && r->v[EC_WORKER] >= 0 ?
+			 r->v[EC_WORKER] : -1);
 		if (k.oom)
 			break;
 	}
 	sqlite3_finalize(st);
+	if (k.by_rowid && k.range_rows >= 0 && rc == SQLITE_DONE && V.rows != k.range_rows)
+		k.redo = 1;     /* rows of the run outside its rowid range */
 	if (k.oom) {
 		rc = -ENOMEM;
 		goto out;
@@ -2232,8 +2401,14 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		rc = -EIO;
 		goto out;
 	}
-	verify_end(&k, &V, rc == SQLITE_DONE);
+	if (!k.redo)
+		verify_end(&k, &V, rc == SQLITE_DONE);
 	rc = 0;
+	if (k.redo) {
+		drop_violations(&k);
+		ret = CHECK_REDO;
+		goto out;
+	}
 	if (res->corrupt) {
 		drop_violations(&k);
 		ret = DL_CHECK_CORRUPT;
@@ -2266,6 +2441,14 @@ out:
 		violations_store(&k, own_txn);
 	checker_free(&k);
 	return rc ? rc : ret;
+}
+
+int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
+		    struct dl_check_result *res)
+{
+	int rc = check_pass(db, run_id, verbose, out, res, 1);
+
+	return rc == CHECK_REDO ? check_pass(db, run_id, verbose, out, res, 0) : rc;
 }
 
 int dl_check_verify(sqlite3 *db, int64_t run_id, struct dl_check_result *res)

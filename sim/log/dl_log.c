@@ -26,6 +26,12 @@
 #define DL_LOG_QCAP   (1u << 16)
 #define DL_LOG_BATCH  (1u << 16)
 #define DL_LOG_DEVICE 0xFFFFu   /* queue item kind: a devices row */
+/*
+ * The page size of a new log.  A run appends millions of rows: 64 KiB pages
+ * cost a 200k-device run's writer 3.0 CPU-seconds against 4.6 at SQLite's
+ * default 4 KiB (fewer pages to fill, balance and copy through the WAL).
+ */
+#define DL_LOG_PAGE_SIZE "65536"
 
 struct qitem {
 	struct dl_event ev;
@@ -550,9 +556,21 @@ static int check_dlsim(sqlite3 *db, const char *path, char *err, size_t errlen)
 static int write_schema(sqlite3 *db, int busy_ms, char **emsg)
 {
 	char sql[64];
-	int rc;
+	int rc, fresh = 0;
 
-	rc = set_wal(db, busy_ms, emsg);
+	/*
+	 * A new database: pages of DL_LOG_PAGE_SIZE (a no-op on one that has
+	 * pages already), and the indexes made with the tables, so that they
+	 * grow as the rows go in.  A run's rows are appended in (run_id, seq)
+	 * and (run_id, dev_id) order: keeping the indexes as they come costs
+	 * less than building them at the run's end, which sorts every row
+	 * (2.7 of a 200k-device run's 10 CPU-seconds), and a run cut short
+	 * keeps them too.  An older database gets them at a run's end
+	 * (finish_run()), as before.
+	 */
+	rc = sqlite3_exec(db, "PRAGMA page_size = " DL_LOG_PAGE_SIZE, NULL, NULL, emsg);
+	if (rc == SQLITE_OK)
+		rc = set_wal(db, busy_ms, emsg);
 	/*
 	 * The schema in one write transaction: a second writer starting at the
 	 * same time waits (busy timeout), then sees all of it or none of it,
@@ -560,8 +578,14 @@ static int write_schema(sqlite3 *db, int busy_ms, char **emsg)
 	 */
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, emsg);
-	if (rc == SQLITE_OK)
+	if (rc == SQLITE_OK) {
+		int exists = 0;
+
+		fresh = table_has(db, "events", spec_cols[1] + 1, &exists) >= 0 && !exists;
 		rc = sqlite3_exec(db, schema_sql, NULL, NULL, emsg);
+	}
+	if (rc == SQLITE_OK && fresh)
+		rc = sqlite3_exec(db, index_sql, NULL, NULL, emsg);
 	/* additive, for databases written before these columns (a new one has
 	 * them from CREATE TABLE)
 	 * runs.log_error: why a run's log is incomplete (NULL: it is not) */
