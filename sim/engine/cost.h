@@ -135,8 +135,8 @@
  *    deferred_probe_work_func() taking it off deferred_probe_active_list
  *    (list_del_init, get_device, mutex_unlock/lock) and bus_probe_device()
  *    -> device_initial_probe() -> __device_attach() matching drivers,
- *    before really_probe(); paid by the walk with the reorder.  (The DES
- *    charges it; threads mode does not model the walk, as for reorder.)
+ *    before really_probe(); paid by the walk with the reorder, in both
+ *    backends (dl_cost_retry(); threads mode leaves the reorder out).
  * Three profiles (enum dl_cost_profile) give every default: hardware (the
  * default), guest, the TCG guest of --mode kernel, for twins against
  * kernel runs, and phone, the hardware profile with the PM dispatch
@@ -207,6 +207,17 @@ static inline int64_t dl_cost_reorder(const struct dl_costs *c, uint64_t visits)
 	    (c->reorder_visit_ns > 0 && visits > (uint64_t)((cap - c->reorder_ns) / c->reorder_visit_ns)))
 		return cap;
 	return c->reorder_ns + (int64_t)visits * c->reorder_visit_ns;
+}
+
+/*
+ * dl_cost_retry - what a walker of the deferral (main, or the deferred-probe
+ * kworker) pays for each device it takes off the active list, besides the
+ * device_pm_move_to_tail() walk (dl_cost_reorder()): retry_ns, whether the
+ * device is then probed or found busy.
+ */
+static inline int64_t dl_cost_retry(const struct dl_costs *c)
+{
+	return c->retry_ns;
 }
 
 /* The CPU part of a callback of latency @lat whose profile's cpu share is @ppm (parts per million). */
