@@ -34,7 +34,8 @@
  * the kernel does the same thing:
  *  - main_ns: the main thread's step to the next device of dpm_list
  *    (list_for_each_entry + get_device + the mutex drop around a callback in
- *    dpm_suspend()/dpm_resume() and friends);
+ *    dpm_suspend()/dpm_resume() and friends); serial_main_ns the same in
+ *    dpm_prepare() and dpm_complete() (dl_cost_main());
  *  - queue_ns, paid by whoever queues an item: async_schedule_dev_nocall()
  *    (the entry's kzalloc, async_lock, queue_work_node()), by the main walk
  *    (classic dpm_async_fn(), and every async probe) or by a finishing
@@ -150,6 +151,7 @@
 enum dl_cost_profile { DL_PROFILE_HARDWARE, DL_PROFILE_GUEST, DL_PROFILE_PHONE, DL_PROFILE_COUNT };
 struct dl_costs {
 	int64_t main_ns;         /* the main thread walks to a device */
+	int64_t serial_main_ns;  /* the same in prepare and complete (dl_cost_main()) */
 	int64_t queue_ns;        /* queue a work item */
 	int64_t wake_ns;         /* wake a blocked worker and switch to it */
 	int64_t resume_wake_ns;  /* the same in resume_noirq, resume_early, resume */
@@ -207,6 +209,18 @@ static inline int64_t dl_cost_reorder(const struct dl_costs *c, uint64_t visits)
 	    (c->reorder_visit_ns > 0 && visits > (uint64_t)((cap - c->reorder_ns) / c->reorder_visit_ns)))
 		return cap;
 	return c->reorder_ns + (int64_t)visits * c->reorder_visit_ns;
+}
+
+/*
+ * dl_cost_main - the main thread's step to the next device of its walk:
+ * serial_main_ns in prepare and complete (@serial, dl_phase_scheme.serial),
+ * whose loops in dpm_prepare() and dpm_complete() do less per device than
+ * the phases that may queue and wait; main_ns elsewhere.  The hardware
+ * profile has one price for both.
+ */
+static inline int64_t dl_cost_main(const struct dl_costs *c, bool serial)
+{
+	return serial ? c->serial_main_ns : c->main_ns;
 }
 
 /*

@@ -222,7 +222,8 @@ static int run_phase(struct sim *s)
 	{
 		struct dl_phase_view v = phase_view(s);
 
-		mainb = dl_phase_main_bound(&v, &s->w, &s->ps, s->est, s->cost.main_ns,
+		mainb = dl_phase_main_bound(&v, &s->w, &s->ps, s->est,
+					    dl_cost_main(&s->cost, s->ps.serial),
 					    s->cost.queue_ns);
 	}
 	plan(s);
