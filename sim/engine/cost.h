@@ -115,6 +115,8 @@
  * threads backend's sleeps are real) adds that to every callback that
  * sleeps (a latency above its CPU part), so that a DES twin of a kernel run
  * can be given the guest's measured overshoot (tests/kernel_fidelity.sh).
+ * A replay twin sets it to 0 (sim/twin/twin.c replay_cost()): the logged
+ * latencies it replays hold the overshoot already.
  *
  * The dispatch costs of issue 31, charged here for both backends:
  *  - worker_new_ns and pool_init: the kworker pool of async_wq (an
