@@ -126,4 +126,29 @@ expect 0 "module context, cost.sleep_end_ns=100us" "$DLSIM" run "$T/rpm.json" --
 [ "$(($(mk_ms 7) - $(mk_ms 6)))" = 300000 ] && ok "sleep_end_ns: once per probe callback" \
 	|| bad "sleep_end_ns: probe $(mk_ms 7) ns, expected 0.3 ms over $(mk_ms 6)"
 
+# A deferring attempt in module context sleeps in its runtime resumes (a's 5 ms): the
+# kernel puts its device on the deferred list only once the attempt has returned
+# (driver_probe_device() after __driver_probe_device(), 6.12 and 7.3 dd.c), and triggers
+# the lists again if a bind triggered them meanwhile.  b binds at ~4 ms, inside k's
+# second attempt (2.05-7.05 ms): k is retried after that attempt, not during it.
+cat >"$T/sleep.json" <<J
+{"format":"dlsim-scenario/1","name":"defer-in-sleep","seed":1,
+ "defaults":{"probe":"1ms","async":true},
+ "devices":[{"name":"a","rpm_resume":"5ms"},{"name":"k"},{"name":"b","probe":"3ms"}],
+ "links":[{"consumer":"k","supplier":"a","flags":["PM_RUNTIME"]},
+  {"consumer":"k","supplier":"b"}],
+ "script":[{"op":"probe"}]}
+J
+expect 0 "module context, a deferral still asleep when its supplier binds" "$DLSIM" run \
+	"$T/sleep.json" --order kernel-async --workers 4 --probe-context module --db "$T/s.db"
+kt() { sqlite3 "$T/s.db" "select $1(e.t_ns) from events e join devices d using (run_id, dev_id)
+	where d.name = 'k' and e.kind = '$2'"; }
+[ "$(kt max deferred_retry)" -ge "$(($(kt max probe_defer) + 5000000))" ] \
+	&& ok "module: k is retried once its deferring attempt has returned" \
+	|| bad "module: k retried at $(kt max deferred_retry) ns, its last attempt deferred at $(kt max probe_defer) ns and sleeps 5 ms"
+[ "$(kt count probe_start)" = 1 ] && [ "$(kt count probe_end)" = 1 ] \
+	&& ok "module: and then binds, in one attempt" || bad "module: k's probes: $(kt count probe_start) started"
+expect 0 "soc-small, kernel-async, module context" "$DLSIM" run "$SRC/scenarios/soc-small.json" \
+	--order kernel-async --probe-context module --no-log
+
 finish cli_probe_context

@@ -300,6 +300,45 @@ static int run_profile(struct tsc *t, enum dl_order o, unsigned profile, struct 
 }
 
 /*
+ * Main's step in prepare and complete (dl_cost_main()): ten independent
+ * sync devices, every callback of no time, sync order, one CPU: consecutive
+ * prepare and complete callbacks start serial_main_ns apart (the guest's
+ * 2.4 us, measured on the campaign's kernel runs), suspend_late's main_ns;
+ * the hardware profile has one price for both.
+ */
+static void test_serial_phases_main_step(void)
+{
+	struct tsc *t = make_independent(10, 0);
+	struct dl_costs gu, hw;
+	struct rec rec;
+	struct dl_run_result r;
+	struct dl_engine_opts eo = { .order = DL_ORDER_SYNC, .workers = 1, .seed = 31,
+				     .cost_profile = DL_PROFILE_GUEST };
+	static const unsigned ph[] = { DL_PH_PREPARE, DL_PH_SUSPEND_LATE, DL_PH_COMPLETE };
+
+	for (uint32_t i = 0; i < 10; i++)
+		t->dev[i].async = 0;
+	dl_costs_resolve_profile(&t->sc, DL_PROFILE_GUEST, &gu);
+	dl_costs_resolve_profile(&t->sc, DL_PROFILE_HARDWARE, &hw);
+	CU_ASSERT(gu.serial_main_ns > 0 && gu.serial_main_ns < gu.main_ns);
+	CU_ASSERT_EQUAL(hw.serial_main_ns, hw.main_ns);
+	rec_init(&rec);
+	eo.sink = (struct dl_sink){ .emit = rec_emit, .ctx = &rec };
+	CU_ASSERT_EQUAL_FATAL(dl_engine_run(&t->sc, &eo, &r), 0);
+	for (size_t k = 0; k < sizeof(ph) / sizeof(ph[0]); k++) {
+		unsigned kind = ph[k] <= DL_PH_SUSPEND_NOIRQ ? DL_EV_SUSPEND_START : DL_EV_RESUME_START;
+		int64_t a = rec_time(&rec, 3, kind, ph[k]), b = rec_time(&rec, 4, kind, ph[k]);
+		int64_t want = ph[k] == DL_PH_SUSPEND_LATE ? gu.main_ns : gu.serial_main_ns;
+
+		CU_ASSERT(a >= 0 && b >= 0);
+		/* prepare walks dpm_list forward, suspend_late and complete backward */
+		CU_ASSERT_EQUAL(ph[k] == DL_PH_PREPARE ? b - a : a - b, want);
+	}
+	rec_fini(&rec);
+	free(t);
+}
+
+/*
  * The async pool (dl_kpool_grow()): the probe op's 64 items, all queued
  * before the one CPU runs any, hold 64 kworkers at once; the pool had
  * pool_init and creates the rest, one worker_new_ns each; suspend and
@@ -1324,6 +1363,7 @@ int main(void)
 	CU_add_test(s, "test_resume_wake_cost", test_resume_wake_cost);
 	CU_add_test(s, "test_phase_plan_by_hand", test_phase_plan_by_hand);
 	CU_add_test(s, "test_oploop_over_a_stub_backend", test_oploop_over_a_stub_backend);
+	CU_add_test(s, "test_serial_phases_main_step", test_serial_phases_main_step);
 	CU_add_test(s, "test_kworker_pool_and_async_probe_start",
 		    test_kworker_pool_and_async_probe_start);
 	CU_add_test(s, "test_deferred_retry_path_cost", test_deferred_retry_path_cost);

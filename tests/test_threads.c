@@ -416,6 +416,35 @@ static void test_kworker_pool_on_real_threads(void)
 	free(t);
 }
 
+/*
+ * Threads mode charges the deferred-probe retry path (cost.h retry_ns) on
+ * the walk for every device it takes off the active list, as the DES does:
+ * a chain of eight registered consumer first, sync, probes of no time; each
+ * attempt after the registration walk's eight is a retry, and the probe op
+ * lasts at least that many retry_ns (time scale 1).
+ */
+static void test_retry_cost_on_real_threads(void)
+{
+	const int64_t rns = 2000000;
+	struct tsc *t = make(0, 8, 5, true);
+	struct dl_run_result r;
+	int64_t retries;
+
+	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
+		fixed(&t->prof[0].lat[k], 0);
+	t->sc.nop = 1;   /* the probe op alone */
+	t->sc.cost.retry_ns = rns;
+	t->sc.cost.has |= DL_COST_HAS_RETRY;
+	CU_ASSERT_EQUAL_FATAL(run_at(t, DL_ORDER_SYNC, 1, NULL, &r, 1.0), 0);
+	retries = (int64_t)r.op[0].probe_attempts - 8;
+	CU_ASSERT(retries >= 7);
+	CU_ASSERT(r.op[0].makespan_ns >= retries * rns);
+	if (r.op[0].makespan_ns < retries * rns)
+		printf("\n  probe %lld ns for %lld retries of %lld ns\n", (long long)r.op[0].makespan_ns,
+		       (long long)retries, (long long)rns);
+	free(t);
+}
+
 /* Never-bound devices run no PM callbacks (tcheck.h). */
 static void test_never_bound_devices_run_no_pm_callbacks(void)
 {
@@ -761,6 +790,7 @@ int main(void)
 	CU_add_test(s, "test_racing_ops_stress", test_racing_ops_stress);
 	CU_add_test(s, "test_backends_run_the_same_callbacks", test_backends_run_the_same_callbacks);
 	CU_add_test(s, "test_kworker_pool_on_real_threads", test_kworker_pool_on_real_threads);
+	CU_add_test(s, "test_retry_cost_on_real_threads", test_retry_cost_on_real_threads);
 	CU_add_test(s, "test_never_bound_devices_run_no_pm_callbacks",
 		    test_never_bound_devices_run_no_pm_callbacks);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

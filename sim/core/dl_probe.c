@@ -145,13 +145,16 @@ dl_dev_t dl_deferred_next(struct dl_core *c)
 }
 
 /**
- * dl_probe_begin - device_links_check_suppliers() before the driver's probe.
+ * dl_probe_check - device_links_check_suppliers() before the driver's probe.
  * Returns 0 (supplier links now CONSUMER_PROBE, device PROBING),
- * -DL_EPROBE_DEFER (device put on the deferred list), or -EBUSY if the
- * device is not free to probe.  @ignore_links skips the check (the `naive`
- * negative control).
+ * -DL_EPROBE_DEFER, or -EBUSY if the device is not free to probe.
+ * @ignore_links skips the check (the `naive` negative control).  A deferral
+ * does not put the device on the deferred list: driver_probe_device() does
+ * that only once __driver_probe_device() has returned (its runtime PM puts
+ * included), so an engine in which the attempt takes time calls
+ * dl_probe_deferred() when it ends.
  */
-int dl_probe_begin(struct dl_core *c, dl_dev_t d, bool ignore_links)
+int dl_probe_check(struct dl_core *c, dl_dev_t d, bool ignore_links)
 {
 	struct dl_device *x = &c->dev[d];
 
@@ -164,7 +167,6 @@ int dl_probe_begin(struct dl_core *c, dl_dev_t d, bool ignore_links)
 		for (uint32_t i = 0; i < x->suppliers.n; i++) {
 			if (link_blocks_probe(&c->link[x->suppliers.v[i]])) {
 				c->probe_defers++;
-				dl_deferred_add(c, d);
 				return -DL_EPROBE_DEFER;
 			}
 		}
@@ -185,6 +187,34 @@ int dl_probe_begin(struct dl_core *c, dl_dev_t d, bool ignore_links)
 	x->deferred = 0;
 	x->state = DL_DEV_PROBING;
 	return 0;
+}
+
+/**
+ * dl_probe_begin - dl_probe_check() for a caller in which no time passes
+ * between the check and the attempt's return: a deferral puts the device on
+ * the deferred list at once.  Returns what dl_probe_check() does.
+ */
+int dl_probe_begin(struct dl_core *c, dl_dev_t d, bool ignore_links)
+{
+	int r = dl_probe_check(c, d, ignore_links);
+
+	if (r == -DL_EPROBE_DEFER)
+		dl_deferred_add(c, d);
+	return r;
+}
+
+/**
+ * dl_probe_deferred - driver_probe_device() once an attempt that
+ * dl_probe_check() deferred has returned: the device goes on the pending
+ * list, and if the lists were triggered since the attempt began (@trig:
+ * dl_deferred_trigger_count() then), they are triggered again ("Did a
+ * trigger occur while probing? Need to re-trigger if yes").
+ */
+void dl_probe_deferred(struct dl_core *c, dl_dev_t d, uint64_t trig)
+{
+	dl_deferred_add(c, d);
+	if (trig != c->deferred_triggers)
+		dl_deferred_trigger(c);
 }
 
 /* __device_links_queue_sync_state() */

@@ -34,7 +34,8 @@
  * the kernel does the same thing:
  *  - main_ns: the main thread's step to the next device of dpm_list
  *    (list_for_each_entry + get_device + the mutex drop around a callback in
- *    dpm_suspend()/dpm_resume() and friends);
+ *    dpm_suspend()/dpm_resume() and friends); serial_main_ns the same in
+ *    dpm_prepare() and dpm_complete() (dl_cost_main());
  *  - queue_ns, paid by whoever queues an item: async_schedule_dev_nocall()
  *    (the entry's kzalloc, async_lock, queue_work_node()), by the main walk
  *    (classic dpm_async_fn(), and every async probe) or by a finishing
@@ -114,6 +115,8 @@
  * threads backend's sleeps are real) adds that to every callback that
  * sleeps (a latency above its CPU part), so that a DES twin of a kernel run
  * can be given the guest's measured overshoot (tests/kernel_fidelity.sh).
+ * A replay twin sets it to 0 (sim/twin/twin.c replay_cost()): the logged
+ * latencies it replays hold the overshoot already.
  *
  * The dispatch costs of issue 31, charged here for both backends:
  *  - worker_new_ns and pool_init: the kworker pool of async_wq (an
@@ -135,8 +138,8 @@
  *    deferred_probe_work_func() taking it off deferred_probe_active_list
  *    (list_del_init, get_device, mutex_unlock/lock) and bus_probe_device()
  *    -> device_initial_probe() -> __device_attach() matching drivers,
- *    before really_probe(); paid by the walk with the reorder.  (The DES
- *    charges it; threads mode does not model the walk, as for reorder.)
+ *    before really_probe(); paid by the walk with the reorder, in both
+ *    backends (dl_cost_retry(); threads mode leaves the reorder out).
  * Three profiles (enum dl_cost_profile) give every default: hardware (the
  * default), guest, the TCG guest of --mode kernel, for twins against
  * kernel runs, and phone, the hardware profile with the PM dispatch
@@ -150,6 +153,7 @@
 enum dl_cost_profile { DL_PROFILE_HARDWARE, DL_PROFILE_GUEST, DL_PROFILE_PHONE, DL_PROFILE_COUNT };
 struct dl_costs {
 	int64_t main_ns;         /* the main thread walks to a device */
+	int64_t serial_main_ns;  /* the same in prepare and complete (dl_cost_main()) */
 	int64_t queue_ns;        /* queue a work item */
 	int64_t wake_ns;         /* wake a blocked worker and switch to it */
 	int64_t resume_wake_ns;  /* the same in resume_noirq, resume_early, resume */
@@ -207,6 +211,29 @@ static inline int64_t dl_cost_reorder(const struct dl_costs *c, uint64_t visits)
 	    (c->reorder_visit_ns > 0 && visits > (uint64_t)((cap - c->reorder_ns) / c->reorder_visit_ns)))
 		return cap;
 	return c->reorder_ns + (int64_t)visits * c->reorder_visit_ns;
+}
+
+/*
+ * dl_cost_main - the main thread's step to the next device of its walk:
+ * serial_main_ns in prepare and complete (@serial, dl_phase_scheme.serial),
+ * whose loops in dpm_prepare() and dpm_complete() do less per device than
+ * the phases that may queue and wait; main_ns elsewhere.  The hardware
+ * profile has one price for both.
+ */
+static inline int64_t dl_cost_main(const struct dl_costs *c, bool serial)
+{
+	return serial ? c->serial_main_ns : c->main_ns;
+}
+
+/*
+ * dl_cost_retry - what a walker of the deferral (main, or the deferred-probe
+ * kworker) pays for each device it takes off the active list, besides the
+ * device_pm_move_to_tail() walk (dl_cost_reorder()): retry_ns, whether the
+ * device is then probed or found busy.
+ */
+static inline int64_t dl_cost_retry(const struct dl_costs *c)
+{
+	return c->retry_ns;
 }
 
 /* The CPU part of a callback of latency @lat whose profile's cpu share is @ppm (parts per million). */

@@ -223,7 +223,12 @@ void des_device_finished(struct sim *s, uint32_t d)
 {
 	des_stage_set(&s->t[d], ST_DONE);
 	s->remaining--;
-	if (s->pk == PK_PROBE_DEFER || s->ps.serial)
+	if (s->pk == PK_PROBE_DEFER) {
+		if (s->module_ctx)
+			des_retry_poke(s);   /* a deferral's re-trigger (des_callback_end()) */
+		return;
+	}
+	if (s->ps.serial)
 		return;   /* serial: main walks to the next device, nobody waits */
 	level_done(s, d);
 	if (s->pk == PK_PROBE_READY && s->core.dev[dev_at(s, d)].state != DL_DEV_DRIVER_BOUND) {
@@ -513,7 +518,8 @@ int64_t des_callback_begin(struct sim *s, uint32_t i, int64_t pre, bool *deferre
 		s->rpm_sl[i] = 0;
 		rpm = rpm_resumes(s, i, &took);
 	}
-	if (dl_probe_begin(&s->core, d, !s->ps.link_aware) != 0) {
+	s->trig_at[i] = dl_deferred_trigger_count(&s->core);
+	if (dl_probe_check(&s->core, d, !s->ps.link_aware) != 0) {
 		*deferred = true;
 		s->opr->probe_attempts++;
 		s->opr->probe_defers++;
@@ -555,15 +561,22 @@ void des_callback_end(struct sim *s, uint32_t i, bool deferred)
 		s->g.depth_dirty = true;
 		return;
 	}
-	if (!deferred) {
-		err = dl_faults_take(&s->faults, d, DL_LAT_PROBE);
-		dl_probe_end(&s->core, d, err);
-		emit(s, DL_EV_PROBE_END, d, 0, err);
-		if (s->core.rpm_user)
-			rpm_puts(s, d);
-		if (s->module_ctx)
-			des_retry_poke(s);   /* a bind queues deferred_probe_work_func() */
+	if (deferred) {
+		/*
+		 * driver_probe_device(): on the deferred list only now, triggered
+		 * again if a bind triggered the lists during the attempt (the
+		 * kworker is poked once the attempt is over: des_device_finished())
+		 */
+		dl_probe_deferred(&s->core, d, s->trig_at[i]);
+		return;
 	}
+	err = dl_faults_take(&s->faults, d, DL_LAT_PROBE);
+	dl_probe_end(&s->core, d, err);
+	emit(s, DL_EV_PROBE_END, d, 0, err);
+	if (s->core.rpm_user)
+		rpm_puts(s, d);
+	if (s->module_ctx)
+		des_retry_poke(s);   /* a bind queues deferred_probe_work_func() */
 }
 
 /* ---- work items ---- */

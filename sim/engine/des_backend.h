@@ -104,6 +104,8 @@ struct sim {
 	 */
 	int64_t *rpm_sl;
 	struct dl_idvec rpmv, rpm_susp;
+	/* per position: the trigger count when its current probe attempt began (dl_probe_deferred()) */
+	uint64_t *trig_at;
 	/* the idle requests the puts queued for pm_wq, by due time (des_pmwq_run()) */
 	struct pmwq_req { int64_t due; uint32_t dev; } *pmwq;
 	uint32_t pmwq_head, pmwq_n, pmwq_cap;
@@ -290,10 +292,17 @@ void des_main_got_cpu(struct sim *s);
 void des_main_callback_over(struct sim *s);
 void des_main_burst_done(struct sim *s);
 
-/* Position @d is queued, probing or bound already: bus_probe_device() is a no-op. */
+/*
+ * Position @d is queued, in an attempt (its CPU part or its sleep) or bound
+ * already: bus_probe_device() is a no-op for it (the kernel's walker would
+ * wait for device_lock(); the attempt, if it defers, puts the device back
+ * on the list when it returns: des_callback_end()).
+ */
 static inline bool defer_busy(const struct sim *s, uint32_t d)
 {
-	return s->t[d].stage == ST_QUEUED_CB || s->t[d].stage == ST_CB ||
+	uint8_t st = s->t[d].stage;
+
+	return st == ST_QUEUED_CB || st == ST_CB || st == ST_SLEEP ||
 	       s->core.dev[dev_at(s, d)].state != DL_DEV_NO_DRIVER;
 }
 

@@ -137,7 +137,7 @@ void des_main_kick(struct sim *s)
 
 void des_main_got_cpu(struct sim *s)
 {
-	int64_t len = s->cost.main_ns;
+	int64_t len = dl_cost_main(&s->cost, s->ps.serial);
 
 	s->mstate = M_BURST;
 	if (s->mkind != MK_HANDOFF) {

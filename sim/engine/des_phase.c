@@ -222,7 +222,8 @@ static int run_phase(struct sim *s)
 	{
 		struct dl_phase_view v = phase_view(s);
 
-		mainb = dl_phase_main_bound(&v, &s->w, &s->ps, s->est, s->cost.main_ns,
+		mainb = dl_phase_main_bound(&v, &s->w, &s->ps, s->est,
+					    dl_cost_main(&s->cost, s->ps.serial),
 					    s->cost.queue_ns);
 	}
 	plan(s);
@@ -449,13 +450,14 @@ static int sim_alloc(struct sim *s)
 	s->t = calloc(n + 1, sizeof(*s->t));   /* main's CPU in t[n - 1], the retry kworker's in t[n] */
 	s->blocked_since = calloc(n, sizeof(*s->blocked_since));
 	s->rpm_sl = calloc(n + 1, sizeof(*s->rpm_sl));
+	s->trig_at = calloc(n + 1, sizeof(*s->trig_at));
 	s->stk = malloc((n ? n : 1) * sizeof(*s->stk));
 	s->topo = calloc(n, sizeof(*s->topo));
 	s->lat = calloc(n, sizeof(*s->lat));
 	s->est = calloc(n, sizeof(*s->est));
 	s->prio = calloc(n, sizeof(*s->prio));
 	s->newwk = calloc(n, 1);
-	if (!s->t || !s->blocked_since || !s->rpm_sl || !s->stk || !s->prio || !s->newwk ||
+	if (!s->t || !s->blocked_since || !s->rpm_sl || !s->trig_at || !s->stk || !s->prio || !s->newwk ||
 	    dl_fallback_init(&s->fb, s->n) ||
 	    !s->topo || !s->lat || !s->est || dl_graph_init(&s->g, s->n))
 		return -ENOMEM;
@@ -470,6 +472,7 @@ static int sim_alloc(struct sim *s)
 static void sim_free(struct sim *s)
 {
 	free(s->t); free(s->blocked_since); free(s->rpm_sl); free(s->prio); free(s->stk);
+	free(s->trig_at);
 	free(s->newwk);
 	dl_fallback_fini(&s->fb);
 	dl_idvec_free(&s->rpmv);

@@ -56,7 +56,7 @@ uint32_t des_retry_pos(struct sim *s, uint32_t d, int64_t *debt)
 	 * it (cost.h retry_ns): paid by the walk's next burst
 	 */
 	reorder_charge(s, d, debt);
-	*debt = dl_sat_add_i64(*debt, s->cost.retry_ns);
+	*debt = dl_sat_add_i64(*debt, dl_cost_retry(&s->cost));
 	if ((a = dl_deferred_peek(&s->core, 16)) != DL_NONE)
 		dl_prefetch(&s->g.pos[a]);
 	if ((a = dl_deferred_peek(&s->core, 8)) != DL_NONE && s->g.pos[a] != DL_NONE)

@@ -91,6 +91,7 @@ static void seq_rpm_put(struct dl_seq *q, uint32_t d)
 void dl_seq_probe_one(struct dl_seq *q, uint32_t d)
 {
 	bool blocked;
+	uint64_t trig;
 	int err;
 
 	seq_dev_lock(q, d);
@@ -101,18 +102,28 @@ void dl_seq_probe_one(struct dl_seq *q, uint32_t d)
 		return;
 	}
 	q->opr->probe_attempts++;
+	trig = dl_deferred_trigger_count(q->core);
 	if (q->core->rpm_user)
 		seq_rpm_get(q, d);
 	blocked = q->probe_blocked && q->probe_blocked(q->ctx);
-	if (blocked || dl_probe_begin(q->core, d, q->ignore_links) != 0) {
-		if (blocked)    /* really_probe() under defer_all_probes: until dpm_complete() */
-			dl_deferred_add(q->core, d);
+	if (blocked || dl_probe_check(q->core, d, q->ignore_links) != 0) {
 		q->opr->probe_defers++;
 		q->emit(q->ctx, DL_EV_PROBE_DEFER, d, 0, -DL_EPROBE_DEFER);
 		if (q->core->rpm_user)
 			seq_rpm_put(q, d);
 		seq_unlock(q);
 		q->take_time(q->ctx, q->defer_ns);
+		/*
+		 * driver_probe_device(): on the deferred list once the attempt has
+		 * returned; under defer_all_probes (really_probe(), until
+		 * dpm_complete()) without the re-trigger
+		 */
+		seq_lock(q);
+		if (blocked)
+			dl_deferred_add(q->core, d);
+		else
+			dl_probe_deferred(q->core, d, trig);
+		seq_unlock(q);
 		seq_dev_unlock(q, d);
 		return;
 	}

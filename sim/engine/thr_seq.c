@@ -155,6 +155,22 @@ static bool probe_free(struct tw *w, uint32_t d)
 	return free;
 }
 
+/*
+ * The retry path of one device taken off the active list (cost.h
+ * dl_cost_retry()), on main's CPU, as the DES charges it (des_retry_pos()):
+ * whether the device is then probed, queued or found busy.
+ */
+static void retry_charge(struct tw *m)
+{
+	int64_t ns = dl_cost_retry(&m->t->cost);
+
+	if (ns <= 0)
+		return;
+	dl_cpu_get(&m->th);
+	dl_thr_take_time(&m->th, ns);
+	dl_cpu_put(&m->th);
+}
+
 /* Registration order, the deferred-probe retry; async drivers on workers (kernel-async). */
 int thr_probe_deferral(struct thr *t)
 {
@@ -186,6 +202,7 @@ int thr_probe_deferral(struct thr *t)
 			}
 			if (st == DL_RETRY_END)
 				break;
+			retry_charge(m);
 		}
 		if (atomic_load(&t->queued[d]) || !probe_free(m, d))
 			continue;   /* already queued, probing or bound: bus_probe_device() is a no-op */

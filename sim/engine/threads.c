@@ -607,7 +607,7 @@ void thr_wait_drain(struct thr *t, bool all)
 void thr_main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue)
 {
 	dl_cpu_get(&m->th);
-	dl_thr_take_time(&m->th, t->cost.main_ns +
+	dl_thr_take_time(&m->th, dl_cost_main(&t->cost, t->ps.serial) +
 			 (queue ? dl_cost_queue(&t->cost, t->pk == PK_PROBE || t->pk == PK_PROBE_DEFER) : 0));
 	if (queue) {
 		dl_cpu_put(&m->th);
