@@ -302,7 +302,6 @@ int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out)
 	d->dpm_prev = d->dpm_next = DL_NONE;
 	d->topo_prev = d->topo_next = DL_NONE;
 	d->topo = UINT64_MAX;   /* past every search's limit */
-	d->child_pos = DL_NONE;
 	c->dpm_stamp[c->ndev] = 0;
 	*out = c->ndev++;
 	return 0;
@@ -370,7 +369,6 @@ int dl_device_register(struct dl_core *c, dl_dev_t d)
 
 		if (!p->registered)
 			return -EINVAL;
-		x->child_pos = p->children.n;
 		err = dl_idvec_push(&p->children, d);
 		if (err)
 			return err;
@@ -388,23 +386,21 @@ int dl_device_register(struct dl_core *c, dl_dev_t d)
 }
 
 /*
- * Take the link at @pos out of @v keeping the others in order: the kernel's
- * links.suppliers/consumers are lists (list_del_rcu), and their order is the
- * order device_reorder_to_tail() visits, so it decides dpm_list.  O(entries
- * after @pos); a device's links are few, and a purge removes from the end.
+ * Take @x out of @v keeping the others in order: the kernel's
+ * links.suppliers/consumers and children are lists (list_del_rcu,
+ * klist_del), and their order is the order device_reorder_to_tail() visits,
+ * so it decides dpm_list.  The slot is found by a scan from the end, where
+ * a purge removes; the shift after it costs as much.  A device's links are
+ * few.
  */
-static void idvec_remove_link(struct dl_core *c, struct dl_idvec *v, uint32_t pos,
-			      bool consumer_side)
+static void idvec_remove(struct dl_idvec *v, uint32_t x)
 {
-	for (uint32_t i = pos + 1; i < v->n; i++) {
-		dl_link_t l = v->v[i];
+	uint32_t pos = v->n;
 
-		v->v[i - 1] = l;
-		if (consumer_side)
-			c->link[l].c_pos = i - 1;
-		else
-			c->link[l].s_pos = i - 1;
-	}
+	while (pos > 0 && v->v[pos - 1] != x)
+		pos--;
+	assert(pos > 0);
+	memmove(&v->v[pos - 1], &v->v[pos], (size_t)(v->n - pos) * sizeof(*v->v));
 	v->n--;
 }
 
@@ -418,8 +414,8 @@ static void link_free(struct dl_core *c, dl_link_t l)
 		dl_dpm_settle(c);   /* the pending moves walked this link */
 	if (holds_sync_state(k))
 		c->dev[k->supplier].sync_waiting--;
-	idvec_remove_link(c, &c->dev[k->consumer].suppliers, k->c_pos, true);
-	idvec_remove_link(c, &c->dev[k->supplier].consumers, k->s_pos, false);
+	idvec_remove(&c->dev[k->consumer].suppliers, l);
+	idvec_remove(&c->dev[k->supplier].consumers, l);
 	c->graph_gen++;
 	/* A consumer going away drops the runtime-PM references it held. */
 	if (k->rpm_active)
@@ -474,17 +470,9 @@ int dl_device_del(struct dl_core *c, dl_dev_t d)
 	while (x->consumers.n)
 		link_free(c, x->consumers.v[x->consumers.n - 1]);
 	if (x->parent != DL_NONE) {
-		/* klist_del(): the other children keep their order (see idvec_remove_link) */
-		struct dl_idvec *ch = &c->dev[x->parent].children;
-
+		/* klist_del(): the other children keep their order */
+		idvec_remove(&c->dev[x->parent].children, d);
 		c->graph_gen++;
-
-		for (uint32_t i = x->child_pos + 1; i < ch->n; i++) {
-			ch->v[i - 1] = ch->v[i];
-			c->dev[ch->v[i]].child_pos = i - 1;
-		}
-		ch->n--;
-		x->child_pos = DL_NONE;
 	}
 	if (x->deferred) {
 		/* driver_deferred_probe_del(): lazily skipped by dl_deferred_next() */
@@ -1220,8 +1208,6 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 	k->kref = 1;
 	k->live = 1;
 	k->rpm_active = rpm_taken ? 1 : 0;
-	k->c_pos = c->dev[con].suppliers.n;
-	k->s_pos = c->dev[sup].consumers.n;
 	if (dl_idvec_push(&c->dev[con].suppliers, l)) {
 		err = -ENOMEM;
 		goto fail;

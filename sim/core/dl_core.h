@@ -126,44 +126,54 @@ struct dl_idvec {
 /* cap flag: v is a slice of dl_core.pool (dl_core_presize()), not its own allocation. */
 #define DL_IDVEC_POOLED 0x80000000u
 
+/*
+ * 96 bytes (104 before the flags became bits), the largest record after
+ * the links: see docs/development.md for the bytes per device and link.
+ */
 struct dl_device {
 	dl_dev_t parent;
-	uint8_t state;          /* enum dl_dev_state */
-	uint8_t registered;     /* on dpm_list (device_pm_initialized) */
-	uint8_t async;          /* may be suspended/resumed asynchronously */
-	uint8_t rpm_status;     /* enum dl_rpm_status */
-	uint8_t deferred;       /* on the deferred-probe pending or active list */
-	uint8_t state_synced;   /* sync_state() has run */
-	uint8_t rpm_fail;       /* fault: runtime resume fails (rule 6) */
+	uint8_t state : 2;      /* enum dl_dev_state */
+	uint8_t registered : 1; /* on dpm_list (device_pm_initialized) */
+	uint8_t async : 1;      /* may be suspended/resumed asynchronously */
+	uint8_t rpm_status : 1; /* enum dl_rpm_status */
+	uint8_t deferred : 1;   /* on the deferred-probe pending or active list */
+	uint8_t state_synced : 1; /* sync_state() has run */
+	uint8_t rpm_fail : 1;   /* fault: runtime resume fails (rule 6) */
 	uint8_t pm_depth;       /* suspend phases completed in this transition, 0..4 */
 	int32_t rpm_usage;      /* runtime-PM usage count */
+	int32_t rpm_children;   /* runtime-active children */
 	/*
-	 * A probe attempt reads the bytes above and the supplier vector: at
+	 * A probe attempt reads the fields above and the supplier vector: at
 	 * offset 16 it sits next to them, in the record's first 32 bytes.
 	 */
 	struct dl_idvec suppliers;  /* link ids where this device is the consumer */
-	int32_t rpm_children;   /* runtime-active children */
 	uint32_t sync_waiting;  /* live managed consumer links not ACTIVE: sync_state() waits */
 	dl_dev_t dpm_prev, dpm_next;
 	/* the cycle check reads these two of every device its search reaches */
-	uint64_t topo;          /* grows along the topo list; UINT64_MAX: unregistered */
 	uint32_t mark;          /* visit epoch for graph searches */
-	uint32_t child_pos;     /* slot in the parent's children vector */
+	uint64_t topo;          /* grows along the topo list; UINT64_MAX: unregistered */
 	dl_dev_t topo_prev, topo_next;
 	struct dl_idvec consumers;  /* link ids where this device is the supplier */
 	struct dl_idvec children;   /* device ids */
 };
+_Static_assert(DL_DEV_UNBINDING < 4, "dl_device.state holds every state");
 
+/*
+ * 20 bytes: at a million devices the links outnumber them 2.5 to 1.  A link
+ * does not remember its slots in the two vectors: deleting it keeps the
+ * others in order (idvec_remove_link()), which costs the entries after it
+ * anyway, so finding its slot by a scan from the end changes no bound.
+ */
 struct dl_link {
 	dl_dev_t consumer, supplier;
-	uint32_t flags;
+	uint16_t flags;         /* DL_FLAG_* (DL_FLAG_COUNT bits) */
 	uint8_t status;         /* enum dl_link_state */
-	uint8_t live;           /* 0 once deleted (ids are not reused) */
-	uint8_t preactivated;   /* pm_runtime_get_suppliers() took the supplier (supplier_preactivated) */
+	uint8_t live : 1;       /* 0 once deleted (ids are not reused) */
+	uint8_t preactivated : 1; /* pm_runtime_get_suppliers() took the supplier (supplier_preactivated) */
 	uint32_t kref;
 	uint32_t rpm_active;    /* runtime-PM references held on the supplier */
-	uint32_t c_pos, s_pos;  /* slots in consumer->suppliers, supplier->consumers */
 };
+_Static_assert(DL_FLAG_COUNT <= 16, "dl_link.flags holds every DL_FLAG_*");
 
 /* Spacing of the topo keys; a core's topo_gap may be set smaller before use (tests). */
 #define DL_TOPO_GAP ((uint64_t)1 << 32)
