@@ -644,6 +644,30 @@ static void test_reorder_pre_order_last_move_wins(void)
 }
 
 /*
+ * dl_core_trim() gives back the storage of settled moves and leaves moves
+ * still pending, and every later move, as they would be without it.
+ */
+static void test_trim_keeps_pending_moves_frees_settled_storage(void)
+{
+	dl_dev_t r = mk(DL_NONE), a = mk(r), b = mk(r), z = mk(DL_NONE), s;
+
+	add(z, a, 0);
+	add(z, b, 0);
+	s = mk(DL_NONE);
+	add(r, s, 0);                                /* pending: r's walk */
+	CU_ASSERT(c->dpm_pending.n > 0);
+	dl_core_trim(c);
+	dpm_expect((dl_dev_t[]){ s, r, a, b, z }, 5);
+	CU_ASSERT(c->settle_post.cap > 0);
+	dl_core_trim(c);
+	CU_ASSERT_EQUAL(c->dpm_pending.cap, 0);
+	CU_ASSERT_EQUAL(c->settle_post.cap, 0);
+	CU_ASSERT_EQUAL(c->settle_stack.cap, 0);
+	CU_ASSERT_EQUAL(dl_reorder_to_tail(c, a), 0);
+	dpm_expect((dl_dev_t[]){ s, r, b, a, z }, 5);
+}
+
+/*
  * deferred_probe_work_func() moves each device it retries, with all that
  * depends on it, to the tail of dpm_list (device_pm_move_to_tail()) before
  * bus_probe_device(), and says so in the log.
@@ -1766,6 +1790,7 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_dpm_topological_after_adds),
 	T(test_add_reorders_even_when_supplier_precedes),
 	T(test_reorder_pre_order_last_move_wins),
+	T(test_trim_keeps_pending_moves_frees_settled_storage),
 	T(test_deferred_retry_moves_device_to_tail),
 	T(test_is_dependent_agrees_with_kernel_for_unregistered_consumer),
 };

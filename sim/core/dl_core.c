@@ -176,6 +176,35 @@ void dl_core_fini(struct dl_core *c)
 }
 
 /**
+ * dl_core_trim - give back the working storage that registration and its
+ * dpm_list moves grew: the pending moves once settled (two words a move;
+ * 16 MB after registering a million devices of default.json), the settle's
+ * and the searches' stacks, which every call starts empty, the topo sort's
+ * entries, and the deferred-probe lists once drained.  Nothing observable
+ * changes; what is used again grows again.  An engine calls it after a
+ * probe phase, so that the PM phases' graphs reuse the memory.
+ */
+void dl_core_trim(struct dl_core *c)
+{
+	struct dl_idvec *stacks[] = { &c->settle_stack, &c->settle_post, &c->scratch,
+				      &c->scratch2, &c->rv_stack };
+
+	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++)
+		dl_idvec_free(stacks[i]);
+	if (c->dpm_pending.n == 0)
+		dl_idvec_free(&c->dpm_pending);
+	free(c->topo_ent);
+	c->topo_ent = NULL;
+	c->topo_cap = 0;
+	if (c->deferred_pending.n == 0)
+		dl_idvec_free(&c->deferred_pending);
+	if (c->deferred_active_head == c->deferred_active.n) {
+		c->deferred_active_head = 0;
+		dl_idvec_free(&c->deferred_active);
+	}
+}
+
+/**
  * dl_core_presize - give each device's supplier, consumer and child vectors
  * room for the given counts (arrays of ndev, NULL: none) in one allocation,
  * before any is used.  A million devices otherwise cost three million small

@@ -282,6 +282,7 @@ struct dl_core {
 /* Lifetime. */
 int dl_core_init(struct dl_core *c, uint32_t ndev_hint, uint32_t nlink_hint);
 void dl_core_fini(struct dl_core *c);
+void dl_core_trim(struct dl_core *c);
 void dl_core_set_sink(struct dl_core *c, struct dl_sink sink);
 void dl_core_set_stop(struct dl_core *c, bool (*poll)(void *ctx), void *ctx);
 bool dl_core_poll_stop(struct dl_core *c);

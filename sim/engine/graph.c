@@ -16,26 +16,25 @@ int dl_graph_init(struct dl_graph *g, uint32_t n)
 	g->prof = calloc(k, sizeof(*g->prof));
 	g->async = calloc(k, 1);
 	g->depth = calloc(k, 1);
-	for (int i = 0; i < DL_DEP_COUNT; i++)
-		g->rel[i].off = calloc(k + 1, sizeof(*g->rel[i].off));
-	g->scratch.off = calloc(k + 1, sizeof(*g->scratch.off));
-	if (!g->ord || !g->pos || !g->prof || !g->async || !g->depth || !g->scratch.off)
+	if (!g->ord || !g->pos || !g->prof || !g->async || !g->depth)
 		return -ENOMEM;
-	for (int i = 0; i < DL_DEP_COUNT; i++)
-		if (!g->rel[i].off)
-			return -ENOMEM;
 	return 0;
+}
+
+/* Free @c's rows; it is built again on next use (its off is allocated then). */
+static void csr_drop(struct dl_csr *c)
+{
+	free(c->off);
+	free(c->adj);
+	memset(c, 0, sizeof(*c));
 }
 
 void dl_graph_fini(struct dl_graph *g)
 {
 	free(g->ord); free(g->pos); free(g->prof); free(g->async); free(g->depth);
-	for (int i = 0; i < DL_DEP_COUNT; i++) {
-		free(g->rel[i].off);
-		free(g->rel[i].adj);
-	}
-	free(g->scratch.off);
-	free(g->scratch.adj);
+	for (int i = 0; i < DL_DEP_COUNT; i++)
+		csr_drop(&g->rel[i]);
+	csr_drop(&g->scratch);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -131,6 +130,10 @@ static int build_rel(struct dl_graph *g, const struct dl_core *c, unsigned kind)
 	struct dl_csr *t = &g->scratch, *r = &g->rel[kind];
 	size_t total = 0;
 
+	if (!t->off && !(t->off = calloc((size_t)g->n + 2, sizeof(*t->off))))
+		return -ENOMEM;
+	if (!r->off && !(r->off = calloc((size_t)g->n + 2, sizeof(*r->off))))
+		return -ENOMEM;
 	for (uint32_t d = 0; d < g->n; d++) {
 		struct dl_dep_iter it;
 		dl_dev_t y;
@@ -168,6 +171,7 @@ static int build_rel(struct dl_graph *g, const struct dl_core *c, unsigned kind)
 	}
 	r->off[g->m] = (uint32_t)total;
 	r->gen = g->gen;
+	csr_drop(t);   /* as large as the rows: a run's peak memory need not hold it */
 	return 0;
 }
 
@@ -176,6 +180,9 @@ int dl_graph_get(struct dl_graph *g, struct dl_core *c, const struct dl_scenario
 {
 	if (g->gen != gen)
 		take_order(g, c, sc, gen);
+	/* a run probes first, then suspends and resumes: the PM phases need not keep probe's rows */
+	if (kind != DL_DEP_PROBE)
+		csr_drop(&g->rel[DL_DEP_PROBE]);
 	if (g->rel[kind].gen != g->gen) {
 		int err = build_rel(g, c, kind);
 
