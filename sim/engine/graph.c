@@ -175,14 +175,23 @@ static int build_rel(struct dl_graph *g, const struct dl_core *c, unsigned kind)
 	return 0;
 }
 
+/* Rows of a kind not asked for are kept up to this many entries (4 MiB). */
+#define GRAPH_KEEP_MAX ((size_t)1 << 20)
+
 int dl_graph_get(struct dl_graph *g, struct dl_core *c, const struct dl_scenario *sc,
 		 uint64_t gen, unsigned kind)
 {
 	if (g->gen != gen)
 		take_order(g, c, sc, gen);
-	/* a run probes first, then suspends and resumes: the PM phases need not keep probe's rows */
-	if (kind != DL_DEP_PROBE)
-		csr_drop(&g->rel[DL_DEP_PROBE]);
+	/*
+	 * A run probes first, then suspends and resumes: the PM phases need
+	 * not keep probe's rows, and on a large graph a PM kind does not keep
+	 * the other's either: a suspend after a resume rebuilds them, one pass
+	 * over the edges against the four phases that read them.
+	 */
+	for (unsigned k = 0; k < DL_DEP_COUNT; k++)
+		if (k != kind && (k == DL_DEP_PROBE || g->rel[k].cap >= GRAPH_KEEP_MAX))
+			csr_drop(&g->rel[k]);
 	if (g->rel[kind].gen != g->gen) {
 		int err = build_rel(g, c, kind);
 
