@@ -34,7 +34,6 @@ void dl_graph_fini(struct dl_graph *g)
 	free(g->ord); free(g->pos); free(g->prof); free(g->async); free(g->depth);
 	for (int i = 0; i < DL_DEP_COUNT; i++)
 		csr_drop(&g->rel[i]);
-	csr_drop(&g->scratch);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -122,56 +121,65 @@ static void build_prefetch(const struct dl_graph *g, const struct dl_core *c, un
 
 /*
  * Row i lists the positions that position i releases.  The core is read by
- * device id, the order its arrays and vectors were allocated in, into a
- * scratch CSR by id; the rows are then copied in position order.
+ * device id, the order its arrays and vectors were allocated in; each row
+ * is written where room for it was set aside (the device's bound,
+ * dl_dep_most()), and the rows are then squeezed together in position
+ * order: no second copy of the graph is held, even for a moment.
  */
 static int build_rel(struct dl_graph *g, const struct dl_core *c, unsigned kind)
 {
-	struct dl_csr *t = &g->scratch, *r = &g->rel[kind];
+	struct dl_csr *r = &g->rel[kind];
+	bool up = kind == DL_DEP_SUSPEND;
 	size_t total = 0;
+	uint32_t *len;
 
-	if (!t->off && !(t->off = calloc((size_t)g->n + 2, sizeof(*t->off))))
-		return -ENOMEM;
 	if (!r->off && !(r->off = calloc((size_t)g->n + 2, sizeof(*r->off))))
 		return -ENOMEM;
+	len = malloc(((size_t)g->m + 1) * sizeof(*len));
+	if (!len)
+		return -ENOMEM;
+	for (uint32_t d = 0; d < g->n; d++)
+		if (g->pos[d] != DL_NONE)
+			len[g->pos[d]] = dl_dep_most(c, kind, d, up);
+	for (uint32_t i = 0; i < g->m; i++) {
+		r->off[i] = (uint32_t)total;
+		total += len[i];
+	}
+	if (csr_reserve(r, total)) {
+		free(len);
+		return -ENOMEM;
+	}
 	for (uint32_t d = 0; d < g->n; d++) {
+		uint32_t i = g->pos[d], k = 0, *row;
 		struct dl_dep_iter it;
 		dl_dev_t y;
 
 		build_prefetch(g, c, kind, d);
-		t->off[d] = (uint32_t)total;
-		if (g->pos[d] == DL_NONE)
+		if (i == DL_NONE)
 			continue;
-		if (csr_reserve(t, total + dl_dep_most(c, kind, d, kind == DL_DEP_SUSPEND)))
-			return -ENOMEM;
+		row = r->adj + r->off[i];
 		dl_for_each_released(it, c, kind, d, y)
 			if (g->pos[y] != DL_NONE)
-				t->adj[total++] = g->pos[y];
+				row[k++] = g->pos[y];
+		len[i] = k;
 	}
-	t->off[g->n] = (uint32_t)total;
-	if (csr_reserve(r, total))
-		return -ENOMEM;
+	/*
+	 * Settled, dpm_list is topological (suspend rows go back, the others
+	 * forward); not asserted: threads.c may snapshot a list a racing op
+	 * left with moves pending.
+	 */
 	total = 0;
 	for (uint32_t i = 0; i < g->m; i++) {
-		uint32_t d = g->ord[i];
+		uint32_t from = r->off[i];
 
-		/* rows are read in position order, scattered over the scratch CSR */
-		if (i + 2 * CSR_AHEAD < g->m)
-			dl_prefetch(&t->off[g->ord[i + 2 * CSR_AHEAD]]);
-		if (i + CSR_AHEAD < g->m)
-			dl_prefetch(&t->adj[t->off[g->ord[i + CSR_AHEAD]]]);
 		r->off[i] = (uint32_t)total;
-		/*
-		 * Settled, dpm_list is topological (suspend rows go back, the
-		 * others forward); not asserted: threads.c may snapshot a list a
-		 * racing op left with moves pending.
-		 */
-		for (uint32_t j = t->off[d]; j < t->off[d + 1]; j++)
-			r->adj[total++] = t->adj[j];
+		if (from != total)
+			memmove(r->adj + total, r->adj + from, (size_t)len[i] * sizeof(*r->adj));
+		total += len[i];
 	}
 	r->off[g->m] = (uint32_t)total;
 	r->gen = g->gen;
-	csr_drop(t);   /* as large as the rows: a run's peak memory need not hold it */
+	free(len);
 	return 0;
 }
 

@@ -53,7 +53,6 @@ struct dl_graph {
 	uint8_t *depth;
 	bool depth_dirty;
 	struct dl_csr rel[DL_DEP_COUNT];   /* who each position releases, per kind */
-	struct dl_csr scratch;             /* dl_graph_get()'s rows by device id */
 	const struct dl_csr *cur;          /* the current phase's */
 };
 
