@@ -549,7 +549,7 @@ static void op_add(dl_dev_t con, dl_dev_t sup)
 	 * the supplier stays active); exempt until the consumer next suspends.
 	 */
 	if ((k->flags & DL_FLAG_PM_RUNTIME) && c->dev[con].rpm_status == DL_RPM_ACTIVE &&
-	    k->rpm_active == 0)
+	    dl_link_rpm_active(c, l) == 0)
 		rpm_exempt[l] = 1;
 }
 

@@ -127,8 +127,9 @@ struct dl_idvec {
 #define DL_IDVEC_POOLED 0x80000000u
 
 /*
- * 96 bytes (104 before the flags became bits), the largest record after
- * the links: see docs/development.md for the bytes per device and link.
+ * 88 bytes (104 before the flags became bits and the runtime-PM counts moved
+ * to dl_core.rpm_cnt): see docs/development.md for the bytes per device and
+ * link at a million devices.
  */
 struct dl_device {
 	dl_dev_t parent;
@@ -140,8 +141,6 @@ struct dl_device {
 	uint8_t state_synced : 1; /* sync_state() has run */
 	uint8_t rpm_fail : 1;   /* fault: runtime resume fails (rule 6) */
 	uint8_t pm_depth;       /* suspend phases completed in this transition, 0..4 */
-	int32_t rpm_usage;      /* runtime-PM usage count */
-	int32_t rpm_children;   /* runtime-active children */
 	/*
 	 * A probe attempt reads the fields above and the supplier vector: at
 	 * offset 16 it sits next to them, in the record's first 32 bytes.
@@ -159,10 +158,11 @@ struct dl_device {
 _Static_assert(DL_DEV_UNBINDING < 4, "dl_device.state holds every state");
 
 /*
- * 20 bytes: at a million devices the links outnumber them 2.5 to 1.  A link
+ * 16 bytes: at a million devices the links outnumber them 2.5 to 1.  A link
  * does not remember its slots in the two vectors: deleting it keeps the
- * others in order (idvec_remove_link()), which costs the entries after it
- * anyway, so finding its slot by a scan from the end changes no bound.
+ * others in order (idvec_remove()), which costs the entries after it
+ * anyway, so finding its slot by a scan from the end changes no bound.  Its
+ * runtime-PM references live in dl_core.link_rpm (dl_link_rpm_active()).
  */
 struct dl_link {
 	dl_dev_t consumer, supplier;
@@ -171,7 +171,6 @@ struct dl_link {
 	uint8_t live : 1;       /* 0 once deleted (ids are not reused) */
 	uint8_t preactivated : 1; /* pm_runtime_get_suppliers() took the supplier (supplier_preactivated) */
 	uint32_t kref;
-	uint32_t rpm_active;    /* runtime-PM references held on the supplier */
 };
 _Static_assert(DL_FLAG_COUNT <= 16, "dl_link.flags holds every DL_FLAG_*");
 
@@ -190,6 +189,19 @@ struct dl_core {
 	struct dl_link *link;
 	uint32_t nlink, cap_link;
 	uint32_t nlink_live;
+	/*
+	 * Per link id below cap_link, the runtime-PM references it holds on
+	 * its supplier (the kernel's link->rpm_active); NULL until a link
+	 * with DL_FLAG_PM_RUNTIME is added, since only those take any.
+	 */
+	uint32_t *link_rpm;
+	/*
+	 * Per device id below cap_dev, its runtime-PM usage count and
+	 * runtime-active children (dl_rpm_usage(), dl_rpm_children()); NULL
+	 * until runtime PM is first used (dl_rpm_get(), a PM_RUNTIME link,
+	 * dl_core_set_rpm_users()): no device is runtime-active before.
+	 */
+	struct dl_rpm_cnt { int32_t usage, children; } *rpm_cnt;
 
 	dl_dev_t dpm_head, dpm_tail;
 	uint32_t dpm_count;
@@ -217,7 +229,7 @@ struct dl_core {
 	 * and before a device or a link other than SYNC_STATE_ONLY goes.
 	 */
 	struct dl_idvec dpm_pending;
-	uint32_t *dpm_stamp;            /* cap_dev entries */
+	uint32_t *dpm_stamp;            /* cap_dev entries; NULL until a move is recorded */
 	uint32_t dpm_clock;             /* last stamp handed out in this batch */
 	struct dl_idvec settle_stack, settle_post;
 
@@ -389,6 +401,23 @@ void dl_idvec_free(struct dl_idvec *v);
 static inline const struct dl_device *dl_dev(const struct dl_core *c, dl_dev_t d)
 {
 	return &c->dev[d];
+}
+
+/* Runtime-PM usage count and runtime-active children of @d (dl_core.rpm_cnt). */
+static inline int32_t dl_rpm_usage(const struct dl_core *c, dl_dev_t d)
+{
+	return c->rpm_cnt ? c->rpm_cnt[d].usage : 0;
+}
+
+static inline int32_t dl_rpm_children(const struct dl_core *c, dl_dev_t d)
+{
+	return c->rpm_cnt ? c->rpm_cnt[d].children : 0;
+}
+
+/* The runtime-PM references link @l holds on its supplier (link->rpm_active). */
+static inline uint32_t dl_link_rpm_active(const struct dl_core *c, dl_link_t l)
+{
+	return c->link_rpm ? c->link_rpm[l] : 0;
 }
 
 static inline bool dl_link_is_sync_state_only(uint32_t flags)
