@@ -233,7 +233,7 @@ static void test_add_refuses_rpm_active_when_supplier_resume_fails(void)
 	c->dev[s].rpm_fail = 1;
 	expect_refused(k, s, DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE,
 		       DL_REFUSE_RPM_RESUME_FAILED);
-	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 0);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, s), 0);
 	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_SUSPENDED);
 	/* Without RPM_ACTIVE no resume is attempted at add time. */
 	add(k, s, DL_FLAG_PM_RUNTIME);
@@ -247,7 +247,7 @@ static void test_add_refused_rpm_active_releases_supplier_reference(void)
 	add(b, a, 0);
 	expect_refused(a, b, DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE,
 		       DL_REFUSE_REVERSE_DEPENDENCY);
-	CU_ASSERT_EQUAL(c->dev[b].rpm_usage, 0);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, b), 0);
 }
 
 static bool always_stop(void *ctx)
@@ -273,7 +273,7 @@ static void test_add_stopped_walk_logs_no_refusal(void)
 	CU_ASSERT_EQUAL(dl_link_add(c, a, b, DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE, NULL), -EINTR);
 	for (unsigned i = n0; i < nev && i < NEV; i++)
 		CU_ASSERT_NOT_EQUAL(evs[i].kind, DL_EV_LINK_REFUSED);
-	CU_ASSERT_EQUAL(c->dev[b].rpm_usage, 0);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, b), 0);
 	CU_ASSERT_EQUAL(dl_link_find(c, a, b), DL_NONE);
 	CU_ASSERT_TRUE(dl_core_poll_stop(c));
 	CU_ASSERT_TRUE(dl_dpm_is_topological(c));
@@ -546,8 +546,8 @@ static void test_readd_pm_runtime_and_rpm_active(void)
 	CU_ASSERT_EQUAL(add(k, s, DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE), l);
 	CU_ASSERT_TRUE(c->link[l].flags & DL_FLAG_PM_RUNTIME);
 	CU_ASSERT_FALSE(c->link[l].flags & DL_FLAG_RPM_ACTIVE);
-	CU_ASSERT_EQUAL(c->link[l].rpm_active, 1);
-	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 1);
+	CU_ASSERT_EQUAL(dl_link_rpm_active(c, l), 1);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, s), 1);
 	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_ACTIVE);
 }
 
@@ -641,6 +641,31 @@ static void test_reorder_pre_order_last_move_wins(void)
 	CU_ASSERT_EQUAL(dl_reorder_to_tail(c, a), 0);
 	/* a, z, y */
 	dpm_expect((dl_dev_t[]){ s, r, b, a, z, y }, 6);
+}
+
+/*
+ * dl_core_trim() gives back the storage of settled moves and leaves moves
+ * still pending, and every later move, as they would be without it.
+ */
+static void test_trim_keeps_pending_moves_frees_settled_storage(void)
+{
+	dl_dev_t r = mk(DL_NONE), a = mk(r), b = mk(r), z = mk(DL_NONE), s;
+
+	add(z, a, 0);
+	add(z, b, 0);
+	s = mk(DL_NONE);
+	add(r, s, 0);                                /* pending: r's walk */
+	CU_ASSERT(c->dpm_pending.n > 0);
+	dl_core_trim(c);
+	dpm_expect((dl_dev_t[]){ s, r, a, b, z }, 5);
+	CU_ASSERT(c->settle_post.cap > 0);
+	dl_core_trim(c);
+	CU_ASSERT_EQUAL(c->dpm_pending.cap, 0);
+	CU_ASSERT_EQUAL(c->settle_post.cap, 0);
+	CU_ASSERT_EQUAL(c->settle_stack.cap, 0);
+	CU_ASSERT_PTR_NULL(c->dpm_stamp);
+	CU_ASSERT_EQUAL(dl_reorder_to_tail(c, a), 0);
+	dpm_expect((dl_dev_t[]){ s, r, b, a, z }, 5);
 }
 
 /*
@@ -1381,7 +1406,7 @@ static void test_rpm_get_resumes_supplier_first(void)
 	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_SUSPENDED);
 	CU_ASSERT_EQUAL(dl_rpm_get(c, k, &res), 0);
 	idvec_expect(&res, want, 2);
-	CU_ASSERT_EQUAL(c->link[l].rpm_active, 1);
+	CU_ASSERT_EQUAL(dl_link_rpm_active(c, l), 1);
 	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_ACTIVE);
 	CU_ASSERT_EQUAL(c->dev[k].rpm_status, DL_RPM_ACTIVE);
 	dl_idvec_free(&res);
@@ -1424,10 +1449,10 @@ static void test_rpm_put_consumer_suspends_supplier(void)
 	CU_ASSERT_EQUAL(dl_rpm_get(c, k, NULL), 0);
 	CU_ASSERT_EQUAL(dl_rpm_put(c, k, &v), 0);
 	idvec_expect(&v, want, 2);
-	CU_ASSERT_EQUAL(c->link[l].rpm_active, 0);
+	CU_ASSERT_EQUAL(dl_link_rpm_active(c, l), 0);
 	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_SUSPENDED);
 	CU_ASSERT_EQUAL(c->dev[k].rpm_status, DL_RPM_SUSPENDED);
-	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 0);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, s), 0);
 	dl_idvec_free(&v);
 }
 
@@ -1457,7 +1482,7 @@ static void test_probe_rpm_resumes_suppliers_chain_first(void)
 	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_SUSPENDED);   /* enabled, never resumed */
 	CU_ASSERT_EQUAL(dl_probe_rpm_get(c, k, &v), 1);
 	idvec_expect(&v, want, 2);
-	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 1);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, s), 1);
 	bind(k);
 	/* the put only drops the count: pm_wq suspends later (dl_rpm_idle) */
 	dl_probe_rpm_put(c, k, &idle);
@@ -1488,11 +1513,11 @@ static void test_probe_rpm_attempt_that_defers_still_resumes(void)
 	CU_ASSERT_EQUAL(v.n ? v.v[0] : DL_NONE, s1);
 	/* s2's runtime PM is disabled: -EACCES, ignored, its count kept */
 	CU_ASSERT_EQUAL(c->dev[s2].rpm_status, DL_RPM_SUSPENDED);
-	CU_ASSERT_EQUAL(c->dev[s2].rpm_usage, 1);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, s2), 1);
 	CU_ASSERT_TRUE(c->link[l2].preactivated);
 	CU_ASSERT_EQUAL(dl_probe_begin(c, k, false), -DL_EPROBE_DEFER);
 	dl_probe_rpm_put(c, k, &idle);
-	CU_ASSERT_EQUAL(c->dev[s2].rpm_usage, 0);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, s2), 0);
 	CU_ASSERT_FALSE(c->link[l2].preactivated);
 	CU_ASSERT_EQUAL(idle.n, 1);   /* s1 only: s2 was never active */
 	dl_idvec_free(&v);
@@ -1525,12 +1550,12 @@ static void test_probe_rpm_nothing_without_users_or_when_bound(void)
 	add(k, s, DL_FLAG_PM_RUNTIME);
 	bind(s);
 	CU_ASSERT_EQUAL(dl_probe_rpm_get(c, k, &v), 0);   /* the legacy model */
-	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 0);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, s), 0);
 	rpm_users_all();
 	bind(k);
 	CU_ASSERT_EQUAL(dl_probe_rpm_get(c, k, &v), 0);   /* not free to probe */
 	CU_ASSERT_EQUAL(v.n, 0);
-	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 0);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, s), 0);
 	dl_idvec_free(&v);
 }
 
@@ -1558,8 +1583,8 @@ static void test_rpm_active_at_add_counts_as_one_reference(void)
 	struct dl_idvec v = { 0 };
 	dl_link_t l = add(k, s, DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE);
 
-	CU_ASSERT_EQUAL(c->link[l].rpm_active, 1);
-	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 1);
+	CU_ASSERT_EQUAL(dl_link_rpm_active(c, l), 1);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, s), 1);
 	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_ACTIVE);
 	/* the supplier's own get/put does not let it suspend */
 	CU_ASSERT_EQUAL(dl_rpm_get(c, s, NULL), 0);
@@ -1567,11 +1592,11 @@ static void test_rpm_active_at_add_counts_as_one_reference(void)
 	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_ACTIVE);
 	/* the consumer's suspend drops every reference (rpm_put_suppliers) */
 	CU_ASSERT_EQUAL(dl_rpm_get(c, k, NULL), 0);
-	CU_ASSERT_EQUAL(c->link[l].rpm_active, 2);
+	CU_ASSERT_EQUAL(dl_link_rpm_active(c, l), 2);
 	CU_ASSERT_EQUAL(dl_rpm_put(c, k, &v), 0);
-	CU_ASSERT_EQUAL(c->link[l].rpm_active, 0);
+	CU_ASSERT_EQUAL(dl_link_rpm_active(c, l), 0);
 	CU_ASSERT_EQUAL(c->dev[s].rpm_status, DL_RPM_SUSPENDED);
-	CU_ASSERT_EQUAL(c->dev[s].rpm_usage, 0);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, s), 0);
 	dl_idvec_free(&v);
 }
 
@@ -1585,12 +1610,12 @@ static void test_rpm_get_failure_drops_supplier_references(void)
 	c->dev[s2].rpm_fail = 1;
 	CU_ASSERT(dl_rpm_get(c, k, NULL) < 0);
 	CU_ASSERT_EQUAL(c->dev[k].rpm_status, DL_RPM_SUSPENDED);
-	CU_ASSERT_EQUAL(c->dev[k].rpm_usage, 0);
-	CU_ASSERT_EQUAL(c->link[l2].rpm_active, 0);
-	CU_ASSERT_EQUAL(c->dev[s2].rpm_usage, 0);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, k), 0);
+	CU_ASSERT_EQUAL(dl_link_rpm_active(c, l2), 0);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, s2), 0);
 	/* the reference taken on s1 before s2 failed is given back */
-	CU_ASSERT_EQUAL(c->link[l1].rpm_active, 0);
-	CU_ASSERT_EQUAL(c->dev[s1].rpm_usage, 0);
+	CU_ASSERT_EQUAL(dl_link_rpm_active(c, l1), 0);
+	CU_ASSERT_EQUAL(dl_rpm_usage(c, s1), 0);
 }
 
 /* ---- dpm_list ---------------------------------------------------------- */
@@ -1766,6 +1791,7 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_dpm_topological_after_adds),
 	T(test_add_reorders_even_when_supplier_precedes),
 	T(test_reorder_pre_order_last_move_wins),
+	T(test_trim_keeps_pending_moves_frees_settled_storage),
 	T(test_deferred_retry_moves_device_to_tail),
 	T(test_is_dependent_agrees_with_kernel_for_unregistered_consumer),
 };

@@ -140,8 +140,7 @@ int dl_core_init(struct dl_core *c, uint32_t ndev_hint, uint32_t nlink_hint)
 	c->cap_link = nlink_hint ? nlink_hint : 16;
 	c->dev = malloc((size_t)c->cap_dev * sizeof(*c->dev));
 	c->link = malloc((size_t)c->cap_link * sizeof(*c->link));
-	c->dpm_stamp = malloc((size_t)c->cap_dev * sizeof(*c->dpm_stamp));
-	if (!c->dev || !c->link || !c->dpm_stamp) {
+	if (!c->dev || !c->link) {
 		dl_core_fini(c);
 		return -ENOMEM;
 	}
@@ -157,6 +156,8 @@ void dl_core_fini(struct dl_core *c)
 	}
 	free(c->dev);
 	free(c->link);
+	free(c->link_rpm);
+	free(c->rpm_cnt);
 	dl_idvec_free(&c->scratch);
 	dl_idvec_free(&c->scratch2);
 	dl_idvec_free(&c->dpm_pending);
@@ -173,6 +174,40 @@ void dl_core_fini(struct dl_core *c)
 	dl_idvec_free(&c->deferred_active);
 	free(c->pool);
 	memset(c, 0, sizeof(*c));
+}
+
+/**
+ * dl_core_trim - give back the working storage that registration and its
+ * dpm_list moves grew: the pending moves once settled (two words a move;
+ * 16 MB after registering a million devices of default.json) and their
+ * stamps (a word a device), the settle's
+ * and the searches' stacks, which every call starts empty, the topo sort's
+ * entries, and the deferred-probe lists once drained.  Nothing observable
+ * changes; what is used again grows again.  An engine calls it after a
+ * probe phase, so that the PM phases' graphs reuse the memory.
+ */
+void dl_core_trim(struct dl_core *c)
+{
+	struct dl_idvec *stacks[] = { &c->settle_stack, &c->settle_post, &c->scratch,
+				      &c->scratch2, &c->rv_stack };
+
+	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++)
+		dl_idvec_free(stacks[i]);
+	if (c->dpm_pending.n == 0) {
+		/* settled: every stamp is 0 again */
+		dl_idvec_free(&c->dpm_pending);
+		free(c->dpm_stamp);
+		c->dpm_stamp = NULL;
+	}
+	free(c->topo_ent);
+	c->topo_ent = NULL;
+	c->topo_cap = 0;
+	if (c->deferred_pending.n == 0)
+		dl_idvec_free(&c->deferred_pending);
+	if (c->deferred_active_head == c->deferred_active.n) {
+		c->deferred_active_head = 0;
+		dl_idvec_free(&c->deferred_active);
+	}
 }
 
 /**
@@ -289,10 +324,20 @@ int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out)
 		if (!nd)
 			return -ENOMEM;
 		c->dev = nd;
-		ns = realloc(c->dpm_stamp, (size_t)cap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		c->dpm_stamp = ns;
+		if (c->rpm_cnt) {
+			struct dl_rpm_cnt *nr = realloc(c->rpm_cnt, (size_t)cap * sizeof(*nr));
+
+			if (!nr)
+				return -ENOMEM;
+			memset(nr + c->cap_dev, 0, (size_t)(cap - c->cap_dev) * sizeof(*nr));
+			c->rpm_cnt = nr;
+		}
+		if (c->dpm_stamp) {
+			ns = realloc(c->dpm_stamp, (size_t)cap * sizeof(*ns));
+			if (!ns)
+				return -ENOMEM;
+			c->dpm_stamp = ns;
+		}
 		c->cap_dev = cap;
 	}
 	d = &c->dev[c->ndev];
@@ -302,8 +347,8 @@ int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out)
 	d->dpm_prev = d->dpm_next = DL_NONE;
 	d->topo_prev = d->topo_next = DL_NONE;
 	d->topo = UINT64_MAX;   /* past every search's limit */
-	d->child_pos = DL_NONE;
-	c->dpm_stamp[c->ndev] = 0;
+	if (c->dpm_stamp)
+		c->dpm_stamp[c->ndev] = 0;
 	*out = c->ndev++;
 	return 0;
 }
@@ -370,7 +415,6 @@ int dl_device_register(struct dl_core *c, dl_dev_t d)
 
 		if (!p->registered)
 			return -EINVAL;
-		x->child_pos = p->children.n;
 		err = dl_idvec_push(&p->children, d);
 		if (err)
 			return err;
@@ -388,23 +432,21 @@ int dl_device_register(struct dl_core *c, dl_dev_t d)
 }
 
 /*
- * Take the link at @pos out of @v keeping the others in order: the kernel's
- * links.suppliers/consumers are lists (list_del_rcu), and their order is the
- * order device_reorder_to_tail() visits, so it decides dpm_list.  O(entries
- * after @pos); a device's links are few, and a purge removes from the end.
+ * Take @x out of @v keeping the others in order: the kernel's
+ * links.suppliers/consumers and children are lists (list_del_rcu,
+ * klist_del), and their order is the order device_reorder_to_tail() visits,
+ * so it decides dpm_list.  The slot is found by a scan from the end, where
+ * a purge removes; the shift after it costs as much.  A device's links are
+ * few.
  */
-static void idvec_remove_link(struct dl_core *c, struct dl_idvec *v, uint32_t pos,
-			      bool consumer_side)
+static void idvec_remove(struct dl_idvec *v, uint32_t x)
 {
-	for (uint32_t i = pos + 1; i < v->n; i++) {
-		dl_link_t l = v->v[i];
+	uint32_t pos = v->n;
 
-		v->v[i - 1] = l;
-		if (consumer_side)
-			c->link[l].c_pos = i - 1;
-		else
-			c->link[l].s_pos = i - 1;
-	}
+	while (pos > 0 && v->v[pos - 1] != x)
+		pos--;
+	assert(pos > 0);
+	memmove(&v->v[pos - 1], &v->v[pos], (size_t)(v->n - pos) * sizeof(*v->v));
 	v->n--;
 }
 
@@ -418,13 +460,14 @@ static void link_free(struct dl_core *c, dl_link_t l)
 		dl_dpm_settle(c);   /* the pending moves walked this link */
 	if (holds_sync_state(k))
 		c->dev[k->supplier].sync_waiting--;
-	idvec_remove_link(c, &c->dev[k->consumer].suppliers, k->c_pos, true);
-	idvec_remove_link(c, &c->dev[k->supplier].consumers, k->s_pos, false);
+	idvec_remove(&c->dev[k->consumer].suppliers, l);
+	idvec_remove(&c->dev[k->supplier].consumers, l);
 	c->graph_gen++;
 	/* A consumer going away drops the runtime-PM references it held. */
-	if (k->rpm_active)
-		c->dev[k->supplier].rpm_usage -= (int32_t)k->rpm_active;
-	k->rpm_active = 0;
+	if (dl_link_rpm_active(c, l)) {
+		c->rpm_cnt[k->supplier].usage -= (int32_t)c->link_rpm[l];
+		c->link_rpm[l] = 0;
+	}
 	k->live = 0;
 	c->nlink_live--;
 	dl_core_emit(c, DL_EV_LINK_DEL, k->consumer, l, k->supplier, k->flags, 0);
@@ -474,17 +517,9 @@ int dl_device_del(struct dl_core *c, dl_dev_t d)
 	while (x->consumers.n)
 		link_free(c, x->consumers.v[x->consumers.n - 1]);
 	if (x->parent != DL_NONE) {
-		/* klist_del(): the other children keep their order (see idvec_remove_link) */
-		struct dl_idvec *ch = &c->dev[x->parent].children;
-
+		/* klist_del(): the other children keep their order */
+		idvec_remove(&c->dev[x->parent].children, d);
 		c->graph_gen++;
-
-		for (uint32_t i = x->child_pos + 1; i < ch->n; i++) {
-			ch->v[i - 1] = ch->v[i];
-			c->dev[ch->v[i]].child_pos = i - 1;
-		}
-		ch->n--;
-		x->child_pos = DL_NONE;
 	}
 	if (x->deferred) {
 		/* driver_deferred_probe_del(): lazily skipped by dl_deferred_next() */
@@ -1004,6 +1039,8 @@ static int dpm_note_move(struct dl_core *c, dl_dev_t d)
 		if (i == x->consumers.n)
 			return 0;
 	}
+	if (!c->dpm_stamp && !(c->dpm_stamp = calloc(c->cap_dev, sizeof(*c->dpm_stamp))))
+		return -ENOMEM;
 	if (c->dpm_clock == UINT32_MAX - 1)
 		dl_dpm_settle(c);   /* stamps are per batch: start a new one */
 	if (p->n / 2 > 2 * (c->ndev + 512))
@@ -1123,6 +1160,10 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 		flags |= DL_FLAG_MANAGED;
 	if ((flags & DL_FLAG_SYNC_STATE_ONLY) && !dl_link_is_sync_state_only(flags))
 		return refuse(c, con, sup, flags & ~DL_FLAG_MANAGED, DL_REFUSE_SYNC_STATE_ONLY_FLAGS);
+	if ((flags & DL_FLAG_PM_RUNTIME) &&
+	    ((!c->link_rpm && !(c->link_rpm = calloc(c->cap_link, sizeof(*c->link_rpm)))) ||
+	     dl_rpm_cnt_alloc(c)))
+		return -ENOMEM;
 	if ((flags & DL_FLAG_PM_RUNTIME) && (flags & DL_FLAG_RPM_ACTIVE)) {
 		if (!c->dev[sup].registered || dl_rpm_get_internal(c, sup, NULL) < 0)
 			return refuse(c, con, sup, flags, DL_REFUSE_RPM_RESUME_FAILED);
@@ -1163,7 +1204,7 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 		if (flags & DL_FLAG_PM_RUNTIME) {
 			k->flags |= DL_FLAG_PM_RUNTIME;
 			if (flags & DL_FLAG_RPM_ACTIVE)
-				k->rpm_active++;
+				c->link_rpm[l]++;
 		}
 		if (flags & DL_FLAG_STATELESS) {
 			k->kref++;
@@ -1209,6 +1250,16 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 			goto fail;
 		}
 		c->link = nl;
+		if (c->link_rpm) {
+			uint32_t *nr = realloc(c->link_rpm, (size_t)cap * sizeof(*nr));
+
+			if (!nr) {
+				err = -ENOMEM;
+				goto fail;
+			}
+			memset(nr + c->cap_link, 0, (size_t)(cap - c->cap_link) * sizeof(*nr));
+			c->link_rpm = nr;
+		}
 		c->cap_link = cap;
 	}
 	l = c->nlink;
@@ -1219,9 +1270,8 @@ int dl_link_add(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t flags,
 	k->flags = flags & ~DL_FLAG_RPM_ACTIVE;
 	k->kref = 1;
 	k->live = 1;
-	k->rpm_active = rpm_taken ? 1 : 0;
-	k->c_pos = c->dev[con].suppliers.n;
-	k->s_pos = c->dev[sup].consumers.n;
+	if (c->link_rpm)
+		c->link_rpm[l] = rpm_taken ? 1 : 0;
 	if (dl_idvec_push(&c->dev[con].suppliers, l)) {
 		err = -ENOMEM;
 		goto fail;

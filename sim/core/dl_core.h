@@ -126,44 +126,53 @@ struct dl_idvec {
 /* cap flag: v is a slice of dl_core.pool (dl_core_presize()), not its own allocation. */
 #define DL_IDVEC_POOLED 0x80000000u
 
+/*
+ * 88 bytes (104 before the flags became bits and the runtime-PM counts moved
+ * to dl_core.rpm_cnt): see docs/development.md for the bytes per device and
+ * link at a million devices.
+ */
 struct dl_device {
 	dl_dev_t parent;
-	uint8_t state;          /* enum dl_dev_state */
-	uint8_t registered;     /* on dpm_list (device_pm_initialized) */
-	uint8_t async;          /* may be suspended/resumed asynchronously */
-	uint8_t rpm_status;     /* enum dl_rpm_status */
-	uint8_t deferred;       /* on the deferred-probe pending or active list */
-	uint8_t state_synced;   /* sync_state() has run */
-	uint8_t rpm_fail;       /* fault: runtime resume fails (rule 6) */
+	uint8_t state : 2;      /* enum dl_dev_state */
+	uint8_t registered : 1; /* on dpm_list (device_pm_initialized) */
+	uint8_t async : 1;      /* may be suspended/resumed asynchronously */
+	uint8_t rpm_status : 1; /* enum dl_rpm_status */
+	uint8_t deferred : 1;   /* on the deferred-probe pending or active list */
+	uint8_t state_synced : 1; /* sync_state() has run */
+	uint8_t rpm_fail : 1;   /* fault: runtime resume fails (rule 6) */
 	uint8_t pm_depth;       /* suspend phases completed in this transition, 0..4 */
-	int32_t rpm_usage;      /* runtime-PM usage count */
 	/*
-	 * A probe attempt reads the bytes above and the supplier vector: at
+	 * A probe attempt reads the fields above and the supplier vector: at
 	 * offset 16 it sits next to them, in the record's first 32 bytes.
 	 */
 	struct dl_idvec suppliers;  /* link ids where this device is the consumer */
-	int32_t rpm_children;   /* runtime-active children */
 	uint32_t sync_waiting;  /* live managed consumer links not ACTIVE: sync_state() waits */
 	dl_dev_t dpm_prev, dpm_next;
 	/* the cycle check reads these two of every device its search reaches */
-	uint64_t topo;          /* grows along the topo list; UINT64_MAX: unregistered */
 	uint32_t mark;          /* visit epoch for graph searches */
-	uint32_t child_pos;     /* slot in the parent's children vector */
+	uint64_t topo;          /* grows along the topo list; UINT64_MAX: unregistered */
 	dl_dev_t topo_prev, topo_next;
 	struct dl_idvec consumers;  /* link ids where this device is the supplier */
 	struct dl_idvec children;   /* device ids */
 };
+_Static_assert(DL_DEV_UNBINDING < 4, "dl_device.state holds every state");
 
+/*
+ * 16 bytes: at a million devices the links outnumber them 2.5 to 1.  A link
+ * does not remember its slots in the two vectors: deleting it keeps the
+ * others in order (idvec_remove()), which costs the entries after it
+ * anyway, so finding its slot by a scan from the end changes no bound.  Its
+ * runtime-PM references live in dl_core.link_rpm (dl_link_rpm_active()).
+ */
 struct dl_link {
 	dl_dev_t consumer, supplier;
-	uint32_t flags;
+	uint16_t flags;         /* DL_FLAG_* (DL_FLAG_COUNT bits) */
 	uint8_t status;         /* enum dl_link_state */
-	uint8_t live;           /* 0 once deleted (ids are not reused) */
-	uint8_t preactivated;   /* pm_runtime_get_suppliers() took the supplier (supplier_preactivated) */
+	uint8_t live : 1;       /* 0 once deleted (ids are not reused) */
+	uint8_t preactivated : 1; /* pm_runtime_get_suppliers() took the supplier (supplier_preactivated) */
 	uint32_t kref;
-	uint32_t rpm_active;    /* runtime-PM references held on the supplier */
-	uint32_t c_pos, s_pos;  /* slots in consumer->suppliers, supplier->consumers */
 };
+_Static_assert(DL_FLAG_COUNT <= 16, "dl_link.flags holds every DL_FLAG_*");
 
 /* Spacing of the topo keys; a core's topo_gap may be set smaller before use (tests). */
 #define DL_TOPO_GAP ((uint64_t)1 << 32)
@@ -180,6 +189,19 @@ struct dl_core {
 	struct dl_link *link;
 	uint32_t nlink, cap_link;
 	uint32_t nlink_live;
+	/*
+	 * Per link id below cap_link, the runtime-PM references it holds on
+	 * its supplier (the kernel's link->rpm_active); NULL until a link
+	 * with DL_FLAG_PM_RUNTIME is added, since only those take any.
+	 */
+	uint32_t *link_rpm;
+	/*
+	 * Per device id below cap_dev, its runtime-PM usage count and
+	 * runtime-active children (dl_rpm_usage(), dl_rpm_children()); NULL
+	 * until runtime PM is first used (dl_rpm_get(), a PM_RUNTIME link,
+	 * dl_core_set_rpm_users()): no device is runtime-active before.
+	 */
+	struct dl_rpm_cnt { int32_t usage, children; } *rpm_cnt;
 
 	dl_dev_t dpm_head, dpm_tail;
 	uint32_t dpm_count;
@@ -207,7 +229,7 @@ struct dl_core {
 	 * and before a device or a link other than SYNC_STATE_ONLY goes.
 	 */
 	struct dl_idvec dpm_pending;
-	uint32_t *dpm_stamp;            /* cap_dev entries */
+	uint32_t *dpm_stamp;            /* cap_dev entries; NULL until a move is recorded */
 	uint32_t dpm_clock;             /* last stamp handed out in this batch */
 	struct dl_idvec settle_stack, settle_post;
 
@@ -272,6 +294,7 @@ struct dl_core {
 /* Lifetime. */
 int dl_core_init(struct dl_core *c, uint32_t ndev_hint, uint32_t nlink_hint);
 void dl_core_fini(struct dl_core *c);
+void dl_core_trim(struct dl_core *c);
 void dl_core_set_sink(struct dl_core *c, struct dl_sink sink);
 void dl_core_set_stop(struct dl_core *c, bool (*poll)(void *ctx), void *ctx);
 bool dl_core_poll_stop(struct dl_core *c);
@@ -386,6 +409,23 @@ void dl_idvec_free(struct dl_idvec *v);
 static inline const struct dl_device *dl_dev(const struct dl_core *c, dl_dev_t d)
 {
 	return &c->dev[d];
+}
+
+/* Runtime-PM usage count and runtime-active children of @d (dl_core.rpm_cnt). */
+static inline int32_t dl_rpm_usage(const struct dl_core *c, dl_dev_t d)
+{
+	return c->rpm_cnt ? c->rpm_cnt[d].usage : 0;
+}
+
+static inline int32_t dl_rpm_children(const struct dl_core *c, dl_dev_t d)
+{
+	return c->rpm_cnt ? c->rpm_cnt[d].children : 0;
+}
+
+/* The runtime-PM references link @l holds on its supplier (link->rpm_active). */
+static inline uint32_t dl_link_rpm_active(const struct dl_core *c, dl_link_t l)
+{
+	return c->link_rpm ? c->link_rpm[l] : 0;
 }
 
 static inline bool dl_link_is_sync_state_only(uint32_t flags)

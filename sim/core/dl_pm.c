@@ -3,6 +3,7 @@
  * (drivers/base/power/main.c dpm_wait_for_subordinate/superior,
  * drivers/base/power/runtime.c rpm_get_suppliers/rpm_put_suppliers).
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,22 +42,34 @@ uint32_t dl_pm_wait_count(const struct dl_core *c, dl_dev_t d, bool suspend)
 static int rpm_resume(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed);
 static void rpm_put_suppliers(struct dl_core *c, dl_dev_t d, struct dl_idvec *suspended);
 
+/*
+ * dl_rpm_cnt_alloc - the runtime-PM counts (dl_core.rpm_cnt), all zero, for
+ * every entry point that may make a device runtime-active.  0 or -ENOMEM.
+ */
+int dl_rpm_cnt_alloc(struct dl_core *c)
+{
+	if (!c->rpm_cnt && !(c->rpm_cnt = calloc(c->cap_dev, sizeof(*c->rpm_cnt))))
+		return -ENOMEM;
+	return 0;
+}
+
 /* pm_runtime_get_sync(): usage++ and resume. */
 int dl_rpm_get_internal(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed)
 {
 	int err;
 
-	c->dev[d].rpm_usage++;
+	assert(c->rpm_cnt);
+	c->rpm_cnt[d].usage++;
 	err = rpm_resume(c, d, resumed);
 	if (err)
-		c->dev[d].rpm_usage--;
+		c->rpm_cnt[d].usage--;
 	return err;
 }
 
 void dl_rpm_put_noidle(struct dl_core *c, dl_dev_t d)
 {
-	if (c->dev[d].rpm_usage > 0)
-		c->dev[d].rpm_usage--;
+	if (dl_rpm_usage(c, d) > 0)
+		c->rpm_cnt[d].usage--;
 }
 
 /*
@@ -90,17 +103,17 @@ static int rpm_resume(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed)
 			continue;
 		err = dl_rpm_get_internal(c, sup, resumed);
 		if (err == -EACCES) {
-			c->dev[sup].rpm_usage++;   /* "Ignore suppliers with disabled runtime PM." */
+			c->rpm_cnt[sup].usage++;   /* "Ignore suppliers with disabled runtime PM." */
 		} else if (err) {
 			/* __rpm_callback(): give back what rpm_get_suppliers() took */
 			rpm_put_suppliers(c, d, NULL);
 			return -EIO;
 		}
-		c->link[l].rpm_active++;
+		c->link_rpm[l]++;   /* allocated when the PM_RUNTIME link was added */
 	}
 	x->rpm_status = DL_RPM_ACTIVE;
 	if (x->parent != DL_NONE)
-		c->dev[x->parent].rpm_children++;
+		c->rpm_cnt[x->parent].children++;
 	if (resumed)
 		dl_idvec_push(resumed, d);
 	return 0;
@@ -114,12 +127,13 @@ static void rpm_put_suppliers(struct dl_core *c, dl_dev_t d, struct dl_idvec *su
 	struct dl_device *x = &c->dev[d];
 
 	for (uint32_t i = 0; i < x->suppliers.n; i++) {
-		struct dl_link *k = &c->link[x->suppliers.v[i]];
+		dl_link_t l = x->suppliers.v[i];
+		struct dl_link *k = &c->link[l];
 
 		if (!(k->flags & DL_FLAG_PM_RUNTIME))
 			continue;
-		while (k->rpm_active) {
-			k->rpm_active--;
+		while (c->link_rpm[l]) {
+			c->link_rpm[l]--;
 			dl_rpm_put_noidle(c, k->supplier);
 			rpm_try_suspend(c, k->supplier, suspended);
 		}
@@ -131,7 +145,7 @@ static void rpm_try_suspend(struct dl_core *c, dl_dev_t d, struct dl_idvec *susp
 {
 	struct dl_device *x = &c->dev[d];
 
-	if (x->rpm_status != DL_RPM_ACTIVE || x->rpm_usage > 0 || x->rpm_children > 0 ||
+	if (x->rpm_status != DL_RPM_ACTIVE || dl_rpm_usage(c, d) > 0 || dl_rpm_children(c, d) > 0 ||
 	    !dl_rpm_enabled(c, d))
 		return;
 	x->rpm_status = DL_RPM_SUSPENDED;
@@ -139,7 +153,7 @@ static void rpm_try_suspend(struct dl_core *c, dl_dev_t d, struct dl_idvec *susp
 		dl_idvec_push(suspended, d);
 	rpm_put_suppliers(c, d, suspended);
 	if (x->parent != DL_NONE) {
-		c->dev[x->parent].rpm_children--;
+		c->rpm_cnt[x->parent].children--;
 		rpm_try_suspend(c, x->parent, suspended);
 	}
 }
@@ -152,6 +166,8 @@ int dl_rpm_get(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed)
 {
 	if (d >= c->ndev || !c->dev[d].registered)
 		return -EINVAL;
+	if (dl_rpm_cnt_alloc(c))
+		return -ENOMEM;
 	return dl_rpm_get_internal(c, d, resumed);
 }
 
@@ -162,9 +178,9 @@ int dl_rpm_get(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed)
  */
 int dl_rpm_put(struct dl_core *c, dl_dev_t d, struct dl_idvec *suspended)
 {
-	if (d >= c->ndev || !c->dev[d].registered || c->dev[d].rpm_usage <= 0)
+	if (d >= c->ndev || !c->dev[d].registered || dl_rpm_usage(c, d) <= 0)
 		return -EINVAL;
-	c->dev[d].rpm_usage--;
+	c->rpm_cnt[d].usage--;
 	rpm_try_suspend(c, d, suspended);
 	return 0;
 }
@@ -179,8 +195,10 @@ int dl_core_set_rpm_users(struct dl_core *c, const uint8_t *users, uint32_t n)
 {
 	uint8_t *u = malloc(n ? n : 1);
 
-	if (!u)
+	if (!u || dl_rpm_cnt_alloc(c)) {
+		free(u);
 		return -ENOMEM;
+	}
 	if (n)
 		memcpy(u, users, n);
 	free(c->rpm_user);
@@ -232,11 +250,11 @@ int dl_probe_rpm_get(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed)
 			continue;
 		k->preactivated = 1;
 		/* pm_runtime_get_sync(): the count is taken whatever the resume returns */
-		c->dev[k->supplier].rpm_usage++;
+		c->rpm_cnt[k->supplier].usage++;
 		(void)rpm_resume(c, k->supplier, resumed);
 	}
 	if (x->parent != DL_NONE) {
-		c->dev[x->parent].rpm_usage++;
+		c->rpm_cnt[x->parent].usage++;
 		(void)rpm_resume(c, x->parent, resumed);
 	}
 	return 1;
@@ -246,7 +264,7 @@ int dl_probe_rpm_get(struct dl_core *c, dl_dev_t d, struct dl_idvec *resumed)
 static void probe_put(struct dl_core *c, dl_dev_t d, struct dl_idvec *idle)
 {
 	dl_rpm_put_noidle(c, d);
-	if (c->dev[d].rpm_usage == 0 && c->dev[d].rpm_status == DL_RPM_ACTIVE)
+	if (dl_rpm_usage(c, d) == 0 && c->dev[d].rpm_status == DL_RPM_ACTIVE)
 		dl_idvec_push(idle, d);
 }
 

@@ -16,26 +16,24 @@ int dl_graph_init(struct dl_graph *g, uint32_t n)
 	g->prof = calloc(k, sizeof(*g->prof));
 	g->async = calloc(k, 1);
 	g->depth = calloc(k, 1);
-	for (int i = 0; i < DL_DEP_COUNT; i++)
-		g->rel[i].off = calloc(k + 1, sizeof(*g->rel[i].off));
-	g->scratch.off = calloc(k + 1, sizeof(*g->scratch.off));
-	if (!g->ord || !g->pos || !g->prof || !g->async || !g->depth || !g->scratch.off)
+	if (!g->ord || !g->pos || !g->prof || !g->async || !g->depth)
 		return -ENOMEM;
-	for (int i = 0; i < DL_DEP_COUNT; i++)
-		if (!g->rel[i].off)
-			return -ENOMEM;
 	return 0;
+}
+
+/* Free @c's rows; it is built again on next use (its off is allocated then). */
+static void csr_drop(struct dl_csr *c)
+{
+	free(c->off);
+	free(c->adj);
+	memset(c, 0, sizeof(*c));
 }
 
 void dl_graph_fini(struct dl_graph *g)
 {
 	free(g->ord); free(g->pos); free(g->prof); free(g->async); free(g->depth);
-	for (int i = 0; i < DL_DEP_COUNT; i++) {
-		free(g->rel[i].off);
-		free(g->rel[i].adj);
-	}
-	free(g->scratch.off);
-	free(g->scratch.adj);
+	for (int i = 0; i < DL_DEP_COUNT; i++)
+		csr_drop(&g->rel[i]);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -123,59 +121,85 @@ static void build_prefetch(const struct dl_graph *g, const struct dl_core *c, un
 
 /*
  * Row i lists the positions that position i releases.  The core is read by
- * device id, the order its arrays and vectors were allocated in, into a
- * scratch CSR by id; the rows are then copied in position order.
+ * device id, the order its arrays and vectors were allocated in; each row
+ * is written where room for it was set aside (the device's bound,
+ * dl_dep_most()), and the rows are then squeezed together in position
+ * order: no second copy of the graph is held, even for a moment.
  */
 static int build_rel(struct dl_graph *g, const struct dl_core *c, unsigned kind)
 {
-	struct dl_csr *t = &g->scratch, *r = &g->rel[kind];
+	struct dl_csr *r = &g->rel[kind];
+	bool up = kind == DL_DEP_SUSPEND;
 	size_t total = 0;
+	uint32_t *len;
 
+	if (!r->off && !(r->off = calloc((size_t)g->n + 2, sizeof(*r->off))))
+		return -ENOMEM;
+	len = malloc(((size_t)g->m + 1) * sizeof(*len));
+	if (!len)
+		return -ENOMEM;
+	for (uint32_t d = 0; d < g->n; d++)
+		if (g->pos[d] != DL_NONE)
+			len[g->pos[d]] = dl_dep_most(c, kind, d, up);
+	for (uint32_t i = 0; i < g->m; i++) {
+		r->off[i] = (uint32_t)total;
+		total += len[i];
+	}
+	if (csr_reserve(r, total)) {
+		free(len);
+		return -ENOMEM;
+	}
 	for (uint32_t d = 0; d < g->n; d++) {
+		uint32_t i = g->pos[d], k = 0, *row;
 		struct dl_dep_iter it;
 		dl_dev_t y;
 
 		build_prefetch(g, c, kind, d);
-		t->off[d] = (uint32_t)total;
-		if (g->pos[d] == DL_NONE)
+		if (i == DL_NONE)
 			continue;
-		if (csr_reserve(t, total + dl_dep_most(c, kind, d, kind == DL_DEP_SUSPEND)))
-			return -ENOMEM;
+		row = r->adj + r->off[i];
 		dl_for_each_released(it, c, kind, d, y)
 			if (g->pos[y] != DL_NONE)
-				t->adj[total++] = g->pos[y];
+				row[k++] = g->pos[y];
+		len[i] = k;
 	}
-	t->off[g->n] = (uint32_t)total;
-	if (csr_reserve(r, total))
-		return -ENOMEM;
+	/*
+	 * Settled, dpm_list is topological (suspend rows go back, the others
+	 * forward); not asserted: threads.c may snapshot a list a racing op
+	 * left with moves pending.
+	 */
 	total = 0;
 	for (uint32_t i = 0; i < g->m; i++) {
-		uint32_t d = g->ord[i];
+		uint32_t from = r->off[i];
 
-		/* rows are read in position order, scattered over the scratch CSR */
-		if (i + 2 * CSR_AHEAD < g->m)
-			dl_prefetch(&t->off[g->ord[i + 2 * CSR_AHEAD]]);
-		if (i + CSR_AHEAD < g->m)
-			dl_prefetch(&t->adj[t->off[g->ord[i + CSR_AHEAD]]]);
 		r->off[i] = (uint32_t)total;
-		/*
-		 * Settled, dpm_list is topological (suspend rows go back, the
-		 * others forward); not asserted: threads.c may snapshot a list a
-		 * racing op left with moves pending.
-		 */
-		for (uint32_t j = t->off[d]; j < t->off[d + 1]; j++)
-			r->adj[total++] = t->adj[j];
+		if (from != total)
+			memmove(r->adj + total, r->adj + from, (size_t)len[i] * sizeof(*r->adj));
+		total += len[i];
 	}
 	r->off[g->m] = (uint32_t)total;
 	r->gen = g->gen;
+	free(len);
 	return 0;
 }
+
+/* Rows of a kind not asked for are kept up to this many entries (4 MiB). */
+#define GRAPH_KEEP_MAX ((size_t)1 << 20)
 
 int dl_graph_get(struct dl_graph *g, struct dl_core *c, const struct dl_scenario *sc,
 		 uint64_t gen, unsigned kind)
 {
 	if (g->gen != gen)
 		take_order(g, c, sc, gen);
+	/*
+	 * A run probes first, then suspends and resumes: the PM phases need
+	 * not keep probe's rows, and on a large graph a PM kind does not keep
+	 * the other's either: a suspend after a resume rebuilds them, one pass
+	 * over the edges against the four phases that read them.
+	 */
+	for (unsigned k = 0; k < DL_DEP_COUNT; k++)
+		if (k != kind && (k == DL_DEP_PROBE || g->rel[k].cap >= GRAPH_KEEP_MAX))
+			csr_drop(&g->rel[k]);
 	if (g->rel[kind].gen != g->gen) {
 		int err = build_rel(g, c, kind);
 

@@ -13,7 +13,8 @@
  *
  * The snapshot is kept across phases while its generation (the backend's
  * count of ops that may change the graph) stands, and each kind's CSR is
- * built on first use.  des.c indexes everything by position; threads.c
+ * built on first use; the rows of another kind are dropped when they are
+ * probe's or large (graph.c).  des.c indexes everything by position; threads.c
  * indexes by device id and takes part of the devices, so it asks for a
  * relabelled copy of the current graph over its participants, with the
  * reverse relation (whom each device waits for) as well (dl_graph_by_id()).
@@ -52,7 +53,6 @@ struct dl_graph {
 	uint8_t *depth;
 	bool depth_dirty;
 	struct dl_csr rel[DL_DEP_COUNT];   /* who each position releases, per kind */
-	struct dl_csr scratch;             /* dl_graph_get()'s rows by device id */
 	const struct dl_csr *cur;          /* the current phase's */
 };
 

@@ -333,6 +333,12 @@ static int op_probe(const struct dl_backend_ops *b, void *be, struct dl_core *co
 	cpu0 = cpu_now(b);
 	err = b->probe(be, pk);
 	opr->ph_cpu_ns[DL_OP_PROBE_PHASE] = cpu_now(b) - cpu0;
+	/*
+	 * Registration's working storage, for the PM phases' graphs to reuse.
+	 * The phase is over, so no worker reads the core; not under b->lock(),
+	 * which in DES makes main the current worker of the moves still pending.
+	 */
+	dl_core_trim(core);
 	keep_phase(opr, &was, DL_OP_PROBE_PHASE);
 	return err;
 }
