@@ -115,22 +115,6 @@ const char *dl_lg_name(const struct dl_logimport *li, uint32_t dev)
 	return li->names + li->dev[dev].name_off;
 }
 
-static uint32_t find_n(const struct dl_logimport *li, const char *s, size_t n)
-{
-	if (!li->hash)
-		return DL_LG_NONE;
-	for (uint32_t h = name_hash(s, n) & li->hash_mask;; h = (h + 1) & li->hash_mask) {
-		uint32_t d = li->hash[h];
-		const char *nm;
-
-		if (!d)
-			return DL_LG_NONE;
-		nm = li->names + li->dev[d - 1].name_off;
-		if (!strncmp(nm, s, n) && !nm[n])
-			return d - 1;
-	}
-}
-
 
 static int rehash(struct dl_logimport *li, uint32_t size)
 {
@@ -251,6 +235,14 @@ static uint32_t next_named(const struct dl_logimport *li, const char *s, size_t 
 static uint32_t first_slot(const struct dl_logimport *li, const char *s, size_t n)
 {
 	return (name_hash(s, n) - 1) & li->hash_mask;
+}
+
+/* The first device named s[0..n). */
+static uint32_t find_n(const struct dl_logimport *li, const char *s, size_t n)
+{
+	uint32_t slot = first_slot(li, s, n);
+
+	return next_named(li, s, n, &slot);
 }
 
 /*
