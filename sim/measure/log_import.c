@@ -327,6 +327,7 @@ static uint32_t intern_parent(struct dl_logimport *li, const char *s, size_t n, 
  * name, the one whose parent is named par[0..npar) (a 3.x "calling" line),
  * or with a call open (its "call ... returned"; npar 0).  A different
  * parent is a different device (the platform and ACPI PNP0C0B:00).
+ * Cleans and walks the names as intern_drv() does, but picks by parent, not driver.
  */
 static uint32_t intern_3x(struct dl_logimport *li, const char *s, size_t n, const char *par,
 			  size_t npar)
