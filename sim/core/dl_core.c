@@ -700,6 +700,7 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 /* Keys stay below this, so that the sums below cannot wrap. */
 #define TOPO_KEY_MAX ((uint64_t)1 << 63)
 
+/* dpm_unlink() on the topo links, without a count; apart so each list's fields stay plain names */
 static void topo_unlink(struct dl_core *c, dl_dev_t d)
 {
 	struct dl_device *x = &c->dev[d];

@@ -115,22 +115,6 @@ const char *dl_lg_name(const struct dl_logimport *li, uint32_t dev)
 	return li->names + li->dev[dev].name_off;
 }
 
-static uint32_t find_n(const struct dl_logimport *li, const char *s, size_t n)
-{
-	if (!li->hash)
-		return DL_LG_NONE;
-	for (uint32_t h = name_hash(s, n) & li->hash_mask;; h = (h + 1) & li->hash_mask) {
-		uint32_t d = li->hash[h];
-		const char *nm;
-
-		if (!d)
-			return DL_LG_NONE;
-		nm = li->names + li->dev[d - 1].name_off;
-		if (!strncmp(nm, s, n) && !nm[n])
-			return d - 1;
-	}
-}
-
 
 static int rehash(struct dl_logimport *li, uint32_t size)
 {
@@ -253,6 +237,14 @@ static uint32_t first_slot(const struct dl_logimport *li, const char *s, size_t 
 	return (name_hash(s, n) - 1) & li->hash_mask;
 }
 
+/* The first device named s[0..n). */
+static uint32_t find_n(const struct dl_logimport *li, const char *s, size_t n)
+{
+	uint32_t slot = first_slot(li, s, n);
+
+	return next_named(li, s, n, &slot);
+}
+
 /*
  * The device a line names, keyed by (driver, name): the kernel prints
  * dev_driver_string() (the driver, else the bus or class) before the name,
@@ -335,6 +327,7 @@ static uint32_t intern_parent(struct dl_logimport *li, const char *s, size_t n, 
  * name, the one whose parent is named par[0..npar) (a 3.x "calling" line),
  * or with a call open (its "call ... returned"; npar 0).  A different
  * parent is a different device (the platform and ACPI PNP0C0B:00).
+ * Cleans and walks the names as intern_drv() does, but picks by parent, not driver.
  */
 static uint32_t intern_3x(struct dl_logimport *li, const char *s, size_t n, const char *par,
 			  size_t npar)
@@ -497,6 +490,25 @@ static bool num_i(const char **pp, const char *e, int64_t *out)
 		return false;
 	*pp = p;
 	*out = neg ? -(int64_t)v : (int64_t)v;
+	return true;
+}
+
+/*
+ * The tail of a "returned" line, "R after N usecs" at *@pp: the return value
+ * and the latency in ns (N must fit); *@pp is then just past "usecs".
+ */
+static bool returned_after(const char **pp, const char *e, int64_t *rv, int64_t *lat_ns)
+{
+	const char *q = *pp;
+	uint64_t us;
+
+	if (!num_i(&q, e, rv) || !starts(q, e, " after "))
+		return false;
+	q += 7;
+	if (!num_u(&q, e, &us) || us > INT64_MAX / 1000 || !starts(q, e, " usecs"))
+		return false;
+	*pp = q + 6;
+	*lat_ns = (int64_t)us * 1000;
 	return true;
 }
 
@@ -979,14 +991,9 @@ static int match_modern(struct dl_logimport *li, const struct cursor *c, const c
 	q = find(q, e, " returned ");
 	if (q) {
 		const char *r = q + 10;
-		int64_t rv;
-		uint64_t us;
+		int64_t rv, lat;
 
-		if (!num_i(&r, e, &rv) || !starts(r, e, " after "))
-			return 0;
-		r += 7;
-		if (!num_u(&r, e, &us) || us > INT64_MAX / 1000 || !starts(r, e, " usecs") ||
-		    r + 6 != e)
+		if (!returned_after(&r, e, &rv, &lat) || r != e)
 			return 0;
 		cb_e = cb_symbol_end(cb, q);
 		hint = cb_hint(cb, cb_e, &side);
@@ -996,7 +1003,7 @@ static int match_modern(struct dl_logimport *li, const struct cursor *c, const c
 				 NULL, 0);
 		if (dev == DL_LG_NONE)
 			return -ENOMEM;
-		return end_callback(li, c, dev, rv, (int64_t)us * 1000, c->tpid, prov) ?: 1;
+		return end_callback(li, c, dev, rv, lat, c->tpid, prov) ?: 1;
 	}
 	return 0;
 }
@@ -1030,25 +1037,21 @@ static int match_3x(struct dl_logimport *li, const struct cursor *c, const char 
 			       ?: 1;
 	}
 	if (starts(p, e, "call ")) {
-		int64_t rv;
-		uint64_t us;
+		int64_t rv, lat;
 
 		p += 5;
 		dev_e = find(p, e, "+ returned ");
 		if (!dev_e || dev_e == p)
 			return 0;
 		q = dev_e + 11;
-		if (!num_i(&q, e, &rv) || !starts(q, e, " after "))
-			return 0;
-		q += 7;
-		if (!num_u(&q, e, &us) || us > INT64_MAX / 1000 || !starts(q, e, " usecs"))
+		if (!returned_after(&q, e, &rv, &lat))
 			return 0;
 		if ((ret = ensure_cycle(li, c)))
 			return ret;
 		dev = intern_3x(li, p, (size_t)(dev_e - p), NULL, 0);
 		if (dev == DL_LG_NONE)
 			return -ENOMEM;
-		return end_callback(li, c, dev, rv, (int64_t)us * 1000, DL_LG_NONE, false) ?: 1;
+		return end_callback(li, c, dev, rv, lat, DL_LG_NONE, false) ?: 1;
 	}
 	return 0;
 }
@@ -1058,8 +1061,7 @@ static int match_boot(struct dl_logimport *li, const struct cursor *c, const cha
 		      const char *e)
 {
 	const char *q;
-	int64_t rv;
-	uint64_t us;
+	int64_t rv, lat;
 
 	(void)c;
 	if (starts(p, e, "probe of ")) {
@@ -1071,10 +1073,7 @@ static int match_boot(struct dl_logimport *li, const struct cursor *c, const cha
 		if (!dev_e || dev_e == p)
 			return 0;
 		q = dev_e + 10;
-		if (!num_i(&q, e, &rv) || !starts(q, e, " after "))
-			return 0;
-		q += 7;
-		if (!num_u(&q, e, &us) || us > INT64_MAX / 1000 || !starts(q, e, " usecs"))
+		if (!returned_after(&q, e, &rv, &lat))
 			return 0;
 		dev = intern(li, p, (size_t)(dev_e - p));
 		if (dev == DL_LG_NONE)
@@ -1084,8 +1083,8 @@ static int match_boot(struct dl_logimport *li, const struct cursor *c, const cha
 		li->smp[li->nsmp++] = (struct dl_lg_sample){
 			.dev = dev, .file = c->file, .line = c->line, .pid = c->tpid,
 			.cycle = UINT16_MAX, .key = DL_LAT_PROBE, .ret = (int32_t)rv,
-			.start_ns = c->ts >= 0 ? c->ts - (int64_t)us * 1000 : -1,
-			.lat_ns = (int64_t)us * 1000, .end_ns = c->ts };
+			.start_ns = c->ts >= 0 ? c->ts - lat : -1,
+			.lat_ns = lat, .end_ns = c->ts };
 		li->dev[dev].nsamples++;
 		li->probes++;
 		li->probes_failed += rv != 0;

@@ -157,6 +157,26 @@ int dl_sweep_out_open(const char *path, sqlite3 **db, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Binds what tells run @r of @task apart from the other runs of its scenario
+ * to ?@i..?@i+4: order, seed, kernel (NULL: the order's own), mode, workers.
+ */
+static void bind_run_key(sqlite3_stmt *st, int i, const struct dl_sweep_plan *p, uint32_t task,
+			 uint32_t r)
+{
+	struct dl_sweep_slot sl;
+
+	dl_sweep_slot(p, r, &sl);
+	sqlite3_bind_text(st, i, dl_order_name(sl.order), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, i + 1, (int64_t)(p->seed0 + task % p->nseeds));
+	if (sl.kernel)
+		sqlite3_bind_text(st, i + 2, sl.kernel, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i + 2);
+	sqlite3_bind_text(st, i + 3, sl.mode, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, i + 4, dl_sweep_workers(p, sl.order));
+}
+
 int dl_sweep_pending(sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pending)
 {
 	sqlite3_stmt *st;
@@ -172,24 +192,10 @@ int dl_sweep_pending(sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pend
 
 		pending[t] = 0;
 		for (uint32_t r = 0; r < nrun; r++) {
-			struct dl_sweep_slot sl;
-			enum dl_order o;
-			const char *k;
 			int rc;
 
-			dl_sweep_slot(p, r, &sl);
-			o = sl.order;
-			k = sl.kernel;
-
 			sqlite3_bind_text(st, 1, s->hash, -1, SQLITE_STATIC);
-			sqlite3_bind_text(st, 2, dl_order_name(o), -1, SQLITE_STATIC);
-			sqlite3_bind_int64(st, 3, (int64_t)(p->seed0 + t % p->nseeds));
-			if (k)
-				sqlite3_bind_text(st, 4, k, -1, SQLITE_STATIC);
-			else
-				sqlite3_bind_null(st, 4);
-			sqlite3_bind_text(st, 5, sl.mode, -1, SQLITE_STATIC);
-			sqlite3_bind_int64(st, 6, dl_sweep_workers(p, o));
+			bind_run_key(st, 2, p, t, r);
 			rc = sqlite3_step(st);
 			if (rc == SQLITE_DONE)
 				pending[t] |= (1ull << r) & ~p->skip;
@@ -654,6 +660,7 @@ static int merge_shards(sqlite3 *out, const char *outpath, const char *prefix, b
 	int ret = 0;
 
 	*merged = 0;
+	/* walked as in shards_foreign() and remove_shards(), each doing other things with a name */
 	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
 	d = opendir(dir);
 	if (!d)
@@ -740,25 +747,11 @@ int dl_sweep_out_fail(sqlite3 *out, const struct dl_sweep_plan *p, uint32_t task
 			       " VALUES(NULL,?,?,?,?,?,?,?,'failed',?)", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	for (uint32_t r = 0; r < dl_sweep_task_runs(p) && !ret; r++) {
-		struct dl_sweep_slot sl;
-		enum dl_order o;
-		const char *k;
-
 		if (!(pending & (1ull << r)))
 			continue;
-		dl_sweep_slot(p, r, &sl);
-		o = sl.order;
-		k = sl.kernel;
 		sqlite3_bind_text(st, 1, s->hash, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, s->path, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, dl_order_name(o), -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 4, (int64_t)(p->seed0 + task % p->nseeds));
-		if (k)
-			sqlite3_bind_text(st, 5, k, -1, SQLITE_STATIC);
-		else
-			sqlite3_bind_null(st, 5);
-		sqlite3_bind_text(st, 6, sl.mode, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 7, dl_sweep_workers(p, o));
+		bind_run_key(st, 3, p, task, r);
 		sqlite3_bind_text(st, 8, why, -1, SQLITE_STATIC);
 		if (sqlite3_step(st) != SQLITE_DONE)
 			ret = -EIO;
