@@ -103,7 +103,8 @@ static void sweep_usage(FILE *f)
 		"                    their runs' rows into it; shards: the coordinator copies\n"
 		"                    them from the shards (OUT.db on a file system whose\n"
 		"                    locks SQLite cannot rely on)\n"
-		"  --compact OUT.db  alone: merge the shards' events into OUT.db, remove them\n"
+		"  --compact OUT.db  alone: merge the shards' events into OUT.db, remove them;\n"
+		"                    refused (exit 2) while a sweep writes OUT.db\n"
 		"  --no-check        do not re-check the runs from their logs\n"
 		"  --verbose         a line per finished scenario/seed on stdout\n"
 		"  --json            the summary as one JSON object on stdout\n\n"
@@ -790,7 +791,10 @@ int sweep_finish(sqlite3 *db, const struct dl_sweep_plan *p, struct sweep_run *s
 int sweep_prepare(int argc, char **argv, struct sweep_opts *o)
 {
 	char err[512];
-	int rc = parse_args(argc, argv, o);
+	int rc;
+
+	o->lock_fd = -1;
+	rc = parse_args(argc, argv, o);
 
 	if (rc)
 		return rc > 0 ? -1 : DL_EXIT_USAGE;
@@ -813,8 +817,13 @@ int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint3
 		   uint32_t *todo)
 {
 	uint32_t nt = dl_sweep_ntasks(&o->plan), rec = 0;
-	char err[512];
+	char err[1024];
 
+	/* held till the end: --compact may not take the shards from under it */
+	if (dl_sweep_lock(o->db, false, &o->lock_fd, err, sizeof(err))) {
+		fprintf(stderr, "dlsim sweep: %s\n", err);
+		return DL_EXIT_USAGE;
+	}
 	if (dl_sweep_out_open(o->db, db, err, sizeof(err))) {
 		fprintf(stderr, "dlsim sweep: %s\n", err);
 		return DL_EXIT_USAGE;
@@ -877,7 +886,7 @@ static int sweep_compact(int argc, char **argv)
 	uint32_t rec = 0, runs = 0;
 	char err[1024];
 	sqlite3 *db = NULL;
-	int rc = DL_EXIT_USAGE;
+	int rc = DL_EXIT_USAGE, lock = -1;
 
 	if (!path || !*path) {
 		fprintf(stderr, "dlsim sweep: --compact takes one database: dlsim sweep --compact OUT.db\n");
@@ -887,8 +896,10 @@ static int sweep_compact(int argc, char **argv)
 		fprintf(stderr, "dlsim sweep: --compact %s: %s\n", path, strerror(errno));
 		return DL_EXIT_USAGE;
 	}
-	/* runs a killed sweep finished but did not commit: into OUT.db first, not lost with their shard */
-	if (dl_sweep_out_open(path, &db, err, sizeof(err)) ||
+	/* runs a killed sweep finished but did not commit: into OUT.db first, not lost with their
+	 * shard; never while a sweep writes them (it holds the lock shared) */
+	if (dl_sweep_lock(path, true, &lock, err, sizeof(err)) ||
+	    dl_sweep_out_open(path, &db, err, sizeof(err)) ||
 	    dl_sweep_recover(db, path, &rec, err, sizeof(err)) ||
 	    dl_sweep_compact(db, path, &runs, err, sizeof(err)) ||
 	    dl_sweep_out_finish(db, err, sizeof(err)))
@@ -899,6 +910,7 @@ static int sweep_compact(int argc, char **argv)
 		printf("compacted %s: the events of %u runs moved in from their shards%s\n", path, runs,
 		       rec ? " (and runs an interrupted sweep had left)" : "");
 	sqlite3_close(db);
+	dl_sweep_unlock(path, lock, !rc);
 	return rc;
 }
 
@@ -937,6 +949,7 @@ out:
 		rc = DL_EXIT_OK;        /* --help */
 	free(pending);
 	sqlite3_close(db);
+	dl_sweep_unlock(o.db, o.lock_fd, true);
 	dl_sweep_plan_free(&o.plan);
 	return rc;
 }

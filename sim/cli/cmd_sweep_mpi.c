@@ -99,6 +99,7 @@ int sweep_mpi_main(int argc, char **argv)
 out:
 	free(pending);
 	sqlite3_close(db);
+	dl_sweep_unlock(o.db, o.lock_fd, true);
 	dl_sweep_plan_free(&o.plan);
 	MPI_Finalize();
 	return rc;

@@ -20,6 +20,7 @@ struct sweep_opts {
 	uint32_t jobs;
 	bool json, verbose;
 	int64_t first_id;            /* the first run id of this sweep (dl_sweep_assign_ids) */
+	int lock_fd;                 /* dl_sweep_lock() on OUT.db (-1: none yet) */
 };
 
 /* What the progress line and the summary need. */

@@ -16,9 +16,11 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -54,6 +56,9 @@ static int step_done(sqlite3_stmt *st)
 #define MAX_TABLES 32
 #define MAX_COLS   64
 
+/* The lock file of a sweep's shard directory (dl_sweep_lock()). */
+#define SW_LOCK_NAME "sweep.lock"
+
 /* Strips @tail from the end of @s[0..*n) if it is there. */
 static bool strip_tail(const char *s, size_t *n, const char *tail)
 {
@@ -87,6 +92,9 @@ static bool strip_number(const char *s, size_t *n, const char *mark)
 static bool shard_name(const char *name)
 {
 	size_t n = strlen(name);
+
+	if (!strcmp(name, SW_LOCK_NAME))
+		return true;
 
 	if (!strip_tail(name, &n, "-wal") && !strip_tail(name, &n, "-shm"))
 		strip_tail(name, &n, "-journal");
@@ -790,7 +798,8 @@ static uint32_t remove_shards(const char *outpath)
 	while ((e = readdir(d))) {
 		char path[4400];
 
-		if (!shard_name(e->d_name))
+		/* the lock stays until --compact lets it go (dl_sweep_unlock()) */
+		if (!shard_name(e->d_name) || !strcmp(e->d_name, SW_LOCK_NAME))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		n += unlink(path) == 0;
@@ -845,4 +854,75 @@ int dl_sweep_compact(sqlite3 *out, const char *outpath, uint32_t *runs, char *er
 	}
 	remove_shards(outpath);
 	return 0;
+}
+
+/*
+ * An open file description lock (F_OFD_SETLK) rather than a classic POSIX
+ * one: it belongs to the descriptor, not the process, so SQLite's own locks
+ * on other files are untouched; it is inherited by the forked workers (a
+ * coordinator killed while its workers still write keeps it held until they
+ * end) and released by the kernel when the last of them ends, however: a
+ * kill -9 leaves no stale lock.  O_CLOEXEC: a guest or gnuplot does not hold it.
+ */
+int dl_sweep_lock(const char *outpath, bool compact, int *fd, char *err, size_t errlen)
+{
+	char dir[4096], path[4200];
+	struct flock fl = { .l_type = compact ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET };
+	int ret;
+
+	*fd = -1;
+	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
+		return ret;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, SW_LOCK_NAME);
+	for (;;) {
+		struct stat held, now;
+
+		*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+		if (*fd < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return ret;
+		}
+		if (fcntl(*fd, F_OFD_SETLK, &fl))
+			break;
+		/* the file locked must still be the one of that name: dl_sweep_unlock()
+		 * removes it, and a lock on the removed file would guard nothing */
+		if (!fstat(*fd, &held) && !stat(path, &now) && held.st_ino == now.st_ino &&
+		    held.st_dev == now.st_dev)
+			return 0;
+		close(*fd);
+	}
+	ret = errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
+	if (ret == -EBUSY && compact)
+		snprintf(err, errlen, "a dlsim sweep is writing %s (it holds %s): run --compact when it"
+			 " has ended (a sweep that was killed holds nothing)", outpath, path);
+	else if (ret == -EBUSY)
+		snprintf(err, errlen, "dlsim sweep --compact is moving the events of %s into it (it holds"
+			 " %s): run the sweep again when it has ended", outpath, path);
+	else
+		snprintf(err, errlen, "%s: cannot lock: %s", path, strerror(-ret));
+	close(*fd);
+	*fd = -1;
+	return ret;
+}
+
+void dl_sweep_unlock(const char *outpath, int fd, bool remove)
+{
+	char dir[4096], path[4200];
+
+	if (fd < 0)
+		return;
+	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, SW_LOCK_NAME);
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+	/* only when no other sweep holds it too (else a third would lock a new file beside
+	 * theirs); unlinked while still held, so one that opened it already finds it taken */
+	if (remove && !fcntl(fd, F_OFD_SETLK, &fl) && !unlink(path))
+		rmdir(dir);
+	close(fd);
 }

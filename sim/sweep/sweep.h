@@ -176,6 +176,17 @@ int dl_sweep_merge_dir(struct sqlite3 *out, const char *outpath, const char *pre
  */
 int dl_sweep_compact(struct sqlite3 *out, const char *outpath, uint32_t *runs, char *err,
 		     size_t errlen);
+/**
+ * dl_sweep_lock() - mark OUTPATH as being written by a sweep (shared: several
+ * sweeps may) or, with @compact, by --compact (exclusive): a lock on
+ * OUTPATH.shards/sweep.lock (created with its folder), held while *@fd is
+ * open in this process or the workers it forks, and gone with them however
+ * they end.  Return: 0; -EBUSY when the other kind holds it (@err says who
+ * and what to do); another -errno with @err.
+ */
+int dl_sweep_lock(const char *outpath, bool compact, int *fd, char *err, size_t errlen);
+/* Lets go of dl_sweep_lock()'s @fd (-1: nothing); @remove: the lock file and, if then empty, its folder. */
+void dl_sweep_unlock(const char *outpath, int fd, bool remove);
 /* The next free run id of OUT (max + 1). */
 int64_t dl_sweep_out_next_id(struct sqlite3 *out);
 int dl_sweep_out_finish(struct sqlite3 *out, char *err, size_t errlen);
