@@ -66,8 +66,8 @@ static void sweep_usage(FILE *f)
 		"                    table import the DTBs (as import-dtb --kernel); default:\n"
 		"                    each order's own kernel, DTBs imported with 6.12's.  A\n"
 		"                    list (6.12,7.3) runs every order on each kernel that ran\n"
-		"                    it (kernel-async on 6.12, kernel-async-v2 on 7.3); DTBs\n"
-		"                    are then imported with the first kernel's table\n"
+		"                    it (kernel-async on 6.12, kernel-async-v2 on 7.3), each\n"
+		"                    kernel's runs on DTBs imported with its own table\n"
 		"  --async M         DTBs: driver (default), none or all (as import-dtb)\n"
 		"  --drivers M       DTBs: table (default) or all (as import-dtb)\n"
 		"  --probe-context boot|module  des: as dlsim run (default boot); kernel mode:\n"
@@ -170,7 +170,8 @@ static int parse_kernels(const char *arg, struct dl_sweep_plan *p)
 				fprintf(stderr, "dlsim sweep: --kernel '%s' given twice\n", t);
 				return -1;
 			}
-		/* DTBs are imported with the first kernel's parsers and driver table */
+		/* the first kernel's parsers and driver table name the DTB's import in the
+		 * scenario's hash; each kernel's runs import it with their own (sw_worker.c) */
 		if (!p->nkernels) {
 			p->dtb.kernel = dk;
 			p->kver = kv;
