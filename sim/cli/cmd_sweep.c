@@ -103,6 +103,10 @@ static void sweep_usage(FILE *f)
 		"                    their runs' rows into it; shards: the coordinator copies\n"
 		"                    them from the shards (OUT.db on a file system whose\n"
 		"                    locks SQLite cannot rely on)\n"
+		"  --node-shards DIR under mpirun: every rank but rank 0 writes its shard into\n"
+		"                    DIR (a node-local disk, the same path on every node) and\n"
+		"                    leaves its runs there; at the end copy every node's DIR/*\n"
+		"                    into OUT.db.shards/ and run dlsim sweep --compact OUT.db\n"
 		"  --compact OUT.db  alone: merge the shards' events into OUT.db, remove them;\n"
 		"                    refused (exit 2) while a sweep writes OUT.db\n"
 		"  --no-check        do not re-check the runs from their logs\n"
@@ -415,6 +419,13 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 				return -1;
 			}
 			o->shards = !strcmp(v, "shards");
+		} else if ((v = cli_opt_value(argc, argv, &i, "--node-shards"))) {
+			if (!*v || !sweep_under_mpi()) {
+				fprintf(stderr, "dlsim sweep: --node-shards %s: a folder, under mpirun only"
+					" (ranks on other nodes)\n", v);
+				return -1;
+			}
+			o->node_shards = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--distribute"))) {
 			if (strcmp(v, "queue") && strcmp(v, "static")) {
 				fprintf(stderr, "dlsim sweep: --distribute '%s': expected queue or static\n", v);
@@ -875,6 +886,7 @@ void sweep_start(struct dl_sweep_coord *co, struct sweep_run *sr, const struct s
 	co->outpath = o->db;
 	co->out = db;
 	co->direct = !o->shards;
+	co->node_shards = o->node_shards;
 	co->stop = cli_stop_flag();
 	co->progress = sweep_progress;
 	co->ctx = sr;

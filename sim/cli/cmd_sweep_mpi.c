@@ -94,6 +94,10 @@ int sweep_mpi_main(int argc, char **argv)
 	}
 	if (rank == 0 && !rc)
 		rc = sweep_finish(db, &o.plan, &sr, &co, o.json);
+	if (rank == 0 && o.node_shards && size > 1)
+		fprintf(stderr, "dlsim sweep: the runs of ranks 1-%d stay in %s on their nodes until"
+			" gathered: copy every node's %s/* into %s.shards/ and run dlsim sweep --compact"
+			" %s\n", size - 1, o.node_shards, o.node_shards, o.db, o.db);
 	MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	rc = worst;
 out:

@@ -16,6 +16,7 @@ struct sqlite3;
 struct sweep_opts {
 	struct dl_sweep_plan plan;
 	const char *db, *distribute;
+	const char *node_shards;     /* --node-shards DIR (MPI ranks but 0), or NULL */
 	bool shards;                 /* --write shards: every worker writes a shard */
 	uint32_t jobs;
 	bool json, verbose;

@@ -218,6 +218,8 @@ struct dl_sweep_coord {
 	uint32_t done, failed, violations;   /* runs finished (ok or not), of them failed, violating */
 	uint32_t merged;             /* rows of the sweep table written to OUT */
 	bool direct;                 /* workers commit into OUT themselves (else: shards) */
+	const char *node_shards;     /* MPI: ranks but 0 write their shards here and leave
+				      * their runs there (gathered by hand at the end); NULL: no */
 	uint64_t lock_wait_ns, lock_hold_ns;   /* direct: all workers' time waiting for / holding the lock */
 	uint64_t lock_hold_cpu_ns;             /* and the CPU time they spent holding it */
 	void (*progress)(struct dl_sweep_coord *co);   /* called now and then */
