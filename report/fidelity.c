@@ -16,6 +16,7 @@
 #include "report/assets.h"
 #include "report/explain.h"
 #include "report/report_int.h"
+#include "sim/log/dl_log.h"
 #include "sim/sweep/fidelity.h"
 
 static const char *const kinds[] = { "model", "replay" };
@@ -269,15 +270,21 @@ static bool has_sweep(struct report *r)
 
 int rp_write_fidelity(struct report *r, const char *dbpath)
 {
-	char err[512];
+	char err[1024];
 	json_t *boards;
+	sqlite3 *db;
 	size_t rows;
 	int ret;
 
 	r->fidelity_boards = 0;
 	if (!has_sweep(r))
 		return 0;
-	boards = dl_sweep_fidelity_boards(r->db, err, sizeof(err));
+	/* a connection of its own: each pair attaches its two runs' shards, which would
+	 * replace what the report's connection has attached (every shard) */
+	if (dl_log_open_reader(dbpath, &db, err, sizeof(err)))
+		return rp_err(r, -EINVAL, "%s", err);
+	boards = dl_sweep_fidelity_boards(db, err, sizeof(err));
+	sqlite3_close(db);
 	if (!boards)
 		return rp_err(r, -EINVAL, "the sweep's kernel runs against their twins: %s", err);
 	if (!json_array_size(boards)) {
