@@ -2,7 +2,8 @@
  * fidelity.c - fidelity.html of `dlsim report` on a kernel-mode sweep with
  * twins: per board the dependency-ordered pairs the twin orders as the
  * kernel did, the agreement on pairs only timing orders, and per phase the
- * ratio twin / kernel, for model and replay twins; over the boards, per
+ * ratio twin / kernel, for model and replay twins (model twins of boot
+ * probe context, "model-boot", in rows of their own); over the boards, per
  * phase, p10 / median / p90 of those ratios and a plot of their spread.
  * Boards that disagree on a dependency come first.  The numbers are the
  * sweep summary's own (sim/sweep/fidelity.h); names reach the page through
@@ -19,8 +20,9 @@
 #include "sim/log/dl_log.h"
 #include "sim/sweep/fidelity.h"
 
-static const char *const kinds[] = { "model", "replay" };
-#define NKINDS 2
+/* "model-boot": the twins of sweeps run with --probe-context boot, beside "model" when both are in OUT.db */
+static const char *const kinds[] = { "model", "replay", "model-boot" };
+#define NKINDS 3
 
 /* Whether a board's kind has kernel runs compared. */
 static json_t *kind_of(const json_t *g, unsigned m)
@@ -69,7 +71,7 @@ static int write_data(struct report *r, const json_t *boards, size_t *rows)
 	*rows = 0;
 	if (!f)
 		return rp_err(r, -EIO, "%s/fidelity.tsv: %s", r->outdir, strerror(errno));
-	fputs("# kind (0 model, 1 replay)\tphase_index\tphase\tratio_twin_over_kernel\tboard\n", f);
+	fputs("# kind (0 model, 1 replay, 2 model-boot)\tphase_index\tphase\tratio_twin_over_kernel\tboard\n", f);
 	for (unsigned m = 0; m < NKINDS; m++)
 		for (unsigned ph = 0; ph < dl_fid_nphases; ph++)
 			json_array_foreach(boards, i, g) {

@@ -2,7 +2,8 @@
 # dlsim report on a kernel-mode sweep with model twins (fake guest, DLSIM_KGUEST_STUB):
 # fidelity.html lists every board with the sweep summary's own numbers, the board whose
 # twin orders dependency-ordered pairs otherwise than the kernel first, names escaped,
-# and the ratio plot; a database that is not such a sweep gets no page.
+# and the ratio plot; model twins of both probe contexts side by side; a database that
+# is not such a sweep gets no page.
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
@@ -75,6 +76,24 @@ PY
 if command -v gnuplot >/dev/null; then
 	[ -s "$T/rep/fidelity.png" ] && [ -s "$T/rep/fidelity.svg" ] && ok "the ratio plot" || bad "no fidelity plot"
 fi
+# the same boards' model twins again, of boot probe context: a board then has both kinds,
+# and the page shows both, each in rows of its own
+"$DLSIM" sweep --mode kernel --scenarios "$T/in" --orders sync,kernel-async --kernel 6.12 \
+	--twins model --probe-context boot --db "$T/k.db" --jobs 2 --json >"$T/boot.json" 2>"$T/err"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert (d["ran"], d["failed"]) == (6, 0), d' \
+	"$T/boot.json" && ok "boot-context model twins added" || { bad "second sweep"; cat "$T/err"; }
+expect 0 "report with both kinds of model twins" "$DLSIM" report "$T/k.db" --out "$T/rep3"
+python3 - "$T/rep3/fidelity.html" "$T/rep3/fidelity.tsv" <<'PY' \
+	&& ok "each board with its model and its model-boot twins" || bad "model-boot twins not shown"
+import re, sys
+page = open(sys.argv[1]).read()
+for b in ("d30.json", "d50.json", "zz30.json"):
+    kinds = sorted(re.findall(r"/%s</td><td>[^<]*</td><td>([a-z-]+)</td>" % re.escape(b), page))
+    assert kinds == ["model", "model-boot"], (b, kinds)
+assert "model-boot twins: <strong>" in page and "model-boot p10" in page
+tsv = [l.split("\t") for l in open(sys.argv[2]).read().split("\n\n\n")[0].splitlines() if l[:1] != "#"]
+assert len([r for r in tsv if r[0] == "2"]) == 27 and len([r for r in tsv if r[0] == "0"]) == 27, tsv
+PY
 expect 0 "a plain run" "$DLSIM" run "$SRC/scenarios/camera.json" --db "$T/plain.db"
 expect 0 "report on it" "$DLSIM" report "$T/plain.db" --out "$T/rep2"
 [ ! -e "$T/rep2/fidelity.html" ] && ! grep -q fidelity.html "$T/rep2/index.html" \

@@ -26,12 +26,15 @@ struct sqlite3;
 extern const char *const dl_fid_phases[];
 extern const unsigned dl_fid_nphases;
 
+/* struct dl_fid_board.twins: besides DL_SWEEP_TWIN_*, the "twin-model-boot" twins as "model-boot" */
+#define DL_FID_TWIN_MODEL_BOOT 4u
+
 /* Which runs of a board to compare. */
 struct dl_fid_board {
 	const char *hash;            /* sweep.scenario_hash */
 	int64_t seed_lo, seed_hi;    /* sweep.seed range */
-	unsigned twins;              /* DL_SWEEP_TWIN_* bits: "model", "replay" */
-	bool twin_boot;              /* model twins are sweep.mode "twin-model-boot" */
+	unsigned twins;              /* DL_SWEEP_TWIN_* bits: "model", "replay"; DL_FID_TWIN_MODEL_BOOT */
+	bool twin_boot;              /* "model" is of sweep.mode "twin-model-boot" (a sweep's own) */
 };
 
 /**
@@ -40,7 +43,7 @@ struct dl_fid_board {
  * {"runs", "dependencies_known", "dependency_pairs", "dependency_agree",
  * "timing_pairs", "timing_agree", "every_dependency_agrees",
  * "phase_ratio_median": {phase: median over the runs}, "runs_compared": [...]}
- * under "model" and "replay".  The runs' events are read wherever the sweep
+ * under "model", "replay" and (DL_FID_TWIN_MODEL_BOOT) "model-boot".  The runs' events are read wherever the sweep
  * left them (dl_log_attach_shards()).  A pair that cannot be read is left out.
  * Return: a new object (empty when nothing could be read), or NULL (out of memory).
  */
@@ -49,9 +52,9 @@ json_t *dl_sweep_fidelity(struct sqlite3 *db, const struct dl_fid_board *b);
 /**
  * dl_sweep_fidelity_boards() - every board of OUT.db that has a kernel run
  * with a twin: [{"hash", "label" (sweep.source), "scenario" (runs.scenario),
- * "kernel_fidelity": dl_sweep_fidelity() of every seed, model twins of
- * "twin-model" (or "twin-model-boot" when the board has only those), and replay
- * twins}], by label.  Return: a new array, or NULL with @err (not a sweep database).
+ * "kernel_fidelity": dl_sweep_fidelity() of every seed: "model" of the
+ * "twin-model" twins, "model-boot" of the "twin-model-boot" ones (a board may
+ * have both: sweeps with and without --probe-context boot), "replay"}], by label.  Return: a new array, or NULL with @err (not a sweep database).
  */
 json_t *dl_sweep_fidelity_boards(struct sqlite3 *db, char *err, size_t errlen);
 

@@ -126,7 +126,9 @@ json_t *dl_sweep_fidelity(sqlite3 *db, const struct dl_fid_board *b)
 		" WHERE t.scenario_hash = ?1 AND t.mode = ?2 AND t.seed BETWEEN ?3 AND ?4"
 		" AND t.status <> 'failed' AND k.mode = 'kernel' AND k.status <> 'failed'"
 		" ORDER BY k.run_id";
-	const char *const modes[] = { b->twin_boot ? "twin-model-boot" : "twin-model", "twin-replay" };
+	const char *const modes[] = { b->twin_boot ? "twin-model-boot" : "twin-model", "twin-replay",
+				      "twin-model-boot" };
+	const char *const keys[] = { "model", "replay", "model-boot" };
 	json_t *out = json_object(), *pairs = json_array(), *pr;
 	sqlite3_stmt *q;
 	size_t i;
@@ -135,7 +137,7 @@ json_t *dl_sweep_fidelity(sqlite3 *db, const struct dl_fid_board *b)
 		json_decref(pairs);
 		return out;
 	}
-	for (unsigned m = 0; m < 2; m++) {
+	for (unsigned m = 0; m < 3; m++) {
 		struct fid_kind fk = { .dep_known = true };
 
 		if (!(b->twins & (1u << m)))
@@ -160,7 +162,7 @@ json_t *dl_sweep_fidelity(sqlite3 *db, const struct dl_fid_board *b)
 				 json_string_value(json_array_get(pr, 2)),
 				 json_string_value(json_array_get(pr, 3)));
 		json_array_clear(pairs);
-		json_object_set_new(out, m ? "replay" : "model", json_pack(
+		json_object_set_new(out, keys[m], json_pack(
 			"{s:i, s:b, s:I, s:I, s:I, s:I, s:b, s:o, s:o}", "runs", (int)fk.runs,
 			"dependencies_known", fk.dep_known,
 			"dependency_pairs", (json_int_t)fk.dep_pairs,
@@ -178,10 +180,9 @@ json_t *dl_sweep_fidelity(sqlite3 *db, const struct dl_fid_board *b)
 
 json_t *dl_sweep_fidelity_boards(sqlite3 *db, char *err, size_t errlen)
 {
-	/* the boards with a twin of a kernel run; per board whether its model twins are boot-context only */
+	/* the boards with a twin of a kernel run */
 	static const char sql[] =
-		"SELECT k.scenario_hash, min(k.source), min(r.scenario),"
-		" sum(t.mode = 'twin-model') = 0 AND sum(t.mode = 'twin-model-boot') > 0"
+		"SELECT k.scenario_hash, min(k.source), min(r.scenario)"
 		" FROM sweep t JOIN metrics m ON m.run_id = t.run_id AND m.name = 'twin_of'"
 		" JOIN sweep k ON k.run_id = CAST(m.value AS INTEGER) AND k.mode = 'kernel'"
 		" LEFT JOIN runs r ON r.run_id = k.run_id"
@@ -199,11 +200,10 @@ json_t *dl_sweep_fidelity_boards(sqlite3 *db, char *err, size_t errlen)
 		return NULL;
 	}
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-		json_array_append_new(boards, json_pack("{s:s?, s:s?, s:s?, s:b}",
+		json_array_append_new(boards, json_pack("{s:s?, s:s?, s:s?}",
 			"hash", (const char *)sqlite3_column_text(q, 0),
 			"label", (const char *)sqlite3_column_text(q, 1),
-			"scenario", (const char *)sqlite3_column_text(q, 2),
-			"boot", sqlite3_column_int(q, 3)));
+			"scenario", (const char *)sqlite3_column_text(q, 2)));
 	sqlite3_finalize(q);
 	if (rc != SQLITE_DONE) {
 		snprintf(err, errlen, "cannot read the sweep table: %s", sqlite3_errmsg(db));
@@ -214,13 +214,11 @@ json_t *dl_sweep_fidelity_boards(sqlite3 *db, char *err, size_t errlen)
 		struct dl_fid_board b = {
 			.hash = json_string_value(json_object_get(g, "hash")),
 			.seed_lo = INT64_MIN, .seed_hi = INT64_MAX,
-			.twins = DL_SWEEP_TWIN_MODEL | DL_SWEEP_TWIN_REPLAY,
-			.twin_boot = json_is_true(json_object_get(g, "boot")),
+			.twins = DL_SWEEP_TWIN_MODEL | DL_SWEEP_TWIN_REPLAY | DL_FID_TWIN_MODEL_BOOT,
 		};
 
 		if (b.hash)
 			json_object_set_new(g, "kernel_fidelity", dl_sweep_fidelity(db, &b));
-		json_object_del(g, "boot");
 	}
 	return boards;
 }

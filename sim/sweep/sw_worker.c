@@ -440,7 +440,8 @@ static int load(const struct dl_sweep_plan *p, const struct dl_sweep_scenario *s
 
 /* ---- kernel mode: one boot per kernel for a task's orders, then each run's twins ---- */
 
-/* A kernel run done by an earlier sweep: its id in OUT.db (direct), else 0. */
+/* A kernel run done by an earlier sweep (ok, or with violations: it ran): its id in OUT.db
+ * (direct), else 0. */
 static int64_t done_run(struct dl_sweep_worker *w, const struct dl_sweep_scenario *s,
 			enum dl_order o, uint64_t seed, const char *kernel)
 {
@@ -450,7 +451,8 @@ static int64_t done_run(struct dl_sweep_worker *w, const struct dl_sweep_scenari
 	if (!w->out || sqlite3_prepare_v2(w->out, "SELECT run_id FROM main.sweep WHERE"
 					  " scenario_hash = ?1 AND order_name = ?2 AND seed = ?3 AND"
 					  " ifnull(kernel, '') = ifnull(?4, '') AND mode = ?5 AND"
-					  " status = 'ok' AND run_id IS NOT NULL", -1, &q, NULL) != SQLITE_OK)
+					  " status IN ('ok', 'violations') AND run_id IS NOT NULL",
+					  -1, &q, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_text(q, 1, s->hash, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 2, dl_order_name(o), -1, SQLITE_STATIC);
