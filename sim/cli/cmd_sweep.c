@@ -828,7 +828,7 @@ int sweep_prepare(int argc, char **argv, struct sweep_opts *o)
 int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint32_t *planned,
 		   uint32_t *todo)
 {
-	uint32_t nt = dl_sweep_ntasks(&o->plan), rec = 0;
+	uint32_t nt = dl_sweep_ntasks(&o->plan), rec = 0, stale = 0;
 	char err[1024];
 
 	/* held till the end: --compact may not take the shards from under it */
@@ -848,11 +848,14 @@ int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint3
 		fprintf(stderr, "dlsim sweep: kept %u runs an interrupted sweep had left in its shards\n",
 			rec);
 	*pending = calloc((size_t)nt + 1, sizeof(**pending));
-	if (!*pending || dl_sweep_pending(*db, &o->plan, *pending)) {
+	if (!*pending || dl_sweep_pending(*db, &o->plan, *pending, &stale)) {
 		fprintf(stderr, "dlsim sweep: %s: cannot read the sweep table: %s\n", o->db,
 			sqlite3_errmsg(*db));
 		return DL_EXIT_USAGE;
 	}
+	if (stale && !o->json)
+		fprintf(stderr, "dlsim sweep: %u runs of DTBs imported with another kernel's driver table"
+			" than their own (an older dlsim) are run again\n", stale);
 	*planned = nt * (dl_sweep_task_runs(&o->plan) - (uint32_t)__builtin_popcountll(o->plan.skip));
 	*todo = 0;
 	for (uint32_t t = 0; t < nt; t++)

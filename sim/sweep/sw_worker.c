@@ -208,9 +208,11 @@ static int segment_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 	if (!ret)
 		ret = dl_log_open_existing(w->path, &w->db, err, errlen);
 	if (!ret && (sqlite3_exec(w->db, sw_sweep_schema, NULL, NULL, &emsg) != SQLITE_OK ||
+		     sw_sweep_schema_up(w->db) ||
 		     sqlite3_prepare_v2(w->db, "INSERT INTO sweep(run_id, scenario_hash, source,"
-					" order_name, seed, kernel, mode, workers, status, error)"
-					" VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &w->ins, NULL) != SQLITE_OK ||
+					" order_name, seed, kernel, mode, workers, status, error,"
+					" import_kernel) VALUES(?,?,?,?,?,?,?,?,?,?,?)", -1, &w->ins,
+					NULL) != SQLITE_OK ||
 		     sqlite3_prepare_v2(w->db, "UPDATE runs SET status = 'violations' WHERE run_id = ?",
 					-1, &w->mark, NULL) != SQLITE_OK)) {
 		snprintf(err, errlen, "%s: %s", w->path, emsg ? emsg : sqlite3_errmsg(w->db));
@@ -300,6 +302,11 @@ static int record_mode(struct dl_sweep_worker *w, int64_t run_id, const struct d
 		sqlite3_bind_text(st, 10, error, -1, SQLITE_TRANSIENT);
 	else
 		sqlite3_bind_null(st, 10);
+	/* a DTB is imported with the run's kernel's driver table (load()) */
+	if (s->dtb && kernel)
+		sqlite3_bind_text(st, 11, kernel, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 11);
 	return sqlite3_step(st) == SQLITE_DONE ? (sqlite3_reset(st), 0) : (sqlite3_reset(st), -EIO);
 }
 

@@ -149,8 +149,13 @@ uint32_t *dl_sweep_task_order(const struct dl_sweep_plan *p);
 /* Create or open OUT.db with the log's schema and the sweep table; -EEXIST (nothing
  * changed) when OUT.db.shards/ holds a file the sweep does not write. */
 int dl_sweep_out_open(const char *path, struct sqlite3 **db, char *err, size_t errlen);
-/* For each task the bits of the runs not yet in OUT.db (bit o * nkernels + k). */
-int dl_sweep_pending(struct sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pending);
+/*
+ * For each task the bits of the runs not yet in OUT.db (bit o * nkernels + k).
+ * A run on a kernel of a list whose DTB an older dlsim imported with the first
+ * kernel's driver table is not done: its sweep row is removed (*@stale counts them).
+ */
+int dl_sweep_pending(struct sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pending,
+		     uint32_t *stale);
 /**
  * dl_sweep_merge() - record in OUT the complete runs of SHARD that OUT lacks
  * (by key): their small rows and where their events are, in one
