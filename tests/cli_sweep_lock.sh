@@ -33,6 +33,11 @@ kill -9 "-$pid"
 wait "$pid" 2>/dev/null
 # the guest has a process group of its own (kboot.c) and holds no lock: end it all the same
 [ -s "$T/guest.pid" ] && kill "$(cat "$T/guest.pid")" 2>/dev/null
+# the lock goes with the last process holding it: the worker, killed with the coordinator,
+# may still be exiting once the coordinator is reaped; wait until none of the group runs
+i=0
+while ps -e -o pgid=,stat= | awk -v g="$pid" '$1 == g && $2 !~ /^Z/ { f = 1 } END { exit !f }' &&
+	[ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 expect 0 "--compact once the sweep is killed with kill -9" "$DLSIM" sweep --compact "$T/o.db"
 grep -q "compacted .*o.db" "$T/out" && ok "compacted" || { bad "compact"; cat "$T/out" "$T/err"; }
 [ ! -e "$T/o.db.shards" ] && ok "shard folder and lock file gone" || { bad "left: $(ls -A "$T/o.db.shards")"; }
