@@ -561,8 +561,12 @@ static void write_limits(struct report *r, FILE *f)
 int rp_write_index(struct report *r, const char *dbpath)
 {
 	char path[PATH_MAX];
-	FILE *f = rp_open_out(r, "index.html", path, sizeof(path));
+	FILE *f;
+	int ret = rp_write_fidelity(r, dbpath);
 
+	if (ret)
+		return ret;
+	f = rp_open_out(r, "index.html", path, sizeof(path));
 	if (!f)
 		return rp_err(r, -EIO, "%s/index.html: %s", r->outdir, strerror(errno));
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -581,7 +585,10 @@ int rp_write_index(struct report *r, const char *dbpath)
 	fputs("</p>\n<nav><a href=\"#headline\">headline</a><a href=\"#runs\">runs</a><a href=\"#makespan\">makespan</a><a href=\"#orders\">orders</a>"
 	      "<a href=\"#scaling\">scaling</a><a href=\"#timeline\">timeline</a><a href=\"#util\">workers</a>"
 	      "<a href=\"#probe\">probe</a><a href=\"#gantt\">suspend/resume</a><a href=\"#traces\">traces</a>"
-	      "<a href=\"#limits\">limits</a></nav>\n", f);
+	      "<a href=\"#limits\">limits</a>", f);
+	if (r->fidelity_boards)
+		fprintf(f, "<a href=\"fidelity.html\">kernel vs twins (%zu boards)</a>", r->fidelity_boards);
+	fputs("</nav>\n", f);
 	if (r->plot_ret) {
 		fputs("<p class=\"err\">Plots incomplete: ", f);
 		dl_html_put(f, r->plot_err);

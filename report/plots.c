@@ -21,7 +21,7 @@
 #endif
 
 static const char *const plot_name[P_COUNT] = {
-	"makespan", "orders", "scaling", "util", "probe", "gantt",
+	"makespan", "orders", "scaling", "util", "probe", "gantt", "fidelity",
 };
 
 /* Per device of the chosen run: probe_start and probe_defer events. */
@@ -765,6 +765,16 @@ static void plot(struct report *r, enum plot_id id, size_t nrows)
 		r->plot_ret = ret;
 		snprintf(r->plot_err, sizeof(r->plot_err), "%s", r->err);
 	}
+}
+
+void rp_plot(struct report *r, enum plot_id id, size_t nrows)
+{
+	plot(r, id, nrows);
+}
+
+void rp_put_field(FILE *f, const char *s)
+{
+	put_field(f, s ? s : "");
 }
 
 bool rp_plotted(const struct report *r, enum plot_id id)

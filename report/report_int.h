@@ -25,7 +25,7 @@
 /* Bins of the probe histogram at most; wider bins past that many attempts. */
 #define PROBE_BINS 40
 
-enum plot_id { P_MAKESPAN, P_ORDERS, P_SCALING, P_UTIL, P_PROBE, P_GANTT, P_COUNT };
+enum plot_id { P_MAKESPAN, P_ORDERS, P_SCALING, P_UTIL, P_PROBE, P_GANTT, P_FIDELITY, P_COUNT };
 
 struct run_row {
 	int64_t id, devices, links, seed, workers;
@@ -84,6 +84,7 @@ struct report {
 	int64_t verified_run;		/* dl_report_opts.verified_run */
 	char corrupt[256];		/* why the last run verified is corrupt */
 	int data_only;			/* dl_report_opts.data_only: no gnuplot */
+	size_t fidelity_boards;		/* boards on fidelity.html (0: no such page) */
 };
 
 /* The file that marks a folder written by dlsim report (report.c). */
@@ -114,6 +115,13 @@ const char *rp_trace_ext(const struct report *r);
 /* plots.c: every data file, and its PNG and SVG when it has something to show. */
 int rp_write_plots(struct report *r);
 bool rp_plotted(const struct report *r, enum plot_id id);
+/* Plots NAME.tsv with NAME.gp as PNG and SVG (a failure is kept for the page, not returned). */
+void rp_plot(struct report *r, enum plot_id id, size_t nrows);
+/* One data-file field: sanitised for gnuplot, cut to LABEL_MAX bytes. */
+void rp_put_field(FILE *f, const char *s);
+
+/* fidelity.c: fidelity.html when DB is a kernel sweep with twins (r->fidelity_boards). */
+int rp_write_fidelity(struct report *r, const char *dbpath);
 
 /* page.c */
 int rp_write_index(struct report *r, const char *dbpath);

@@ -70,13 +70,16 @@ else
 fi
 
 # --- another process holds the write lock in the middle of a run ---------------
-hold_lock() { # db seconds: BEGIN IMMEDIATE, hold, roll back
-	python3 - "$1" "$2" "$T/locked" <<'PY' &
-import sqlite3, sys, time
+hold_lock() { # db seconds: BEGIN IMMEDIATE, hold (until $T/release exists, at most), roll back
+	rm -f "$T/release"
+	python3 - "$1" "$2" "$T/locked" "$T/release" <<'PY' &
+import os, sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
 c.execute("begin immediate")
 open(sys.argv[3], "w").close()
-time.sleep(float(sys.argv[2]))
+end = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end and not os.path.exists(sys.argv[4]):
+    time.sleep(0.05)
 c.execute("rollback")
 PY
 	holder=$!
@@ -87,9 +90,11 @@ PY
 "$DLSIM" run "$DEF" --set devices=60000 --order cp-first --db "$T/lock.db" --busy-timeout 300 >"$T/out" 2>"$T/err" &
 pid=$!
 wait_events "$T/lock.db" 1 || bad "lock: the run never committed"
-hold_lock "$T/lock.db" 2
+# held until the run has ended: a fixed 2 s could end before a slow run's next commit
+hold_lock "$T/lock.db" 300
 wait "$pid"
 rc=$?
+: >"$T/release"
 wait "$holder"
 [ "$rc" = 2 ] && ok "lock held past --busy-timeout: exit 2" || bad "lock held: exit $rc, expected 2"
 grep -q "locked by another writer" "$T/err" && grep -q "$T/lock.db" "$T/err" \

@@ -28,11 +28,25 @@ expect 2 "validate --seed -1 refused" "$DLSIM" validate "$DEF" --seed -1
 "$DLSIM" run "$DEF" --no-log --json --seed 010 >"$T/out" 2>&1
 grep -q '"seed":10,' "$T/out" && ok "--seed 010 is ten" || bad "--seed 010: $(head -c 200 "$T/out")"
 
+# A job started with & by a non-interactive sh ignores SIGINT until dlsim
+# installs its handler (after loading the scenario): a SIGINT sent before is
+# lost, and on a loaded machine 1 s was sometimes before (the run then went
+# on to its end, exit 0).  So wait for the handlers first (SigCgt, bits 1 and 14).
+wait_caught() { # pid: SIGINT's and SIGTERM's handlers (bits 1 and 14)
+	i=0
+	while [ $i -lt 600 ] && kill -0 "$1" 2>/dev/null; do
+		m=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+		[ -n "$m" ] && [ $((0x$m & 0x4002)) = $((0x4002)) ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
 # a run whose callbacks sleep for seconds (1 ms of latency = 10 s): SIGINT and
 # SIGTERM end it at once, exit 130, the log is committed and passes check
 for sig in INT TERM; do
 	"$DLSIM" run "$DEF" --mode threads --time-scale 10000 --order sync --db "$T/slow.db" >"$T/out" 2>"$T/err" &
 	pid=$!
+	wait_caught "$pid"
 	sleep 1
 	t0=$(date +%s%N)
 	kill "-$sig" "$pid"
@@ -55,19 +69,6 @@ expect 0 "check passes on the interrupted threads runs" "$DLSIM" check "$T/slow.
 # SIGINT ends the run at once (it used to run on for 11 s at 200,000 devices,
 # and a logged run then built the indexes of every event).  5 s is generous:
 # the exit takes well under 1 s alone on the machine.
-# A job started with & by a non-interactive sh ignores SIGINT until dlsim
-# installs its handler (after loading the scenario): a SIGINT sent before is
-# lost, and on a loaded machine 1 s was sometimes before (the run then went
-# on to its end, exit 0).  So wait for the handler first (SigCgt, bit 1).
-wait_caught() { # pid
-	i=0
-	while [ $i -lt 600 ] && kill -0 "$1" 2>/dev/null; do
-		m=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
-		[ -n "$m" ] && [ $((0x$m & 2)) != 0 ] && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
 sigint_after() { # seconds description run-args...
 	s=$1; shift; what=$1; shift
 	"$DLSIM" run "$DEF" --set devices=300000 --order cp-first "$@" >"$T/out" 2>"$T/err" &

@@ -17,7 +17,7 @@ run_and_signal() {
 	"$DLSIM" run $LONG --db "$1" >"$T/out" 2>"$T/err" &
 	pid=$!
 	i=0
-	while [ $i -lt 300 ]; do
+	while [ $i -lt 1200 ]; do
 		n=$(q "$1" "select count(*) from events")
 		[ -n "$n" ] && [ "$n" -gt 0 ] && break
 		sleep 0.1
@@ -65,20 +65,26 @@ rc=$?
 [ "$rc" = 1 ] && grep -q incomplete "$T/out" && ok "check reports the killed run incomplete" \
 	|| { bad "check on the killed run: exit $rc"; cat "$T/out"; }
 
-# another writer holds the lock: wait --busy-timeout, then exit 2, nothing written
+# another writer holds the lock: wait --busy-timeout, then exit 2, nothing written.  The
+# lock is held until the run has ended (a fixed 2 s could pass before a loaded machine's
+# run reached its first write), at most 120 s.
 "$DLSIM" run "$SRC/scenarios/default.json" --db "$T/busy.db" >/dev/null 2>&1
-python3 - "$T/busy.db" "$T/locked" <<'PY' &
+python3 - "$T/busy.db" "$T/locked" "$T/release" <<'PY' &
 import sqlite3, sys, time, os
 c = sqlite3.connect(sys.argv[1], isolation_level=None)
 c.execute("begin exclusive")
 open(sys.argv[2], "w").close()
-time.sleep(2)
+for _ in range(1200):
+    if os.path.exists(sys.argv[3]):
+        break
+    time.sleep(0.1)
 PY
 holder=$!
 i=0
 while [ ! -e "$T/locked" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 "$DLSIM" run "$SRC/scenarios/default.json" --db "$T/busy.db" --busy-timeout 300 >"$T/out" 2>"$T/err"
 rc=$?
+: >"$T/release"
 [ "$rc" = 2 ] && ok "locked database: exit 2" || bad "locked database: exit $rc, expected 2"
 grep -q "locked by another writer" "$T/err" && ok "the error says it is locked" \
 	|| { bad "lock error message"; cat "$T/err"; }

@@ -99,7 +99,6 @@ i=0
 until [ "$(sqlite3 "$T/s.db" "SELECT count(*) FROM runs" 2>/dev/null || echo 0)" -gt 0 ] || [ $i -ge 300 ]; do
 	sleep 0.05; i=$((i + 1))
 done
-sleep 0.3
 i=0
 while kill -INT $pid 2>/dev/null && [ $i -lt 40 ]; do sleep 0.5; i=$((i + 1)); done
 wait $pid

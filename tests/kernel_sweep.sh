@@ -4,7 +4,8 @@
 # booting its own guest for its batch, every kernel run with its model twin.  The summary
 # must count every run, compare each kernel run with its twin on pairs a dependency
 # orders (where a disagreement is a broken rule) and give the phase ratios; every kernel
-# run must pass check and kernel_order.py.  Skipped (77) without the DTB cache.
+# run must pass check and kernel_order.py; `dlsim report` gives the same per board on its
+# fidelity page.  Skipped (77) without the DTB cache.
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
@@ -40,6 +41,16 @@ PY
 [ "$(sqlite3 "$T/k.db" "select count(*) from runs where mode = 'kernel' and status = 'ok'
 	and version like '% kernel 6.12.%'")" = 6 ] && ok "6 kernel runs on the 6.12 guest" || bad "kernel runs"
 expect 0 "check passes on every run" "$DLSIM" check "$T/k.db" --all
+expect 0 "report: the fidelity page" "$DLSIM" report "$T/k.db" --out "$T/rep"
+python3 - "$T/k.json" "$T/rep/fidelity.html" <<'PY' && ok "fidelity.html: the 3 boards, the summary's pairs" || bad "fidelity page"
+import json, sys
+d = json.load(open(sys.argv[1]))
+page = open(sys.argv[2]).read()
+for g in d["groups"]:
+    m = g["kernel_fidelity"]["model"]
+    assert g["label"] in page, g["label"]
+    assert "%d / %d" % (m["dependency_agree"], m["dependency_pairs"]) in page, (g["label"], m)
+PY
 expect 0 "resumed: nothing boots again" "$DLSIM" sweep --mode kernel --dtbs "$T/b" \
 	--orders sync,kernel-async --kernel 6.12 --twins model --db "$T/k.db"
 grep -q "12 already in .*, 0 run now" "$T/out" && ok "every run skipped" || bad "resume"

@@ -66,8 +66,8 @@ static void sweep_usage(FILE *f)
 		"                    table import the DTBs (as import-dtb --kernel); default:\n"
 		"                    each order's own kernel, DTBs imported with 6.12's.  A\n"
 		"                    list (6.12,7.3) runs every order on each kernel that ran\n"
-		"                    it (kernel-async on 6.12, kernel-async-v2 on 7.3); DTBs\n"
-		"                    are then imported with the first kernel's table\n"
+		"                    it (kernel-async on 6.12, kernel-async-v2 on 7.3), each\n"
+		"                    kernel's runs on DTBs imported with its own table\n"
 		"  --async M         DTBs: driver (default), none or all (as import-dtb)\n"
 		"  --drivers M       DTBs: table (default) or all (as import-dtb)\n"
 		"  --probe-context boot|module  des: as dlsim run (default boot); kernel mode:\n"
@@ -103,7 +103,12 @@ static void sweep_usage(FILE *f)
 		"                    their runs' rows into it; shards: the coordinator copies\n"
 		"                    them from the shards (OUT.db on a file system whose\n"
 		"                    locks SQLite cannot rely on)\n"
-		"  --compact OUT.db  alone: merge the shards' events into OUT.db, remove them\n"
+		"  --node-shards DIR under mpirun: every rank but rank 0 writes its shard into\n"
+		"                    DIR (a node-local disk, the same path on every node) and\n"
+		"                    leaves its runs there; at the end copy every node's DIR/*\n"
+		"                    into OUT.db.shards/ and run dlsim sweep --compact OUT.db\n"
+		"  --compact OUT.db  alone: merge the shards' events into OUT.db, remove them;\n"
+		"                    refused (exit 2) while a sweep writes OUT.db\n"
 		"  --no-check        do not re-check the runs from their logs\n"
 		"  --verbose         a line per finished scenario/seed on stdout\n"
 		"  --json            the summary as one JSON object on stdout\n\n"
@@ -169,7 +174,8 @@ static int parse_kernels(const char *arg, struct dl_sweep_plan *p)
 				fprintf(stderr, "dlsim sweep: --kernel '%s' given twice\n", t);
 				return -1;
 			}
-		/* DTBs are imported with the first kernel's parsers and driver table */
+		/* the first kernel's parsers and driver table name the DTB's import in the
+		 * scenario's hash; each kernel's runs import it with their own (sw_worker.c) */
 		if (!p->nkernels) {
 			p->dtb.kernel = dk;
 			p->kver = kv;
@@ -413,6 +419,13 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 				return -1;
 			}
 			o->shards = !strcmp(v, "shards");
+		} else if ((v = cli_opt_value(argc, argv, &i, "--node-shards"))) {
+			if (!*v || !sweep_under_mpi()) {
+				fprintf(stderr, "dlsim sweep: --node-shards %s: a folder, under mpirun only"
+					" (ranks on other nodes)\n", v);
+				return -1;
+			}
+			o->node_shards = v;
 		} else if ((v = cli_opt_value(argc, argv, &i, "--distribute"))) {
 			if (strcmp(v, "queue") && strcmp(v, "static")) {
 				fprintf(stderr, "dlsim sweep: --distribute '%s': expected queue or static\n", v);
@@ -790,7 +803,10 @@ int sweep_finish(sqlite3 *db, const struct dl_sweep_plan *p, struct sweep_run *s
 int sweep_prepare(int argc, char **argv, struct sweep_opts *o)
 {
 	char err[512];
-	int rc = parse_args(argc, argv, o);
+	int rc;
+
+	o->lock_fd = -1;
+	rc = parse_args(argc, argv, o);
 
 	if (rc)
 		return rc > 0 ? -1 : DL_EXIT_USAGE;
@@ -812,9 +828,14 @@ int sweep_prepare(int argc, char **argv, struct sweep_opts *o)
 int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint32_t *planned,
 		   uint32_t *todo)
 {
-	uint32_t nt = dl_sweep_ntasks(&o->plan), rec = 0;
-	char err[512];
+	uint32_t nt = dl_sweep_ntasks(&o->plan), rec = 0, stale = 0;
+	char err[1024];
 
+	/* held till the end: --compact may not take the shards from under it */
+	if (dl_sweep_lock(o->db, false, &o->lock_fd, err, sizeof(err))) {
+		fprintf(stderr, "dlsim sweep: %s\n", err);
+		return DL_EXIT_USAGE;
+	}
 	if (dl_sweep_out_open(o->db, db, err, sizeof(err))) {
 		fprintf(stderr, "dlsim sweep: %s\n", err);
 		return DL_EXIT_USAGE;
@@ -827,11 +848,14 @@ int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint3
 		fprintf(stderr, "dlsim sweep: kept %u runs an interrupted sweep had left in its shards\n",
 			rec);
 	*pending = calloc((size_t)nt + 1, sizeof(**pending));
-	if (!*pending || dl_sweep_pending(*db, &o->plan, *pending)) {
+	if (!*pending || dl_sweep_pending(*db, &o->plan, *pending, &stale)) {
 		fprintf(stderr, "dlsim sweep: %s: cannot read the sweep table: %s\n", o->db,
 			sqlite3_errmsg(*db));
 		return DL_EXIT_USAGE;
 	}
+	if (stale && !o->json)
+		fprintf(stderr, "dlsim sweep: %u runs of DTBs imported with another kernel's driver table"
+			" than their own (an older dlsim) are run again\n", stale);
 	*planned = nt * (dl_sweep_task_runs(&o->plan) - (uint32_t)__builtin_popcountll(o->plan.skip));
 	*todo = 0;
 	for (uint32_t t = 0; t < nt; t++)
@@ -865,6 +889,7 @@ void sweep_start(struct dl_sweep_coord *co, struct sweep_run *sr, const struct s
 	co->outpath = o->db;
 	co->out = db;
 	co->direct = !o->shards;
+	co->node_shards = o->node_shards;
 	co->stop = cli_stop_flag();
 	co->progress = sweep_progress;
 	co->ctx = sr;
@@ -877,7 +902,7 @@ static int sweep_compact(int argc, char **argv)
 	uint32_t rec = 0, runs = 0;
 	char err[1024];
 	sqlite3 *db = NULL;
-	int rc = DL_EXIT_USAGE;
+	int rc = DL_EXIT_USAGE, lock = -1;
 
 	if (!path || !*path) {
 		fprintf(stderr, "dlsim sweep: --compact takes one database: dlsim sweep --compact OUT.db\n");
@@ -887,8 +912,10 @@ static int sweep_compact(int argc, char **argv)
 		fprintf(stderr, "dlsim sweep: --compact %s: %s\n", path, strerror(errno));
 		return DL_EXIT_USAGE;
 	}
-	/* runs a killed sweep finished but did not commit: into OUT.db first, not lost with their shard */
-	if (dl_sweep_out_open(path, &db, err, sizeof(err)) ||
+	/* runs a killed sweep finished but did not commit: into OUT.db first, not lost with their
+	 * shard; never while a sweep writes them (it holds the lock shared) */
+	if (dl_sweep_lock(path, true, &lock, err, sizeof(err)) ||
+	    dl_sweep_out_open(path, &db, err, sizeof(err)) ||
 	    dl_sweep_recover(db, path, &rec, err, sizeof(err)) ||
 	    dl_sweep_compact(db, path, &runs, err, sizeof(err)) ||
 	    dl_sweep_out_finish(db, err, sizeof(err)))
@@ -899,6 +926,7 @@ static int sweep_compact(int argc, char **argv)
 		printf("compacted %s: the events of %u runs moved in from their shards%s\n", path, runs,
 		       rec ? " (and runs an interrupted sweep had left)" : "");
 	sqlite3_close(db);
+	dl_sweep_unlock(path, lock, !rc);
 	return rc;
 }
 
@@ -937,6 +965,7 @@ out:
 		rc = DL_EXIT_OK;        /* --help */
 	free(pending);
 	sqlite3_close(db);
+	dl_sweep_unlock(o.db, o.lock_fd, true);
 	dl_sweep_plan_free(&o.plan);
 	return rc;
 }

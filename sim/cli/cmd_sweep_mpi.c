@@ -94,11 +94,16 @@ int sweep_mpi_main(int argc, char **argv)
 	}
 	if (rank == 0 && !rc)
 		rc = sweep_finish(db, &o.plan, &sr, &co, o.json);
+	if (rank == 0 && o.node_shards && size > 1)
+		fprintf(stderr, "dlsim sweep: the runs of ranks 1-%d stay in %s on their nodes until"
+			" gathered: copy every node's %s/* into %s.shards/ and run dlsim sweep --compact"
+			" %s\n", size - 1, o.node_shards, o.node_shards, o.db, o.db);
 	MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	rc = worst;
 out:
 	free(pending);
 	sqlite3_close(db);
+	dl_sweep_unlock(o.db, o.lock_fd, true);
 	dl_sweep_plan_free(&o.plan);
 	MPI_Finalize();
 	return rc;

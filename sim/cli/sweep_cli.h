@@ -16,10 +16,12 @@ struct sqlite3;
 struct sweep_opts {
 	struct dl_sweep_plan plan;
 	const char *db, *distribute;
+	const char *node_shards;     /* --node-shards DIR (MPI ranks but 0), or NULL */
 	bool shards;                 /* --write shards: every worker writes a shard */
 	uint32_t jobs;
 	bool json, verbose;
 	int64_t first_id;            /* the first run id of this sweep (dl_sweep_assign_ids) */
+	int lock_fd;                 /* dl_sweep_lock() on OUT.db (-1: none yet) */
 };
 
 /* What the progress line and the summary need. */

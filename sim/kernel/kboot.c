@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -456,13 +457,24 @@ static int run_cmd(char *const argv[], const char *log, int64_t timeout_ms,
 		   atomic_int *stop, const char *watch, int64_t *first_ms)
 {
 	int64_t t0 = now_ms();
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	int st;
 
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fd;
+
+		/*
+		 * The guest has its own process group (our kill(-pid) reaches
+		 * what QEMU starts), so a kill -9 of dlsim would leave it
+		 * running: it dies with this thread instead.  A parent that
+		 * died before the prctl is seen by getppid().
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(127);
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		if (fd >= 0) {
 			dup2(fd, 1);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -184,6 +185,21 @@ static int verify(sqlite3 *db, const struct shard *sh, const char *file, char *e
 	return ret;
 }
 
+/*
+ * A shard whose worker was killed keeps its last transactions in FILE-wal.
+ * SQLite reads them through the -shm index: left by the worker, or created
+ * by the reader; in a folder the reader cannot write, without one, it cannot.
+ */
+static bool wal_without_shm(const char *file)
+{
+	char wal[4200], shm[4200];
+	struct stat sb;
+
+	snprintf(wal, sizeof(wal), "%s-wal", file);
+	snprintf(shm, sizeof(shm), "%s-shm", file);
+	return !stat(wal, &sb) && sb.st_size > 0 && access(shm, F_OK);
+}
+
 static int attach_one(sqlite3 *db, const struct shard *sh, char *err, size_t errlen)
 {
 	char file[4096], *sql;
@@ -212,6 +228,14 @@ static int attach_one(sqlite3 *db, const struct shard *sh, char *err, size_t err
 	sqlite3_bind_text(st, 1, file, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE && wal_without_shm(file)) {
+		snprintf(err, errlen, "%s: cannot read it: the worker that wrote it was killed and left its"
+			 " last runs in %s-wal, which SQLite reads only with a -shm file it creates"
+			 " beside it, and that folder cannot be written (%s): run `dlsim sweep --compact"
+			 " %s` once where it can (or copy the sweep's folder there)", file, file,
+			 sqlite3_errmsg(db), sqlite3_db_filename(db, "main"));
+		return -EACCES;
+	}
 	if (rc != SQLITE_DONE) {
 		snprintf(err, errlen, "%s: cannot attach: %s", file, sqlite3_errmsg(db));
 		return -EINVAL;

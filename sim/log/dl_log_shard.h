@@ -48,8 +48,10 @@ void dl_log_shard_file(struct sqlite3 *db, const char *rel, char *buf, size_t le
  * tables one by one instead.  A later call replaces what an earlier one
  * attached.  Nothing is done for a database without run_shards.
  * Return: 0; -ENOENT when a shard is missing, -EINVAL when a file does not
- * hold the runs OUT.db says it does (another sweep's shard), each with @err
- * naming the file; -EIO, -ENOMEM.
+ * hold the runs OUT.db says it does (another sweep's shard), -EACCES when a
+ * killed worker's shard has a -wal file but no -shm and its folder cannot be
+ * written (SQLite cannot read it: @err says to --compact it where it can),
+ * each with @err naming the file; -EIO, -ENOMEM.
  */
 int dl_log_attach_shards(struct sqlite3 *db, const int64_t *runs, size_t n, char *err,
 			 size_t errlen);

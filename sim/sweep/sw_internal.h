@@ -5,10 +5,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct sqlite3;
+
 /* The sweep table and its key index (OUT.db and every shard). */
 extern const char sw_sweep_schema[];
-
-struct sqlite3;
+/* Adds sweep.import_kernel to a sweep table an older dlsim made; 0 or -EIO. */
+int sw_sweep_schema_up(struct sqlite3 *db);
 
 /*
  * The copy of a shard attached to OUT as schema 's' (main: OUT), its

@@ -62,7 +62,7 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 	unsigned long long mine[6] = { 0 }, all[6] = { 0 };
 	char shard[4200], dir[4096], err[512] = "";
 	int rank, size, lowest = 0, bad = 0, anybad = 0, ret = 0;
-	bool direct;
+	bool direct, local;
 	MPI_Comm node;
 	MPI_Win win;
 
@@ -72,13 +72,24 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
 	MPI_Allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, node);
 	MPI_Comm_free(&node);
-	direct = co->direct && lowest == 0;
+	local = co->node_shards && rank != 0;
+	direct = co->direct && lowest == 0 && !local;
 	dl_sweep_shard_dir(co->outpath, dir, sizeof(dir));
 	if (rank == 0)
 		mkdir(dir, 0777);
 	MPI_Barrier(MPI_COMM_WORLD);
 	mkdir(dir, 0777);               /* a node of its own (a shared file system) */
 	dl_sweep_shard_path(co->outpath, (long)getpid(), rank, shard, sizeof(shard));
+	if (local) {
+		/* node-local: the same shard name, in the node's own folder; its runs reach
+		 * OUT.db when the folder is gathered into OUT.db.shards/ (dl_sweep_recover) */
+		const char *base = strrchr(shard, '/');
+		char name[sizeof(shard)];
+
+		snprintf(name, sizeof(name), "%s", base ? base + 1 : shard);
+		mkdir(co->node_shards, 0777);
+		snprintf(shard, sizeof(shard), "%.2000s/%.2000s", co->node_shards, name);
+	}
 	if (!order)
 		bad = 1;
 	else if (dl_sweep_worker_open(shard, direct ? co->outpath : NULL, p, &w, err, sizeof(err)))

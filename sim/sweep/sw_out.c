@@ -16,9 +16,11 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -31,7 +33,8 @@
 const char sw_sweep_schema[] =
 	"CREATE TABLE IF NOT EXISTS sweep(run_id INTEGER, scenario_hash TEXT NOT NULL,"
 	" source TEXT, order_name TEXT NOT NULL, seed INTEGER NOT NULL, kernel TEXT,"
-	" mode TEXT NOT NULL, workers INTEGER NOT NULL, status TEXT NOT NULL, error TEXT);"
+	" mode TEXT NOT NULL, workers INTEGER NOT NULL, status TEXT NOT NULL, error TEXT,"
+	" import_kernel TEXT);"
 	"CREATE UNIQUE INDEX IF NOT EXISTS sweep_key ON sweep(scenario_hash, order_name, seed,"
 	" ifnull(kernel, ''), mode, workers);"
 	"CREATE INDEX IF NOT EXISTS sweep_run ON sweep(run_id);";
@@ -43,6 +46,33 @@ static const char log_indexes[] =
 	"CREATE INDEX IF NOT EXISTS violations_run ON violations(run_id);"
 	"CREATE INDEX IF NOT EXISTS refused_run ON refused(run_id);";
 
+/*
+ * sweep.import_kernel: the kernel whose driver table imported a DTB scenario
+ * (NULL: a scenario file, no --kernel, or a row an older dlsim wrote, which
+ * imported with the first kernel's).  Added to a sweep table that lacks it;
+ * a concurrent sweep may add it first.
+ */
+int sw_sweep_schema_up(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	bool has = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('sweep') WHERE name = 'import_kernel'",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	has = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (has || sqlite3_exec(db, "ALTER TABLE sweep ADD COLUMN import_kernel TEXT", NULL, NULL,
+				NULL) == SQLITE_OK)
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('sweep') WHERE name = 'import_kernel'",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	has = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return has ? 0 : -EIO;
+}
+
 static int step_done(sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
@@ -53,6 +83,9 @@ static int step_done(sqlite3_stmt *st)
 
 #define MAX_TABLES 32
 #define MAX_COLS   64
+
+/* The lock file of a sweep's shard directory (dl_sweep_lock()). */
+#define SW_LOCK_NAME "sweep.lock"
 
 /* Strips @tail from the end of @s[0..*n) if it is there. */
 static bool strip_tail(const char *s, size_t *n, const char *tail)
@@ -87,6 +120,9 @@ static bool strip_number(const char *s, size_t *n, const char *mark)
 static bool shard_name(const char *name)
 {
 	size_t n = strlen(name);
+
+	if (!strcmp(name, SW_LOCK_NAME))
+		return true;
 
 	if (!strip_tail(name, &n, "-wal") && !strip_tail(name, &n, "-shm"))
 		strip_tail(name, &n, "-journal");
@@ -145,6 +181,7 @@ int dl_sweep_out_open(const char *path, sqlite3 **db, char *err, size_t errlen)
 	if (sqlite3_exec(*db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", NULL, NULL,
 			 &emsg) != SQLITE_OK ||
 	    sqlite3_exec(*db, sw_sweep_schema, NULL, NULL, &emsg) != SQLITE_OK ||
+	    sw_sweep_schema_up(*db) ||
 	    sqlite3_exec(*db, dl_log_shard_schema, NULL, NULL, &emsg) != SQLITE_OK ||
 	    sqlite3_exec(*db, log_indexes, NULL, NULL, &emsg) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot create the sweep table: %s", path,
@@ -159,10 +196,11 @@ int dl_sweep_out_open(const char *path, sqlite3 **db, char *err, size_t errlen)
 
 /*
  * Binds what tells run @r of @task apart from the other runs of its scenario
- * to ?@i..?@i+4: order, seed, kernel (NULL: the order's own), mode, workers.
+ * to ?@i..?@i+4: order, seed, kernel (NULL: the order's own), mode, workers;
+ * returns that kernel.
  */
-static void bind_run_key(sqlite3_stmt *st, int i, const struct dl_sweep_plan *p, uint32_t task,
-			 uint32_t r)
+static const char *bind_run_key(sqlite3_stmt *st, int i, const struct dl_sweep_plan *p,
+				uint32_t task, uint32_t r)
 {
 	struct dl_sweep_slot sl;
 
@@ -175,28 +213,61 @@ static void bind_run_key(sqlite3_stmt *st, int i, const struct dl_sweep_plan *p,
 		sqlite3_bind_null(st, i + 2);
 	sqlite3_bind_text(st, i + 3, sl.mode, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, i + 4, dl_sweep_workers(p, sl.order));
+	return sl.kernel;
 }
 
-int dl_sweep_pending(sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pending)
+/*
+ * Whether the row of a run on @kernel of DTB scenario @s was imported with
+ * another kernel's driver table (@imp, NULL: the first kernel's): an older
+ * dlsim imported a DTB once, with the first kernel's, for every kernel of a list.
+ */
+static bool stale_import(const struct dl_sweep_plan *p, const struct dl_sweep_scenario *s,
+			 const char *kernel, const char *imp)
 {
-	sqlite3_stmt *st;
+	if (!s->dtb || !kernel)
+		return false;
+	if (!imp)
+		imp = p->kernel[0];
+	return !imp || strcmp(imp, kernel);
+}
+
+int dl_sweep_pending(sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pending,
+		     uint32_t *stale)
+{
+	sqlite3_stmt *st, *del;
 	uint32_t nrun = dl_sweep_task_runs(p);
 	int ret = 0;
 
-	if (sqlite3_prepare_v2(out, "SELECT 1 FROM sweep WHERE scenario_hash = ?1 AND order_name = ?2"
-			       " AND seed = ?3 AND ifnull(kernel, '') = ifnull(?4, '') AND mode = ?5"
-			       " AND workers = ?6", -1, &st, NULL) != SQLITE_OK)
+	*stale = 0;
+	if (sqlite3_prepare_v2(out, "SELECT rowid, import_kernel FROM sweep WHERE scenario_hash = ?1"
+			       " AND order_name = ?2 AND seed = ?3 AND ifnull(kernel, '') = ifnull(?4, '')"
+			       " AND mode = ?5 AND workers = ?6", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
+	if (sqlite3_prepare_v2(out, "DELETE FROM sweep WHERE rowid = ?1", -1, &del, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return -EIO;
+	}
 	for (uint32_t t = 0; t < dl_sweep_ntasks(p) && !ret; t++) {
 		const struct dl_sweep_scenario *s = &p->sc[t / p->nseeds];
 
 		pending[t] = 0;
 		for (uint32_t r = 0; r < nrun; r++) {
+			const char *k;
 			int rc;
 
 			sqlite3_bind_text(st, 1, s->hash, -1, SQLITE_STATIC);
-			bind_run_key(st, 2, p, t, r);
+			k = bind_run_key(st, 2, p, t, r);
 			rc = sqlite3_step(st);
+			if (rc == SQLITE_ROW &&
+			    stale_import(p, s, k, (const char *)sqlite3_column_text(st, 1))) {
+				/* run again: its row goes (its runs row stays, outside the sweep) */
+				sqlite3_bind_int64(del, 1, sqlite3_column_int64(st, 0));
+				sqlite3_reset(st);
+				if (step_done(del))
+					ret = -EIO;
+				(*stale)++;
+				rc = SQLITE_DONE;
+			}
 			if (rc == SQLITE_DONE)
 				pending[t] |= (1ull << r) & ~p->skip;
 			else if (rc != SQLITE_ROW)
@@ -205,6 +276,7 @@ int dl_sweep_pending(sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pend
 		}
 	}
 	sqlite3_finalize(st);
+	sqlite3_finalize(del);
 	return ret;
 }
 
@@ -383,7 +455,9 @@ static int register_shard(struct sw_merge *m)
 static int merge_prepare(struct sw_merge *m)
 {
 	sqlite3_stmt *st;
-	char *runs_sql;
+	char *runs_sql, *sel_sql;
+	bool imp;
+	int rc;
 
 	if (sqlite3_prepare_v2(m->out, "SELECT name, sql FROM s.sqlite_master WHERE type = 'table'"
 			       " AND name NOT LIKE 'sqlite_%' AND name <> 'sweep'", -1, &st, NULL)
@@ -431,18 +505,30 @@ static int merge_prepare(struct sw_merge *m)
 	}
 	sqlite3_free(runs_sql);
 	/* complete runs only: the sweep row is written after the run ended */
-	if (sqlite3_prepare_v2(m->out, "SELECT w.rowid, w.run_id, w.scenario_hash, w.order_name,"
-			       " w.seed, w.kernel, w.mode, w.workers, w.source, w.status, w.error"
+	{
+		char *cols[MAX_COLS];
+		int n = column_names(m->out, "s", "sweep", cols, MAX_COLS);
+
+		/* a shard an older dlsim left has no import_kernel: NULL, the first kernel's */
+		imp = n > 0 && has_col(cols, n, "import_kernel");
+		if (n > 0)
+			free_cols(cols, n);
+	}
+	sel_sql = sqlite3_mprintf("SELECT w.rowid, w.run_id, w.scenario_hash, w.order_name,"
+			       " w.seed, w.kernel, w.mode, w.workers, w.source, w.status, w.error, %s"
 			       " FROM s.sweep w LEFT JOIN s.runs r ON r.run_id = w.run_id"
 			       " WHERE w.rowid > ?1 AND (w.run_id IS NULL OR r.status NOT IN"
-			       " ('running', 'interrupted')) ORDER BY w.rowid", -1, &m->sel, NULL)
-	    != SQLITE_OK ||
+			       " ('running', 'interrupted')) ORDER BY w.rowid",
+			       imp ? "w.import_kernel" : "NULL");
+	rc = sel_sql ? sqlite3_prepare_v2(m->out, sel_sql, -1, &m->sel, NULL) : SQLITE_NOMEM;
+	sqlite3_free(sel_sql);
+	if (rc != SQLITE_OK ||
 	    sqlite3_prepare_v2(m->out, "SELECT 1 FROM main.sweep WHERE scenario_hash = ?1 AND"
 			       " order_name = ?2 AND seed = ?3 AND ifnull(kernel, '') = ifnull(?4, '')"
 			       " AND mode = ?5 AND workers = ?6", -1, &m->exists, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(m->out, "INSERT INTO main.sweep(run_id, scenario_hash, order_name,"
-			       " seed, kernel, mode, workers, source, status, error)"
-			       " VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &m->sweep_ins, NULL) != SQLITE_OK ||
+			       " seed, kernel, mode, workers, source, status, error, import_kernel)"
+			       " VALUES(?,?,?,?,?,?,?,?,?,?,?)", -1, &m->sweep_ins, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(m->out, "SELECT 1 FROM main.runs WHERE run_id = ?1", -1, &m->id_taken,
 			       NULL) != SQLITE_OK)
 		return -EIO;
@@ -511,7 +597,7 @@ static int merge_row(struct sw_merge *m, sqlite3_stmt *sel, uint32_t *merged)
 	} else {
 		sqlite3_bind_null(m->sweep_ins, 1);
 	}
-	for (int c = 2; c <= 10; c++)
+	for (int c = 2; c <= 11; c++)
 		sqlite3_bind_value(m->sweep_ins, c, sqlite3_column_value(sel, c));
 	if (step_done(m->sweep_ins))
 		return -EIO;
@@ -743,16 +829,22 @@ int dl_sweep_out_fail(sqlite3 *out, const struct dl_sweep_plan *p, uint32_t task
 	int ret = 0;
 
 	if (sqlite3_prepare_v2(out, "INSERT OR IGNORE INTO sweep(run_id, scenario_hash, source,"
-			       " order_name, seed, kernel, mode, workers, status, error)"
-			       " VALUES(NULL,?,?,?,?,?,?,?,'failed',?)", -1, &st, NULL) != SQLITE_OK)
+			       " order_name, seed, kernel, mode, workers, status, error, import_kernel)"
+			       " VALUES(NULL,?,?,?,?,?,?,?,'failed',?,?)", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	for (uint32_t r = 0; r < dl_sweep_task_runs(p) && !ret; r++) {
+		const char *k;
+
 		if (!(pending & (1ull << r)))
 			continue;
 		sqlite3_bind_text(st, 1, s->hash, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, s->path, -1, SQLITE_STATIC);
-		bind_run_key(st, 3, p, task, r);
+		k = bind_run_key(st, 3, p, task, r);
 		sqlite3_bind_text(st, 8, why, -1, SQLITE_STATIC);
+		if (s->dtb && k)
+			sqlite3_bind_text(st, 9, k, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, 9);
 		if (sqlite3_step(st) != SQLITE_DONE)
 			ret = -EIO;
 		else if (sqlite3_changes(out))
@@ -783,7 +875,8 @@ static uint32_t remove_shards(const char *outpath)
 	while ((e = readdir(d))) {
 		char path[4400];
 
-		if (!shard_name(e->d_name))
+		/* the lock stays until --compact lets it go (dl_sweep_unlock()) */
+		if (!shard_name(e->d_name) || !strcmp(e->d_name, SW_LOCK_NAME))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		n += unlink(path) == 0;
@@ -838,4 +931,75 @@ int dl_sweep_compact(sqlite3 *out, const char *outpath, uint32_t *runs, char *er
 	}
 	remove_shards(outpath);
 	return 0;
+}
+
+/*
+ * An open file description lock (F_OFD_SETLK) rather than a classic POSIX
+ * one: it belongs to the descriptor, not the process, so SQLite's own locks
+ * on other files are untouched; it is inherited by the forked workers (a
+ * coordinator killed while its workers still write keeps it held until they
+ * end) and released by the kernel when the last of them ends, however: a
+ * kill -9 leaves no stale lock.  O_CLOEXEC: a guest or gnuplot does not hold it.
+ */
+int dl_sweep_lock(const char *outpath, bool compact, int *fd, char *err, size_t errlen)
+{
+	char dir[4096], path[4200];
+	struct flock fl = { .l_type = compact ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET };
+	int ret;
+
+	*fd = -1;
+	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
+		return ret;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, SW_LOCK_NAME);
+	for (;;) {
+		struct stat held, now;
+
+		*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+		if (*fd < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return ret;
+		}
+		if (fcntl(*fd, F_OFD_SETLK, &fl))
+			break;
+		/* the file locked must still be the one of that name: dl_sweep_unlock()
+		 * removes it, and a lock on the removed file would guard nothing */
+		if (!fstat(*fd, &held) && !stat(path, &now) && held.st_ino == now.st_ino &&
+		    held.st_dev == now.st_dev)
+			return 0;
+		close(*fd);
+	}
+	ret = errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
+	if (ret == -EBUSY && compact)
+		snprintf(err, errlen, "a dlsim sweep is writing %s (it holds %s): run --compact when it"
+			 " has ended (a sweep that was killed holds nothing)", outpath, path);
+	else if (ret == -EBUSY)
+		snprintf(err, errlen, "dlsim sweep --compact is moving the events of %s into it (it holds"
+			 " %s): run the sweep again when it has ended", outpath, path);
+	else
+		snprintf(err, errlen, "%s: cannot lock: %s", path, strerror(-ret));
+	close(*fd);
+	*fd = -1;
+	return ret;
+}
+
+void dl_sweep_unlock(const char *outpath, int fd, bool remove)
+{
+	char dir[4096], path[4200];
+
+	if (fd < 0)
+		return;
+	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, SW_LOCK_NAME);
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+	/* only when no other sweep holds it too (else a third would lock a new file beside
+	 * theirs); unlinked while still held, so one that opened it already finds it taken */
+	if (remove && !fcntl(fd, F_OFD_SETLK, &fl) && !unlink(path))
+		rmdir(dir);
+	close(fd);
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -127,7 +128,7 @@ static int spawn(struct child *c, struct child *all, uint32_t n, const struct dl
 		 const struct dl_sweep_plan *p)
 {
 	int tp[2], rp[2];
-	pid_t pid;
+	pid_t pid, parent;
 
 	if (pipe(tp))
 		return -errno;
@@ -137,6 +138,7 @@ static int spawn(struct child *c, struct child *all, uint32_t n, const struct dl
 		return -errno;
 	}
 	fflush(NULL);
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		close(tp[0]);
@@ -146,6 +148,14 @@ static int spawn(struct child *c, struct child *all, uint32_t n, const struct dl
 		return -errno;
 	}
 	if (pid == 0) {
+		/*
+		 * A sweep killed with -9 takes its workers along: SIGTERM is the
+		 * stop a worker hears (its run or guest is ended, the shard
+		 * closed), and its guest dies with it (kboot.c).  A parent gone
+		 * before the prctl shows in getppid().
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+			_exit(3);
 		/* only its own pipes: another worker's must see EOF when the parent closes it */
 		for (uint32_t i = 0; i < n; i++) {
 			if (all[i].pid && all[i].to >= 0)

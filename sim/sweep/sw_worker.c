@@ -208,9 +208,11 @@ static int segment_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 	if (!ret)
 		ret = dl_log_open_existing(w->path, &w->db, err, errlen);
 	if (!ret && (sqlite3_exec(w->db, sw_sweep_schema, NULL, NULL, &emsg) != SQLITE_OK ||
+		     sw_sweep_schema_up(w->db) ||
 		     sqlite3_prepare_v2(w->db, "INSERT INTO sweep(run_id, scenario_hash, source,"
-					" order_name, seed, kernel, mode, workers, status, error)"
-					" VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &w->ins, NULL) != SQLITE_OK ||
+					" order_name, seed, kernel, mode, workers, status, error,"
+					" import_kernel) VALUES(?,?,?,?,?,?,?,?,?,?,?)", -1, &w->ins,
+					NULL) != SQLITE_OK ||
 		     sqlite3_prepare_v2(w->db, "UPDATE runs SET status = 'violations' WHERE run_id = ?",
 					-1, &w->mark, NULL) != SQLITE_OK)) {
 		snprintf(err, errlen, "%s: %s", w->path, emsg ? emsg : sqlite3_errmsg(w->db));
@@ -300,6 +302,11 @@ static int record_mode(struct dl_sweep_worker *w, int64_t run_id, const struct d
 		sqlite3_bind_text(st, 10, error, -1, SQLITE_TRANSIENT);
 	else
 		sqlite3_bind_null(st, 10);
+	/* a DTB is imported with the run's kernel's driver table (load()) */
+	if (s->dtb && kernel)
+		sqlite3_bind_text(st, 11, kernel, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 11);
 	return sqlite3_step(st) == SQLITE_DONE ? (sqlite3_reset(st), 0) : (sqlite3_reset(st), -EIO);
 }
 
@@ -412,15 +419,25 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 	return run_req(w, &q, s, kernel, p->mode, NULL, 0, NULL, res);
 }
 
+/*
+ * Scenario @s for runs on @kernel (NULL: the plan's own): a DTB is imported
+ * with that kernel's property parsers and driver table, so that in a list
+ * (--kernel 6.12,7.3) each kernel's runs have the devices that bind there.
+ */
 static int load(const struct dl_sweep_plan *p, const struct dl_sweep_scenario *s, uint64_t seed,
-		struct dl_scenario **sc, struct dl_error *err)
+		const char *kernel, struct dl_scenario **sc, struct dl_error *err)
 {
+	struct dl_dtb_opts opt = p->dtb;
 	json_t *root;
 	int ret;
 
 	if (!s->dtb)
 		return dl_scenario_load(s->path, p->set, p->nset, &seed, sc, err);
-	ret = dl_dtb_import_file_opts(s->path, &p->dtb, &root, NULL, err);
+	if (kernel && dl_dtb_parse_kernel(kernel, &opt.kernel)) {
+		snprintf(err->msg, sizeof(err->msg), "%s: kernel %s has no driver table", s->path, kernel);
+		return -EINVAL;
+	}
+	ret = dl_dtb_import_file_opts(s->path, &opt, &root, NULL, err);
 	if (ret)
 		return ret;
 	ret = dl_scenario_load_json(s->path, root, p->set, p->nset, &seed, sc, err);
@@ -430,7 +447,8 @@ static int load(const struct dl_sweep_plan *p, const struct dl_sweep_scenario *s
 
 /* ---- kernel mode: one boot per kernel for a task's orders, then each run's twins ---- */
 
-/* A kernel run done by an earlier sweep: its id in OUT.db (direct), else 0. */
+/* A kernel run done by an earlier sweep (ok, or with violations: it ran): its id in OUT.db
+ * (direct), else 0. */
 static int64_t done_run(struct dl_sweep_worker *w, const struct dl_sweep_scenario *s,
 			enum dl_order o, uint64_t seed, const char *kernel)
 {
@@ -440,7 +458,8 @@ static int64_t done_run(struct dl_sweep_worker *w, const struct dl_sweep_scenari
 	if (!w->out || sqlite3_prepare_v2(w->out, "SELECT run_id FROM main.sweep WHERE"
 					  " scenario_hash = ?1 AND order_name = ?2 AND seed = ?3 AND"
 					  " ifnull(kernel, '') = ifnull(?4, '') AND mode = ?5 AND"
-					  " status = 'ok' AND run_id IS NOT NULL", -1, &q, NULL) != SQLITE_OK)
+					  " status IN ('ok', 'violations') AND run_id IS NOT NULL",
+					  -1, &q, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_text(q, 1, s->hash, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 2, dl_order_name(o), -1, SQLITE_STATIC);
@@ -540,6 +559,17 @@ static int twin_run(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 	return ret;
 }
 
+/* The runs of a task on kernel @k (the run itself and its twins, every order). */
+static uint64_t kernel_runs(const struct dl_sweep_plan *p, uint32_t k)
+{
+	uint32_t nv = dl_sweep_variants(p);
+	uint64_t m = 0;
+
+	for (uint32_t o = 0; o < p->norders; o++)
+		m |= ((1ull << nv) - 1) << ((o * p->nkernels + k) * nv);
+	return m;
+}
+
 /*
  * A scenario that does not load (a malformed DTB): each of its pending runs
  * failed with @why, committed at once when direct.
@@ -549,7 +579,7 @@ static int load_failed(struct dl_sweep_worker *w, uint32_t task, uint64_t pendin
 {
 	int ret;
 
-	res->failed = (uint32_t)__builtin_popcountll(pending);
+	res->failed += (uint32_t)__builtin_popcountll(pending);
 	ret = dl_sweep_worker_fail(w, task, pending, why);
 	if (!ret && w->outpath)
 		ret = commit_runs(w, res);
@@ -723,14 +753,28 @@ int dl_sweep_worker_run_batch(struct dl_sweep_worker *w, const uint32_t *task,
 		t[i].seed = p->seed0 + task[i] % p->nseeds;
 		if (!pending[i])
 			continue;
-		if (load(p, t[i].s, t[i].seed, &t[i].sc, &err)) {
+		if (load(p, t[i].s, t[i].seed, p->kernel[0], &t[i].sc, &err)) {
 			t[i].sc = NULL;
 			ret = load_failed(w, task[i], pending[i], err.msg, &res[i]);
 			continue;
 		}
 	}
-	for (uint32_t k = 0; k < p->nkernels && !ret && !*stop; k++)
-		ret = kernel_boot_batch(w, t, n, task, pending, k, stop, res);
+	for (uint32_t k = 0; k < p->nkernels && !ret && !*stop; k++) {
+		/* a DTB again with this kernel's driver table (loaded with the first above) */
+		for (uint32_t i = 0; k && i < n && !ret; i++) {
+			struct dl_error err;
+
+			if (!t[i].sc || !t[i].s->dtb)
+				continue;
+			dl_scenario_free(t[i].sc);
+			if (load(p, t[i].s, t[i].seed, p->kernel[k], &t[i].sc, &err)) {
+				t[i].sc = NULL;
+				ret = load_failed(w, task[i], pending[i] & kernel_runs(p, k), err.msg, &res[i]);
+			}
+		}
+		if (!ret)
+			ret = kernel_boot_batch(w, t, n, task, pending, k, stop, res);
+	}
 	for (uint32_t i = 0; i < n; i++)
 		dl_scenario_free(t[i].sc);
 	free(t);
@@ -750,21 +794,29 @@ int dl_sweep_worker_run(struct dl_sweep_worker *w, uint32_t task, uint64_t pendi
 	memset(res, 0, sizeof(*res));
 	if (!pending)
 		return 0;
-	if (load(p, s, seed, &sc, &err)) {
-		return load_failed(w, task, pending, err.msg, res);
-	}
-	if (!ret && w->backend == DL_BACKEND_KERNEL) {
-		dl_scenario_free(sc);
+	if (w->backend == DL_BACKEND_KERNEL)
 		return dl_sweep_worker_run_batch(w, &task, &pending, 1, stop, res);
-	}
-	for (uint32_t r = 0; r < dl_sweep_task_runs(p) && !ret && !*stop; r++) {
-		if (!(pending & (1ull << r)))
-			continue;
-		ret = run_one(w, sc, s, p->order[r / p->nkernels], seed, p->kernel[r % p->nkernels],
-			      dl_sweep_run_id(p, task, pending, r), stop, res);
-		/* direct: each run committed as it ends, so a scratch holds one run */
-		if (!ret && w->outpath)
-			ret = commit_runs(w, res);
+	/* kernel by kernel: a DTB is imported with each one's driver table */
+	for (uint32_t k = 0; k < p->nkernels && !ret && !*stop; k++) {
+		uint64_t mine = pending & kernel_runs(p, k);
+
+		if (mine && (!sc || s->dtb)) {
+			dl_scenario_free(sc);
+			sc = NULL;
+			if (load(p, s, seed, p->kernel[k], &sc, &err)) {
+				ret = load_failed(w, task, mine, err.msg, res);
+				continue;
+			}
+		}
+		for (uint32_t r = 0; r < dl_sweep_task_runs(p) && !ret && !*stop; r++) {
+			if (!(mine & (1ull << r)))
+				continue;
+			ret = run_one(w, sc, s, p->order[r / p->nkernels], seed, p->kernel[k],
+				      dl_sweep_run_id(p, task, pending, r), stop, res);
+			/* direct: each run committed as it ends, so a scratch holds one run */
+			if (!ret && w->outpath)
+				ret = commit_runs(w, res);
+		}
 	}
 	dl_scenario_free(sc);
 	return ret;

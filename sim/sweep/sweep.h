@@ -149,8 +149,13 @@ uint32_t *dl_sweep_task_order(const struct dl_sweep_plan *p);
 /* Create or open OUT.db with the log's schema and the sweep table; -EEXIST (nothing
  * changed) when OUT.db.shards/ holds a file the sweep does not write. */
 int dl_sweep_out_open(const char *path, struct sqlite3 **db, char *err, size_t errlen);
-/* For each task the bits of the runs not yet in OUT.db (bit o * nkernels + k). */
-int dl_sweep_pending(struct sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pending);
+/*
+ * For each task the bits of the runs not yet in OUT.db (bit o * nkernels + k).
+ * A run on a kernel of a list whose DTB an older dlsim imported with the first
+ * kernel's driver table is not done: its sweep row is removed (*@stale counts them).
+ */
+int dl_sweep_pending(struct sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pending,
+		     uint32_t *stale);
 /**
  * dl_sweep_merge() - record in OUT the complete runs of SHARD that OUT lacks
  * (by key): their small rows and where their events are, in one
@@ -176,6 +181,17 @@ int dl_sweep_merge_dir(struct sqlite3 *out, const char *outpath, const char *pre
  */
 int dl_sweep_compact(struct sqlite3 *out, const char *outpath, uint32_t *runs, char *err,
 		     size_t errlen);
+/**
+ * dl_sweep_lock() - mark OUTPATH as being written by a sweep (shared: several
+ * sweeps may) or, with @compact, by --compact (exclusive): a lock on
+ * OUTPATH.shards/sweep.lock (created with its folder), held while *@fd is
+ * open in this process or the workers it forks, and gone with them however
+ * they end.  Return: 0; -EBUSY when the other kind holds it (@err says who
+ * and what to do); another -errno with @err.
+ */
+int dl_sweep_lock(const char *outpath, bool compact, int *fd, char *err, size_t errlen);
+/* Lets go of dl_sweep_lock()'s @fd (-1: nothing); @remove: the lock file and, if then empty, its folder. */
+void dl_sweep_unlock(const char *outpath, int fd, bool remove);
 /* The next free run id of OUT (max + 1). */
 int64_t dl_sweep_out_next_id(struct sqlite3 *out);
 int dl_sweep_out_finish(struct sqlite3 *out, char *err, size_t errlen);
@@ -207,6 +223,8 @@ struct dl_sweep_coord {
 	uint32_t done, failed, violations;   /* runs finished (ok or not), of them failed, violating */
 	uint32_t merged;             /* rows of the sweep table written to OUT */
 	bool direct;                 /* workers commit into OUT themselves (else: shards) */
+	const char *node_shards;     /* MPI: ranks but 0 write their shards here and leave
+				      * their runs there (gathered by hand at the end); NULL: no */
 	uint64_t lock_wait_ns, lock_hold_ns;   /* direct: all workers' time waiting for / holding the lock */
 	uint64_t lock_hold_cpu_ns;             /* and the CPU time they spent holding it */
 	void (*progress)(struct dl_sweep_coord *co);   /* called now and then */
