@@ -150,6 +150,27 @@ sigint_at() { # stage kinds...
 }
 sigint_at registration register
 sigint_at "link adds" link_add
+
+# Ctrl-C while the run's devices rows are written, before any event (issue 34:
+# a million rows kept the writer ~3 s, unpolled): the rows stop, and the run
+# ends 'interrupted' with only its first devices rows, which check accepts of
+# an interrupted run.  The handler is in place before the rows are begun.
+rm -f "$T/m.db" "$T/m.db-wal" "$T/m.db-shm"
+"$DLSIM" run "$DEF" --set devices=1000000 --order cp-first --db "$T/m.db" >"$T/out" 2>"$T/err" &
+pid=$!
+wait_caught "$pid"
+t0=$(date +%s%N)
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+echo "1M devices, logged, SIGINT as the devices rows are written: exit $rc" \
+	"$((($(date +%s%N) - t0) / 1000000)) ms after SIGINT"
+[ "$rc" = 130 ] && ok "devices rows: exit 130" || bad "devices rows: exit $rc"
+n=$(sqlite3 "$T/m.db" "select count(*) from devices" 2>&1)
+[ "$(sqlite3 "$T/m.db" "select status from runs")" = interrupted ] && [ "$n" -lt 1000000 ] \
+	&& ok "devices rows: the run is 'interrupted' with $n of 1000000 devices rows" \
+	|| bad "devices rows: status $(sqlite3 "$T/m.db" "select status from runs" 2>&1), $n rows"
+expect 0 "devices rows: check passes on it" "$DLSIM" check "$T/m.db"
 if [ "${DLSIM_LIMITS_FULL:-0}" = 1 ]; then
 	sigint_at probe probe_start probe_end link_state sync_state
 	sigint_at suspend suspend_start suspend_end

@@ -49,20 +49,35 @@ void dl_graph_flush(struct dl_graph *g, struct dl_core *c)
 }
 
 /*
+ * A snapshot of a million devices and their links takes a second on a
+ * loaded machine: Ctrl-C (the core's stop poll, dl_core_set_stop()) is
+ * asked every DL_STOP_POLL_STEPS devices, and the snapshot is then left
+ * unfinished (its gen not set: the next dl_graph_get() starts again).
+ */
+static bool snapshot_stop(struct dl_core *c, uint32_t i)
+{
+	return i % DL_STOP_POLL_STEPS == 0 && dl_core_poll_stop(c);
+}
+
+/*
  * Number the registered devices by their place in dpm_list, and copy the
  * device fields the phases read, so that they are read in position order.
+ * 0, or -EINTR when the run is to stop.
  */
-static void take_order(struct dl_graph *g, struct dl_core *c, const struct dl_scenario *sc,
-		       uint64_t gen)
+static int take_order(struct dl_graph *g, struct dl_core *c, const struct dl_scenario *sc,
+		      uint64_t gen)
 {
 	uint32_t m = 0;
 
+	g->gen = 0;   /* none, until the snapshot is whole */
 	dl_graph_flush(g, c);
 	for (uint32_t d = 0; d < g->n; d++)
 		g->pos[d] = DL_NONE;
 	for (dl_dev_t d = c->dpm_head; d != DL_NONE; d = c->dev[d].dpm_next) {
 		const struct dl_device *x = &c->dev[d];
 
+		if (snapshot_stop(c, m))
+			return -EINTR;
 		g->ord[m] = d;
 		g->prof[m] = sc->dev[d].profile;
 		g->async[m] = x->async;
@@ -71,6 +86,7 @@ static void take_order(struct dl_graph *g, struct dl_core *c, const struct dl_sc
 	}
 	g->m = m;
 	g->gen = gen;
+	return 0;
 }
 
 /* Room for @need entries in c->adj; allocated even for none, so that a row's address is always one. */
@@ -126,7 +142,7 @@ static void build_prefetch(const struct dl_graph *g, const struct dl_core *c, un
  * device id, the order its arrays and vectors were allocated in, into a
  * scratch CSR by id; the rows are then copied in position order.
  */
-static int build_rel(struct dl_graph *g, const struct dl_core *c, unsigned kind)
+static int build_rel(struct dl_graph *g, struct dl_core *c, unsigned kind)
 {
 	struct dl_csr *t = &g->scratch, *r = &g->rel[kind];
 	size_t total = 0;
@@ -135,6 +151,8 @@ static int build_rel(struct dl_graph *g, const struct dl_core *c, unsigned kind)
 		struct dl_dep_iter it;
 		dl_dev_t y;
 
+		if (snapshot_stop(c, d))
+			return -EINTR;
 		build_prefetch(g, c, kind, d);
 		t->off[d] = (uint32_t)total;
 		if (g->pos[d] == DL_NONE)
@@ -174,14 +192,14 @@ static int build_rel(struct dl_graph *g, const struct dl_core *c, unsigned kind)
 int dl_graph_get(struct dl_graph *g, struct dl_core *c, const struct dl_scenario *sc,
 		 uint64_t gen, unsigned kind)
 {
-	if (g->gen != gen)
-		take_order(g, c, sc, gen);
-	if (g->rel[kind].gen != g->gen) {
-		int err = build_rel(g, c, kind);
+	int err;
 
-		if (err)
-			return err;
-	}
+	if (c->stopped)
+		return -EINTR;   /* e.g. heard while the caller settled dpm_list */
+	if (g->gen != gen && (err = take_order(g, c, sc, gen)))
+		return err;
+	if (g->rel[kind].gen != g->gen && (err = build_rel(g, c, kind)))
+		return err;
 	g->cur = &g->rel[kind];
 	return 0;
 }
