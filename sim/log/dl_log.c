@@ -22,6 +22,7 @@
 
 #include "sim/core/dl_core.h"
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_testhook.h"
 
 #define DL_LOG_QCAP   (1u << 16)
 #define DL_LOG_BATCH  (1u << 16)
@@ -1142,6 +1143,7 @@ static int index_stop(void *arg)
 {
 	const struct dl_log *l = arg;
 
+	dl_test_hook("index-build");   /* tests: Ctrl-C inside the build, at once */
 	return atomic_load(l->ctrl_c) != 0;
 }
 
