@@ -1121,6 +1121,12 @@ uint64_t dl_log_lost(const struct dl_log *l)
 	return l ? l->lost : 0;
 }
 
+void dl_log_drain(struct dl_log *l)
+{
+	if (l)
+		flush(l);
+}
+
 uint64_t dl_log_event_count(struct dl_log *l)
 {
 	uint64_t n;

@@ -98,6 +98,8 @@ void dl_log_set_twin_of(struct dl_log *, int64_t of);
 int dl_log_run_recorded(const struct dl_log *);
 /* Number of events written so far in the current run. */
 uint64_t dl_log_event_count(struct dl_log *);
+/* Wait until the writer has stored (or dropped, on failure) every row queued so far. */
+void dl_log_drain(struct dl_log *);
 void dl_log_close(struct dl_log *);
 
 /* Shared with the checker: opens an existing dlsim database (read-write if

@@ -67,8 +67,14 @@ static int log_error(const struct dl_log *log)
 	return dl_log_failure(log) ? dl_log_failure(log) : -EIO;
 }
 
-/* Device rows between two looks at the Ctrl-C flag: ~10 ms of the writer's pace. */
+/*
+ * Device rows between two looks at the Ctrl-C flag, and between two waits
+ * for the writer: the rows queued when Ctrl-C comes are written before
+ * the run ends, and the writer is the slow side (~50k rows/s on a loaded
+ * machine), so at most DEVICE_ROWS_AHEAD are queued, not the log's 64k.
+ */
 #define DEVICE_ROWS_STOP_EVERY 4096u
+#define DEVICE_ROWS_AHEAD 16384u
 
 int dl_run_log_begin(struct dl_log *log, struct dl_log_batch *b, atomic_int *stop,
 		     const atomic_int *intr, const struct dl_scenario *sc,
@@ -88,6 +94,8 @@ int dl_run_log_begin(struct dl_log *log, struct dl_log_batch *b, atomic_int *sto
 			err = -EINTR;
 			break;
 		}
+		if (i && i % DEVICE_ROWS_AHEAD == 0 && intr)
+			dl_log_drain(log);
 		dl_log_device_driver(log, i, dl_sc_name(sc, i), dl_sc_driver(sc, i), sc->dev[i].parent,
 				     sc->dev[i].async);
 	}
