@@ -672,6 +672,14 @@ static int folder_entry(const char *dir, char *which, size_t len)
 }
 
 /*
+ * A report's folder being written: ".BASE" RP_STAGE "PID-XXXXXX" beside
+ * BASE (or RP_STAGE "PID-XXXXXX" inside it, stage_outdir()).
+ */
+#define RP_STAGE ".dlsim-report-"
+
+static void remove_stale_stages(const char *parent, const char *prefix);
+
+/*
  * A report writes twenty-odd files of fixed names: never into "/", and into
  * an existing folder only when it is empty, was written by dlsim report, or
  * FORCE says so.
@@ -689,6 +697,7 @@ static int check_outdir(struct report *r, int force)
 	if (realpath(r->outdir, real) && !strcmp(real, "/"))
 		return rp_err(r, -EINVAL, "%s is the root directory: a report is never written there; "
 			      "choose a folder of its own with --out", r->outdir);
+	remove_stale_stages(r->outdir, RP_STAGE);   /* a killed report's, staged inside */
 	if (force || report_folder(r->outdir) || !folder_entry(r->outdir, which, sizeof(which)))
 		return 0;
 	return rp_err(r, -EEXIST, "%s is not empty (%s) and was not written by dlsim report: choose a new "
@@ -717,8 +726,6 @@ static int set_outdir(struct report *r, const char *db, const char *outdir, int 
 
 /* ---- the output folder: written beside it, then moved into place ----- */
 
-/* A report's folder being written: ".BASE" RP_STAGE "PID-XXXXXX" beside BASE. */
-#define RP_STAGE ".dlsim-report-"
 
 /* Remove folder @dir and the files in it (a report writes files only); -1 if anything stays. */
 static int remove_stage(const char *dir)
@@ -741,17 +748,16 @@ static int remove_stage(const char *dir)
  * The folders of reports of @base killed while writing (kill -9 leaves
  * them): their process is gone.  A report still writing is left alone.
  */
-static void remove_stale_stages(const char *parent, const char *base)
+static void remove_stale_stages(const char *parent, const char *prefix)
 {
-	char prefix[NAME_MAX + 32], path[PATH_MAX];
+	char path[PATH_MAX];
 	DIR *d = opendir(parent);
 	struct dirent *e;
-	size_t n;
+	size_t n = strlen(prefix);
 
 	if (!d)
 		return;
-	n = (size_t)snprintf(prefix, sizeof(prefix), ".%s" RP_STAGE, base);
-	while (n < sizeof(prefix) && (e = readdir(d))) {
+	while ((e = readdir(d))) {
 		char *end;
 		long pid;
 
@@ -773,8 +779,10 @@ static void remove_stale_stages(const char *parent, const char *base)
  */
 static int stage_outdir(struct report *r)
 {
-	char path[PATH_MAX], parent[PATH_MAX], *slash;
+	char path[PATH_MAX], parent[PATH_MAX], prefix[NAME_MAX + 32], *slash;
+	struct stat fs, ps;
 	const char *base;
+	bool inside;
 	mode_t um;
 	size_t n;
 
@@ -796,9 +804,22 @@ static int stage_outdir(struct report *r)
 		return rp_err(r, -EINVAL, "%s: not a folder name a report can be written to", r->final);
 	if (make_dirs(r, parent))
 		return -EIO;
-	remove_stale_stages(parent, base);
-	if ((size_t)snprintf(r->outdir, sizeof(r->outdir), "%s/.%s" RP_STAGE "%ld-XXXXXX", parent, base,
-			     (long)getpid()) >= sizeof(r->outdir) || !mkdtemp(r->outdir)) {
+	snprintf(prefix, sizeof(prefix), ".%s" RP_STAGE, base);
+	remove_stale_stages(parent, prefix);
+	/*
+	 * Beside DIR, on its file system; inside an existing DIR that is a
+	 * mount point or whose parent cannot be written (finish_outdir() then
+	 * moves the files in one at a time).
+	 */
+	inside = stat(path, &fs) == 0 && S_ISDIR(fs.st_mode) &&
+		 (stat(parent, &ps) != 0 || ps.st_dev != fs.st_dev || access(parent, W_OK) != 0);
+	if (inside)
+		n = (size_t)snprintf(r->outdir, sizeof(r->outdir), "%s/" RP_STAGE "%ld-XXXXXX", path,
+				     (long)getpid());
+	else
+		n = (size_t)snprintf(r->outdir, sizeof(r->outdir), "%s/%s%ld-XXXXXX", parent, prefix,
+				     (long)getpid());
+	if (n >= sizeof(r->outdir) || !mkdtemp(r->outdir)) {
 		snprintf(r->outdir, sizeof(r->outdir), "%s", r->final);
 		return rp_err(r, -EIO, "%s: cannot create a folder beside it to write the report in: %s",
 			      r->final, strerror(errno ? errno : ENAMETOOLONG));
@@ -843,7 +864,8 @@ static int finish_outdir(struct report *r)
 
 	if (rename(r->outdir, r->final) == 0)
 		goto done;
-	if (errno != EEXIST && errno != ENOTEMPTY && errno != EBUSY && errno != EINVAL)
+	/* EXDEV: staged inside a mount point, whose name is on the file system above */
+	if (errno != EEXIST && errno != ENOTEMPTY && errno != EBUSY && errno != EINVAL && errno != EXDEV)
 		return rp_err(r, -EIO, "%s: cannot move the report into place: %s", r->final,
 			      strerror(errno));
 	if (!(stat(r->final, &a) == 0 && stat(".", &b) == 0 && a.st_dev == b.st_dev &&
@@ -943,7 +965,7 @@ int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *e
 			ret = rp_write_index(&r, db);
 		if (!ret)
 			ret = finish_outdir(&r);
-		else
+		if (ret && strcmp(r.outdir, r.final) != 0)
 			remove_stage(r.outdir);  /* nothing new is left, the old folder as it was */
 	}
 	if (!ret && r.plot_ret) {
