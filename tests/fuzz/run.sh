@@ -66,6 +66,8 @@ export DLSIM_FUZZ_TMP
 trap 'rm -rf "$DLSIM_FUZZ_TMP"' EXIT
 LOG=${CACHE:-$FUZZ_DIR}/fuzz-$NAME.log
 TIMES=$DLSIM_FUZZ_TMP/times
+# the tree's commit as the run starts (a long run may end on a later one)
+commit=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo -)
 # /usr/bin/time gives the harness's own CPU-seconds (user+system): on a
 # shared machine wall time says little about how much fuzzing was done
 /usr/bin/time -f '%U %S' -o "$TIMES" \
@@ -79,7 +81,6 @@ cpu=$(awk '/^[0-9.]+ [0-9.]+$/ { printf "%.1f", $1 + $2 }' "$TIMES" 2>/dev/null)
 echo "fuzz_$NAME: exit $rc, ${execs:-?} execs in ${SECS} s (${cpu:-?} CPU-s), ${rate:-?} execs/s, corpus $(ls "$CORPUS" | wc -l) files"
 if [ -n "$CACHE" ]; then
 	crashes=0; [ "$rc" = 0 ] || crashes=1
-	commit=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo -)
 	# one line a run: when, harness, commit, wall s asked, CPU s, executions, crashes
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$NAME" "$commit" \
 		"$SECS" "${cpu:-0}" "${execs:-0}" "$crashes" >>"$CACHE/ledger.tsv"
