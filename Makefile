@@ -45,9 +45,15 @@ test: build fuzz-build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 # In-process fuzzing (libFuzzer, clang-14, ASan+UBSan): `make fuzz FUZZ_SECONDS=N`
-# runs every harness for N seconds, JOBS at a time; tests/fuzz/run.sh says where
-# seeds, corpus and crashes are.
+# runs every harness (FUZZ_HARNESSES) for N seconds, JOBS at a time, at
+# `nice -n FUZZ_NICE`.  Corpora, crashes and a ledger of CPU-seconds and
+# executions live in FUZZ_CACHE, outside the tree, so that the hours add up
+# across runs; the cumulative totals are printed at the end
+# (tests/fuzz/ledger.sh).  tests/fuzz/run.sh says where the seeds are.
 FUZZ_SECONDS ?= 300
+FUZZ_CACHE ?= /var/cache/dlsim-fuzz
+FUZZ_NICE ?= 0
+FUZZ_HARNESSES ?= scenario dtb check report import_log diff explain
 fuzz-build: deps
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
 	  -DDLSIM_WERROR=ON -DDLSIM_SAN=fuzz >/dev/null
@@ -55,8 +61,10 @@ fuzz-build: deps
 	  fuzz_diff fuzz_explain
 
 fuzz: fuzz-build
-	printf '%s\n' scenario dtb check report import_log diff explain | xargs -P $(JOBS) -I{} \
-	  sh tests/fuzz/run.sh {} $(CURDIR)/$(FUZZ_BUILD) $(CURDIR) $(FUZZ_SECONDS)
+	mkdir -p $(FUZZ_CACHE)
+	printf '%s\n' $(FUZZ_HARNESSES) | xargs -P $(JOBS) -I{} \
+	  nice -n $(FUZZ_NICE) sh tests/fuzz/run.sh {} $(CURDIR)/$(FUZZ_BUILD) $(CURDIR) $(FUZZ_SECONDS) \
+	  $(FUZZ_CACHE); rc=$$?; sh tests/fuzz/ledger.sh $(FUZZ_CACHE); exit $$rc
 
 # The demo is a real board: the Orange Pi 5 Plus (RK3588), whose own boot log is
 # in ../shared/real (README "The demo board").  Its first lines are a headline

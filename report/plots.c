@@ -742,9 +742,10 @@ static int run_gnuplot(struct report *r, const char *name, const char *fmt, size
 		if (errno != EINTR)
 			return rp_err(r, -ECHILD, "gnuplot: %s", strerror(errno));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return rp_err(r, -ECHILD, "gnuplot failed on %s (%s %d); see %s", tmpl,
+		return rp_err(r, -ECHILD, "gnuplot failed on %s (%s %d); see %s/gnuplot.log", tmpl,
 			       WIFEXITED(status) ? "exit" : "signal",
-			       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), log);
+			       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+			       r->final[0] ? r->final : r->outdir);   /* where it ends up */
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "sim/log/dl_check.h"
 #include "sim/log/dl_log.h"
 #include "sim/log/dl_log_shard.h"
+#include "sim/log/dl_testhook.h"
 
 int rp_err(struct report *r, int code, const char *fmt, ...)
 {
@@ -571,11 +573,12 @@ static int write_traces(struct report *r)
 
 /* ---- driver ----------------------------------------------------------- */
 
-static int make_dirs(struct report *r)
+/* mkdir -p @path. */
+static int make_dirs(struct report *r, const char *path)
 {
 	char tmp[PATH_MAX];
 
-	snprintf(tmp, sizeof(tmp), "%s", r->outdir);
+	snprintf(tmp, sizeof(tmp), "%s", path);
 	for (char *p = tmp + 1; ; p++) {
 		if (*p == '/' || !*p) {
 			char c = *p;
@@ -669,6 +672,14 @@ static int folder_entry(const char *dir, char *which, size_t len)
 }
 
 /*
+ * A report's folder being written: ".BASE" RP_STAGE "PID-XXXXXX" beside
+ * BASE (or RP_STAGE "PID-XXXXXX" inside it, stage_outdir()).
+ */
+#define RP_STAGE ".dlsim-report-"
+
+static void remove_stale_stages(const char *parent, const char *prefix);
+
+/*
  * A report writes twenty-odd files of fixed names: never into "/", and into
  * an existing folder only when it is empty, was written by dlsim report, or
  * FORCE says so.
@@ -686,6 +697,7 @@ static int check_outdir(struct report *r, int force)
 	if (realpath(r->outdir, real) && !strcmp(real, "/"))
 		return rp_err(r, -EINVAL, "%s is the root directory: a report is never written there; "
 			      "choose a folder of its own with --out", r->outdir);
+	remove_stale_stages(r->outdir, RP_STAGE);   /* a killed report's, staged inside */
 	if (force || report_folder(r->outdir) || !folder_entry(r->outdir, which, sizeof(which)))
 		return 0;
 	return rp_err(r, -EEXIST, "%s is not empty (%s) and was not written by dlsim report: choose a new "
@@ -710,6 +722,179 @@ static int set_outdir(struct report *r, const char *db, const char *outdir, int 
 		return rp_err(r, -EINVAL, "%s holds source files (%s): a report is never written into a "
 			      "source folder; choose another with --out", r->outdir, which);
 	return check_outdir(r, force);
+}
+
+/* ---- the output folder: written beside it, then moved into place ----- */
+
+
+/* Remove folder @dir and the files in it (a report writes files only); -1 if anything stays. */
+static int remove_stage(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int ret = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -1;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    unlinkat(dirfd(d), e->d_name, 0) != 0)
+			ret = -1;
+	closedir(d);
+	return rmdir(dir) == 0 ? ret : -1;
+}
+
+/*
+ * The folders of reports of @base killed while writing (kill -9 leaves
+ * them): their process is gone.  A report still writing is left alone.
+ */
+static void remove_stale_stages(const char *parent, const char *prefix)
+{
+	char path[PATH_MAX];
+	DIR *d = opendir(parent);
+	struct dirent *e;
+	size_t n = strlen(prefix);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, prefix, n) != 0)
+			continue;
+		pid = strtol(e->d_name + n, &end, 10);
+		if (pid <= 0 || *end != '-' || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", parent, e->d_name) < sizeof(path))
+			remove_stage(path);
+	}
+	closedir(d);
+}
+
+/*
+ * Make r->outdir a new folder beside r->final, the folder asked for (its
+ * parents created), into which every file is written; finish_outdir()
+ * moves it into place.  Stale folders of killed reports are removed first.
+ */
+static int stage_outdir(struct report *r)
+{
+	char path[PATH_MAX], parent[PATH_MAX], prefix[NAME_MAX + 32], *slash;
+	struct stat fs, ps;
+	const char *base;
+	bool inside;
+	mode_t um;
+	size_t n;
+
+	snprintf(r->final, sizeof(r->final), "%s", r->outdir);
+	/* an existing folder by its real path: ".", "..", trailing slashes, symlinks */
+	if (!realpath(r->final, path))
+		snprintf(path, sizeof(path), "%s", r->final);
+	for (n = strlen(path); n > 1 && path[n - 1] == '/';)
+		path[--n] = '\0';
+	slash = strrchr(path, '/');
+	if (!slash) {
+		snprintf(parent, sizeof(parent), ".");
+		base = path;
+	} else {
+		snprintf(parent, sizeof(parent), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+		base = slash + 1;
+	}
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return rp_err(r, -EINVAL, "%s: not a folder name a report can be written to", r->final);
+	if (make_dirs(r, parent))
+		return -EIO;
+	snprintf(prefix, sizeof(prefix), ".%s" RP_STAGE, base);
+	remove_stale_stages(parent, prefix);
+	/*
+	 * Beside DIR, on its file system; inside an existing DIR that is a
+	 * mount point or whose parent cannot be written (finish_outdir() then
+	 * moves the files in one at a time).
+	 */
+	inside = stat(path, &fs) == 0 && S_ISDIR(fs.st_mode) &&
+		 (stat(parent, &ps) != 0 || ps.st_dev != fs.st_dev || access(parent, W_OK) != 0);
+	if (inside)
+		n = (size_t)snprintf(r->outdir, sizeof(r->outdir), "%s/" RP_STAGE "%ld-XXXXXX", path,
+				     (long)getpid());
+	else
+		n = (size_t)snprintf(r->outdir, sizeof(r->outdir), "%s/%s%ld-XXXXXX", parent, prefix,
+				     (long)getpid());
+	if (n >= sizeof(r->outdir) || !mkdtemp(r->outdir)) {
+		snprintf(r->outdir, sizeof(r->outdir), "%s", r->final);
+		return rp_err(r, -EIO, "%s: cannot create a folder beside it to write the report in: %s",
+			      r->final, strerror(errno ? errno : ENAMETOOLONG));
+	}
+	um = umask(0);
+	umask(um);
+	chmod(r->outdir, 0755 & ~um);   /* as mkdir(0755) would have made it */
+	return 0;
+}
+
+/* Every entry of @from that @to lacks, moved into @to. */
+static void carry_over(const char *from, const char *to)
+{
+	DIR *d = opendir(from);
+	int tfd = open(to, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *e;
+	struct stat sb;
+
+	while (d && tfd >= 0 && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    fstatat(tfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+			renameat(dirfd(d), e->d_name, tfd, e->d_name);
+	if (d)
+		closedir(d);
+	if (tfd >= 0)
+		close(tfd);
+}
+
+/*
+ * The staged folder into place as r->final.  A new or empty folder is
+ * replaced by it in one rename; a folder with files (a report's, or any
+ * with --force) is swapped with it in one exchange, and its files that the
+ * new report did not write are carried over (so --force keeps them, as it
+ * always did); the old copies of the files written anew are removed.
+ * Where the file system cannot exchange (or r->final is the working
+ * directory), the files are moved in one at a time.
+ */
+static int finish_outdir(struct report *r)
+{
+	struct stat a, b;
+	int ret = 0;
+
+	if (rename(r->outdir, r->final) == 0)
+		goto done;
+	/* EXDEV: staged inside a mount point, whose name is on the file system above */
+	if (errno != EEXIST && errno != ENOTEMPTY && errno != EBUSY && errno != EINVAL && errno != EXDEV)
+		return rp_err(r, -EIO, "%s: cannot move the report into place: %s", r->final,
+			      strerror(errno));
+	if (!(stat(r->final, &a) == 0 && stat(".", &b) == 0 && a.st_dev == b.st_dev &&
+	      a.st_ino == b.st_ino) &&
+	    renameat2(AT_FDCWD, r->outdir, AT_FDCWD, r->final, RENAME_EXCHANGE) == 0) {
+		carry_over(r->outdir, r->final);
+	} else {
+		DIR *d = opendir(r->outdir);
+		int tfd = open(r->final, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct dirent *e;
+
+		while (!ret && d && tfd >= 0 && (e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+			    renameat(dirfd(d), e->d_name, tfd, e->d_name) != 0)
+				ret = rp_err(r, -EIO, "%s/%s: cannot move into place: %s", r->final,
+					     e->d_name, strerror(errno));
+		if (!d || tfd < 0)
+			ret = rp_err(r, -EIO, "%s: %s", r->final, strerror(errno));
+		if (d)
+			closedir(d);
+		if (tfd >= 0)
+			close(tfd);
+	}
+	if (!ret && remove_stage(r->outdir))
+		fprintf(stderr, "dlsim report: %s: could not remove the old report's files\n", r->outdir);
+done:
+	if (!ret)
+		snprintf(r->outdir, sizeof(r->outdir), "%s", r->final);
+	return ret;
 }
 
 /* RP_MARKER, which lets a later report write into this folder again. */
@@ -769,16 +954,20 @@ int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *e
 		ret = read_beside(&r, o->beside);
 	if (!ret)
 		ret = set_outdir(&r, db, o->outdir, o->force);
-	if (!ret)
-		ret = make_dirs(&r);
-	if (!ret)
+	if (!ret && !(ret = stage_outdir(&r))) {
 		ret = mark_outdir(&r);
-	if (!ret)
-		ret = write_traces(&r);
-	if (!ret)
-		ret = rp_write_plots(&r);
-	if (!ret)
-		ret = rp_write_index(&r, db);
+		if (!ret)
+			ret = write_traces(&r);
+		dl_test_hook("report-files");   /* tests: killed with some files written */
+		if (!ret)
+			ret = rp_write_plots(&r);
+		if (!ret)
+			ret = rp_write_index(&r, db);
+		if (!ret)
+			ret = finish_outdir(&r);
+		if (ret && strcmp(r.outdir, r.final) != 0)
+			remove_stage(r.outdir);  /* nothing new is left, the old folder as it was */
+	}
 	if (!ret && r.plot_ret) {
 		ret = r.plot_ret;
 		snprintf(r.err, r.errlen, "%s", r.plot_err);

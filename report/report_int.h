@@ -49,7 +49,14 @@ struct deferred { int64_t dev_id; int64_t starts, defers; };
 
 struct report {
 	sqlite3 *db;
+	/*
+	 * Where the files are written: a folder of its own beside final (the
+	 * folder asked for) until every file is there, then moved into place
+	 * (report.c finish_outdir()), so that a killed report leaves the old
+	 * folder as it was.
+	 */
 	char outdir[PATH_MAX];
+	char final[PATH_MAX];
 	char *err;
 	size_t errlen;
 	struct run_row *runs;

@@ -115,6 +115,31 @@ INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
 	check 0 "report again into a folder it wrote, no --force" "$DLSIM" report "$tmp/log.db" --out "$tmp/eq"
 	[ "$(cat "$tmp/target")" = keep ] && [ ! -L "$tmp/eq/gantt.svg" ] ||
 		{ echo "FAIL: gnuplot wrote gantt.svg through a symlink"; fail=$((fail + 1)); }
+	# a report killed part-way (test hook report-files: its first files
+	# written, sim/log/dl_testhook.h) leaves nothing new where it was to go:
+	# no folder where there was none, an old report's folder as it was (the
+	# same files, inodes and times); the next report removes the folder the
+	# killed one wrote in beside it.  It used to leave a half-written folder.
+	if grep -q '^DLSIM_TEST_HOOKS:BOOL=ON' "$(dirname "$DLSIM")/CMakeCache.txt" 2>/dev/null; then
+		DLSIM_TEST_HOOK=report-files:kill "$DLSIM" report "$tmp/log.db" --out "$tmp/killed" \
+			>"$tmp/out" 2>&1
+		rc=$?
+		[ "$rc" = 137 ] && [ ! -e "$tmp/killed" ] && echo "ok: a killed report leaves no folder" ||
+			{ echo "FAIL: killed report: exit $rc, $(ls -A "$tmp/killed" 2>&1 | head -3)"; fail=$((fail + 1)); }
+		ls -liA --time-style=full-iso "$tmp/eq" >"$tmp/eq.before"
+		DLSIM_TEST_HOOK=report-files:kill "$DLSIM" report "$tmp/log.db" --out "$tmp/eq" >"$tmp/out" 2>&1
+		ls -liA --time-style=full-iso "$tmp/eq" >"$tmp/eq.after"
+		cmp -s "$tmp/eq.before" "$tmp/eq.after" && echo "ok: a killed report leaves the old one as it was" ||
+			{ echo "FAIL: the old report changed:"; diff "$tmp/eq.before" "$tmp/eq.after" | head -6
+			  fail=$((fail + 1)); }
+		ls -A "$tmp" | grep -q 'dlsim-report-' && echo "ok: the killed reports' own folders are beside" ||
+			{ echo "FAIL: no folder beside the killed reports"; fail=$((fail + 1)); }
+		check 0 "report into the folder a killed one left as it was" "$DLSIM" report "$tmp/log.db" --out "$tmp/eq"
+		check 0 "report where a killed one left nothing" "$DLSIM" report "$tmp/log.db" --out "$tmp/killed"
+		[ -s "$tmp/eq/index.html" ] && [ -s "$tmp/killed/index.html" ] && ! ls -A "$tmp" | grep -q 'dlsim-report-' &&
+			echo "ok: written, and the killed reports' folders removed" ||
+			{ echo "FAIL: after the kills: $(ls -A "$tmp" | tr '\n' ' ')"; fail=$((fail + 1)); }
+	fi
 	# a name with "]]>" (which XML forbids in text) keeps gantt.svg well-formed
 	cat >"$tmp/cdata.json" <<'J'
 { "format": "dlsim-scenario/1", "name": "cdata", "seed": 1,

@@ -108,6 +108,24 @@ expect 0 "run hotplug-unbind" "$DLSIM" run "$SRC/scenarios/hotplug-unbind.json" 
 expect 2 "twin of a run with add, link_add, link_del, remove" "$DLSIM" twin "$T/h.db" 1
 grep -q "op add" "$T/err" && ok "the refusal names the first such op" || bad "$(cat "$T/err")"
 expect 2 "no such run" "$DLSIM" twin "$T/a.db" 99
+# The twin's run and its mark (runs.twin_of, metric twin_of) are one
+# transaction: killed once the twin's run is committed (test hook
+# twin-recorded), the database holds the twin marked as one, or no twin.  It
+# used to hold an 'ok' run naming no run it twins.
+if have_test_hooks; then
+	rm -f "$T/k.db"
+	expect 0 "run to twin, then kill" "$DLSIM" run "$SRC/scenarios/default.json" --set devices=60 --db "$T/k.db"
+	DLSIM_TEST_HOOK=twin-recorded:kill "$DLSIM" twin "$T/k.db" 1 >"$T/out" 2>"$T/err"
+	rc=$?
+	[ "$rc" = 137 ] && grep -q "test hook twin-recorded:kill" "$T/err" \
+		&& ok "twin killed once its run was committed" || bad "twin: exit $rc, $(cat "$T/err")"
+	n=$(sqlite3 "$T/k.db" "select count(*) from runs where run_id > 1")
+	m=$(sqlite3 "$T/k.db" "select count(*) from runs r join metrics m on m.run_id = r.run_id
+		and m.name = 'twin_of' and m.value = 1 where r.run_id > 1 and r.twin_of = 1" 2>&1)
+	[ "$n" = 1 ] && [ "$m" = 1 ] && ok "the killed twin's run is marked a twin of run 1" \
+		|| bad "killed twin: $n runs after run 1, $m marked"
+	expect 0 "check --all after the kill" "$DLSIM" check "$T/k.db" --all
+fi
 expect 2 "not a run id" "$DLSIM" twin "$T/a.db" x
 expect 2 "no database" "$DLSIM" twin "$T/none.db" 1
 expect 0 "--help" "$DLSIM" twin --help

@@ -24,3 +24,8 @@ need_real() { # FILE...: REAL is ../shared/real (or DLSIM_REAL_DIR); skip (exit 
 		[ -e "$REAL/$f" ] || { echo "SKIP: no $REAL/$f (set DLSIM_REAL_DIR)"; exit 77; }
 	done
 }
+# Does $DLSIM have the DLSIM_TEST_HOOK points (sim/log/dl_testhook.h)?  Its
+# build tree's CMake cache says (on in the test builds, off in Release).
+have_test_hooks() {
+	grep -q '^DLSIM_TEST_HOOKS:BOOL=ON' "$(dirname "$DLSIM")/CMakeCache.txt" 2>/dev/null
+}

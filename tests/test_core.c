@@ -279,6 +279,45 @@ static void test_add_stopped_walk_logs_no_refusal(void)
 	CU_ASSERT_TRUE(dl_dpm_is_topological(c));
 }
 
+/* Ctrl-C once dl_dpm_settle() has begun moving devices (a dpm_move seen). */
+static unsigned nmoves;
+
+static void count_moves(void *ctx, struct dl_event *ev)
+{
+	(void)ctx;
+	nmoves += ev->kind == DL_EV_DPM_MOVE;
+}
+
+static bool stop_once_moving(void *ctx)
+{
+	(void)ctx;
+	return nmoves > 0;
+}
+
+/*
+ * Each move of a settle is a dpm_move event, and a million of them kept a
+ * logged 1M-device run's writer busy for seconds after Ctrl-C: the moves
+ * hear the stop within DL_STOP_POLL_STEPS of it.  (dpm_list is then left
+ * mid-move; the run ends there.)
+ */
+static void test_settle_moves_hear_the_stop(void)
+{
+	enum { KIDS = 3 * DL_STOP_POLL_STEPS };
+	dl_dev_t r = mk(DL_NONE), s;
+
+	for (unsigned i = 0; i < KIDS; i++)
+		mk(r);
+	s = mk(DL_NONE);
+	dl_core_set_sink(c, (struct dl_sink){ .emit = count_moves, .ctx = NULL });
+	dl_core_set_stop(c, stop_once_moving, NULL);
+	nmoves = 0;
+	add(r, s, 0);           /* r consumes s: r and its children move behind s */
+	dl_dpm_settle(c);
+	CU_ASSERT_TRUE(c->stopped);
+	CU_ASSERT(nmoves > 0);
+	CU_ASSERT(nmoves <= DL_STOP_POLL_STEPS + 1);
+}
+
 static void test_add_refuses_unregistered_supplier(void)
 {
 	dl_dev_t a = mk(DL_NONE), u = mk_unreg(DL_NONE);
@@ -1711,6 +1750,7 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_add_refuses_rpm_active_when_supplier_resume_fails),
 	T(test_add_refused_rpm_active_releases_supplier_reference),
 	T(test_add_stopped_walk_logs_no_refusal),
+	T(test_settle_moves_hear_the_stop),
 	T(test_add_refuses_unregistered_supplier),
 	T(test_add_allows_unregistered_consumer),
 	T(test_add_refuses_reverse_dependency_via_link),

@@ -15,6 +15,7 @@
 #include "sim/core/dl_core.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/graph.h"
 #include "sim/engine/oploop.h"
 #include "sim/engine/phase.h"
 #include "sim/scenario/scenario.h"
@@ -846,6 +847,55 @@ static void test_short_phases_hear_the_stop_flag(void)
 	CU_ASSERT_STRING_EQUAL(r.status, "interrupted");
 }
 
+/* The core's stop poll: yes once *ctx says so. */
+static bool poll_flag(void *ctx)
+{
+	return *(const bool *)ctx;
+}
+
+/*
+ * A phase's snapshot (graph.h) of a million devices took seconds on a
+ * loaded machine without a look at Ctrl-C: dl_graph_get() asks the core's
+ * stop poll and gives up with -EINTR, leaving no snapshot (the next call
+ * takes a whole one).
+ */
+static void test_graph_snapshot_hears_the_stop_flag(void)
+{
+	char path[] = "/tmp/dlsim-graphstop-XXXXXX";
+	static const char json[] = "{\"format\":\"dlsim-scenario/1\",\"name\":\"g\",\"seed\":1,"
+		"\"generate\":{\"topology\":\"random-dag\",\"devices\":20000}}";
+	struct dl_scenario *sc = NULL;
+	struct dl_error err;
+	struct dl_core core;
+	struct dl_graph g;
+	bool stop = true;
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	CU_ASSERT_FATAL(f && fputs(json, f) >= 0 && !fclose(f));
+	CU_ASSERT_EQUAL_FATAL(dl_scenario_load(path, NULL, 0, NULL, &sc, &err), 0);
+	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(dl_core_init(&core, sc->ndev, sc->nlink), 0);
+	for (uint32_t d = 0; d < sc->ndev; d++) {
+		dl_dev_t id;
+
+		CU_ASSERT_EQUAL_FATAL(dl_device_new(&core, DL_NONE, false, &id), 0);
+		CU_ASSERT_EQUAL_FATAL(dl_device_register(&core, id), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(dl_graph_init(&g, sc->ndev), 0);
+	dl_core_set_stop(&core, poll_flag, &stop);
+	CU_ASSERT_EQUAL(dl_graph_get(&g, &core, sc, 1, DL_DEP_PROBE), -EINTR);
+	CU_ASSERT_EQUAL(g.gen, 0);      /* no snapshot was taken */
+	/* a core that was never stopped: the whole snapshot */
+	stop = false;
+	core.stopped = false;
+	CU_ASSERT_EQUAL(dl_graph_get(&g, &core, sc, 2, DL_DEP_PROBE), 0);
+	CU_ASSERT_EQUAL(g.m, sc->ndev);
+	dl_graph_fini(&g);
+	dl_core_fini(&core);
+	dl_scenario_free(sc);
+}
+
 static void test_deferred_retry_pays_the_reorder_walk(void)
 {
 	static const uint64_t paths[] = { 5, 2, 2, 1, 6 };   /* c x y z s */
@@ -1372,6 +1422,7 @@ int main(void)
 	CU_add_test(s, "test_scenario_names_its_cost_profile", test_scenario_names_its_cost_profile);
 	CU_add_test(s, "test_retry_storm_hears_the_stop_flag", test_retry_storm_hears_the_stop_flag);
 	CU_add_test(s, "test_short_phases_hear_the_stop_flag", test_short_phases_hear_the_stop_flag);
+	CU_add_test(s, "test_graph_snapshot_hears_the_stop_flag", test_graph_snapshot_hears_the_stop_flag);
 	CU_add_test(s, "test_never_bound_devices_run_no_pm_callbacks",
 		    test_never_bound_devices_run_no_pm_callbacks);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

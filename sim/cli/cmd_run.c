@@ -13,6 +13,7 @@
 
 #include "sim/cli/cli.h"
 #include "sim/core/dl_core.h"
+#include "sim/core/dl_sat.h"
 #include "sim/engine/cost.h"
 #include "sim/engine/engine.h"
 #include "sim/kernel/kmode.h"
@@ -613,6 +614,50 @@ static const char *span(char *buf, size_t len, int64_t ns, int unit)
 }
 
 /*
+ * The run passed 2^62 ns of virtual time: say which cost did it.  Mostly
+ * the walk before each deferred retry, device_pm_move_to_tail(): the
+ * kernel's device_reorder_to_tail() keeps no visited set, so it makes one
+ * call per path below the device, which in a generated DAG of a few
+ * thousand devices is past 2^64 (issue 34: sync and kernel-async-v2 at
+ * 200,000 devices).  The kernel would not finish such a probe either.
+ */
+static void overflow_message(const struct runner *rn, char *q, size_t qlen)
+{
+	const struct dl_run_result *r = rn->r;
+	uint64_t walks = 0, capped = 0, calls = 0;
+	struct dl_costs c;
+	int64_t ns = 0;
+	char a[32], b[32];
+
+	dl_costs_resolve(rn->sc, &c);
+	for (uint32_t i = 0; i < r->nops; i++) {
+		walks += r->op[i].reorder_walks;
+		capped += r->op[i].reorder_capped;
+		calls = dl_sat_add_u64(calls, r->op[i].reorder_calls);
+		ns = dl_sat_add_i64(ns, r->op[i].reorder_ns);
+	}
+	fprintf(stderr, "dlsim run: %s: virtual time passed %lld s (2^62 ns)",
+		cli_name(rn->sc->name, q, qlen), (long long)(DL_T_MAX / 1000000000));
+	if (ns < DL_T_MAX / 2) {
+		fprintf(stderr, ": a latency is too large for this scenario\n");
+		return;
+	}
+	fprintf(stderr, " in device_pm_move_to_tail(), which deferred_probe_work_func() does before"
+		" each of the %s deferred-probe retries: the kernel's device_reorder_to_tail() keeps"
+		" no visited set, so it makes one call per path below the retried device, and %s of"
+		" these walks had more paths than %lld s of calls (cost.reorder_visit_ns %lld ns a"
+		" call).  With %s calls, even at 100 ns a call a kernel would spend %s%.2g s (%.0f"
+		" years) in this probe: the graph has far more paths than a real device tree, and no"
+		" kernel could probe it.  Orders that do not defer (cp-first, levels), or --set"
+		" cost.reorder_ns=0 --set cost.reorder_visit_ns=0, leave the walk out\n",
+		grouped(a, sizeof(a), walks), grouped(b, sizeof(b), capped),
+		(long long)(DL_COST_REORDER_CAP_NS / 1000000000), (long long)c.reorder_visit_ns,
+		calls == UINT64_MAX ? "more than 1.8e19" : grouped(q, qlen, calls),
+		calls == UINT64_MAX ? "over " : "", (double)calls * 1e-7,
+		(double)calls * 1e-7 / (365.25 * 86400));
+}
+
+/*
  * Why an op took long, when most of it is the walk deferred_probe_work_func()
  * does before each retry (device_pm_move_to_tail(), charged by des only):
  * one line per op where it is at least a tenth of the makespan, with the
@@ -989,10 +1034,7 @@ int cmd_run(int argc, char **argv)
 		return DL_EXIT_USAGE;
 	}
 	if (rc == -EOVERFLOW)
-		fprintf(stderr, "dlsim run: %s: virtual time passed %lld s (2^62 ns): a latency,"
-			" or the deferred-retry walk device_pm_move_to_tail() (cost.reorder_ns,"
-			" cost.reorder_visit_ns), is too large for this scenario\n",
-			cli_name(rn.sc->name, q, sizeof(q)), (long long)(DL_T_MAX / 1000000000));
+		overflow_message(&rn, q, sizeof(q));
 	else if (rc < 0 && rc != -EINTR)
 		fprintf(stderr, "dlsim run: simulation failed: %s\n",
 			rc == -ENOMEM ? "out of memory" : strerror(-rc));

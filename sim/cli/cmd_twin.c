@@ -20,6 +20,7 @@
 #include "sim/log/dl_log.h"
 #include "sim/log/dl_log_shard.h"
 #include "sim/log/dl_log_result.h"
+#include "sim/log/dl_testhook.h"
 #include "sim/twin/twin.h"
 
 #define TWIN_MAX_SET 64
@@ -68,60 +69,6 @@ static void twin_emit(void *ctx, struct dl_event *e)
 		if (dl_log_failure(b->log))
 			*cli_stop_flag() = 1;
 	}
-}
-
-/*
- * runs.twin_of (added if missing: an additive column) and the metric twin_of,
- * in one transaction on a connection opened as every writer opens a log.
- * 0, or negative with the reason (path first) in @err.
- */
-static int mark_twin(const char *path, int64_t run_id, int64_t of, char *err, size_t errlen)
-{
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	bool have = false;
-	int rc, ec;
-
-	if ((rc = dl_log_open_db(path, DL_LOG_BUSY_MS, &db, err, errlen)))
-		return rc;
-	rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('runs')"
-					" WHERE name = 'twin_of'", -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		have = sqlite3_step(st) == SQLITE_ROW;
-		sqlite3_finalize(st);
-	}
-	if (rc == SQLITE_OK && !have)
-		rc = sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN twin_of INTEGER", NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(db, "UPDATE runs SET twin_of = ?1 WHERE run_id = ?2;", -1, &st,
-					NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, of);
-		sqlite3_bind_int64(st, 2, run_id);
-		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-		sqlite3_finalize(st);
-	}
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(db, "INSERT INTO metrics(run_id, name, value)"
-					" VALUES(?1, 'twin_of', ?2)", -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, run_id);
-		sqlite3_bind_int64(st, 2, of);
-		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-		sqlite3_finalize(st);
-	}
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	ec = sqlite3_extended_errcode(db) & 0xff;
-	if (rc != SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s%s", path, ec == SQLITE_FULL ? "disk full: " : "",
-			 sqlite3_errmsg(db));
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	}
-	sqlite3_close(db);
-	return rc == SQLITE_OK ? 0 : ec == SQLITE_FULL ? -ENOSPC : -EIO;
 }
 
 /* Read RUN of @in into @tw and its scenario into *@sc; exit status on failure. */
@@ -308,6 +255,7 @@ int cmd_twin(int argc, char **argv)
 			rc = DL_EXIT_USAGE;
 			goto done;
 		}
+		dl_log_set_twin_of(log, (int64_t)run);   /* marked as it ends: one transaction */
 		if (dl_log_run_begin(log, &info, &id)) {
 			fprintf(stderr, "dlsim twin: %s: %s\n", out, dl_log_error(log));
 			rc = DL_EXIT_USAGE;
@@ -332,12 +280,7 @@ int cmd_twin(int argc, char **argv)
 	}
 	dl_log_close(log);
 	log = NULL;
-	if (mark_twin(out, id, (int64_t)run, msg, sizeof(msg))) {
-		fprintf(stderr, "dlsim twin: cannot record run %" PRId64 " as the twin of %" PRIu64
-			": %s\n", id, run, msg);
-		rc = DL_EXIT_USAGE;
-		goto done;
-	}
+	dl_test_hook("twin-recorded");   /* tests: killed once the twin's run is committed */
 	print_result(&tw, r, (int64_t)run, id, json);
 	rc = ret == -EINTR ? DL_EXIT_INTERRUPTED : ret < 0 ? DL_EXIT_USAGE :
 	     ret ? DL_EXIT_VIOLATION : DL_EXIT_OK;

@@ -259,7 +259,9 @@ int dl_core_presize(struct dl_core *c, const uint32_t *nsup, const uint32_t *nco
 /**
  * dl_core_set_stop - ask @poll(@ctx) during long walks whether to stop (the
  * engine's Ctrl-C flag); NULL: never.  A stopped call returns -EINTR and
- * leaves dpm_list a topological order, as running out of memory does.
+ * leaves dpm_list a topological order, as running out of memory does; a
+ * stop during dl_dpm_settle()'s moves leaves the list mid-move (the run
+ * ends there).
  */
 void dl_core_set_stop(struct dl_core *c, bool (*poll)(void *ctx), void *ctx)
 {
@@ -958,7 +960,8 @@ static bool reorder_walk(struct dl_core *c, dl_dev_t d, dl_dev_t target, uint32_
 /*
  * Move the devices of @post (reorder_walk()'s, read backwards) to the tail,
  * unless they already form the tail in that order: the common case of a
- * settle after a probe in which every link pointed forward.
+ * settle after a probe in which every link pointed forward.  Gives up when
+ * the run is to stop (c->stopped; polled every DL_STOP_POLL_STEPS moves).
  */
 #define MOVE_AHEAD 8
 
@@ -985,6 +988,14 @@ static void dpm_move_set(struct dl_core *c, const struct dl_idvec *post)
 	 * overlap instead of chaining.
 	 */
 	for (i = post->n; i-- > 0;) {
+		/*
+		 * Each move is a dpm_move event: a million of them keep a
+		 * logged run's writer busy for seconds.  Stopped, the list is
+		 * left mid-move; the run ends there, and check leaves out the
+		 * end-of-run order of an interrupted run.
+		 */
+		if (walk_stop(c))
+			return;
 		if (i >= MOVE_AHEAD)
 			dl_prefetch(&c->dev[post->v[i - MOVE_AHEAD]].dpm_prev);
 		if (i >= MOVE_AHEAD / 2) {
@@ -1058,7 +1069,8 @@ static int dpm_note_move(struct dl_core *c, dl_dev_t d)
  * that the list is the kernel's.  The newest root first: its walk places the
  * devices whose latest move it was; an older root's walk skips every device
  * already placed, and what lies below it.  O(devices and links placed).  On
- * running out of memory the list stays a topological order, not the kernel's.
+ * running out of memory the list stays a topological order, not the kernel's;
+ * when the run is to stop (c->stopped) the walks and the moves give up.
  */
 void dl_dpm_settle(struct dl_core *c)
 {

@@ -47,20 +47,35 @@ void dl_graph_flush(struct dl_graph *g, struct dl_core *c)
 }
 
 /*
+ * A snapshot of a million devices and their links takes a second on a
+ * loaded machine: Ctrl-C (the core's stop poll, dl_core_set_stop()) is
+ * asked every DL_STOP_POLL_STEPS devices, and the snapshot is then left
+ * unfinished (its gen not set: the next dl_graph_get() starts again).
+ */
+static bool snapshot_stop(struct dl_core *c, uint32_t i)
+{
+	return i % DL_STOP_POLL_STEPS == 0 && dl_core_poll_stop(c);
+}
+
+/*
  * Number the registered devices by their place in dpm_list, and copy the
  * device fields the phases read, so that they are read in position order.
+ * 0, or -EINTR when the run is to stop.
  */
-static void take_order(struct dl_graph *g, struct dl_core *c, const struct dl_scenario *sc,
-		       uint64_t gen)
+static int take_order(struct dl_graph *g, struct dl_core *c, const struct dl_scenario *sc,
+		      uint64_t gen)
 {
 	uint32_t m = 0;
 
+	g->gen = 0;   /* none, until the snapshot is whole */
 	dl_graph_flush(g, c);
 	for (uint32_t d = 0; d < g->n; d++)
 		g->pos[d] = DL_NONE;
 	for (dl_dev_t d = c->dpm_head; d != DL_NONE; d = c->dev[d].dpm_next) {
 		const struct dl_device *x = &c->dev[d];
 
+		if (snapshot_stop(c, m))
+			return -EINTR;
 		g->ord[m] = d;
 		g->prof[m] = sc->dev[d].profile;
 		g->async[m] = x->async;
@@ -69,6 +84,7 @@ static void take_order(struct dl_graph *g, struct dl_core *c, const struct dl_sc
 	}
 	g->m = m;
 	g->gen = gen;
+	return 0;
 }
 
 /* Room for @need entries in c->adj; allocated even for none, so that a row's address is always one. */
@@ -126,7 +142,7 @@ static void build_prefetch(const struct dl_graph *g, const struct dl_core *c, un
  * dl_dep_most()), and the rows are then squeezed together in position
  * order: no second copy of the graph is held, even for a moment.
  */
-static int build_rel(struct dl_graph *g, const struct dl_core *c, unsigned kind)
+static int build_rel(struct dl_graph *g, struct dl_core *c, unsigned kind)
 {
 	struct dl_csr *r = &g->rel[kind];
 	bool up = kind == DL_DEP_SUSPEND;
@@ -154,6 +170,10 @@ static int build_rel(struct dl_graph *g, const struct dl_core *c, unsigned kind)
 		struct dl_dep_iter it;
 		dl_dev_t y;
 
+		if (snapshot_stop(c, d)) {
+			free(len);
+			return -EINTR;
+		}
 		build_prefetch(g, c, kind, d);
 		if (i == DL_NONE)
 			continue;
@@ -189,8 +209,12 @@ static int build_rel(struct dl_graph *g, const struct dl_core *c, unsigned kind)
 int dl_graph_get(struct dl_graph *g, struct dl_core *c, const struct dl_scenario *sc,
 		 uint64_t gen, unsigned kind)
 {
-	if (g->gen != gen)
-		take_order(g, c, sc, gen);
+	int err;
+
+	if (c->stopped)
+		return -EINTR;   /* e.g. heard while the caller settled dpm_list */
+	if (g->gen != gen && (err = take_order(g, c, sc, gen)))
+		return err;
 	/*
 	 * A run probes first, then suspends and resumes: the PM phases need
 	 * not keep probe's rows, and on a large graph a PM kind does not keep
@@ -200,12 +224,8 @@ int dl_graph_get(struct dl_graph *g, struct dl_core *c, const struct dl_scenario
 	for (unsigned k = 0; k < DL_DEP_COUNT; k++)
 		if (k != kind && (k == DL_DEP_PROBE || g->rel[k].cap >= GRAPH_KEEP_MAX))
 			csr_drop(&g->rel[k]);
-	if (g->rel[kind].gen != g->gen) {
-		int err = build_rel(g, c, kind);
-
-		if (err)
-			return err;
-	}
+	if (g->rel[kind].gen != g->gen && (err = build_rel(g, c, kind)))
+		return err;
 	g->cur = &g->rel[kind];
 	return 0;
 }

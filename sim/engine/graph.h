@@ -67,7 +67,9 @@ void dl_graph_flush(struct dl_graph *g, struct dl_core *c);
  * dl_dep_kind) of @c at generation @gen: a new snapshot of dpm_list if
  * @gen differs from the last one's (the caller settles dpm_list first,
  * dl_dpm_settle(); the core is only read, but for dl_graph_flush()), and
- * the kind's CSR if not built at this generation.  0 or -ENOMEM.
+ * the kind's CSR if not built at this generation.  0, -ENOMEM, or -EINTR
+ * when the run is to stop (the core's stop poll, dl_core_set_stop(), asked
+ * every DL_STOP_POLL_STEPS devices).
  */
 int dl_graph_get(struct dl_graph *g, struct dl_core *c, const struct dl_scenario *sc,
 		 uint64_t gen, unsigned kind);

@@ -58,6 +58,12 @@ struct checker {
 	FILE *out;
 	FILE *vout;             /* violations shown once the log is verified (show_deferred()) */
 	struct dl_check_result *res;
+	/*
+	 * The devices rows may be only the first ones: an incomplete run, or
+	 * one interrupted before its first event (Ctrl-C while its devices
+	 * rows were written, dl_run_log_begin()).
+	 */
+	int rows_prefix;
 	struct cdev *dev;
 	uint32_t ndev;
 	struct clink *link;
@@ -1461,17 +1467,19 @@ static int verify_run_row(struct checker *k, struct vrun *vr, int64_t *ndev, int
 		corrupt(k, "runs.status '%.40s' is none of running, ok, violations, failed,"
 			" interrupted", k->res->status);
 	*ndev = sqlite3_column_int64(st, 2);
+	k->rows_prefix = k->res->incomplete ||
+			 (!strcmp(k->res->status, "interrupted") && !sqlite3_column_int(st, 3));
 	/* a run without devices rows and events holds no detail (a summary-only log) */
 	if (sqlite3_column_type(st, 0) != SQLITE_NULL && (*ndev || sqlite3_column_int(st, 3))) {
 		int64_t d = col_in(st, 0, (int64_t)DL_CHECK_MAX_IDS + 1);
 
 		if (d < 0)
 			corrupt(k, "runs.devices is not a count of devices (0..%u)", DL_CHECK_MAX_IDS);
-		else if (d < *ndev || (d > *ndev && !k->res->incomplete))
+		else if (d < *ndev || (d > *ndev && !k->rows_prefix))
 			corrupt(k, "runs.devices is %" PRId64 " but the run has %" PRId64 " devices rows",
 				d, *ndev);
 		else
-			*ndev = d;      /* an incomplete run may have stored only the first rows */
+			*ndev = d;      /* k->rows_prefix: only the first rows may be stored */
 	}
 	if (*ndev > DL_CHECK_MAX_IDS) {
 		corrupt(k, "%" PRId64 " devices rows (at most %u)", *ndev, DL_CHECK_MAX_IDS);
@@ -1983,7 +1991,7 @@ static int verify_begin(struct checker *k, struct verify *V, int have_ext)
 	if (!rc)
 		rc = verify_links(k, V->ndev, &V->known, &V->nlink);
 	for (int64_t d = 0; !rc && d < V->ndev && k->res->corrupt < CORRUPT_STOP; d++)
-		if (!V->v[d].seen && !(k->res->incomplete && (d == V->ndev - 1 || !V->v[d + 1].seen)))
+		if (!V->v[d].seen && !(k->rows_prefix && (d == V->ndev - 1 || !V->v[d + 1].seen)))
 			corrupt(k, "device %" PRId64 " has no devices row (ids are 0..%" PRId64 ")", d,
 				V->ndev - 1);
 	return rc;

@@ -22,6 +22,7 @@
 
 #include "sim/core/dl_core.h"
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_testhook.h"
 
 #define DL_LOG_QCAP   (1u << 16)
 #define DL_LOG_BATCH  (1u << 16)
@@ -76,6 +77,7 @@ struct dl_log {
 	char *path;
 	int busy_ms;            /* how long a contended transaction is retried */
 	const atomic_int *ctrl_c; /* Ctrl-C (dl_log_set_stop()): abandon the index build */
+	int64_t twin_of;          /* > 0: the run twins this one (dl_log_set_twin_of()) */
 	/*
 	 * The run's devices with a register event written (a bit each), so that
 	 * the run's end can say how many never registered (metric
@@ -1143,6 +1145,12 @@ uint64_t dl_log_lost(const struct dl_log *l)
 	return l ? l->lost : 0;
 }
 
+void dl_log_drain(struct dl_log *l)
+{
+	if (l)
+		flush(l);
+}
+
 uint64_t dl_log_event_count(struct dl_log *l)
 {
 	uint64_t n;
@@ -1166,12 +1174,59 @@ static int index_stop(void *arg)
 {
 	const struct dl_log *l = arg;
 
+	dl_test_hook("index-build");   /* tests: Ctrl-C inside the build, at once */
 	return atomic_load(l->ctrl_c) != 0;
 }
 
 void dl_log_set_stop(struct dl_log *l, const atomic_int *stop)
 {
 	l->ctrl_c = stop;
+}
+
+void dl_log_set_twin_of(struct dl_log *l, int64_t of)
+{
+	l->twin_of = of;
+}
+
+/*
+ * Inside the run's last transaction: runs.twin_of (an additive column,
+ * added if missing) and the metric twin_of of a twin's run.  SQLITE_OK or
+ * the failing code.
+ */
+static int mark_twin(struct dl_log *l)
+{
+	sqlite3_stmt *st;
+	bool have;
+	int rc;
+
+	if (l->twin_of <= 0)
+		return SQLITE_OK;
+	rc = sqlite3_prepare_v2(l->db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'twin_of'",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return attempt_fail(l, "prepare twin_of", sqlite3_extended_errcode(l->db));
+	have = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (!have && sqlite3_exec(l->db, "ALTER TABLE runs ADD COLUMN twin_of INTEGER", NULL, NULL,
+				  NULL) != SQLITE_OK)
+		return attempt_fail(l, "add runs.twin_of", sqlite3_extended_errcode(l->db));
+	if (sqlite3_prepare_v2(l->db, "UPDATE runs SET twin_of = ?1 WHERE run_id = ?2", -1, &st,
+			       NULL) != SQLITE_OK)
+		return attempt_fail(l, "prepare update twin_of", sqlite3_extended_errcode(l->db));
+	sqlite3_bind_int64(st, 1, l->twin_of);
+	sqlite3_bind_int64(st, 2, l->run_id);
+	rc = step_reset(l, st, "update runs.twin_of");
+	sqlite3_finalize(st);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (sqlite3_prepare_v2(l->db, "INSERT INTO metrics(run_id, name, value) VALUES(?1, 'twin_of', ?2)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return attempt_fail(l, "prepare metric twin_of", sqlite3_extended_errcode(l->db));
+	sqlite3_bind_int64(st, 1, l->run_id);
+	sqlite3_bind_int64(st, 2, l->twin_of);
+	rc = step_reset(l, st, "insert metric twin_of");
+	sqlite3_finalize(st);
+	return rc;
 }
 
 /* One attempt at the run's last transaction: metrics and the runs row. */
@@ -1221,6 +1276,8 @@ static int finish_once(struct dl_log *l, const char *status, int64_t makespan_ns
 		rc = step_reset(l, st, "update runs");
 	}
 	sqlite3_finalize(st);
+	if (rc == SQLITE_OK)
+		rc = mark_twin(l);
 	if (rc == SQLITE_OK && sqlite3_exec(l->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		rc = attempt_fail(l, "commit run end", sqlite3_extended_errcode(l->db));
 	if (rc != SQLITE_OK && !sqlite3_get_autocommit(l->db))

@@ -90,10 +90,16 @@ uint64_t dl_log_lost(const struct dl_log *);
  * secondary indexes, which take minutes on a large new database; the run is
  * recorded first, and the next run that finishes builds them. */
 void dl_log_set_stop(struct dl_log *, const atomic_int *stop);
+/* The run being logged is the twin of run @of (dlsim twin): its end writes
+ * runs.twin_of (the column added if missing) and the metric twin_of in the
+ * same transaction as its status, so that no twin is ever left unmarked. */
+void dl_log_set_twin_of(struct dl_log *, int64_t of);
 /* 1 once dl_log_run_end() stored the run's status and event count. */
 int dl_log_run_recorded(const struct dl_log *);
 /* Number of events written so far in the current run. */
 uint64_t dl_log_event_count(struct dl_log *);
+/* Wait until the writer has stored (or dropped, on failure) every row queued so far. */
+void dl_log_drain(struct dl_log *);
 void dl_log_close(struct dl_log *);
 
 /* Shared with the checker: opens an existing dlsim database (read-write if

@@ -67,17 +67,40 @@ static int log_error(const struct dl_log *log)
 	return dl_log_failure(log) ? dl_log_failure(log) : -EIO;
 }
 
+/*
+ * Device rows between two looks at the Ctrl-C flag, and between two waits
+ * for the writer: the rows queued when Ctrl-C comes are written before
+ * the run ends, and the writer is the slow side (~50k rows/s on a loaded
+ * machine), so at most DEVICE_ROWS_AHEAD are queued, not the log's 64k.
+ */
+#define DEVICE_ROWS_STOP_EVERY 4096u
+#define DEVICE_ROWS_AHEAD 16384u
+
 int dl_run_log_begin(struct dl_log *log, struct dl_log_batch *b, atomic_int *stop,
-		     const struct dl_scenario *sc, const struct dl_run_info *info,
-		     int64_t *run_id, struct dl_sink *sink)
+		     const atomic_int *intr, const struct dl_scenario *sc,
+		     const struct dl_run_info *info, int64_t *run_id, struct dl_sink *sink)
 {
+	int err = 0;
+
 	if (dl_log_run_begin(log, info, run_id))
 		return log_error(log);
-	for (uint32_t i = 0; i < sc->ndev; i++)
+	/*
+	 * A million device rows take the writer seconds: Ctrl-C stops them
+	 * (an incomplete run may hold only its first devices rows; check
+	 * knows), and the run is then ended 'interrupted' before it began.
+	 */
+	for (uint32_t i = 0; i < sc->ndev; i++) {
+		if (i % DEVICE_ROWS_STOP_EVERY == 0 && intr && atomic_load(intr)) {
+			err = -EINTR;
+			break;
+		}
+		if (i && i % DEVICE_ROWS_AHEAD == 0 && intr)
+			dl_log_drain(log);
 		dl_log_device_driver(log, i, dl_sc_name(sc, i), dl_sc_driver(sc, i), sc->dev[i].parent,
 				     sc->dev[i].async);
+	}
 	*sink = dl_log_batch_sink(b, log, stop);
-	return 0;
+	return err;
 }
 
 int dl_run_log_end(struct dl_log *log, struct dl_log_batch *b, const struct dl_run_result *r)
@@ -132,8 +155,13 @@ int dl_run(const struct dl_run_req *q, struct dl_run_result *r, int64_t *run_id,
 		struct dl_run_info info;
 
 		run_info(q, &info, kernel, sizeof(kernel), version, sizeof(version));
-		*log_err = dl_run_log_begin(q->log, q->batch, q->log_stop, sc, &info, run_id,
-					    &eo.sink);
+		*log_err = dl_run_log_begin(q->log, q->batch, q->log_stop, q->eo.stop, sc, &info,
+					    run_id, &eo.sink);
+		if (*log_err == -EINTR) {
+			r->status = "interrupted";   /* Ctrl-C while its devices were written */
+			*log_err = dl_run_log_end(q->log, q->batch, r);
+			return -EINTR;
+		}
 		if (*log_err)
 			return 0;
 	}

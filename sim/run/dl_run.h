@@ -76,13 +76,16 @@ bool dl_run_time_scale(const struct dl_scenario *sc, int64_t wakeup_ns, double g
 
 /*
  * dl_run_log_begin - the run's rows (@info, the devices of @sc) begun in
- * @log, and @b as the sink that sends the run's events there; 0, or the
- * log's negative error code.  dl_run_log_end - the batch's last events and
- * @r's status and figures into the log; 0 or the log's error code.
+ * @log, and @b as the sink that sends the run's events there; 0, the log's
+ * negative error code, or -EINTR when @intr (the Ctrl-C flag; may be NULL)
+ * was set while the devices rows were written (the run's row is begun and
+ * the sink set: end it with dl_run_log_end()).  dl_run_log_end - the
+ * batch's last events and @r's status and figures into the log; 0 or the
+ * log's error code.
  */
 int dl_run_log_begin(struct dl_log *log, struct dl_log_batch *b, atomic_int *stop,
-		     const struct dl_scenario *sc, const struct dl_run_info *info,
-		     int64_t *run_id, struct dl_sink *sink);
+		     const atomic_int *intr, const struct dl_scenario *sc,
+		     const struct dl_run_info *info, int64_t *run_id, struct dl_sink *sink);
 int dl_run_log_end(struct dl_log *log, struct dl_log_batch *b, const struct dl_run_result *r);
 
 #endif

@@ -1,8 +1,11 @@
 #!/bin/sh
-# run.sh NAME FUZZ_DIR SRC SECS - run libFuzzer harness fuzz_NAME (built in
-# FUZZ_DIR, a DLSIM_SAN=fuzz tree: ASan+UBSan) over its seeds and corpus, then
-# fuzz for the rest of SECS.  New inputs go to FUZZ_DIR/corpus/NAME (never
-# into the source tree); a crash leaves FUZZ_DIR/crash-NAME-* and fails.
+# run.sh NAME FUZZ_DIR SRC SECS [CACHE] - run libFuzzer harness fuzz_NAME (built
+# in FUZZ_DIR, a DLSIM_SAN=fuzz tree: ASan+UBSan) over its seeds and corpus,
+# then fuzz for the rest of SECS.  New inputs go to CACHE/corpus/NAME (CACHE
+# defaults to FUZZ_DIR; never the source tree); a crash leaves
+# CACHE/crash-NAME-* and fails.  With a CACHE given, the run's CPU-seconds and
+# executions are appended to CACHE/ledger.tsv (tests/fuzz/ledger.sh sums it),
+# so that fuzzing hours accumulate across sessions and machines' idle time.
 # Seeds: scenario: scenarios/; dtb: tests/fuzz/dts/*.dts compiled with dtc and
 # the 16 smallest DTBs of /var/cache/dlsim-dtbs (linked, when `make dtbs` ran);
 # check, report, diff, explain: a few byte programs written here (fuzz_log.c
@@ -12,11 +15,12 @@ NAME=$1
 FUZZ_DIR=$2
 SRC=$3
 SECS=${4:-30}
+CACHE=${5:-}
 BIN=$FUZZ_DIR/fuzz_$NAME
 [ -x "$BIN" ] || { echo "fuzz_$NAME: $BIN not built (make fuzz-build)"; exit 1; }
-CORPUS=$FUZZ_DIR/corpus/$NAME
+CORPUS=${CACHE:-$FUZZ_DIR}/corpus/$NAME
 SEEDS=$FUZZ_DIR/seeds/$NAME
-mkdir -p "$CORPUS" "$SEEDS"
+mkdir -p "$CORPUS" "$SEEDS" || exit 1
 case $NAME in
 scenario)
 	set -- "$SRC/scenarios";;
@@ -60,14 +64,27 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=32}
 DLSIM_FUZZ_TMP=$(mktemp -d /dev/shm/dlsim-fuzz-XXXXXX 2>/dev/null || mktemp -d)
 export DLSIM_FUZZ_TMP
 trap 'rm -rf "$DLSIM_FUZZ_TMP"' EXIT
-LOG=$FUZZ_DIR/fuzz-$NAME.log
-"$BIN" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-	-dict="$SRC/tests/fuzz/$DICT.dict" -artifact_prefix="$FUZZ_DIR/crash-$NAME-" \
+LOG=${CACHE:-$FUZZ_DIR}/fuzz-$NAME.log
+TIMES=$DLSIM_FUZZ_TMP/times
+# the tree's commit as the run starts (a long run may end on a later one)
+commit=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo -)
+# /usr/bin/time gives the harness's own CPU-seconds (user+system): on a
+# shared machine wall time says little about how much fuzzing was done
+/usr/bin/time -f '%U %S' -o "$TIMES" \
+	"$BIN" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+	-dict="$SRC/tests/fuzz/$DICT.dict" -artifact_prefix="${CACHE:-$FUZZ_DIR}/crash-$NAME-" \
 	-print_final_stats=1 "$CORPUS" "$@" >"$LOG" 2>&1
 rc=$?
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$LOG")
 rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$LOG")
-echo "fuzz_$NAME: exit $rc, ${execs:-?} execs in ${SECS} s, ${rate:-?} execs/s, corpus $(ls "$CORPUS" | wc -l) files"
+cpu=$(awk '/^[0-9.]+ [0-9.]+$/ { printf "%.1f", $1 + $2 }' "$TIMES" 2>/dev/null)
+echo "fuzz_$NAME: exit $rc, ${execs:-?} execs in ${SECS} s (${cpu:-?} CPU-s), ${rate:-?} execs/s, corpus $(ls "$CORPUS" | wc -l) files"
+if [ -n "$CACHE" ]; then
+	crashes=0; [ "$rc" = 0 ] || crashes=1
+	# one line a run: when, harness, commit, wall s asked, CPU s, executions, crashes
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$NAME" "$commit" \
+		"$SECS" "${cpu:-0}" "${execs:-0}" "$crashes" >>"$CACHE/ledger.tsv"
+fi
 if [ "$rc" != 0 ]; then
 	grep -E "ERROR|SUMMARY|runtime error|Test unit written" "$LOG" | head -20
 	tail -40 "$LOG"
