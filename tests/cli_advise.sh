@@ -149,17 +149,6 @@ expect 2 "missing scenario" "$DLSIM" advise "$T/nonexistent.json"
 expect 2 "no scenario" "$DLSIM" advise
 expect 0 "--help" "$DLSIM" advise --help
 
-# A job started with & by a non-interactive sh ignores SIGINT until dlsim installs its
-# handler: a SIGINT sent before (a fixed sleep on a loaded machine) is lost.  Wait for it.
-wait_caught() { # pid
-	i=0
-	while [ $i -lt 600 ] && kill -0 "$1" 2>/dev/null; do
-		m=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
-		[ -n "$m" ] && [ $((0x$m & 2)) != 0 ] && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
 # Ctrl-C (issue 34): exit 130, soon, with what was simulated (the advice takes minutes)
 "$DLSIM" advise "$SRC/scenarios/default.json" --set devices=3000 --top 3 >"$T/int.out" 2>"$T/int.err" &
 pid=$!

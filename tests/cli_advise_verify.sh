@@ -142,17 +142,6 @@ grep -q "exited with status 1" "$T/err" && [ ! -s "$T/out" ] && ok "it says so, 
 KGUEST_VERIFY_MODE=hang expect 2 "a hung guest, --kernel-timeout 1: exit 2" \
 	"$DLSIM" advise "$T/s.json" --verify 2 --kernel-timeout 1
 grep -q "did not power off within 1 s" "$T/err" && ok "the timeout is named" || bad "hang: $(cat "$T/err")"
-# A job started with & by a non-interactive sh ignores SIGINT until dlsim installs its
-# handler: a SIGINT sent before (a fixed sleep on a loaded machine) is lost.  Wait for it.
-wait_caught() { # pid
-	i=0
-	while [ $i -lt 600 ] && kill -0 "$1" 2>/dev/null; do
-		m=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
-		[ -n "$m" ] && [ $((0x$m & 2)) != 0 ] && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
 KGUEST_VERIFY_MODE=hang "$DLSIM" advise "$T/s.json" --verify 2 >"$T/out" 2>"$T/err" &
 pid=$!
 # Ctrl-C once the (hung) guest runs: a child of dlsim, after the handler is set

@@ -31,22 +31,13 @@ grep -q '"seed":10,' "$T/out" && ok "--seed 010 is ten" || bad "--seed 010: $(he
 # A job started with & by a non-interactive sh ignores SIGINT until dlsim
 # installs its handler (after loading the scenario): a SIGINT sent before is
 # lost, and on a loaded machine 1 s was sometimes before (the run then went
-# on to its end, exit 0).  So wait for the handlers first (SigCgt, bits 1 and 14).
-wait_caught() { # pid: SIGINT's and SIGTERM's handlers (bits 1 and 14)
-	i=0
-	while [ $i -lt 600 ] && kill -0 "$1" 2>/dev/null; do
-		m=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
-		[ -n "$m" ] && [ $((0x$m & 0x4002)) = $((0x4002)) ] && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
+# on to its end, exit 0).  So wait for the handlers first (lib_cli.sh's wait_caught).
 # a run whose callbacks sleep for seconds (1 ms of latency = 10 s): SIGINT and
 # SIGTERM end it at once, exit 130, the log is committed and passes check
 for sig in INT TERM; do
 	"$DLSIM" run "$DEF" --mode threads --time-scale 10000 --order sync --db "$T/slow.db" >"$T/out" 2>"$T/err" &
 	pid=$!
-	wait_caught "$pid"
+	wait_caught "$pid" 0x4002
 	sleep 1
 	t0=$(date +%s%N)
 	kill "-$sig" "$pid"
@@ -73,7 +64,7 @@ sigint_after() { # seconds description run-args...
 	s=$1; shift; what=$1; shift
 	"$DLSIM" run "$DEF" --set devices=300000 --order cp-first "$@" >"$T/out" 2>"$T/err" &
 	pid=$!
-	wait_caught "$pid"
+	wait_caught "$pid" 0x4002
 	sleep "$s"
 	t0=$(date +%s%N)
 	kill -INT "$pid"
@@ -160,7 +151,7 @@ sigint_at "link adds" link_add
 rm -f "$T/m.db" "$T/m.db-wal" "$T/m.db-shm"
 "$DLSIM" run "$DEF" --set devices=1000000 --order cp-first --db "$T/m.db" >"$T/out" 2>"$T/err" &
 pid=$!
-wait_caught "$pid"
+wait_caught "$pid" 0x4002
 t0=$(date +%s%N)
 kill -INT "$pid"
 wait "$pid"

@@ -8,12 +8,7 @@
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
-if [ "$(id -u)" = 0 ]; then
-	command -v setpriv >/dev/null || { echo "SKIP: root without setpriv"; exit 77; }
-	AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
-else
-	AS=
-fi
+as_nobody
 mkdir "$T/ro"
 "$DLSIM" run "$SRC/scenarios/flags.json" --db "$T/ro/a.db" >/dev/null 2>&1
 "$DLSIM" run "$SRC/scenarios/flags.json" --order sync --db "$T/ro/a.db" >/dev/null 2>&1

@@ -9,12 +9,7 @@
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
-if [ "$(id -u)" = 0 ]; then
-	command -v setpriv >/dev/null || { echo "SKIP: root without setpriv"; exit 77; }
-	AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
-else
-	AS=
-fi
+as_nobody
 command -v setsid >/dev/null || { echo "SKIP: no setsid"; exit 77; }
 export DLSIM_KGUEST_STUB="$SRC/tests/tools/kguest_sweep_stub.sh"
 mkdir -p "$T/in" "$T/s"

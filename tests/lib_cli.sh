@@ -29,3 +29,27 @@ need_real() { # FILE...: REAL is ../shared/real (or DLSIM_REAL_DIR); skip (exit 
 have_test_hooks() {
 	grep -q '^DLSIM_TEST_HOOKS:BOOL=ON' "$(dirname "$DLSIM")/CMakeCache.txt" 2>/dev/null
 }
+# A job started with & by a non-interactive sh ignores SIGINT until dlsim
+# installs its handler: a signal sent before (a fixed sleep on a loaded
+# machine) is lost.  wait_caught PID [MASK] waits (at most 60 s, or until PID
+# ends) for the handlers in MASK, SigCgt's bits (default 2: SIGINT; 0x4002
+# adds SIGTERM).
+wait_caught() {
+	i=0
+	while [ $i -lt 600 ] && kill -0 "$1" 2>/dev/null; do
+		m=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+		[ -n "$m" ] && [ $((0x$m & ${2:-2})) = $((${2:-2})) ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+# Tests run as root, which ignores permissions: AS runs a reader as nobody
+# (setpriv); without setpriv the test is skipped (exit 77).
+as_nobody() {
+	if [ "$(id -u)" = 0 ]; then
+		command -v setpriv >/dev/null || { echo "SKIP: root without setpriv"; exit 77; }
+		AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	else
+		AS=
+	fi
+}
