@@ -5,7 +5,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sim/order/order.h"
+
 struct sqlite3;
+struct sqlite3_stmt;
+struct dl_sweep_plan;
 
 /* The sweep table and its key index (OUT.db and every shard). */
 extern const char sw_sweep_schema[];
@@ -21,6 +25,16 @@ int sw_sweep_schema_up(struct sqlite3 *db);
  * shards.seen whose key OUT lacks; *@merged counts them (and recorded
  * failures).
  */
+/* ?@i: @text (not copied: it outlives the statement's step), or NULL for none. */
+void sw_bind_text_or_null(struct sqlite3_stmt *st, int i, const char *text);
+/*
+ * ?@i..?@i+4: what tells a run of a scenario apart from its other runs in
+ * the sweep table: order, seed, kernel (NULL: the order's own), mode, and
+ * the workers @p gives the order.
+ */
+void sw_bind_run_key(struct sqlite3_stmt *st, int i, const struct dl_sweep_plan *p,
+		     enum dl_order o, uint64_t seed, const char *kernel, const char *mode);
+
 struct sw_merge;
 int sw_merge_prepare(struct sqlite3 *out, struct sw_merge **m);
 int sw_merge_step(struct sw_merge *m, uint32_t *merged);

@@ -194,25 +194,32 @@ int dl_sweep_out_open(const char *path, sqlite3 **db, char *err, size_t errlen)
 	return 0;
 }
 
-/*
- * Binds what tells run @r of @task apart from the other runs of its scenario
- * to ?@i..?@i+4: order, seed, kernel (NULL: the order's own), mode, workers;
- * returns that kernel.
- */
+void sw_bind_text_or_null(sqlite3_stmt *st, int i, const char *text)
+{
+	if (text)
+		sqlite3_bind_text(st, i, text, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+void sw_bind_run_key(sqlite3_stmt *st, int i, const struct dl_sweep_plan *p, enum dl_order o,
+		     uint64_t seed, const char *kernel, const char *mode)
+{
+	sqlite3_bind_text(st, i, dl_order_name(o), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, i + 1, (int64_t)seed);
+	sw_bind_text_or_null(st, i + 2, kernel);
+	sqlite3_bind_text(st, i + 3, mode, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, i + 4, dl_sweep_workers(p, o));
+}
+
+/* sw_bind_run_key() of run @r of @task, as the plan lays it out; returns its kernel. */
 static const char *bind_run_key(sqlite3_stmt *st, int i, const struct dl_sweep_plan *p,
 				uint32_t task, uint32_t r)
 {
 	struct dl_sweep_slot sl;
 
 	dl_sweep_slot(p, r, &sl);
-	sqlite3_bind_text(st, i, dl_order_name(sl.order), -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, i + 1, (int64_t)(p->seed0 + task % p->nseeds));
-	if (sl.kernel)
-		sqlite3_bind_text(st, i + 2, sl.kernel, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, i + 2);
-	sqlite3_bind_text(st, i + 3, sl.mode, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, i + 4, dl_sweep_workers(p, sl.order));
+	sw_bind_run_key(st, i, p, sl.order, p->seed0 + task % p->nseeds, sl.kernel, sl.mode);
 	return sl.kernel;
 }
 
@@ -841,10 +848,7 @@ int dl_sweep_out_fail(sqlite3 *out, const struct dl_sweep_plan *p, uint32_t task
 		sqlite3_bind_text(st, 2, s->path, -1, SQLITE_STATIC);
 		k = bind_run_key(st, 3, p, task, r);
 		sqlite3_bind_text(st, 8, why, -1, SQLITE_STATIC);
-		if (s->dtb && k)
-			sqlite3_bind_text(st, 9, k, -1, SQLITE_STATIC);
-		else
-			sqlite3_bind_null(st, 9);
+		sw_bind_text_or_null(st, 9, s->dtb ? k : NULL);
 		if (sqlite3_step(st) != SQLITE_DONE)
 			ret = -EIO;
 		else if (sqlite3_changes(out))

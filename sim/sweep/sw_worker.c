@@ -289,24 +289,14 @@ static int record_mode(struct dl_sweep_worker *w, int64_t run_id, const struct d
 	w->runs++;
 	sqlite3_bind_text(st, 2, s->hash, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, s->path, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, dl_order_name(o), -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, (int64_t)seed);
-	if (kernel)
-		sqlite3_bind_text(st, 6, kernel, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 6);
-	sqlite3_bind_text(st, 7, mode, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 8, dl_sweep_workers(w->p, o));
+	sw_bind_run_key(st, 4, w->p, o, seed, kernel, mode);
 	sqlite3_bind_text(st, 9, status, -1, SQLITE_STATIC);
 	if (error)
 		sqlite3_bind_text(st, 10, error, -1, SQLITE_TRANSIENT);
 	else
 		sqlite3_bind_null(st, 10);
 	/* a DTB is imported with the run's kernel's driver table (load()) */
-	if (s->dtb && kernel)
-		sqlite3_bind_text(st, 11, kernel, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 11);
+	sw_bind_text_or_null(st, 11, s->dtb ? kernel : NULL);
 	return sqlite3_step(st) == SQLITE_DONE ? (sqlite3_reset(st), 0) : (sqlite3_reset(st), -EIO);
 }
 
@@ -464,10 +454,7 @@ static int64_t done_run(struct dl_sweep_worker *w, const struct dl_sweep_scenari
 	sqlite3_bind_text(q, 1, s->hash, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 2, dl_order_name(o), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(q, 3, (int64_t)seed);
-	if (kernel)
-		sqlite3_bind_text(q, 4, kernel, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(q, 4);
+	sw_bind_text_or_null(q, 4, kernel);
 	sqlite3_bind_text(q, 5, w->p->mode, -1, SQLITE_STATIC);
 	if (sqlite3_step(q) == SQLITE_ROW)
 		id = sqlite3_column_int64(q, 0);
