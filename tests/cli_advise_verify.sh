@@ -148,11 +148,7 @@ pid=$!
 wait_caught $pid
 i=0
 until pgrep -P $pid >/dev/null || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
-t0=$(date +%s%N)
-kill -INT $pid
-wait $pid
-rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
+signal_wait INT $pid
 # heard during the boot, not at --kernel-timeout (180 s): 10 s leaves a loaded machine room
 [ "$rc" = 130 ] && [ "$ms" -lt 10000 ] && ok "Ctrl-C during the boot: exit 130 in $ms ms" \
 	|| bad "Ctrl-C: exit $rc after $ms ms"

@@ -39,11 +39,7 @@ for sig in INT TERM; do
 	pid=$!
 	wait_caught "$pid" 0x4002
 	sleep 1
-	t0=$(date +%s%N)
-	kill "-$sig" "$pid"
-	wait "$pid"
-	rc=$?
-	ms=$((($(date +%s%N) - t0) / 1000000))
+	signal_wait "$sig" "$pid"
 	echo "SIG$sig during a 10 s sleep: exit $rc after $ms ms"
 	[ "$rc" = 130 ] && ok "SIG$sig: exit 130" || bad "SIG$sig: exit $rc"
 	# the run would sleep 10 s more: well under that, the sleep was cut short.  (The
@@ -66,11 +62,7 @@ sigint_after() { # seconds description run-args...
 	pid=$!
 	wait_caught "$pid" 0x4002
 	sleep "$s"
-	t0=$(date +%s%N)
-	kill -INT "$pid"
-	wait "$pid"
-	rc=$?
-	ms=$((($(date +%s%N) - t0) / 1000000))
+	signal_wait INT "$pid"
 	echo "$what: exit $rc $ms ms after SIGINT"
 	[ "$rc" = 130 ] && ok "$what: exit 130" || bad "$what: exit $rc"
 	[ "$ms" -lt 5000 ] && ok "$what: stopped in $ms ms" || bad "$what: took $ms ms after SIGINT"
@@ -94,11 +86,8 @@ while kill -0 "$pid" 2>/dev/null && [ "$st" != ok ]; do
 	sleep 0.1
 	st=$(sqlite3 "$T/f.db" "select status from runs" 2>/dev/null)
 done
-t0=$(date +%s%N)
-kill -INT "$pid"
-wait "$pid"
-rc=$?
-echo "SIGINT once the run is recorded (300k devices): exit $rc $((($(date +%s%N) - t0) / 1000000)) ms after SIGINT"
+signal_wait INT "$pid"
+echo "SIGINT once the run is recorded (300k devices): exit $rc $ms ms after SIGINT"
 [ "$rc" = 0 ] && ok "indexes: exit 0, the run was whole" || bad "indexes: exit $rc"
 [ "$(sqlite3 "$T/f.db" "select status from runs")" = ok ] && ok "indexes: the run is 'ok'" \
 	|| bad "indexes: status $(sqlite3 "$T/f.db" "select status from runs")"
@@ -129,11 +118,7 @@ sigint_at() { # stage kinds...
 		k=$(sqlite3 "$T/m.db" "select kind from events order by rowid desc limit 1" 2>/dev/null)
 		for w in "$@"; do [ "$k" = "$w" ] && break 2; done
 	done
-	t0=$(date +%s%N)
-	kill -INT "$pid"
-	wait "$pid"
-	rc=$?
-	ms=$((($(date +%s%N) - t0) / 1000000))
+	signal_wait INT "$pid"
 	echo "1M devices, logged, SIGINT during $stage (newest event '$k'): exit $rc $ms ms after SIGINT"
 	[ "$rc" = 130 ] && ok "$stage: exit 130" || bad "$stage: exit $rc (newest event '$k')"
 	[ "$(sqlite3 "$T/m.db" "select status from runs")" = interrupted ] && ok "$stage: the run is 'interrupted'" \
@@ -152,12 +137,8 @@ rm -f "$T/m.db" "$T/m.db-wal" "$T/m.db-shm"
 "$DLSIM" run "$DEF" --set devices=1000000 --order cp-first --db "$T/m.db" >"$T/out" 2>"$T/err" &
 pid=$!
 wait_caught "$pid" 0x4002
-t0=$(date +%s%N)
-kill -INT "$pid"
-wait "$pid"
-rc=$?
-echo "1M devices, logged, SIGINT as the devices rows are written: exit $rc" \
-	"$((($(date +%s%N) - t0) / 1000000)) ms after SIGINT"
+signal_wait INT "$pid"
+echo "1M devices, logged, SIGINT as the devices rows are written: exit $rc $ms ms after SIGINT"
 [ "$rc" = 130 ] && ok "devices rows: exit 130" || bad "devices rows: exit $rc"
 n=$(sqlite3 "$T/m.db" "select count(*) from devices" 2>&1)
 [ "$(sqlite3 "$T/m.db" "select status from runs")" = interrupted ] && [ "$n" -lt 1000000 ] \

@@ -43,6 +43,15 @@ wait_caught() {
 		i=$((i + 1))
 	done
 }
+# signal_wait SIG PID: send SIG to PID and wait for it to end; rc is its exit
+# status, ms the milliseconds from the signal to its end.
+signal_wait() {
+	t0=$(date +%s%N)
+	kill "-$1" "$2"
+	wait "$2"
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+}
 # Tests run as root, which ignores permissions: AS runs a reader as nobody
 # (setpriv); without setpriv the test is skipped (exit 77).
 as_nobody() {
