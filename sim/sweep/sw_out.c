@@ -617,7 +617,14 @@ int sw_merge_step(struct sw_merge *m, uint32_t *merged)
 	int64_t last = m->seen;
 	int ret = 0, rc;
 
-	/* the shard stays: go on from where OUT last looked, and say how far */
+	/*
+	 * The shard stays: go on from where OUT last looked, and say how far.
+	 * sel is reset before it runs, and after it only on success: resetting
+	 * it after a failed write would set the connection's error back to
+	 * SQLITE_OK, and the caller could no longer tell a SQLITE_BUSY (try the
+	 * merge again) nor say why ("not an error").
+	 */
+	sqlite3_reset(m->sel);
 	sqlite3_bind_int64(m->sel, 1, m->seen);
 	while (!ret && (rc = sqlite3_step(m->sel)) == SQLITE_ROW) {
 		last = sqlite3_column_int64(m->sel, 0);
@@ -625,6 +632,8 @@ int sw_merge_step(struct sw_merge *m, uint32_t *merged)
 	}
 	if (!ret && rc != SQLITE_DONE)
 		ret = -EIO;
+	if (ret)
+		return ret;
 	sqlite3_reset(m->sel);
 	if (!ret && last > m->seen) {
 		sqlite3_bind_int64(m->seen_upd, 1, last);
@@ -710,13 +719,15 @@ int dl_sweep_merge(sqlite3 *out, const char *shard, uint32_t *merged, char *err,
 			ret = sw_merge_step(m, merged);
 		if (ret)
 			merge_err(out, shard, "merge", err, errlen);
+		/* read before sw_merge_free(), whose finalize resets the error */
+		busy = ret && (sqlite3_extended_errcode(out) & 0xff) == SQLITE_BUSY;
 		sw_merge_free(m);
 		m = NULL;
 		if (!ret && sqlite3_exec(out, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 			merge_err(out, shard, "commit", err, errlen);
 			ret = -EIO;
+			busy = (sqlite3_extended_errcode(out) & 0xff) == SQLITE_BUSY;
 		}
-		busy = ret && (sqlite3_extended_errcode(out) & 0xff) == SQLITE_BUSY;
 		if (ret)
 			sqlite3_exec(out, "ROLLBACK", NULL, NULL, NULL);
 		if (!busy || waited_us >= MERGE_BUSY_MS * 1000LL)
