@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <sqlite3.h>
 
 #include "sim/cli/cli.h"
+#include "sim/cli/cli_opts.h"
 #include "sim/cli/sweep_cli.h"
 #include "sim/kernel/kmode.h"
 #include "sim/log/dl_log.h"
@@ -263,11 +265,239 @@ static int check_kernels(struct dl_sweep_plan *p)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct sweep_opts *o)
+/* The option handlers: each 0, or -1 with the refusal printed (1: --help printed). */
+static int opt_help(void *obj, const char *verb, const char *v)
+{
+	(void)obj, (void)verb, (void)v;
+	sweep_usage(stdout);
+	return 1;
+}
+
+static int add_input(struct sweep_opts *o, const char *v, bool dtb)
+{
+	char err[512];
+
+	if (!*v || dl_sweep_add_scenarios(&o->plan, v, dtb, err, sizeof(err))) {
+		fprintf(stderr, "dlsim sweep: %s\n", *v ? err : "--scenarios/--dtbs need a path");
+		return -1;
+	}
+	o->have_input = true;
+	return 0;
+}
+
+static int opt_scenarios(void *obj, const char *verb, const char *v)
+{
+	(void)verb;
+	return add_input(obj, v, false);
+}
+
+static int opt_dtbs(void *obj, const char *verb, const char *v)
+{
+	(void)verb;
+	return add_input(obj, v, true);
+}
+
+static int opt_orders(void *obj, const char *verb, const char *v)
+{
+	struct sweep_opts *o = obj;
+
+	(void)verb;
+	if (parse_orders(v, &o->plan))
+		return -1;
+	o->have_orders = true;
+	return 0;
+}
+
+static int opt_kernel(void *obj, const char *verb, const char *v)
+{
+	struct sweep_opts *o = obj;
+
+	(void)verb;
+	return parse_kernels(v, &o->plan);
+}
+
+static int opt_twins(void *obj, const char *verb, const char *v)
+{
+	struct dl_sweep_plan *p = &((struct sweep_opts *)obj)->plan;
+
+	(void)verb;
+	if (!strcmp(v, "model"))
+		p->twins = DL_SWEEP_TWIN_MODEL;
+	else if (!strcmp(v, "replay"))
+		p->twins = DL_SWEEP_TWIN_REPLAY;
+	else if (!strcmp(v, "both"))
+		p->twins = DL_SWEEP_TWIN_MODEL | DL_SWEEP_TWIN_REPLAY;
+	else if (!strcmp(v, "none"))
+		p->twins = 0;
+	else {
+		fprintf(stderr, "dlsim sweep: --twins '%s': expected model, replay, both or none\n", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_kernel_timeout(void *obj, const char *verb, const char *v)
+{
+	struct sweep_opts *o = obj;
+	uint64_t u;
+
+	(void)verb;
+	if (cli_parse_u64(v, &u) || u < 1 || u > 86400) {
+		fprintf(stderr, "dlsim sweep: --kernel-timeout '%s': expected 1..86400 seconds\n", v);
+		return -1;
+	}
+	o->plan.timeout_ms = (int64_t)u * 1000;
+	return 0;
+}
+
+static int opt_async(void *obj, const char *verb, const char *v)
+{
+	struct sweep_opts *o = obj;
+
+	(void)verb;
+	if (dl_dtb_parse_async(v, &o->plan.dtb.async)) {
+		fprintf(stderr, "dlsim sweep: --async '%s': expected driver, none or all\n", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_drivers(void *obj, const char *verb, const char *v)
+{
+	struct sweep_opts *o = obj;
+
+	(void)verb;
+	if (strcmp(v, "table") && strcmp(v, "all")) {
+		fprintf(stderr, "dlsim sweep: --drivers '%s': expected table or all\n", v);
+		return -1;
+	}
+	o->plan.dtb.drivers = !strcmp(v, "all") ? DL_DTB_DRIVERS_ALL : DL_DTB_DRIVERS_TABLE;
+	return 0;
+}
+
+static int opt_probe_context(void *obj, const char *verb, const char *v)
+{
+	struct sweep_opts *o = obj;
+
+	o->pc_given = true;
+	return cli_opt_probe_context(verb, v, &o->plan.probe_module);
+}
+
+static int opt_mode(void *obj, const char *verb, const char *v)
+{
+	struct sweep_opts *o = obj;
+	enum dl_backend be;
+
+	if (cli_opt_backend(verb, v, &be))
+		return -1;
+	o->plan.mode = dl_backend_name(be);
+	return 0;
+}
+
+static int opt_time_scale(void *obj, const char *verb, const char *v)
+{
+	struct dl_sweep_plan *p = &((struct sweep_opts *)obj)->plan;
+	char *end;
+
+	(void)verb;
+	p->time_scale = strtod(v, &end);
+	if (*end || !(p->time_scale > 0)) {
+		fprintf(stderr, "dlsim sweep: --time-scale '%s': expected a positive number\n", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_set(void *obj, const char *verb, const char *v)
+{
+	struct dl_sweep_plan *p = &((struct sweep_opts *)obj)->plan;
+
+	return cli_opt_override(verb, v, p->set, &p->nset, DL_SWEEP_MAX_SET);
+}
+
+static int opt_db(void *obj, const char *verb, const char *v)
+{
+	(void)verb;
+	if (!*v) {
+		fprintf(stderr, "dlsim sweep: --db needs a path\n");
+		return -1;
+	}
+	((struct sweep_opts *)obj)->db = v;
+	return 0;
+}
+
+static int opt_write(void *obj, const char *verb, const char *v)
+{
+	(void)verb;
+	if (strcmp(v, "direct") && strcmp(v, "shards")) {
+		fprintf(stderr, "dlsim sweep: --write '%s': expected direct or shards\n", v);
+		return -1;
+	}
+	((struct sweep_opts *)obj)->shards = !strcmp(v, "shards");
+	return 0;
+}
+
+static int opt_node_shards(void *obj, const char *verb, const char *v)
+{
+	(void)verb;
+	if (!*v || !sweep_under_mpi()) {
+		fprintf(stderr, "dlsim sweep: --node-shards %s: a folder, under mpirun only"
+			" (ranks on other nodes)\n", v);
+		return -1;
+	}
+	((struct sweep_opts *)obj)->node_shards = v;
+	return 0;
+}
+
+static int opt_distribute(void *obj, const char *verb, const char *v)
+{
+	(void)verb;
+	if (strcmp(v, "queue") && strcmp(v, "static")) {
+		fprintf(stderr, "dlsim sweep: --distribute '%s': expected queue or static\n", v);
+		return -1;
+	}
+	((struct sweep_opts *)obj)->distribute = v;
+	return 0;
+}
+
+#define SW(f) offsetof(struct sweep_opts, f)
+static const struct cli_opt sweep_opts_table[] = {
+	{ CLI_ACTION("--help", "-h", opt_help) },
+	{ CLI_TRUE("--json", NULL, SW(json)) },
+	{ CLI_TRUE("--verbose", "-v", SW(verbose)) },
+	{ CLI_FALSE("--no-check", SW(plan.check)) },
+	{ CLI_FN("--scenarios", opt_scenarios) },
+	{ CLI_FN("--dtbs", opt_dtbs) },
+	{ CLI_FN("--orders", opt_orders) },
+	{ CLI_U32("--seeds", SW(plan.nseeds), 1, DL_SWEEP_MAX_SEEDS, NULL) },
+	{ CLI_U64("--seed", SW(plan.seed0)) },
+	{ CLI_FN("--kernel", opt_kernel) },
+	{ CLI_FN("--twins", opt_twins) },
+	{ CLI_U32("--kernel-batch", SW(plan.batch), 1, DL_SWEEP_MAX_BATCH, NULL) },
+	{ CLI_FN("--kernel-timeout", opt_kernel_timeout) },
+	{ CLI_FN("--async", opt_async) },
+	{ CLI_FN("--drivers", opt_drivers) },
+	{ CLI_FN("--probe-context", opt_probe_context) },
+	{ CLI_FN("--mode", opt_mode) },
+	{ CLI_U32("--workers", SW(plan.workers), 1, 4096, NULL) },
+	{ CLI_FN("--time-scale", opt_time_scale) },
+	{ CLI_FN("--set", opt_set) },
+	{ CLI_FN("--db", opt_db) },
+	{ CLI_U32("--jobs", SW(jobs), 1, MAX_JOBS, NULL) },
+	{ CLI_FN("--write", opt_write) },
+	{ CLI_FN("--node-shards", opt_node_shards) },
+	{ CLI_FN("--distribute", opt_distribute) },
+};
+#undef SW
+
+static const struct cli_verb sweep_verb = {
+	.name = "sweep", .opt = sweep_opts_table,
+	.nopt = sizeof(sweep_opts_table) / sizeof(sweep_opts_table[0]),
+};
+
+static void set_defaults(struct sweep_opts *o)
 {
 	struct dl_sweep_plan *p = &o->plan;
-	bool have_orders = false, have_input = false, pc_given = false;
-	char err[512];
 
 	p->mode = "des";
 	p->nseeds = 1;
@@ -280,169 +510,18 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 	p->dtb.dev_hook = dl_atlas_dtb_hook;
 	o->db = "dlsim.db";
 	o->distribute = "queue";
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		uint64_t u;
-		bool dtb = false;
+}
 
-		err[0] = '\0';
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			sweep_usage(stdout);
-			return 1;
-		} else if (!strcmp(argv[i], "--json")) {
-			o->json = true;
-		} else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) {
-			o->verbose = true;
-		} else if (!strcmp(argv[i], "--no-check")) {
-			p->check = false;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--scenarios")) ||
-			   (dtb = true, v = cli_opt_value(argc, argv, &i, "--dtbs"))) {
-			if (!*v || dl_sweep_add_scenarios(p, v, dtb, err, sizeof(err))) {
-				fprintf(stderr, "dlsim sweep: %s\n", *v ? err : "--scenarios/--dtbs need a path");
-				return -1;
-			}
-			have_input = true;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--orders"))) {
-			if (parse_orders(v, p))
-				return -1;
-			have_orders = true;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--seeds"))) {
-			if (cli_parse_u64(v, &u) || u < 1 || u > DL_SWEEP_MAX_SEEDS) {
-				fprintf(stderr, "dlsim sweep: --seeds '%s': expected 1..%d\n", v,
-					DL_SWEEP_MAX_SEEDS);
-				return -1;
-			}
-			p->nseeds = (uint32_t)u;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
-			if (cli_parse_u64(v, &p->seed0)) {
-				fprintf(stderr, "dlsim sweep: --seed '%s': expected a non-negative integer\n", v);
-				return -1;
-			}
-		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
-			if (parse_kernels(v, p))
-				return -1;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--twins"))) {
-			if (!strcmp(v, "model"))
-				p->twins = DL_SWEEP_TWIN_MODEL;
-			else if (!strcmp(v, "replay"))
-				p->twins = DL_SWEEP_TWIN_REPLAY;
-			else if (!strcmp(v, "both"))
-				p->twins = DL_SWEEP_TWIN_MODEL | DL_SWEEP_TWIN_REPLAY;
-			else if (!strcmp(v, "none"))
-				p->twins = 0;
-			else {
-				fprintf(stderr, "dlsim sweep: --twins '%s': expected model, replay, both"
-					" or none\n", v);
-				return -1;
-			}
-		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-batch"))) {
-			if (cli_parse_u64(v, &u) || u < 1 || u > DL_SWEEP_MAX_BATCH) {
-				fprintf(stderr, "dlsim sweep: --kernel-batch '%s': expected 1..%d\n", v,
-					DL_SWEEP_MAX_BATCH);
-				return -1;
-			}
-			p->batch = (uint32_t)u;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-timeout"))) {
-			if (cli_parse_u64(v, &u) || u < 1 || u > 86400) {
-				fprintf(stderr, "dlsim sweep: --kernel-timeout '%s': expected 1..86400"
-					" seconds\n", v);
-				return -1;
-			}
-			p->timeout_ms = (int64_t)u * 1000;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--async"))) {
-			if (dl_dtb_parse_async(v, &p->dtb.async)) {
-				fprintf(stderr, "dlsim sweep: --async '%s': expected driver, none or all\n", v);
-				return -1;
-			}
-		} else if ((v = cli_opt_value(argc, argv, &i, "--drivers"))) {
-			if (strcmp(v, "table") && strcmp(v, "all")) {
-				fprintf(stderr, "dlsim sweep: --drivers '%s': expected table or all\n", v);
-				return -1;
-			}
-			p->dtb.drivers = !strcmp(v, "all") ? DL_DTB_DRIVERS_ALL : DL_DTB_DRIVERS_TABLE;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--probe-context"))) {
-			if (strcmp(v, "boot") && strcmp(v, "module")) {
-				fprintf(stderr, "dlsim sweep: --probe-context '%s': expected boot or module\n",
-					v);
-				return -1;
-			}
-			p->probe_module = !strcmp(v, "module");
-			pc_given = true;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--mode"))) {
-			enum dl_backend be;
+/* What the options say together: 0, or -1 with the refusal printed. */
+static int check_options(struct sweep_opts *o)
+{
+	struct dl_sweep_plan *p = &o->plan;
 
-			if (dl_backend_parse(v, &be)) {
-				fprintf(stderr, "dlsim sweep: --mode '%s': expected des, threads or"
-					" kernel\n", v);
-				return -1;
-			}
-			p->mode = dl_backend_name(be);
-		} else if ((v = cli_opt_value(argc, argv, &i, "--workers"))) {
-			if (cli_parse_u64(v, &u) || u < 1 || u > 4096) {
-				fprintf(stderr, "dlsim sweep: --workers '%s': expected 1..4096\n", v);
-				return -1;
-			}
-			p->workers = (uint32_t)u;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--time-scale"))) {
-			char *end;
-
-			p->time_scale = strtod(v, &end);
-			if (*end || !(p->time_scale > 0)) {
-				fprintf(stderr, "dlsim sweep: --time-scale '%s': expected a positive number\n", v);
-				return -1;
-			}
-		} else if ((v = cli_opt_value(argc, argv, &i, "--set"))) {
-			char *eq = strchr(v, '=');
-
-			if (!eq || eq == v || p->nset == DL_SWEEP_MAX_SET) {
-				fprintf(stderr, "dlsim sweep: --set '%s': expected KEY=VALUE\n", v);
-				return -1;
-			}
-			*eq = '\0';
-			p->set[p->nset].key = v;
-			p->set[p->nset++].value = eq + 1;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--db"))) {
-			if (!*v) {
-				fprintf(stderr, "dlsim sweep: --db needs a path\n");
-				return -1;
-			}
-			o->db = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--jobs"))) {
-			if (cli_parse_u64(v, &u) || u < 1 || u > MAX_JOBS) {
-				fprintf(stderr, "dlsim sweep: --jobs '%s': expected 1..%d\n", v, MAX_JOBS);
-				return -1;
-			}
-			o->jobs = (uint32_t)u;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--write"))) {
-			if (strcmp(v, "direct") && strcmp(v, "shards")) {
-				fprintf(stderr, "dlsim sweep: --write '%s': expected direct or shards\n", v);
-				return -1;
-			}
-			o->shards = !strcmp(v, "shards");
-		} else if ((v = cli_opt_value(argc, argv, &i, "--node-shards"))) {
-			if (!*v || !sweep_under_mpi()) {
-				fprintf(stderr, "dlsim sweep: --node-shards %s: a folder, under mpirun only"
-					" (ranks on other nodes)\n", v);
-				return -1;
-			}
-			o->node_shards = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--distribute"))) {
-			if (strcmp(v, "queue") && strcmp(v, "static")) {
-				fprintf(stderr, "dlsim sweep: --distribute '%s': expected queue or static\n", v);
-				return -1;
-			}
-			o->distribute = v;
-		} else {
-			fprintf(stderr, "dlsim sweep: %s '%s'; try 'dlsim sweep --help'\n",
-				argv[i][0] == '-' ? "unknown option" : "unexpected argument", argv[i]);
-			return -1;
-		}
-	}
-	if (!have_input) {
+	if (!o->have_input) {
 		fprintf(stderr, "dlsim sweep: nothing to run: give --scenarios PATH or --dtbs DIR\n");
 		return -1;
 	}
-	if (!have_orders) {
+	if (!o->have_orders) {
 		fprintf(stderr, "dlsim sweep: missing --orders A,B,... (or all)\n");
 		return -1;
 	}
@@ -450,7 +529,7 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 		return -1;
 	if (!strcmp(p->mode, "kernel")) {
 		/* the guest's module always probes after boot; the option is the model twins' */
-		p->twin_boot = pc_given && !p->probe_module;
+		p->twin_boot = o->pc_given && !p->probe_module;
 		p->probe_module = false;
 	}
 	if (p->probe_module && strcmp(p->mode, "des")) {
@@ -462,6 +541,20 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 			p->nseeds);
 		return -1;
 	}
+	return 0;
+}
+
+/* 0, 1 (--help printed) or -1 (refused, the reason printed). */
+static int parse_args(int argc, char **argv, struct sweep_opts *o)
+{
+	int rc;
+
+	set_defaults(o);
+	rc = cli_opts_parse(&sweep_verb, argc, argv, o);
+	if (rc)
+		return rc;
+	if (check_options(o))
+		return -1;
 	if (!o->jobs) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 

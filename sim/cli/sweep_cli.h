@@ -22,6 +22,8 @@ struct sweep_opts {
 	bool json, verbose;
 	int64_t first_id;            /* the first run id of this sweep (dl_sweep_assign_ids) */
 	int lock_fd;                 /* dl_sweep_lock() on OUT.db (-1: none yet) */
+	bool have_input, have_orders, pc_given;   /* parse_args: --scenarios/--dtbs, --orders
+						   * and --probe-context were given */
 };
 
 /* What the progress line and the summary need. */
