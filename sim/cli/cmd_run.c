@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "sim/cli/cli.h"
+#include "sim/cli/cli_opts.h"
 #include "sim/core/dl_core.h"
 #include "sim/core/dl_sat.h"
 #include "sim/engine/cost.h"
@@ -40,7 +42,7 @@ struct run_opts {
 	uint64_t seed;
 	bool have_seed, json, no_log, have_scale;
 	uint32_t workers, seeds;
-	int busy_ms;
+	uint32_t busy_ms;	/* --busy-timeout */
 	double time_scale;
 	struct dl_override set[MAX_SET];
 	size_t nset;
@@ -51,6 +53,7 @@ struct run_opts {
 	const char *kernel_dump, *kernel_save;
 	int64_t kernel_timeout_ms;
 	bool probe_module;      /* --probe-context module */
+	bool compare;           /* dlsim compare (else run) */
 	enum dl_cost_profile profile;   /* --profile: the cost model's defaults */
 };
 
@@ -215,120 +218,129 @@ static int parse_kernel(struct run_opts *o, const char *me, bool compare)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
+/* The option handlers: each 0, or -1 with the refusal printed (1: --help printed). */
+static int opt_help(void *obj, const char *verb, const char *v)
 {
-	const char *me = compare ? "compare" : "run";
+	(void)verb, (void)v;
+	run_usage(stdout, ((struct run_opts *)obj)->compare);
+	return 1;
+}
 
-	memset(o, 0, sizeof(*o));
-	o->db = "dlsim.db";
-	o->order = DL_ORDER_DEFAULT;
-	o->backend = DL_BACKEND_DES;
-	o->seeds = 1;
-	o->busy_ms = DL_LOG_BUSY_MS;
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		uint64_t u;
+static int opt_order(void *obj, const char *verb, const char *v)
+{
+	return parse_order(verb, v, &((struct run_opts *)obj)->order) ? -1 : 0;
+}
 
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			run_usage(stdout, compare);
-			return 1;
-		} else if (!strcmp(argv[i], "--json")) {
-			o->json = true;
-		} else if (!strcmp(argv[i], "--no-log")) {
-			o->no_log = true;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--db"))) {
-			o->db = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--busy-timeout"))) {
-			if (cli_parse_u64(v, &u) || u > 3600000) {
-				fprintf(stderr, "dlsim %s: --busy-timeout '%s': expected 0..3600000 ms\n",
-					me, v);
-				return -1;
-			}
-			o->busy_ms = (int)u;
-		} else if (!compare && (v = cli_opt_value(argc, argv, &i, "--order"))) {
-			if (parse_order(me, v, &o->order))
-				return -1;
-		} else if (compare && (v = cli_opt_value(argc, argv, &i, "--orders"))) {
-			o->order_list = v;
-		} else if (compare && (v = cli_opt_value(argc, argv, &i, "--seeds"))) {
-			if (cli_parse_u64(v, &u) || u < 1 || u > MAX_SEEDS) {
-				fprintf(stderr, "dlsim %s: --seeds '%s': expected 1..%d\n", me, v, MAX_SEEDS);
-				return -1;
-			}
-			o->seeds = (uint32_t)u;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--mode"))) {
-			if (dl_backend_parse(v, &o->backend)) {
-				fprintf(stderr, "dlsim %s: --mode '%s': expected des, threads or kernel\n", me, v);
-				return -1;
-			}
-		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
-			o->kernel = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--profile"))) {
-			if (dl_cost_profile_parse(v, &o->profile)) {
-				fprintf(stderr, "dlsim %s: --profile '%s': expected hardware or guest\n",
-					me, v);
-				return -1;
-			}
-		} else if ((v = cli_opt_value(argc, argv, &i, "--probe-context"))) {
-			if (strcmp(v, "boot") && strcmp(v, "module")) {
-				fprintf(stderr, "dlsim %s: --probe-context '%s': expected boot or module\n",
-					me, v);
-				return -1;
-			}
-			o->probe_module = !strcmp(v, "module");
-		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-dump"))) {
-			o->kernel_dump = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-save"))) {
-			o->kernel_save = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-timeout"))) {
-			if (cli_parse_u64(v, &u) || u < 1 || u > 86400) {
-				fprintf(stderr, "dlsim %s: --kernel-timeout '%s': expected 1..86400 s\n", me, v);
-				return -1;
-			}
-			o->kernel_timeout_ms = (int64_t)u * 1000;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
-			if (cli_parse_u64(v, &o->seed)) {
-				fprintf(stderr, "dlsim %s: --seed '%s': expected a non-negative integer\n", me, v);
-				return -1;
-			}
-			o->have_seed = true;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--workers"))) {
-			if (cli_parse_u64(v, &u) || u < 1 || u > 4096) {
-				fprintf(stderr, "dlsim %s: --workers '%s': expected 1..4096\n", me, v);
-				return -1;
-			}
-			o->workers = (uint32_t)u;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--time-scale"))) {
-			char *end;
+static int opt_mode(void *obj, const char *verb, const char *v)
+{
+	return cli_opt_backend(verb, v, &((struct run_opts *)obj)->backend);
+}
 
-			o->time_scale = strtod(v, &end);
-			o->have_scale = true;
-			if (!*v || *end || !(o->time_scale >= TIME_SCALE_MIN && o->time_scale <= TIME_SCALE_MAX)) {
-				fprintf(stderr, "dlsim %s: --time-scale '%s': expected a number from %g to %g"
-					" (real seconds per simulated second)\n", me, v, TIME_SCALE_MIN,
-					TIME_SCALE_MAX);
-				return -1;
-			}
-		} else if ((v = cli_opt_value(argc, argv, &i, "--set"))) {
-			char *eq = strchr(v, '=');
+static int opt_profile(void *obj, const char *verb, const char *v)
+{
+	return cli_opt_profile(verb, v, &((struct run_opts *)obj)->profile);
+}
 
-			if (!eq || eq == v || o->nset == MAX_SET) {
-				fprintf(stderr, "dlsim %s: --set '%s': expected KEY=VALUE\n", me, v);
-				return -1;
-			}
-			*eq = '\0';
-			o->set[o->nset].key = v;
-			o->set[o->nset++].value = eq + 1;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "dlsim %s: unknown option '%s'; try 'dlsim %s --help'\n", me, argv[i], me);
-			return -1;
-		} else if (!o->scenario) {
-			o->scenario = argv[i];
-		} else {
-			fprintf(stderr, "dlsim %s: unexpected argument '%s'\n", me, argv[i]);
-			return -1;
-		}
+static int opt_probe_context(void *obj, const char *verb, const char *v)
+{
+	return cli_opt_probe_context(verb, v, &((struct run_opts *)obj)->probe_module);
+}
+
+static int opt_kernel_timeout(void *obj, const char *verb, const char *v)
+{
+	uint64_t u;
+
+	if (cli_parse_u64(v, &u) || u < 1 || u > 86400) {
+		fprintf(stderr, "dlsim %s: --kernel-timeout '%s': expected 1..86400 s\n", verb, v);
+		return -1;
 	}
+	((struct run_opts *)obj)->kernel_timeout_ms = (int64_t)u * 1000;
+	return 0;
+}
+
+static int opt_seed(void *obj, const char *verb, const char *v)
+{
+	struct run_opts *o = obj;
+
+	if (cli_parse_u64(v, &o->seed)) {
+		fprintf(stderr, "dlsim %s: --seed '%s': expected a non-negative integer\n", verb, v);
+		return -1;
+	}
+	o->have_seed = true;
+	return 0;
+}
+
+static int opt_time_scale(void *obj, const char *verb, const char *v)
+{
+	struct run_opts *o = obj;
+	char *end;
+
+	o->time_scale = strtod(v, &end);
+	o->have_scale = true;
+	if (!*v || *end || !(o->time_scale >= TIME_SCALE_MIN && o->time_scale <= TIME_SCALE_MAX)) {
+		fprintf(stderr, "dlsim %s: --time-scale '%s': expected a number from %g to %g"
+			" (real seconds per simulated second)\n", verb, v, TIME_SCALE_MIN,
+			TIME_SCALE_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_set(void *obj, const char *verb, const char *v)
+{
+	struct run_opts *o = obj;
+
+	return cli_opt_override(verb, v, o->set, &o->nset, MAX_SET);
+}
+
+/* SCENARIO, the one argument that is not an option. */
+static int opt_other(void *obj, const char *verb, const char *arg)
+{
+	struct run_opts *o = obj;
+
+	if (arg[0] == '-' && arg[1]) {
+		fprintf(stderr, "dlsim %s: unknown option '%s'; try 'dlsim %s --help'\n", verb, arg,
+			verb);
+		return -1;
+	}
+	if (o->scenario) {
+		fprintf(stderr, "dlsim %s: unexpected argument '%s'\n", verb, arg);
+		return -1;
+	}
+	o->scenario = arg;
+	return 0;
+}
+
+/* Which rows run and compare each take (cli_opt.only). */
+enum { ONLY_RUN = 1, ONLY_COMPARE = 2 };
+
+#define RO(f) offsetof(struct run_opts, f)
+static const struct cli_opt run_opts_table[] = {
+	{ CLI_ACTION("--help", "-h", opt_help) },
+	{ CLI_TRUE("--json", NULL, RO(json)) },
+	{ CLI_TRUE("--no-log", NULL, RO(no_log)) },
+	{ CLI_STR("--db", RO(db)) },
+	{ CLI_U32("--busy-timeout", RO(busy_ms), 0, 3600000, " ms") },
+	{ CLI_FN("--order", opt_order), .only = ONLY_RUN },
+	{ CLI_STR("--orders", RO(order_list)), .only = ONLY_COMPARE },
+	{ CLI_U32("--seeds", RO(seeds), 1, MAX_SEEDS, NULL), .only = ONLY_COMPARE },
+	{ CLI_FN("--mode", opt_mode) },
+	{ CLI_STR("--kernel", RO(kernel)) },
+	{ CLI_FN("--profile", opt_profile) },
+	{ CLI_FN("--probe-context", opt_probe_context) },
+	{ CLI_STR("--kernel-dump", RO(kernel_dump)) },
+	{ CLI_STR("--kernel-save", RO(kernel_save)) },
+	{ CLI_FN("--kernel-timeout", opt_kernel_timeout) },
+	{ CLI_FN("--seed", opt_seed) },
+	{ CLI_U32("--workers", RO(workers), 1, 4096, NULL) },
+	{ CLI_FN("--time-scale", opt_time_scale) },
+	{ CLI_FN("--set", opt_set) },
+};
+#undef RO
+
+/* What the options say together: 0, or -1 with the refusal printed. */
+static int check_options(struct run_opts *o, const char *me)
+{
 	if (!o->scenario) {
 		fprintf(stderr, "dlsim %s: missing SCENARIO; try 'dlsim %s --help'\n", me, me);
 		return -1;
@@ -343,7 +355,28 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 			" --mode kernel\n", me);
 		return -1;
 	}
-	return parse_kernel(o, me, compare);
+	return parse_kernel(o, me, o->compare);
+}
+
+/* 0, 1 (--help printed) or -1 (refused, the reason printed). */
+static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
+{
+	const struct cli_verb verb = {
+		.name = compare ? "compare" : "run", .opt = run_opts_table,
+		.nopt = sizeof(run_opts_table) / sizeof(run_opts_table[0]),
+		.mask = compare ? ONLY_COMPARE : ONLY_RUN, .other = opt_other,
+	};
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	o->compare = compare;
+	o->db = "dlsim.db";
+	o->order = DL_ORDER_DEFAULT;
+	o->backend = DL_BACKEND_DES;
+	o->seeds = 1;
+	o->busy_ms = DL_LOG_BUSY_MS;
+	rc = cli_opts_parse(&verb, argc, argv, o);
+	return rc ? rc : check_options(o, verb.name);
 }
 
 /* A progress line on stderr, only on a terminal, only once a run is slow. */
@@ -996,7 +1029,7 @@ static int setup(struct runner *rn, const char *me, const enum dl_order *orders,
 			return rc;
 		}
 	}
-	if (!o->no_log && dl_log_open_wait(o->db, o->busy_ms, &rn->log, msg, sizeof(msg))) {
+	if (!o->no_log && dl_log_open_wait(o->db, (int)o->busy_ms, &rn->log, msg, sizeof(msg))) {
 		fprintf(stderr, "dlsim %s: %s\n", me, msg);
 		runner_free(rn);
 		return DL_EXIT_USAGE;
