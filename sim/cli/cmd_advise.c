@@ -3,6 +3,7 @@
  * changes that save the most makespan, found by re-simulation (sim/advise/).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "sim/advise/advise.h"
 #include "sim/advise/verify.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/cli_opts.h"
 #include "sim/engine/cost.h"
 #include "sim/log/dl_advice_log.h"
 #include "sim/log/dl_log.h"
@@ -439,217 +441,364 @@ static int load(const char *path, struct dl_override *set, size_t *nset, const u
 	return 0;
 }
 
+/* What the command line asks of advise. */
+struct advise_args {
+	struct dl_advise_opts ao;
+	struct dl_verify_opts vo;
+	struct dl_override set[ADV_MAX_SET];	/* keys strdup'ed (load() may add one) */
+	size_t nset;
+	const char *path, *by, *db;
+	uint64_t seed;
+	bool have_seed, json, have_order;
+	uint32_t top, verify;
+};
+
+/* V as a decimal count MIN..MAX, read by strtoul() as advise always has: 0, or -1. */
+static int parse_count(const char *v, unsigned long min, unsigned long max, uint32_t *out)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+
+	if (!*v || *end || n < min || n > max)
+		return -1;
+	*out = (uint32_t)n;
+	return 0;
+}
+
+/* The option handlers: each 0, or -1 with the refusal printed (1: --help printed). */
+static int opt_help(void *obj, const char *verb, const char *v)
+{
+	(void)obj, (void)verb, (void)v;
+	advise_usage(stdout);
+	return 1;
+}
+
+static int opt_order(void *obj, const char *verb, const char *v)
+{
+	struct advise_args *a = obj;
+
+	(void)verb;
+	if (dl_order_parse(v, &a->ao.order)) {
+		fprintf(stderr, "dlsim advise: unknown order '%s'; see 'dlsim orders'\n", v);
+		return -1;
+	}
+	a->have_order = true;
+	return 0;
+}
+
+static int opt_top(void *obj, const char *verb, const char *v)
+{
+	(void)verb;
+	if (parse_count(v, 0, UINT32_MAX, &((struct advise_args *)obj)->top)) {
+		fprintf(stderr, "dlsim advise: --top '%s'; expected a count (0: all)\n", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_workers(void *obj, const char *verb, const char *v)
+{
+	(void)verb;
+	if (parse_count(v, 1, 65536, &((struct advise_args *)obj)->ao.workers)) {
+		fprintf(stderr, "dlsim advise: --workers '%s'; expected 1..65536\n", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_seed(void *obj, const char *verb, const char *v)
+{
+	struct advise_args *a = obj;
+	char *end;
+
+	(void)verb;
+	a->seed = strtoull(v, &end, 0);
+	if (!*v || *end) {
+		fprintf(stderr, "dlsim advise: --seed '%s'; expected an integer\n", v);
+		return -1;
+	}
+	a->have_seed = true;
+	return 0;
+}
+
+static int opt_verify(void *obj, const char *verb, const char *v)
+{
+	(void)verb;
+	if (parse_count(v, 1, 1000, &((struct advise_args *)obj)->verify)) {
+		fprintf(stderr, "dlsim advise: --verify '%s'; expected 1..1000 changes\n", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_kernel(void *obj, const char *verb, const char *v)
+{
+	(void)verb;
+	if (strcmp(v, "6.12") && strcmp(v, "7.3")) {
+		fprintf(stderr, "dlsim advise: --kernel '%s'; expected 6.12 or 7.3\n", v);
+		return -1;
+	}
+	((struct advise_args *)obj)->vo.kernel = v;
+	return 0;
+}
+
+static int opt_profile(void *obj, const char *verb, const char *v)
+{
+	enum dl_cost_profile p;
+
+	if (cli_opt_profile(verb, v, &p))
+		return -1;
+	((struct advise_args *)obj)->ao.cost_profile = p;
+	return 0;
+}
+
+static int opt_probe_context(void *obj, const char *verb, const char *v)
+{
+	return cli_opt_probe_context(verb, v, &((struct advise_args *)obj)->ao.probe_module);
+}
+
+static int opt_boots(void *obj, const char *verb, const char *v)
+{
+	(void)verb;
+	if (parse_count(v, 1, 20, &((struct advise_args *)obj)->vo.boots)) {
+		fprintf(stderr, "dlsim advise: --boots '%s': expected 1..20\n", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_kernel_timeout(void *obj, const char *verb, const char *v)
+{
+	uint32_t s;
+
+	(void)verb;
+	if (parse_count(v, 1, 86400, &s)) {
+		fprintf(stderr, "dlsim advise: --kernel-timeout '%s': expected 1..86400 s\n", v);
+		return -1;
+	}
+	((struct advise_args *)obj)->vo.timeout_ms = (int64_t)s * 1000;
+	return 0;
+}
+
+static int opt_db(void *obj, const char *verb, const char *v)
+{
+	(void)verb;
+	if (!*v) {
+		fprintf(stderr, "dlsim advise: --db without a path\n");
+		return -1;
+	}
+	((struct advise_args *)obj)->db = v;
+	return 0;
+}
+
+/* --set KEY=VALUE: KEY copied (argv stays whole), an empty one let through to the loader. */
+static int opt_set(void *obj, const char *verb, const char *v)
+{
+	struct advise_args *a = obj;
+	const char *eq = strchr(v, '=');
+
+	(void)verb;
+	if (!eq || a->nset == ADV_MAX_SET) {
+		fprintf(stderr, "dlsim advise: --set '%s'; expected KEY=VALUE (at most %d)\n", v,
+			ADV_MAX_SET);
+		return -1;
+	}
+	a->set[a->nset].key = strndup(v, (size_t)(eq - v));
+	a->set[a->nset++].value = eq + 1;
+	return 0;
+}
+
+/* SCENARIO, the one argument that is not an option. */
+static int opt_other(void *obj, const char *verb, const char *arg)
+{
+	struct advise_args *a = obj;
+
+	(void)verb;
+	if (arg[0] == '-' && arg[1]) {
+		fprintf(stderr, "dlsim advise: unknown option '%s'\n", arg);
+		advise_usage(stderr);
+		return -1;
+	}
+	if (a->path) {
+		fprintf(stderr, "dlsim advise: more than one scenario ('%s')\n", arg);
+		return -1;
+	}
+	a->path = arg;
+	return 0;
+}
+
+#define AA(f) offsetof(struct advise_args, f)
+static const struct cli_opt advise_opts_table[] = {
+	{ CLI_ACTION("--help", "-h", opt_help) },
+	{ CLI_FN("--order", opt_order) },
+	{ CLI_FN("--top", opt_top) },
+	{ CLI_FN("--workers", opt_workers) },
+	{ CLI_FN("--seed", opt_seed) },
+	{ CLI_STR("--by", AA(by)) },
+	{ CLI_FN("--verify", opt_verify) },
+	{ CLI_FN("--kernel", opt_kernel) },
+	{ CLI_FN("--profile", opt_profile) },
+	{ CLI_FN("--probe-context", opt_probe_context) },
+	{ CLI_FN("--boots", opt_boots) },
+	{ CLI_FN("--kernel-timeout", opt_kernel_timeout) },
+	{ CLI_FN("--db", opt_db) },
+	{ CLI_FN("--set", opt_set) },
+	{ CLI_TRUE("--json", NULL, AA(json)) },
+	{ CLI_TRUE("--research", NULL, AA(ao.research)) },
+};
+#undef AA
+
+static const struct cli_verb advise_verb = {
+	.name = "advise", .opt = advise_opts_table,
+	.nopt = sizeof(advise_opts_table) / sizeof(advise_opts_table[0]), .other = opt_other,
+};
+
+/* 0, 1 (--help printed) or -1 (refused, the reason printed). */
+static int parse_args(int argc, char **argv, struct advise_args *a)
+{
+	int rc;
+
+	a->ao.order = DL_ORDER_DEFAULT;
+	a->top = 20;
+	rc = cli_opts_parse(&advise_verb, argc, argv, a);
+	if (rc)
+		return rc;
+	if (!a->path) {
+		advise_usage(stderr);
+		return -1;
+	}
+	if ((a->vo.kernel || a->vo.timeout_ms || a->vo.boots) && !a->verify) {
+		fprintf(stderr, "dlsim advise: --kernel, --kernel-timeout and --boots need --verify N\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* The baseline: the scenario's (BL, from load()) unless --order; how it is simulated. */
+static void set_baseline(struct advise_args *a, const struct dl_scenario *sc, struct baseline *bl)
+{
+	struct dl_advise_opts *ao = &a->ao;
+
+	if (a->have_order) {
+		bl->order = ao->order;
+		bl->why = "--order";
+	}
+	ao->order = bl->order;
+	/* sync: its async form (kernel-async) with no device async */
+	ao->all_sync = bl->all_sync = bl->all_sync || dl_order_async_form(bl->order) != bl->order;
+	bl->cpus_given = ao->workers || sc->cost.cpus;
+	bl->guest_like = ao->cost_profile == DL_PROFILE_GUEST && ao->probe_module;
+	bl->profile = dl_cost_profile_name(ao->cost_profile);
+	bl->probe_module = ao->probe_module;
+}
+
+/* --by OP: rank RES by that op's saving; 0, or -1 (no such op, said). */
+static int rank_by(const char *by, struct dl_advise_result *res)
+{
+	char lab[32];
+	int by_op = -1;
+
+	for (uint32_t i = 0; i < res->base.nops; i++)
+		if (!strcmp(cli_op_key(&res->base, i, lab, sizeof(lab)), by))
+			by_op = (int)i;
+	if (by_op < 0) {
+		fprintf(stderr, "dlsim advise: --by '%s': no such op in the script; expected "
+			"one of its ops (probe, suspend, resume, ...)\n", by);
+		return -1;
+	}
+	if (res->nadv)
+		qsort_r(res->adv, res->nadv, sizeof(*res->adv), cmp_by_op, &by_op);
+	return 0;
+}
+
+/*
+ * --verify N: the first N changes of RES on a real kernel, into VR.  0 (a
+ * stop leaves RES interrupted, without the kernel's word), or -1 (said).
+ */
+static int verify_ranking(struct advise_args *a, const struct dl_scenario *sc,
+			  struct dl_advise_result *res, struct dl_verify_result *vr, bool *verified)
+{
+	int ret;
+
+	a->vo.stop = a->ao.stop;
+	ret = dl_advise_verify(sc, &a->ao, res, res->adv, a->verify < res->nadv ? a->verify : res->nadv,
+			       &a->vo, vr);
+	if (ret == -EINTR) {
+		res->interrupted = true;
+		return 0;
+	}
+	if (ret) {
+		fprintf(stderr, "dlsim advise: %s: --verify: %s\n", a->path, vr->msg);
+		return -1;
+	}
+	*verified = true;
+	if (a->top && a->top < vr->nrow)
+		a->top = vr->nrow;
+	return 0;
+}
+
+/* Print RES (and VR when verified), keep it in --db: the exit status. */
+static int report(const struct advise_args *a, const struct dl_scenario *sc,
+		  const struct dl_advise_result *res, const struct baseline *bl,
+		  const struct dl_verify_result *vr)
+{
+	int rc = DL_EXIT_OK;
+
+	if (a->json)
+		rc = print_json(sc, res, bl, a->ao.research, a->top, vr);
+	else
+		print_table(sc, res, bl, a->top, vr);
+	if (a->db && rc == DL_EXIT_OK && !res->interrupted && store(a->db, sc, res, bl->order, a->top))
+		rc = DL_EXIT_USAGE;
+	if (rc == DL_EXIT_OK && res->interrupted)
+		rc = DL_EXIT_INTERRUPTED;
+	return rc;
+}
+
 int cmd_advise(int argc, char **argv)
 {
-	struct dl_override set[ADV_MAX_SET];
-	struct dl_advise_opts ao = { .order = DL_ORDER_DEFAULT };
+	struct advise_args a = { 0 };
 	struct baseline bl = { .order = DL_ORDER_DEFAULT, .why = "run's default" };
-	struct dl_advise_result res;
-	struct dl_verify_opts vo = { 0 };
+	struct dl_advise_result res = { 0 };
 	struct dl_verify_result vr = { 0 };
 	struct dl_scenario *sc = NULL;
 	struct dl_error err;
-	const char *path = NULL, *v, *by = NULL, *db = NULL;
-	uint64_t seed = 0;
-	bool have_seed = false, json = false, have_order = false, verified = false;
-	uint32_t top = 20, verify = 0;
-	size_t nset = 0;
+	bool verified = false;
 	int rc = DL_EXIT_USAGE, ret;
 
-	for (int i = 1; i < argc; i++) {
-		char *end;
-
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			advise_usage(stdout);
-			return DL_EXIT_OK;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--order"))) {
-			if (dl_order_parse(v, &ao.order)) {
-				fprintf(stderr, "dlsim advise: unknown order '%s'; see 'dlsim orders'\n", v);
-				return DL_EXIT_USAGE;
-			}
-			have_order = true;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--top"))) {
-			unsigned long n = strtoul(v, &end, 10);
-
-			if (!*v || *end || n > UINT32_MAX) {
-				fprintf(stderr, "dlsim advise: --top '%s'; expected a count (0: all)\n", v);
-				return DL_EXIT_USAGE;
-			}
-			top = (uint32_t)n;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--workers"))) {
-			unsigned long n = strtoul(v, &end, 10);
-
-			if (!*v || *end || !n || n > 65536) {
-				fprintf(stderr, "dlsim advise: --workers '%s'; expected 1..65536\n", v);
-				return DL_EXIT_USAGE;
-			}
-			ao.workers = (uint32_t)n;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
-			seed = strtoull(v, &end, 0);
-			if (!*v || *end) {
-				fprintf(stderr, "dlsim advise: --seed '%s'; expected an integer\n", v);
-				return DL_EXIT_USAGE;
-			}
-			have_seed = true;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--by"))) {
-			by = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--verify"))) {
-			unsigned long n = strtoul(v, &end, 10);
-
-			if (!*v || *end || !n || n > 1000) {
-				fprintf(stderr, "dlsim advise: --verify '%s'; expected 1..1000 changes\n", v);
-				goto out;
-			}
-			verify = (uint32_t)n;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
-			if (strcmp(v, "6.12") && strcmp(v, "7.3")) {
-				fprintf(stderr, "dlsim advise: --kernel '%s'; expected 6.12 or 7.3\n", v);
-				goto out;
-			}
-			vo.kernel = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--profile"))) {
-			enum dl_cost_profile p;
-
-			if (dl_cost_profile_parse(v, &p)) {
-				fprintf(stderr, "dlsim advise: --profile '%s': expected hardware or guest\n", v);
-				goto out;
-			}
-			ao.cost_profile = p;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--probe-context"))) {
-			if (strcmp(v, "boot") && strcmp(v, "module")) {
-				fprintf(stderr, "dlsim advise: --probe-context '%s': expected boot or module\n", v);
-				goto out;
-			}
-			ao.probe_module = !strcmp(v, "module");
-		} else if ((v = cli_opt_value(argc, argv, &i, "--boots"))) {
-			unsigned long n = strtoul(v, &end, 10);
-
-			if (!*v || *end || !n || n > 20) {
-				fprintf(stderr, "dlsim advise: --boots '%s': expected 1..20\n", v);
-				goto out;
-			}
-			vo.boots = (uint32_t)n;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--kernel-timeout"))) {
-			unsigned long n = strtoul(v, &end, 10);
-
-			if (!*v || *end || !n || n > 86400) {
-				fprintf(stderr, "dlsim advise: --kernel-timeout '%s': expected 1..86400 s\n", v);
-				goto out;
-			}
-			vo.timeout_ms = (int64_t)n * 1000;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--db"))) {
-			if (!*v) {
-				fprintf(stderr, "dlsim advise: --db without a path\n");
-				goto out;
-			}
-			db = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--set"))) {
-			const char *eq = strchr(v, '=');
-
-			if (!eq || nset == ADV_MAX_SET) {
-				fprintf(stderr, "dlsim advise: --set '%s'; expected KEY=VALUE (at most %d)\n",
-					v, ADV_MAX_SET);
-				goto out;
-			}
-			set[nset].key = strndup(v, (size_t)(eq - v));
-			set[nset++].value = eq + 1;
-		} else if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "--research")) {
-			ao.research = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "dlsim advise: unknown option '%s'\n", argv[i]);
-			advise_usage(stderr);
-			goto out;
-		} else if (path) {
-			fprintf(stderr, "dlsim advise: more than one scenario ('%s')\n", argv[i]);
-			goto out;
-		} else {
-			path = argv[i];
-		}
-	}
-	if (!path) {
-		advise_usage(stderr);
+	ret = parse_args(argc, argv, &a);
+	if (ret) {
+		rc = ret > 0 ? DL_EXIT_OK : DL_EXIT_USAGE;
 		goto out;
 	}
-	if ((vo.kernel || vo.timeout_ms || vo.boots) && !verify) {
-		fprintf(stderr, "dlsim advise: --kernel, --kernel-timeout and --boots need --verify N\n");
-		goto out;
-	}
-	if ((ret = load(path, set, &nset, have_seed ? &seed : NULL, &sc, &bl, &err))) {
+	ret = load(a.path, a.set, &a.nset, a.have_seed ? &a.seed : NULL, &sc, &bl, &err);
+	if (ret) {
 		fprintf(stderr, "dlsim advise: %s\n", ret == -ENOMEM ? "out of memory" : err.msg);
 		goto out;
 	}
-	if (have_order) {
-		bl.order = ao.order;
-		bl.why = "--order";
-	}
-	ao.order = bl.order;
-	/* sync: its async form (kernel-async) with no device async */
-	ao.all_sync = bl.all_sync = bl.all_sync || dl_order_async_form(bl.order) != bl.order;
-	bl.cpus_given = ao.workers || sc->cost.cpus;
-	bl.guest_like = ao.cost_profile == DL_PROFILE_GUEST && ao.probe_module;
-	bl.profile = dl_cost_profile_name(ao.cost_profile);
-	bl.probe_module = ao.probe_module;
+	set_baseline(&a, sc, &bl);
 	cli_catch_stop();
-	ao.stop = cli_stop_flag();
-	ret = dl_advise(sc, &ao, &res);
+	a.ao.stop = cli_stop_flag();
+	ret = dl_advise(sc, &a.ao, &res);
 	if (ret) {
 		cli_release_stop();
-		fprintf(stderr, "dlsim advise: %s: the engine refused the scenario (%s)\n", path,
+		fprintf(stderr, "dlsim advise: %s: the engine refused the scenario (%s)\n", a.path,
 			strerror(-ret));
 		goto out;
 	}
-	if (by) {
-		char lab[32];
-		int by_op = -1;
-
-		for (uint32_t i = 0; i < res.base.nops; i++)
-			if (!strcmp(cli_op_key(&res.base, i, lab, sizeof(lab)), by))
-				by_op = (int)i;
-		if (by_op < 0) {
-			fprintf(stderr, "dlsim advise: --by '%s': no such op in the script; expected "
-				"one of its ops (probe, suspend, resume, ...)\n", by);
-			free(res.adv);
-			goto out;
-		}
-		if (res.nadv)
-			qsort_r(res.adv, res.nadv, sizeof(*res.adv), cmp_by_op, &by_op);
-	}
-	if (verify && !res.interrupted) {
-		vo.stop = ao.stop;
-		ret = dl_advise_verify(sc, &ao, &res, res.adv, verify < res.nadv ? verify : res.nadv,
-				       &vo, &vr);
-		if (ret == -EINTR) {
-			res.interrupted = true;	/* the ranking, without the kernel's word */
-		} else if (ret) {
-			cli_release_stop();
-			fprintf(stderr, "dlsim advise: %s: --verify: %s\n", path, vr.msg);
-			dl_verify_free(&vr);
-			free(res.adv);
-			goto out;
-		} else {
-			verified = true;
-			if (top && top < vr.nrow)
-				top = vr.nrow;
-		}
+	if (a.by && rank_by(a.by, &res))
+		goto out;
+	if (a.verify && !res.interrupted && verify_ranking(&a, sc, &res, &vr, &verified)) {
+		cli_release_stop();
+		goto out;
 	}
 	cli_release_stop();
-	if (json)
-		rc = print_json(sc, &res, &bl, ao.research, top, verified ? &vr : NULL);
-	else {
-		print_table(sc, &res, &bl, top, verified ? &vr : NULL);
-		rc = DL_EXIT_OK;
-	}
-	dl_verify_free(&vr);
-	if (db && rc == DL_EXIT_OK && !res.interrupted && store(db, sc, &res, bl.order, top))
-		rc = DL_EXIT_USAGE;
-	if (rc == DL_EXIT_OK && res.interrupted)
-		rc = DL_EXIT_INTERRUPTED;
-	free(res.adv);
+	rc = report(&a, sc, &res, &bl, verified ? &vr : NULL);
 out:
-	for (size_t i = 0; i < nset; i++)
-		free((char *)set[i].key);
+	dl_verify_free(&vr);
+	free(res.adv);
+	for (size_t i = 0; i < a.nset; i++)
+		free((char *)a.set[i].key);
 	dl_scenario_free(sc);
 	return rc;
 }
