@@ -1291,28 +1291,28 @@ static int dev_facts(struct imp *m, const struct ddev *d, json_t *o)
 	return 0;
 }
 
-static int build_json(struct imp *m, json_t **out, unsigned ncycle)
+/* The scenario's name: the DTB's model, else its file name (without folders). */
+static void put_name(struct imp *m, json_t *root)
 {
-	json_t *root = json_object(), *devs = json_array(), *links = json_array();
-	json_t *defs = json_object(), *flags_n, *flags_c, *flags_p;
-	char doc[4096];
-	const char *model;
-	int len, ret = -ENOMEM;
+	const char *model, *b;
+	int len;
 
-	(void)ncycle;
-	if (!root || !devs || !links || !defs)
-		goto oom;
-	put(m, root, "format", json_string(DL_SC_FORMAT));
 	model = fdt_getprop(m->fdt, 0, "model", &len);
-	if (!(model && len > 1 && memchr(model, '\0', (size_t)len) && utf8_ok(model) &&
-	      !put_str(m, root, "name", model))) {
-		const char *b = strrchr(m->label, '/');
+	if (model && len > 1 && memchr(model, '\0', (size_t)len) && utf8_ok(model) &&
+	    !put_str(m, root, "name", model))
+		return;
+	b = strrchr(m->label, '/');
+	b = b ? b + 1 : m->label;
+	if (!utf8_ok(b))
+		b = "dtb";
+	put(m, root, "name", json_string(b));
+}
 
-		b = b ? b + 1 : m->label;
-		if (!utf8_ok(b))
-			b = "dtb";
-		put(m, root, "name", json_string(b));
-	}
+/* "x-doc": the rules the import followed, the options it took, where latencies come from. */
+static void put_doc(struct imp *m, json_t *root)
+{
+	char doc[4096];
+
 	snprintf(doc, sizeof(doc),
 		 "Imported from %s by dlsim import-dtb with fw_devlink's rules of Linux %s "
 		 "(drivers/base/core.c, drivers/of/property.c): a property of a device's own node "
@@ -1358,7 +1358,17 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 	if (!utf8_ok(doc))
 		snprintf(doc, sizeof(doc), "Imported by dlsim import-dtb; latencies are guesses.");
 	put(m, root, "x-doc", json_string(doc));
-	put(m, root, "seed", json_integer(1));
+}
+
+/* "defaults" (the class of guesses every device falls back on) and "x-driver-facts". */
+static void put_defaults(struct imp *m, json_t *root)
+{
+	json_t *defs = json_object();
+
+	if (!defs) {
+		m->oom = 1;
+		return;
+	}
 	put(m, defs, "probe", json_string(classes[0].probe));
 	put(m, defs, "suspend", json_string(classes[0].suspend));
 	put(m, defs, "resume", json_string(classes[0].resume));
@@ -1367,36 +1377,45 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 	put(m, root, "x-driver-facts",
 			    json_string(m->opt.drivers == DL_DTB_DRIVERS_ALL ? "--drivers all" :
 					dl_dtb_driver_source(m->opt.kernel)));
-	defs = NULL;
-	for (int i = 0; i < m->nd; i++) {
-		const struct ddev *d = &m->d[i];
-		json_t *o = json_object();
+}
 
-		if (!o || json_array_append_new(devs, o))
-			goto oom;
-		if ((ret = put_str(m, o, "name", m->n[d->node].path)))
-			goto err;
-		if (d->parent >= 0)
-			put(m, o, "parent", json_string(m->n[m->d[d->parent].node].path));
-		if (d->async != (m->opt.async == DL_DTB_ASYNC_ALL))
-			put(m, o, "async", json_boolean(d->async));
-		dev_latencies(m, d, o);
-		if ((ret = dev_facts(m, d, o)))
-			goto err;
-		if (d->bind == B_BINDS && m->opt.dev_hook &&
-		    (ret = m->opt.dev_hook(m->opt.dev_hook_ctx, d->drv ? d->drv->name : NULL,
-					   d->drv ? d->compat : NULL, o))) {
-			snprintf(m->err->msg, sizeof(m->err->msg), "%s: device %s: latencies: %s",
-				 m->label, m->n[d->node].path, ret == -ENOMEM || ret == ENOMEM ?
-				 "out of memory" : strerror(ret < 0 ? -ret : ret));
-			ret = ret < 0 ? ret : -ret;
-			goto err;
-		}
+/* Device D as a scenario device appended to DEVS: 0 or a negative errno (m->err said). */
+static int put_device(struct imp *m, const struct ddev *d, json_t *devs)
+{
+	json_t *o = json_object();
+	int ret;
+
+	if (!o || json_array_append_new(devs, o))
+		return nomem(m);
+	if ((ret = put_str(m, o, "name", m->n[d->node].path)))
+		return ret;
+	if (d->parent >= 0)
+		put(m, o, "parent", json_string(m->n[m->d[d->parent].node].path));
+	if (d->async != (m->opt.async == DL_DTB_ASYNC_ALL))
+		put(m, o, "async", json_boolean(d->async));
+	dev_latencies(m, d, o);
+	if ((ret = dev_facts(m, d, o)))
+		return ret;
+	if (d->bind == B_BINDS && m->opt.dev_hook &&
+	    (ret = m->opt.dev_hook(m->opt.dev_hook_ctx, d->drv ? d->drv->name : NULL,
+				   d->drv ? d->compat : NULL, o))) {
+		snprintf(m->err->msg, sizeof(m->err->msg), "%s: device %s: latencies: %s",
+			 m->label, m->n[d->node].path, ret == -ENOMEM || ret == ENOMEM ?
+			 "out of memory" : strerror(ret < 0 ? -ret : ret));
+		return ret < 0 ? ret : -ret;
 	}
+	return 0;
+}
+
+/* Every link appended to LINKS with its fw_devlink flags: 0, or -ENOMEM (m->err said). */
+static int put_links(struct imp *m, json_t *links)
+{
 	/* FW_DEVLINK_FLAGS_RPM; fw_devlink_get_flags() of a cycle; FW_DEVLINK_FLAGS_PERMISSIVE */
-	flags_n = json_pack("[sss]", "INFERRED", "AUTOPROBE_CONSUMER", "PM_RUNTIME");
-	flags_c = json_pack("[sss]", "INFERRED", "SYNC_STATE_ONLY", "CYCLE");
-	flags_p = json_pack("[ss]", "INFERRED", "SYNC_STATE_ONLY");
+	json_t *flags_n = json_pack("[sss]", "INFERRED", "AUTOPROBE_CONSUMER", "PM_RUNTIME");
+	json_t *flags_c = json_pack("[sss]", "INFERRED", "SYNC_STATE_ONLY", "CYCLE");
+	json_t *flags_p = json_pack("[ss]", "INFERRED", "SYNC_STATE_ONLY");
+	int ret = 0;
+
 	for (size_t k = 0; flags_n && flags_c && flags_p && k < m->nl; k++) {
 		const struct dlink *l = &m->l[k];
 		json_t *o = json_pack("{s:s, s:s, s:O}",
@@ -1416,15 +1435,32 @@ static int build_json(struct imp *m, json_t **out, unsigned ncycle)
 			flags_p = NULL;
 		}
 	}
-	if (!flags_n || !flags_c || !flags_p) {
-		json_decref(flags_n);
-		json_decref(flags_c);
-		json_decref(flags_p);
-		goto oom;
-	}
+	if (!flags_n || !flags_c || !flags_p)
+		ret = nomem(m);
 	json_decref(flags_n);
 	json_decref(flags_c);
 	json_decref(flags_p);
+	return ret;
+}
+
+/* The scenario of the imported DTB into *OUT: 0, or a negative errno (m->err said). */
+static int build_json(struct imp *m, json_t **out)
+{
+	json_t *root = json_object(), *devs = json_array(), *links = json_array();
+	int ret = -ENOMEM;
+
+	if (!root || !devs || !links)
+		goto oom;
+	put(m, root, "format", json_string(DL_SC_FORMAT));
+	put_name(m, root);
+	put_doc(m, root);
+	put(m, root, "seed", json_integer(1));
+	put_defaults(m, root);
+	for (int i = 0; i < m->nd; i++)
+		if ((ret = put_device(m, &m->d[i], devs)))
+			goto err;
+	if ((ret = put_links(m, links)))
+		goto err;
 	put(m, root, "devices", devs);
 	put(m, root, "links", links);
 	devs = links = NULL;
@@ -1438,7 +1474,6 @@ err:
 	json_decref(root);
 	json_decref(devs);
 	json_decref(links);
-	json_decref(defs);
 	return ret;
 }
 
@@ -1564,7 +1599,7 @@ int dl_dtb_import_opts(const void *blob, size_t len, const char *label,
 		m.l[k].relaxed = m.l[k].kind == LK_OWN && !m.l[k].cycle &&
 				 m.d[m.l[k].s].bind != B_BINDS;
 	if (!ret)
-		ret = build_json(&m, out, ncycle);
+		ret = build_json(&m, out);
 	if (!ret && st) {
 		*st = (struct dl_dtb_stats){ (unsigned)m.nn, (unsigned)m.nd, (unsigned)m.nl, ncycle,
 					     .early_nodes = m.early_nodes,
