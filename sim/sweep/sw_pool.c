@@ -250,129 +250,182 @@ static uint32_t batch_size(const struct dl_sweep_plan *p, const uint64_t *pendin
 	return left < want ? (left ? left : 1) : want;
 }
 
+/* The pool as dl_sweep_pool() runs it. */
+struct pool {
+	struct dl_sweep_coord *co;
+	const struct dl_sweep_plan *p;
+	const uint64_t *pending;
+	uint32_t *order;             /* the tasks, costliest first */
+	uint32_t next, ntask;        /* the next task of order[] to hand out */
+	struct child *ch;
+	struct pollfd *pf;
+	uint32_t jobs;
+	bool forwarded;              /* Ctrl-C passed on to the workers */
+	int64_t last_merge;
+	int ret;                     /* the first failure */
+};
+
+/* Ctrl-C: the runs in flight end as 'interrupted' (a terminal signals them too). */
+static void forward_stop(struct pool *pl)
+{
+	if (!*pl->co->stop || pl->forwarded)
+		return;
+	for (uint32_t i = 0; i < pl->jobs; i++)
+		if (pl->ch[i].pid)
+			kill(pl->ch[i].pid, SIGTERM);
+	pl->forwarded = true;
+}
+
+/* Idle worker C gets the next batch; one that died idle leaves it to its successor. */
+static void hand_out(struct pool *pl, struct child *c)
+{
+	uint32_t want = batch_size(pl->p, pl->pending, pl->order, pl->next, pl->ntask, pl->jobs);
+	uint32_t k = pl->next;
+
+	memset(&c->cur, 0, sizeof(c->cur));
+	for (; k < pl->ntask && c->cur.n < want; k++)
+		if (pl->pending[pl->order[k]]) {
+			c->cur.task[c->cur.n] = pl->order[k];
+			c->cur.pending[c->cur.n++] = pl->pending[pl->order[k]];
+		}
+	c->reported = 0;
+	c->busy = full_write(c->to, &c->cur, sizeof(c->cur));
+	if (c->busy)
+		pl->next = k;
+}
+
+/* Hand out tasks to idle workers; close the pipes of idle ones at the end. */
+static void feed_idle(struct pool *pl)
+{
+	for (uint32_t i = 0; i < pl->jobs; i++) {
+		struct child *c = &pl->ch[i];
+
+		if (!c->pid || c->busy || c->to < 0)
+			continue;
+		while (pl->next < pl->ntask && !pl->pending[pl->order[pl->next]])
+			pl->next++;
+		if (pl->next < pl->ntask && !*pl->co->stop && !pl->ret) {
+			hand_out(pl, c);
+		} else {
+			close(c->to);
+			c->to = -1;
+		}
+	}
+}
+
+/* Wait up to a tick for a worker's word: the workers alive (0: the pool is done). */
+static uint32_t wait_workers(struct pool *pl)
+{
+	uint32_t alive = 0;
+
+	for (uint32_t i = 0; i < pl->jobs; i++) {
+		pl->pf[i].fd = pl->ch[i].pid ? pl->ch[i].from : -1;
+		pl->pf[i].events = POLLIN;
+		pl->pf[i].revents = 0;
+		alive += pl->ch[i].pid != 0;
+	}
+	if (alive && poll(pl->pf, pl->jobs, TICK_MS) < 0 && errno != EINTR) {
+		pl->ret = -errno;
+		return 0;
+	}
+	return alive;
+}
+
+/* One task's result D from worker C, into the sweep's counts. */
+static void take_result(struct dl_sweep_coord *co, struct child *c, const struct msg_done *d)
+{
+	uint64_t pend = c->reported < c->cur.n ? c->cur.pending[c->reported] : 0;
+
+	c->busy = ++c->reported < c->cur.n;
+	co->done += (uint32_t)__builtin_popcountll(pend) - d->res.interrupted;
+	co->failed += d->res.failed;
+	co->violations += d->res.violations;
+	co->lock_wait_ns += d->res.lock_wait_ns;
+	co->lock_hold_ns += d->res.lock_hold_ns;
+	co->lock_hold_cpu_ns += d->res.lock_hold_cpu_ns;
+	if (co->task_done)
+		co->task_done(co, d->task, &d->res);
+}
+
+/* Results from the workers that spoke; a worker gone is reaped and, tasks left, replaced
+ * (one that cannot be started ends the round: pl->ret says why). */
+static void collect(struct pool *pl)
+{
+	for (uint32_t i = 0; i < pl->jobs; i++) {
+		struct child *c = &pl->ch[i];
+		struct msg_done d;
+		int r;
+
+		if (!c->pid || !(pl->pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		if (full_read(c->from, &d, sizeof(d))) {
+			take_result(pl->co, c, &d);
+			continue;
+		}
+		/* EOF: the worker exited (end of tasks, Ctrl-C, or a crash) */
+		r = reap(pl->co, c, pl->p);
+		if (r && !pl->ret)
+			pl->ret = r;
+		if (pl->next < pl->ntask && !*pl->co->stop && !pl->ret &&
+		    (pl->ret = spawn(c, pl->ch, pl->jobs, pl->co, pl->p)))
+			return;
+	}
+}
+
+/* --write shards: the runs the workers finished, into OUT.db every second.  Direct: the
+ * workers commit their runs themselves; the parent only after one died (reap). */
+static void merge_due(struct pool *pl)
+{
+	if (pl->co->direct || now_ns() - pl->last_merge < MERGE_EVERY_NS)
+		return;
+	for (uint32_t i = 0; i < pl->jobs && !pl->ret; i++)
+		if (pl->ch[i].pid)
+			pl->ret = merge_child(pl->co, &pl->ch[i]);
+	pl->last_merge = now_ns();
+}
+
 int dl_sweep_pool(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 		  const uint64_t *pending, uint32_t jobs)
 {
-	uint32_t *order = dl_sweep_task_order(p), next = 0, ntask = dl_sweep_ntasks(p);
-	struct child *ch = calloc(jobs, sizeof(*ch));
-	struct pollfd *pf = calloc(jobs, sizeof(*pf));
-	int64_t last_merge = now_ns();
-	bool forwarded = false;
+	struct pool pl = {
+		.co = co, .p = p, .pending = pending, .order = dl_sweep_task_order(p),
+		.ntask = dl_sweep_ntasks(p), .ch = calloc(jobs, sizeof(*pl.ch)),
+		.pf = calloc(jobs, sizeof(*pl.pf)), .jobs = jobs, .last_merge = now_ns(),
+	};
 	char dir[4096];
-	int ret = 0;
 
-	if (!order || !ch || !pf) {
-		free(order);
-		free(ch);
-		free(pf);
+	if (!pl.order || !pl.ch || !pl.pf) {
+		free(pl.order);
+		free(pl.ch);
+		free(pl.pf);
 		snprintf(co->err, sizeof(co->err), "out of memory");
 		return -ENOMEM;
 	}
 	dl_sweep_shard_dir(co->outpath, dir, sizeof(dir));
 	mkdir(dir, 0777);
 	signal(SIGPIPE, SIG_IGN);
-	for (uint32_t i = 0; i < jobs && !ret; i++)
-		ret = spawn(&ch[i], ch, jobs, co, p);
+	for (uint32_t i = 0; i < jobs && !pl.ret; i++)
+		pl.ret = spawn(&pl.ch[i], pl.ch, jobs, co, p);
 	for (;;) {
-		uint32_t alive = 0;
-
-		/* Ctrl-C: the runs in flight end as 'interrupted' (a terminal signals them too) */
-		if (*co->stop && !forwarded) {
-			for (uint32_t i = 0; i < jobs; i++)
-				if (ch[i].pid)
-					kill(ch[i].pid, SIGTERM);
-			forwarded = true;
-		}
-
-		/* hand out tasks to idle workers; close the pipes of idle ones at the end */
-		for (uint32_t i = 0; i < jobs; i++) {
-			struct child *c = &ch[i];
-
-			if (!c->pid || c->busy || c->to < 0)
-				continue;
-			while (next < ntask && !pending[order[next]])
-				next++;
-			if (next < ntask && !*co->stop && !ret) {
-				uint32_t want = batch_size(p, pending, order, next, ntask, jobs), k = next;
-
-				memset(&c->cur, 0, sizeof(c->cur));
-				for (; k < ntask && c->cur.n < want; k++)
-					if (pending[order[k]]) {
-						c->cur.task[c->cur.n] = order[k];
-						c->cur.pending[c->cur.n++] = pending[order[k]];
-					}
-				c->reported = 0;
-				/* a worker that died idle: the tasks stay for its successor */
-				c->busy = full_write(c->to, &c->cur, sizeof(c->cur));
-				if (c->busy)
-					next = k;
-			} else {
-				close(c->to);
-				c->to = -1;
-			}
-		}
-		for (uint32_t i = 0; i < jobs; i++) {
-			pf[i].fd = ch[i].pid ? ch[i].from : -1;
-			pf[i].events = POLLIN;
-			pf[i].revents = 0;
-			alive += ch[i].pid != 0;
-		}
-		if (!alive)
+		forward_stop(&pl);
+		feed_idle(&pl);
+		if (!wait_workers(&pl))
 			break;
-		if (poll(pf, jobs, TICK_MS) < 0 && errno != EINTR) {
-			ret = -errno;
-			break;
-		}
-		for (uint32_t i = 0; i < jobs; i++) {
-			struct child *c = &ch[i];
-			struct msg_done d;
-
-			if (!c->pid || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (full_read(c->from, &d, sizeof(d))) {
-				uint64_t pend = c->reported < c->cur.n ? c->cur.pending[c->reported] : 0;
-
-				c->busy = ++c->reported < c->cur.n;
-				co->done += (uint32_t)__builtin_popcountll(pend) - d.res.interrupted;
-				co->failed += d.res.failed;
-				co->violations += d.res.violations;
-				co->lock_wait_ns += d.res.lock_wait_ns;
-				co->lock_hold_ns += d.res.lock_hold_ns;
-				co->lock_hold_cpu_ns += d.res.lock_hold_cpu_ns;
-				if (co->task_done)
-					co->task_done(co, d.task, &d.res);
-				continue;
-			}
-			/* EOF: the worker exited (end of tasks, Ctrl-C, or a crash) */
-			{
-				int r = reap(co, c, p);
-
-				if (r && !ret)
-					ret = r;
-			}
-			if (next < ntask && !*co->stop && !ret && (ret = spawn(c, ch, jobs, co, p)))
-				break;
-		}
-		/* direct: the workers commit their runs themselves; the parent only after one died */
-		if (!co->direct && now_ns() - last_merge >= MERGE_EVERY_NS) {
-			for (uint32_t i = 0; i < jobs && !ret; i++)
-				if (ch[i].pid)
-					ret = merge_child(co, &ch[i]);
-			last_merge = now_ns();
-		}
+		collect(&pl);
+		merge_due(&pl);
 		if (co->progress)
 			co->progress(co);
 	}
 	for (uint32_t i = 0; i < jobs; i++)
-		if (ch[i].pid) {
-			int r = reap(co, &ch[i], p);
+		if (pl.ch[i].pid) {
+			int r = reap(co, &pl.ch[i], p);
 
-			if (r && !ret)
-				ret = r;
+			if (r && !pl.ret)
+				pl.ret = r;
 		}
 	rmdir(dir);             /* only if no worker wrote a shard */
-	free(order);
-	free(ch);
-	free(pf);
-	return ret;
+	free(pl.order);
+	free(pl.ch);
+	free(pl.pf);
+	return pl.ret;
 }
