@@ -961,6 +961,14 @@ int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint3
 	return 0;
 }
 
+void sweep_release(struct sweep_opts *o, sqlite3 *db, uint64_t *pending)
+{
+	free(pending);
+	sqlite3_close(db);
+	dl_sweep_unlock(o->db, o->lock_fd, true);
+	dl_sweep_plan_free(&o->plan);
+}
+
 int sweep_close_out(sqlite3 *db)
 {
 	char err[512];
@@ -1056,9 +1064,6 @@ int cmd_sweep(int argc, char **argv)
 out:
 	if (rc == -1)
 		rc = DL_EXIT_OK;        /* --help */
-	free(pending);
-	sqlite3_close(db);
-	dl_sweep_unlock(o.db, o.lock_fd, true);
-	dl_sweep_plan_free(&o.plan);
+	sweep_release(&o, db, pending);
 	return rc;
 }

@@ -101,10 +101,7 @@ int sweep_mpi_main(int argc, char **argv)
 	MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	rc = worst;
 out:
-	free(pending);
-	sqlite3_close(db);
-	dl_sweep_unlock(o.db, o.lock_fd, true);
-	dl_sweep_plan_free(&o.plan);
+	sweep_release(&o, db, pending);
 	MPI_Finalize();
 	return rc;
 }

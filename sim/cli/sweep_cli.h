@@ -41,6 +41,9 @@ int sweep_prepare(int argc, char **argv, struct sweep_opts *o);
 /* Open OUT.db, merge leftover shards, compute the pending runs; 0 or an exit status. */
 int sweep_open_out(struct sweep_opts *o, struct sqlite3 **db, uint64_t **pending,
 		   uint32_t *planned, uint32_t *todo);
+/* The end of a sweep, whatever happened: PENDING freed, DB closed, OUT.db's lock given
+ * back, the plan freed. */
+void sweep_release(struct sweep_opts *o, struct sqlite3 *db, uint64_t *pending);
 /* The indexes the sweep dropped, built again (say so on failure); 0 or an exit status. */
 int sweep_close_out(struct sqlite3 *db);
 /* Print the summary (text or JSON); returns the exit status. */
