@@ -1138,131 +1138,166 @@ static const struct { const char *name; uint8_t key; } dpm_phases[] = {
 	{ "dpm_resume", DL_LAT_RESUME }, { "dpm_complete", DL_LAT_COMPLETE },
 };
 
-static int match_ftrace(struct dl_logimport *li, struct cursor *c, const char *p, const char *e)
+/*
+ * The head of an ftrace line P..E whose event starts at EV: the time stamp is
+ * the token before ": EVENT" (into c->ts), the pid ends the first token
+ * (UINT32_MAX when it has none).  False when the line is not ftrace's.
+ */
+static bool ftrace_head(struct cursor *c, const char *p, const char *e, const char *ev,
+			uint32_t *pid)
 {
-	const char *ev = find(p, e, ": device_pm_callback_"), *q, *dash, *te;
-	uint64_t pid = UINT32_MAX;
-	int ret;
+	const char *q = ev, *dash = NULL;
+	uint64_t u = UINT32_MAX;
 
-	if (!ev)
-		ev = find(p, e, ": suspend_resume: ");
-	if (!ev)
-		return 0;
-	/* the time stamp is the token before ": EVENT", the pid ends the first token */
-	te = ev;
-	q = te;
 	while (q > p && q[-1] != ' ')
 		q--;
-	if (!num_time(&q, te, &c->ts, 1000000000) || q != te)
-		return 0;
+	if (!num_time(&q, ev, &c->ts, 1000000000) || q != ev)
+		return false;
 	while (p < e && *p == ' ')
 		p++;
-	dash = NULL;
 	for (q = p; q < e && *q != ' '; q++)
 		if (*q == '-')
 			dash = q;
 	if (dash) {
 		q = dash + 1;
-		if (!num_u(&q, e, &pid) || pid >= UINT32_MAX)
-			pid = UINT32_MAX;
+		if (!num_u(&q, e, &u) || u >= UINT32_MAX)
+			u = UINT32_MAX;
 	}
+	*pid = (uint32_t)u;
+	return true;
+}
+
+/* "suspend_resume: dpm_X[...] begin|end" of phase I (dpm_phases): its begin noted, its
+ * end a total.  1, or a negative errno. */
+static int ftrace_phase(struct dl_logimport *li, struct cursor *c, size_t i, bool begin,
+			uint32_t pid)
+{
+	const char *nm = dpm_phases[i].name;
+	unsigned key = dpm_phases[i].key;
+	struct dl_lg_total *t;
+	int ret;
+
+	if ((ret = ensure_cycle(li, c)))
+		return ret;
+	if (begin) {
+		if (ph_pos(key) < ph_pos(li->cur_key) && li->cycle_has_cb && (ret = new_cycle(li, c)))
+			return ret;
+		li->cur_key = (uint8_t)key;
+		li->seg_start = li->nsmp;
+		li->ph_begin[key] = c->ts;
+		li->ph_begin_pid = pid;
+		return 1;
+	}
+	if (li->ph_begin[key] < 0 || li->cur_key != key) {
+		note(li, c, "%s end without its begin", nm);
+		return 1;
+	}
+	if (grow((void **)&li->tot, &li->cap_tot, li->ntot + 1, sizeof(*li->tot)))
+		return -ENOMEM;
+	t = &li->tot[li->ntot++];
+	*t = (struct dl_lg_total){ (uint16_t)(li->ncyc - 1), (uint8_t)key, (uint8_t)key, c->file,
+				   c->line, pid, c->ts - li->ph_begin[key], "" };
+	snprintf(t->label, sizeof(t->label), "%s", nm);
+	li->ph_begin[key] = -1;
+	return 1;
+}
+
+/* "suspend_resume: NAME[...] begin|end" at EV: 1 (used or not), 0 not this event, or a
+ * negative errno. */
+static int ftrace_suspend_resume(struct dl_logimport *li, struct cursor *c, const char *ev,
+				 const char *e, uint32_t pid)
+{
+	const char *n = ev + 16, *br = n;
+	bool begin;
+
+	while (br < e && *br != '[')
+		br++;
+	if (br >= e)
+		return 0;
+	begin = find(br, e, "] begin") != NULL;
+	if (!begin && !find(br, e, "] end"))
+		return 0;
+	if (br - n == 13 && !memcmp(n, "suspend_enter", 13) && begin) {
+		cycle_marker(li);
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(dpm_phases) / sizeof(dpm_phases[0]); i++) {
+		const char *nm = dpm_phases[i].name;
+
+		if ((size_t)(br - n) == strlen(nm) && !memcmp(n, nm, (size_t)(br - n)))
+			return ftrace_phase(li, c, i, begin, pid);
+	}
+	return 1;	/* another suspend_resume event: recognised, not used */
+}
+
+/* "device_pm_callback_start: DRIVER DEVICE, parent: PARENT, ..." at EV. */
+static int ftrace_cb_start(struct dl_logimport *li, struct cursor *c, const char *ev,
+			   const char *e, uint32_t pid)
+{
+	const char *d = tok_end(ev + 26, e), *dev_e = find(d, e, ", parent: "), *par_e;
+	uint32_t dev;
+	int ret;
+
+	if (d >= e || !dev_e)
+		return 0;
+	d++;
+	par_e = find(dev_e + 10, e, ", ");
+	if (!par_e)
+		return 0;
+	if ((ret = ensure_cycle(li, c)))
+		return ret;
+	dev = intern_drv(li, ev + 26, (size_t)(d - 1 - (ev + 26)), d, (size_t)(dev_e - d),
+			 dev_e + 10, (size_t)(par_e - (dev_e + 10)));
+	if (dev == DL_LG_NONE || set_parent(li, c, dev, dev_e + 10, par_e))
+		return -ENOMEM;
+	return begin_callback(li, c, dev, pid) ?: 1;
+}
+
+/* "device_pm_callback_end: DRIVER DEVICE, err=N" at EV. */
+static int ftrace_cb_end(struct dl_logimport *li, struct cursor *c, const char *ev, const char *e,
+			 uint32_t pid)
+{
+	const char *d = tok_end(ev + 24, e), *dev_e = find(d, e, ", err="), *q;
+	uint32_t dev;
+	int64_t rv;
+	int ret;
+
+	if (d >= e || !dev_e)
+		return 0;
+	d++;
+	q = dev_e + 6;
+	if (!num_i(&q, e, &rv))
+		return 0;
+	if ((ret = ensure_cycle(li, c)))
+		return ret;
+	dev = intern_drv(li, ev + 24, (size_t)(d - 1 - (ev + 24)), d, (size_t)(dev_e - d), NULL, 0);
+	if (dev == DL_LG_NONE)
+		return -ENOMEM;
+	if (!li->pend[dev].open) {
+		li->orphans++;
+		note(li, c, "'%s' callback end without its start; skipped", dl_lg_name(li, dev));
+		return 1;
+	}
+	return end_callback(li, c, dev, rv, c->ts - li->pend[dev].ts, pid, false) ?: 1;
+}
+
+/* An ftrace line: 1 used, 0 not one of its events, or a negative errno. */
+static int match_ftrace(struct dl_logimport *li, struct cursor *c, const char *p, const char *e)
+{
+	const char *ev = find(p, e, ": device_pm_callback_");
+	uint32_t pid;
+
+	if (!ev)
+		ev = find(p, e, ": suspend_resume: ");
+	if (!ev || !ftrace_head(c, p, e, ev, &pid))
+		return 0;
 	ev += 2;
-	if (starts(ev, e, "suspend_resume: ")) {
-		const char *n = ev + 16, *br = n;
-		bool begin;
-
-		while (br < e && *br != '[')
-			br++;
-		if (br >= e)
-			return 0;
-		begin = find(br, e, "] begin") != NULL;
-		if (!begin && !find(br, e, "] end"))
-			return 0;
-		if (br - n == 13 && !memcmp(n, "suspend_enter", 13) && begin) {
-			cycle_marker(li);
-			return 1;
-		}
-		for (size_t i = 0; i < sizeof(dpm_phases) / sizeof(dpm_phases[0]); i++) {
-			const char *nm = dpm_phases[i].name;
-			unsigned key = dpm_phases[i].key;
-
-			if ((size_t)(br - n) != strlen(nm) || memcmp(n, nm, (size_t)(br - n)))
-				continue;
-			if ((ret = ensure_cycle(li, c)))
-				return ret;
-			if (begin) {
-				if (ph_pos(key) < ph_pos(li->cur_key) && li->cycle_has_cb &&
-				    (ret = new_cycle(li, c)))
-					return ret;
-				li->cur_key = (uint8_t)key;
-				li->seg_start = li->nsmp;
-				li->ph_begin[key] = c->ts;
-				li->ph_begin_pid = (uint32_t)pid;
-			} else {
-				struct dl_lg_total *t;
-
-				if (li->ph_begin[key] < 0 || li->cur_key != key) {
-					note(li, c, "%s end without its begin", nm);
-					return 1;
-				}
-				if (grow((void **)&li->tot, &li->cap_tot, li->ntot + 1,
-					 sizeof(*li->tot)))
-					return -ENOMEM;
-				t = &li->tot[li->ntot++];
-				*t = (struct dl_lg_total){ (uint16_t)(li->ncyc - 1), (uint8_t)key,
-							   (uint8_t)key, c->file, c->line,
-							   (uint32_t)pid, c->ts - li->ph_begin[key], "" };
-				snprintf(t->label, sizeof(t->label), "%s", nm);
-				li->ph_begin[key] = -1;
-			}
-			return 1;
-		}
-		return 1;	/* another suspend_resume event: recognised, not used */
-	}
-	if (starts(ev, e, "device_pm_callback_start: ")) {
-		const char *d = tok_end(ev + 26, e), *dev_e = find(d, e, ", parent: "), *par_e;
-		uint32_t dev;
-
-		if (d >= e || !dev_e)
-			return 0;
-		d++;
-		par_e = find(dev_e + 10, e, ", ");
-		if (!par_e)
-			return 0;
-		if ((ret = ensure_cycle(li, c)))
-			return ret;
-		dev = intern_drv(li, ev + 26, (size_t)(d - 1 - (ev + 26)), d, (size_t)(dev_e - d),
-				 dev_e + 10, (size_t)(par_e - (dev_e + 10)));
-		if (dev == DL_LG_NONE || set_parent(li, c, dev, dev_e + 10, par_e))
-			return -ENOMEM;
-		return begin_callback(li, c, dev, (uint32_t)pid) ?: 1;
-	}
-	if (starts(ev, e, "device_pm_callback_end: ")) {
-		const char *d = tok_end(ev + 24, e), *dev_e = find(d, e, ", err=");
-		uint32_t dev;
-		int64_t rv;
-
-		if (d >= e || !dev_e)
-			return 0;
-		d++;
-		q = dev_e + 6;
-		if (!num_i(&q, e, &rv))
-			return 0;
-		if ((ret = ensure_cycle(li, c)))
-			return ret;
-		dev = intern_drv(li, ev + 24, (size_t)(d - 1 - (ev + 24)), d, (size_t)(dev_e - d),
-				 NULL, 0);
-		if (dev == DL_LG_NONE)
-			return -ENOMEM;
-		if (!li->pend[dev].open) {
-			li->orphans++;
-			note(li, c, "'%s' callback end without its start; skipped",
-			     dl_lg_name(li, dev));
-			return 1;
-		}
-		return end_callback(li, c, dev, rv, c->ts - li->pend[dev].ts, (uint32_t)pid,
-				    false) ?: 1;
-	}
+	if (starts(ev, e, "suspend_resume: "))
+		return ftrace_suspend_resume(li, c, ev, e, pid);
+	if (starts(ev, e, "device_pm_callback_start: "))
+		return ftrace_cb_start(li, c, ev, e, pid);
+	if (starts(ev, e, "device_pm_callback_end: "))
+		return ftrace_cb_end(li, c, ev, e, pid);
 	return 0;
 }
 
@@ -1629,6 +1664,125 @@ static void cycle_spans(const struct dl_logimport *li, int64_t *lo, int64_t *hi)
 	}
 }
 
+/* Cycle @c after merge_cycles() moved this file's cycles (from @first, of @ncyc) down: into[]. */
+static uint32_t moved_cycle(uint32_t c, uint32_t first, uint32_t ncyc, const uint32_t *into)
+{
+	return c >= first && c < ncyc ? into[c - first] : c;
+}
+
+/*
+ * INTO[c - FIRST]: the cycle of the earlier files that cycle C (of this file)
+ * overlaps in time, or DL_LG_NONE (LO, HI: the cycles' spans).  Returns how
+ * many overlap.
+ */
+static uint32_t match_cycles(const struct dl_logimport *li, uint32_t first, uint32_t *into,
+			     const int64_t *lo, const int64_t *hi)
+{
+	uint32_t n = 0;
+
+	for (uint32_t c = first; c < li->ncyc; c++) {
+		into[c - first] = DL_LG_NONE;
+		for (uint32_t a = 0; a < first && lo[c] <= hi[c]; a++)
+			if (lo[a] <= hi[a] && lo[c] <= hi[a] && lo[a] <= hi[c]) {
+				into[c - first] = a;
+				n++;
+				break;
+			}
+	}
+	return n;
+}
+
+/* Cycle C's callbacks into cycle A; the ones A has already are dropped (key DL_LAT_COUNT).
+ * SEEN: a byte per device and key. */
+static void merge_samples(struct dl_logimport *li, uint32_t c, uint32_t a, uint8_t *seen)
+{
+	memset(seen, 0, (size_t)li->ndev * DL_LAT_COUNT);
+	for (uint32_t i = 0; i < li->nsmp; i++)
+		if (li->smp[i].cycle == a)
+			seen[(size_t)li->smp[i].dev * DL_LAT_COUNT + li->smp[i].key] = 1;
+	for (uint32_t i = 0; i < li->nsmp; i++) {
+		struct dl_lg_sample *s = &li->smp[i];
+
+		if (s->cycle != c)
+			continue;
+		if (seen[(size_t)s->dev * DL_LAT_COUNT + s->key]) {
+			li->dev[s->dev].nsamples--;
+			if (s->ret)
+				li->failures--;
+			s->key = DL_LAT_COUNT;
+		} else {
+			s->cycle = (uint16_t)a;
+			li->cyc[a].ncb++;
+		}
+	}
+}
+
+/* Cycle C's phase totals, hangs and failures into cycle A; a total A has is dropped
+ * (first DL_LAT_COUNT). */
+static void merge_rest(struct dl_logimport *li, uint32_t c, uint32_t a)
+{
+	for (uint32_t t = 0; t < li->ntot; t++) {
+		struct dl_lg_total *tt = &li->tot[t];
+		bool dup = false;
+
+		if (tt->cycle != c)
+			continue;
+		for (uint32_t u = 0; u < li->ntot; u++)
+			dup = dup || (li->tot[u].cycle == a && li->tot[u].first == tt->first &&
+				      li->tot[u].last == tt->last);
+		if (dup)
+			tt->first = DL_LAT_COUNT;
+		tt->cycle = (uint16_t)a;
+	}
+	for (uint32_t h = 0; h < li->nhang; h++)
+		if (li->hang[h].cycle == c)
+			li->hang[h].cycle = a;
+	for (uint32_t h = 0; h < li->nofail; h++)
+		if (li->ofail[h].cycle == c)
+			li->ofail[h].cycle = (uint16_t)a;
+	li->cyc[a].gap |= li->cyc[c].gap;
+	li->cyc[a].truncated |= li->cyc[c].truncated;
+}
+
+/* The cycles of this file left (from FIRST) move down over the merged ones; the dropped
+ * samples and totals go.  INTO becomes each cycle's new index. */
+static void compact_cycles(struct dl_logimport *li, uint32_t first, uint32_t *into)
+{
+	uint32_t w = first, k = 0;
+
+	for (uint32_t c = first; c < li->ncyc; c++) {
+		if (into[c - first] != DL_LG_NONE)
+			continue;
+		into[c - first] = w;
+		li->cyc[w++] = li->cyc[c];
+	}
+	for (uint32_t i = 0; i < li->nsmp; i++) {
+		struct dl_lg_sample *s = &li->smp[i];
+
+		if (s->key == DL_LAT_COUNT)
+			continue;
+		s->cycle = (uint16_t)moved_cycle(s->cycle, first, li->ncyc, into);
+		li->smp[k++] = *s;
+	}
+	li->nsmp = k;
+	k = 0;
+	for (uint32_t t = 0; t < li->ntot; t++) {
+		struct dl_lg_total *tt = &li->tot[t];
+
+		if (tt->first == DL_LAT_COUNT)
+			continue;
+		tt->cycle = (uint16_t)moved_cycle(tt->cycle, first, li->ncyc, into);
+		li->tot[k++] = *tt;
+	}
+	li->ntot = k;
+	for (uint32_t h = 0; h < li->nhang; h++)
+		li->hang[h].cycle = moved_cycle(li->hang[h].cycle, first, li->ncyc, into);
+	for (uint32_t h = 0; h < li->nofail; h++)
+		li->ofail[h].cycle = (uint16_t)moved_cycle(li->ofail[h].cycle, first, li->ncyc, into);
+	li->ncyc = w;
+	li->seg_start = li->nsmp;
+}
+
 /*
  * One run's dmesg and ftrace, read one after the other, are one cycle: a
  * cycle of file @file whose callbacks overlap in time a cycle of an earlier
@@ -1636,12 +1790,6 @@ static void cycle_spans(const struct dl_logimport *li, int64_t *lo, int64_t *hi)
  * both logged (same device, same phase) is kept once, from the earlier
  * file, as are the totals of a phase both printed.
  */
-/* Cycle @c after merge_cycles() moved this file's cycles (from @first, of @ncyc) down: into[]. */
-static uint32_t moved_cycle(uint32_t c, uint32_t first, uint32_t ncyc, const uint32_t *into)
-{
-	return c >= first && c < ncyc ? into[c - first] : c;
-}
-
 static int merge_cycles(struct dl_logimport *li, uint32_t file)
 {
 	uint32_t first = li->ncyc, *into = NULL, n = 0;
@@ -1662,100 +1810,18 @@ static int merge_cycles(struct dl_logimport *li, uint32_t file)
 		goto out;
 	}
 	cycle_spans(li, lo, hi);
-	for (uint32_t c = first; c < li->ncyc; c++) {
-		into[c - first] = DL_LG_NONE;
-		for (uint32_t a = 0; a < first && lo[c] <= hi[c]; a++)
-			if (lo[a] <= hi[a] && lo[c] <= hi[a] && lo[a] <= hi[c]) {
-				into[c - first] = a;
-				n++;
-				break;
-			}
-	}
+	n = match_cycles(li, first, into, lo, hi);
 	if (!n)
 		goto out;
-	/* callbacks: the ones the earlier file has already are dropped (key DL_LAT_COUNT) */
 	for (uint32_t c = first; c < li->ncyc; c++) {
 		uint32_t a = into[c - first];
 
 		if (a == DL_LG_NONE)
 			continue;
-		memset(seen, 0, (size_t)li->ndev * DL_LAT_COUNT);
-		for (uint32_t i = 0; i < li->nsmp; i++)
-			if (li->smp[i].cycle == a)
-				seen[(size_t)li->smp[i].dev * DL_LAT_COUNT + li->smp[i].key] = 1;
-		for (uint32_t i = 0; i < li->nsmp; i++) {
-			struct dl_lg_sample *s = &li->smp[i];
-
-			if (s->cycle != c)
-				continue;
-			if (seen[(size_t)s->dev * DL_LAT_COUNT + s->key]) {
-				li->dev[s->dev].nsamples--;
-				if (s->ret)
-					li->failures--;
-				s->key = DL_LAT_COUNT;
-			} else {
-				s->cycle = (uint16_t)a;
-				li->cyc[a].ncb++;
-			}
-		}
-		for (uint32_t t = 0; t < li->ntot; t++) {
-			struct dl_lg_total *tt = &li->tot[t];
-			bool dup = false;
-
-			if (tt->cycle != c)
-				continue;
-			for (uint32_t u = 0; u < li->ntot; u++)
-				dup = dup || (li->tot[u].cycle == a && li->tot[u].first == tt->first &&
-					      li->tot[u].last == tt->last);
-			if (dup)
-				tt->first = DL_LAT_COUNT;
-			tt->cycle = (uint16_t)a;
-		}
-		for (uint32_t h = 0; h < li->nhang; h++)
-			if (li->hang[h].cycle == c)
-				li->hang[h].cycle = a;
-		for (uint32_t h = 0; h < li->nofail; h++)
-			if (li->ofail[h].cycle == c)
-				li->ofail[h].cycle = (uint16_t)a;
-		li->cyc[a].gap |= li->cyc[c].gap;
-		li->cyc[a].truncated |= li->cyc[c].truncated;
+		merge_samples(li, c, a, seen);
+		merge_rest(li, c, a);
 	}
-	/* the cycles of this file left move down over the merged ones */
-	{
-		uint32_t w = first, k = 0;
-
-		for (uint32_t c = first; c < li->ncyc; c++) {
-			if (into[c - first] != DL_LG_NONE)
-				continue;
-			into[c - first] = w;
-			li->cyc[w++] = li->cyc[c];
-		}
-		for (uint32_t i = 0; i < li->nsmp; i++) {
-			struct dl_lg_sample *s = &li->smp[i];
-
-			if (s->key == DL_LAT_COUNT)
-				continue;
-			s->cycle = (uint16_t)moved_cycle(s->cycle, first, li->ncyc, into);
-			li->smp[k++] = *s;
-		}
-		li->nsmp = k;
-		k = 0;
-		for (uint32_t t = 0; t < li->ntot; t++) {
-			struct dl_lg_total *tt = &li->tot[t];
-
-			if (tt->first == DL_LAT_COUNT)
-				continue;
-			tt->cycle = (uint16_t)moved_cycle(tt->cycle, first, li->ncyc, into);
-			li->tot[k++] = *tt;
-		}
-		li->ntot = k;
-		for (uint32_t h = 0; h < li->nhang; h++)
-			li->hang[h].cycle = moved_cycle(li->hang[h].cycle, first, li->ncyc, into);
-		for (uint32_t h = 0; h < li->nofail; h++)
-			li->ofail[h].cycle = (uint16_t)moved_cycle(li->ofail[h].cycle, first, li->ncyc, into);
-		li->ncyc = w;
-		li->seg_start = li->nsmp;
-	}
+	compact_cycles(li, first, into);
 	li->merged += n;
 out:
 	free(into);
