@@ -462,39 +462,31 @@ static int walk_cycle(struct dl_logimport *li, const uint32_t *walk, uint32_t nw
 	return 0;
 }
 
-/*
- * The registration order: a topological merge of every phase's walk and of
- * parent before child (@edges, consumed), ties broken by first appearance
- * (@rank).  Async cycles contribute only their main thread's walk.  Where
- * the walks disagree, the merge breaks a constraint and counts it.
- */
-static int find_order(struct dl_logimport *li, struct set64 *edges, double *rank)
+/* A device only seen as a parent ranks just before its first child. */
+static void rank_parents(const struct dl_logimport *li, double *rank)
 {
-	uint32_t n = li->ndev, *indeg = NULL, *row = NULL, *col = NULL, *eu = NULL, *ev = NULL;
-	uint32_t ne = 0, placed = 0;
-	uint8_t *done = NULL;
-	struct heap h = { 0 };
-	int ret = -ENOMEM;
+	uint32_t n = li->ndev;
 
-	indeg = calloc((size_t)n + 1, sizeof(*indeg));
-	row = calloc((size_t)n + 2, sizeof(*row));
-	done = calloc((size_t)n + 1, 1);
-	h.a = malloc(((size_t)n + 1) * sizeof(*h.a));
-	li->order = malloc(((size_t)n + 1) * sizeof(*li->order));
-	if (!indeg || !row || !done || !h.a || !li->order)
-		goto out;
-	/* a device only seen as a parent ranks just before its first child */
 	for (uint32_t d = 0; d < n; d++)
 		for (uint32_t a = li->dev[d].parent, k = 0; a != DL_LG_NONE && k < n;
 		     a = li->dev[a].parent, k++)
 			if (rank[a] > rank[d] - 0.5)
 				rank[a] = rank[d] - 0.5;
-	for (uint32_t d = 0; d < n; d++)
-		if (li->dev[d].parent != DL_LG_NONE &&
-		    set64_add(edges, (uint64_t)li->dev[d].parent << 32 | d) == UINT32_MAX)
-			goto out;
-	eu = malloc(((size_t)edges->n + 1) * sizeof(*eu));
-	ev = malloc(((size_t)edges->n + 1) * sizeof(*ev));
+}
+
+/*
+ * EDGES (consumed: freed once read) as CSR: the successors of device d are
+ * COL[ROW[d] .. ROW[d + 1]) (ROW: N + 2 zeroed entries, *COL allocated
+ * here), and INDEG counts each device's predecessors.  0, or -ENOMEM.
+ */
+static int edges_csr(struct set64 *edges, uint32_t n, uint32_t *row, uint32_t **col,
+		     uint32_t *indeg)
+{
+	uint32_t ne = 0, *fill = NULL;
+	uint32_t *eu = malloc(((size_t)edges->n + 1) * sizeof(*eu));
+	uint32_t *ev = malloc(((size_t)edges->n + 1) * sizeof(*ev));
+	int ret = -ENOMEM;
+
 	if (!eu || !ev)
 		goto out;
 	for (uint32_t k = 0; edges->a && k <= edges->mask; k++)
@@ -508,41 +500,53 @@ static int find_order(struct dl_logimport *li, struct set64 *edges, double *rank
 		row[eu[e] + 1]++;
 	for (uint32_t d = 0; d < n; d++)
 		row[d + 1] += row[d];
-	col = malloc(((size_t)ne + 1) * sizeof(*col));
-	if (!col)
+	*col = malloc(((size_t)ne + 1) * sizeof(**col));
+	if (!*col || !(fill = calloc((size_t)n + 1, sizeof(*fill))))
 		goto out;
-	{
-		uint32_t *fill = calloc((size_t)n + 1, sizeof(*fill));
-
-		if (!fill)
-			goto out;
-		for (uint32_t e = 0; e < ne; e++) {
-			col[row[eu[e]] + fill[eu[e]]++] = ev[e];
-			indeg[ev[e]]++;
-		}
-		free(fill);
+	for (uint32_t e = 0; e < ne; e++) {
+		(*col)[row[eu[e]] + fill[eu[e]]++] = ev[e];
+		indeg[ev[e]]++;
 	}
-	h.rank = rank;
+	ret = 0;
+out:
+	free(eu);
+	free(ev);
+	free(fill);
+	return ret;
+}
+
+/* The walks contradict each other: the best-ranked device not placed (or its highest
+ * ancestor not placed) goes next, and the conflict is counted. */
+static void break_conflict(struct dl_logimport *li, struct heap *h, const uint8_t *done,
+			   uint32_t *indeg)
+{
+	uint32_t best = DL_LG_NONE;
+
+	for (uint32_t x = 0; x < li->ndev; x++)
+		if (!done[x] && (best == DL_LG_NONE || before(h, x, best)))
+			best = x;
+	while (li->dev[best].parent != DL_LG_NONE && !done[li->dev[best].parent])
+		best = li->dev[best].parent;
+	indeg[best] = 0;
+	heap_push(h, best);
+	li->order_conflicts++;
+}
+
+/* Kahn's merge over ROW, COL, INDEG, the heap H ordered by rank: li->order, each rank. */
+static void merge_walks(struct dl_logimport *li, const uint32_t *row, const uint32_t *col,
+			uint32_t *indeg, uint8_t *done, struct heap *h)
+{
+	uint32_t n = li->ndev, placed = 0;
+
 	for (uint32_t d = 0; d < n; d++)
 		if (!indeg[d])
-			heap_push(&h, d);
+			heap_push(h, d);
 	while (placed < n) {
 		uint32_t d;
 
-		if (!h.n) {
-			/* the walks contradict each other: place the best-ranked root first */
-			uint32_t best = DL_LG_NONE;
-
-			for (uint32_t x = 0; x < n; x++)
-				if (!done[x] && (best == DL_LG_NONE || before(&h, x, best)))
-					best = x;
-			while (li->dev[best].parent != DL_LG_NONE && !done[li->dev[best].parent])
-				best = li->dev[best].parent;
-			indeg[best] = 0;
-			heap_push(&h, best);
-			li->order_conflicts++;
-		}
-		d = heap_pop(&h);
+		if (!h->n)
+			break_conflict(li, h, done, indeg);
+		d = heap_pop(h);
 		if (done[d])
 			continue;
 		done[d] = 1;
@@ -550,16 +554,44 @@ static int find_order(struct dl_logimport *li, struct set64 *edges, double *rank
 		li->order[placed++] = d;
 		for (uint32_t e = row[d]; e < row[d + 1]; e++)
 			if (!done[col[e]] && indeg[col[e]] && !--indeg[col[e]])
-				heap_push(&h, col[e]);
+				heap_push(h, col[e]);
 	}
+}
+
+/*
+ * The registration order: a topological merge of every phase's walk and of
+ * parent before child (@edges, consumed), ties broken by first appearance
+ * (@rank).  Async cycles contribute only their main thread's walk.  Where
+ * the walks disagree, the merge breaks a constraint and counts it.
+ */
+static int find_order(struct dl_logimport *li, struct set64 *edges, double *rank)
+{
+	uint32_t n = li->ndev, *indeg = NULL, *row = NULL, *col = NULL;
+	uint8_t *done = NULL;
+	struct heap h = { .rank = rank };
+	int ret = -ENOMEM;
+
+	indeg = calloc((size_t)n + 1, sizeof(*indeg));
+	row = calloc((size_t)n + 2, sizeof(*row));
+	done = calloc((size_t)n + 1, 1);
+	h.a = malloc(((size_t)n + 1) * sizeof(*h.a));
+	li->order = malloc(((size_t)n + 1) * sizeof(*li->order));
+	if (!indeg || !row || !done || !h.a || !li->order)
+		goto out;
+	rank_parents(li, rank);
+	for (uint32_t d = 0; d < n; d++)
+		if (li->dev[d].parent != DL_LG_NONE &&
+		    set64_add(edges, (uint64_t)li->dev[d].parent << 32 | d) == UINT32_MAX)
+			goto out;
+	if (edges_csr(edges, n, row, &col, indeg))
+		goto out;
+	merge_walks(li, row, col, indeg, done, &h);
 	ret = 0;
 out:
 	free(indeg);
 	free(row);
 	free(col);
 	free(done);
-	free(eu);
-	free(ev);
 	free(h.a);
 	return ret;
 }
@@ -940,6 +972,122 @@ static int put_latencies(const struct dl_logimport *li, json_t *obj, const uint3
 	return 0;
 }
 
+/* What the reading counted: lines, probes, the main thread's gaps, order conflicts. */
+static void xlog_counts(const struct dl_logimport *li, json_t *x, bool with_gap)
+{
+	json_t *g = json_object();
+
+	json_object_set_new(x, "lines", json_integer((json_int_t)li->lines));
+	json_object_set_new(x, "lines_skipped", json_integer((json_int_t)li->skipped));
+	json_object_set_new(x, "lines_untimed", json_integer((json_int_t)li->untimed));
+	json_object_set_new(x, "boot_probes", json_integer(li->probes));
+	json_object_set_new(x, "main_gap_ns", json_integer(li->main_gap_ns));
+	json_object_set_new(x, "gaps_added", json_boolean(with_gap));
+	json_object_set_new(x, "main_gap_ns_by_phase", g);
+	for (unsigned k = 0; g && k < DL_LAT_COUNT; k++)
+		if (li->gap_ns[k] >= 0)
+			json_object_set_new(g, dl_lat_key_name(k), json_integer(li->gap_ns[k]));
+	json_object_set_new(x, "order_conflicts", json_integer(li->order_conflicts));
+}
+
+/* The phase totals the log printed for cycle C, appended to TOTS: 0, or -ENOMEM. */
+static int xlog_totals(const struct dl_logimport *li, uint32_t c, json_t *tots)
+{
+	for (uint32_t t = 0; t < li->ntot; t++) {
+		const struct dl_lg_total *tt = &li->tot[t];
+		json_t *to;
+
+		if (tt->cycle != c)
+			continue;
+		to = json_object();
+		if (!to || json_array_append_new(tots, to))
+			return -ENOMEM;
+		json_object_set_new(to, "phase", json_string(tt->label));
+		json_object_set_new(to, "from", json_string(dl_lat_key_name(tt->first)));
+		json_object_set_new(to, "to", json_string(dl_lat_key_name(tt->last)));
+		json_object_set_new(to, "ns", json_integer(tt->ns));
+		json_object_set_new(to, "line", json_integer(tt->line));
+	}
+	return 0;
+}
+
+/* Cycle C appended to CYCLES (ONLY: the one replayed, or DL_LG_NONE): 0, or -ENOMEM. */
+static int xlog_cycle(const struct dl_logimport *li, uint32_t c, uint32_t only, json_t *cycles)
+{
+	json_t *o = json_object(), *tots = json_array();
+
+	if (!o || !tots || json_array_append_new(cycles, o)) {
+		json_decref(tots);
+		return -ENOMEM;
+	}
+	json_object_set_new(o, "cycle", json_integer(c));
+	json_object_set_new(o, "file", json_string(li->files[li->cyc[c].file]));
+	json_object_set_new(o, "line", json_integer(li->cyc[c].line));
+	if (li->cyc[c].main_pid != DL_LG_NONE)
+		json_object_set_new(o, "main_pid", json_integer(li->cyc[c].main_pid));
+	json_object_set_new(o, "callbacks", json_integer(li->cyc[c].ncb));
+	json_object_set_new(o, "async_callbacks", json_integer(li->cyc[c].nasync));
+	json_object_set_new(o, "lines_lost", json_boolean(li->cyc[c].gap));
+	json_object_set_new(o, "truncated", json_boolean(li->cyc[c].truncated));
+	json_object_set_new(o, "totals", tots);
+	if (only != DL_LG_NONE)
+		json_object_set_new(o, "replayed", json_boolean(c == only));
+	return xlog_totals(li, c, tots);
+}
+
+/*
+ * The failed callbacks appended to FAILS: the samples' (one cycle: its range;
+ * folded: those kept), then the orphan returns'.  0, or -ENOMEM.
+ */
+static int xlog_failures(const struct dl_logimport *li, uint32_t only, json_t *fails)
+{
+	for (uint32_t i = only < li->ncyc ? li->cyc[only].smp_first : 0,
+		      to = li->fold ? li->nfail : only < li->ncyc ? li->cyc[only].smp_end : li->nsmp;
+	     i < to + li->nofail; i++) {
+		const struct dl_lg_sample *s = i >= to ? &li->ofail[i - to]
+					       : li->fold ? &li->fail[i] : &li->smp[i];
+		json_t *o;
+
+		if (!s->ret || (only != DL_LG_NONE && s->cycle != only))
+			continue;
+		o = json_object();
+		if (!o || json_array_append_new(fails, o))
+			return -ENOMEM;
+		json_object_set_new(o, "device", json_string(dl_lg_label(li, s->dev)));
+		json_object_set_new(o, "phase", json_string(dl_lat_key_name(s->key)));
+		json_object_set_new(o, "error", json_integer(s->ret));
+		json_object_set_new(o, "file", json_string(li->files[s->file]));
+		json_object_set_new(o, "line", json_integer(s->line));
+	}
+	return 0;
+}
+
+/* "unreturned_calls": the calls the log never saw return (of cycle ONLY): 0, or -ENOMEM. */
+static int xlog_hangs(const struct dl_logimport *li, uint32_t only, json_t *x)
+{
+	json_t *hangs = json_array();
+
+	if (!hangs || json_object_set_new(x, "unreturned_calls", hangs))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < li->nhang; i++) {
+		const struct dl_lg_hang *h = &li->hang[i];
+
+		if (only != DL_LG_NONE && h->cycle != only)
+			continue;
+		if (json_array_append_new(hangs, json_pack("{s:s, s:s, s:s, s:i, s:i}",
+			"device", dl_lg_label(li, h->dev), "phase", dl_lat_key_name(h->key),
+			"file", li->files[h->file], "line", (json_int_t)h->line,
+			"cycle", (json_int_t)h->cycle)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The scenario's "x-log": what was read (files, counts), the cycles (ONLY:
+ * just that one, or DL_LG_NONE), failed callbacks, unreturned calls and the
+ * contradictions noted.  NULL when out of memory.
+ */
 static json_t *xlog_json(const struct dl_logimport *li, uint32_t only, bool with_gap)
 {
 	json_t *x = json_object(), *files = json_array(), *cycles = json_array();
@@ -953,98 +1101,16 @@ static json_t *xlog_json(const struct dl_logimport *li, uint32_t only, bool with
 	json_object_set_new(x, "contradictions", notes);
 	for (uint32_t f = 0; f < li->nfiles; f++)
 		json_array_append_new(files, json_string(li->files[f]));
-	json_object_set_new(x, "lines", json_integer((json_int_t)li->lines));
-	json_object_set_new(x, "lines_skipped", json_integer((json_int_t)li->skipped));
-	json_object_set_new(x, "lines_untimed", json_integer((json_int_t)li->untimed));
-	json_object_set_new(x, "boot_probes", json_integer(li->probes));
-	json_object_set_new(x, "main_gap_ns", json_integer(li->main_gap_ns));
-	json_object_set_new(x, "gaps_added", json_boolean(with_gap));
-	{
-		json_t *g = json_object();
-
-		json_object_set_new(x, "main_gap_ns_by_phase", g);
-		for (unsigned k = 0; g && k < DL_LAT_COUNT; k++)
-			if (li->gap_ns[k] >= 0)
-				json_object_set_new(g, dl_lat_key_name(k), json_integer(li->gap_ns[k]));
-	}
-	json_object_set_new(x, "order_conflicts", json_integer(li->order_conflicts));
+	xlog_counts(li, x, with_gap);
 	for (uint32_t c = only != DL_LG_NONE ? only : 0;
-	     c < li->ncyc && (only == DL_LG_NONE || c == only); c++) {
-		json_t *o = json_object(), *tots = json_array();
-
-		if (!o || !tots || json_array_append_new(cycles, o)) {
-			json_decref(tots);
+	     c < li->ncyc && (only == DL_LG_NONE || c == only); c++)
+		if (xlog_cycle(li, c, only, cycles))
 			goto nomem;
-		}
-		json_object_set_new(o, "cycle", json_integer(c));
-		json_object_set_new(o, "file", json_string(li->files[li->cyc[c].file]));
-		json_object_set_new(o, "line", json_integer(li->cyc[c].line));
-		if (li->cyc[c].main_pid != DL_LG_NONE)
-			json_object_set_new(o, "main_pid", json_integer(li->cyc[c].main_pid));
-		json_object_set_new(o, "callbacks", json_integer(li->cyc[c].ncb));
-		json_object_set_new(o, "async_callbacks", json_integer(li->cyc[c].nasync));
-		json_object_set_new(o, "lines_lost", json_boolean(li->cyc[c].gap));
-		json_object_set_new(o, "truncated", json_boolean(li->cyc[c].truncated));
-		json_object_set_new(o, "totals", tots);
-		if (only != DL_LG_NONE)
-			json_object_set_new(o, "replayed", json_boolean(c == only));
-		for (uint32_t t = 0; t < li->ntot; t++) {
-			const struct dl_lg_total *tt = &li->tot[t];
-			json_t *to;
-
-			if (tt->cycle != c)
-				continue;
-			to = json_object();
-			if (!to || json_array_append_new(tots, to))
-				goto nomem;
-			json_object_set_new(to, "phase", json_string(tt->label));
-			json_object_set_new(to, "from", json_string(dl_lat_key_name(tt->first)));
-			json_object_set_new(to, "to", json_string(dl_lat_key_name(tt->last)));
-			json_object_set_new(to, "ns", json_integer(tt->ns));
-			json_object_set_new(to, "line", json_integer(tt->line));
-		}
-	}
-	/*
-	 * failed callbacks: the samples' (one cycle: its range; folded: those
-	 * kept), then the orphan returns'
-	 */
-	for (uint32_t i = only < li->ncyc ? li->cyc[only].smp_first : 0,
-		      to = li->fold ? li->nfail : only < li->ncyc ? li->cyc[only].smp_end : li->nsmp;
-	     i < to + li->nofail; i++) {
-		const struct dl_lg_sample *s = i >= to ? &li->ofail[i - to]
-					       : li->fold ? &li->fail[i] : &li->smp[i];
-		json_t *o;
-
-		if (!s->ret || (only != DL_LG_NONE && s->cycle != only))
-			continue;
-		o = json_object();
-		if (!o || json_array_append_new(fails, o))
-			goto nomem;
-		json_object_set_new(o, "device", json_string(dl_lg_label(li, s->dev)));
-		json_object_set_new(o, "phase", json_string(dl_lat_key_name(s->key)));
-		json_object_set_new(o, "error", json_integer(s->ret));
-		json_object_set_new(o, "file", json_string(li->files[s->file]));
-		json_object_set_new(o, "line", json_integer(s->line));
-	}
+	if (xlog_failures(li, only, fails))
+		goto nomem;
 	json_object_set_new(x, "orphan_returns", json_integer(li->orphans));
-	{
-		json_t *hangs = json_array();
-
-		if (!hangs || json_object_set_new(x, "unreturned_calls", hangs))
-			goto nomem;
-		for (uint32_t i = 0; i < li->nhang; i++) {
-			const struct dl_lg_hang *h = &li->hang[i];
-
-			if (only != DL_LG_NONE && h->cycle != only)
-				continue;
-
-			if (json_array_append_new(hangs, json_pack("{s:s, s:s, s:s, s:i, s:i}",
-				"device", dl_lg_label(li, h->dev), "phase", dl_lat_key_name(h->key),
-				"file", li->files[h->file], "line", (json_int_t)h->line,
-				"cycle", (json_int_t)h->cycle)))
-				goto nomem;
-		}
-	}
+	if (xlog_hangs(li, only, x))
+		goto nomem;
 	for (uint32_t i = 0; i < li->nnote; i++) {
 		char buf[300];
 
