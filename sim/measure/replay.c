@@ -59,18 +59,9 @@ static int run_spans(const struct dl_scenario *sc, enum dl_order order, uint32_t
 	return 0;
 }
 
-int dl_log_replay(const struct dl_logimport *li, uint32_t cycle, int order, uint32_t workers,
-		  struct dl_replay *out, struct dl_error *err)
+/* OUT's rows: each phase total the log printed for CYCLE, with the callbacks inside it. */
+static void logged_rows(const struct dl_logimport *li, uint32_t cycle, struct dl_replay *out)
 {
-	int64_t fit[DL_PH_COUNT], def[DL_PH_COUNT];
-	struct dl_scenario *sc = NULL;
-	json_t *js;
-	bool items;
-	int ret;
-
-	memset(out, 0, sizeof(*out));
-	out->cycle = cycle;
-	out->main_ns = li->main_gap_ns;
 	for (uint32_t t = 0; t < li->ntot && out->nrow < DL_REPLAY_MAX_ROWS; t++) {
 		const struct dl_lg_total *tt = &li->tot[t];
 		struct dl_replay_row *row;
@@ -94,11 +85,14 @@ int dl_log_replay(const struct dl_logimport *li, uint32_t cycle, int order, uint
 				row->cb_max_ns = s->lat_ns;
 		}
 	}
-	if (!out->nrow) {
-		snprintf(err->msg, sizeof(err->msg), "cycle %u printed no phase total; nothing to "
-			 "replay against", cycle);
-		return -ENODATA;
-	}
+}
+
+/* The replay's order (ORDER, else the log's) and CPUs (WORKERS, else the log's). */
+static void replay_setup(const struct dl_logimport *li, uint32_t cycle, int order,
+			 uint32_t workers, struct dl_replay *out)
+{
+	bool items;
+
 	out->order = order >= 0 ? (enum dl_order)order
 				: dl_order_of_kernel(li->cyc[cycle].nasync != 0, 0);
 	items = dl_order_uses_items(dl_order_policy(out->order));
@@ -110,27 +104,46 @@ int dl_log_replay(const struct dl_logimport *li, uint32_t cycle, int order, uint
 	 */
 	if (!workers && items && li->cyc[cycle].peak > out->workers)
 		out->workers = li->cyc[cycle].peak;
-	js = dl_log_scenario(li, cycle, true, "replay");
+}
+
+/* CYCLE as a scenario (WITH_GAP: the main thread's gaps added) run by OUT's order and
+ * CPUs: each phase's span into SPAN.  0, or a negative errno (ERR says why). */
+static int replay_spans(const struct dl_logimport *li, uint32_t cycle, bool with_gap,
+			const struct dl_replay *out, int64_t *span, struct dl_error *err)
+{
+	json_t *js = dl_log_scenario(li, cycle, with_gap, "replay");
+	struct dl_scenario *sc = NULL;
+	int ret;
+
 	if (!js)
 		return -ENOMEM;
 	ret = dl_scenario_load_json("(imported scenario)", js, NULL, 0, NULL, &sc, err);
-	if (ret)
-		goto out;
-	if ((ret = run_spans(sc, out->order, out->workers, fit, err)))
-		goto out;
+	if (!ret)
+		ret = run_spans(sc, out->order, out->workers, span, err);
 	dl_scenario_free(sc);
-	sc = NULL;
 	json_decref(js);
-	js = dl_log_scenario(li, cycle, false, "replay");
-	if (!js) {
-		ret = -ENOMEM;
-		goto out;
+	return ret;
+}
+
+int dl_log_replay(const struct dl_logimport *li, uint32_t cycle, int order, uint32_t workers,
+		  struct dl_replay *out, struct dl_error *err)
+{
+	int64_t fit[DL_PH_COUNT], def[DL_PH_COUNT];
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	out->cycle = cycle;
+	out->main_ns = li->main_gap_ns;
+	logged_rows(li, cycle, out);
+	if (!out->nrow) {
+		snprintf(err->msg, sizeof(err->msg), "cycle %u printed no phase total; nothing to "
+			 "replay against", cycle);
+		return -ENODATA;
 	}
-	ret = dl_scenario_load_json("(imported scenario)", js, NULL, 0, NULL, &sc, err);
-	if (ret)
-		goto out;
-	if ((ret = run_spans(sc, out->order, out->workers, def, err)))
-		goto out;
+	replay_setup(li, cycle, order, workers, out);
+	if ((ret = replay_spans(li, cycle, true, out, fit, err)) ||
+	    (ret = replay_spans(li, cycle, false, out, def, err)))
+		return ret;
 	for (uint32_t i = 0; i < out->nrow; i++) {
 		struct dl_replay_row *row = &out->row[i];
 
@@ -142,8 +155,5 @@ int dl_log_replay(const struct dl_logimport *li, uint32_t cycle, int order, uint
 			row->replay_default_ns += def[p] > 0 ? def[p] : 0;
 		}
 	}
-out:
-	dl_scenario_free(sc);
-	json_decref(js);
-	return ret;
+	return 0;
 }
