@@ -194,35 +194,19 @@ static uint32_t set_subtree(struct work *wk, uint32_t d)
 	return n;
 }
 
-/*
- * The candidates that make devices async: each sync device with a latency;
- * then, where neither a device nor its parent alone saves HELP, the pair,
- * and the chain of the device and its sync ancestors; each sync device
- * with sync children, with its subtree; every device.
- */
-static int async_changes(struct work *wk, uint32_t limit, int64_t help)
+/* Each sync device with a latency made async (at most LIMIT): what each saves into SINGLE. */
+static int async_singles(struct work *wk, uint32_t limit, int64_t *single)
 {
 	const struct dl_scenario *sc = wk->sc;
-	int64_t *single = malloc(((size_t)sc->ndev + 1) * sizeof(*single));
-	uint8_t *paired = calloc((size_t)sc->ndev + 1, 1);	/* tried with its parent */
 	struct dl_advice *a;
 	uint32_t n = 0;
 	int ret = 0;
 
-	if (!single || !paired) {
-		free(single);
-		free(paired);
-		return -ENOMEM;
-	}
-	for (uint32_t d = 0; d < sc->ndev; d++)
-		single[d] = 0;
 	for (uint32_t d = 0; d < sc->ndev && n < limit && !ret && !stopped(wk); d++) {
 		if (!sync_dev(wk, d) || !has_latency(&sc->prof[sc->dev[d].profile]))
 			continue;
-		if (!(a = push(wk))) {
-			ret = -ENOMEM;
-			break;
-		}
+		if (!(a = push(wk)))
+			return -ENOMEM;
 		a->kind = DL_ADV_ASYNC;
 		a->dev = d;
 		a->n = 1;
@@ -232,53 +216,99 @@ static int async_changes(struct work *wk, uint32_t limit, int64_t help)
 			single[d] = a->total_saved_ns;
 		n++;
 	}
-	/* pairs and chains: where no single change helps */
-	for (uint32_t d = 0, np = 0, nc = 0; d < sc->ndev && !ret && !stopped(wk); d++) {
-		uint32_t p = sc->dev[d].parent, len = 1, top = d;
+	return ret;
+}
+
+/* D and its parent P made async together; *SAVES: that saves more than HELP. */
+static int try_pair(struct work *wk, uint32_t d, uint32_t p, int64_t help, bool *saves)
+{
+	struct dl_advice *a = push(wk);
+	int ret;
+
+	if (!a)
+		return -ENOMEM;
+	a->kind = DL_ADV_ASYNC_PAIR;
+	a->dev = d;
+	a->dev2 = p;
+	a->n = 2;
+	wk->w.dev[d].async = wk->w.dev[p].async = 1;
+	ret = try_async(wk, a);
+	*saves = a->total_saved_ns > help;
+	return ret;
+}
+
+/* D and all its sync ancestors made async together, when they are three or more and
+ * ROOM says a chain may still be tried (*TRIED then). */
+static int try_chain(struct work *wk, uint32_t d, bool room, bool *tried)
+{
+	const struct dl_scenario *sc = wk->sc;
+	uint32_t len = 1, top = d;
+	struct dl_advice *a;
+
+	*tried = false;
+	wk->w.dev[d].async = 1;
+	while (sync_dev(wk, sc->dev[top].parent)) {
+		top = sc->dev[top].parent;
+		wk->w.dev[top].async = 1;
+		len++;
+	}
+	if (len < 3 || !room) {
+		for (uint32_t x = 0; x < sc->ndev; x++)
+			wk->w.dev[x].async = wk->async[x];
+		return 0;
+	}
+	if (!(a = push(wk)))
+		return -ENOMEM;
+	a->kind = DL_ADV_ASYNC_CHAIN;
+	a->dev = d;
+	a->dev2 = top;
+	a->n = len;
+	*tried = true;
+	return try_async(wk, a);
+}
+
+/*
+ * Pairs and chains, where no single change helps (neither the device nor its
+ * parent saves HELP alone): the device with its parent (at most LIMIT; PAIRED
+ * marks them), and where the pair does not help either, with the chain of its
+ * sync ancestors (at most LIMIT).
+ */
+static int async_pairs_chains(struct work *wk, uint32_t limit, int64_t help, const int64_t *single,
+			      uint8_t *paired)
+{
+	const struct dl_scenario *sc = wk->sc;
+	uint32_t np = 0, nc = 0;
+	int ret = 0;
+
+	for (uint32_t d = 0; d < sc->ndev && !ret && !stopped(wk); d++) {
+		uint32_t p = sc->dev[d].parent;
+		bool saves = false, tried;
 
 		if (!sync_dev(wk, d) || !sync_dev(wk, p) || single[d] > help || single[p] > help)
 			continue;
 		if (np < limit) {
-			if (!(a = push(wk))) {
-				ret = -ENOMEM;
-				break;
-			}
-			a->kind = DL_ADV_ASYNC_PAIR;
-			a->dev = d;
-			a->dev2 = p;
-			a->n = 2;
-			wk->w.dev[d].async = wk->w.dev[p].async = 1;
-			if ((ret = try_async(wk, a)))
+			if ((ret = try_pair(wk, d, p, help, &saves)))
 				break;
 			paired[d] = 1;
 			np++;
-			if (a->total_saved_ns > help)
+			if (saves)
 				continue;
 		}
-		wk->w.dev[d].async = 1;
-		while (sync_dev(wk, sc->dev[top].parent)) {
-			top = sc->dev[top].parent;
-			wk->w.dev[top].async = 1;
-			len++;
-		}
-		if (len < 3 || nc >= limit) {
-			for (uint32_t x = 0; x < sc->ndev; x++)
-				wk->w.dev[x].async = wk->async[x];
-			continue;
-		}
-		if (!(a = push(wk))) {
-			ret = -ENOMEM;
-			break;
-		}
-		a->kind = DL_ADV_ASYNC_CHAIN;
-		a->dev = d;
-		a->dev2 = top;
-		a->n = len;
-		ret = try_async(wk, a);
-		nc++;
+		ret = try_chain(wk, d, nc < limit, &tried);
+		nc += tried;
 	}
-	/* subtrees: a sync device and its sync descendants */
-	n = 0;
+	return ret;
+}
+
+/* Each sync device with sync children, with its sync descendants (at most LIMIT); not
+ * one whose one sync child has no children and was PAIRED with it. */
+static int async_subtrees(struct work *wk, uint32_t limit, const uint8_t *paired)
+{
+	const struct dl_scenario *sc = wk->sc;
+	struct dl_advice *a;
+	uint32_t n = 0;
+	int ret = 0;
+
 	for (uint32_t d = 0; d < sc->ndev && n < limit && !ret && !stopped(wk); d++) {
 		uint32_t kids = 0, kid = DL_SC_NONE;
 
@@ -291,31 +321,58 @@ static int async_changes(struct work *wk, uint32_t limit, int64_t help)
 		if (!sync_dev(wk, d) || !kids ||
 		    (kids == 1 && paired[kid] && wk->kid_off[kid] == wk->kid_off[kid + 1]))
 			continue;
-		if (!(a = push(wk))) {
-			ret = -ENOMEM;
-			break;
-		}
+		if (!(a = push(wk)))
+			return -ENOMEM;
 		a->kind = DL_ADV_ASYNC_SUBTREE;
 		a->dev = d;
 		a->n = set_subtree(wk, d);
 		ret = try_async(wk, a);
 		n++;
 	}
-	/* every device */
-	n = 0;
+	return ret;
+}
+
+/* Every device async (a hotplugged one keeps its flag), if any is sync. */
+static int async_every(struct work *wk)
+{
+	const struct dl_scenario *sc = wk->sc;
+	struct dl_advice *a;
+	uint32_t n = 0;
+
 	for (uint32_t d = 0; d < sc->ndev; d++)
 		n += sync_dev(wk, d);
-	if (n && !ret && !stopped(wk)) {
-		if (!(a = push(wk))) {
-			ret = -ENOMEM;
-		} else {
-			a->kind = DL_ADV_ASYNC_ALL;
-			a->n = n;
-			for (uint32_t d = 0; d < sc->ndev; d++)
-				wk->w.dev[d].async = !sc->dev[d].hotplug || wk->async[d];
-			ret = try_async(wk, a);
-		}
-	}
+	if (!n || stopped(wk))
+		return 0;
+	if (!(a = push(wk)))
+		return -ENOMEM;
+	a->kind = DL_ADV_ASYNC_ALL;
+	a->n = n;
+	for (uint32_t d = 0; d < sc->ndev; d++)
+		wk->w.dev[d].async = !sc->dev[d].hotplug || wk->async[d];
+	return try_async(wk, a);
+}
+
+/*
+ * The candidates that make devices async: each sync device with a latency;
+ * then, where neither a device nor its parent alone saves HELP, the pair,
+ * and the chain of the device and its sync ancestors; each sync device
+ * with sync children, with its subtree; every device.
+ */
+static int async_changes(struct work *wk, uint32_t limit, int64_t help)
+{
+	const struct dl_scenario *sc = wk->sc;
+	int64_t *single = calloc((size_t)sc->ndev + 1, sizeof(*single));
+	uint8_t *paired = calloc((size_t)sc->ndev + 1, 1);	/* tried with its parent */
+	int ret = -ENOMEM;
+
+	if (single && paired)
+		ret = async_singles(wk, limit, single);
+	if (!ret)
+		ret = async_pairs_chains(wk, limit, help, single, paired);
+	if (!ret)
+		ret = async_subtrees(wk, limit, paired);
+	if (!ret)
+		ret = async_every(wk);
 	free(single);
 	free(paired);
 	return ret < 0 ? ret : 0;
