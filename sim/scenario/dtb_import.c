@@ -1072,94 +1072,131 @@ static int cmp_strp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Iterative Tarjan over devices; edges: links c->s and child->parent. */
+/* Tarjan's strongly connected components over the devices, iteratively (no recursion
+ * on a hostile DTB's depth): the graph in CSR, the walk's state, comp[] the result. */
+struct scc {
+	int nd;
+	size_t *start;          /* the edges of v: adj[start[v] .. start[v + 1]) */
+	int *adj;
+	int *idx, *low, *comp, *stk, *cs;
+	size_t *it;             /* the next edge of v to follow */
+	char *on;               /* on stk */
+	int counter, sp, ncomp;
+};
+
+static void scc_free(struct scc *g)
+{
+	free(g->start); free(g->adj); free(g->idx); free(g->low); free(g->comp); free(g->stk);
+	free(g->cs); free(g->it); free(g->on);
+}
+
+/* The edges: each own link consumer -> supplier (proxies are SYNC_STATE_ONLY:
+ * __fw_devlink_relax_cycles() does not follow them), and child -> parent.  0, or -ENOMEM. */
+static int scc_graph(const struct imp *m, struct scc *g)
+{
+	int nd = m->nd;
+	size_t ne = m->nl + (size_t)nd, n1 = (size_t)nd + 1;
+
+	g->nd = nd;
+	g->start = calloc(n1, sizeof(*g->start));
+	g->adj = malloc((ne ? ne : 1) * sizeof(*g->adj));
+	g->idx = malloc(n1 * sizeof(int));
+	g->low = malloc(n1 * sizeof(int));
+	g->comp = malloc(n1 * sizeof(int));
+	g->stk = malloc(n1 * sizeof(int));
+	g->cs = malloc(n1 * sizeof(int));
+	g->it = malloc(n1 * sizeof(*g->it));
+	g->on = calloc(n1, 1);
+	if (!g->start || !g->adj || !g->idx || !g->low || !g->comp || !g->stk || !g->cs ||
+	    !g->it || !g->on)
+		return -ENOMEM;
+	for (size_t k = 0; k < m->nl; k++)
+		if (m->l[k].kind == LK_OWN)
+			g->start[m->l[k].c + 1]++;
+	for (int v = 0; v < nd; v++)
+		if (m->d[v].parent >= 0)
+			g->start[v + 1]++;
+	for (int v = 0; v < nd; v++)
+		g->start[v + 1] += g->start[v];
+	for (int v = 0; v < nd; v++)
+		g->it[v] = g->start[v];
+	for (size_t k = 0; k < m->nl; k++)
+		if (m->l[k].kind == LK_OWN)
+			g->adj[g->it[m->l[k].c]++] = m->l[k].s;
+	for (int v = 0; v < nd; v++)
+		if (m->d[v].parent >= 0)
+			g->adj[g->it[v]++] = m->d[v].parent;
+	for (int v = 0; v < nd; v++)
+		g->idx[v] = -1;
+	return 0;
+}
+
+/* V enters the walk: numbered, on the stack of the component and the call stack. */
+static void scc_enter(struct scc *g, int v, int *csp)
+{
+	g->idx[v] = g->low[v] = g->counter++;
+	g->it[v] = g->start[v];
+	g->stk[g->sp++] = v;
+	g->on[v] = 1;
+	g->cs[(*csp)++] = v;
+}
+
+/* The components reachable from ROOT (not yet walked). */
+static void scc_walk(struct scc *g, int root)
+{
+	int csp = 0;
+
+	scc_enter(g, root, &csp);
+	while (csp) {
+		int v = g->cs[csp - 1];
+
+		if (g->it[v] < g->start[v + 1]) {
+			int w = g->adj[g->it[v]++];
+
+			if (g->idx[w] < 0)
+				scc_enter(g, w, &csp);
+			else if (g->on[w] && g->idx[w] < g->low[v])
+				g->low[v] = g->idx[w];
+			continue;
+		}
+		if (g->low[v] == g->idx[v]) {
+			int w;
+
+			do {
+				w = g->stk[--g->sp];
+				g->on[w] = 0;
+				g->comp[w] = g->ncomp;
+			} while (w != v);
+			g->ncomp++;
+		}
+		csp--;
+		if (csp && g->low[v] < g->low[g->cs[csp - 1]])
+			g->low[g->cs[csp - 1]] = g->low[v];
+	}
+}
+
+/* The own links on a dependency cycle (consumer and supplier in one component): marked,
+ * counted in *NCYCLE.  0, or -ENOMEM. */
 static int mark_cycles(struct imp *m, unsigned *ncycle)
 {
-	int nd = m->nd, ret = 0;
-	size_t ne = m->nl + (size_t)nd;
-	size_t *start = calloc((size_t)nd + 1, sizeof(*start));
-	int *adj = malloc((ne ? ne : 1) * sizeof(*adj));
-	int *idx = malloc(((size_t)nd + 1) * sizeof(int)), *low = malloc(((size_t)nd + 1) * sizeof(int));
-	int *comp = malloc(((size_t)nd + 1) * sizeof(int)), *stk = malloc(((size_t)nd + 1) * sizeof(int));
-	int *cs = malloc(((size_t)nd + 1) * sizeof(int));
-	size_t *it = malloc(((size_t)nd + 1) * sizeof(*it));
-	char *on = calloc((size_t)nd + 1, 1);
-	int counter = 0, sp = 0, ncomp = 0;
+	struct scc g = { 0 };
+	int ret = 0;
 
 	*ncycle = 0;
-	if (!start || !adj || !idx || !low || !comp || !stk || !cs || !it || !on) {
+	if (scc_graph(m, &g)) {
 		ret = nomem(m);
 		goto out;
 	}
-	/* proxies are SYNC_STATE_ONLY: __fw_devlink_relax_cycles() does not follow them */
+	for (int root = 0; root < m->nd; root++)
+		if (g.idx[root] < 0)
+			scc_walk(&g, root);
 	for (size_t k = 0; k < m->nl; k++)
-		if (m->l[k].kind == LK_OWN)
-			start[m->l[k].c + 1]++;
-	for (int v = 0; v < nd; v++)
-		if (m->d[v].parent >= 0)
-			start[v + 1]++;
-	for (int v = 0; v < nd; v++)
-		start[v + 1] += start[v];
-	for (int v = 0; v < nd; v++)
-		it[v] = start[v];
-	for (size_t k = 0; k < m->nl; k++)
-		if (m->l[k].kind == LK_OWN)
-			adj[it[m->l[k].c]++] = m->l[k].s;
-	for (int v = 0; v < nd; v++)
-		if (m->d[v].parent >= 0)
-			adj[it[v]++] = m->d[v].parent;
-	for (int v = 0; v < nd; v++)
-		idx[v] = -1;
-	for (int root = 0; root < nd; root++) {
-		int csp = 0;
-
-		if (idx[root] >= 0)
-			continue;
-		cs[csp++] = root;
-		idx[root] = low[root] = counter++;
-		it[root] = start[root];
-		stk[sp++] = root;
-		on[root] = 1;
-		while (csp) {
-			int v = cs[csp - 1];
-
-			if (it[v] < start[v + 1]) {
-				int w = adj[it[v]++];
-
-				if (idx[w] < 0) {
-					idx[w] = low[w] = counter++;
-					it[w] = start[w];
-					stk[sp++] = w;
-					on[w] = 1;
-					cs[csp++] = w;
-				} else if (on[w] && idx[w] < low[v]) {
-					low[v] = idx[w];
-				}
-				continue;
-			}
-			if (low[v] == idx[v]) {
-				int w;
-
-				do {
-					w = stk[--sp];
-					on[w] = 0;
-					comp[w] = ncomp;
-				} while (w != v);
-				ncomp++;
-			}
-			csp--;
-			if (csp && low[v] < low[cs[csp - 1]])
-				low[cs[csp - 1]] = low[v];
-		}
-	}
-	for (size_t k = 0; k < m->nl; k++)
-		if (m->l[k].kind == LK_OWN && comp[m->l[k].c] == comp[m->l[k].s]) {
+		if (m->l[k].kind == LK_OWN && g.comp[m->l[k].c] == g.comp[m->l[k].s]) {
 			m->l[k].cycle = 1;
 			(*ncycle)++;
 		}
 out:
-	free(start); free(adj); free(idx); free(low); free(comp); free(stk); free(cs); free(it);
-	free(on);
+	scc_free(&g);
 	return ret;
 }
 
@@ -1532,98 +1569,129 @@ static bool struct_bad_prop(const void *blob, uint32_t *at)
 	return false;
 }
 
+/* BLOB (LEN bytes) is a whole DTB libfdt can walk safely: 0, or fail()'s code. */
+static int check_blob(struct imp *m, const void *blob, size_t len)
+{
+	uint32_t bad_at = 0;
+	int ret;
+
+	if (!blob || len < sizeof(struct fdt_header))
+		return fail(m, "%zu bytes: too short for a flattened device tree header", len);
+	if (len > DL_DTB_MAX_FILE)
+		return fail(m, "larger than %u bytes", DL_DTB_MAX_FILE);
+	if ((ret = fdt_check_header(blob)))
+		return fail(m, "not a valid DTB header: %s", fdt_strerror(ret));
+	if (fdt_totalsize(blob) > len)
+		return fail(m, "truncated: header says %u bytes, file has %zu",
+			    fdt_totalsize(blob), len);
+	/* libfdt 1.6.1's fdt_check_full() dereferences NULL on a version < 16
+	 * tree (names are full paths there); Linux needs 16+ anyway */
+	if (fdt_version(blob) < 16)
+		return fail(m, "DTB version %u: versions before 16 are not supported"
+			    " (dtc writes 17)", fdt_version(blob));
+	if (fdt_off_dt_struct(blob) < fdt_totalsize(blob) && struct_bad_prop(blob, &bad_at))
+		return fail(m, "malformed DTB: the property at offset %u claims more bytes than"
+			    " the structure block holds", bad_at);
+	if ((ret = fdt_check_full(blob, len)))
+		return fail(m, "malformed DTB: %s", fdt_strerror(ret));
+	return 0;
+}
+
+/* One link per consumer and supplier (several properties may name the same pair). */
+static void dedup_links(struct imp *m)
+{
+	size_t w = 1;
+
+	if (!m->nl)
+		return;
+	qsort(m->l, m->nl, sizeof(*m->l), cmp_link);
+	for (size_t k = 1; k < m->nl; k++)
+		if (m->l[k].c != m->l[w - 1].c || m->l[k].s != m->l[w - 1].s)
+			m->l[w++] = m->l[k];
+	m->nl = w;
+}
+
+/* A hostile DTB may repeat a sibling name: device names must be unique. */
+static int check_unique_paths(struct imp *m)
+{
+	char **names = malloc(((size_t)m->nd + 1) * sizeof(*names));
+	int ret = 0;
+
+	if (!names)
+		return nomem(m);
+	for (int i = 0; i < m->nd; i++)
+		names[i] = m->n[m->d[i].node].path;
+	qsort(names, (size_t)m->nd, sizeof(*names), cmp_strp);
+	for (int i = 1; i < m->nd && !ret; i++)
+		if (!strcmp(names[i - 1], names[i]))
+			ret = fail(m, "duplicate node path %s", names[i]);
+	free(names);
+	return ret;
+}
+
+/* What the import found (NCYCLE links on cycles), for import-dtb's summary. */
+static void fill_stats(const struct imp *m, unsigned ncycle, struct dl_dtb_stats *st)
+{
+	*st = (struct dl_dtb_stats){ (unsigned)m->nn, (unsigned)m->nd, (unsigned)m->nl, ncycle,
+				     .early_nodes = m->early_nodes,
+				     .early_dropped = m->early_dropped };
+	for (size_t k = 0; k < m->nl; k++) {
+		st->proxy += m->l[k].kind == LK_PROXY;
+		st->blocking += m->l[k].kind == LK_OWN && !m->l[k].cycle && !m->l[k].relaxed;
+		st->relaxed += m->l[k].relaxed;
+	}
+	st->unpopulated = m->unpopulated;
+	for (int i = 0; i < m->nd; i++) {
+		st->known_driver += m->d[i].drv != NULL;
+		st->bound += m->d[i].bind == B_BINDS;
+		st->never_bind += m->d[i].bind != B_BINDS;
+		st->not_built += m->d[i].bind == B_NOT_BUILT;
+		st->async_devices += m->d[i].async;
+	}
+}
+
+static void imp_free(struct imp *m)
+{
+	for (int i = 0; i < m->nn; i++)
+		free(m->n[i].path);
+	free(m->n);
+	free(m->d);
+	free(m->l);
+	free(m->ph);
+}
+
 int dl_dtb_import_opts(const void *blob, size_t len, const char *label,
 		       const struct dl_dtb_opts *opt, json_t **out, struct dl_dtb_stats *st,
 		       struct dl_error *err)
 {
 	struct imp m = { .fdt = blob, .err = err, .label = label ? label : "(dtb)" };
 	unsigned ncycle = 0;
-	uint32_t bad_at = 0;
 	int ret;
 
 	if (opt)
 		m.opt = *opt;
-
 	*out = NULL;
-	if (!blob || len < sizeof(struct fdt_header))
-		return fail(&m, "%zu bytes: too short for a flattened device tree header", len);
-	if (len > DL_DTB_MAX_FILE)
-		return fail(&m, "larger than %u bytes", DL_DTB_MAX_FILE);
-	if ((ret = fdt_check_header(blob)))
-		return fail(&m, "not a valid DTB header: %s", fdt_strerror(ret));
-	if (fdt_totalsize(blob) > len)
-		return fail(&m, "truncated: header says %u bytes, file has %zu",
-			    fdt_totalsize(blob), len);
-	/* libfdt 1.6.1's fdt_check_full() dereferences NULL on a version < 16
-	 * tree (names are full paths there); Linux needs 16+ anyway */
-	if (fdt_version(blob) < 16)
-		return fail(&m, "DTB version %u: versions before 16 are not supported"
-			    " (dtc writes 17)", fdt_version(blob));
-	if (fdt_off_dt_struct(blob) < fdt_totalsize(blob) && struct_bad_prop(blob, &bad_at))
-		return fail(&m, "malformed DTB: the property at offset %u claims more bytes than"
-			    " the structure block holds", bad_at);
-	if ((ret = fdt_check_full(blob, len)))
-		return fail(&m, "malformed DTB: %s", fdt_strerror(ret));
+	if ((ret = check_blob(&m, blob, len)))
+		return ret;
 	if (!(ret = collect_nodes(&m)) && !(ret = collect_devices(&m))) {
 		for (int i = 0; i < m.nn && !ret; i++)
 			ret = node_links(&m, i);
 	}
-	if (!ret && m.nl) {
-		size_t w = 1;
-
-		qsort(m.l, m.nl, sizeof(*m.l), cmp_link);
-		for (size_t k = 1; k < m.nl; k++)
-			if (m.l[k].c != m.l[w - 1].c || m.l[k].s != m.l[w - 1].s)
-				m.l[w++] = m.l[k];
-		m.nl = w;
-	}
 	if (!ret) {
-		/* a hostile DTB may repeat a sibling name: device names must be unique */
-		char **names = malloc(((size_t)m.nd + 1) * sizeof(*names));
-
-		if (!names) {
-			ret = nomem(&m);
-		} else {
-			for (int i = 0; i < m.nd; i++)
-				names[i] = m.n[m.d[i].node].path;
-			qsort(names, (size_t)m.nd, sizeof(*names), cmp_strp);
-			for (int i = 1; i < m.nd && !ret; i++)
-				if (!strcmp(names[i - 1], names[i]))
-					ret = fail(&m, "duplicate node path %s", names[i]);
-			free(names);
-		}
+		dedup_links(&m);
+		ret = check_unique_paths(&m);
 	}
 	if (!ret)
 		ret = mark_cycles(&m, &ncycle);
+	/* a link to a supplier that never binds: relaxed (fw_devlink_drivers_done()) */
 	for (size_t k = 0; !ret && k < m.nl; k++)
 		m.l[k].relaxed = m.l[k].kind == LK_OWN && !m.l[k].cycle &&
 				 m.d[m.l[k].s].bind != B_BINDS;
 	if (!ret)
 		ret = build_json(&m, out);
-	if (!ret && st) {
-		*st = (struct dl_dtb_stats){ (unsigned)m.nn, (unsigned)m.nd, (unsigned)m.nl, ncycle,
-					     .early_nodes = m.early_nodes,
-					     .early_dropped = m.early_dropped };
-		for (size_t k = 0; k < m.nl; k++) {
-			st->proxy += m.l[k].kind == LK_PROXY;
-			st->blocking += m.l[k].kind == LK_OWN && !m.l[k].cycle && !m.l[k].relaxed;
-			st->relaxed += m.l[k].relaxed;
-		}
-		st->unpopulated = m.unpopulated;
-		for (int i = 0; i < m.nd; i++) {
-			st->known_driver += m.d[i].drv != NULL;
-			st->bound += m.d[i].bind == B_BINDS;
-			st->never_bind += m.d[i].bind != B_BINDS;
-			st->not_built += m.d[i].bind == B_NOT_BUILT;
-			st->async_devices += m.d[i].async;
-		}
-	}
-	for (int i = 0; i < m.nn; i++)
-		free(m.n[i].path);
-	free(m.n);
-	free(m.d);
-	free(m.l);
-	free(m.ph);
+	if (!ret && st)
+		fill_stats(&m, ncycle, st);
+	imp_free(&m);
 	return ret;
 }
 
