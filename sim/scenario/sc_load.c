@@ -195,61 +195,49 @@ static int parse_empirical(struct sc_build *b, const char *path, json_t *samples
 	return 0;
 }
 
-static int parse_latency(struct sc_build *b, const char *path, json_t *v,
-			 struct dl_latency *l)
+/* PATH.dist of latency object V: its name into *DIST, the distribution into l->dist. */
+static int parse_dist(struct sc_build *b, const char *path, json_t *v, struct dl_latency *l,
+		      const char **dist)
 {
-	static const char *const keys[] = { "dist", "mean", "sd", "min", "max", "samples", NULL };
 	char sub[160];
-	const char *dist = NULL;
-	json_t *mean, *sd, *min, *max, *samples;
 	int ret;
 
-	*l = (struct dl_latency){ DL_DIST_FIXED, 0, 0, 0, INT64_MAX, 0, NULL };
-	if (!json_is_object(v))
-		return sc_parse_duration(b, path, v, &l->mean);
-	ret = sc_check_keys(b, path, v, keys);
-	if (ret)
-		return ret;
 	sc_path(sub, sizeof(sub), "%s.dist", path);
 	if (!json_object_get(v, "dist"))
 		return sc_fail(b, sub, "missing; expected \"fixed\", \"uniform\", \"exp\", "
 			       "\"normal\", \"lognormal\" or \"empirical\"");
-	ret = get_string(b, sub, json_object_get(v, "dist"), &dist);
+	ret = get_string(b, sub, json_object_get(v, "dist"), dist);
 	if (ret)
 		return ret;
 	for (l->dist = DL_DIST_FIXED; dl_dist_name(l->dist); l->dist++)
-		if (!strcmp(dist, dl_dist_name(l->dist)))
+		if (!strcmp(*dist, dl_dist_name(l->dist)))
 			break;
 	if (!dl_dist_name(l->dist))
 		return sc_fail(b, sub, "unknown distribution '%s'; expected \"fixed\", "
 			       "\"uniform\", \"exp\", \"normal\", \"lognormal\" or "
-			       "\"empirical\"", dist);
-	mean = json_object_get(v, "mean");
-	sd = json_object_get(v, "sd");
-	min = json_object_get(v, "min");
-	max = json_object_get(v, "max");
-	samples = json_object_get(v, "samples");
-	if (l->dist == DL_DIST_EMPIRICAL)
-		return parse_empirical(b, path, samples, mean || sd || min || max, l);
-	if (samples)
-		return sc_fail(b, path, "\"samples\" with \"%s\"; expected them only with "
-			       "\"empirical\"", dist);
-#define FIELD(j, name, dst)                                                   \
-	do {                                                                  \
-		if (j) {                                                      \
-			sc_path(sub, sizeof(sub), "%s.%s", path, name);       \
-			if (json_is_number(j) && json_number_value(j) < 0)     \
-				return sc_fail(b, sub, "%s is negative; expected 0 or more", name); \
-			ret = sc_parse_duration(b, sub, j, dst);              \
-			if (ret)                                              \
-				return ret;                                   \
-		}                                                             \
-	} while (0)
-	FIELD(mean, "mean", &l->mean);
-	FIELD(sd, "sd", &l->sd);
-	FIELD(min, "min", &l->min);
-	FIELD(max, "max", &l->max);
-#undef FIELD
+			       "\"empirical\"", *dist);
+	return 0;
+}
+
+/* PATH.NAME, a duration of 0 or more, into *DST when J is given. */
+static int lat_field(struct sc_build *b, const char *path, const char *name, json_t *j,
+		     int64_t *dst)
+{
+	char sub[160];
+
+	if (!j)
+		return 0;
+	sc_path(sub, sizeof(sub), "%s.%s", path, name);
+	if (json_is_number(j) && json_number_value(j) < 0)
+		return sc_fail(b, sub, "%s is negative; expected 0 or more", name);
+	return sc_parse_duration(b, sub, j, dst);
+}
+
+/* The fields distribution DIST needs and takes (MEAN, SD, MIN, MAX: given or NULL). */
+static int check_dist_fields(struct sc_build *b, const char *path, const char *dist,
+			     const struct dl_latency *l, const json_t *mean, const json_t *sd,
+			     const json_t *min, const json_t *max)
+{
 	switch (l->dist) {
 	case DL_DIST_FIXED:
 	case DL_DIST_EXP:
@@ -279,6 +267,37 @@ static int parse_latency(struct sc_build *b, const char *path, json_t *v,
 		return sc_fail(b, path, "min %lld ns > max %lld ns; expected min <= max",
 			       (long long)l->min, (long long)l->max);
 	return 0;
+}
+
+static int parse_latency(struct sc_build *b, const char *path, json_t *v,
+			 struct dl_latency *l)
+{
+	static const char *const keys[] = { "dist", "mean", "sd", "min", "max", "samples", NULL };
+	const char *dist = NULL;
+	json_t *mean, *sd, *min, *max, *samples;
+	int ret;
+
+	*l = (struct dl_latency){ DL_DIST_FIXED, 0, 0, 0, INT64_MAX, 0, NULL };
+	if (!json_is_object(v))
+		return sc_parse_duration(b, path, v, &l->mean);
+	if ((ret = sc_check_keys(b, path, v, keys)) || (ret = parse_dist(b, path, v, l, &dist)))
+		return ret;
+	mean = json_object_get(v, "mean");
+	sd = json_object_get(v, "sd");
+	min = json_object_get(v, "min");
+	max = json_object_get(v, "max");
+	samples = json_object_get(v, "samples");
+	if (l->dist == DL_DIST_EMPIRICAL)
+		return parse_empirical(b, path, samples, mean || sd || min || max, l);
+	if (samples)
+		return sc_fail(b, path, "\"samples\" with \"%s\"; expected them only with "
+			       "\"empirical\"", dist);
+	if ((ret = lat_field(b, path, "mean", mean, &l->mean)) ||
+	    (ret = lat_field(b, path, "sd", sd, &l->sd)) ||
+	    (ret = lat_field(b, path, "min", min, &l->min)) ||
+	    (ret = lat_field(b, path, "max", max, &l->max)))
+		return ret;
+	return check_dist_fields(b, path, dist, l, mean, sd, min, max);
 }
 
 /* Latency keys (and "async") of "defaults" or of one device. */
@@ -731,23 +750,58 @@ static int parse_script(struct sc_build *b, json_t *arr)
 	return 0;
 }
 
-static int parse_cost(struct sc_build *b, json_t *o)
+/* cost.KEY, a count up to MAX, into *OUT when given; ZERO: why 0 is refused (NULL: taken). */
+static int cost_count(struct sc_build *b, json_t *o, const char *key, uint64_t max,
+		      const char *zero, uint32_t *out, bool *given)
 {
-	static const char *const keys[] = { "cpus", "queue_ns", "wake_ns", "switch_ns",
-					    "main_ns", "probe_check_ns", "handoff_ns",
-					    "reorder_ns", "reorder_visit_ns", "rpm_ns", "rpm_idle_ns",
-					    "register_ns", "link_add_ns", "sleep_end_ns", "resume_wake_ns",
-					    "max_active", "worker_new_ns", "async_probe_ns", "retry_ns",
-					    "pool_init", "profile", NULL };
-	/* sim/engine/cost.c's profile names (the scenario layer does not see the engine) */
+	json_t *v = json_object_get(o, key);
+	char sub[64];
+	uint64_t n;
+	int ret;
+
+	*given = v != NULL;
+	if (!v)
+		return 0;
+	sc_path(sub, sizeof(sub), "cost.%s", key);
+	if ((ret = sc_get_uint(b, sub, v, max, &n)))
+		return ret;
+	if (!n && zero)
+		return sc_fail(b, sub, "%s", zero);
+	*out = (uint32_t)n;
+	return 0;
+}
+
+/* cost.profile: one of sim/engine/cost.c's profile names (the scenario layer does not
+ * see the engine). */
+static int cost_profile(struct sc_build *b, json_t *o, struct dl_cost *c)
+{
 	static const char *const profiles[] = { "hardware", "guest", "phone" };
+	json_t *v = json_object_get(o, "profile");
+	const char *name = json_is_string(v) ? json_string_value(v) : NULL;
+	unsigned i;
+
+	if (!v)
+		return 0;
+	for (i = 0; name && i < sizeof(profiles) / sizeof(profiles[0]); i++)
+		if (!strcmp(name, profiles[i]))
+			break;
+	if (!name || i == sizeof(profiles) / sizeof(profiles[0]))
+		return sc_fail(b, "cost.profile", "expected \"hardware\", \"guest\" or \"phone\"");
+	snprintf(c->profile, sizeof(c->profile), "%s", name);
+	return 0;
+}
+
+/* The durations of cost: KEYS[1..14] in struct order, then the newer ones with their
+ * DL_COST_HAS_* bits. */
+static int cost_durations(struct sc_build *b, json_t *o, struct dl_cost *c,
+			  const char *const *keys)
+{
 	/* the keys after max_active, their DL_COST_HAS_* bits and fields */
 	static const struct { const char *key; uint32_t bit; size_t off; } newer[] = {
 		{ "worker_new_ns", DL_COST_HAS_WORKER_NEW, offsetof(struct dl_cost, worker_new_ns) },
 		{ "async_probe_ns", DL_COST_HAS_ASYNC_PROBE, offsetof(struct dl_cost, async_probe_ns) },
 		{ "retry_ns", DL_COST_HAS_RETRY, offsetof(struct dl_cost, retry_ns) },
 	};
-	struct dl_cost *c = &b->s->cost;
 	int64_t *dst[] = { &c->queue_ns, &c->wake_ns, &c->switch_ns, &c->main_ns,
 			   &c->probe_check_ns, &c->handoff_ns, &c->reorder_ns,
 			   &c->reorder_visit_ns, &c->rpm_ns, &c->rpm_idle_ns, &c->register_ns,
@@ -755,48 +809,6 @@ static int parse_cost(struct sc_build *b, json_t *o)
 	char sub[64];
 	int ret;
 
-	if ((ret = want_object(b, "cost", o)) || (ret = sc_check_keys(b, "cost", o, keys)))
-		return ret;
-	if (json_object_get(o, "cpus")) {
-		uint64_t n;
-
-		if ((ret = sc_get_uint(b, "cost.cpus", json_object_get(o, "cpus"), 65536, &n)))
-			return ret;
-		if (!n)
-			return sc_fail(b, "cost.cpus", "0 cpus; expected 1 or more");
-		c->cpus = (uint32_t)n;
-	}
-	if (json_object_get(o, "max_active")) {
-		uint64_t n;
-
-		if ((ret = sc_get_uint(b, "cost.max_active", json_object_get(o, "max_active"),
-				       1u << 20, &n)))
-			return ret;
-		if (!n)
-			return sc_fail(b, "cost.max_active", "0 work items; expected 1 or more");
-		c->max_active = (uint32_t)n;
-	}
-	if (json_object_get(o, "profile")) {
-		json_t *v = json_object_get(o, "profile");
-		const char *name = json_is_string(v) ? json_string_value(v) : NULL;
-		unsigned i;
-
-		for (i = 0; name && i < sizeof(profiles) / sizeof(profiles[0]); i++)
-			if (!strcmp(name, profiles[i]))
-				break;
-		if (!name || i == sizeof(profiles) / sizeof(profiles[0]))
-			return sc_fail(b, "cost.profile", "expected \"hardware\", \"guest\" or \"phone\"");
-		snprintf(c->profile, sizeof(c->profile), "%s", name);
-	}
-	if (json_object_get(o, "pool_init")) {
-		uint64_t n;
-
-		if ((ret = sc_get_uint(b, "cost.pool_init", json_object_get(o, "pool_init"),
-				       1u << 20, &n)))
-			return ret;
-		c->pool_init = (uint32_t)n;
-		c->has |= DL_COST_HAS_POOL_INIT;
-	}
 	for (unsigned i = 0; i < sizeof(dst) / sizeof(dst[0]); i++) {
 		json_t *v = json_object_get(o, keys[i + 1]);
 
@@ -815,6 +827,31 @@ static int parse_cost(struct sc_build *b, json_t *o)
 			c->has |= newer[i].bit;
 	}
 	return 0;
+}
+
+static int parse_cost(struct sc_build *b, json_t *o)
+{
+	static const char *const keys[] = { "cpus", "queue_ns", "wake_ns", "switch_ns",
+					    "main_ns", "probe_check_ns", "handoff_ns",
+					    "reorder_ns", "reorder_visit_ns", "rpm_ns", "rpm_idle_ns",
+					    "register_ns", "link_add_ns", "sleep_end_ns", "resume_wake_ns",
+					    "max_active", "worker_new_ns", "async_probe_ns", "retry_ns",
+					    "pool_init", "profile", NULL };
+	struct dl_cost *c = &b->s->cost;
+	bool given;
+	int ret;
+
+	if ((ret = want_object(b, "cost", o)) || (ret = sc_check_keys(b, "cost", o, keys)) ||
+	    (ret = cost_count(b, o, "cpus", 65536, "0 cpus; expected 1 or more", &c->cpus,
+			      &given)) ||
+	    (ret = cost_count(b, o, "max_active", 1u << 20, "0 work items; expected 1 or more",
+			      &c->max_active, &given)) ||
+	    (ret = cost_profile(b, o, c)) ||
+	    (ret = cost_count(b, o, "pool_init", 1u << 20, NULL, &c->pool_init, &given)))
+		return ret;
+	if (given)
+		c->has |= DL_COST_HAS_POOL_INIT;
+	return cost_durations(b, o, c, keys);
 }
 
 static int parse_seed(struct sc_build *b, json_t *v, uint64_t *seed)
@@ -1060,19 +1097,13 @@ static char *base_name(const char *path)
 	return s;
 }
 
-static int load_root(struct sc_build *b, json_t *root, const uint64_t *seed_override)
+/* "format" (required, ours), "name" (else the file's) and "seed" (SEED_OVERRIDE wins). */
+static int load_header(struct sc_build *b, json_t *root, const uint64_t *seed_override)
 {
 	struct dl_scenario *s = b->s;
-	struct dl_profile def;
-	bool def_async = true, custom;
-	json_t *v;
+	json_t *v = json_object_get(root, "format");
 	int ret;
 
-	if (!json_is_object(root))
-		return sc_fail(b, NULL, "expected a JSON object at the top level");
-	if ((ret = sc_check_keys(b, "", root, top_keys)))
-		return ret;
-	v = json_object_get(root, "format");
 	if (!v)
 		return sc_fail(b, "format", "missing; expected \"" DL_SC_FORMAT "\"");
 	if (!json_is_string(v) || strcmp(json_string_value(v), DL_SC_FORMAT))
@@ -1097,28 +1128,51 @@ static int load_root(struct sc_build *b, json_t *root, const uint64_t *seed_over
 		return ret;
 	if (seed_override)
 		s->seed = *seed_override;
+	return 0;
+}
 
-	memset(&def, 0, sizeof(def));
+/* "defaults" (with --set defaults.KEY) into DEF and *DEF_ASYNC, interned as profile 0. */
+static int load_defaults(struct sc_build *b, json_t *root, struct dl_profile *def,
+			 bool *def_async)
+{
+	static const char *const keys[] = {
+		"async", "cpu", "probe", "remove", "prepare", "suspend", "suspend_late",
+		"suspend_noirq", "resume_noirq", "resume_early", "resume", "complete",
+		"rpm_suspend", "rpm_resume", NULL,
+	};
+	bool custom;
+	json_t *v;
+	int ret;
+
+	memset(def, 0, sizeof(*def));
 	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
-		def.lat[k] = (struct dl_latency){ DL_DIST_NONE, 0, 0, 0, INT64_MAX, 0, NULL };
+		def->lat[k] = (struct dl_latency){ DL_DIST_NONE, 0, 0, 0, INT64_MAX, 0, NULL };
 	if ((ret = apply_defaults_overrides(b, root)))
 		return ret;
 	v = json_object_get(root, "defaults");
-	if (v) {
-		static const char *const keys[] = {
-			"async", "cpu", "probe", "remove", "prepare", "suspend", "suspend_late",
-			"suspend_noirq", "resume_noirq", "resume_early", "resume", "complete",
-			"rpm_suspend", "rpm_resume", NULL,
-		};
-
-		if ((ret = want_object(b, "defaults", v)) ||
-		    (ret = sc_check_keys(b, "defaults", v, keys)) ||
-		    (ret = parse_profile(b, "defaults", v, &def, &custom, &def_async)))
-			return ret;
-	}
-	if (intern_profile(b, &def) < 0)	/* profile 0: the defaults */
+	if (v && ((ret = want_object(b, "defaults", v)) ||
+		  (ret = sc_check_keys(b, "defaults", v, keys)) ||
+		  (ret = parse_profile(b, "defaults", v, def, &custom, def_async))))
+		return ret;
+	if (intern_profile(b, def) < 0)	/* profile 0: the defaults */
 		return -ENOMEM;
+	return 0;
+}
 
+static int load_root(struct sc_build *b, json_t *root, const uint64_t *seed_override)
+{
+	struct dl_scenario *s = b->s;
+	struct dl_profile def;
+	bool def_async = true;
+	json_t *v;
+	int ret;
+
+	if (!json_is_object(root))
+		return sc_fail(b, NULL, "expected a JSON object at the top level");
+	if ((ret = sc_check_keys(b, "", root, top_keys)) ||
+	    (ret = load_header(b, root, seed_override)) ||
+	    (ret = load_defaults(b, root, &def, &def_async)))
+		return ret;
 	if ((ret = apply_device_overrides(b, root)) || (ret = apply_cost_overrides(b, root)))
 		return ret;
 	v = json_object_get(root, "devices");
@@ -1128,12 +1182,9 @@ static int load_root(struct sc_build *b, json_t *root, const uint64_t *seed_over
 	if ((ret = apply_overrides(b, root)))
 		return ret;
 	v = json_object_get(root, "generate");
-	if (v) {
-		if ((ret = want_object(b, "generate", v)))
-			return ret;
-		if ((ret = sc_generate(b, v, s->seed, def_async)))
-			return ret;
-	}
+	if (v && ((ret = want_object(b, "generate", v)) ||
+		  (ret = sc_generate(b, v, s->seed, def_async))))
+		return ret;
 	s->nlink_generated = s->nlink;
 	/* After the generator, so that links may name generated devices. */
 	v = json_object_get(root, "links");
