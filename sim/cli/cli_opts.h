@@ -45,15 +45,25 @@ struct cli_opt {
 	unsigned only;		/* 0: always; else only when the parse's mask has a bit of it */
 };
 
-/* A row's fields, each in braces: { CLI_U32("--seeds", F(nseeds), 1, 100, NULL) }, and
- * ", .only = BIT" added inside them for a row some parses leave out. */
-#define CLI_TRUE(n, a, f)	.name = (n), .alias = (a), .kind = CLI_OPT_TRUE, .field = (f)
-#define CLI_FALSE(n, f)		.name = (n), .kind = CLI_OPT_FALSE, .field = (f)
+/*
+ * offsetof(T, M), and a compile-time error (-Werror) unless T's M is of type
+ * TYPE: the parser writes through the offset, so a row must name a field of
+ * the type its kind stores.
+ */
+#define CLI_FIELD(T, M, TYPE) (offsetof(T, M) + 0 * sizeof((TYPE *){ &((T *)0)->M }))
+
+/* A row's fields, each in braces: { CLI_U32("--seeds", struct opts, nseeds, 1, 100, NULL) },
+ * and ", .only = BIT" added inside them for a row some parses leave out. */
+#define CLI_TRUE(n, a, T, m)	.name = (n), .alias = (a), .kind = CLI_OPT_TRUE, \
+				.field = CLI_FIELD(T, m, bool)
+#define CLI_FALSE(n, T, m)	.name = (n), .kind = CLI_OPT_FALSE, .field = CLI_FIELD(T, m, bool)
 #define CLI_ACTION(n, a, h)	.name = (n), .alias = (a), .kind = CLI_OPT_ACTION, .fn = (h)
-#define CLI_STR(n, f)		.name = (n), .kind = CLI_OPT_STR, .field = (f)
-#define CLI_U32(n, f, lo, hi, u) .name = (n), .kind = CLI_OPT_U32, .field = (f), .min = (lo), \
-				 .max = (hi), .unit = (u)
-#define CLI_U64(n, f)		.name = (n), .kind = CLI_OPT_U64, .field = (f)
+#define CLI_STR(n, T, m)	.name = (n), .kind = CLI_OPT_STR, \
+				.field = CLI_FIELD(T, m, const char *)
+#define CLI_U32(n, T, m, lo, hi, u) .name = (n), .kind = CLI_OPT_U32, \
+				.field = CLI_FIELD(T, m, uint32_t), .min = (lo), .max = (hi), .unit = (u)
+#define CLI_U64(n, T, m)	.name = (n), .kind = CLI_OPT_U64, \
+				.field = CLI_FIELD(T, m, uint64_t)
 #define CLI_FN(n, h)		.name = (n), .kind = CLI_OPT_FN, .fn = (h)
 
 struct cli_verb {

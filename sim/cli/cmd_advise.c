@@ -627,14 +627,14 @@ static int opt_other(void *obj, const char *verb, const char *arg)
 	return 0;
 }
 
-#define AA(f) offsetof(struct advise_args, f)
+#define AA struct advise_args
 static const struct cli_opt advise_opts_table[] = {
 	{ CLI_ACTION("--help", "-h", opt_help) },
 	{ CLI_FN("--order", opt_order) },
 	{ CLI_FN("--top", opt_top) },
 	{ CLI_FN("--workers", opt_workers) },
 	{ CLI_FN("--seed", opt_seed) },
-	{ CLI_STR("--by", AA(by)) },
+	{ CLI_STR("--by", AA, by) },
 	{ CLI_FN("--verify", opt_verify) },
 	{ CLI_FN("--kernel", opt_kernel) },
 	{ CLI_FN("--profile", opt_profile) },
@@ -643,8 +643,8 @@ static const struct cli_opt advise_opts_table[] = {
 	{ CLI_FN("--kernel-timeout", opt_kernel_timeout) },
 	{ CLI_FN("--db", opt_db) },
 	{ CLI_FN("--set", opt_set) },
-	{ CLI_TRUE("--json", NULL, AA(json)) },
-	{ CLI_TRUE("--research", NULL, AA(ao.research)) },
+	{ CLI_TRUE("--json", NULL, AA, json) },
+	{ CLI_TRUE("--research", NULL, AA, ao.research) },
 };
 #undef AA
 

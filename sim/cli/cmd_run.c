@@ -314,25 +314,25 @@ static int opt_other(void *obj, const char *verb, const char *arg)
 /* Which rows run and compare each take (cli_opt.only). */
 enum { ONLY_RUN = 1, ONLY_COMPARE = 2 };
 
-#define RO(f) offsetof(struct run_opts, f)
+#define RO struct run_opts
 static const struct cli_opt run_opts_table[] = {
 	{ CLI_ACTION("--help", "-h", opt_help) },
-	{ CLI_TRUE("--json", NULL, RO(json)) },
-	{ CLI_TRUE("--no-log", NULL, RO(no_log)) },
-	{ CLI_STR("--db", RO(db)) },
-	{ CLI_U32("--busy-timeout", RO(busy_ms), 0, 3600000, " ms") },
+	{ CLI_TRUE("--json", NULL, RO, json) },
+	{ CLI_TRUE("--no-log", NULL, RO, no_log) },
+	{ CLI_STR("--db", RO, db) },
+	{ CLI_U32("--busy-timeout", RO, busy_ms, 0, 3600000, " ms") },
 	{ CLI_FN("--order", opt_order), .only = ONLY_RUN },
-	{ CLI_STR("--orders", RO(order_list)), .only = ONLY_COMPARE },
-	{ CLI_U32("--seeds", RO(seeds), 1, MAX_SEEDS, NULL), .only = ONLY_COMPARE },
+	{ CLI_STR("--orders", RO, order_list), .only = ONLY_COMPARE },
+	{ CLI_U32("--seeds", RO, seeds, 1, MAX_SEEDS, NULL), .only = ONLY_COMPARE },
 	{ CLI_FN("--mode", opt_mode) },
-	{ CLI_STR("--kernel", RO(kernel)) },
+	{ CLI_STR("--kernel", RO, kernel) },
 	{ CLI_FN("--profile", opt_profile) },
 	{ CLI_FN("--probe-context", opt_probe_context) },
-	{ CLI_STR("--kernel-dump", RO(kernel_dump)) },
-	{ CLI_STR("--kernel-save", RO(kernel_save)) },
+	{ CLI_STR("--kernel-dump", RO, kernel_dump) },
+	{ CLI_STR("--kernel-save", RO, kernel_save) },
 	{ CLI_FN("--kernel-timeout", opt_kernel_timeout) },
 	{ CLI_FN("--seed", opt_seed) },
-	{ CLI_U32("--workers", RO(workers), 1, 4096, NULL) },
+	{ CLI_U32("--workers", RO, workers, 1, 4096, NULL) },
 	{ CLI_FN("--time-scale", opt_time_scale) },
 	{ CLI_FN("--set", opt_set) },
 };
