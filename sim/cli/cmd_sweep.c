@@ -867,9 +867,11 @@ static void print_text(const json_t *o)
 	}
 }
 
-int sweep_finish(sqlite3 *db, const struct dl_sweep_plan *p, struct sweep_run *sr,
-		 const struct dl_sweep_coord *co, bool json)
+int sweep_finish(struct sweep *sw)
 {
+	const struct dl_sweep_plan *p = &sw->o.plan;
+	struct sweep_run *sr = &sw->sr;
+	sqlite3 *db = sw->db;
 	json_t *o;
 	int ret;
 
@@ -877,10 +879,10 @@ int sweep_finish(sqlite3 *db, const struct dl_sweep_plan *p, struct sweep_run *s
 		fprintf(stderr, "\r%90s\r", "");
 	if (p->twins)
 		sweep_set_twin_of(db);
-	o = summary(db, p, sr, co);
+	o = summary(db, p, sr, &sw->co);
 	if (!o)
 		return DL_EXIT_USAGE;
-	if (json) {
+	if (sw->o.json) {
 		json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		putchar('\n');
 	} else {
@@ -918,9 +920,12 @@ int sweep_prepare(int argc, char **argv, struct sweep_opts *o)
 }
 
 /* Open OUT.db, merge shards a killed sweep left, and find what is left to run. */
-int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint32_t *planned,
-		   uint32_t *todo)
+int sweep_open_out(struct sweep *sw)
 {
+	struct sweep_opts *o = &sw->o;
+	sqlite3 **db = &sw->db;
+	uint64_t **pending = &sw->pending;
+	uint32_t *planned = &sw->sr.planned, *todo = &sw->co.total;
 	uint32_t nt = dl_sweep_ntasks(&o->plan), rec = 0, stale = 0;
 	char err[1024];
 
@@ -961,12 +966,12 @@ int sweep_open_out(struct sweep_opts *o, sqlite3 **db, uint64_t **pending, uint3
 	return 0;
 }
 
-void sweep_release(struct sweep_opts *o, sqlite3 *db, uint64_t *pending)
+void sweep_release(struct sweep *sw)
 {
-	free(pending);
-	sqlite3_close(db);
-	dl_sweep_unlock(o->db, o->lock_fd, true);
-	dl_sweep_plan_free(&o->plan);
+	free(sw->pending);
+	sqlite3_close(sw->db);
+	dl_sweep_unlock(sw->o.db, sw->o.lock_fd, true);
+	dl_sweep_plan_free(&sw->o.plan);
 }
 
 int sweep_close_out(sqlite3 *db)
@@ -979,9 +984,13 @@ int sweep_close_out(sqlite3 *db)
 	return DL_EXIT_USAGE;
 }
 
-void sweep_start(struct dl_sweep_coord *co, struct sweep_run *sr, const struct sweep_opts *o,
-		 sqlite3 *db, uint32_t workers, bool tty)
+void sweep_start(struct sweep *sw, uint32_t workers, bool tty)
 {
+	struct dl_sweep_coord *co = &sw->co;
+	struct sweep_run *sr = &sw->sr;
+	const struct sweep_opts *o = &sw->o;
+	sqlite3 *db = sw->db;
+
 	sr->db = o->db;
 	sr->workers = workers;
 	sr->plan = &o->plan;
@@ -1033,37 +1042,33 @@ static int sweep_compact(int argc, char **argv)
 
 int cmd_sweep(int argc, char **argv)
 {
-	struct sweep_opts o = { 0 };
-	struct sweep_run sr = { 0 };
-	struct dl_sweep_coord co = { 0 };
-	uint64_t *pending = NULL;
-	sqlite3 *db = NULL;
+	struct sweep sw = { 0 };
 	int rc;
 
 	if (argc >= 2 && !strcmp(argv[1], "--compact"))
 		return sweep_compact(argc, argv);
 	if (sweep_under_mpi())
 		return sweep_mpi_main(argc, argv);
-	rc = sweep_prepare(argc, argv, &o);
+	rc = sweep_prepare(argc, argv, &sw.o);
 	if (rc)
 		goto out;
-	rc = sweep_open_out(&o, &db, &pending, &sr.planned, &co.total);
+	rc = sweep_open_out(&sw);
 	if (rc)
 		goto out;
-	sweep_start(&co, &sr, &o, db, o.jobs, isatty(STDERR_FILENO));
-	co.task_done = o.verbose ? sweep_task_line : NULL;
-	if (co.total && dl_sweep_pool(&co, &o.plan, pending, o.jobs)) {
-		fprintf(stderr, "dlsim sweep: %s\n", co.err);
-		sweep_close_out(db);
+	sweep_start(&sw, sw.o.jobs, isatty(STDERR_FILENO));
+	sw.co.task_done = sw.o.verbose ? sweep_task_line : NULL;
+	if (sw.co.total && dl_sweep_pool(&sw.co, &sw.o.plan, sw.pending, sw.o.jobs)) {
+		fprintf(stderr, "dlsim sweep: %s\n", sw.co.err);
+		sweep_close_out(sw.db);
 		rc = DL_EXIT_USAGE;
 		goto out;
 	}
-	rc = sweep_close_out(db);
+	rc = sweep_close_out(sw.db);
 	if (!rc)
-		rc = sweep_finish(db, &o.plan, &sr, &co, o.json);
+		rc = sweep_finish(&sw);
 out:
 	if (rc == -1)
 		rc = DL_EXIT_OK;        /* --help */
-	sweep_release(&o, db, pending);
+	sweep_release(&sw);
 	return rc;
 }

@@ -46,62 +46,59 @@ int sweep_mpi_main(int argc, char **argv)
 #else
 
 #include <mpi.h>
-#include <sqlite3.h>
 
 int sweep_mpi_main(int argc, char **argv)
 {
-	struct sweep_opts o = { 0 };
-	struct sweep_run sr = { 0 };
-	struct dl_sweep_coord co = { 0 };
-	uint64_t *pending = NULL;
-	sqlite3 *db = NULL;
+	struct sweep sw = { 0 };
 	int rank, size, rc, worst = 0;
 
 	MPI_Init(NULL, NULL);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	rc = sweep_prepare(argc, argv, &o);
+	rc = sweep_prepare(argc, argv, &sw.o);
 	if (rank == 0 && !rc)
-		rc = sweep_open_out(&o, &db, &pending, &sr.planned, &co.total);
+		rc = sweep_open_out(&sw);
 	MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (worst) {
 		rc = worst < 0 ? DL_EXIT_OK : worst;   /* -1: --help was printed */
 		goto out;
 	}
-	if (rank != 0 && !(pending = calloc((size_t)dl_sweep_ntasks(&o.plan) + 1, sizeof(*pending)))) {
+	if (rank != 0 &&
+	    !(sw.pending = calloc((size_t)dl_sweep_ntasks(&sw.o.plan) + 1, sizeof(*sw.pending)))) {
 		fprintf(stderr, "dlsim sweep: rank %d: out of memory\n", rank);
 		MPI_Abort(MPI_COMM_WORLD, DL_EXIT_USAGE);
 	}
-	MPI_Bcast(pending, (int)dl_sweep_ntasks(&o.plan), MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	MPI_Bcast(sw.pending, (int)dl_sweep_ntasks(&sw.o.plan), MPI_UINT64_T, 0, MPI_COMM_WORLD);
 	/* every rank gives its runs the ids rank 0 will keep (dl_sweep_assign_ids) */
-	MPI_Bcast(&o.first_id, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
-	if (rank != 0 && dl_sweep_assign_ids(&o.plan, pending, o.first_id)) {
+	MPI_Bcast(&sw.o.first_id, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+	if (rank != 0 && dl_sweep_assign_ids(&sw.o.plan, sw.pending, sw.o.first_id)) {
 		fprintf(stderr, "dlsim sweep: rank %d: out of memory\n", rank);
 		MPI_Abort(MPI_COMM_WORLD, DL_EXIT_USAGE);
 	}
-	sweep_start(&co, &sr, &o, db, (uint32_t)size, rank == 0 && isatty(STDERR_FILENO));
-	MPI_Bcast(&co.total, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD);
+	sweep_start(&sw, (uint32_t)size, rank == 0 && isatty(STDERR_FILENO));
+	MPI_Bcast(&sw.co.total, 1, MPI_UINT32_T, 0, MPI_COMM_WORLD);
 	rc = 0;
-	if (co.total && dl_sweep_mpi_run(&co, &o.plan, pending, !strcmp(o.distribute, "queue"))) {
-		fprintf(stderr, "dlsim sweep: %s\n", co.err);
+	if (sw.co.total &&
+	    dl_sweep_mpi_run(&sw.co, &sw.o.plan, sw.pending, !strcmp(sw.o.distribute, "queue"))) {
+		fprintf(stderr, "dlsim sweep: %s\n", sw.co.err);
 		rc = DL_EXIT_USAGE;
 	}
 	if (rank == 0) {
-		int c = sweep_close_out(db);
+		int c = sweep_close_out(sw.db);
 
 		if (!rc)
 			rc = c;
 	}
 	if (rank == 0 && !rc)
-		rc = sweep_finish(db, &o.plan, &sr, &co, o.json);
-	if (rank == 0 && o.node_shards && size > 1)
+		rc = sweep_finish(&sw);
+	if (rank == 0 && sw.o.node_shards && size > 1)
 		fprintf(stderr, "dlsim sweep: the runs of ranks 1-%d stay in %s on their nodes until"
 			" gathered: copy every node's %s/* into %s.shards/ and run dlsim sweep --compact"
-			" %s\n", size - 1, o.node_shards, o.node_shards, o.db, o.db);
+			" %s\n", size - 1, sw.o.node_shards, sw.o.node_shards, sw.o.db, sw.o.db);
 	MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	rc = worst;
 out:
-	sweep_release(&o, db, pending);
+	sweep_release(&sw);
 	MPI_Finalize();
 	return rc;
 }

@@ -36,23 +36,29 @@ struct sweep_run {
 	double last_shown;
 };
 
+/* One sweep, as cmd_sweep() and the MPI front (sweep_mpi_main()) run it. */
+struct sweep {
+	struct sweep_opts o;
+	struct sweep_run sr;
+	struct dl_sweep_coord co;
+	uint64_t *pending;           /* per task, the runs left to run (bits of its runs) */
+	struct sqlite3 *db;          /* OUT.db (under MPI: rank 0's only) */
+};
+
 /* Parse, validate the JSON scenarios, hash; 0, -1 (--help printed) or an exit status. */
 int sweep_prepare(int argc, char **argv, struct sweep_opts *o);
 /* Open OUT.db, merge leftover shards, compute the pending runs; 0 or an exit status. */
-int sweep_open_out(struct sweep_opts *o, struct sqlite3 **db, uint64_t **pending,
-		   uint32_t *planned, uint32_t *todo);
+int sweep_open_out(struct sweep *sw);
 /* The end of a sweep, whatever happened: PENDING freed, DB closed, OUT.db's lock given
  * back, the plan freed. */
-void sweep_release(struct sweep_opts *o, struct sqlite3 *db, uint64_t *pending);
+void sweep_release(struct sweep *sw);
 /* The indexes the sweep dropped, built again (say so on failure); 0 or an exit status. */
 int sweep_close_out(struct sqlite3 *db);
 /* Print the summary (text or JSON); returns the exit status. */
-int sweep_finish(struct sqlite3 *db, const struct dl_sweep_plan *p, struct sweep_run *sr,
-		 const struct dl_sweep_coord *co, bool json);
+int sweep_finish(struct sweep *sw);
 void sweep_progress(struct dl_sweep_coord *co);
-/* Set up @co and @sr for a sweep of @o into @db by @workers (local jobs or ranks). */
-void sweep_start(struct dl_sweep_coord *co, struct sweep_run *sr, const struct sweep_opts *o,
-		 struct sqlite3 *db, uint32_t workers, bool tty);
+/* Set up @sw's coordinator and progress for a sweep by @workers (local jobs or ranks). */
+void sweep_start(struct sweep *sw, uint32_t workers, bool tty);
 void sweep_task_line(struct dl_sweep_coord *co, uint32_t task,
 		     const struct dl_sweep_task_result *res);
 
