@@ -29,6 +29,13 @@ if [ -n "${dlsim_trace:-}" ] && [ -d $tr/events ]; then
 		irq/irq_handler_entry; do
 		echo 1 > $tr/events/$e/enable || echo "@error trace $e" > "$port"
 	done
+	# entry and return of the workqueue's and async's dispatch paths (kprobe events
+	# dl_F / dl_F_ret): a worker's creation, an async item's scheduling
+	for f in create_worker async_schedule_node_domain async_schedule_dev_nocall; do
+		echo "p:dl_$f $f" >> $tr/kprobe_events && echo "r:dl_${f}_ret $f" >> $tr/kprobe_events \
+			&& echo 1 > $tr/events/kprobes/dl_$f/enable \
+			&& echo 1 > $tr/events/kprobes/dl_${f}_ret/enable || echo "@error kprobe $f" > "$port"
+	done
 	echo 1 > $tr/tracing_on
 fi
 # 7.x's virtio_pci resets the device on suspend; virtcons_restore() then asks the host
