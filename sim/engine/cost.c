@@ -38,7 +38,31 @@ static int64_t has_or(const struct dl_cost *sc, uint32_t bit, int64_t v, int64_t
  * cannot serve both, so a phone's scenario names this profile.
  *
  * guest: the TCG guest of --mode kernel (one vCPU, tests/kernel_fidelity.sh's
- * --workers 1).  Where each number comes from:
+ * --workers 1).  Until kernel mode booted with cryptomgr.notests=1 (issue 31),
+ * the boot's crypto self-tests (a cryptomgr_test kthread until ~12-15 s of guest
+ * time) shared that vCPU with a boot's first run: traced boots
+ * (tests/tools/probe_silences.py) gave them 69% of d200-sync's probe op, 40%
+ * of d200-ka's, 57% of d200-v2's, and part of the async cases' suspend.  They
+ * were the probe's silences: no silence of more than 1 ms had the vCPU idle
+ * (neither TCG's tick nor an idle guest), and the rest of them is the
+ * deferred-probe walk's device_pm_move_to_tail() (reorder_*).  Re-measured
+ * without them: the deferral spacing behind check_ns / retry_ns (20.0 / 64.9
+ * us, was 20.2 / 65.7), 6.12's reorder walk (1181 ns a call) and wake_ns
+ * (suspend medians 23.7-28.6 us on 6.12, 33.2-39.7 on 7.3) hold; 7.3's walk
+ * was 3846 ns a call with them, 1246 without (kernel_fidelity.sh).  Measured
+ * for the first time (tests/tools/dispatch_spans.py: kprobes on entry and
+ * return, their own cost included; d200 kernel-async and -v2, medians):
+ * async_schedule_node_domain() / async_schedule_dev_nocall() 9 us (p10 8-9),
+ * in probe and in every PM phase, on main's CPU, the kworker's wake not in
+ * it; create_worker() 242 / 259 us in probe (p10 207 / 243), which created 8
+ * / 7 workers there and 16-20 in suspend.  Not adopted yet: async_probe_ns
+ * 9 us moves the d200-ka model twin's probe 0.860 -> 0.841, and
+ * worker_new_ns 240 us flips it to 0.48 (the DES pool reaches 199 workers
+ * in probe, the kernel's 8: the walk's 275k reorder calls become 78k), so
+ * the pool's growth in probe is the model's to fix first: des.c's
+ * des_item_queue() grows it when an item is queued (dl_vcpu_admit()),
+ * the kernel when a worker starts one with none idle left.
+ * Where each number comes from:
  *  - main_ns 3500: the main thread's step from one device's callback to the
  *    next, 3.2-4.0 us, medians over the nine fidelity cases' kernel runs
  *    (measured for kernel_fidelity.sh, which once passed it with --set);
