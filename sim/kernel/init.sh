@@ -26,6 +26,7 @@ if [ -n "${dlsim_trace:-}" ] && [ -d $tr/events ]; then
 	for e in sched/sched_switch sched/sched_wakeup workqueue/workqueue_queue_work \
 		workqueue/workqueue_execute_start workqueue/workqueue_execute_end \
 		timer/hrtimer_expire_entry timer/timer_expire_entry power/cpu_idle \
+		power/device_pm_callback_start power/device_pm_callback_end \
 		irq/irq_handler_entry; do
 		echo 1 > $tr/events/$e/enable || echo "@error trace $e" > "$port"
 	done
