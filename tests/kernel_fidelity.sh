@@ -25,8 +25,10 @@
 # as long as the kernel ran it, guest profile), diffed with the kernel run: its columns
 # replay/kernel and replay agreement.
 # FIDELITY_OVERSHOOT=boot (the default; "none" skips it) adds a second model twin given the
-# boot's own sleep overshoot (sleep_overshoot.py against the first twin), since TCG's varies
-# from boot to boot (15 us to ~600 us mean).
+# boot's own sleep overshoot (sleep_overshoot.py against the first twin): 15 us to ~600 us
+# mean from boot to boot while the crypto self-tests shared the vCPU; with them off
+# (cryptomgr.notests=1) 1.2-1.5 us beyond the twin's 15 on the sync cases, and 20-190 us on
+# the async ones, where a woken callback waits for the vCPU.
 # FIDELITY_NOISE=1 adds the kernel against itself: a second kernel run of each case
 # (booted once, then reused), diffed with the first, its agreement in a column of
 # its own: TCG's timing makes the kernel's own order vary from boot to boot.
@@ -124,7 +126,7 @@ for c in $CASES; do
 		>"$T/out" 2>"$T/err" || { echo "$c: DES run failed" >&2; cat "$T/err" >&2; fail=1; continue; }
 	d=$(q "select max(run_id) from runs where mode = 'des'")
 	# how late this boot's guest woke the callbacks' sleeps (sleep_overshoot.py): under
-	# -icount some boots overshoot ~15 us, others by quanta of ~275 us
+	# -icount some boots overshot ~15 us, others by quanta of ~275 us (the self-tests' era)
 	over=$(python3 "$SRC/tests/tools/sleep_overshoot.py" "$DB" "$k" "$d")
 	echo "$c: kernel run $k, DES run $d; mean overshoot of the kernel's PM callbacks over the twin's" \
 		"$over ns" >&2
