@@ -78,7 +78,12 @@
  *    no visited set, once per path (dl_reorder_visits()).  Measured in the
  *    6.12 guest of --mode kernel (dlsim_kmod's "reorder" records, default.json
  *    100/200/500 devices): 1175 ns per call (R^2-free: 1174.8-1246.8 ns over
- *    28605 to 11.2 M calls), 2.6 us for a call of one; 7.3 pays ~3960 ns.
+ *    28605 to 11.2 M calls), 2.6 us for a call of one; 7.3 pays 1246 ns
+ *    (tests/tools/reorder_fit.py: a traced d200 kernel-async-v2 boot, 274k
+ *    calls; a d50 one, 7k calls, 1621; 6.12's boots give 1178-1181 the
+ *    same way).  The ~3960 ns once
+ *    measured on 7.3 was its walk sharing the vCPU with the crypto self-tests
+ *    (kernel mode now boots with cryptomgr.notests=1).
  *  - rpm_ns, probe in module context only (the kernel mode's module, whose
  *    drivers enable runtime PM in probe: dl_sc_runtime_pm_users()): every
  *    probe attempt, even one that defers, starts as 6.12's and 7.3's
