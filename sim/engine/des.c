@@ -328,11 +328,37 @@ static void handoff_queue(void *ctx, uint32_t d)
 	des_handoff_queue(ctx, d);
 }
 
+/*
+ * Position @d is queued, in an attempt (its CPU part or its sleep) or bound
+ * already: bus_probe_device() is a no-op for it (the kernel's walker would
+ * wait for device_lock(); the attempt, if it defers, puts the device back
+ * on the list when it returns: des_callback_end()).
+ */
+static bool defer_busy(void *ctx, uint32_t d)
+{
+	const struct sim *s = ctx;
+	uint8_t st = s->t[d].stage;
+
+	return st == ST_QUEUED_CB || st == ST_CB || st == ST_SLEEP ||
+	       s->core.dev[dev_at(s, d)].state != DL_DEV_NO_DRIVER;
+}
+
+/* MAX_WORK: may a walker of the deferral queue one more item?  A refusal is a sync fallback. */
+static bool defer_may_queue(void *ctx)
+{
+	struct sim *s = ctx;
+
+	if (dl_async_may_queue(s->pol, s->inflight))
+		return true;
+	s->opr->sync_fallbacks++;
+	return false;
+}
+
 static const struct dl_sched_ops des_sched = {
 	.facts = task_facts, .start = task_facts, .main_ready = main_ready, .wake = item_wake,
 	.queue = item_queue_ready, .claim = handoff_claim, .skip = failed_skip,
 	.released = level_released, .halted = sim_halted, .finish = finish,
-	.handoff_queue = handoff_queue,
+	.handoff_queue = handoff_queue, .defer_busy = defer_busy, .may_queue = defer_may_queue,
 };
 
 /* Main's walk: the next position it takes (dl_sched_walk_next()); false at its end. */
@@ -341,6 +367,35 @@ bool des_walk_next(struct sim *s, uint32_t *i)
 	enum dl_walk_act act;
 
 	return dl_sched_walk_next(&des_sched, &s->ps, &s->w, &s->widx, s, i, &act);
+}
+
+/* Main's deferral walk: its next step (dl_sched_defer_next()); *@d a position unless @listed. */
+enum dl_retry_step des_defer_next(struct sim *s, uint32_t *d, bool *listed)
+{
+	return dl_sched_defer_next(&des_sched, &s->ps, &s->w, &s->widx, &s->retry, &s->core,
+				   s->inflight == 0, s, d, listed);
+}
+
+/*
+ * A walker of the deferral (main, or the kworker) takes position @d
+ * (dl_sched_defer_take()): -1 if it is busy (a no-op); else it takes part
+ * now, and its probe runs on the walker (MK_CALLBACK) or is queued
+ * (MK_QUEUE).
+ */
+int des_defer_take(struct sim *s, uint32_t d)
+{
+	enum dl_defer_act a = dl_sched_defer_take(&des_sched, &s->ps, s->pol, s, d,
+						  s->core.dev[dev_at(s, d)].async);
+
+	if (a == DL_DEFER_SKIP)
+		return -1;
+	if (!s->t[d].part) {
+		s->t[d].part = 1;
+		s->remaining++;
+		s->nparts++;
+	}
+	des_stage_set(&s->t[d], ST_IDLE);
+	return a == DL_DEFER_QUEUE ? MK_QUEUE : MK_CALLBACK;
 }
 
 /* The phase-start pass (dl_sched_start()): nothing ran yet, the records are the snapshot. */

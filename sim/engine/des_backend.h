@@ -275,6 +275,8 @@ void des_item_queue(struct sim *s, uint32_t y);
 void des_on_ready(struct sim *s, uint32_t y);
 void des_start(struct sim *s);
 bool des_walk_next(struct sim *s, uint32_t *i);
+enum dl_retry_step des_defer_next(struct sim *s, uint32_t *d, bool *listed);
+int des_defer_take(struct sim *s, uint32_t d);
 void des_device_finished(struct sim *s, uint32_t d);
 int64_t des_callback_begin(struct sim *s, uint32_t i, int64_t pre, bool *deferred);
 void des_pmwq_run(struct sim *s, bool flush);
@@ -292,22 +294,7 @@ void des_main_got_cpu(struct sim *s);
 void des_main_callback_over(struct sim *s);
 void des_main_burst_done(struct sim *s);
 
-/*
- * Position @d is queued, in an attempt (its CPU part or its sleep) or bound
- * already: bus_probe_device() is a no-op for it (the kernel's walker would
- * wait for device_lock(); the attempt, if it defers, puts the device back
- * on the list when it returns: des_callback_end()).
- */
-static inline bool defer_busy(const struct sim *s, uint32_t d)
-{
-	uint8_t st = s->t[d].stage;
-
-	return st == ST_QUEUED_CB || st == ST_CB || st == ST_SLEEP ||
-	       s->core.dev[dev_at(s, d)].state != DL_DEV_NO_DRIVER;
-}
-
 /* des_retry.c: the walkers of the deferral, and the kworker (probe in module context) */
-int des_defer_take(struct sim *s, uint32_t d);
 uint32_t des_retry_pos(struct sim *s, uint32_t d, int64_t *debt);
 void des_retry_kick(struct sim *s);
 void des_retry_poke(struct sim *s);

@@ -30,15 +30,6 @@ void des_main_fallback(struct sim *s, uint32_t y)
 
 /* ---- the main thread ---- */
 
-static bool main_next(struct sim *s, uint32_t *i)
-{
-	if (dl_fallback_pop(&s->fb, i))
-		return true;
-	if (s->retry.late)
-		return false;   /* past the walk: the active list (des_main_kick()) */
-	return des_walk_next(s, i);
-}
-
 /* Advance the main thread as far as it can go without a CPU burst ending. */
 void des_main_kick(struct sim *s)
 {
@@ -69,42 +60,46 @@ void des_main_kick(struct sim *s)
 			s->mstate = M_DONE;
 			return;
 		}
-		if (!main_next(s, &d)) {
-			if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
-				/* late_initcall, then the active list (retry.h) */
-				uint32_t dev;
+		if (dl_fallback_pop(&s->fb, &d)) {
+			/* what was left to main first (MAX_WORK) */
+		} else if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
+			/* registration order, then late_initcall and the active list */
+			bool listed;
 
-				switch (dl_retry_next(&s->retry, &s->core, s->inflight == 0, &dev)) {
-				case DL_RETRY_DRAIN:
-					s->mstate = M_WAIT_DRAIN;
-					return;
-				case DL_RETRY_END:
-					s->mstate = M_DONE;
-					return;
-				case DL_RETRY_DEVICE:
-					break;
-				}
-				d = des_retry_pos(s, dev, &s->reorder_debt);
-				if (d == DL_NONE && s->stopping) {
-					s->mstate = M_DONE;     /* Ctrl-C: the event loop returns -EINTR */
-					return;
-				}
-				if (d == DL_NONE)
-					continue;   /* registered after the snapshot: none is, while probing */
-			} else {
+			switch (des_defer_next(s, &d, &listed)) {
+			case DL_RETRY_DRAIN:
+				s->mstate = M_WAIT_DRAIN;
+				return;
+			case DL_RETRY_END:
 				s->mstate = M_DONE;
 				return;
+			case DL_RETRY_DEVICE:
+				break;
 			}
+			if (listed)
+				d = des_retry_pos(s, d, &s->reorder_debt);
+			if (d == DL_NONE && s->stopping) {
+				s->mstate = M_DONE;     /* Ctrl-C: the event loop returns -EINTR */
+				return;
+			}
+			if (d == DL_NONE)
+				continue;   /* registered after the snapshot: none is, while probing */
+		} else if (!des_walk_next(s, &d)) {
+			s->mstate = M_DONE;
+			return;
 		}
-		if (s->pk == PK_PROBE_DEFER && defer_busy(s, d))
-			continue;
-		s->mdev = d;
 		if (s->pk == PK_PROBE_DEFER) {
-			s->mkind = des_defer_take(s, d);
+			int kind = des_defer_take(s, d);
+
+			if (kind < 0)
+				continue;   /* busy: a no-op */
+			s->mdev = d;
+			s->mkind = kind;
 			s->mstate = M_QUEUED;
 			burst_request(s, DL_VCPU_MAIN, 0);
 			return;
 		}
+		s->mdev = d;
 		if (!s->t[d].on_main || s->t[d].left) {
 			/* classic async, or one left to main: queue its item, MAX_WORK permitting */
 			s->t[d].left = 0;

@@ -24,7 +24,10 @@
  * - the levels' barrier: a level's devices released when the barrier
  *   reaches it (the barrier's rule: sim/order/sched.h dl_barrier_done());
  * - MAX_WORK's fallback: ready devices the async machinery refused,
- *   left to the main thread in the order they were refused.
+ *   left to the main thread in the order they were refused;
+ * - the deferral walk (probing in registration order with dd.c's
+ *   deferred-probe retry): the next device (dl_sched_defer_next()) and
+ *   what its walker does with it (dl_sched_defer_take()).
  */
 #ifndef DL_ENGINE_SCHED_H
 #define DL_ENGINE_SCHED_H
@@ -35,6 +38,7 @@
 #include "sim/engine/cost.h"
 #include "sim/engine/graph.h"
 #include "sim/engine/phase.h"
+#include "sim/engine/retry.h"
 #include "sim/order/sched.h"
 
 /*
@@ -92,6 +96,17 @@ struct dl_sched_ops {
 	 * bookkeeping around it)
 	 */
 	void (*handoff_queue)(void *ctx, uint32_t d);
+	/*
+	 * defer_busy: the deferral walk took @y, already queued, probing or
+	 * bound (bus_probe_device() is a no-op for it)
+	 */
+	bool (*defer_busy)(void *ctx, uint32_t y);
+	/*
+	 * may_queue: may a walker queue one more item now (MAX_WORK,
+	 * dl_async_may_queue())?  A false is a sync fallback, which the
+	 * backend counts.
+	 */
+	bool (*may_queue)(void *ctx);
 };
 
 /*
@@ -350,6 +365,57 @@ static inline enum dl_main_choice dl_sched_main_choice(const struct dl_order_pol
 	if (upfront && dl_items_claimed_early(ps))
 		return DL_MAIN_LEAVE;
 	return DL_MAIN_RUN;
+}
+
+/*
+ * dl_sched_defer_next - the deferral walk's next step: the main walk @w's
+ * next participating device from *@widx (registration order), then
+ * late_initcall and the active list (dl_retry_next() over @r and @c;
+ * @idle: no probe in flight).  DL_RETRY_DEVICE sets *@y and *@listed: it
+ * came off the active list (a device id, whose retry and
+ * device_pm_move_to_tail() the walker pays), else it is an index of @w.
+ * Call it with the core locked, as dl_retry_next().
+ */
+static inline enum dl_retry_step dl_sched_defer_next(const struct dl_sched_ops *ops,
+						     const struct dl_phase_scheme *ps,
+						     const struct dl_walk *w, uint32_t *widx,
+						     struct dl_retry *r, struct dl_core *c, bool idle,
+						     void *ctx, uint32_t *y, bool *listed)
+{
+	enum dl_walk_act act;
+
+	*listed = false;
+	if (!r->late && dl_sched_walk_next(ops, ps, w, widx, ctx, y, &act))
+		return DL_RETRY_DEVICE;
+	*listed = true;
+	return dl_retry_next(r, c, idle, y);
+}
+
+/* What a walker of the deferral does with the device it took (dl_sched_defer_take()). */
+enum dl_defer_act {
+	DL_DEFER_SKIP,    /* queued, probing or bound already: a no-op */
+	DL_DEFER_RUN,     /* the walker probes it itself */
+	DL_DEFER_QUEUE,   /* its probe is queued (async_schedule_dev()) */
+};
+
+/*
+ * dl_sched_defer_take - a walker of the deferral (main, or the DES's
+ * deferred-probe kworker) takes device @y (@async: its driver probes
+ * asynchronously): nothing if it is busy (ops->defer_busy); a sync
+ * driver's probe runs on the walker (dl_phase_on_main()), an async
+ * driver's is queued unless MAX_WORK items are pending (ops->may_queue):
+ * then __device_attach() retries it synchronously.
+ */
+static inline enum dl_defer_act dl_sched_defer_take(const struct dl_sched_ops *ops,
+						    const struct dl_phase_scheme *ps,
+						    const struct dl_order_policy *pol, void *ctx,
+						    uint32_t y, bool async)
+{
+	if (ops->defer_busy(ctx, y))
+		return DL_DEFER_SKIP;
+	if (dl_phase_on_main(ps, pol, async) || !ops->may_queue(ctx))
+		return DL_DEFER_RUN;
+	return DL_DEFER_QUEUE;
 }
 
 /*

@@ -94,8 +94,9 @@ static void q_push_ready(struct thr *t, uint32_t d)
 }
 
 /* May the main thread queue one more item (classic walk, probe hand-off)?  MAX_WORK. */
-bool thr_may_queue(struct thr *t)
+static bool may_queue(void *ctx)
 {
+	struct thr *t = ctx;
 	bool ok;
 
 	dl_pool_lock(&t->pool);
@@ -127,7 +128,7 @@ static uint32_t main_fallbacks(struct thr *t)
 		}
 		dl_pool_unlock(&t->pool);
 		if (!dl_halted(&t->sy))
-			thr_main_visit(t, &t->tw[0], d, thr_may_queue(t));
+			thr_main_visit(t, &t->tw[0], d, may_queue(t));
 		else
 			finished(t);
 		n++;
@@ -153,7 +154,6 @@ static void wake_parked(struct thr *t, uint32_t y)
 	}
 }
 
-static const struct dl_sched_ops thr_sched;   /* the scheduler's view of this backend, below */
 
 /*
  * What the scheduler reads of device @y (sched.h).  A level is queued when
@@ -361,10 +361,25 @@ static void handoff_queue(void *ctx, uint32_t d)
 		handoff(t, d);
 }
 
-static const struct dl_sched_ops thr_sched = {
+/* The deferral walk took @d, already queued, probing or bound: bus_probe_device() is a no-op. */
+static bool defer_busy(void *ctx, uint32_t d)
+{
+	struct thr *t = ctx;
+	bool free;
+
+	if (atomic_load(&t->queued[d]))
+		return true;
+	core_lock(&t->tw[0]);
+	free = t->core.dev[d].registered && t->core.dev[d].state == DL_DEV_NO_DRIVER;
+	core_unlock(&t->tw[0]);
+	return !free;
+}
+
+const struct dl_sched_ops thr_sched = {
 	.facts = dev_facts, .start = start_facts, .wake = item_wake, .queue = item_queue_ready,
 	.claim = handoff_claim, .skip = failed_skip, .released = level_released,
 	.halted = thr_halted, .finish = finish, .handoff_queue = handoff_queue,
+	.defer_busy = defer_busy, .may_queue = may_queue,
 };
 
 /*
