@@ -238,12 +238,11 @@ void des_device_finished(struct sim *s, uint32_t d)
 	/* the released devices are scattered: start every miss at once */
 	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, { dl_prefetch(&s->t[y]); });
 	s->carry_on = s->ps.handoff && !s->t[d].on_main;
-	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, {
-		if (s->t[y].part && s->t[y].stage != ST_DONE && s->t[y].wait > 0) {
-			if (dl_count_down(&s->t[y].wait) == 0)
-				des_on_ready(s, y);
-		}
-	});
+	{
+		uint32_t j = s->g.cur->off[d], y;
+
+		dl_sched_release(&des_sched, &s->ps, s->g.cur, d, s, &j, &y);   /* none unattempted */
+	}
 	s->carry_on = false;
 }
 
@@ -306,6 +305,16 @@ static void main_ready(void *ctx, uint32_t y)
 		des_main_kick(s);
 }
 
+/* A device position @y waits for finished (dl_sched_release()): true if its last wait is done. */
+static bool task_count_down(void *ctx, uint32_t y)
+{
+	struct sim *s = ctx;
+	struct task *z = &s->t[y];
+
+	return z->part && z->stage != ST_DONE && z->wait > 0 && dl_count_down(&z->wait) == 0 &&
+	       !s->aborted;
+}
+
 /* Position @y's last wait is done: what its order does with it (dl_sched_on_ready()). */
 void des_on_ready(struct sim *s, uint32_t y)
 {
@@ -359,6 +368,7 @@ static const struct dl_sched_ops des_sched = {
 	.queue = item_queue_ready, .claim = handoff_claim, .skip = failed_skip,
 	.released = level_released, .halted = sim_halted, .finish = finish,
 	.handoff_queue = handoff_queue, .defer_busy = defer_busy, .may_queue = defer_may_queue,
+	.count_down = task_count_down,
 };
 
 /* Main's walk: the next position it takes (dl_sched_walk_next()); false at its end. */

@@ -13,7 +13,8 @@
  * - the phase-start pass, from the facts as the phase started (dl_sched_start());
  * - the main thread's walk: the next device it takes (dl_sched_walk_next())
  *   and MAX_WORK's choice for an item it would queue (dl_sched_main_choice());
- * - what becomes of a device whose last wait is done (dl_sched_on_ready());
+ * - the release of a finishing device's dependents (dl_sched_release())
+ *   and what becomes of one whose last wait is done (dl_sched_on_ready());
  * - the end of a callback in its order's sequence: complete, hand-off walk,
  *   queue, leave (dl_sched_callback_over(), dl_sched_walk_over());
  * - the hand-off walk of a finishing device: its cost (handoff_ns per
@@ -107,6 +108,11 @@ struct dl_sched_ops {
 	 * backend counts.
 	 */
 	bool (*may_queue)(void *ctx);
+	/*
+	 * count_down: a device @y waits for finished: count its wait down;
+	 * true if that was its last and it is to be acted on (not halted)
+	 */
+	bool (*count_down)(void *ctx, uint32_t y);
 };
 
 /*
@@ -153,6 +159,30 @@ static inline bool dl_sched_on_ready(const struct dl_sched_ops *ops,
 
 	ops->facts(ctx, y, &f);
 	return dl_sched_act(ops, ps, ctx, y, &f);
+}
+
+/*
+ * dl_sched_release - finishing device @d releases the devices waiting for
+ * it (its row of @rel), from *@j on: each one's wait is counted down
+ * (ops->count_down()), and one whose last wait that was is acted on
+ * (dl_sched_on_ready()).  Returns true, with *@y and *@j where to go on,
+ * at one that finished unattempted instead (threads: a supplier did not
+ * bind), for the caller's failed-probe cascade; false once @d's row is
+ * done.
+ */
+static inline bool dl_sched_release(const struct dl_sched_ops *ops,
+				    const struct dl_phase_scheme *ps, const struct dl_csr *rel,
+				    uint32_t d, void *ctx, uint32_t *j, uint32_t *y)
+{
+	while (*j < rel->off[d + 1]) {
+		uint32_t x = rel->adj[(*j)++];
+
+		if (ops->count_down(ctx, x) && dl_sched_on_ready(ops, ps, ctx, x)) {
+			*y = x;
+			return true;
+		}
+	}
+	return false;
 }
 
 /*

@@ -220,6 +220,14 @@ static bool on_ready(struct thr *t, uint32_t y)
 	return dl_sched_on_ready(&thr_sched, &t->ps, t, y);
 }
 
+/* A device @y waits for finished (dl_sched_release()): true if its last wait is done. */
+static bool dev_count_down(void *ctx, uint32_t y)
+{
+	struct thr *t = ctx;
+
+	return dl_counted_down(atomic_fetch_sub(&t->pending[y], 1)) == 0;
+}
+
 /* The cascade reaches @y (dl_sched_cascade()): counted down, it finishes when its waits are. */
 static bool failed_skip(void *ctx, uint32_t y)
 {
@@ -249,13 +257,10 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 
 	if (!ok && cascade_stack(t, &stk, d))
 		stk[n++] = d;
-	for (uint32_t j = t->rel.off[d]; j < t->rel.off[d + 1] && ok; j++) {
-		uint32_t y = t->rel.adj[j];
-
-		if (dl_counted_down(atomic_fetch_sub(&t->pending[y], 1)) == 0 && on_ready(t, y) &&
-		    cascade_stack(t, &stk, y))
+	for (uint32_t j = t->rel.off[d], y;
+	     ok && dl_sched_release(&thr_sched, &t->ps, &t->rel, d, t, &j, &y);)
+		if (cascade_stack(t, &stk, y))
 			stk[n++] = y;
-	}
 	if (n)
 		dl_sched_cascade(&thr_sched, &t->rel, stk, n, t);
 	free(stk);
@@ -379,7 +384,7 @@ const struct dl_sched_ops thr_sched = {
 	.facts = dev_facts, .start = start_facts, .wake = item_wake, .queue = item_queue_ready,
 	.claim = handoff_claim, .skip = failed_skip, .released = level_released,
 	.halted = thr_halted, .finish = finish, .handoff_queue = handoff_queue,
-	.defer_busy = defer_busy, .may_queue = may_queue,
+	.defer_busy = defer_busy, .may_queue = may_queue, .count_down = dev_count_down,
 };
 
 /*
