@@ -211,10 +211,7 @@ int thr_probe_deferral(struct thr *t)
 			break;
 		}
 	}
-	thr_wait_drain(t, false);
-	t->opr->sync_fallbacks += t->fallbacks;
-	t->fallbacks = 0;
-	return dl_poll_stop(&t->sy) ? -EINTR : 0;
+	return dl_poll_stop(&t->sy) ? -EINTR : 0;   /* thr_run_phase() drains the items */
 }
 
 /* ---- script ops ---- */

@@ -715,7 +715,10 @@ static void main_walk(struct thr *t, struct tw *m)
 	}
 }
 
-/* Run one phase over the devices marked in part[] (lat[] sampled). */
+/*
+ * Run one phase over the devices marked in part[] (lat[] sampled): probe
+ * with the deferral orders too (thr_probe_deferral()).
+ */
 int thr_run_phase(struct thr *t)
 {
 	struct tw *m = &t->tw[0];
@@ -754,7 +757,10 @@ int thr_run_phase(struct thr *t)
 	dl_pool_unlock(&t->pool);
 
 	w0 = dl_mono_ns();
-	if (t->ps.main_only) {
+	if (t->pk == PK_PROBE_DEFER) {
+		/* registration order, then the deferred-probe retry (thr_seq.c) */
+		err = thr_probe_deferral(t);
+	} else if (t->ps.main_only) {
 		/* naive, prepare and complete: the main thread, in walk order, no waits */
 		for (uint32_t i = 0; i < t->w.n && !dl_halted(&t->sy) && !dl_poll_stop(&t->sy); i++)
 			if (t->part[t->w.v[i]])
@@ -768,7 +774,7 @@ int thr_run_phase(struct thr *t)
 	} else {
 		main_walk(t, m);
 	}
-	thr_wait_drain(t, true);
+	thr_wait_drain(t, t->pk != PK_PROBE_DEFER);   /* a deferral's devices are not counted off */
 	t->opr->sync_fallbacks += t->fallbacks;
 	t->fallbacks = 0;
 	thr_account_phase(t, w0);
@@ -791,5 +797,5 @@ int thr_run_phase(struct thr *t)
 		t->tw[w].th.wakeups = 0;
 	}
 	thr_flush_events(t);
-	return atomic_load(&t->sy.halt) == DL_HALT_STOP ? -EINTR : 0;
+	return err ? err : atomic_load(&t->sy.halt) == DL_HALT_STOP ? -EINTR : 0;
 }
