@@ -155,13 +155,13 @@ static void handoff_claim(void *ctx, uint32_t y)
  * kworker's wake, but the first one a finishing work item queues, which
  * its own kworker runs next (see des_on_ready()).  When MAX_WORK items are
  * pending, dpm_async_with_cleanup() fails and leaves the device to the
- * main walk, whose dpm_async_fn() tries again.  Nothing after a suspend
- * failure (device_suspend*() returns before the hand-off).
+ * main walk, whose dpm_async_fn() tries again.  (Not after a fault:
+ * dl_sched_walk_over().)
  */
-void des_handoff_queue(struct sim *s, uint32_t d)
+static void handoff_queue(void *ctx, uint32_t d)
 {
-	if (s->aborted)
-		return;
+	struct sim *s = ctx;
+
 	s->carry_on = !s->t[d].on_main;
 	dl_sched_handoff(&des_sched, &s->ps, s->g.cur, d, s);
 	s->carry_on = false;
@@ -330,11 +330,6 @@ static bool sim_halted(void *ctx)
 static void finish(void *ctx, uint32_t d)
 {
 	des_device_finished(ctx, d);
-}
-
-static void handoff_queue(void *ctx, uint32_t d)
-{
-	des_handoff_queue(ctx, d);
 }
 
 /*

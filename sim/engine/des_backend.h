@@ -282,7 +282,6 @@ int64_t des_callback_begin(struct sim *s, uint32_t i, int64_t pre, bool *deferre
 void des_pmwq_run(struct sim *s, bool flush);
 void des_callback_end(struct sim *s, uint32_t i, bool deferred);
 int64_t des_handoff_len(const struct sim *s, uint32_t d);
-void des_handoff_queue(struct sim *s, uint32_t d);
 bool des_main_cb_over(struct sim *s, uint32_t d, bool deferred);
 void des_main_walk_over(struct sim *s, uint32_t d);
 int des_run_loop(struct sim *s);

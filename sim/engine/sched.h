@@ -270,8 +270,9 @@ static inline void dl_sched_handoff(const struct dl_sched_ops *ops,
 /*
  * dl_sched_walk_over - device @d's hand-off walk is over (or it had none):
  * the thread that ran it leaves it, then 6.16+ queues what the walk names
- * (it completed before its walk), the others complete it now, and the
- * thread goes on (@run's leave and next, either NULL).
+ * (it completed before its walk; not once the phase halted: a failing
+ * device_suspend*() returns before its hand-off), the others complete it
+ * now, and the thread goes on (@run's leave and next, either NULL).
  */
 static inline void dl_sched_walk_over(const struct dl_sched_ops *ops,
 				      const struct dl_sched_runner *run,
@@ -279,10 +280,10 @@ static inline void dl_sched_walk_over(const struct dl_sched_ops *ops,
 {
 	if (run && run->leave)
 		run->leave(ctx, d);
-	if (dl_handoff_after_done(ps))
-		ops->handoff_queue(ctx, d);
-	else
+	if (!dl_handoff_after_done(ps))
 		ops->finish(ctx, d);
+	else if (!ops->halted(ctx))
+		ops->handoff_queue(ctx, d);   /* nothing after a fault or a stop */
 	if (run && run->next)
 		run->next(ctx, d);
 }

@@ -214,12 +214,6 @@ static bool item_queue_ready(void *ctx, uint32_t y)
 	return false;
 }
 
-/* @y's last wait is done: what its order does with it; true if it finished unattempted. */
-static bool on_ready(struct thr *t, uint32_t y)
-{
-	return dl_sched_on_ready(&thr_sched, &t->ps, t, y);
-}
-
 /* A device @y waits for finished (dl_sched_release()): true if its last wait is done. */
 static bool dev_count_down(void *ctx, uint32_t y)
 {
@@ -234,7 +228,8 @@ static bool failed_skip(void *ctx, uint32_t y)
 	struct thr *t = ctx;
 
 	atomic_store(&t->failed_dep[y], 1);
-	return dl_counted_down(atomic_fetch_sub(&t->pending[y], 1)) == 0 && on_ready(t, y);
+	return dl_counted_down(atomic_fetch_sub(&t->pending[y], 1)) == 0 &&
+	       dl_sched_on_ready(&thr_sched, &t->ps, t, y);
 }
 
 /* Room for the failed-probe cascade's stack (a device at most once); NULL: out of memory. */
@@ -305,16 +300,6 @@ static void level_finished(struct thr *t, uint32_t d)
 /* ---- callbacks ---- */
 
 
-/*
- * des.c's hand-off walk after @d's callback (cost.h): handoff_ns per
- * dependent, queue_ns per item it will queue (read racily: a cost, not a
- * decision), as dl_handoff_queues() says.
- */
-static int64_t handoff_len(const struct thr *t, uint32_t d)
-{
-	return dl_sched_handoff_len(&thr_sched, &t->ps, &t->cost, &t->rel, d, t);
-}
-
 /* A hand-off claims @y (work_in_progress: queued[] 2) and queues it, MAX_WORK permitting. */
 static void handoff_claim(void *ctx, uint32_t y)
 {
@@ -328,18 +313,6 @@ static void handoff_claim(void *ctx, uint32_t y)
 	dl_pool_unlock(&t->pool);
 	if (ok)
 		q_push(t, y);
-}
-
-/*
- * kernel-async-v2: @d finished and walked its dependents; queue every async
- * one not queued yet (dpm_async_resume_subordinate(),
- * dpm_async_suspend_superior() of 6.16+; des.c's des_handoff_queue()).  When
- * MAX_WORK items are pending, dpm_async_with_cleanup() leaves it to the
- * main walk.
- */
-static void handoff(struct thr *t, uint32_t d)
-{
-	dl_sched_handoff(&thr_sched, &t->ps, &t->rel, d, t);
 }
 
 static bool thr_halted(void *ctx)
@@ -358,12 +331,16 @@ static void finish(void *ctx, uint32_t d)
 		release_dependents(t, d, true);
 }
 
+/*
+ * kernel-async-v2: @d finished and walked its dependents; queue every async
+ * one not queued yet (dpm_async_resume_subordinate(),
+ * dpm_async_suspend_superior() of 6.16+; dl_sched_handoff()).
+ */
 static void handoff_queue(void *ctx, uint32_t d)
 {
 	struct thr *t = ctx;
 
-	if (!dl_halted(&t->sy))
-		handoff(t, d);
+	dl_sched_handoff(&thr_sched, &t->ps, &t->rel, d, t);
 }
 
 /* The deferral walk took @d, already queued, probing or bound: bus_probe_device() is a no-op. */
@@ -438,7 +415,8 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 	}
 	/* complete it and hand off in its order's sequence; a hand-off walk takes its time here */
 	if (dl_sched_callback_over(&thr_sched, NULL, &t->ps, &t->cost, &t->rel, d, t, false)) {
-		dl_thr_take_time(&w->th, handoff_len(t, d));
+		/* read racily: a cost, not a decision */
+		dl_thr_take_time(&w->th, dl_sched_handoff_len(&thr_sched, &t->ps, &t->cost, &t->rel, d, t));
 		dl_sched_walk_over(&thr_sched, NULL, &t->ps, d, t);
 	}
 }
