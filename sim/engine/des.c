@@ -153,7 +153,7 @@ static void handoff_claim(void *ctx, uint32_t y)
  * the rest of its dependencies, blocking its worker if need be.  The
  * queueing was paid by the walk (des_handoff_len()); each item pays its
  * kworker's wake, but the first one a finishing work item queues, which
- * its own kworker runs next (see des_on_ready()).  When MAX_WORK items are
+ * its own kworker runs next (see item_queue_ready()).  When MAX_WORK items are
  * pending, dpm_async_with_cleanup() fails and leaves the device to the
  * main walk, whose dpm_async_fn() tries again.  (Not after a fault:
  * dl_sched_walk_over().)
@@ -172,8 +172,8 @@ static void level_released(void *ctx, uint32_t z)
 {
 	struct sim *s = ctx;
 
-	if (s->t[z].wait == 0)
-		des_on_ready(s, z);
+	if (s->t[z].wait == 0 && !s->aborted)
+		dl_sched_on_ready(&des_sched, &s->ps, s, z);
 }
 
 /* levels: the barrier moved to level @l (dl_barrier_advance()). */
@@ -219,8 +219,11 @@ static void probe_failed(struct sim *s, uint32_t d)
 	dl_sched_cascade(&des_sched, s->g.cur, s->stk, 1, s);
 }
 
-void des_device_finished(struct sim *s, uint32_t d)
+/* Position @d is done with this phase (ops->finish): its dependents are released. */
+void des_device_finished(void *ctx, uint32_t d)
 {
+	struct sim *s = ctx;
+
 	des_stage_set(&s->t[d], ST_DONE);
 	s->remaining--;
 	if (s->pk == PK_PROBE_DEFER) {
@@ -315,21 +318,9 @@ static bool task_count_down(void *ctx, uint32_t y)
 	       !s->aborted;
 }
 
-/* Position @y's last wait is done: what its order does with it (dl_sched_on_ready()). */
-void des_on_ready(struct sim *s, uint32_t y)
-{
-	if (!s->aborted)
-		dl_sched_on_ready(&des_sched, &s->ps, s, y);
-}
-
 static bool sim_halted(void *ctx)
 {
 	return ((struct sim *)ctx)->aborted;
-}
-
-static void finish(void *ctx, uint32_t d)
-{
-	des_device_finished(ctx, d);
 }
 
 /*
@@ -361,7 +352,7 @@ static bool defer_may_queue(void *ctx)
 static const struct dl_sched_ops des_sched = {
 	.facts = task_facts, .start = task_facts, .main_ready = main_ready, .wake = item_wake,
 	.queue = item_queue_ready, .claim = handoff_claim, .skip = failed_skip,
-	.released = level_released, .halted = sim_halted, .finish = finish,
+	.released = level_released, .halted = sim_halted, .finish = des_device_finished,
 	.handoff_queue = handoff_queue, .defer_busy = defer_busy, .may_queue = defer_may_queue,
 	.count_down = task_count_down,
 };
@@ -767,7 +758,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 		s->opr->blocked_ns += s->cost.switch_ns;
 		/*
 		 * kernel-async-v2: a blocked item gives its worker back and
-		 * takes one again when woken (des_on_ready()).  The kernel's
+		 * takes one again when woken (item_wake()).  The kernel's
 		 * max_active counts a blocked kworker, but 6.16's hand-offs
 		 * queue an item before what it waits for may be queued (the
 		 * walk has not reached it), so that all max_active items can

@@ -272,12 +272,11 @@ static inline int64_t cb_sleep(const struct sim *s, uint32_t i, bool deferred)
 
 /* des.c: the tasks */
 void des_item_queue(struct sim *s, uint32_t y);
-void des_on_ready(struct sim *s, uint32_t y);
 void des_start(struct sim *s);
 bool des_walk_next(struct sim *s, uint32_t *i);
 enum dl_retry_step des_defer_next(struct sim *s, uint32_t *d, bool *listed);
 int des_defer_take(struct sim *s, uint32_t d);
-void des_device_finished(struct sim *s, uint32_t d);
+void des_device_finished(void *ctx, uint32_t d);
 int64_t des_callback_begin(struct sim *s, uint32_t i, int64_t pre, bool *deferred);
 void des_pmwq_run(struct sim *s, bool flush);
 void des_callback_end(struct sim *s, uint32_t i, bool deferred);

@@ -65,25 +65,18 @@ void des_main_kick(struct sim *s)
 		} else if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
 			/* registration order, then late_initcall and the active list */
 			bool listed;
+			enum dl_retry_step st = des_defer_next(s, &d, &listed);
 
-			switch (des_defer_next(s, &d, &listed)) {
-			case DL_RETRY_DRAIN:
-				s->mstate = M_WAIT_DRAIN;
+			if (st != DL_RETRY_DEVICE) {
+				s->mstate = st == DL_RETRY_DRAIN ? M_WAIT_DRAIN : M_DONE;
 				return;
-			case DL_RETRY_END:
-				s->mstate = M_DONE;
-				return;
-			case DL_RETRY_DEVICE:
-				break;
 			}
-			if (listed)
-				d = des_retry_pos(s, d, &s->reorder_debt);
-			if (d == DL_NONE && s->stopping) {
+			if (listed && (d = des_retry_pos(s, d, &s->reorder_debt)) == DL_NONE) {
+				if (!s->stopping)
+					continue;   /* registered after the snapshot: none is, while probing */
 				s->mstate = M_DONE;     /* Ctrl-C: the event loop returns -EINTR */
 				return;
 			}
-			if (d == DL_NONE)
-				continue;   /* registered after the snapshot: none is, while probing */
 		} else if (!des_walk_next(s, &d)) {
 			s->mstate = M_DONE;
 			return;
