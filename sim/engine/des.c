@@ -365,20 +365,13 @@ bool des_walk_next(struct sim *s, uint32_t *i)
 	return dl_sched_walk_next(&des_sched, &s->ps, &s->w, &s->widx, s, i, &act);
 }
 
-/* Main's deferral walk: its next step (dl_sched_defer_next()); *@d a position unless @listed. */
-enum dl_retry_step des_defer_next(struct sim *s, uint32_t *d, bool *listed)
-{
-	return dl_sched_defer_next(&des_sched, &s->ps, &s->w, &s->widx, &s->retry, &s->core,
-				   s->inflight == 0, s, d, listed);
-}
-
 /*
  * A walker of the deferral (main, or the kworker) takes position @d
  * (dl_sched_defer_take()): -1 if it is busy (a no-op); else it takes part
  * now, and its probe runs on the walker (MK_CALLBACK) or is queued
  * (MK_QUEUE).
  */
-int des_defer_take(struct sim *s, uint32_t d)
+static inline int defer_take(struct sim *s, uint32_t d)
 {
 	enum dl_defer_act a = dl_sched_defer_take(&des_sched, &s->ps, s->pol, s, d,
 						  s->core.dev[dev_at(s, d)].async);
@@ -392,6 +385,38 @@ int des_defer_take(struct sim *s, uint32_t d)
 	}
 	des_stage_set(&s->t[d], ST_IDLE);
 	return a == DL_DEFER_QUEUE ? MK_QUEUE : MK_CALLBACK;
+}
+
+int des_defer_take(struct sim *s, uint32_t d)
+{
+	return defer_take(s, d);
+}
+
+/*
+ * Main's deferral walk (not in module context): its next step
+ * (dl_sched_defer_next()), past the devices it finds busy; at
+ * DL_RETRY_DEVICE the position it takes into *@d and what it does
+ * (*@kind, defer_take()).  DL_RETRY_END too when a retry walk heard
+ * Ctrl-C (s->stopping: the event loop returns -EINTR).
+ */
+enum dl_retry_step des_defer_step(struct sim *s, uint32_t *d, int *kind)
+{
+	for (;;) {
+		bool listed;
+		enum dl_retry_step st = dl_sched_defer_next(&des_sched, &s->ps, &s->w, &s->widx,
+							    &s->retry, &s->core, s->inflight == 0,
+							    s, d, &listed);
+
+		if (st != DL_RETRY_DEVICE)
+			return st;
+		if (listed && (*d = des_retry_pos(s, *d, &s->reorder_debt)) == DL_NONE) {
+			if (s->stopping)
+				return DL_RETRY_END;
+			continue;   /* registered after the snapshot: none is, while probing */
+		}
+		if ((*kind = defer_take(s, *d)) >= 0)
+			return DL_RETRY_DEVICE;
+	}
 }
 
 /* The phase-start pass (dl_sched_start()): nothing ran yet, the records are the snapshot. */

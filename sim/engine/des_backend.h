@@ -274,7 +274,7 @@ static inline int64_t cb_sleep(const struct sim *s, uint32_t i, bool deferred)
 void des_item_queue(struct sim *s, uint32_t y);
 void des_start(struct sim *s);
 bool des_walk_next(struct sim *s, uint32_t *i);
-enum dl_retry_step des_defer_next(struct sim *s, uint32_t *d, bool *listed);
+enum dl_retry_step des_defer_step(struct sim *s, uint32_t *d, int *kind);
 int des_defer_take(struct sim *s, uint32_t d);
 void des_device_finished(void *ctx, uint32_t d);
 int64_t des_callback_begin(struct sim *s, uint32_t i, int64_t pre, bool *deferred);

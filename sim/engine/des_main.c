@@ -34,6 +34,7 @@ void des_main_fallback(struct sim *s, uint32_t y)
 void des_main_kick(struct sim *s)
 {
 	uint32_t d;
+	int kind;
 
 	for (;;) {
 		if (s->mstate == M_WAIT_DEV) {
@@ -60,21 +61,15 @@ void des_main_kick(struct sim *s)
 			s->mstate = M_DONE;
 			return;
 		}
+		kind = -1;
 		if (dl_fallback_pop(&s->fb, &d)) {
 			/* what was left to main first (MAX_WORK) */
 		} else if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
 			/* registration order, then late_initcall and the active list */
-			bool listed;
-			enum dl_retry_step st = des_defer_next(s, &d, &listed);
+			enum dl_retry_step st = des_defer_step(s, &d, &kind);
 
 			if (st != DL_RETRY_DEVICE) {
 				s->mstate = st == DL_RETRY_DRAIN ? M_WAIT_DRAIN : M_DONE;
-				return;
-			}
-			if (listed && (d = des_retry_pos(s, d, &s->reorder_debt)) == DL_NONE) {
-				if (!s->stopping)
-					continue;   /* registered after the snapshot: none is, while probing */
-				s->mstate = M_DONE;     /* Ctrl-C: the event loop returns -EINTR */
 				return;
 			}
 		} else if (!des_walk_next(s, &d)) {
@@ -82,9 +77,7 @@ void des_main_kick(struct sim *s)
 			return;
 		}
 		if (s->pk == PK_PROBE_DEFER) {
-			int kind = des_defer_take(s, d);
-
-			if (kind < 0)
+			if (kind < 0 && (kind = des_defer_take(s, d)) < 0)
 				continue;   /* busy: a no-op */
 			s->mdev = d;
 			s->mkind = kind;
