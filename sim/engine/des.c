@@ -99,24 +99,6 @@ static void item_retire(struct sim *s)
 
 static const struct dl_sched_ops des_sched;   /* the scheduler's view of this backend, below */
 
-/* What the scheduler reads of position @y (sched.h): false if it takes no part. */
-static bool task_facts(const void *ctx, uint32_t y, struct dl_dev_facts *f)
-{
-	const struct sim *s = ctx;
-	const struct task *z = &s->t[y];
-
-	if (!z->part)
-		return false;
-	f->on_main = z->on_main;
-	f->held = z->level > s->cur_level;
-	f->blocked = z->stage == ST_BLOCKED;
-	f->idle = z->stage == ST_IDLE;
-	f->queued = z->stage != ST_IDLE;
-	f->done = z->stage == ST_DONE;
-	f->waits = z->wait;
-	return true;
-}
-
 /*
  * The hand-off walk of position @d, which just finished in a PM phase of an
  * order whose finishing devices queue their dependents
@@ -323,37 +305,11 @@ static bool sim_halted(void *ctx)
 	return ((struct sim *)ctx)->aborted;
 }
 
-/*
- * Position @d is queued, in an attempt (its CPU part or its sleep) or bound
- * already: bus_probe_device() is a no-op for it (the kernel's walker would
- * wait for device_lock(); the attempt, if it defers, puts the device back
- * on the list when it returns: des_callback_end()).
- */
-static bool defer_busy(void *ctx, uint32_t d)
-{
-	const struct sim *s = ctx;
-	uint8_t st = s->t[d].stage;
-
-	return st == ST_QUEUED_CB || st == ST_CB || st == ST_SLEEP ||
-	       s->core.dev[dev_at(s, d)].state != DL_DEV_NO_DRIVER;
-}
-
-/* MAX_WORK: may a walker of the deferral queue one more item?  A refusal is a sync fallback. */
-static bool defer_may_queue(void *ctx)
-{
-	struct sim *s = ctx;
-
-	if (dl_async_may_queue(s->pol, s->inflight))
-		return true;
-	s->opr->sync_fallbacks++;
-	return false;
-}
-
 static const struct dl_sched_ops des_sched = {
-	.facts = task_facts, .start = task_facts, .main_ready = main_ready, .wake = item_wake,
+	.facts = des_task_facts, .start = des_task_facts, .main_ready = main_ready, .wake = item_wake,
 	.queue = item_queue_ready, .claim = handoff_claim, .skip = failed_skip,
 	.released = level_released, .halted = sim_halted, .finish = des_device_finished,
-	.handoff_queue = handoff_queue, .defer_busy = defer_busy, .may_queue = defer_may_queue,
+	.handoff_queue = handoff_queue, .defer_busy = des_defer_busy, .may_queue = des_defer_may_queue,
 	.count_down = task_count_down,
 };
 
@@ -363,60 +319,6 @@ bool des_walk_next(struct sim *s, uint32_t *i)
 	enum dl_walk_act act;
 
 	return dl_sched_walk_next(&des_sched, &s->ps, &s->w, &s->widx, s, i, &act);
-}
-
-/*
- * A walker of the deferral (main, or the kworker) takes position @d
- * (dl_sched_defer_take()): -1 if it is busy (a no-op); else it takes part
- * now, and its probe runs on the walker (MK_CALLBACK) or is queued
- * (MK_QUEUE).
- */
-static inline int defer_take(struct sim *s, uint32_t d)
-{
-	enum dl_defer_act a = dl_sched_defer_take(&des_sched, &s->ps, s->pol, s, d,
-						  s->core.dev[dev_at(s, d)].async);
-
-	if (a == DL_DEFER_SKIP)
-		return -1;
-	if (!s->t[d].part) {
-		s->t[d].part = 1;
-		s->remaining++;
-		s->nparts++;
-	}
-	des_stage_set(&s->t[d], ST_IDLE);
-	return a == DL_DEFER_QUEUE ? MK_QUEUE : MK_CALLBACK;
-}
-
-int des_defer_take(struct sim *s, uint32_t d)
-{
-	return defer_take(s, d);
-}
-
-/*
- * Main's deferral walk (not in module context): its next step
- * (dl_sched_defer_next()), past the devices it finds busy; at
- * DL_RETRY_DEVICE the position it takes into *@d and what it does
- * (*@kind, defer_take()).  DL_RETRY_END too when a retry walk heard
- * Ctrl-C (s->stopping: the event loop returns -EINTR).
- */
-enum dl_retry_step des_defer_step(struct sim *s, uint32_t *d, int *kind)
-{
-	for (;;) {
-		bool listed;
-		enum dl_retry_step st = dl_sched_defer_next(&des_sched, &s->ps, &s->w, &s->widx,
-							    &s->retry, &s->core, s->inflight == 0,
-							    s, d, &listed);
-
-		if (st != DL_RETRY_DEVICE)
-			return st;
-		if (listed && (*d = des_retry_pos(s, *d, &s->reorder_debt)) == DL_NONE) {
-			if (s->stopping)
-				return DL_RETRY_END;
-			continue;   /* registered after the snapshot: none is, while probing */
-		}
-		if ((*kind = defer_take(s, *d)) >= 0)
-			return DL_RETRY_DEVICE;
-	}
 }
 
 /* The phase-start pass (dl_sched_start()): nothing ran yet, the records are the snapshot. */
