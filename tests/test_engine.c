@@ -18,6 +18,7 @@
 #include "sim/engine/graph.h"
 #include "sim/engine/oploop.h"
 #include "sim/engine/phase.h"
+#include "sim/engine/sched.h"
 #include "sim/scenario/scenario.h"
 
 #include "tests/tsc.h"
@@ -1373,6 +1374,101 @@ static void test_oploop_over_a_stub_backend(void)
 	}
 }
 
+/* ---- the scheduler's walks (sim/engine/sched.h) over a fake backend ---- */
+
+/* A backend of four devices as the walks see it: its counters and what was asked of it. */
+struct fake_be {
+	bool busy[4], may, unattempted[4];
+	uint32_t waits[4], queued[4], nqueued, may_calls;
+};
+
+static bool fake_facts(const void *ctx, uint32_t y, struct dl_dev_facts *f)
+{
+	const struct fake_be *b = ctx;
+
+	f->idle = true;
+	f->waits = b->waits[y];
+	return true;
+}
+
+static bool fake_queue(void *ctx, uint32_t y)
+{
+	struct fake_be *b = ctx;
+
+	b->queued[b->nqueued++] = y;
+	return b->unattempted[y];
+}
+
+static bool fake_busy(void *ctx, uint32_t y)
+{
+	return ((struct fake_be *)ctx)->busy[y];
+}
+
+static bool fake_may_queue(void *ctx)
+{
+	struct fake_be *b = ctx;
+
+	b->may_calls++;
+	return b->may;
+}
+
+static bool fake_count_down(void *ctx, uint32_t y)
+{
+	return --((struct fake_be *)ctx)->waits[y] == 0;
+}
+
+static const struct dl_sched_ops fake_ops = {
+	.facts = fake_facts, .queue = fake_queue, .defer_busy = fake_busy,
+	.may_queue = fake_may_queue, .count_down = fake_count_down,
+};
+
+/*
+ * dl_sched_defer_take(): a busy device is a no-op; a sync driver's probe
+ * runs on the walker without asking MAX_WORK; an async one's is queued if
+ * MAX_WORK permits, else run on the walker (one refusal asked); under
+ * sync every probe runs on the walker.
+ */
+static void test_sched_defer_take(void)
+{
+	struct dl_phase_scheme ka = dl_order_scheme(DL_ORDER_KERNEL_ASYNC, DL_PK_PROBE_DEFER, 0);
+	struct dl_phase_scheme sy = dl_order_scheme(DL_ORDER_SYNC, DL_PK_PROBE_DEFER, 0);
+	const struct dl_order_policy *pka = dl_order_policy(DL_ORDER_KERNEL_ASYNC);
+	const struct dl_order_policy *psy = dl_order_policy(DL_ORDER_SYNC);
+	struct fake_be b = { .busy = { true }, .may = true };
+
+	CU_ASSERT_EQUAL(dl_sched_defer_take(&fake_ops, &ka, pka, &b, 0, true), DL_DEFER_SKIP);
+	CU_ASSERT_EQUAL(dl_sched_defer_take(&fake_ops, &ka, pka, &b, 1, false), DL_DEFER_RUN);
+	CU_ASSERT_EQUAL(b.may_calls, 0);
+	CU_ASSERT_EQUAL(dl_sched_defer_take(&fake_ops, &ka, pka, &b, 1, true), DL_DEFER_QUEUE);
+	b.may = false;
+	CU_ASSERT_EQUAL(dl_sched_defer_take(&fake_ops, &ka, pka, &b, 1, true), DL_DEFER_RUN);
+	CU_ASSERT_EQUAL(b.may_calls, 2);
+	CU_ASSERT_EQUAL(dl_sched_defer_take(&fake_ops, &sy, psy, &b, 1, true), DL_DEFER_RUN);
+	CU_ASSERT_EQUAL(b.may_calls, 2);
+}
+
+/*
+ * dl_sched_release(): device 0 releases 1, 2 and 3 (cp-first, where a
+ * ready item is queued); 2 still waits for another device; 3 finishes
+ * unattempted and is handed back, and the release goes on from there.
+ */
+static void test_sched_release(void)
+{
+	struct dl_phase_scheme cp = dl_order_scheme(DL_ORDER_CP_FIRST, DL_PK_SUSPEND, DL_PH_SUSPEND);
+	uint32_t off[5] = { 0, 3, 3, 3, 3 }, adj[3] = { 1, 3, 2 }, j = 0, y = DL_NONE;
+	struct dl_csr rel = { .off = off, .adj = adj };
+	struct fake_be b = { .waits = { 0, 1, 2, 1 }, .unattempted = { [3] = true } };
+
+	CU_ASSERT_TRUE(dl_sched_release(&fake_ops, &cp, &rel, 0, &b, &j, &y));
+	CU_ASSERT_EQUAL(y, 3);
+	CU_ASSERT_EQUAL(j, 2);
+	CU_ASSERT_FALSE(dl_sched_release(&fake_ops, &cp, &rel, 0, &b, &j, &y));
+	CU_ASSERT_EQUAL(b.nqueued, 2);
+	CU_ASSERT_EQUAL(b.queued[0], 1);
+	CU_ASSERT_EQUAL(b.queued[1], 3);
+	CU_ASSERT_EQUAL(b.waits[2], 1);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -1381,6 +1477,8 @@ int main(void)
 		return 2;
 	s = CU_add_suite("engine", NULL, NULL);
 	CU_add_test(s, "test_orders_respect_links_on_chain", test_orders_respect_links_on_chain);
+	CU_add_test(s, "test_sched_defer_take", test_sched_defer_take);
+	CU_add_test(s, "test_sched_release", test_sched_release);
 	CU_add_test(s, "test_orders_respect_links_on_random_dag", test_orders_respect_links_on_random_dag);
 	CU_add_test(s, "test_orders_respect_parents_on_tree", test_orders_respect_parents_on_tree);
 	CU_add_test(s, "test_naive_breaks_consumer_first_registration", test_naive_breaks_consumer_first_registration);

@@ -99,24 +99,6 @@ static void item_retire(struct sim *s)
 
 static const struct dl_sched_ops des_sched;   /* the scheduler's view of this backend, below */
 
-/* What the scheduler reads of position @y (sched.h): false if it takes no part. */
-static bool task_facts(const void *ctx, uint32_t y, struct dl_dev_facts *f)
-{
-	const struct sim *s = ctx;
-	const struct task *z = &s->t[y];
-
-	if (!z->part)
-		return false;
-	f->on_main = z->on_main;
-	f->held = z->level > s->cur_level;
-	f->blocked = z->stage == ST_BLOCKED;
-	f->idle = z->stage == ST_IDLE;
-	f->queued = z->stage != ST_IDLE;
-	f->done = z->stage == ST_DONE;
-	f->waits = z->wait;
-	return true;
-}
-
 /*
  * The hand-off walk of position @d, which just finished in a PM phase of an
  * order whose finishing devices queue their dependents
@@ -153,15 +135,15 @@ static void handoff_claim(void *ctx, uint32_t y)
  * the rest of its dependencies, blocking its worker if need be.  The
  * queueing was paid by the walk (des_handoff_len()); each item pays its
  * kworker's wake, but the first one a finishing work item queues, which
- * its own kworker runs next (see des_on_ready()).  When MAX_WORK items are
+ * its own kworker runs next (see item_queue_ready()).  When MAX_WORK items are
  * pending, dpm_async_with_cleanup() fails and leaves the device to the
- * main walk, whose dpm_async_fn() tries again.  Nothing after a suspend
- * failure (device_suspend*() returns before the hand-off).
+ * main walk, whose dpm_async_fn() tries again.  (Not after a fault:
+ * dl_sched_walk_over().)
  */
-void des_handoff_queue(struct sim *s, uint32_t d)
+static void handoff_queue(void *ctx, uint32_t d)
 {
-	if (s->aborted)
-		return;
+	struct sim *s = ctx;
+
 	s->carry_on = !s->t[d].on_main;
 	dl_sched_handoff(&des_sched, &s->ps, s->g.cur, d, s);
 	s->carry_on = false;
@@ -172,8 +154,8 @@ static void level_released(void *ctx, uint32_t z)
 {
 	struct sim *s = ctx;
 
-	if (s->t[z].wait == 0)
-		des_on_ready(s, z);
+	if (s->t[z].wait == 0 && !s->aborted)
+		dl_sched_on_ready(&des_sched, &s->ps, s, z);
 }
 
 /* levels: the barrier moved to level @l (dl_barrier_advance()). */
@@ -219,8 +201,11 @@ static void probe_failed(struct sim *s, uint32_t d)
 	dl_sched_cascade(&des_sched, s->g.cur, s->stk, 1, s);
 }
 
-void des_device_finished(struct sim *s, uint32_t d)
+/* Position @d is done with this phase (ops->finish): its dependents are released. */
+void des_device_finished(void *ctx, uint32_t d)
 {
+	struct sim *s = ctx;
+
 	des_stage_set(&s->t[d], ST_DONE);
 	s->remaining--;
 	if (s->pk == PK_PROBE_DEFER) {
@@ -238,12 +223,11 @@ void des_device_finished(struct sim *s, uint32_t d)
 	/* the released devices are scattered: start every miss at once */
 	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, { dl_prefetch(&s->t[y]); });
 	s->carry_on = s->ps.handoff && !s->t[d].on_main;
-	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, {
-		if (s->t[y].part && s->t[y].stage != ST_DONE && s->t[y].wait > 0) {
-			if (dl_count_down(&s->t[y].wait) == 0)
-				des_on_ready(s, y);
-		}
-	});
+	{
+		uint32_t j = s->g.cur->off[d], y;
+
+		dl_sched_release(&des_sched, &s->ps, s->g.cur, d, s, &j, &y);   /* none unattempted */
+	}
 	s->carry_on = false;
 }
 
@@ -306,11 +290,14 @@ static void main_ready(void *ctx, uint32_t y)
 		des_main_kick(s);
 }
 
-/* Position @y's last wait is done: what its order does with it (dl_sched_on_ready()). */
-void des_on_ready(struct sim *s, uint32_t y)
+/* A device position @y waits for finished (dl_sched_release()): true if its last wait is done. */
+static bool task_count_down(void *ctx, uint32_t y)
 {
-	if (!s->aborted)
-		dl_sched_on_ready(&des_sched, &s->ps, s, y);
+	struct sim *s = ctx;
+	struct task *z = &s->t[y];
+
+	return z->part && z->stage != ST_DONE && z->wait > 0 && dl_count_down(&z->wait) == 0 &&
+	       !s->aborted;
 }
 
 static bool sim_halted(void *ctx)
@@ -318,21 +305,12 @@ static bool sim_halted(void *ctx)
 	return ((struct sim *)ctx)->aborted;
 }
 
-static void finish(void *ctx, uint32_t d)
-{
-	des_device_finished(ctx, d);
-}
-
-static void handoff_queue(void *ctx, uint32_t d)
-{
-	des_handoff_queue(ctx, d);
-}
-
 static const struct dl_sched_ops des_sched = {
-	.facts = task_facts, .start = task_facts, .main_ready = main_ready, .wake = item_wake,
+	.facts = des_task_facts, .start = des_task_facts, .main_ready = main_ready, .wake = item_wake,
 	.queue = item_queue_ready, .claim = handoff_claim, .skip = failed_skip,
-	.released = level_released, .halted = sim_halted, .finish = finish,
-	.handoff_queue = handoff_queue,
+	.released = level_released, .halted = sim_halted, .finish = des_device_finished,
+	.handoff_queue = handoff_queue, .defer_busy = des_defer_busy, .may_queue = des_defer_may_queue,
+	.count_down = task_count_down,
 };
 
 /* Main's walk: the next position it takes (dl_sched_walk_next()); false at its end. */
@@ -707,7 +685,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 		s->opr->blocked_ns += s->cost.switch_ns;
 		/*
 		 * kernel-async-v2: a blocked item gives its worker back and
-		 * takes one again when woken (des_on_ready()).  The kernel's
+		 * takes one again when woken (item_wake()).  The kernel's
 		 * max_active counts a blocked kworker, but 6.16's hand-offs
 		 * queue an item before what it waits for may be queued (the
 		 * walk has not reached it), so that all max_active items can

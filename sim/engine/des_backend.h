@@ -270,27 +270,28 @@ static inline int64_t cb_sleep(const struct sim *s, uint32_t i, bool deferred)
 	return sl > 0 ? dl_sat_add_i64(sl, s->cost.sleep_end_ns) : 0;
 }
 
-/* des.c: the tasks */
-void des_item_queue(struct sim *s, uint32_t y);
-void des_on_ready(struct sim *s, uint32_t y);
-void des_start(struct sim *s);
-bool des_walk_next(struct sim *s, uint32_t *i);
-void des_device_finished(struct sim *s, uint32_t d);
-int64_t des_callback_begin(struct sim *s, uint32_t i, int64_t pre, bool *deferred);
-void des_pmwq_run(struct sim *s, bool flush);
-void des_callback_end(struct sim *s, uint32_t i, bool deferred);
-int64_t des_handoff_len(const struct sim *s, uint32_t d);
-void des_handoff_queue(struct sim *s, uint32_t d);
-bool des_main_cb_over(struct sim *s, uint32_t d, bool deferred);
-void des_main_walk_over(struct sim *s, uint32_t d);
-int des_run_loop(struct sim *s);
+/*
+ * What the scheduler reads of this backend (sched.h ops), inline here so
+ * that des.c's table and des_main.c's deferral walk both inline them.
+ */
 
-/* des_main.c: the main PM thread */
-void des_main_kick(struct sim *s);
-void des_main_fallback(struct sim *s, uint32_t y);
-void des_main_got_cpu(struct sim *s);
-void des_main_callback_over(struct sim *s);
-void des_main_burst_done(struct sim *s);
+/* What the scheduler reads of position @y: false if it takes no part. */
+static inline bool des_task_facts(const void *ctx, uint32_t y, struct dl_dev_facts *f)
+{
+	const struct sim *s = ctx;
+	const struct task *z = &s->t[y];
+
+	if (!z->part)
+		return false;
+	f->on_main = z->on_main;
+	f->held = z->level > s->cur_level;
+	f->blocked = z->stage == ST_BLOCKED;
+	f->idle = z->stage == ST_IDLE;
+	f->queued = z->stage != ST_IDLE;
+	f->done = z->stage == ST_DONE;
+	f->waits = z->wait;
+	return true;
+}
 
 /*
  * Position @d is queued, in an attempt (its CPU part or its sleep) or bound
@@ -298,16 +299,48 @@ void des_main_burst_done(struct sim *s);
  * wait for device_lock(); the attempt, if it defers, puts the device back
  * on the list when it returns: des_callback_end()).
  */
-static inline bool defer_busy(const struct sim *s, uint32_t d)
+static inline bool des_defer_busy(void *ctx, uint32_t d)
 {
+	const struct sim *s = ctx;
 	uint8_t st = s->t[d].stage;
 
 	return st == ST_QUEUED_CB || st == ST_CB || st == ST_SLEEP ||
 	       s->core.dev[dev_at(s, d)].state != DL_DEV_NO_DRIVER;
 }
 
-/* des_retry.c: the walkers of the deferral, and the kworker (probe in module context) */
+/* MAX_WORK: may a walker of the deferral queue one more item?  A refusal is a sync fallback. */
+static inline bool des_defer_may_queue(void *ctx)
+{
+	struct sim *s = ctx;
+
+	if (dl_async_may_queue(s->pol, s->inflight))
+		return true;
+	s->opr->sync_fallbacks++;
+	return false;
+}
+
+/* des.c: the tasks */
+void des_item_queue(struct sim *s, uint32_t y);
+void des_start(struct sim *s);
+bool des_walk_next(struct sim *s, uint32_t *i);
+void des_device_finished(void *ctx, uint32_t d);
+int64_t des_callback_begin(struct sim *s, uint32_t i, int64_t pre, bool *deferred);
+void des_pmwq_run(struct sim *s, bool flush);
+void des_callback_end(struct sim *s, uint32_t i, bool deferred);
+int64_t des_handoff_len(const struct sim *s, uint32_t d);
+bool des_main_cb_over(struct sim *s, uint32_t d, bool deferred);
+void des_main_walk_over(struct sim *s, uint32_t d);
+int des_run_loop(struct sim *s);
+
+/* des_main.c: the main PM thread, and the deferral's walkers' take */
 int des_defer_take(struct sim *s, uint32_t d);
+void des_main_kick(struct sim *s);
+void des_main_fallback(struct sim *s, uint32_t y);
+void des_main_got_cpu(struct sim *s);
+void des_main_callback_over(struct sim *s);
+void des_main_burst_done(struct sim *s);
+
+/* des_retry.c: the walkers of the deferral, and the kworker (probe in module context) */
 uint32_t des_retry_pos(struct sim *s, uint32_t d, int64_t *debt);
 void des_retry_kick(struct sim *s);
 void des_retry_poke(struct sim *s);

@@ -28,21 +28,74 @@ void des_main_fallback(struct sim *s, uint32_t y)
 		des_main_kick(s);
 }
 
-/* ---- the main thread ---- */
+/* ---- the deferral walk (sched.h), on main's hot path: inlined here ---- */
 
-static bool main_next(struct sim *s, uint32_t *i)
+/* What the deferral walk reads of this backend. */
+static const struct dl_sched_ops defer_ops = {
+	.facts = des_task_facts, .defer_busy = des_defer_busy, .may_queue = des_defer_may_queue,
+};
+
+/*
+ * A walker of the deferral (main, or the kworker) takes position @d
+ * (dl_sched_defer_take()): -1 if it is busy (a no-op); else it takes part
+ * now, and its probe runs on the walker (MK_CALLBACK) or is queued
+ * (MK_QUEUE).
+ */
+static inline int defer_take(struct sim *s, uint32_t d)
 {
-	if (dl_fallback_pop(&s->fb, i))
-		return true;
-	if (s->retry.late)
-		return false;   /* past the walk: the active list (des_main_kick()) */
-	return des_walk_next(s, i);
+	enum dl_defer_act a = dl_sched_defer_take(&defer_ops, &s->ps, s->pol, s, d,
+						  s->core.dev[dev_at(s, d)].async);
+
+	if (a == DL_DEFER_SKIP)
+		return -1;
+	if (!s->t[d].part) {
+		s->t[d].part = 1;
+		s->remaining++;
+		s->nparts++;
+	}
+	des_stage_set(&s->t[d], ST_IDLE);
+	return a == DL_DEFER_QUEUE ? MK_QUEUE : MK_CALLBACK;
 }
+
+int des_defer_take(struct sim *s, uint32_t d)
+{
+	return defer_take(s, d);
+}
+
+/*
+ * Main's deferral walk (not in module context): its next step
+ * (dl_sched_defer_next()), past the devices it finds busy; at
+ * DL_RETRY_DEVICE the position it takes into *@d and what it does
+ * (*@kind, defer_take()).  DL_RETRY_END too when a retry walk heard
+ * Ctrl-C (s->stopping: the event loop returns -EINTR).
+ */
+static inline enum dl_retry_step defer_step(struct sim *s, uint32_t *d, int *kind)
+{
+	for (;;) {
+		bool listed;
+		enum dl_retry_step st = dl_sched_defer_next(&defer_ops, &s->ps, &s->w, &s->widx,
+							    &s->retry, &s->core, s->inflight == 0,
+							    s, d, &listed);
+
+		if (st != DL_RETRY_DEVICE)
+			return st;
+		if (listed && (*d = des_retry_pos(s, *d, &s->reorder_debt)) == DL_NONE) {
+			if (s->stopping)
+				return DL_RETRY_END;
+			continue;   /* registered after the snapshot: none is, while probing */
+		}
+		if ((*kind = defer_take(s, *d)) >= 0)
+			return DL_RETRY_DEVICE;
+	}
+}
+
+/* ---- the main thread ---- */
 
 /* Advance the main thread as far as it can go without a CPU burst ending. */
 void des_main_kick(struct sim *s)
 {
 	uint32_t d;
+	int kind;
 
 	for (;;) {
 		if (s->mstate == M_WAIT_DEV) {
@@ -69,42 +122,31 @@ void des_main_kick(struct sim *s)
 			s->mstate = M_DONE;
 			return;
 		}
-		if (!main_next(s, &d)) {
-			if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
-				/* late_initcall, then the active list (retry.h) */
-				uint32_t dev;
+		kind = -1;
+		if (dl_fallback_pop(&s->fb, &d)) {
+			/* what was left to main first (MAX_WORK) */
+		} else if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
+			/* registration order, then late_initcall and the active list */
+			enum dl_retry_step st = defer_step(s, &d, &kind);
 
-				switch (dl_retry_next(&s->retry, &s->core, s->inflight == 0, &dev)) {
-				case DL_RETRY_DRAIN:
-					s->mstate = M_WAIT_DRAIN;
-					return;
-				case DL_RETRY_END:
-					s->mstate = M_DONE;
-					return;
-				case DL_RETRY_DEVICE:
-					break;
-				}
-				d = des_retry_pos(s, dev, &s->reorder_debt);
-				if (d == DL_NONE && s->stopping) {
-					s->mstate = M_DONE;     /* Ctrl-C: the event loop returns -EINTR */
-					return;
-				}
-				if (d == DL_NONE)
-					continue;   /* registered after the snapshot: none is, while probing */
-			} else {
-				s->mstate = M_DONE;
+			if (st != DL_RETRY_DEVICE) {
+				s->mstate = st == DL_RETRY_DRAIN ? M_WAIT_DRAIN : M_DONE;
 				return;
 			}
+		} else if (!des_walk_next(s, &d)) {
+			s->mstate = M_DONE;
+			return;
 		}
-		if (s->pk == PK_PROBE_DEFER && defer_busy(s, d))
-			continue;
-		s->mdev = d;
 		if (s->pk == PK_PROBE_DEFER) {
-			s->mkind = des_defer_take(s, d);
+			if (kind < 0 && (kind = defer_take(s, d)) < 0)
+				continue;   /* busy: a no-op */
+			s->mdev = d;
+			s->mkind = kind;
 			s->mstate = M_QUEUED;
 			burst_request(s, DL_VCPU_MAIN, 0);
 			return;
 		}
+		s->mdev = d;
 		if (!s->t[d].on_main || s->t[d].left) {
 			/* classic async, or one left to main: queue its item, MAX_WORK permitting */
 			s->t[d].left = 0;

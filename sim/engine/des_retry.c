@@ -64,31 +64,6 @@ uint32_t des_retry_pos(struct sim *s, uint32_t d, int64_t *debt)
 	return s->g.pos[d];
 }
 
-/*
- * A walker of the deferral (main, or the kworker) takes position @d: it
- * takes part now; a sync driver's probe runs on the walker (MK_CALLBACK),
- * an async driver's is queued (MK_QUEUE) unless MAX_WORK items are
- * pending: __device_attach() then retries synchronously.
- */
-int des_defer_take(struct sim *s, uint32_t d)
-{
-	int kind;
-
-	if (!s->t[d].part) {
-		s->t[d].part = 1;
-		s->remaining++;
-		s->nparts++;
-	}
-	des_stage_set(&s->t[d], ST_IDLE);
-	kind = dl_order_on_main(s->pol, true, s->core.dev[dev_at(s, d)].async) ?
-	       MK_CALLBACK : MK_QUEUE;
-	if (kind == MK_QUEUE && !dl_async_may_queue(s->pol, s->inflight)) {
-		kind = MK_CALLBACK;
-		s->opr->sync_fallbacks++;
-	}
-	return kind;
-}
-
 /* ---- the deferred-probe kworker (probe in module context) ---- */
 
 /*
@@ -103,6 +78,7 @@ int des_defer_take(struct sim *s, uint32_t d)
 void des_retry_kick(struct sim *s)
 {
 	uint32_t d;
+	int kind;
 
 	do {
 		d = des_retry_pos(s, dl_deferred_next(&s->core), &s->r_debt);
@@ -110,9 +86,9 @@ void des_retry_kick(struct sim *s)
 			s->rstate = R_IDLE;
 			return;
 		}
-	} while (defer_busy(s, d));
+	} while ((kind = des_defer_take(s, d)) < 0);
 	s->rdev = d;
-	s->rkind = des_defer_take(s, d);
+	s->rkind = kind;
 	s->rstate = R_QUEUED;
 	burst_request(s, DL_VCPU_RETRY, 0);
 }

@@ -13,7 +13,8 @@
  * - the phase-start pass, from the facts as the phase started (dl_sched_start());
  * - the main thread's walk: the next device it takes (dl_sched_walk_next())
  *   and MAX_WORK's choice for an item it would queue (dl_sched_main_choice());
- * - what becomes of a device whose last wait is done (dl_sched_on_ready());
+ * - the release of a finishing device's dependents (dl_sched_release())
+ *   and what becomes of one whose last wait is done (dl_sched_on_ready());
  * - the end of a callback in its order's sequence: complete, hand-off walk,
  *   queue, leave (dl_sched_callback_over(), dl_sched_walk_over());
  * - the hand-off walk of a finishing device: its cost (handoff_ns per
@@ -24,7 +25,10 @@
  * - the levels' barrier: a level's devices released when the barrier
  *   reaches it (the barrier's rule: sim/order/sched.h dl_barrier_done());
  * - MAX_WORK's fallback: ready devices the async machinery refused,
- *   left to the main thread in the order they were refused.
+ *   left to the main thread in the order they were refused;
+ * - the deferral walk (probing in registration order with dd.c's
+ *   deferred-probe retry): the next device (dl_sched_defer_next()) and
+ *   what its walker does with it (dl_sched_defer_take()).
  */
 #ifndef DL_ENGINE_SCHED_H
 #define DL_ENGINE_SCHED_H
@@ -35,6 +39,7 @@
 #include "sim/engine/cost.h"
 #include "sim/engine/graph.h"
 #include "sim/engine/phase.h"
+#include "sim/engine/retry.h"
 #include "sim/order/sched.h"
 
 /*
@@ -92,6 +97,22 @@ struct dl_sched_ops {
 	 * bookkeeping around it)
 	 */
 	void (*handoff_queue)(void *ctx, uint32_t d);
+	/*
+	 * defer_busy: the deferral walk took @y, already queued, probing or
+	 * bound (bus_probe_device() is a no-op for it)
+	 */
+	bool (*defer_busy)(void *ctx, uint32_t y);
+	/*
+	 * may_queue: may a walker queue one more item now (MAX_WORK,
+	 * dl_async_may_queue())?  A false is a sync fallback, which the
+	 * backend counts.
+	 */
+	bool (*may_queue)(void *ctx);
+	/*
+	 * count_down: a device @y waits for finished: count its wait down;
+	 * true if that was its last and it is to be acted on (not halted)
+	 */
+	bool (*count_down)(void *ctx, uint32_t y);
 };
 
 /*
@@ -138,6 +159,30 @@ static inline bool dl_sched_on_ready(const struct dl_sched_ops *ops,
 
 	ops->facts(ctx, y, &f);
 	return dl_sched_act(ops, ps, ctx, y, &f);
+}
+
+/*
+ * dl_sched_release - finishing device @d releases the devices waiting for
+ * it (its row of @rel), from *@j on: each one's wait is counted down
+ * (ops->count_down()), and one whose last wait that was is acted on
+ * (dl_sched_on_ready()).  Returns true, with *@y and *@j where to go on,
+ * at one that finished unattempted instead (threads: a supplier did not
+ * bind), for the caller's failed-probe cascade; false once @d's row is
+ * done.
+ */
+static inline bool dl_sched_release(const struct dl_sched_ops *ops,
+				    const struct dl_phase_scheme *ps, const struct dl_csr *rel,
+				    uint32_t d, void *ctx, uint32_t *j, uint32_t *y)
+{
+	while (*j < rel->off[d + 1]) {
+		uint32_t x = rel->adj[(*j)++];
+
+		if (ops->count_down(ctx, x) && dl_sched_on_ready(ops, ps, ctx, x)) {
+			*y = x;
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -225,8 +270,9 @@ static inline void dl_sched_handoff(const struct dl_sched_ops *ops,
 /*
  * dl_sched_walk_over - device @d's hand-off walk is over (or it had none):
  * the thread that ran it leaves it, then 6.16+ queues what the walk names
- * (it completed before its walk), the others complete it now, and the
- * thread goes on (@run's leave and next, either NULL).
+ * (it completed before its walk; not once the phase halted: a failing
+ * device_suspend*() returns before its hand-off), the others complete it
+ * now, and the thread goes on (@run's leave and next, either NULL).
  */
 static inline void dl_sched_walk_over(const struct dl_sched_ops *ops,
 				      const struct dl_sched_runner *run,
@@ -234,10 +280,10 @@ static inline void dl_sched_walk_over(const struct dl_sched_ops *ops,
 {
 	if (run && run->leave)
 		run->leave(ctx, d);
-	if (dl_handoff_after_done(ps))
-		ops->handoff_queue(ctx, d);
-	else
+	if (!dl_handoff_after_done(ps))
 		ops->finish(ctx, d);
+	else if (!ops->halted(ctx))
+		ops->handoff_queue(ctx, d);   /* nothing after a fault or a stop */
 	if (run && run->next)
 		run->next(ctx, d);
 }
@@ -350,6 +396,57 @@ static inline enum dl_main_choice dl_sched_main_choice(const struct dl_order_pol
 	if (upfront && dl_items_claimed_early(ps))
 		return DL_MAIN_LEAVE;
 	return DL_MAIN_RUN;
+}
+
+/*
+ * dl_sched_defer_next - the deferral walk's next step: the main walk @w's
+ * next participating device from *@widx (registration order), then
+ * late_initcall and the active list (dl_retry_next() over @r and @c;
+ * @idle: no probe in flight).  DL_RETRY_DEVICE sets *@y and *@listed: it
+ * came off the active list (a device id, whose retry and
+ * device_pm_move_to_tail() the walker pays), else it is an index of @w.
+ * Call it with the core locked, as dl_retry_next().
+ */
+static inline enum dl_retry_step dl_sched_defer_next(const struct dl_sched_ops *ops,
+						     const struct dl_phase_scheme *ps,
+						     const struct dl_walk *w, uint32_t *widx,
+						     struct dl_retry *r, struct dl_core *c, bool idle,
+						     void *ctx, uint32_t *y, bool *listed)
+{
+	enum dl_walk_act act;
+
+	*listed = false;
+	if (!r->late && dl_sched_walk_next(ops, ps, w, widx, ctx, y, &act))
+		return DL_RETRY_DEVICE;
+	*listed = true;
+	return dl_retry_next(r, c, idle, y);
+}
+
+/* What a walker of the deferral does with the device it took (dl_sched_defer_take()). */
+enum dl_defer_act {
+	DL_DEFER_SKIP,    /* queued, probing or bound already: a no-op */
+	DL_DEFER_RUN,     /* the walker probes it itself */
+	DL_DEFER_QUEUE,   /* its probe is queued (async_schedule_dev()) */
+};
+
+/*
+ * dl_sched_defer_take - a walker of the deferral (main, or the DES's
+ * deferred-probe kworker) takes device @y (@async: its driver probes
+ * asynchronously): nothing if it is busy (ops->defer_busy); a sync
+ * driver's probe runs on the walker (dl_phase_on_main()), an async
+ * driver's is queued unless MAX_WORK items are pending (ops->may_queue):
+ * then __device_attach() retries it synchronously.
+ */
+static inline enum dl_defer_act dl_sched_defer_take(const struct dl_sched_ops *ops,
+						    const struct dl_phase_scheme *ps,
+						    const struct dl_order_policy *pol, void *ctx,
+						    uint32_t y, bool async)
+{
+	if (ops->defer_busy(ctx, y))
+		return DL_DEFER_SKIP;
+	if (dl_phase_on_main(ps, pol, async) || !ops->may_queue(ctx))
+		return DL_DEFER_RUN;
+	return DL_DEFER_QUEUE;
 }
 
 /*

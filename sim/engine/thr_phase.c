@@ -191,37 +191,9 @@ static bool be_aborted(void *be, int *err, uint32_t *dev)
 static int be_probe(void *be, unsigned pk)
 {
 	struct thr *t = be;
-	int err;
 
 	take_part(t, pk, 0);
-	if (t->pk == PK_PROBE)
-		return thr_run_phase(t);
-
-	/* the deferral orders: a snapshot for the walk and the bound, then the retry loop */
-	{
-		int64_t w0;
-
-		atomic_store(&t->sy.halt, DL_HALT_NONE);
-		atomic_store(&t->peak, 0);
-		err = thr_snapshot_phase(t);
-		if (err)
-			return err;
-		for (uint32_t d = 0; d < t->n; d++) {
-			atomic_store(&t->queued[d], 0);
-			atomic_store(&t->sy.started[d], 0);
-		}
-		dl_pool_lock(&t->pool);
-		t->pool.remaining = 0;
-		t->pool.outstanding = 0;
-		dl_pool_unlock(&t->pool);
-		w0 = dl_mono_ns();
-		err = thr_probe_deferral(t);
-		thr_account_phase(t, w0);
-		if (atomic_load(&t->peak) > t->opr->peak_workers)
-			t->opr->peak_workers = atomic_load(&t->peak);
-		thr_flush_events(t);
-	}
-	return err;
+	return thr_run_phase(t);
 }
 
 static void be_probing(void *be, bool block)

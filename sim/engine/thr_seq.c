@@ -145,16 +145,6 @@ void thr_seq_bind(struct tw *w, struct dl_seq *q)
 
 /* ---- probe ---- */
 
-static bool probe_free(struct tw *w, uint32_t d)
-{
-	bool free;
-
-	core_lock(w);
-	free = w->t->core.dev[d].registered && w->t->core.dev[d].state == DL_DEV_NO_DRIVER;
-	core_unlock(w);
-	return free;
-}
-
 /*
  * The retry path of one device taken off the active list (cost.h
  * dl_cost_retry()), on main's CPU, as the DES charges it (des_retry_pos()):
@@ -171,58 +161,57 @@ static void retry_charge(struct tw *m)
 	dl_cpu_put(&m->th);
 }
 
-/* Registration order, the deferred-probe retry; async drivers on workers (kernel-async). */
+/*
+ * Registration order, the deferred-probe retry (sched.h
+ * dl_sched_defer_next(), dl_sched_defer_take()); async drivers on workers
+ * (kernel-async).
+ */
 int thr_probe_deferral(struct thr *t)
 {
 	struct tw *m = &t->tw[0];
 	struct dl_seq q;
 	struct dl_retry r;
+	uint32_t i = 0;
 
 	thr_seq_bind(m, &q);
 	dl_retry_start(&r);
-	for (uint32_t i = 0; !dl_halted(&t->sy) && !dl_poll_stop(&t->sy);) {
+	while (!dl_halted(&t->sy) && !dl_poll_stop(&t->sy)) {
 		enum dl_retry_step st;
-		bool idle = false;
+		bool idle = false, listed;
 		uint32_t d;
 
-		if (i < t->w.n) {
-			d = t->w.v[i++];
-			if (!t->part[d])
-				continue;
-		} else {
-			/* late_initcall, then the active list (retry.h): idle once drained */
-			for (;;) {
-				core_lock(m);
-				st = dl_retry_next(&r, &t->core, idle, &d);
-				core_unlock(m);
-				if (st != DL_RETRY_DRAIN)
-					break;
-				thr_wait_drain(t, false);
-				idle = true;
-			}
-			if (st == DL_RETRY_END)
+		/* idle once the probes in flight are drained */
+		for (;; idle = true) {
+			core_lock(m);
+			st = dl_sched_defer_next(&thr_sched, &t->ps, &t->w, &i, &r, &t->core, idle, t,
+						 &d, &listed);
+			core_unlock(m);
+			if (st != DL_RETRY_DRAIN)
 				break;
-			retry_charge(m);
+			thr_wait_drain(t, false);
 		}
-		if (atomic_load(&t->queued[d]) || !probe_free(m, d))
-			continue;   /* already queued, probing or bound: bus_probe_device() is a no-op */
-		/* MAX_WORK: __device_attach() retries the probe synchronously */
-		if (!dl_phase_on_main(&t->ps, t->pol, t->core.dev[d].async) && thr_may_queue(t)) {
+		if (st == DL_RETRY_END)
+			break;
+		if (listed)
+			retry_charge(m);
+		switch (dl_sched_defer_take(&thr_sched, &t->ps, t->pol, t, d, t->core.dev[d].async)) {
+		case DL_DEFER_SKIP:
+			break;
+		case DL_DEFER_QUEUE:
 			atomic_store(&t->queued[d], 1);
 			thr_main_visit(t, m, d, true);
-		} else {
+			break;
+		case DL_DEFER_RUN:
 			dl_cpu_get(&m->th);
 			dl_thr_take_time(&m->th, t->cost.main_ns);
 			q.sleep = thr_sleep_off_cpu;
 			dl_seq_probe_one(&q, d);
 			q.sleep = NULL;
 			dl_cpu_put(&m->th);
+			break;
 		}
 	}
-	thr_wait_drain(t, false);
-	t->opr->sync_fallbacks += t->fallbacks;
-	t->fallbacks = 0;
-	return dl_poll_stop(&t->sy) ? -EINTR : 0;
+	return dl_poll_stop(&t->sy) ? -EINTR : 0;   /* thr_run_phase() drains the items */
 }
 
 /* ---- script ops ---- */

@@ -94,8 +94,9 @@ static void q_push_ready(struct thr *t, uint32_t d)
 }
 
 /* May the main thread queue one more item (classic walk, probe hand-off)?  MAX_WORK. */
-bool thr_may_queue(struct thr *t)
+static bool may_queue(void *ctx)
 {
+	struct thr *t = ctx;
 	bool ok;
 
 	dl_pool_lock(&t->pool);
@@ -127,7 +128,7 @@ static uint32_t main_fallbacks(struct thr *t)
 		}
 		dl_pool_unlock(&t->pool);
 		if (!dl_halted(&t->sy))
-			thr_main_visit(t, &t->tw[0], d, thr_may_queue(t));
+			thr_main_visit(t, &t->tw[0], d, may_queue(t));
 		else
 			finished(t);
 		n++;
@@ -153,7 +154,6 @@ static void wake_parked(struct thr *t, uint32_t y)
 	}
 }
 
-static const struct dl_sched_ops thr_sched;   /* the scheduler's view of this backend, below */
 
 /*
  * What the scheduler reads of device @y (sched.h).  A level is queued when
@@ -214,10 +214,12 @@ static bool item_queue_ready(void *ctx, uint32_t y)
 	return false;
 }
 
-/* @y's last wait is done: what its order does with it; true if it finished unattempted. */
-static bool on_ready(struct thr *t, uint32_t y)
+/* A device @y waits for finished (dl_sched_release()): true if its last wait is done. */
+static bool dev_count_down(void *ctx, uint32_t y)
 {
-	return dl_sched_on_ready(&thr_sched, &t->ps, t, y);
+	struct thr *t = ctx;
+
+	return dl_counted_down(atomic_fetch_sub(&t->pending[y], 1)) == 0;
 }
 
 /* The cascade reaches @y (dl_sched_cascade()): counted down, it finishes when its waits are. */
@@ -226,7 +228,8 @@ static bool failed_skip(void *ctx, uint32_t y)
 	struct thr *t = ctx;
 
 	atomic_store(&t->failed_dep[y], 1);
-	return dl_counted_down(atomic_fetch_sub(&t->pending[y], 1)) == 0 && on_ready(t, y);
+	return dl_counted_down(atomic_fetch_sub(&t->pending[y], 1)) == 0 &&
+	       dl_sched_on_ready(&thr_sched, &t->ps, t, y);
 }
 
 /* Room for the failed-probe cascade's stack (a device at most once); NULL: out of memory. */
@@ -249,13 +252,10 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 
 	if (!ok && cascade_stack(t, &stk, d))
 		stk[n++] = d;
-	for (uint32_t j = t->rel.off[d]; j < t->rel.off[d + 1] && ok; j++) {
-		uint32_t y = t->rel.adj[j];
-
-		if (dl_counted_down(atomic_fetch_sub(&t->pending[y], 1)) == 0 && on_ready(t, y) &&
-		    cascade_stack(t, &stk, y))
+	for (uint32_t j = t->rel.off[d], y;
+	     ok && dl_sched_release(&thr_sched, &t->ps, &t->rel, d, t, &j, &y);)
+		if (cascade_stack(t, &stk, y))
 			stk[n++] = y;
-	}
 	if (n)
 		dl_sched_cascade(&thr_sched, &t->rel, stk, n, t);
 	free(stk);
@@ -300,16 +300,6 @@ static void level_finished(struct thr *t, uint32_t d)
 /* ---- callbacks ---- */
 
 
-/*
- * des.c's hand-off walk after @d's callback (cost.h): handoff_ns per
- * dependent, queue_ns per item it will queue (read racily: a cost, not a
- * decision), as dl_handoff_queues() says.
- */
-static int64_t handoff_len(const struct thr *t, uint32_t d)
-{
-	return dl_sched_handoff_len(&thr_sched, &t->ps, &t->cost, &t->rel, d, t);
-}
-
 /* A hand-off claims @y (work_in_progress: queued[] 2) and queues it, MAX_WORK permitting. */
 static void handoff_claim(void *ctx, uint32_t y)
 {
@@ -323,18 +313,6 @@ static void handoff_claim(void *ctx, uint32_t y)
 	dl_pool_unlock(&t->pool);
 	if (ok)
 		q_push(t, y);
-}
-
-/*
- * kernel-async-v2: @d finished and walked its dependents; queue every async
- * one not queued yet (dpm_async_resume_subordinate(),
- * dpm_async_suspend_superior() of 6.16+; des.c's des_handoff_queue()).  When
- * MAX_WORK items are pending, dpm_async_with_cleanup() leaves it to the
- * main walk.
- */
-static void handoff(struct thr *t, uint32_t d)
-{
-	dl_sched_handoff(&thr_sched, &t->ps, &t->rel, d, t);
 }
 
 static bool thr_halted(void *ctx)
@@ -353,18 +331,37 @@ static void finish(void *ctx, uint32_t d)
 		release_dependents(t, d, true);
 }
 
+/*
+ * kernel-async-v2: @d finished and walked its dependents; queue every async
+ * one not queued yet (dpm_async_resume_subordinate(),
+ * dpm_async_suspend_superior() of 6.16+; dl_sched_handoff()).
+ */
 static void handoff_queue(void *ctx, uint32_t d)
 {
 	struct thr *t = ctx;
 
-	if (!dl_halted(&t->sy))
-		handoff(t, d);
+	dl_sched_handoff(&thr_sched, &t->ps, &t->rel, d, t);
 }
 
-static const struct dl_sched_ops thr_sched = {
+/* The deferral walk took @d, already queued, probing or bound: bus_probe_device() is a no-op. */
+static bool defer_busy(void *ctx, uint32_t d)
+{
+	struct thr *t = ctx;
+	bool free;
+
+	if (atomic_load(&t->queued[d]))
+		return true;
+	core_lock(&t->tw[0]);
+	free = t->core.dev[d].registered && t->core.dev[d].state == DL_DEV_NO_DRIVER;
+	core_unlock(&t->tw[0]);
+	return !free;
+}
+
+const struct dl_sched_ops thr_sched = {
 	.facts = dev_facts, .start = start_facts, .wake = item_wake, .queue = item_queue_ready,
 	.claim = handoff_claim, .skip = failed_skip, .released = level_released,
 	.halted = thr_halted, .finish = finish, .handoff_queue = handoff_queue,
+	.defer_busy = defer_busy, .may_queue = may_queue, .count_down = dev_count_down,
 };
 
 /*
@@ -418,7 +415,8 @@ static void run_cb(struct thr *t, struct tw *w, uint32_t d)
 	}
 	/* complete it and hand off in its order's sequence; a hand-off walk takes its time here */
 	if (dl_sched_callback_over(&thr_sched, NULL, &t->ps, &t->cost, &t->rel, d, t, false)) {
-		dl_thr_take_time(&w->th, handoff_len(t, d));
+		/* read racily: a cost, not a decision */
+		dl_thr_take_time(&w->th, dl_sched_handoff_len(&thr_sched, &t->ps, &t->cost, &t->rel, d, t));
 		dl_sched_walk_over(&thr_sched, NULL, &t->ps, d, t);
 	}
 }
@@ -695,7 +693,10 @@ static void main_walk(struct thr *t, struct tw *m)
 	}
 }
 
-/* Run one phase over the devices marked in part[] (lat[] sampled). */
+/*
+ * Run one phase over the devices marked in part[] (lat[] sampled): probe
+ * with the deferral orders too (thr_probe_deferral()).
+ */
 int thr_run_phase(struct thr *t)
 {
 	struct tw *m = &t->tw[0];
@@ -734,7 +735,10 @@ int thr_run_phase(struct thr *t)
 	dl_pool_unlock(&t->pool);
 
 	w0 = dl_mono_ns();
-	if (t->ps.main_only) {
+	if (t->pk == PK_PROBE_DEFER) {
+		/* registration order, then the deferred-probe retry (thr_seq.c) */
+		err = thr_probe_deferral(t);
+	} else if (t->ps.main_only) {
 		/* naive, prepare and complete: the main thread, in walk order, no waits */
 		for (uint32_t i = 0; i < t->w.n && !dl_halted(&t->sy) && !dl_poll_stop(&t->sy); i++)
 			if (t->part[t->w.v[i]])
@@ -748,7 +752,7 @@ int thr_run_phase(struct thr *t)
 	} else {
 		main_walk(t, m);
 	}
-	thr_wait_drain(t, true);
+	thr_wait_drain(t, t->pk != PK_PROBE_DEFER);   /* a deferral's devices are not counted off */
 	t->opr->sync_fallbacks += t->fallbacks;
 	t->fallbacks = 0;
 	thr_account_phase(t, w0);
@@ -771,5 +775,5 @@ int thr_run_phase(struct thr *t)
 		t->tw[w].th.wakeups = 0;
 	}
 	thr_flush_events(t);
-	return atomic_load(&t->sy.halt) == DL_HALT_STOP ? -EINTR : 0;
+	return err ? err : atomic_load(&t->sy.halt) == DL_HALT_STOP ? -EINTR : 0;
 }
