@@ -22,6 +22,7 @@
 #define DFS_BUDGET 2000000u
 
 struct vec { uint32_t *v; uint32_t n, cap; };
+struct erow;
 
 enum { DRV_NONE, DRV_PROBING, DRV_BOUND, DRV_UNBINDING };
 
@@ -118,6 +119,13 @@ struct checker {
 	int by_rowid;
 	int redo;
 	int64_t range_rows;     /* the run's rows, which a rowid range must all hold; -1 no range */
+	/*
+	 * In rowid order the row is handed over by the SQL function
+	 * dl_check_row() (row_fn()) as the statement steps, into SINK:
+	 * SINK_CALLS counts its calls, one a row.
+	 */
+	struct erow *sink;
+	unsigned sink_calls;
 };
 
 enum { PM_NONE, PM_SUSPENDING, PM_RESUMING };
@@ -1037,210 +1045,326 @@ static void check_dpm_order(struct checker *k, int64_t t)
 	}
 }
 
-static void on_event(struct checker *k, int kind, uint32_t d, uint32_t l, uint32_t aux,
-		     int have_flags, uint32_t flags, int arg, const char *phase, int err, int64_t t,
-		     int64_t worker)
+/*
+ * One event as the rules see it (on_event()): its row's columns, the
+ * phase column parsed once by the verification (NAME: the phase of a PM
+ * event, the state of a link_state, -1) and kept as text (TEXT: a
+ * link_refused's reason).
+ */
+struct ev {
+	int kind;
+	uint32_t d, l, aux;
+	int have_flags;
+	uint32_t flags;
+	int arg;                /* -1: NULL */
+	int name;
+	const char *text;
+	int err;
+	int64_t t;
+	int64_t worker;         /* -1: not known */
+};
+
+/* device_add(): registered, put at the tail of dpm_list, under its parent. */
+static void on_register(struct checker *k, const struct ev *e)
 {
-	struct cdev *D = get_dev(k, d);
-	struct clink *L;
-	int p, st, was_edge, searched = 0;
+	struct cdev *D = get_dev(k, e->d);
 
-	switch (kind) {
-	case DL_EV_REGISTER:
-		if (!D)
-			return;
-		D->registered = 1;
-		D->deleted = 0;
-		if (aux != DL_NONE && set_parent(k, d, aux))
-			topo_insert(k, aux, d, 0);
-		D->dpm_pos = ++k->dpm_clock;    /* device_add(): dpm_list tail */
-		k->dpm_dirty = 1;
-		break;
-	case DL_EV_DEVICE_DEL:
-		if (D) {
-			D->deleted = 1;
-			D->dpm_pos = 0;
-		}
-		break;
-	case DL_EV_DPM_MOVE:
-		if (D && D->dpm_pos) {
-			D->dpm_pos = ++k->dpm_clock;
-			k->dpm_dirty = 1;
-		}
-		break;
-	case DL_EV_LINK_ADD:
-		L = get_link(k, l);
-		if (!L || !D || !get_dev(k, aux))
-			return;
-		was_edge = topo_edge(L);
-		if (have_flags || !L->known)
-			know_link(k, l, d, aux, have_flags ? flags : L->flags);
-		else
-			know_link(k, l, d, aux, L->flags);
-		if (arg >= 0 && arg < DL_STATE_COUNT)
-			L->state = (uint8_t)arg;
-		else if (!L->live)
-			L->state = !(L->flags & DL_FLAG_MANAGED) ? DL_STATE_NONE :
-				   k->dev[aux].drv == DRV_BOUND ? DL_STATE_AVAILABLE : DL_STATE_DORMANT;
-		/* (the link is not live yet: the search cannot take it) */
-		if (!L->live && !(L->flags & DL_FLAG_SYNC_STATE_ONLY) &&
-		    (searched = 1, reaches_fast(k, d, aux) == 1))
-			violation(k, 6, d, aux, l, t, "link %" PRIu32 " closes a cycle of links and"
-				  " parents", l);
-		if (!L->live)
-			L->rpm_ref = (L->flags & DL_FLAG_RPM_ACTIVE) ? 1 : 0;
-		L->live = 1;
-		if (!was_edge && topo_edge(L))
-			topo_insert(k, L->s, L->c, searched);
-		k->dpm_dirty = 1;
-		break;
-	case DL_EV_LINK_DEL:
-		L = get_link(k, l);
-		if (L)
-			L->live = 0;
-		break;
-	case DL_EV_LINK_STATE:
-		L = get_link(k, l);
-		if (!L)
-			return;
-		st = parse_state(phase);
-		if (st < 0)
-			st = arg;
-		if (st >= 0 && st < DL_STATE_COUNT)
-			L->state = (uint8_t)st;
-		was_edge = topo_edge(L);
-		if (have_flags && L->known)
-			L->flags = flags;
-		if (!was_edge && topo_edge(L))         /* its SYNC_STATE_ONLY bit cleared */
-			topo_insert(k, L->s, L->c, 0);
-		break;
-	case DL_EV_LINK_REFUSED:
-		check_refusal(k, d, aux, have_flags, flags, phase, t);
-		break;
-	case DL_EV_PROBE_START:
-		if (!D)
-			return;
-		check_suppliers_bound(k, d, t, "probe_start");
-		D->drv = DRV_PROBING;
-		break;
-	case DL_EV_PROBE_END:
-		if (!D)
-			return;
-		if (err == 0) {
-			check_suppliers_bound(k, d, t, "probe_end (bound)");
-			D->drv = DRV_BOUND;
-		} else {
-			D->drv = DRV_NONE;
-		}
-		break;
-	case DL_EV_PROBE_DEFER:
-		if (D && D->drv == DRV_PROBING)
-			D->drv = DRV_NONE;
-		break;
-	case DL_EV_UNBIND_START:
-		if (!D)
-			return;
-		for (uint32_t i = 0; i < D->sup.n; i++) {
-			uint32_t x = D->sup.v[i];
-			struct clink *X = &k->link[x];
-			uint8_t cd = k->dev[X->c].drv;
+	if (!D)
+		return;
+	D->registered = 1;
+	D->deleted = 0;
+	if (e->aux != DL_NONE && set_parent(k, e->d, e->aux))
+		topo_insert(k, e->aux, e->d, 0);
+	D->dpm_pos = ++k->dpm_clock;
+	k->dpm_dirty = 1;
+}
 
-			if (unbind_counts(X) && (cd == DRV_BOUND || cd == DRV_UNBINDING))
-				violation(k, 2, X->c, d, x, t, "supplier's unbind_start before the"
-					  " consumer's unbind_end (link %" PRIu32 ")", x);
-		}
-		D->drv = DRV_UNBINDING;
-		break;
-	case DL_EV_UNBIND_END:
-		if (D)
-			D->drv = DRV_NONE;
-		break;
-	case DL_EV_SUSPEND_START:
-	case DL_EV_SUSPEND_END:
-	case DL_EV_RESUME_START:
-	case DL_EV_RESUME_END:
-		if (!D)
-			return;
-		p = parse_phase(phase);
-		if (p < 0)
-			p = arg;
-		if (p < 0 || p >= DL_PH_COUNT)
-			return;
-		if ((kind == DL_EV_SUSPEND_START || kind == DL_EV_SUSPEND_END) && p > DL_PH_SUSPEND_NOIRQ) {
-			violation(k, 4, d, DL_NONE, DL_NONE, t, "%s in resume phase %s",
-				  dl_ev_kind_name((unsigned)kind), dl_phase_name((unsigned)p));
-			return;
-		}
-		if ((kind == DL_EV_RESUME_START || kind == DL_EV_RESUME_END) && p < DL_PH_RESUME_NOIRQ) {
-			violation(k, 4, d, DL_NONE, DL_NONE, t, "%s in suspend phase %s",
-				  dl_ev_kind_name((unsigned)kind), dl_phase_name((unsigned)p));
-			return;
-		}
-		if (kind == DL_EV_SUSPEND_START || kind == DL_EV_RESUME_START)
-			check_dpm_order(k, t);
-		if ((kind == DL_EV_SUSPEND_START || kind == DL_EV_RESUME_START) && !runs_pm(k, D))
-			violation(k, 4, d, DL_NONE, DL_NONE, t, "%s in %s of a device with no driver"
-				  " bound (no driver, no PM callback)", dl_ev_kind_name((unsigned)kind),
-				  dl_phase_name((unsigned)p));
-		if ((kind == DL_EV_SUSPEND_START && p == DL_PH_PREPARE) ||
-		    (kind == DL_EV_RESUME_START && p == DL_PH_COMPLETE))
-			serial_start(k, d, p, worker, t);
-		else if (k->serial_open == d && (p == DL_PH_PREPARE || p == DL_PH_COMPLETE))
-			k->serial_open = DL_NONE;
-		if (kind == DL_EV_SUSPEND_START) {
-			pm_direction(k, PM_SUSPENDING, t);
-			on_suspend_start(k, d, p, t);
-		} else if (kind == DL_EV_RESUME_START) {
-			pm_direction(k, PM_RESUMING, t);
-			on_resume_start(k, d, p, t);
-		} else {
-			if (D->in_phase != p)
-				violation(k, 4, d, DL_NONE, DL_NONE, t, "%s in %s without its start",
-					  dl_ev_kind_name((unsigned)kind), dl_phase_name((unsigned)p));
-			D->in_phase = -1;
-			/* a failed suspend callback leaves the device not suspended in p */
-			if (kind == DL_EV_SUSPEND_END && err != 0)
-				k->pm_failed = 1;
-			if (kind == DL_EV_SUSPEND_END && err == 0)
-				D->susp |= (uint8_t)(1u << p);
-			else
-				D->susp &= (uint8_t)~(1u << (DL_PH_COMPLETE - p));
-		}
-		break;
-	case DL_EV_RPM_RESUME:
-		if (!D)
-			return;
-		for (uint32_t i = 0; i < D->cons.n; i++) {
-			uint32_t x = D->cons.v[i];
-			struct clink *X = &k->link[x];
+static void on_device_del(struct checker *k, const struct ev *e)
+{
+	struct cdev *D = get_dev(k, e->d);
 
-			if (!rpm_counts(X))
-				continue;
-			if (k->dev[X->s].rpm == RPM_SUSPENDED_)
-				violation(k, 5, d, X->s, x, t, "consumer runtime-resumed while the"
-					  " supplier is runtime-suspended (link %" PRIu32 ")", x);
-			X->rpm_ref = 1;
-		}
-		D->rpm = RPM_ACTIVE_;
-		break;
-	case DL_EV_RPM_SUSPEND:
-		if (!D)
-			return;
-		for (uint32_t i = 0; i < D->sup.n; i++) {
-			uint32_t x = D->sup.v[i];
-			struct clink *X = &k->link[x];
-
-			if (rpm_counts(X) && X->rpm_ref && k->dev[X->c].rpm == RPM_ACTIVE_)
-				violation(k, 5, X->c, d, x, t, "supplier runtime-suspended while the"
-					  " consumer is runtime-active (link %" PRIu32 ")", x);
-		}
-		for (uint32_t i = 0; i < D->cons.n; i++)
-			k->link[D->cons.v[i]].rpm_ref = 0;
-		D->rpm = RPM_SUSPENDED_;
-		break;
-	default:
-		break;
+	if (D) {
+		D->deleted = 1;
+		D->dpm_pos = 0;
 	}
+}
+
+/* device_pm_move_last(): to the tail of dpm_list. */
+static void on_dpm_move(struct checker *k, const struct ev *e)
+{
+	struct cdev *D = get_dev(k, e->d);
+
+	if (D && D->dpm_pos) {
+		D->dpm_pos = ++k->dpm_clock;
+		k->dpm_dirty = 1;
+	}
+}
+
+/* The state a link_add without one (an older log) gives its link. */
+static uint8_t link_add_state(const struct checker *k, const struct clink *L, uint32_t s)
+{
+	if (!(L->flags & DL_FLAG_MANAGED))
+		return DL_STATE_NONE;
+	return k->dev[s].drv == DRV_BOUND ? DL_STATE_AVAILABLE : DL_STATE_DORMANT;
+}
+
+/* Invariant 6: a new link must not close a cycle of links and parents. */
+static void on_link_add(struct checker *k, const struct ev *e)
+{
+	struct clink *L = get_link(k, e->l);
+	int was_edge, searched = 0;
+
+	if (!L || !get_dev(k, e->d) || !get_dev(k, e->aux))
+		return;
+	was_edge = topo_edge(L);
+	know_link(k, e->l, e->d, e->aux, e->have_flags ? e->flags : L->flags);
+	if (e->arg >= 0 && e->arg < DL_STATE_COUNT)
+		L->state = (uint8_t)e->arg;
+	else if (!L->live)
+		L->state = link_add_state(k, L, e->aux);
+	/* (the link is not live yet: the search cannot take it) */
+	if (!L->live && !(L->flags & DL_FLAG_SYNC_STATE_ONLY) &&
+	    (searched = 1, reaches_fast(k, e->d, e->aux) == 1))
+		violation(k, 6, e->d, e->aux, e->l, e->t, "link %" PRIu32 " closes a cycle of links"
+			  " and parents", e->l);
+	if (!L->live)
+		L->rpm_ref = (L->flags & DL_FLAG_RPM_ACTIVE) ? 1 : 0;
+	L->live = 1;
+	if (!was_edge && topo_edge(L))
+		topo_insert(k, L->s, L->c, searched);
+	k->dpm_dirty = 1;
+}
+
+static void on_link_del(struct checker *k, const struct ev *e)
+{
+	struct clink *L = get_link(k, e->l);
+
+	if (L)
+		L->live = 0;
+}
+
+static void on_link_state(struct checker *k, const struct ev *e)
+{
+	struct clink *L = get_link(k, e->l);
+	int st = e->name >= 0 ? e->name : e->arg, was_edge;
+
+	if (!L)
+		return;
+	if (st >= 0 && st < DL_STATE_COUNT)
+		L->state = (uint8_t)st;
+	was_edge = topo_edge(L);
+	if (e->have_flags && L->known)
+		L->flags = e->flags;
+	if (!was_edge && topo_edge(L))         /* its SYNC_STATE_ONLY bit cleared */
+		topo_insert(k, L->s, L->c, 0);
+}
+
+static void on_link_refused(struct checker *k, const struct ev *e)
+{
+	check_refusal(k, e->d, e->aux, e->have_flags, e->flags, e->text, e->t);
+}
+
+/* Invariant 1: probing starts only while its managed suppliers are bound. */
+static void on_probe_start(struct checker *k, const struct ev *e)
+{
+	struct cdev *D = get_dev(k, e->d);
+
+	if (!D)
+		return;
+	check_suppliers_bound(k, e->d, e->t, "probe_start");
+	D->drv = DRV_PROBING;
+}
+
+static void on_probe_end(struct checker *k, const struct ev *e)
+{
+	struct cdev *D = get_dev(k, e->d);
+
+	if (!D)
+		return;
+	if (e->err == 0) {
+		check_suppliers_bound(k, e->d, e->t, "probe_end (bound)");
+		D->drv = DRV_BOUND;
+	} else {
+		D->drv = DRV_NONE;
+	}
+}
+
+static void on_probe_defer(struct checker *k, const struct ev *e)
+{
+	struct cdev *D = get_dev(k, e->d);
+
+	if (D && D->drv == DRV_PROBING)
+		D->drv = DRV_NONE;
+}
+
+/* Invariant 2: a supplier unbinds after its consumers. */
+static void on_unbind_start(struct checker *k, const struct ev *e)
+{
+	struct cdev *D = get_dev(k, e->d);
+
+	if (!D)
+		return;
+	for (uint32_t i = 0; i < D->sup.n; i++) {
+		uint32_t x = D->sup.v[i];
+		struct clink *X = &k->link[x];
+		uint8_t cd = k->dev[X->c].drv;
+
+		if (unbind_counts(X) && (cd == DRV_BOUND || cd == DRV_UNBINDING))
+			violation(k, 2, X->c, e->d, x, e->t, "supplier's unbind_start before the"
+				  " consumer's unbind_end (link %" PRIu32 ")", x);
+	}
+	D->drv = DRV_UNBINDING;
+}
+
+static void on_unbind_end(struct checker *k, const struct ev *e)
+{
+	struct cdev *D = get_dev(k, e->d);
+
+	if (D)
+		D->drv = DRV_NONE;
+}
+
+static int is_suspend_kind(int kind)
+{
+	return kind == DL_EV_SUSPEND_START || kind == DL_EV_SUSPEND_END;
+}
+
+/* A PM event's phase, or -1: none, or one of the other direction (invariant 4). */
+static int pm_phase(struct checker *k, const struct ev *e)
+{
+	int p = e->name >= 0 ? e->name : e->arg;
+
+	if (p < 0 || p >= DL_PH_COUNT)
+		return -1;
+	if (is_suspend_kind(e->kind) && p > DL_PH_SUSPEND_NOIRQ) {
+		violation(k, 4, e->d, DL_NONE, DL_NONE, e->t, "%s in resume phase %s",
+			  dl_ev_kind_name((unsigned)e->kind), dl_phase_name((unsigned)p));
+		return -1;
+	}
+	if (!is_suspend_kind(e->kind) && p < DL_PH_RESUME_NOIRQ) {
+		violation(k, 4, e->d, DL_NONE, DL_NONE, e->t, "%s in suspend phase %s",
+			  dl_ev_kind_name((unsigned)e->kind), dl_phase_name((unsigned)p));
+		return -1;
+	}
+	return p;
+}
+
+/* Invariants 3, 4 and 7 at a PM callback's start (suspend_start, resume_start). */
+static void on_pm_start(struct checker *k, const struct ev *e)
+{
+	struct cdev *D = get_dev(k, e->d);
+	int p;
+
+	if (!D || (p = pm_phase(k, e)) < 0)
+		return;
+	check_dpm_order(k, e->t);
+	if (!runs_pm(k, D))
+		violation(k, 4, e->d, DL_NONE, DL_NONE, e->t, "%s in %s of a device with no driver"
+			  " bound (no driver, no PM callback)", dl_ev_kind_name((unsigned)e->kind),
+			  dl_phase_name((unsigned)p));
+	if ((e->kind == DL_EV_SUSPEND_START && p == DL_PH_PREPARE) ||
+	    (e->kind == DL_EV_RESUME_START && p == DL_PH_COMPLETE))
+		serial_start(k, e->d, p, e->worker, e->t);
+	else if (k->serial_open == e->d && (p == DL_PH_PREPARE || p == DL_PH_COMPLETE))
+		k->serial_open = DL_NONE;
+	if (e->kind == DL_EV_SUSPEND_START) {
+		pm_direction(k, PM_SUSPENDING, e->t);
+		on_suspend_start(k, e->d, p, e->t);
+	} else {
+		pm_direction(k, PM_RESUMING, e->t);
+		on_resume_start(k, e->d, p, e->t);
+	}
+}
+
+/* Invariant 4 at a PM callback's end (suspend_end, resume_end). */
+static void on_pm_end(struct checker *k, const struct ev *e)
+{
+	struct cdev *D = get_dev(k, e->d);
+	int p;
+
+	if (!D || (p = pm_phase(k, e)) < 0)
+		return;
+	if (k->serial_open == e->d && (p == DL_PH_PREPARE || p == DL_PH_COMPLETE))
+		k->serial_open = DL_NONE;
+	if (D->in_phase != p)
+		violation(k, 4, e->d, DL_NONE, DL_NONE, e->t, "%s in %s without its start",
+			  dl_ev_kind_name((unsigned)e->kind), dl_phase_name((unsigned)p));
+	D->in_phase = -1;
+	/* a failed suspend callback leaves the device not suspended in p */
+	if (e->kind == DL_EV_SUSPEND_END && e->err != 0)
+		k->pm_failed = 1;
+	if (e->kind == DL_EV_SUSPEND_END && e->err == 0)
+		D->susp |= (uint8_t)(1u << p);
+	else
+		D->susp &= (uint8_t)~(1u << (DL_PH_COMPLETE - p));
+}
+
+/* Invariant 5: a consumer resumes only while its suppliers are active. */
+static void on_rpm_resume(struct checker *k, const struct ev *e)
+{
+	struct cdev *D = get_dev(k, e->d);
+
+	if (!D)
+		return;
+	for (uint32_t i = 0; i < D->cons.n; i++) {
+		uint32_t x = D->cons.v[i];
+		struct clink *X = &k->link[x];
+
+		if (!rpm_counts(X))
+			continue;
+		if (k->dev[X->s].rpm == RPM_SUSPENDED_)
+			violation(k, 5, e->d, X->s, x, e->t, "consumer runtime-resumed while the"
+				  " supplier is runtime-suspended (link %" PRIu32 ")", x);
+		X->rpm_ref = 1;
+	}
+	D->rpm = RPM_ACTIVE_;
+}
+
+static void on_rpm_suspend(struct checker *k, const struct ev *e)
+{
+	struct cdev *D = get_dev(k, e->d);
+
+	if (!D)
+		return;
+	for (uint32_t i = 0; i < D->sup.n; i++) {
+		uint32_t x = D->sup.v[i];
+		struct clink *X = &k->link[x];
+
+		if (rpm_counts(X) && X->rpm_ref && k->dev[X->c].rpm == RPM_ACTIVE_)
+			violation(k, 5, X->c, e->d, x, e->t, "supplier runtime-suspended while the"
+				  " consumer is runtime-active (link %" PRIu32 ")", x);
+	}
+	for (uint32_t i = 0; i < D->cons.n; i++)
+		k->link[D->cons.v[i]].rpm_ref = 0;
+	D->rpm = RPM_SUSPENDED_;
+}
+
+/* The rules of each kind; a kind without an entry changes nothing they track. */
+static void (*const on_kind[DL_EV_KIND_COUNT])(struct checker *, const struct ev *) = {
+	[DL_EV_REGISTER] = on_register,
+	[DL_EV_DEVICE_DEL] = on_device_del,
+	[DL_EV_DPM_MOVE] = on_dpm_move,
+	[DL_EV_LINK_ADD] = on_link_add,
+	[DL_EV_LINK_DEL] = on_link_del,
+	[DL_EV_LINK_STATE] = on_link_state,
+	[DL_EV_LINK_REFUSED] = on_link_refused,
+	[DL_EV_PROBE_START] = on_probe_start,
+	[DL_EV_PROBE_END] = on_probe_end,
+	[DL_EV_PROBE_DEFER] = on_probe_defer,
+	[DL_EV_UNBIND_START] = on_unbind_start,
+	[DL_EV_UNBIND_END] = on_unbind_end,
+	[DL_EV_SUSPEND_START] = on_pm_start,
+	[DL_EV_RESUME_START] = on_pm_start,
+	[DL_EV_SUSPEND_END] = on_pm_end,
+	[DL_EV_RESUME_END] = on_pm_end,
+	[DL_EV_RPM_RESUME] = on_rpm_resume,
+	[DL_EV_RPM_SUSPEND] = on_rpm_suspend,
+};
+
+static void on_event(struct checker *k, const struct ev *e)
+{
+	if (e->kind >= 0 && e->kind < DL_EV_KIND_COUNT && on_kind[e->kind])
+		on_kind[e->kind](k, e);
 }
 
 static int has_column(sqlite3 *db, const char *table, const char *col)
@@ -1735,6 +1859,7 @@ struct erow {
 	int type[EC_COUNT];
 	int64_t v[EC_COUNT];
 	const char *kind, *phase;
+	int name;               /* phase parsed (PM kinds) or state (link_state), -1 (verify_event()) */
 	char kbuf[EROW_TEXT], pbuf[EROW_TEXT];  /* their copies (keep_texts()) */
 };
 
@@ -1755,6 +1880,46 @@ static void read_row(sqlite3_stmt *st, struct erow *r)
 	}
 	r->kind = (const char *)sqlite3_column_text(st, EC_KIND);
 	r->phase = (const char *)sqlite3_column_text(st, EC_PHASE);
+}
+
+/*
+ * read_row() of the row in the arguments of dl_check_row(): in rowid order
+ * each row's columns come as the arguments of one call (row_fn()), which
+ * reads them without sqlite3_column_*()'s per-call overhead (a third of
+ * the cost of reading a row).  The texts are what sqlite3_column_text()
+ * would give; keep_text() copies them (read_ahead()).
+ */
+#define ROW_FN "dl_check_row"
+
+static void row_fn(sqlite3_context *cx, int argc, sqlite3_value **a)
+{
+	struct checker *k = sqlite3_user_data(cx);
+	struct erow *r = k->sink;
+
+	k->sink_calls++;
+	if (!r || argc != EC_COUNT || k->sink_calls != 1)
+		return;
+	for (int i = 0; i < EC_COUNT; i++) {
+		r->type[i] = sqlite3_value_type(a[i]);
+		r->v[i] = r->type[i] == SQLITE_NULL || i == EC_KIND || i == EC_PHASE ? 0 :
+			  sqlite3_value_int64(a[i]);
+	}
+	r->kind = (const char *)sqlite3_value_text(a[EC_KIND]);
+	r->phase = (const char *)sqlite3_value_text(a[EC_PHASE]);
+}
+
+/* Direct calls only: a view or trigger of the database cannot call it. */
+static int row_fn_register(struct checker *k)
+{
+	return sqlite3_create_function_v2(k->db, ROW_FN, EC_COUNT, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+					  k, row_fn, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+static void row_fn_unregister(struct checker *k)
+{
+	sqlite3_create_function_v2(k->db, ROW_FN, EC_COUNT, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL,
+				   NULL, NULL, NULL, NULL);
+	k->sink = NULL;
 }
 
 /* col_in() of a row's column */
@@ -1799,13 +1964,15 @@ static void verify_event_fields(struct checker *k, sqlite3_stmt *st, const struc
 	}
 }
 
-static int verify_event(struct checker *k, sqlite3_stmt *st, const struct erow *r, int have_ext,
+static int verify_event(struct checker *k, sqlite3_stmt *st, struct erow *r, int have_ext,
 			struct vdev *v, int64_t ndev, const uint8_t *known, uint32_t nlink, int64_t seq,
 			struct vrun *vr)
 {
 	const char *ks = r->kind;
 	int kind = parse_kind(ks);
 	int64_t d = row_in(r, EC_DEV, ndev), t = r->v[EC_T];
+
+	r->name = -1;
 
 	if (r->type[EC_T] != SQLITE_INTEGER || t < 0 || t > DL_CHECK_T_MAX) {
 		corrupt(k, "seq %" PRId64 ": t_ns %s is not a time in 0..%" PRId64 " ns", seq,
@@ -1838,10 +2005,12 @@ static int verify_event(struct checker *k, sqlite3_stmt *st, const struct erow *
 	    row_in(r, EC_AUX, ndev) < 0)
 		corrupt(k, "seq %" PRId64 ": %s with aux %s, not a device in 0..%" PRId64, seq, ks,
 			col_text(st, EC_AUX), ndev - 1);
-	if (is_pm_kind(kind) && parse_phase(r->phase) < 0)
+	r->name = is_pm_kind(kind) ? parse_phase(r->phase) :
+		  kind == DL_EV_LINK_STATE ? parse_state(r->phase) : -1;
+	if (is_pm_kind(kind) && r->name < 0)
 		corrupt(k, "seq %" PRId64 ": %s in unknown phase '%.40s'", seq, ks,
 			r->phase ? r->phase : "NULL");
-	if (kind == DL_EV_LINK_STATE && parse_state(r->phase) < 0)
+	if (kind == DL_EV_LINK_STATE && r->name < 0)
 		corrupt(k, "seq %" PRId64 ": link_state to unknown state '%.40s'", seq,
 			r->phase ? r->phase : "NULL");
 	if (kind == DL_EV_REGISTER)
@@ -1935,11 +2104,12 @@ static int events_stmt(struct checker *k, int have_ext, int by_rowid, sqlite3_st
 	int64_t lo = 0, hi = -1;
 	char sql[384];
 
-	k->by_rowid = by_rowid && rowid_range(k, &lo, &hi);
-	snprintf(sql, sizeof(sql), "SELECT t_ns, dev_id, link_id, kind, phase, seq, %s, %s, err, %s, %s"
-		 " FROM %s WHERE run_id = ?1%s ORDER BY %s", have_ext ? "aux" : "NULL",
+	k->by_rowid = by_rowid && rowid_range(k, &lo, &hi) && row_fn_register(k) == 0;
+	snprintf(sql, sizeof(sql), "SELECT %st_ns, dev_id, link_id, kind, phase, seq, %s, %s, err, %s, %s%s"
+		 " FROM %s WHERE run_id = ?1%s ORDER BY %s", k->by_rowid ? ROW_FN "(" : "",
+		 have_ext ? "aux" : "NULL",
 		 have_worker ? "worker" : "NULL", have_ext ? "flags" : "NULL", have_ext ? "arg" : "NULL",
-		 k->by_rowid ? "main.events NOT INDEXED" : "events",
+		 k->by_rowid ? ")" : "", k->by_rowid ? "main.events NOT INDEXED" : "events",
 		 k->by_rowid && lo <= hi ? " AND rowid BETWEEN ?2 AND ?3" : "",
 		 k->by_rowid ? "rowid" : "seq");
 	if (sqlite3_prepare_v2(k->db, sql, -1, st, NULL) != SQLITE_OK)
@@ -2002,7 +2172,7 @@ static int verify_begin(struct checker *k, struct verify *V, int have_ext)
  * statement is on a later row): its kind, or -1 if unknown.
  */
 static int verify_read_row(struct checker *k, struct verify *V, sqlite3_stmt *st,
-			   const struct erow *r)
+			   struct erow *r)
 {
 	int64_t seq = r->v[EC_SEQ];
 
@@ -2048,12 +2218,14 @@ static void keep_text(struct checker *k, const char **t, char *buf)
 	*t = buf;
 }
 
-static void read_ahead(struct checker *k, const struct verify *V, sqlite3_stmt *st,
-		       struct erow *r)
+static void read_ahead(struct checker *k, const struct verify *V, struct erow *r)
 {
 	uint32_t d, l, aux;
 
-	read_row(st, r);
+	if (k->sink_calls != 1) {
+		k->redo = 1;    /* not one call a row: read by seq */
+		return;
+	}
 	keep_text(k, &r->kind, r->kbuf);
 	keep_text(k, &r->phase, r->pbuf);
 	d = row_id(r, EC_DEV);
@@ -2354,17 +2526,20 @@ static int check_pass(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		goto out;
 	for (;;) {
 		struct erow *r = &one;
+		struct ev ev;
 		uint32_t aux, l;
 		int kind;
 
 		if (k.by_rowid) {
 			/* keep EROW_AHEAD rows read ahead of the one checked */
 			while (!done && nahead < EROW_AHEAD) {
+				k.sink = &ahead[(head + nahead) % EROW_AHEAD];
+				k.sink_calls = 0;
 				if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
 					done = 1;
 					break;
 				}
-				read_ahead(&k, &V, st, &ahead[(head + nahead) % EROW_AHEAD]);
+				read_ahead(&k, &V, k.sink);
 				nahead++;
 			}
 			if (!nahead || k.redo)
@@ -2390,15 +2565,21 @@ static int check_pass(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		res->events++;
 		if (aux == DL_NONE && l != DL_NONE && l < k.nlink && k.link[l].known)
 			aux = k.link[l].s;      /* old logs without events.aux */
-		on_event(&k, kind, row_id(r, EC_DEV), l, aux, r->type[EC_FLAGS] != SQLITE_NULL,
-			 (uint32_t)r->v[EC_FLAGS], r->type[EC_ARG] == SQLITE_NULL ? -1 : (int)r->v[EC_ARG],
-			 r->phase, (int)r->v[EC_ERR],
-			 t_last, r->type[EC_WORKER] == SQLITE_INTEGER && r->v[EC_WORKER] >= 0 ?
-			 r->v[EC_WORKER] : -1);
+		ev = (struct ev){
+			.kind = kind, .d = row_id(r, EC_DEV), .l = l, .aux = aux,
+			.have_flags = r->type[EC_FLAGS] != SQLITE_NULL, .flags = (uint32_t)r->v[EC_FLAGS],
+			.arg = r->type[EC_ARG] == SQLITE_NULL ? -1 : (int)r->v[EC_ARG],
+			.name = r->name, .text = r->phase, .err = (int)r->v[EC_ERR], .t = t_last,
+			.worker = r->type[EC_WORKER] == SQLITE_INTEGER && r->v[EC_WORKER] >= 0 ?
+				  r->v[EC_WORKER] : -1,
+		};
+		on_event(&k, &ev);
 		if (k.oom)
 			break;
 	}
 	sqlite3_finalize(st);
+	if (k.by_rowid)
+		row_fn_unregister(&k);
 	if (k.by_rowid && k.range_rows >= 0 && rc == SQLITE_DONE && V.rows != k.range_rows)
 		k.redo = 1;     /* rows of the run outside its rowid range */
 	if (k.oom) {
