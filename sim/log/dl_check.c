@@ -24,6 +24,20 @@
 struct vec { uint32_t *v; uint32_t n, cap; };
 struct erow;
 
+/*
+ * The links table's flags texts, parsed (flags_memo()): a run has a few
+ * combinations for hundreds of thousands of links.
+ */
+#define FLAGS_MEMO_N 8
+#define FLAGS_MEMO_LEN 160      /* longer texts are parsed every time */
+
+struct flags_memo {
+	char s[FLAGS_MEMO_LEN];
+	uint32_t flags;
+	int known;              /* flags_known() */
+	int used;
+};
+
 enum { DRV_NONE, DRV_PROBING, DRV_BOUND, DRV_UNBINDING };
 
 /*
@@ -136,6 +150,8 @@ struct checker {
 	 */
 	struct erow *sink;
 	unsigned sink_calls;
+	struct flags_memo memo[FLAGS_MEMO_N];
+	unsigned memo_next;
 };
 
 enum { PM_NONE, PM_SUSPENDING, PM_RESUMING };
@@ -397,6 +413,25 @@ static int flags_known(const char *s)
 			return 0;
 	}
 	return 1;
+}
+
+/* S's parse_flags() and flags_known(), from the memo when S was seen. */
+static struct flags_memo flags_memo(struct checker *k, const char *s)
+{
+	size_t n = s ? strlen(s) + 1 : 0;
+	struct flags_memo m;
+
+	for (unsigned i = 0; n && n <= FLAGS_MEMO_LEN && i < FLAGS_MEMO_N; i++)
+		if (k->memo[i].used && !memcmp(k->memo[i].s, s, n))
+			return k->memo[i];
+	m.flags = parse_flags(s);
+	m.known = flags_known(s);
+	m.used = 1;
+	if (n && n <= FLAGS_MEMO_LEN) {
+		memcpy(m.s, s, n);
+		k->memo[k->memo_next++ % FLAGS_MEMO_N] = m;
+	}
+	return m;
 }
 
 static int present(const struct checker *k, uint32_t d)
@@ -1448,7 +1483,7 @@ static int load(struct checker *k)
 	sqlite3_bind_int64(st, 1, k->run);
 	while (sqlite3_step(st) == SQLITE_ROW)
 		know_link(k, col_id(st, 0), col_id(st, 1), col_id(st, 2),
-			  parse_flags((const char *)sqlite3_column_text(st, 3)));
+			  flags_memo(k, (const char *)sqlite3_column_text(st, 3)).flags);
 	sqlite3_finalize(st);
 	if (sqlite3_prepare_v2(k->db, "SELECT 1 FROM events WHERE run_id = ? AND kind = 'register'"
 			       " LIMIT 1", -1, &st, NULL) != SQLITE_OK)
@@ -1839,7 +1874,7 @@ static int verify_links(struct checker *k, int64_t ndev, uint8_t **known, uint32
 		if (col_in(st, 1, ndev) < 0 || col_in(st, 2, ndev) < 0)
 			corrupt(k, "link %" PRId64 " joins devices not in 0..%" PRId64, l, ndev - 1);
 		if (sqlite3_column_type(st, 3) != SQLITE_NULL &&
-		    !flags_known((const char *)sqlite3_column_text(st, 3)))
+		    !flags_memo(k, (const char *)sqlite3_column_text(st, 3)).known)
 			corrupt(k, "link %" PRId64 " has flags '%.60s', not DL_FLAG_* names joined by '|'",
 				l, (const char *)sqlite3_column_text(st, 3));
 	}
