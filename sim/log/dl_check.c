@@ -150,6 +150,7 @@ struct checker {
 	 */
 	struct erow *sink;
 	unsigned sink_calls;
+	int fn_registered;
 	struct flags_memo memo[FLAGS_MEMO_N];
 	unsigned memo_next;
 };
@@ -2001,14 +2002,19 @@ static void row_fn(sqlite3_context *cx, int argc, sqlite3_value **a)
 /* Direct calls only: a view or trigger of the database cannot call it. */
 static int row_fn_register(struct checker *k)
 {
-	return sqlite3_create_function_v2(k->db, ROW_FN, EC_COUNT, SQLITE_UTF8 | SQLITE_DIRECTONLY,
-					  k, row_fn, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+	k->fn_registered = sqlite3_create_function_v2(k->db, ROW_FN, EC_COUNT,
+						      SQLITE_UTF8 | SQLITE_DIRECTONLY, k, row_fn,
+						      NULL, NULL, NULL) == SQLITE_OK;
+	return k->fn_registered ? 0 : -EIO;
 }
 
+/* Once no statement uses it: the connection keeps no pointer to the checker. */
 static void row_fn_unregister(struct checker *k)
 {
-	sqlite3_create_function_v2(k->db, ROW_FN, EC_COUNT, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL,
-				   NULL, NULL, NULL, NULL);
+	if (k->fn_registered)
+		sqlite3_create_function_v2(k->db, ROW_FN, EC_COUNT, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+					   NULL, NULL, NULL, NULL, NULL);
+	k->fn_registered = 0;
 	k->sink = NULL;
 }
 
@@ -2548,160 +2554,213 @@ static void drop_violations(struct checker *k)
 
 #define CHECK_REDO 100      /* check_pass(): read the run again, by seq */
 
-/* One pass over the run's log (dl_check_run_ex()); BY_ROWID: stream it in rowid order if it can. */
-static int check_pass(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
-		      struct dl_check_result *res, int by_rowid)
-{
-	struct checker k = { .db = db, .run = run_id, .verbose = verbose, .res = res,
-			     .serial_phase = -1, .serial_open = DL_NONE, .serial_worker = -1 };
-	struct verify V = { 0 };
+/* One pass over a run's log (check_pass()). */
+struct pass {
+	struct checker k;
+	struct verify V;
+	sqlite3_stmt *st;       /* the events (events_stmt()) */
+	int rc;                 /* the last sqlite3_step()'s result */
+	int have_ext, own_txn;
+	int rules;              /* the rules run on each row (until one is corrupt) */
+	int64_t t_last;         /* the last event the rules saw */
+	/* rowid order: EROW_AHEAD rows read ahead (read_ahead()), HEAD the next */
 	struct erow one, ahead[EROW_AHEAD];
-	unsigned head = 0, nahead = 0;
-	int done = 0;
-	sqlite3_stmt *st = NULL;
-	int have_ext, own_txn, rc, rules, ret = DL_CHECK_DONE;
-	int64_t t_last = 0;
+	unsigned head, nahead;
+	int done;               /* the statement has no more rows */
+};
 
-	memset(res, 0, sizeof(*res));
-	k.out = out ? out : stdout;
-	rc = read_status(db, run_id, res);
-	if (!rc)
-		rc = read_kernel(db, run_id, &k.pm_skips_sso);
-	if (rc)
-		return rc;
-	have_ext = has_column(db, "events", "arg") && has_column(db, "events", "flags") &&
-		   has_column(db, "events", "aux");
+/*
+ * What precedes the events: the verification of the runs row, metrics,
+ * devices and links; the rules' state when they hold (the arrays sized from
+ * them, the links and parents loaded, the first topological order, the
+ * violations' staging); then the events statement.
+ */
+static int pass_prepare(struct pass *P, int by_rowid)
+{
+	struct checker *k = &P->k;
+	int rc = verify_begin(k, &P->V, P->have_ext);
 
-	/* one snapshot for the whole pass, a read transaction: a run being written is not blocked */
-	own_txn = sqlite3_get_autocommit(db);
-	if (own_txn && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		return -EIO;
-	rc = verify_begin(&k, &V, have_ext);
 	/*
 	 * The rules run on each row once it is verified, while the events are
 	 * read for the verification (one pass); they stop at the first corrupt
 	 * row, and what they found is then dropped.
 	 */
-	rules = !rc && !res->corrupt;
-	if (rules) {
-		rc = alloc_arrays(&k, (uint32_t)V.ndev, V.nlink);
+	P->rules = !rc && !k->res->corrupt;
+	if (P->rules) {
+		rc = alloc_arrays(k, (uint32_t)P->V.ndev, P->V.nlink);
 		if (!rc)
-			rc = load(&k);
+			rc = load(k);
 		if (!rc) {
-			topo_init(&k);
-			k.store = !sqlite3_db_readonly(db, "main") && violations_stage(&k) == 0;
-			k.vout = verbose ? tmpfile() : NULL;
+			topo_init(k);
+			k->store = !sqlite3_db_readonly(k->db, "main") && violations_stage(k) == 0;
+			k->vout = k->verbose ? tmpfile() : NULL;
 		}
 	}
-	if (!rc)
-		rc = events_stmt(&k, have_ext, by_rowid && !res->corrupt && (!verbose || k.vout), &st);
 	if (rc)
-		goto out;
-	for (;;) {
-		struct erow *r = &one;
-		struct ev ev;
-		uint32_t aux, l;
-		int kind;
+		return rc;
+	return events_stmt(k, P->have_ext, by_rowid && !k->res->corrupt && (!k->verbose || k->vout),
+			   &P->st);
+}
 
-		if (k.by_rowid) {
-			/* keep EROW_AHEAD rows read ahead of the one checked */
-			while (!done && nahead < EROW_AHEAD) {
-				k.sink = &ahead[(head + nahead) % EROW_AHEAD];
-				k.sink_calls = 0;
-				if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-					done = 1;
-					break;
-				}
-				read_ahead(&k, &V, k.sink);
-				nahead++;
-			}
-			if (!nahead || k.redo)
-				break;
-			r = &ahead[head];
-			head = (head + 1) % EROW_AHEAD;
-			nahead--;
-			kind = verify_read_row(&k, &V, NULL, r);
-		} else {
-			if ((rc = sqlite3_step(st)) != SQLITE_ROW || res->corrupt >= CORRUPT_STOP)
-				break;
-			kind = verify_row(&k, &V, st, r);
-		}
-		if (k.redo)
+/* The next events row, verified, with its kind (-1: unknown) in *KIND; NULL: no more. */
+static struct erow *pass_next(struct pass *P, int *kind)
+{
+	struct checker *k = &P->k;
+	struct erow *r;
+
+	if (!k->by_rowid) {
+		if ((P->rc = sqlite3_step(P->st)) != SQLITE_ROW || k->res->corrupt >= CORRUPT_STOP)
+			return NULL;
+		*kind = verify_row(k, &P->V, P->st, &P->one);
+		return &P->one;
+	}
+	while (!P->done && P->nahead < EROW_AHEAD) {
+		k->sink = &P->ahead[(P->head + P->nahead) % EROW_AHEAD];
+		k->sink_calls = 0;
+		if ((P->rc = sqlite3_step(P->st)) != SQLITE_ROW) {
+			P->done = 1;
 			break;
-		if (!rules || res->corrupt) {
-			rules = 0;
+		}
+		read_ahead(k, &P->V, k->sink);
+		P->nahead++;
+	}
+	if (!P->nahead || k->redo)
+		return NULL;
+	r = &P->ahead[P->head];
+	P->head = (P->head + 1) % EROW_AHEAD;
+	P->nahead--;
+	*kind = verify_read_row(k, &P->V, NULL, r);
+	return r;
+}
+
+/* A verified row of kind KIND, as the rules see it. */
+static void rules_on_row(struct checker *k, const struct erow *r, int kind)
+{
+	uint32_t aux = row_id(r, EC_AUX), l = row_id(r, EC_LINK);
+	struct ev ev;
+
+	if (aux == DL_NONE && l != DL_NONE && l < k->nlink && k->link[l].known)
+		aux = k->link[l].s;      /* old logs without events.aux */
+	ev = (struct ev){
+		.kind = kind, .d = row_id(r, EC_DEV), .l = l, .aux = aux,
+		.have_flags = r->type[EC_FLAGS] != SQLITE_NULL, .flags = (uint32_t)r->v[EC_FLAGS],
+		.arg = r->type[EC_ARG] == SQLITE_NULL ? -1 : (int)r->v[EC_ARG],
+		.name = r->name, .text = r->phase, .err = (int)r->v[EC_ERR], .t = r->v[EC_T],
+		.worker = r->type[EC_WORKER] == SQLITE_INTEGER && r->v[EC_WORKER] >= 0 ?
+			  r->v[EC_WORKER] : -1,
+	};
+	k->res->events++;
+	on_event(k, &ev);
+}
+
+/* The events: each verified, then replayed by the rules while the log holds. */
+static void pass_read(struct pass *P)
+{
+	struct checker *k = &P->k;
+	struct erow *r;
+	int kind;
+
+	while ((r = pass_next(P, &kind)) && !k->redo) {
+		if (!P->rules || k->res->corrupt) {
+			P->rules = 0;
 			continue;
 		}
-		aux = row_id(r, EC_AUX);
-		l = row_id(r, EC_LINK);
-		t_last = r->v[EC_T];
-		res->events++;
-		if (aux == DL_NONE && l != DL_NONE && l < k.nlink && k.link[l].known)
-			aux = k.link[l].s;      /* old logs without events.aux */
-		ev = (struct ev){
-			.kind = kind, .d = row_id(r, EC_DEV), .l = l, .aux = aux,
-			.have_flags = r->type[EC_FLAGS] != SQLITE_NULL, .flags = (uint32_t)r->v[EC_FLAGS],
-			.arg = r->type[EC_ARG] == SQLITE_NULL ? -1 : (int)r->v[EC_ARG],
-			.name = r->name, .text = r->phase, .err = (int)r->v[EC_ERR], .t = t_last,
-			.worker = r->type[EC_WORKER] == SQLITE_INTEGER && r->v[EC_WORKER] >= 0 ?
-				  r->v[EC_WORKER] : -1,
-		};
-		on_event(&k, &ev);
-		if (k.oom)
+		P->t_last = r->v[EC_T];
+		rules_on_row(k, r, kind);
+		if (k->oom)
 			break;
 	}
-	sqlite3_finalize(st);
-	if (k.by_rowid)
-		row_fn_unregister(&k);
-	if (k.by_rowid && k.range_rows >= 0 && rc == SQLITE_DONE && V.rows != k.range_rows)
-		k.redo = 1;     /* rows of the run outside its rowid range */
-	if (k.oom) {
-		rc = -ENOMEM;
-		goto out;
+	sqlite3_finalize(P->st);
+	P->st = NULL;
+	if (k->by_rowid && k->range_rows >= 0 && P->rc == SQLITE_DONE && P->V.rows != k->range_rows)
+		k->redo = 1;     /* rows of the run outside its rowid range */
+}
+
+/*
+ * After the events: the verdict.  0 with *RET (DL_CHECK_*, CHECK_REDO), or
+ * negative (out of memory, a database error).
+ */
+static int pass_verdict(struct pass *P, int *ret)
+{
+	struct checker *k = &P->k;
+	struct dl_check_result *res = k->res;
+
+	if (k->oom)
+		return -ENOMEM;
+	if (P->rc != SQLITE_DONE && P->rc != SQLITE_ROW)
+		return -EIO;
+	if (!k->redo)
+		verify_end(k, &P->V, P->rc == SQLITE_DONE);
+	if (k->redo || res->corrupt) {
+		drop_violations(k);
+		*ret = k->redo ? CHECK_REDO : DL_CHECK_CORRUPT;
+		return 0;
 	}
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		rc = -EIO;
-		goto out;
-	}
-	if (!k.redo)
-		verify_end(&k, &V, rc == SQLITE_DONE);
-	rc = 0;
-	if (k.redo) {
-		drop_violations(&k);
-		ret = CHECK_REDO;
-		goto out;
-	}
-	if (res->corrupt) {
-		drop_violations(&k);
-		ret = DL_CHECK_CORRUPT;
-		goto out;
-	}
-	show_deferred(&k);
+	show_deferred(k);
 	if (res->incomplete) {
-		ret = DL_CHECK_INCOMPLETE;
-		if (verbose && res->log_error[0])
-			fprintf(k.out, "run %" PRId64 ": incomplete (its log could not be written: %s):"
-				" %" PRIu64 " events checked, end-of-run checks skipped\n", run_id,
+		*ret = DL_CHECK_INCOMPLETE;
+		if (k->verbose && res->log_error[0])
+			fprintf(k->out, "run %" PRId64 ": incomplete (its log could not be written: %s):"
+				" %" PRIu64 " events checked, end-of-run checks skipped\n", k->run,
 				res->log_error, res->events);
-		else if (verbose)
-			fprintf(k.out, "run %" PRId64 ": incomplete (status 'running'): %" PRIu64
-				" events checked, end-of-run checks skipped\n", run_id, res->events);
+		else if (k->verbose)
+			fprintf(k->out, "run %" PRId64 ": incomplete (status 'running'): %" PRIu64
+				" events checked, end-of-run checks skipped\n", k->run, res->events);
 	} else if (strcmp(res->status, "interrupted") != 0) {
 		/* an interrupted run may stop in the middle of a callback */
-		end_of_run(&k, t_last);
-		check_dpm_order(&k, t_last);
+		end_of_run(k, P->t_last);
+		check_dpm_order(k, P->t_last);
 	}
-out:
-	verify_free(&V);
+	return 0;
+}
+
+/* The read ends; then, unless RC, the violations are stored (violations_store()). */
+static void pass_close(struct pass *P, int rc)
+{
+	struct checker *k = &P->k;
+
+	verify_free(&P->V);
 	if (rc)
-		drop_violations(&k);
-	if (k.ins)
-		sqlite3_finalize(k.ins);
-	if (own_txn)
-		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);      /* ends the read */
-	if (!rc && k.store && (res->total || k.had_violations))
-		violations_store(&k, own_txn);
-	checker_free(&k);
+		drop_violations(k);
+	if (P->st)
+		sqlite3_finalize(P->st);
+	row_fn_unregister(k);
+	if (k->ins)
+		sqlite3_finalize(k->ins);
+	if (P->own_txn)
+		sqlite3_exec(k->db, "COMMIT", NULL, NULL, NULL);      /* ends the read */
+	if (!rc && k->store && (k->res->total || k->had_violations))
+		violations_store(k, P->own_txn);
+	checker_free(k);
+}
+
+/* One pass over the run's log (dl_check_run_ex()); BY_ROWID: stream it in rowid order if it can. */
+static int check_pass(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
+		      struct dl_check_result *res, int by_rowid)
+{
+	struct pass P = { .k = { .db = db, .run = run_id, .verbose = verbose, .res = res,
+				 .out = out ? out : stdout, .serial_phase = -1,
+				 .serial_open = DL_NONE, .serial_worker = -1 } };
+	int rc, ret = DL_CHECK_DONE;
+
+	memset(res, 0, sizeof(*res));
+	rc = read_status(db, run_id, res);
+	if (!rc)
+		rc = read_kernel(db, run_id, &P.k.pm_skips_sso);
+	if (rc)
+		return rc;
+	P.have_ext = has_column(db, "events", "arg") && has_column(db, "events", "flags") &&
+		     has_column(db, "events", "aux");
+	/* one snapshot for the whole pass, a read transaction: a run being written is not blocked */
+	P.own_txn = sqlite3_get_autocommit(db);
+	if (P.own_txn && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	rc = pass_prepare(&P, by_rowid);
+	if (!rc) {
+		pass_read(&P);
+		rc = pass_verdict(&P, &ret);
+	}
+	pass_close(&P, rc);
 	return rc ? rc : ret;
 }
 
