@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <jansson.h>
 #include <sqlite3.h>
@@ -55,7 +56,7 @@ struct chot {
 };
 
 struct cdev {
-	char *name;
+	size_t name_at;         /* its name at checker.names[name_at - 1]; 0 none */
 	uint32_t parent;
 	uint32_t stamp;         /* DFS visitation */
 	uint32_t ord;           /* topological position of invariant 6's graph (topo_*()) */
@@ -90,6 +91,9 @@ struct checker {
 	int rows_prefix;
 	struct cdev *dev;
 	struct chot *hot;       /* [ndev] */
+	char *names;            /* the devices' names, each NUL-ended (put_name()) */
+	size_t names_len, names_cap;
+	uint32_t *lists;        /* the devices' link and child lists once loaded (pool_lists()) */
 	uint32_t ndev;
 	struct clink *link;
 	uint32_t nlink;
@@ -157,19 +161,50 @@ struct checker {
 
 enum { PM_NONE, PM_SUSPENDING, PM_RESUMING };
 
+/* A vec with cap 0 and items lives in checker.lists (pool_lists()): it is copied out. */
 static int vec_push(struct vec *v, uint32_t x)
 {
-	if (v->n == v->cap) {
-		uint32_t nc = v->cap ? v->cap * 2 : 4;
-		uint32_t *nv = realloc(v->v, nc * sizeof(*nv));
+	if (v->n >= v->cap) {
+		uint32_t nc = v->n ? v->n * 2 : 4;
+		uint32_t *nv = v->cap ? realloc(v->v, nc * sizeof(*nv)) : malloc(nc * sizeof(*nv));
 
 		if (!nv)
 			return -1;
+		if (!v->cap && v->n)
+			memcpy(nv, v->v, v->n * sizeof(*nv));
 		v->v = nv;
 		v->cap = nc;
 	}
 	v->v[v->n++] = x;
 	return 0;
+}
+
+/*
+ * The arrays indexed by device or link id are read at random, a row or a
+ * link at a time: on 4 KiB pages most of those reads also miss the TLB
+ * (200k devices are 17 MB of struct cdev).  Arrays of 2 MiB or more are
+ * given transparent huge pages where the kernel offers them on request
+ * (transparent_hugepage "madvise"); free() releases them as usual.
+ */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+static void *calloc_huge(size_t n, size_t size)
+{
+	size_t bytes = n * size;
+	void *p;
+
+	if (n && bytes / n != size)
+		return NULL;
+	if (bytes < HUGE_PAGE)
+		return calloc(n ? n : 1, size);
+	bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	if (posix_memalign(&p, HUGE_PAGE, bytes))
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	madvise(p, bytes, MADV_HUGEPAGE);       /* advice only: its failure changes nothing */
+#endif
+	memset(p, 0, bytes);
+	return p;
 }
 
 /*
@@ -181,9 +216,9 @@ static int vec_push(struct vec *v, uint32_t x)
  */
 static int alloc_arrays(struct checker *k, uint32_t ndev, uint32_t nlink)
 {
-	k->dev = calloc(ndev ? ndev : 1, sizeof(*k->dev));
-	k->hot = calloc(ndev ? ndev : 1, sizeof(*k->hot));
-	k->link = calloc(nlink ? nlink : 1, sizeof(*k->link));
+	k->dev = calloc_huge(ndev ? ndev : 1, sizeof(*k->dev));
+	k->hot = calloc_huge(ndev ? ndev : 1, sizeof(*k->hot));
+	k->link = calloc_huge(nlink ? nlink : 1, sizeof(*k->link));
 	if (!k->dev || !k->hot || !k->link)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < ndev; i++) {
@@ -244,7 +279,8 @@ static void know_link(struct checker *k, uint32_t l, uint32_t c, uint32_t s, uin
  * backslashes and controls); a name that is not UTF-8, or none, as #ID. */
 static void put_name(struct checker *k, FILE *f, uint32_t id)
 {
-	const char *s = id < k->ndev ? k->dev[id].name : NULL;
+	const char *s = id < k->ndev && k->dev[id].name_at ? k->names + k->dev[id].name_at - 1 :
+			NULL;
 	json_t *j = s ? json_string(s) : NULL;
 
 	if (!j || json_dumpf(j, f, JSON_ENCODE_ANY) != 0)
@@ -1458,6 +1494,59 @@ int64_t dl_check_newest_run(sqlite3 *db)
 	return id;
 }
 
+/* D's name, kept in k->names (a name that does not fit is left out: printed as #ID). */
+static void keep_name(struct checker *k, struct cdev *D, const char *name)
+{
+	size_t n = strlen(name) + 1;
+
+	if (k->names_cap - k->names_len < n) {
+		size_t nc = k->names_cap ? k->names_cap * 2 : 4096;
+		char *nn;
+
+		while (nc - k->names_len < n)
+			nc *= 2;
+		if (!(nn = realloc(k->names, nc)))
+			return;
+		k->names = nn;
+		k->names_cap = nc;
+	}
+	memcpy(k->names + k->names_len, name, n);
+	k->names_len += n;
+	D->name_at = k->names_len - n + 1;
+}
+
+/*
+ * Once loaded, the lists of each device (its links as consumer and as
+ * supplier, its children) are moved into one array in device order, each
+ * device's three side by side: one allocation instead of three a device,
+ * on huge pages (calloc_huge()).  A list that grows later leaves the pool
+ * (vec_push()).  Without memory for the pool the lists stay where they are.
+ */
+static void pool_lists(struct checker *k)
+{
+	size_t total = 0, at = 0;
+
+	for (uint32_t d = 0; d < k->ndev; d++)
+		total += (size_t)k->dev[d].cons.n + k->dev[d].sup.n + k->dev[d].children.n;
+	if (!total || !(k->lists = calloc_huge(total, sizeof(*k->lists))))
+		return;
+	for (uint32_t d = 0; d < k->ndev; d++) {
+		struct vec *list[] = { &k->dev[d].cons, &k->dev[d].sup, &k->dev[d].children };
+
+		for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
+			struct vec *v = list[i];
+
+			if (!v->n)
+				continue;
+			memcpy(k->lists + at, v->v, v->n * sizeof(*v->v));
+			free(v->v);
+			v->v = k->lists + at;
+			v->cap = 0;     /* not its own: vec_push() copies it out */
+			at += v->n;
+		}
+	}
+}
+
 static int load(struct checker *k)
 {
 	sqlite3_stmt *st;
@@ -1473,8 +1562,8 @@ static int load(struct checker *k)
 
 		if (!D)
 			continue;
-		if (name && !D->name)
-			D->name = strdup(name);
+		if (name && !D->name_at)
+			keep_name(k, D, name);
 		set_parent(k, id, col_id(st, 2));
 	}
 	sqlite3_finalize(st);
@@ -1498,7 +1587,10 @@ static int load(struct checker *k)
 	sqlite3_bind_int64(st, 1, k->run);
 	k->have_probe = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
-	return k->oom ? -ENOMEM : 0;
+	if (k->oom)
+		return -ENOMEM;
+	pool_lists(k);
+	return 0;
 }
 
 /*
@@ -2246,7 +2338,7 @@ static int verify_begin(struct checker *k, struct verify *V, int have_ext)
 		rc = verify_metrics(k, &V->vr, V->nev);
 	if (rc)
 		return rc;
-	V->v = calloc((size_t)(V->ndev ? V->ndev : 1), sizeof(*V->v));
+	V->v = calloc_huge((size_t)(V->ndev ? V->ndev : 1), sizeof(*V->v));
 	if (!V->v)
 		return -ENOMEM;
 	rc = verify_devices(k, V->v, V->ndev);
@@ -2436,11 +2528,14 @@ static int read_kernel(sqlite3 *db, int64_t run_id, int *skips_sso)
 static void checker_free(struct checker *k)
 {
 	for (uint32_t i = 0; i < k->ndev; i++) {
-		free(k->dev[i].name);
-		free(k->dev[i].cons.v);
-		free(k->dev[i].sup.v);
-		free(k->dev[i].children.v);
+		struct vec *list[] = { &k->dev[i].cons, &k->dev[i].sup, &k->dev[i].children };
+
+		for (size_t j = 0; j < sizeof(list) / sizeof(list[0]); j++)
+			if (list[j]->cap)
+				free(list[j]->v);
 	}
+	free(k->lists);
+	free(k->names);
 	free(k->dev);
 	free(k->hot);
 	free(k->link);
