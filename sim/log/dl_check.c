@@ -246,32 +246,45 @@ static struct clink *get_link(struct checker *k, uint32_t id)
 }
 
 /* 1: D's parent is now P (it had none). */
-static int set_parent(struct checker *k, uint32_t d, uint32_t p)
+static int parent_learn(struct checker *k, uint32_t d, uint32_t p)
 {
-	struct cdev *dd = get_dev(k, d), *pp = get_dev(k, p);
+	struct cdev *dd = get_dev(k, d);
 
-	if (!dd || !pp || dd->parent != DL_NONE || d == p)
+	if (!dd || !get_dev(k, p) || dd->parent != DL_NONE || d == p)
 		return 0;
 	dd->parent = p;
-	if (vec_push(&pp->children, d))
+	return 1;
+}
+
+static int set_parent(struct checker *k, uint32_t d, uint32_t p)
+{
+	if (!parent_learn(k, d, p))
+		return 0;
+	if (vec_push(&k->dev[p].children, d))
 		k->oom = 1;
+	return 1;
+}
+
+/* Link L's flags; its ends if it is new: then 1 (it joins their lists). */
+static int link_learn(struct checker *k, uint32_t l, uint32_t c, uint32_t s, uint32_t flags)
+{
+	struct clink *L = get_link(k, l);
+
+	if (!L || !get_dev(k, c) || !get_dev(k, s))
+		return 0;
+	L->flags = flags;
+	if (L->known)
+		return 0;
+	L->known = 1;
+	L->c = c;
+	L->s = s;
 	return 1;
 }
 
 static void know_link(struct checker *k, uint32_t l, uint32_t c, uint32_t s, uint32_t flags)
 {
-	struct clink *L = get_link(k, l);
-	struct cdev *cd = get_dev(k, c), *sd = get_dev(k, s);
-
-	if (!L || !cd || !sd)
-		return;
-	L->flags = flags;
-	if (L->known)
-		return;
-	L->known = 1;
-	L->c = c;
-	L->s = s;
-	if (vec_push(&cd->cons, l) || vec_push(&sd->sup, l))
+	if (link_learn(k, l, c, s, flags) &&
+	    (vec_push(&k->dev[c].cons, l) || vec_push(&k->dev[s].sup, l)))
 		k->oom = 1;
 }
 
@@ -1516,38 +1529,57 @@ static void keep_name(struct checker *k, struct cdev *D, const char *name)
 }
 
 /*
- * Once loaded, the lists of each device (its links as consumer and as
- * supplier, its children) are moved into one array in device order, each
- * device's three side by side: one allocation instead of three a device,
- * on huge pages (calloc_huge()).  A list that grows later leaves the pool
- * (vec_push()).  Without memory for the pool the lists stay where they are.
+ * The lists of each device (its links as consumer and as supplier, its
+ * children), as loaded, in one array in device order, each device's three
+ * side by side: one allocation instead of three a device, on huge pages
+ * (calloc_huge()).  LINKS and CHILDREN are the links and children in the
+ * order the tables gave them, which each list keeps.  A list that grows
+ * later leaves the pool (vec_push()).
  */
-static void pool_lists(struct checker *k)
+static int build_lists(struct checker *k, const uint32_t *links, uint32_t nl,
+		       const uint32_t *children, uint32_t nc)
 {
-	size_t total = 0, at = 0;
+	size_t at = 0;
 
-	for (uint32_t d = 0; d < k->ndev; d++)
-		total += (size_t)k->dev[d].cons.n + k->dev[d].sup.n + k->dev[d].children.n;
-	if (!total || !(k->lists = calloc_huge(total, sizeof(*k->lists))))
-		return;
+	for (uint32_t i = 0; i < nl; i++) {
+		k->dev[k->link[links[i]].c].cons.n++;
+		k->dev[k->link[links[i]].s].sup.n++;
+	}
+	for (uint32_t i = 0; i < nc; i++)
+		k->dev[k->dev[children[i]].parent].children.n++;
+	if (!(k->lists = calloc_huge(2 * (size_t)nl + nc ? 2 * (size_t)nl + nc : 1, sizeof(*k->lists))))
+		return -ENOMEM;
 	for (uint32_t d = 0; d < k->ndev; d++) {
 		struct vec *list[] = { &k->dev[d].cons, &k->dev[d].sup, &k->dev[d].children };
 
 		for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
-			struct vec *v = list[i];
-
-			if (!v->n)
-				continue;
-			memcpy(k->lists + at, v->v, v->n * sizeof(*v->v));
-			free(v->v);
-			v->v = k->lists + at;
-			v->cap = 0;     /* not its own: vec_push() copies it out */
-			at += v->n;
+			list[i]->v = list[i]->n ? k->lists + at : NULL;
+			at += list[i]->n;
+			list[i]->n = 0;
+			list[i]->cap = 0;       /* not its own: vec_push() copies it out */
 		}
 	}
+	for (uint32_t i = 0; i < nl; i++) {
+		const struct clink *L = &k->link[links[i]];
+		struct vec *cons = &k->dev[L->c].cons, *sup = &k->dev[L->s].sup;
+
+		cons->v[cons->n++] = links[i];
+		sup->v[sup->n++] = links[i];
+	}
+	for (uint32_t i = 0; i < nc; i++) {
+		struct vec *v = &k->dev[k->dev[children[i]].parent].children;
+
+		v->v[v->n++] = children[i];
+	}
+	return 0;
 }
 
-static int load(struct checker *k)
+/*
+ * The devices' names and parents and the links of the tables, then
+ * whether the log shows registration and probing.
+ */
+static int load_tables(struct checker *k, uint32_t *links, uint32_t *nl, uint32_t *children,
+		       uint32_t *nc)
 {
 	sqlite3_stmt *st;
 
@@ -1564,17 +1596,40 @@ static int load(struct checker *k)
 			continue;
 		if (name && !D->name_at)
 			keep_name(k, D, name);
-		set_parent(k, id, col_id(st, 2));
+		if (parent_learn(k, id, col_id(st, 2)) && *nc < k->ndev)
+			children[(*nc)++] = id;
 	}
 	sqlite3_finalize(st);
 	if (sqlite3_prepare_v2(k->db, "SELECT link_id, consumer_id, supplier_id, flags FROM links"
 			       " WHERE run_id = ?", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, k->run);
-	while (sqlite3_step(st) == SQLITE_ROW)
-		know_link(k, col_id(st, 0), col_id(st, 1), col_id(st, 2),
-			  flags_memo(k, (const char *)sqlite3_column_text(st, 3)).flags);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		uint32_t l = col_id(st, 0);
+
+		if (link_learn(k, l, col_id(st, 1), col_id(st, 2),
+			       flags_memo(k, (const char *)sqlite3_column_text(st, 3)).flags) &&
+		    *nl < k->nlink)
+			links[(*nl)++] = l;
+	}
 	sqlite3_finalize(st);
+	return 0;
+}
+
+static int load(struct checker *k)
+{
+	uint32_t *links = malloc((k->nlink ? k->nlink : 1) * sizeof(*links));
+	uint32_t *children = malloc((k->ndev ? k->ndev : 1) * sizeof(*children));
+	uint32_t nl = 0, nc = 0;
+	sqlite3_stmt *st;
+	int rc = links && children ? load_tables(k, links, &nl, children, &nc) : -ENOMEM;
+
+	if (!rc)
+		rc = build_lists(k, links, nl, children, nc);
+	free(links);
+	free(children);
+	if (rc)
+		return rc;
 	if (sqlite3_prepare_v2(k->db, "SELECT 1 FROM events WHERE run_id = ? AND kind = 'register'"
 			       " LIMIT 1", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
@@ -1587,10 +1642,7 @@ static int load(struct checker *k)
 	sqlite3_bind_int64(st, 1, k->run);
 	k->have_probe = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
-	if (k->oom)
-		return -ENOMEM;
-	pool_lists(k);
-	return 0;
+	return k->oom ? -ENOMEM : 0;
 }
 
 /*
