@@ -777,7 +777,7 @@ static int callback_family(int kind)
 enum { EC_T, EC_DEV, EC_LINK, EC_KIND, EC_PHASE, EC_SEQ, EC_AUX, EC_WORKER, EC_ERR, EC_FLAGS,
        EC_ARG, EC_COUNT };
 
-#define EROW_TEXT 40     /* kind and phase kept by keep_texts(): longer than any name */
+#define EROW_TEXT 40     /* kind and phase kept by keep_text(): longer than any name */
 
 struct erow {
 	int type[EC_COUNT];
@@ -785,7 +785,7 @@ struct erow {
 	const char *kind, *phase;
 	int kind_id;            /* kind parsed, -1 unknown (row_names()) */
 	int name;               /* phase parsed (PM kinds) or state (link_state), -1 */
-	char kbuf[EROW_TEXT], pbuf[EROW_TEXT];  /* their copies (keep_texts()) */
+	char kbuf[EROW_TEXT], pbuf[EROW_TEXT];  /* their copies (keep_text()) */
 };
 
 /*
@@ -1162,9 +1162,11 @@ static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st, str
  * Rows read ahead (rowid order only, k->by_rowid): a ring of EROW_AHEAD
  * rows, each row's device, link and supplier fetched into the cache while
  * the rows before it are checked (those lookups, spread over the whole
- * graph, missed the cache on nearly every row).  A row's texts are copied:
+ * graph, missed the cache on nearly every row).  Each row comes from
+ * dl_check_row() (row_fn()), which copies the texts that are no known name:
  * SQLite's stay valid only until the next step.  A text too long to copy
- * is no name check knows: the pass is read again by seq (k->redo).
+ * is no name check knows: the pass is read again by seq (k->redo), as it
+ * is when a step did not call dl_check_row() exactly once.
  */
 #define EROW_AHEAD 16
 
