@@ -1,14 +1,12 @@
 /*
- * dl_check.c - stream a run's events in seq order, verify the log and hand
- * each event to the rules (dl_check_rules.c), which re-verify the
- * invariants of LINK-CORE.md from the log alone (see dl_check.h); then the
- * verdict and the violations table.
+ * dl_check.c - stream a run's events in seq order, have each row verified
+ * (dl_check_verify.c) and hand it to the rules (dl_check_rules.c), which
+ * re-verify the invariants of LINK-CORE.md from the log alone (see
+ * dl_check.h); then the verdict and the violations table.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <inttypes.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,6 +16,7 @@
 #include "sim/core/dl_core.h"
 #include "sim/log/dl_check.h"
 #include "sim/log/dl_check_rules.h"
+#include "sim/log/dl_check_verify.h"
 #include "sim/log/dl_log.h"
 #include "sim/log/dl_log_shard.h"
 
@@ -31,7 +30,7 @@
  */
 #define HUGE_PAGE ((size_t)2 << 20)
 
-static void *calloc_huge(size_t n, size_t size)
+void *dl_check_calloc_huge(size_t n, size_t size)
 {
 	size_t bytes = n * size;
 	void *p;
@@ -59,9 +58,9 @@ static void *calloc_huge(size_t n, size_t size)
  */
 static int alloc_arrays(struct checker *k, uint32_t ndev, uint32_t nlink)
 {
-	k->dev = calloc_huge(ndev ? ndev : 1, sizeof(*k->dev));
-	k->hot = calloc_huge(ndev ? ndev : 1, sizeof(*k->hot));
-	k->link = calloc_huge(nlink ? nlink : 1, sizeof(*k->link));
+	k->dev = dl_check_calloc_huge(ndev ? ndev : 1, sizeof(*k->dev));
+	k->hot = dl_check_calloc_huge(ndev ? ndev : 1, sizeof(*k->hot));
+	k->link = dl_check_calloc_huge(nlink ? nlink : 1, sizeof(*k->link));
 	if (!k->dev || !k->hot || !k->link)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < ndev; i++) {
@@ -178,7 +177,7 @@ static int flags_known(const char *s)
 }
 
 /* S's parse_flags() and flags_known(), from the memo when S was seen. */
-static struct flags_memo flags_memo(struct checker *k, const char *s)
+struct flags_memo dl_check_flags_memo(struct checker *k, const char *s)
 {
 	size_t n = s ? strlen(s) + 1 : 0;
 	struct flags_memo m;
@@ -196,7 +195,7 @@ static struct flags_memo flags_memo(struct checker *k, const char *s)
 	return m;
 }
 
-static int has_column(sqlite3 *db, const char *table, const char *col)
+int dl_check_has_column(sqlite3 *db, const char *table, const char *col)
 {
 	sqlite3_stmt *st;
 	char sql[128];
@@ -261,7 +260,7 @@ static void keep_name(struct checker *k, struct cdev *D, const char *name)
  * The lists of each device (its links as consumer and as supplier, its
  * children), as loaded, in one array in device order, each device's three
  * side by side: one allocation instead of three a device, on huge pages
- * (calloc_huge()).  LINKS and CHILDREN are the links and children in the
+ * (dl_check_calloc_huge()).  LINKS and CHILDREN are the links and children in the
  * order the tables gave them, which each list keeps.  A list that grows
  * later leaves the pool (vec_push()).
  */
@@ -276,7 +275,7 @@ static int build_lists(struct checker *k, const uint32_t *links, uint32_t nl,
 	}
 	for (uint32_t i = 0; i < nc; i++)
 		k->dev[k->dev[children[i]].parent].children.n++;
-	if (!(k->lists = calloc_huge(2 * (size_t)nl + nc ? 2 * (size_t)nl + nc : 1, sizeof(*k->lists))))
+	if (!(k->lists = dl_check_calloc_huge(2 * (size_t)nl + nc ? 2 * (size_t)nl + nc : 1, sizeof(*k->lists))))
 		return -ENOMEM;
 	for (uint32_t d = 0; d < k->ndev; d++) {
 		struct vec *list[] = { &k->dev[d].cons, &k->dev[d].sup, &k->dev[d].children };
@@ -337,7 +336,7 @@ static int load_tables(struct checker *k, uint32_t *links, uint32_t *nl, uint32_
 		uint32_t l = col_id(st, 0);
 
 		if (link_learn(k, l, col_id(st, 1), col_id(st, 2),
-			       flags_memo(k, (const char *)sqlite3_column_text(st, 3)).flags) &&
+			       dl_check_flags_memo(k, (const char *)sqlite3_column_text(st, 3)).flags) &&
 		    *nl < k->nlink)
 			links[(*nl)++] = l;
 	}
@@ -373,420 +372,6 @@ static int load(struct checker *k)
 	sqlite3_finalize(st);
 	return k->oom ? -ENOMEM : 0;
 }
-
-/*
- * The log is verified before the rules: a row the writer cannot have written
- * (a tampered or damaged database) makes the run "corrupt", never a violation
- * of an invariant and never "ok".  What is verified: the runs row (a known
- * status, counts that are integers in range, events = the rows when the run is
- * finished); devices (ids dense in 0..devices-1, once each, a name, a parent
- * in range and not itself); links (unique ids, consumer and supplier in range);
- * events (seq dense and increasing from 0, a known kind, a device in range on
- * every row, a link the links table knows on link events, a supplier in range,
- * a known phase on PM events and a known state on link_state, 0 <= t_ns <=
- * DL_CHECK_T_MAX, each device's times non-decreasing, each probe_end and
- * unbind_end after its start).  The arrays of the rules are then sized once
- * from these counts, so that no lookup ever grows them.
- */
-#define CORRUPT_PRINT 10
-#define CORRUPT_STOP 1000       /* problems after which the verification stops reading */
-
-enum { OPEN_PROBE = 1, OPEN_UNBIND = 2 };
-
-struct vdev {
-	int64_t t;              /* the device's last event time */
-	uint8_t open;           /* OPEN_PROBE / OPEN_UNBIND: a callback started, not ended */
-	uint8_t seen;           /* a devices row */
-	uint8_t registered;     /* a register event */
-};
-
-/*
- * What the runs row and the metrics promise about the events (verify_run_row(),
- * verify_metrics()): checked against them once the events are read
- * (verify_promises()).
- */
-enum { FAM_PROBE, FAM_UNBIND, FAM_SUSPEND, FAM_RESUME, FAM_COUNT };
-
-struct vrun {
-	int writer;             /* runs.events exists: the log is dlsim's writer's */
-	int finished;           /* ok, violations or failed, its log whole: it ran to its end */
-	int virtual_time;       /* mode 'des': the makespan is the last event's time */
-	int64_t makespan;       /* runs.makespan_ns, -1 NULL */
-	uint64_t ops[FAM_COUNT];      /* ops of each family with a makespan above 0 (metrics) */
-	uint64_t callbacks[FAM_COUNT];/* callback starts of each family (events) */
-	int64_t t_last;         /* the latest event time */
-	int64_t unregistered;   /* metric devices_unregistered (dl_log.c), -1 none */
-};
-
-static void corrupt(struct checker *k, const char *fmt, ...)
-{
-	char what[224];
-	va_list ap;
-
-	if (k->by_rowid) {
-		k->redo = 1;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	/* the text quoted from a damaged row is data: no control byte reaches a terminal */
-	for (char *c = what; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
-	if (!k->res->corrupt)
-		snprintf(k->res->corrupt_first, sizeof(k->res->corrupt_first), "%s", what);
-	k->res->corrupt++;
-	if (k->verbose && (k->verbose > 1 || k->res->corrupt <= CORRUPT_PRINT))
-		fprintf(k->out, "run %" PRId64 ": corrupt log: %s\n", k->run, what);
-}
-
-/* An integer column in [0, max): its value, or -1 (NULL, not an integer, out of range). */
-static int64_t col_in(sqlite3_stmt *st, int i, int64_t max)
-{
-	int64_t v;
-
-	if (sqlite3_column_type(st, i) != SQLITE_INTEGER)
-		return -1;
-	v = sqlite3_column_int64(st, i);
-	return v >= 0 && v < max ? v : -1;
-}
-
-static int known_status(const char *s)
-{
-	static const char *const ok[] = { "running", "ok", "violations", "failed", "interrupted" };
-
-	for (size_t i = 0; s && i < sizeof(ok) / sizeof(ok[0]); i++)
-		if (!strcmp(s, ok[i]))
-			return 1;
-	return 0;
-}
-
-static int finished_status(const char *s)
-{
-	return !strcmp(s, "ok") || !strcmp(s, "violations") || !strcmp(s, "failed");
-}
-
-static int is_pm_kind(int kind)
-{
-	return kind == DL_EV_SUSPEND_START || kind == DL_EV_SUSPEND_END ||
-	       kind == DL_EV_RESUME_START || kind == DL_EV_RESUME_END ||
-	       kind == DL_EV_WORK_BLOCK || kind == DL_EV_WORK_WAKE;
-}
-
-static int is_link_kind(int kind)
-{
-	return kind == DL_EV_LINK_ADD || kind == DL_EV_LINK_DEL || kind == DL_EV_LINK_STATE;
-}
-
-/* A figure of the runs row: NULL, or an integer in [lo, hi]; "" when it is, else why not. */
-static const char *figure_bad(sqlite3_stmt *st, int i, int64_t lo, int64_t hi)
-{
-	int64_t v;
-
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return "";
-	if (sqlite3_column_type(st, i) != SQLITE_INTEGER)
-		return "not an integer";
-	v = sqlite3_column_int64(st, i);
-	return v < lo ? "below its range" : v > hi ? "above its range" : "";
-}
-
-/* The runs row: *ndev from runs.devices (or the devices rows of a hand-made log). */
-static int verify_run_row(struct checker *k, struct vrun *vr, int64_t *ndev, int64_t *nev,
-			  int *from_zero)
-{
-	sqlite3_stmt *st;
-	int has_ev = has_column(k->db, "runs", "events"), have_events;
-	const char *why;
-	char sql[256];
-
-	snprintf(sql, sizeof(sql), "SELECT devices, %s, (SELECT count(*) FROM devices WHERE run_id = ?1),"
-		 " EXISTS (SELECT 1 FROM events WHERE run_id = ?1), makespan_ns, workers, links,"
-		 " mode = 'des' FROM runs WHERE run_id = ?1", has_ev ? "events" : "NULL");
-	if (sqlite3_prepare_v2(k->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, k->run);
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
-		return -EIO;
-	}
-	if (!known_status(k->res->status))
-		corrupt(k, "runs.status '%.40s' is none of running, ok, violations, failed,"
-			" interrupted", k->res->status);
-	*ndev = sqlite3_column_int64(st, 2);
-	k->rows_prefix = k->res->incomplete ||
-			 (!strcmp(k->res->status, "interrupted") && !sqlite3_column_int(st, 3));
-	/* a run without devices rows and events holds no detail (a summary-only log) */
-	if (sqlite3_column_type(st, 0) != SQLITE_NULL && (*ndev || sqlite3_column_int(st, 3))) {
-		int64_t d = col_in(st, 0, (int64_t)DL_CHECK_MAX_IDS + 1);
-
-		if (d < 0)
-			corrupt(k, "runs.devices is not a count of devices (0..%u)", DL_CHECK_MAX_IDS);
-		else if (d < *ndev || (d > *ndev && !k->rows_prefix))
-			corrupt(k, "runs.devices is %" PRId64 " but the run has %" PRId64 " devices rows",
-				d, *ndev);
-		else
-			*ndev = d;      /* k->rows_prefix: only the first rows may be stored */
-	}
-	if (*ndev > DL_CHECK_MAX_IDS) {
-		corrupt(k, "%" PRId64 " devices rows (at most %u)", *ndev, DL_CHECK_MAX_IDS);
-		*ndev = 0;
-	}
-	/* dlsim's writer numbers from 0 and counts; hand-made logs may do neither */
-	*from_zero = has_ev;
-	have_events = sqlite3_column_type(st, 1) != SQLITE_NULL;
-	*nev = have_events ? col_in(st, 1, INT64_MAX) : -1;
-	if (have_events && *nev < 0)
-		corrupt(k, "runs.events is not a count");
-	else if (has_ev && !have_events && strcmp(k->res->status, "running") != 0)
-		corrupt(k, "runs.events is NULL in a run that is not 'running'");
-	if (*(why = figure_bad(st, 4, 0, DL_CHECK_T_MAX)))
-		corrupt(k, "runs.makespan_ns %.40s is %s (0..%" PRId64 " ns)",
-			(const char *)sqlite3_column_text(st, 4), why, (int64_t)DL_CHECK_T_MAX);
-	if (*(why = figure_bad(st, 5, 0, INT16_MAX)))
-		corrupt(k, "runs.workers %.40s is %s (0..%d)", (const char *)sqlite3_column_text(st, 5),
-			why, INT16_MAX);
-	if (*(why = figure_bad(st, 6, 0, DL_CHECK_MAX_IDS)))
-		corrupt(k, "runs.links %.40s is %s (0..%u)", (const char *)sqlite3_column_text(st, 6),
-			why, DL_CHECK_MAX_IDS);
-	vr->writer = has_ev;
-	/* a run whose log failed (runs.log_error) stored only part of its events */
-	vr->finished = finished_status(k->res->status) && !k->res->incomplete;
-	vr->virtual_time = sqlite3_column_int(st, 7);
-	vr->makespan = sqlite3_column_type(st, 4) == SQLITE_INTEGER ? sqlite3_column_int64(st, 4) : -1;
-	sqlite3_finalize(st);
-	return 0;
-}
-
-/* The op family of a metrics key "probe.makespan_ns", "suspend2.makespan_ns": FAM_*, or -1. */
-static int metric_family(const char *name)
-{
-	static const char *const fam[FAM_COUNT] = { "probe", "unbind", "suspend", "resume" };
-	size_t n = strcspn(name, ".");
-
-	if (strcmp(name + n, ".makespan_ns") != 0)
-		return -1;
-	while (n && name[n - 1] >= '0' && name[n - 1] <= '9')
-		n--;
-	for (int f = 0; f < FAM_COUNT; f++)
-		if (strlen(fam[f]) == n && !strncmp(name, fam[f], n))
-			return f;
-	return -1;
-}
-
-/*
- * The metrics: every value a finite number, every time ("..._ns") in
- * 0..DL_CHECK_T_MAX, makespan_ns and events equal to the runs row's (events:
- * unless the log failed, runs.events then counts what was stored); the ops
- * with a makespan are counted per family for verify_promises().
- */
-static int verify_metrics(struct checker *k, struct vrun *vr, int64_t nev)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if (sqlite3_prepare_v2(k->db, "SELECT name, value FROM metrics WHERE run_id = ?", -1, &st,
-			       NULL) != SQLITE_OK)
-		return 0;       /* a hand-made log without metrics */
-	sqlite3_bind_int64(st, 1, k->run);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-		int type = sqlite3_column_type(st, 1);
-		double v = sqlite3_column_double(st, 1);
-		size_t n = name ? strlen(name) : 0;
-		int f;
-
-		if (!name) {
-			corrupt(k, "a metrics row has no name");
-			continue;
-		}
-		if ((type != SQLITE_FLOAT && type != SQLITE_INTEGER) || !isfinite(v)) {
-			corrupt(k, "metric '%.60s' is %.40s, not a number", name,
-				type == SQLITE_NULL ? "NULL" : (const char *)sqlite3_column_text(st, 1));
-			continue;
-		}
-		if (n > 3 && !strcmp(name + n - 3, "_ns") && (v < 0 || v > (double)DL_CHECK_T_MAX))
-			corrupt(k, "metric '%.60s' is %g, not a time in 0..%" PRId64 " ns", name, v,
-				(int64_t)DL_CHECK_T_MAX);
-		else if (!strcmp(name, "makespan_ns") && vr->makespan >= 0 && v != (double)vr->makespan)
-			corrupt(k, "metric makespan_ns is %.0f but runs.makespan_ns is %" PRId64, v,
-				vr->makespan);
-		else if (!strcmp(name, "events") && nev >= 0 && !k->res->incomplete &&
-			 v != (double)nev)
-			corrupt(k, "metric events is %.0f but runs.events is %" PRId64, v, nev);
-		if ((f = metric_family(name)) >= 0 && v > 0)
-			vr->ops[f]++;
-		if (!strcmp(name, "devices_unregistered") && v >= 0 && v <= DL_CHECK_MAX_IDS)
-			vr->unregistered = (int64_t)v;
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -EIO;
-}
-
-/*
- * What a run that ran to its end promises about its events, for a log of
- * dlsim's writer: its devices registered but those the writer saw never
- * register, the callbacks of every suspend and
- * resume op that took time, and (virtual time) no event after the makespan.
- */
-static void verify_promises(struct checker *k, const struct vrun *vr, const struct vdev *v,
-			    int64_t ndev)
-{
-	static const char *const fam[FAM_COUNT] = { "probe", "unbind", "suspend", "resume" };
-	int64_t never = 0, first = -1;
-
-	if (!vr->writer || !vr->finished)
-		return;
-	/*
-	 * A device may never register (hot-plugged, never added): the writer
-	 * counts those (metric devices_unregistered); rows beyond that count
-	 * were added or had their events deleted.  Older logs without the
-	 * metric: at least one device registered.
-	 */
-	for (int64_t d = 0; d < ndev; d++) {
-		if (!v[d].seen || v[d].registered)
-			continue;
-		if (!never++)
-			first = d;
-	}
-	if (vr->unregistered >= 0 && never != vr->unregistered)
-		corrupt(k, "%" PRId64 " devices never registered (the first: device %" PRId64 ") but the"
-			" writer saw %" PRId64 " (metric devices_unregistered)", never, first,
-			vr->unregistered);
-	else if (vr->unregistered < 0 && ndev > 0 && never == ndev)
-		corrupt(k, "none of the run's %" PRId64 " devices registered in a run that ended '%s'",
-			ndev, k->res->status);
-	/*
-	 * Only PM ops: a suspend or resume that took time ran callbacks.  A
-	 * probe or unbind op can take time without one (a racing op's delay,
-	 * a device without a driver to unbind).
-	 */
-	for (int f = FAM_SUSPEND; f <= FAM_RESUME; f++)
-		if (vr->ops[f] && !vr->callbacks[f])
-			corrupt(k, "the metrics hold %" PRIu64 " %s op%s that took time but the events"
-				" no %s callback", vr->ops[f], fam[f], vr->ops[f] == 1 ? "" : "s",
-				fam[f]);
-	/* threads and kernel runs time their makespan apart from the events */
-	if (vr->virtual_time && vr->makespan >= 0 && vr->t_last > vr->makespan)
-		corrupt(k, "an event at t=%" PRId64 " after runs.makespan_ns %" PRId64, vr->t_last,
-			vr->makespan);
-}
-
-static int verify_devices(struct checker *k, struct vdev *v, int64_t ndev)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if (sqlite3_prepare_v2(k->db, "SELECT dev_id, name, parent_id FROM devices WHERE run_id = ?",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, k->run);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = col_in(st, 0, ndev), p = col_in(st, 2, ndev);
-
-		if (id < 0) {
-			corrupt(k, "a devices row has dev_id %s, not in 0..%" PRId64,
-				sqlite3_column_type(st, 0) == SQLITE_NULL ? "NULL" :
-				(const char *)sqlite3_column_text(st, 0), ndev - 1);
-			continue;
-		}
-		if (v[id].seen)
-			corrupt(k, "device %" PRId64 " has two devices rows", id);
-		v[id].seen = 1;
-		if (sqlite3_column_type(st, 1) != SQLITE_TEXT)
-			corrupt(k, "device %" PRId64 " has no name", id);
-		if (sqlite3_column_type(st, 2) != SQLITE_NULL && (p < 0 || p == id))
-			corrupt(k, "device %" PRId64 " has parent_id %s, not a device in 0..%" PRId64
-				" other than itself", id, (const char *)sqlite3_column_text(st, 2), ndev - 1);
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -EIO;
-}
-
-/* The links table: *nlink one past the largest link id; KNOWN[l] set for each. */
-static int verify_links(struct checker *k, int64_t ndev, uint8_t **known, uint32_t *nlink)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	*known = NULL;
-	*nlink = 0;
-	if (sqlite3_prepare_v2(k->db, "SELECT max(link_id), count(*) FROM links WHERE run_id = ?", -1,
-			       &st, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, k->run);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 1) > 0) {
-		int64_t m = col_in(st, 0, (int64_t)DL_CHECK_MAX_IDS);
-
-		if (m < 0)
-			corrupt(k, "a link_id is not an id in 0..%u", DL_CHECK_MAX_IDS - 1);
-		else
-			*nlink = (uint32_t)m + 1;
-	}
-	sqlite3_finalize(st);
-	*known = calloc(*nlink ? *nlink : 1, 1);
-	if (!*known)
-		return -ENOMEM;
-	if (sqlite3_prepare_v2(k->db, "SELECT link_id, consumer_id, supplier_id, flags FROM links"
-			       " WHERE run_id = ?", -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, k->run);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t l = col_in(st, 0, *nlink);
-
-		if (l < 0) {
-			if (*nlink)
-				corrupt(k, "a links row has link_id %s",
-					sqlite3_column_type(st, 0) == SQLITE_NULL ? "NULL" :
-					(const char *)sqlite3_column_text(st, 0));
-			continue;
-		}
-		if ((*known)[l])
-			corrupt(k, "link %" PRId64 " has two links rows", l);
-		(*known)[l] = 1;
-		if (col_in(st, 1, ndev) < 0 || col_in(st, 2, ndev) < 0)
-			corrupt(k, "link %" PRId64 " joins devices not in 0..%" PRId64, l, ndev - 1);
-		if (sqlite3_column_type(st, 3) != SQLITE_NULL &&
-		    !flags_memo(k, (const char *)sqlite3_column_text(st, 3)).known)
-			corrupt(k, "link %" PRId64 " has flags '%.60s', not DL_FLAG_* names joined by '|'",
-				l, (const char *)sqlite3_column_text(st, 3));
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -EIO;
-}
-
-/* The family of a callback's first event, FAM_* (probe_start, ...), or -1. */
-static int callback_family(int kind)
-{
-	switch (kind) {
-	case DL_EV_PROBE_START: return FAM_PROBE;
-	case DL_EV_UNBIND_START: return FAM_UNBIND;
-	case DL_EV_SUSPEND_START: return FAM_SUSPEND;
-	case DL_EV_RESUME_START: return FAM_RESUME;
-	default: return -1;
-	}
-}
-
-/*
- * One events row (events_stmt()'s columns), each column fetched once for the
- * verification and the rules alike: its type, and its integer value (0 if
- * NULL) or, for kind and phase, its text.  A value quoted in a message is
- * fetched again as text (sqlite3_column_text()).
- */
-enum { EC_T, EC_DEV, EC_LINK, EC_KIND, EC_PHASE, EC_SEQ, EC_AUX, EC_WORKER, EC_ERR, EC_FLAGS,
-       EC_ARG, EC_COUNT };
-
-#define EROW_TEXT 40     /* kind and phase kept by keep_text(): longer than any name */
-
-struct erow {
-	int type[EC_COUNT];
-	int64_t v[EC_COUNT];
-	const char *kind, *phase;
-	int kind_id;            /* kind parsed, -1 unknown (row_names()) */
-	int name;               /* phase parsed (PM kinds) or state (link_state), -1 */
-	char kbuf[EROW_TEXT], pbuf[EROW_TEXT];  /* their copies (keep_text()) */
-};
 
 /*
  * The kind and phase of a row looked up once, for the verification and the
@@ -891,123 +476,6 @@ static void row_fn_unregister(struct checker *k)
 	k->sink = NULL;
 }
 
-/* col_in() of a row's column */
-static int64_t row_in(const struct erow *r, int i, int64_t max)
-{
-	return r->type[i] == SQLITE_INTEGER && r->v[i] >= 0 && r->v[i] < max ? r->v[i] : -1;
-}
-
-/* col_id() of a row's column */
-static uint32_t row_id(const struct erow *r, int i)
-{
-	return r->type[i] == SQLITE_NULL || r->v[i] < 0 || r->v[i] >= (int64_t)DL_NONE ? DL_NONE :
-	       (uint32_t)r->v[i];
-}
-
-/* A column's text for a message: "NULL" for NULL (ST NULL: the row was read ahead, "?"). */
-static const char *col_text(sqlite3_stmt *st, int i)
-{
-	const char *t = st ? (const char *)sqlite3_column_text(st, i) : "?";
-
-	return t ? t : "NULL";
-}
-
-/* worker, err and flags of an event (columns 7, 8, 9): in the ranges dl_event gives them. */
-static void verify_event_fields(struct checker *k, sqlite3_stmt *st, const struct erow *r,
-				int have_ext, int64_t seq, const char *ks)
-{
-	static const char *const col[] = { "worker", "err", "flags" };
-	const int64_t lo[] = { -1, INT16_MIN, 0 };
-	const int64_t hi[] = { INT16_MAX, INT16_MAX, ((int64_t)1 << DL_FLAG_COUNT) - 1 };
-
-	for (int i = 0; i < (have_ext ? 3 : 2); i++) {
-		int c = EC_WORKER + i;
-		const char *why = r->type[c] == SQLITE_NULL ? "" : r->type[c] != SQLITE_INTEGER ?
-				  "not an integer" : r->v[c] < lo[i] ? "below its range" :
-				  r->v[c] > hi[i] ? "above its range" : "";
-
-		if (*why)
-			corrupt(k, "seq %" PRId64 ": %s with %s %.40s, %s (%" PRId64 "..%" PRId64 ")", seq,
-				ks, col[i], col_text(st, 7 + i), why, lo[i],
-				hi[i]);
-	}
-}
-
-static int verify_event(struct checker *k, sqlite3_stmt *st, struct erow *r, int have_ext,
-			struct vdev *v, int64_t ndev, const uint8_t *known, uint32_t nlink, int64_t seq,
-			struct vrun *vr)
-{
-	const char *ks = r->kind;
-	int kind = r->kind_id;
-	int64_t d = row_in(r, EC_DEV, ndev), t = r->v[EC_T];
-
-	if (r->type[EC_T] != SQLITE_INTEGER || t < 0 || t > DL_CHECK_T_MAX) {
-		corrupt(k, "seq %" PRId64 ": t_ns %s is not a time in 0..%" PRId64 " ns", seq,
-			col_text(st, EC_T), (int64_t)DL_CHECK_T_MAX);
-		t = -1;
-	}
-	if (kind < 0) {
-		corrupt(k, "seq %" PRId64 ": unknown kind '%.40s'", seq, ks ? ks : "NULL");
-		return -1;
-	}
-	verify_event_fields(k, st, r, have_ext, seq, ks);
-	if (t > vr->t_last)
-		vr->t_last = t;
-	if (callback_family(kind) >= 0)
-		vr->callbacks[callback_family(kind)]++;
-	if (d < 0) {
-		corrupt(k, "seq %" PRId64 ": %s of dev_id %s, not a device in 0..%" PRId64, seq, ks,
-			col_text(st, EC_DEV), ndev - 1);
-		return kind;
-	}
-	if (is_link_kind(kind)) {
-		int64_t l = row_in(r, EC_LINK, nlink);
-
-		if (l < 0 || !known[l])
-			corrupt(k, "seq %" PRId64 ": %s of link %s, which the links table does not hold",
-				seq, ks, col_text(st, EC_LINK));
-	}
-	if (have_ext && (is_link_kind(kind) || kind == DL_EV_LINK_REFUSED ||
-			 (kind == DL_EV_REGISTER && r->type[EC_AUX] != SQLITE_NULL)) &&
-	    row_in(r, EC_AUX, ndev) < 0)
-		corrupt(k, "seq %" PRId64 ": %s with aux %s, not a device in 0..%" PRId64, seq, ks,
-			col_text(st, EC_AUX), ndev - 1);
-	if (is_pm_kind(kind) && r->name < 0)
-		corrupt(k, "seq %" PRId64 ": %s in unknown phase '%.40s'", seq, ks,
-			r->phase ? r->phase : "NULL");
-	if (kind == DL_EV_LINK_STATE && r->name < 0)
-		corrupt(k, "seq %" PRId64 ": link_state to unknown state '%.40s'", seq,
-			r->phase ? r->phase : "NULL");
-	if (kind == DL_EV_REGISTER)
-		v[d].registered = 1;
-	if (t >= 0) {
-		if (t < v[d].t)
-			corrupt(k, "seq %" PRId64 ": %s of device %" PRId64 " at t=%" PRId64 ", before its"
-				" previous event (t=%" PRId64 ")", seq, ks, d, t, v[d].t);
-		else
-			v[d].t = t;
-	}
-	switch (kind) {
-	case DL_EV_PROBE_START:
-	case DL_EV_UNBIND_START:
-		if (v[d].open)
-			corrupt(k, "seq %" PRId64 ": %s of device %" PRId64 " while its %s has not ended",
-				seq, ks, d, v[d].open == OPEN_PROBE ? "probe" : "unbind");
-		v[d].open = kind == DL_EV_PROBE_START ? OPEN_PROBE : OPEN_UNBIND;
-		break;
-	case DL_EV_PROBE_END:
-	case DL_EV_UNBIND_END:
-		if (v[d].open != (kind == DL_EV_PROBE_END ? OPEN_PROBE : OPEN_UNBIND))
-			corrupt(k, "seq %" PRId64 ": %s of device %" PRId64 " without its %s", seq, ks, d,
-				kind == DL_EV_PROBE_END ? "probe_start" : "unbind_start");
-		v[d].open = 0;
-		break;
-	default:
-		break;
-	}
-	return kind;
-}
-
 /*
  * The rowid range of k->run's events in main.events when its rows can be
  * streamed in rowid order: events is main's table (not the view of a sweep's
@@ -1065,7 +533,7 @@ static int rowid_range(struct checker *k, int64_t *lo, int64_t *hi)
  */
 static int events_stmt(struct checker *k, int have_ext, int by_rowid, sqlite3_stmt **st)
 {
-	int have_worker = has_column(k->db, "events", "worker");
+	int have_worker = dl_check_has_column(k->db, "events", "worker");
 	int64_t lo = 0, hi = -1;
 	char sql[384];
 
@@ -1087,75 +555,11 @@ static int events_stmt(struct checker *k, int have_ext, int by_rowid, sqlite3_st
 	return 0;
 }
 
-/* The verification's state while the events stream by (verify_begin() to verify_end()). */
-struct verify {
-	struct vrun vr;
-	struct vdev *v;
-	uint8_t *known;
-	uint32_t nlink;
-	int64_t ndev, nev;      /* devices; runs.events (-1: none) */
-	int from_zero, have_ext;
-	int64_t rows, prev;     /* events rows read; the last one's seq */
-};
-
-static void verify_free(struct verify *V)
-{
-	free(V->v);
-	free(V->known);
-}
-
-/* What precedes the events: the runs row, the metrics, the devices and the links. */
-static int verify_begin(struct checker *k, struct verify *V, int have_ext)
-{
-	int rc;
-
-	memset(V, 0, sizeof(*V));
-	V->vr.t_last = -1;
-	V->vr.unregistered = -1;
-	V->nev = -1;
-	V->have_ext = have_ext;
-	rc = verify_run_row(k, &V->vr, &V->ndev, &V->nev, &V->from_zero);
-	if (!rc)
-		rc = verify_metrics(k, &V->vr, V->nev);
-	if (rc)
-		return rc;
-	V->v = calloc_huge((size_t)(V->ndev ? V->ndev : 1), sizeof(*V->v));
-	if (!V->v)
-		return -ENOMEM;
-	rc = verify_devices(k, V->v, V->ndev);
-	if (!rc)
-		rc = verify_links(k, V->ndev, &V->known, &V->nlink);
-	for (int64_t d = 0; !rc && d < V->ndev && k->res->corrupt < CORRUPT_STOP; d++)
-		if (!V->v[d].seen && !(k->rows_prefix && (d == V->ndev - 1 || !V->v[d + 1].seen)))
-			corrupt(k, "device %" PRId64 " has no devices row (ids are 0..%" PRId64 ")", d,
-				V->ndev - 1);
-	return rc;
-}
-
-/*
- * One events row R, read by read_row() from ST (NULL: read ahead, the
- * statement is on a later row): its kind, or -1 if unknown.
- */
-static int verify_read_row(struct checker *k, struct verify *V, sqlite3_stmt *st,
-			   struct erow *r)
-{
-	int64_t seq = r->v[EC_SEQ];
-
-	if (r->type[EC_SEQ] != SQLITE_INTEGER)
-		corrupt(k, "an event has seq %s", col_text(st, EC_SEQ));
-	else if (V->rows == 0 ? (V->from_zero && seq != 0) : seq != V->prev + 1)
-		corrupt(k, "seq %" PRId64 " follows %s%" PRId64 " (seq is dense: 0, 1, 2, ...)", seq,
-			V->rows ? "seq " : "the start, expected ", V->rows ? V->prev : 0);
-	V->prev = seq;
-	V->rows++;
-	return verify_event(k, st, r, V->have_ext, V->v, V->ndev, V->known, V->nlink, seq, &V->vr);
-}
-
 /* One events row, read into R: its kind, or -1 if unknown. */
 static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st, struct erow *r)
 {
 	read_row(st, r);
-	return verify_read_row(k, V, st, r);
+	return dl_check_verify_row(k, V, st, r);
 }
 
 /*
@@ -1194,22 +598,12 @@ static void read_ahead(struct checker *k, const struct verify *V, struct erow *r
 		__builtin_prefetch(&k->link[l]);
 }
 
-/* After the last row read; ALL: the statement ran to its end. */
-static void verify_end(struct checker *k, struct verify *V, int all)
-{
-	if (V->nev >= 0 && all && V->rows != V->nev)
-		corrupt(k, "runs.events is %" PRId64 " but the run has %" PRId64 " events rows", V->nev,
-			V->rows);
-	if (k->res->corrupt < CORRUPT_STOP)
-		verify_promises(k, &V->vr, V->v, V->ndev);
-}
-
 /* Verifies the log of k->run, events and all.  0, or negative on a database error. */
 static int verify_log(struct checker *k, int have_ext)
 {
 	struct verify V;
 	sqlite3_stmt *st = NULL;
-	int rc = verify_begin(k, &V, have_ext);
+	int rc = dl_check_verify_begin(k, &V, have_ext);
 
 	if (!rc)
 		rc = events_stmt(k, have_ext, 0, &st);
@@ -1220,13 +614,13 @@ static int verify_log(struct checker *k, int have_ext)
 			verify_row(k, &V, st, &r);
 		sqlite3_finalize(st);
 		if (rc == SQLITE_DONE || rc == SQLITE_ROW) {
-			verify_end(k, &V, rc == SQLITE_DONE);
+			dl_check_verify_end(k, &V, rc == SQLITE_DONE);
 			rc = 0;
 		} else {
 			rc = -EIO;
 		}
 	}
-	verify_free(&V);
+	dl_check_verify_free(&V);
 	return rc;
 }
 
@@ -1235,7 +629,7 @@ static int read_status(sqlite3 *db, int64_t run_id, struct dl_check_result *res)
 {
 	sqlite3_stmt *st;
 	const char *status;
-	int has_le = has_column(db, "runs", "log_error");
+	int has_le = dl_check_has_column(db, "runs", "log_error");
 
 	if (sqlite3_prepare_v2(db, has_le ? "SELECT status, log_error FROM runs WHERE run_id = ?" :
 			       "SELECT status, NULL FROM runs WHERE run_id = ?", -1, &st, NULL) != SQLITE_OK)
@@ -1271,7 +665,7 @@ static int read_kernel(sqlite3 *db, int64_t run_id, int *skips_sso)
 	unsigned major, minor;
 
 	*skips_sso = 1;
-	if (!has_column(db, "runs", "kernel"))
+	if (!dl_check_has_column(db, "runs", "kernel"))
 		return 0;
 	if (sqlite3_prepare_v2(db, "SELECT kernel FROM runs WHERE run_id = ?", -1, &st, NULL) !=
 	    SQLITE_OK)
@@ -1433,7 +827,7 @@ struct pass {
 static int pass_prepare(struct pass *P, int by_rowid)
 {
 	struct checker *k = &P->k;
-	int rc = verify_begin(k, &P->V, P->have_ext);
+	int rc = dl_check_verify_begin(k, &P->V, P->have_ext);
 
 	/*
 	 * The rules run on each row once it is verified, while the events are
@@ -1484,7 +878,7 @@ static struct erow *pass_next(struct pass *P, int *kind)
 	r = &P->ahead[P->head];
 	P->head = (P->head + 1) % EROW_AHEAD;
 	P->nahead--;
-	*kind = verify_read_row(k, &P->V, NULL, r);
+	*kind = dl_check_verify_row(k, &P->V, NULL, r);
 	return r;
 }
 
@@ -1545,7 +939,7 @@ static int pass_verdict(struct pass *P, int *ret)
 	if (P->rc != SQLITE_DONE && P->rc != SQLITE_ROW)
 		return -EIO;
 	if (!k->redo)
-		verify_end(k, &P->V, P->rc == SQLITE_DONE);
+		dl_check_verify_end(k, &P->V, P->rc == SQLITE_DONE);
 	if (k->redo || res->corrupt) {
 		drop_violations(k);
 		*ret = k->redo ? CHECK_REDO : DL_CHECK_CORRUPT;
@@ -1574,7 +968,7 @@ static void pass_close(struct pass *P, int rc)
 {
 	struct checker *k = &P->k;
 
-	verify_free(&P->V);
+	dl_check_verify_free(&P->V);
 	if (rc)
 		drop_violations(k);
 	if (P->st)
@@ -1604,8 +998,8 @@ static int check_pass(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 		rc = read_kernel(db, run_id, &P.k.pm_skips_sso);
 	if (rc)
 		return rc;
-	P.have_ext = has_column(db, "events", "arg") && has_column(db, "events", "flags") &&
-		     has_column(db, "events", "aux");
+	P.have_ext = dl_check_has_column(db, "events", "arg") && dl_check_has_column(db, "events", "flags") &&
+		     dl_check_has_column(db, "events", "aux");
 	/* one snapshot for the whole pass, a read transaction: a run being written is not blocked */
 	P.own_txn = sqlite3_get_autocommit(db);
 	if (P.own_txn && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
@@ -1635,8 +1029,8 @@ int dl_check_verify(sqlite3 *db, int64_t run_id, struct dl_check_result *res)
 	memset(res, 0, sizeof(*res));
 	rc = read_status(db, run_id, res);
 	if (!rc)
-		rc = verify_log(&k, has_column(db, "events", "arg") && has_column(db, "events", "flags") &&
-				    has_column(db, "events", "aux"));
+		rc = verify_log(&k, dl_check_has_column(db, "events", "arg") && dl_check_has_column(db, "events", "flags") &&
+				    dl_check_has_column(db, "events", "aux"));
 	checker_free(&k);
 	return rc ? rc : res->corrupt ? DL_CHECK_CORRUPT : DL_CHECK_DONE;
 }
