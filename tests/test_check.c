@@ -544,7 +544,7 @@ static void test_running(void)
  * edge that appears without a search), some parents known only from their
  * register event.  The links table then holds links
  * that cross each other at different times, so the checker starts from the
- * parents' order and mends it at every add (dl_check.c topo_*()).  In half
+ * parents' order and mends it at every add (dl_check_rules.c topo_*()).  In half
  * of the runs no add closes a cycle, so the mended order is used to the
  * end; in the others the adds are blind.  Each add that closes a cycle of
  * links and parents must be one violation, and no other add; and so must
