@@ -42,7 +42,7 @@ check|report|diff|explain)
 	# found by fuzz_report: op spans summed past INT64_MIN in explain (report/explain.c)
 	printf '\341\056\000\000\000\000\003\000\000\017\000\160\162\157\142\145\137\144\145\146\145\162\000\000\000\200\200\000\000\377\006\000\000\000\000\000\017\001\361\000' >"$SEEDS/span-overflow"
 	# found by fuzz_check: devices without a driver on a cycle made check's
-	# suspended_in()/resumed_in() walk exponential (sim/log/dl_check.c nd_first_visit())
+	# suspended_in()/resumed_in() walk exponential (sim/log/dl_check_rules.c nd_first_visit())
 	printf '\000\075\200\000\000\000\001\022\001\004\017\001\050\000\000\017\345\345\033\032\032\032\377\377\345\033\032\032\032\377\377\072\003\072\001\000\072\002\003\000\001\000' >"$SEEDS/nodriver-cycle"
 	set -- "$SEEDS";;
 import_log)
