@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "report/report_int.h"
@@ -772,6 +773,13 @@ static void remove_stale_stages(const char *parent, const char *prefix)
 	closedir(d);
 }
 
+/* Whether folder @path has a POSIX ACL, which a folder made anew would not carry over. */
+static bool has_acl(const char *path)
+{
+	return getxattr(path, "system.posix_acl_access", NULL, 0) >= 0 ||
+	       getxattr(path, "system.posix_acl_default", NULL, 0) >= 0;
+}
+
 /*
  * Make r->outdir a new folder beside r->final, the folder asked for (its
  * parents created), into which every file is written; finish_outdir()
@@ -782,11 +790,12 @@ static int stage_outdir(struct report *r)
 	char path[PATH_MAX], parent[PATH_MAX], prefix[NAME_MAX + 32], *slash;
 	struct stat fs, ps;
 	const char *base;
-	bool inside;
+	bool inside, exists;
 	mode_t um;
 	size_t n;
 
 	snprintf(r->final, sizeof(r->final), "%s", r->outdir);
+	r->final_mode = -1;
 	/* an existing folder by its real path: ".", "..", trailing slashes, symlinks */
 	if (!realpath(r->final, path))
 		snprintf(path, sizeof(path), "%s", r->final);
@@ -808,11 +817,13 @@ static int stage_outdir(struct report *r)
 	remove_stale_stages(parent, prefix);
 	/*
 	 * Beside DIR, on its file system; inside an existing DIR that is a
-	 * mount point or whose parent cannot be written (finish_outdir() then
-	 * moves the files in one at a time).
+	 * mount point, whose parent cannot be written or that has an ACL
+	 * (finish_outdir() then moves the files in one at a time).
 	 */
-	inside = stat(path, &fs) == 0 && S_ISDIR(fs.st_mode) &&
-		 (stat(parent, &ps) != 0 || ps.st_dev != fs.st_dev || access(parent, W_OK) != 0);
+	exists = stat(path, &fs) == 0 && S_ISDIR(fs.st_mode);
+	inside = exists && (stat(parent, &ps) != 0 || ps.st_dev != fs.st_dev || access(parent, W_OK) != 0 ||
+			    has_acl(path));
+again:
 	if (inside)
 		n = (size_t)snprintf(r->outdir, sizeof(r->outdir), "%s/" RP_STAGE "%ld-XXXXXX", path,
 				     (long)getpid());
@@ -824,9 +835,26 @@ static int stage_outdir(struct report *r)
 		return rp_err(r, -EIO, "%s: cannot create a folder beside it to write the report in: %s",
 			      r->final, strerror(errno ? errno : ENAMETOOLONG));
 	}
+	if (inside)
+		return 0;
+	/*
+	 * The staged folder replaces an existing one: it takes that folder's
+	 * owner, group and mode (--force into a 0700 folder, a folder shared
+	 * with a group), so that the folder stays what it was.  Where they
+	 * cannot be given (another owner, not root), the files are moved in
+	 * one at a time instead, into the folder itself.
+	 */
+	if (exists && ((fs.st_uid != geteuid() || fs.st_gid != getegid()) &&
+		       chown(r->outdir, fs.st_uid, fs.st_gid) != 0)) {
+		rmdir(r->outdir);
+		inside = true;
+		goto again;
+	}
 	um = umask(0);
 	umask(um);
-	chmod(r->outdir, 0755 & ~um);   /* as mkdir(0755) would have made it */
+	/* as mkdir(0755) would have made it; or, once written, as the folder it replaces is */
+	chmod(r->outdir, 0755 & ~um);
+	r->final_mode = exists ? (int)(fs.st_mode & 07777) : -1;
 	return 0;
 }
 
@@ -862,6 +890,8 @@ static int finish_outdir(struct report *r)
 	struct stat a, b;
 	int ret = 0;
 
+	if (r->final_mode >= 0)
+		chmod(r->outdir, (mode_t)r->final_mode);
 	if (rename(r->outdir, r->final) == 0)
 		goto done;
 	/* EXDEV: staged inside a mount point, whose name is on the file system above */

@@ -57,6 +57,7 @@ struct report {
 	 */
 	char outdir[PATH_MAX];
 	char final[PATH_MAX];
+	int final_mode;          /* >= 0: the mode the staged folder takes as it replaces final */
 	char *err;
 	size_t errlen;
 	struct run_row *runs;

@@ -33,6 +33,7 @@ static void report_usage(FILE *f)
 		   "              report wrote (it leaves a .dlsim-report file there).  Files\n"
 		   "              are created afresh: a symlink there is replaced, not followed\n"
 		   "  --force     write into an existing non-empty folder all the same\n"
+		   "              (an existing folder keeps its mode, owner and files)\n"
 		   "  --run ID    the run drawn in detail (default: the newest)\n"
 		   "  --beside ID draw run ID (same scenario content: name, devices and links;\n"
 		   "              another order, K or seed) beside it, per op on one time axis\n"
