@@ -183,6 +183,24 @@ if [ "${DLSIM_LIMITS_FULL:-0}" = 1 ]; then
 fi
 rm -f "$T/m.db" "$T/m.db-wal" "$T/m.db-shm"
 
+# Ctrl-C as a twin's run begins (test hook twin-begin, sim/log/dl_testhook.h):
+# its devices rows stop, and the run ends 'interrupted', exit 130.  The twin
+# caught Ctrl-C only around its engine: a million devices rows (seconds) were
+# written under the default action, which left the run 'running' for good.
+if have_test_hooks; then
+	rm -f "$T/tw.db"
+	"$DLSIM" run "$DEF" --set devices=5000 --order cp-first --db "$T/tw.db" >"$T/out" 2>"$T/err" ||
+		bad "twin: the run to twin: $(cat "$T/err")"
+	DLSIM_TEST_HOOK=twin-begin:int "$DLSIM" twin "$T/tw.db" 1 >"$T/out" 2>"$T/err"
+	rc=$?
+	grep -q "test hook twin-begin:int" "$T/err" && [ "$rc" = 130 ] && ok "twin: Ctrl-C as it begins, exit 130" \
+		|| bad "twin: exit $rc, $(cat "$T/err")"
+	[ "$(sqlite3 "$T/tw.db" "select status from runs where run_id = 2")" = interrupted ] \
+		&& ok "twin: its run is 'interrupted'" || bad "twin: status $(sqlite3 "$T/tw.db" "select status from runs")"
+	expect 0 "twin: check --all passes" "$DLSIM" check "$T/tw.db" --all
+	rm -f "$T/tw.db"
+fi
+
 # virtual time past 2^62 ns (146 years): the DES ran on a wrapped clock and
 # printed a negative makespan; now the run fails with exit 2 and says why, and
 # its log, status 'failed', passes check
