@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "report/report_int.h"
@@ -738,9 +740,23 @@ static int run_gnuplot(struct report *r, const char *name, const char *fmt, size
 		_exit(127);
 	}
 	close(fd);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
+	/* Ctrl-C: gnuplot is stopped too (a terminal signals it; a kill -INT of dlsim does not) */
+	for (bool killed = false;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
 			return rp_err(r, -ECHILD, "gnuplot: %s", strerror(errno));
+		if (!killed && rp_stopped(r)) {
+			kill(pid, SIGKILL);
+			killed = true;
+		}
+		nanosleep(&ts, NULL);
+	}
+	if (rp_stopped(r))
+		return rp_err(r, -EINTR, "interrupted");
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return rp_err(r, -ECHILD, "gnuplot failed on %s (%s %d); see %s/gnuplot.log", tmpl,
 			       WIFEXITED(status) ? "exit" : "signal",
@@ -754,8 +770,8 @@ static void plot(struct report *r, enum plot_id id, size_t nrows)
 {
 	int ret;
 
-	if (r->data_only)
-		return;         /* the data files only (dl_report_opts.data_only) */
+	if (r->data_only || rp_stopped(r))
+		return;         /* the data files only (dl_report_opts.data_only), or Ctrl-C */
 	ret = run_gnuplot(r, plot_name[id], "png", nrows);
 
 	if (!ret)

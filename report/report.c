@@ -57,6 +57,14 @@ static double column_num(sqlite3_stmt *st, int col)
 
 /* ---- reading ---------------------------------------------------------- */
 
+/* SQLite steps between two looks at the Ctrl-C flag while the report reads. */
+#define RP_POLL_STEPS 10000
+
+static int stop_reading(void *arg)
+{
+	return rp_stopped(arg);
+}
+
 /* As check and diff open it: a WAL log in a read-only folder is read too (issue 34). */
 static int open_db(struct report *r, const char *path)
 {
@@ -65,6 +73,9 @@ static int open_db(struct report *r, const char *path)
 
 	if (rc)
 		return rp_err(r, rc == -ENOENT ? -ENOENT : -EINVAL, "%s", err);
+	/* Ctrl-C interrupts any statement (SQLITE_INTERRUPT), the read stops there */
+	if (r->stop)
+		sqlite3_progress_handler(r->db, RP_POLL_STEPS, stop_reading, r);
 	/* a sweep's runs with their events in its shards: every shard at once */
 	if (dl_log_attach_shards(r->db, NULL, 0, err, sizeof(err)))
 		return rp_err(r, -EINVAL, "%s", err);
@@ -567,7 +578,7 @@ static int write_traces(struct report *r)
 
 	if (r->sel && (size_t)(r->sel - r->runs) < first)
 		ret = write_run_trace(r, r->sel);
-	for (size_t i = r->nruns; !ret && i-- > first;)
+	for (size_t i = r->nruns; !ret && !rp_stopped(r) && i-- > first;)
 		ret = write_run_trace(r, &r->runs[i]);
 	return ret;
 }
@@ -971,6 +982,7 @@ int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *e
 	r.trace_per_device = o->trace_per_device;
 	r.trace_plain = o->trace_plain;
 	r.verified_run = o->verified_run > 0 ? o->verified_run : -1;
+	r.stop = o->stop;
 	ret = open_db(&r, db);
 	if (!ret)
 		ret = check_tables(&r, db);
@@ -989,14 +1001,22 @@ int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *e
 		if (!ret)
 			ret = write_traces(&r);
 		dl_test_hook("report-files");   /* tests: killed with some files written */
-		if (!ret)
+		if (!ret && !rp_stopped(&r))
 			ret = rp_write_plots(&r);
-		if (!ret)
+		if (!ret && !rp_stopped(&r))
 			ret = rp_write_index(&r, db);
+		/* Ctrl-C before the folder is moved into place: nothing of this report stays */
+		if (!ret && rp_stopped(&r))
+			ret = -EINTR;
 		if (!ret)
 			ret = finish_outdir(&r);
 		if (ret && strcmp(r.outdir, r.final) != 0)
 			remove_stage(r.outdir);  /* nothing new is left, the old folder as it was */
+	}
+	if (ret && rp_stopped(&r)) {
+		ret = -EINTR;
+		snprintf(r.err, r.errlen, "interrupted: nothing of this report was kept%s%s%s",
+			 r.final[0] ? " (" : "", r.final, r.final[0] ? " as it was)" : "");
 	}
 	if (!ret && r.plot_ret) {
 		ret = r.plot_ret;

@@ -156,6 +156,24 @@ INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
 		[ -s "$tmp/eq/index.html" ] && [ -s "$tmp/killed/index.html" ] && ! ls -A "$tmp" | grep -q 'dlsim-report-' &&
 			echo "ok: written, and the killed reports' folders removed" ||
 			{ echo "FAIL: after the kills: $(ls -A "$tmp" | tr '\n' ' ')"; fail=$((fail + 1)); }
+		# Ctrl-C part-way (report-files:int): the report removes what it wrote,
+		# exit 130; no folder where there was none, the old one as it was, and
+		# nothing left beside (Ctrl-C's default action used to leave the
+		# folder it was writing in, for the next report to remove)
+		DLSIM_TEST_HOOK=report-files:int "$DLSIM" report "$tmp/log.db" --out "$tmp/intr" >"$tmp/out" 2>&1
+		rc=$?
+		[ "$rc" = 130 ] && [ ! -e "$tmp/intr" ] && grep -q "interrupted: nothing of this report" "$tmp/out" &&
+			echo "ok: Ctrl-C: exit 130, no folder" ||
+			{ echo "FAIL: Ctrl-C: exit $rc, $(cat "$tmp/out")"; fail=$((fail + 1)); }
+		ls -liA --time-style=full-iso "$tmp/eq" >"$tmp/eq.before"
+		DLSIM_TEST_HOOK=report-files:int "$DLSIM" report "$tmp/log.db" --out "$tmp/eq" >"$tmp/out" 2>&1
+		rc=$?
+		ls -liA --time-style=full-iso "$tmp/eq" >"$tmp/eq.after"
+		[ "$rc" = 130 ] && cmp -s "$tmp/eq.before" "$tmp/eq.after" && echo "ok: Ctrl-C: the old report as it was" ||
+			{ echo "FAIL: Ctrl-C: exit $rc, the old report changed"; fail=$((fail + 1)); }
+		ls -A "$tmp" | grep -q 'dlsim-report-' &&
+			{ echo "FAIL: Ctrl-C left $(ls -A "$tmp" | grep 'dlsim-report-')"; fail=$((fail + 1)); } ||
+			echo "ok: Ctrl-C: nothing left beside"
 	fi
 	# a name with "]]>" (which XML forbids in text) keeps gantt.svg well-formed
 	cat >"$tmp/cdata.json" <<'J'
