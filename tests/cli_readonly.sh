@@ -65,6 +65,16 @@ expect 0 "twin reads it" $AS "$DLSIM" twin "$T/w/b.db" 2 --db "$T/rep/t.db"
 [ "$(cat "$T/w/b.db" "$T/w/b.db-wal" | cksum)" = "$sum" ] && [ ! -e "$T/w/b.db-shm" ] \
 	&& ok "-wal without -shm: nothing written" || bad "the log or its folder changed: $(ls "$T/w")"
 chmod 755 "$T/w"
+# A log named as an SQLite URI reads ("file:u.db?mode=ro", relative): a name is
+# data.  Debian's SQLite takes URIs in any path, so the writer made "u.db"
+# and read "?mode=ro" as an option (it said "cannot open for writing").
+mkdir "$T/u"
+SCN=$(cd "$SRC/scenarios" && pwd)/flags.json
+(cd "$T/u" && "$DLSIM" run "$SCN" --db 'file:u.db?mode=ro' >/dev/null 2>"$T/err")
+[ -s "$T/u/file:u.db?mode=ro" ] && [ ! -e "$T/u/u.db" ] && ok "a log named 'file:u.db?mode=ro' is that file" \
+	|| bad "URI-like name: $(ls "$T/u") $(cat "$T/err")"
+(cd "$T/u" && "$DLSIM" check 'file:u.db?mode=ro' >"$T/out" 2>&1)
+grep -q "^run 1: ok" "$T/out" && ok "check reads it by that name" || bad "check: $(cat "$T/out")"
 # a sweep's folder: OUT.db and the shards its runs' events stay in (each left
 # as one file, out of WAL, when its worker is done)
 mkdir -p "$T/sw/s"

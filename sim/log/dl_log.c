@@ -529,6 +529,7 @@ static int open_file(const char *path, sqlite3 **out, int *created, int *has_dat
 		     size_t errlen)
 {
 	struct stat sb = { 0 };
+	char uri[8300];
 	sqlite3 *db = NULL;
 	int existed = create_file(path, &sb, created, err, errlen);
 	int rc;
@@ -544,7 +545,14 @@ static int open_file(const char *path, sqlite3 **out, int *created, int *has_dat
 		rc = -EACCES;
 		goto fail;
 	}
-	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+	/* by URI, the path escaped: an SQLite built with URIs on (Debian's) would
+	 * read a file named "file:x.db?mode=ro" as a URI and its options */
+	if (dl_log_file_uri(path, NULL, uri, sizeof(uri))) {
+		seterr(err, errlen, "%s: path too long", path);
+		rc = -ENAMETOOLONG;
+		goto fail;
+	}
+	rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI |
 			     (existed ? 0 : SQLITE_OPEN_CREATE), NULL);
 	if (rc != SQLITE_OK) {
 		seterr(err, errlen, "%s: cannot open for writing: %s", path,
