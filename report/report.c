@@ -512,14 +512,18 @@ int rp_close_out(struct report *r, FILE *f, const char *path)
 static int write_trace_file(struct report *r, const struct tl_run *t, const char *scenario, const char *name)
 {
 	struct tl_trace_opts o = { .max_devices = r->trace_devices, .per_device = r->trace_per_device,
-				   .gzip = !r->trace_plain };
+				   .gzip = !r->trace_plain, .stop = r->stop };
+	int ret;
 	char path[PATH_MAX];
 	size_t n = 0;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", r->outdir, name) >= sizeof(path))
 		return rp_err(r, -EIO, "%s/%s: path too long", r->outdir, name);
 	errno = 0;
-	if (tl_write_trace(t, scenario, &o, path, &n))
+	ret = tl_write_trace(t, scenario, &o, path, &n);
+	if (ret == -EINTR)
+		return rp_err(r, -EINTR, "interrupted");
+	if (ret)
 		return rp_err(r, -EIO, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
 	if (t == &r->tl)
 		r->trace_devs = n;

@@ -90,6 +90,13 @@ static int load_twin(const char *in, int64_t run, const struct dl_override *set,
 		dl_twin_free(tw);
 		return DL_EXIT_USAGE;
 	}
+	/*
+	 * Its JSON is loaded: freed now, while Ctrl-C still ends the twin at
+	 * once, not after the run (a million devices' tree: seconds of free()
+	 * after a Ctrl-C)
+	 */
+	json_decref(tw->scenario);
+	tw->scenario = NULL;
 	return DL_EXIT_OK;
 }
 
