@@ -912,8 +912,16 @@ int dl_explain_run(sqlite3 *db, int64_t run, enum dl_explain_detail detail, FILE
 	return ret;
 }
 
-int dl_explain_path(const char *path, int64_t run, enum dl_explain_detail detail, FILE *out,
-		    char *err, size_t errlen)
+/* SQLite steps between two looks at the stop flag (dl_explain_path_stop()). */
+#define EXPLAIN_POLL_STEPS 10000
+
+static int explain_stop(void *arg)
+{
+	return atomic_load((const atomic_int *)arg) != 0;
+}
+
+int dl_explain_path_stop(const char *path, int64_t run, enum dl_explain_detail detail, FILE *out,
+			 const atomic_int *stop, char *err, size_t errlen)
 {
 	sqlite3 *db;
 	int ret;
@@ -921,13 +929,25 @@ int dl_explain_path(const char *path, int64_t run, enum dl_explain_detail detail
 	/* as check and diff open it: a WAL log in a read-only folder is read too */
 	if (dl_log_open_existing(path, &db, err, errlen))
 		return -EINVAL;
+	if (stop)
+		sqlite3_progress_handler(db, EXPLAIN_POLL_STEPS, explain_stop, (void *)stop);
 	if (dl_log_attach_shards(db, &run, 1, err, errlen)) {
 		sqlite3_close(db);
-		return -EINVAL;
+		return stop && atomic_load(stop) ? -EINTR : -EINVAL;
 	}
 	ret = dl_explain_run(db, run, detail, out, err, errlen);
 	sqlite3_close(db);
+	if (stop && atomic_load(stop)) {
+		snprintf(err, errlen, "interrupted");
+		return -EINTR;
+	}
 	return ret;
+}
+
+int dl_explain_path(const char *path, int64_t run, enum dl_explain_detail detail, FILE *out,
+		    char *err, size_t errlen)
+{
+	return dl_explain_path_stop(path, run, detail, out, NULL, err, errlen);
 }
 
 void dl_html_put(FILE *f, const char *s)

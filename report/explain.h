@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <stdatomic.h>
+
 #include <sqlite3.h>
 
 struct tl_run;
@@ -37,6 +39,12 @@ int dl_explain_run(sqlite3 *db, int64_t run, enum dl_explain_detail detail, FILE
 /* The same for a path (opened read-only). */
 int dl_explain_path(const char *path, int64_t run, enum dl_explain_detail detail, FILE *out,
 		    char *err, size_t errlen);
+/*
+ * The same, stopped by @stop (Ctrl-C; may be NULL) within SQLite's next
+ * EXPLAIN_POLL_STEPS steps: -EINTR, what was written to OUT incomplete.
+ */
+int dl_explain_path_stop(const char *path, int64_t run, enum dl_explain_detail detail, FILE *out,
+			 const atomic_int *stop, char *err, size_t errlen);
 
 /* S HTML-escaped (& < > " ') onto F. */
 void dl_html_put(FILE *f, const char *s);

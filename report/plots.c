@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "report/report_int.h"
@@ -335,6 +337,49 @@ static int cmp_delta(const void *a, const void *b)
 	return (x->t > y->t) - (x->t < y->t);
 }
 
+/* Deltas between two looks at the Ctrl-C flag while they are sorted. */
+#define SORT_STOP_EVERY (1u << 20)
+
+/*
+ * The deltas by time, stably: an LSD radix sort on 16-bit digits of the
+ * time (4 passes), polling Ctrl-C every SORT_STOP_EVERY deltas (a qsort of
+ * the millions a 200k-device run gives held a report 5 s after Ctrl-C);
+ * qsort when the scratch array cannot be had.  -EINTR once stopped.
+ */
+static int sort_deltas(const struct report *r, struct delta *d, size_t nd)
+{
+	struct delta *tmp = nd > 1 ? malloc(nd * sizeof(*tmp)) : NULL, *from = d, *to = tmp;
+	size_t *count = nd > 1 ? malloc(65537 * sizeof(*count)) : NULL;
+
+	if (nd > 1 && (!tmp || !count)) {
+		free(tmp);
+		free(count);
+		qsort(d, nd, sizeof(*d), cmp_delta);
+		return 0;
+	}
+	for (unsigned shift = 0; nd > 1 && shift < 64; shift += 16) {
+		memset(count, 0, 65537 * sizeof(*count));
+		for (size_t i = 0; i < nd; i++)
+			count[((((uint64_t)from[i].t ^ (1ull << 63)) >> shift) & 0xffff) + 1]++;
+		for (size_t k = 1; k <= 65536; k++)
+			count[k] += count[k - 1];
+		for (size_t i = 0; i < nd; i++) {
+			if (i % SORT_STOP_EVERY == 0 && rp_stopped(r)) {
+				free(tmp);
+				free(count);
+				return -EINTR;
+			}
+			to[count[(((uint64_t)from[i].t ^ (1ull << 63)) >> shift) & 0xffff]++] = from[i];
+		}
+		from = to;
+		to = to == tmp ? d : tmp;
+	}
+	/* four passes: the sorted deltas are back in d */
+	free(tmp);
+	free(count);
+	return 0;
+}
+
 /* Does the chosen run's order block workers on dependencies (kernel-async)? */
 static bool order_blocks_workers(const char *order)
 {
@@ -453,7 +498,10 @@ static int write_util_data(struct report *r)
 		}
 	}
 	free(inst_start);
-	qsort(d, nd, sizeof(*d), cmp_delta);
+	if (sort_deltas(r, d, nd)) {
+		free(d);
+		return rp_err(r, -EINTR, "interrupted");
+	}
 	tmin = d[0].t;
 	tmax = d[nd - 1].t;
 	for (size_t i = 0; i < nd; i++)
@@ -738,9 +786,23 @@ static int run_gnuplot(struct report *r, const char *name, const char *fmt, size
 		_exit(127);
 	}
 	close(fd);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
+	/* Ctrl-C: gnuplot is stopped too (a terminal signals it; a kill -INT of dlsim does not) */
+	for (bool killed = false;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
 			return rp_err(r, -ECHILD, "gnuplot: %s", strerror(errno));
+		if (!killed && rp_stopped(r)) {
+			kill(pid, SIGKILL);
+			killed = true;
+		}
+		nanosleep(&ts, NULL);
+	}
+	if (rp_stopped(r))
+		return rp_err(r, -EINTR, "interrupted");
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return rp_err(r, -ECHILD, "gnuplot failed on %s (%s %d); see %s/gnuplot.log", tmpl,
 			       WIFEXITED(status) ? "exit" : "signal",
@@ -754,8 +816,8 @@ static void plot(struct report *r, enum plot_id id, size_t nrows)
 {
 	int ret;
 
-	if (r->data_only)
-		return;         /* the data files only (dl_report_opts.data_only) */
+	if (r->data_only || rp_stopped(r))
+		return;         /* the data files only (dl_report_opts.data_only), or Ctrl-C */
 	ret = run_gnuplot(r, plot_name[id], "png", nrows);
 
 	if (!ret)

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "report/report_int.h"
@@ -56,6 +57,14 @@ static double column_num(sqlite3_stmt *st, int col)
 
 /* ---- reading ---------------------------------------------------------- */
 
+/* SQLite steps between two looks at the Ctrl-C flag while the report reads. */
+#define RP_POLL_STEPS 10000
+
+static int stop_reading(void *arg)
+{
+	return rp_stopped(arg);
+}
+
 /* As check and diff open it: a WAL log in a read-only folder is read too (issue 34). */
 static int open_db(struct report *r, const char *path)
 {
@@ -64,6 +73,9 @@ static int open_db(struct report *r, const char *path)
 
 	if (rc)
 		return rp_err(r, rc == -ENOENT ? -ENOENT : -EINVAL, "%s", err);
+	/* Ctrl-C interrupts any statement (SQLITE_INTERRUPT), the read stops there */
+	if (r->stop)
+		sqlite3_progress_handler(r->db, RP_POLL_STEPS, stop_reading, r);
 	/* a sweep's runs with their events in its shards: every shard at once */
 	if (dl_log_attach_shards(r->db, NULL, 0, err, sizeof(err)))
 		return rp_err(r, -EINVAL, "%s", err);
@@ -500,14 +512,18 @@ int rp_close_out(struct report *r, FILE *f, const char *path)
 static int write_trace_file(struct report *r, const struct tl_run *t, const char *scenario, const char *name)
 {
 	struct tl_trace_opts o = { .max_devices = r->trace_devices, .per_device = r->trace_per_device,
-				   .gzip = !r->trace_plain };
+				   .gzip = !r->trace_plain, .stop = r->stop };
+	int ret;
 	char path[PATH_MAX];
 	size_t n = 0;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", r->outdir, name) >= sizeof(path))
 		return rp_err(r, -EIO, "%s/%s: path too long", r->outdir, name);
 	errno = 0;
-	if (tl_write_trace(t, scenario, &o, path, &n))
+	ret = tl_write_trace(t, scenario, &o, path, &n);
+	if (ret == -EINTR)
+		return rp_err(r, -EINTR, "interrupted");
+	if (ret)
 		return rp_err(r, -EIO, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
 	if (t == &r->tl)
 		r->trace_devs = n;
@@ -566,7 +582,7 @@ static int write_traces(struct report *r)
 
 	if (r->sel && (size_t)(r->sel - r->runs) < first)
 		ret = write_run_trace(r, r->sel);
-	for (size_t i = r->nruns; !ret && i-- > first;)
+	for (size_t i = r->nruns; !ret && !rp_stopped(r) && i-- > first;)
 		ret = write_run_trace(r, &r->runs[i]);
 	return ret;
 }
@@ -772,6 +788,13 @@ static void remove_stale_stages(const char *parent, const char *prefix)
 	closedir(d);
 }
 
+/* Whether folder @path has a POSIX ACL, which a folder made anew would not carry over. */
+static bool has_acl(const char *path)
+{
+	return getxattr(path, "system.posix_acl_access", NULL, 0) >= 0 ||
+	       getxattr(path, "system.posix_acl_default", NULL, 0) >= 0;
+}
+
 /*
  * Make r->outdir a new folder beside r->final, the folder asked for (its
  * parents created), into which every file is written; finish_outdir()
@@ -782,11 +805,12 @@ static int stage_outdir(struct report *r)
 	char path[PATH_MAX], parent[PATH_MAX], prefix[NAME_MAX + 32], *slash;
 	struct stat fs, ps;
 	const char *base;
-	bool inside;
+	bool inside, exists;
 	mode_t um;
 	size_t n;
 
 	snprintf(r->final, sizeof(r->final), "%s", r->outdir);
+	r->final_mode = -1;
 	/* an existing folder by its real path: ".", "..", trailing slashes, symlinks */
 	if (!realpath(r->final, path))
 		snprintf(path, sizeof(path), "%s", r->final);
@@ -808,11 +832,13 @@ static int stage_outdir(struct report *r)
 	remove_stale_stages(parent, prefix);
 	/*
 	 * Beside DIR, on its file system; inside an existing DIR that is a
-	 * mount point or whose parent cannot be written (finish_outdir() then
-	 * moves the files in one at a time).
+	 * mount point, whose parent cannot be written or that has an ACL
+	 * (finish_outdir() then moves the files in one at a time).
 	 */
-	inside = stat(path, &fs) == 0 && S_ISDIR(fs.st_mode) &&
-		 (stat(parent, &ps) != 0 || ps.st_dev != fs.st_dev || access(parent, W_OK) != 0);
+	exists = stat(path, &fs) == 0 && S_ISDIR(fs.st_mode);
+	inside = exists && (stat(parent, &ps) != 0 || ps.st_dev != fs.st_dev || access(parent, W_OK) != 0 ||
+			    has_acl(path));
+again:
 	if (inside)
 		n = (size_t)snprintf(r->outdir, sizeof(r->outdir), "%s/" RP_STAGE "%ld-XXXXXX", path,
 				     (long)getpid());
@@ -824,9 +850,26 @@ static int stage_outdir(struct report *r)
 		return rp_err(r, -EIO, "%s: cannot create a folder beside it to write the report in: %s",
 			      r->final, strerror(errno ? errno : ENAMETOOLONG));
 	}
+	if (inside)
+		return 0;
+	/*
+	 * The staged folder replaces an existing one: it takes that folder's
+	 * owner, group and mode (--force into a 0700 folder, a folder shared
+	 * with a group), so that the folder stays what it was.  Where they
+	 * cannot be given (another owner, not root), the files are moved in
+	 * one at a time instead, into the folder itself.
+	 */
+	if (exists && ((fs.st_uid != geteuid() || fs.st_gid != getegid()) &&
+		       chown(r->outdir, fs.st_uid, fs.st_gid) != 0)) {
+		rmdir(r->outdir);
+		inside = true;
+		goto again;
+	}
 	um = umask(0);
 	umask(um);
-	chmod(r->outdir, 0755 & ~um);   /* as mkdir(0755) would have made it */
+	/* as mkdir(0755) would have made it; or, once written, as the folder it replaces is */
+	chmod(r->outdir, 0755 & ~um);
+	r->final_mode = exists ? (int)(fs.st_mode & 07777) : -1;
 	return 0;
 }
 
@@ -862,6 +905,8 @@ static int finish_outdir(struct report *r)
 	struct stat a, b;
 	int ret = 0;
 
+	if (r->final_mode >= 0)
+		chmod(r->outdir, (mode_t)r->final_mode);
 	if (rename(r->outdir, r->final) == 0)
 		goto done;
 	/* EXDEV: staged inside a mount point, whose name is on the file system above */
@@ -941,6 +986,7 @@ int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *e
 	r.trace_per_device = o->trace_per_device;
 	r.trace_plain = o->trace_plain;
 	r.verified_run = o->verified_run > 0 ? o->verified_run : -1;
+	r.stop = o->stop;
 	ret = open_db(&r, db);
 	if (!ret)
 		ret = check_tables(&r, db);
@@ -959,14 +1005,22 @@ int dl_report_write_opts(const char *db, const struct dl_report_opts *o, char *e
 		if (!ret)
 			ret = write_traces(&r);
 		dl_test_hook("report-files");   /* tests: killed with some files written */
-		if (!ret)
+		if (!ret && !rp_stopped(&r))
 			ret = rp_write_plots(&r);
-		if (!ret)
+		if (!ret && !rp_stopped(&r))
 			ret = rp_write_index(&r, db);
+		/* Ctrl-C before the folder is moved into place: nothing of this report stays */
+		if (!ret && rp_stopped(&r))
+			ret = -EINTR;
 		if (!ret)
 			ret = finish_outdir(&r);
 		if (ret && strcmp(r.outdir, r.final) != 0)
 			remove_stage(r.outdir);  /* nothing new is left, the old folder as it was */
+	}
+	if (ret && rp_stopped(&r)) {
+		ret = -EINTR;
+		snprintf(r.err, r.errlen, "interrupted: nothing of this report was kept%s%s%s",
+			 r.final[0] ? " (" : "", r.final, r.final[0] ? " as it was)" : "");
 	}
 	if (!ret && r.plot_ret) {
 		ret = r.plot_ret;

@@ -11,6 +11,7 @@
 #ifndef DL_REPORT_H
 #define DL_REPORT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -101,6 +102,10 @@ struct dl_report_opts {
 	int64_t verified_run;	/* the caller has verified this run of DB as dlsim check
 				 * does (cli_log_validate()): if it is the chosen run it is
 				 * not verified again; 0: none (every drawn run is) */
+	const atomic_int *stop;	/* Ctrl-C (may be NULL): once set, the report stops
+				 * between two files, two gnuplots or SQLite steps,
+				 * removes what it wrote and returns -EINTR; the folder
+				 * asked for is left as it was */
 };
 
 /**

@@ -57,6 +57,8 @@ struct report {
 	 */
 	char outdir[PATH_MAX];
 	char final[PATH_MAX];
+	int final_mode;          /* >= 0: the mode the staged folder takes as it replaces final */
+	const atomic_int *stop;  /* dl_report_opts.stop */
 	char *err;
 	size_t errlen;
 	struct run_row *runs;
@@ -106,6 +108,11 @@ int rp_err(struct report *r, int code, const char *fmt, ...) __attribute__((form
  */
 int rp_create_file(const char *path);
 /* Opens OUTDIR/NAME for writing (its path in PATH); NULL with errno set. */
+/* Whether Ctrl-C asked the report to stop (dl_report_opts.stop). */
+static inline bool rp_stopped(const struct report *r)
+{
+	return r->stop && atomic_load(r->stop);
+}
 FILE *rp_open_out(struct report *r, const char *name, char *path, size_t pathlen);
 /* Closes F; -EIO (message in r->err) when anything written to it failed. */
 int rp_close_out(struct report *r, FILE *f, const char *path);

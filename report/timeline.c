@@ -395,6 +395,9 @@ static int64_t track_of(const struct tl_seg *s, const uint32_t *row_of, int per_
 	return per_device ? (int64_t)row_of[s->row] + 1 : s->worker;
 }
 
+/* Trace events between two looks at the Ctrl-C flag. */
+#define TL_STOP_EVERY 4096u
+
 int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl_trace_opts *opt,
 		   const char *path, size_t *devices)
 {
@@ -402,6 +405,7 @@ int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl
 	uint32_t *row_of = malloc((t->ndevs ? t->ndevs : 1) * sizeof(*row_of));
 	unsigned char seen[256] = { 0 };
 	char label[128];
+	bool stopped = false;
 	size_t rows;
 	int first = 1, ret, fd;
 
@@ -466,11 +470,15 @@ int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl
 			out_event(&o, meta(w, "thread_sort_index", json_pack("{s:i}", "sort_index", w)), &first);
 		}
 	}
-	for (size_t i = 0; i < t->nsegs; i++) {
+	for (size_t i = 0; i < t->nsegs && !stopped; i++) {
 		const struct tl_seg *s = &t->segs[i];
 		const struct tl_dev *d = &t->devs[s->row];
 		json_t *args, *ev;
 
+		if (i % TL_STOP_EVERY == 0 && opt->stop && atomic_load(opt->stop)) {
+			stopped = true;
+			break;
+		}
 		if (row_of[s->row] == TL_NONE)
 			continue;
 		args = json_pack("{s:o, s:s, s:I, s:i}", "phase", jstr(t->phases[s->phase]),
@@ -499,9 +507,14 @@ int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl
 	 * binding point "e" (the enclosing slice) at the waiting slice's start;
 	 * the id is the waiting segment's index, unique in the file.
 	 */
-	for (size_t i = 0; i < t->nsegs; i++) {
+	for (size_t i = 0; i < t->nsegs && !stopped; i++) {
 		const struct tl_seg *s = &t->segs[i], *w;
 		const char *cat;
+
+		if (i % TL_STOP_EVERY == 0 && opt->stop && atomic_load(opt->stop)) {
+			stopped = true;
+			break;
+		}
 
 		/* Barrier waits only on the critical path: otherwise every device
 		 * without a dependency would get an arrow from the same slice. */
@@ -527,6 +540,8 @@ int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl
 		ret |= gzclose(o.gz) != Z_OK;
 	else
 		ret |= ferror(o.f) | (fclose(o.f) != 0);
+	if (stopped)
+		return -EINTR;
 	if (ret) {
 		if (!errno)
 			errno = EIO;

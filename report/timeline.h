@@ -7,6 +7,7 @@
 #ifndef DL_REPORT_TIMELINE_H
 #define DL_REPORT_TIMELINE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -104,6 +105,7 @@ struct tl_trace_opts {
 	size_t max_devices;	/* 0: every device; else tl_select_rows() picks them */
 	int per_device;		/* a track per device (tid: its row + 1), not per worker */
 	int gzip;		/* gzip-compressed (.json.gz), which the viewers open as is */
+	const atomic_int *stop;	/* Ctrl-C (may be NULL): polled every TL_STOP_EVERY events */
 };
 
 /*
@@ -112,7 +114,8 @@ struct tl_trace_opts {
  * or of its device, and one flow ("s" at the awaited segment's end, "f" at
  * the waiting segment's start, same id) per wait for a dependency, and per
  * barrier wait on the critical path, between devices that are in the file.
- * *DEVICES (may be NULL) receives the number of devices written.
+ * *DEVICES (may be NULL) receives the number of devices written.  -EINTR
+ * once o->stop is set (the file is closed, incomplete).
  * Return: 0, -ENOMEM or -EIO (errno set).
  */
 int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl_trace_opts *o,

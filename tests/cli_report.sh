@@ -111,6 +111,23 @@ INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
 		echo "ok: the symlink was replaced, its target left alone" ||
 		{ echo "FAIL: makespan.tsv written through its symlink"; fail=$((fail + 1)); }
 	[ -f "$tmp/theirs/notes.txt" ] || { echo "FAIL: --force removed a file of theirs"; fail=$((fail + 1)); }
+	# the folder a report replaces keeps its own mode, owner and group (the
+	# report is written in a folder beside it, which used to take 0755 and
+	# the writer's owner: a private 0700 folder became world-readable)
+	mkdir "$tmp/priv" && echo "mine" >"$tmp/priv/notes.txt" && chmod 2710 "$tmp/priv"
+	[ "$(id -u)" = 0 ] && chown 65534:65534 "$tmp/priv"
+	before=$(stat -c '%a %u %g' "$tmp/priv")
+	check 0 "report --force into a 2710 folder" "$DLSIM" report "$tmp/log.db" --out "$tmp/priv" --force
+	[ "$(stat -c '%a %u %g' "$tmp/priv")" = "$before" ] && [ -s "$tmp/priv/index.html" ] &&
+		[ -f "$tmp/priv/notes.txt" ] && echo "ok: --force keeps the folder's mode and owner ($before)" ||
+		{ echo "FAIL: --force: the folder was '$before', is '$(stat -c '%a %u %g' "$tmp/priv")'"; fail=$((fail + 1)); }
+	mkdir "$tmp/empty" && chmod 750 "$tmp/empty"
+	check 0 "report into an empty 0750 folder" "$DLSIM" report "$tmp/log.db" --out "$tmp/empty"
+	[ "$(stat -c '%a' "$tmp/empty")" = 750 ] && echo "ok: an empty folder keeps its mode" ||
+		{ echo "FAIL: the empty folder became $(stat -c '%a' "$tmp/empty")"; fail=$((fail + 1)); }
+	check 0 "report again into the 0750 folder it wrote" "$DLSIM" report "$tmp/log.db" --out "$tmp/empty"
+	[ "$(stat -c '%a' "$tmp/empty")" = 750 ] && echo "ok: a report's own folder keeps its mode" ||
+		{ echo "FAIL: the report's folder became $(stat -c '%a' "$tmp/empty")"; fail=$((fail + 1)); }
 	rm -f "$tmp/eq/gantt.svg" && ln -s "$tmp/target" "$tmp/eq/gantt.svg"
 	check 0 "report again into a folder it wrote, no --force" "$DLSIM" report "$tmp/log.db" --out "$tmp/eq"
 	[ "$(cat "$tmp/target")" = keep ] && [ ! -L "$tmp/eq/gantt.svg" ] ||
@@ -139,6 +156,24 @@ INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
 		[ -s "$tmp/eq/index.html" ] && [ -s "$tmp/killed/index.html" ] && ! ls -A "$tmp" | grep -q 'dlsim-report-' &&
 			echo "ok: written, and the killed reports' folders removed" ||
 			{ echo "FAIL: after the kills: $(ls -A "$tmp" | tr '\n' ' ')"; fail=$((fail + 1)); }
+		# Ctrl-C part-way (report-files:int): the report removes what it wrote,
+		# exit 130; no folder where there was none, the old one as it was, and
+		# nothing left beside (Ctrl-C's default action used to leave the
+		# folder it was writing in, for the next report to remove)
+		DLSIM_TEST_HOOK=report-files:int "$DLSIM" report "$tmp/log.db" --out "$tmp/intr" >"$tmp/out" 2>&1
+		rc=$?
+		[ "$rc" = 130 ] && [ ! -e "$tmp/intr" ] && grep -q "interrupted: nothing of this report" "$tmp/out" &&
+			echo "ok: Ctrl-C: exit 130, no folder" ||
+			{ echo "FAIL: Ctrl-C: exit $rc, $(cat "$tmp/out")"; fail=$((fail + 1)); }
+		ls -liA --time-style=full-iso "$tmp/eq" >"$tmp/eq.before"
+		DLSIM_TEST_HOOK=report-files:int "$DLSIM" report "$tmp/log.db" --out "$tmp/eq" >"$tmp/out" 2>&1
+		rc=$?
+		ls -liA --time-style=full-iso "$tmp/eq" >"$tmp/eq.after"
+		[ "$rc" = 130 ] && cmp -s "$tmp/eq.before" "$tmp/eq.after" && echo "ok: Ctrl-C: the old report as it was" ||
+			{ echo "FAIL: Ctrl-C: exit $rc, the old report changed"; fail=$((fail + 1)); }
+		ls -A "$tmp" | grep -q 'dlsim-report-' &&
+			{ echo "FAIL: Ctrl-C left $(ls -A "$tmp" | grep 'dlsim-report-')"; fail=$((fail + 1)); } ||
+			echo "ok: Ctrl-C: nothing left beside"
 	fi
 	# a name with "]]>" (which XML forbids in text) keeps gantt.svg well-formed
 	cat >"$tmp/cdata.json" <<'J'

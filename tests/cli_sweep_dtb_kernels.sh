@@ -4,7 +4,8 @@
 # between the tables (/var/cache/dlsim-dtbs, skipped without them): thunder2-99xx's /pmu
 # binds arm_pmuv3 on 6.12 and nothing on 7.3; r9a09g011-v2mevk2's ethernet binds ravb on
 # 7.3 only.  Before, both kernels' runs had the first kernel's facts; an OUT.db written
-# so (no sweep.import_kernel) has its 7.3 runs done again, its 6.12 runs kept.
+# so (no sweep.import_kernel) has its 7.3 runs done again (the old ones removed), its 6.12
+# runs kept.
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
@@ -58,7 +59,16 @@ db = sqlite3.connect(sys.argv[1])
 rows = db.execute("select kernel, import_kernel, run_id from sweep order by kernel, run_id").fetchall()
 assert [(k, i) for k, i, r in rows] == [("6.12", None)] * 2 + [("7.3", "7.3")] * 2, rows
 assert min(r for k, i, r in rows if k == "7.3") > max(r for k, i, r in rows if k == "6.12"), rows
+# the old 7.3 runs are gone with their rows (they used to stay, outside the sweep)
+runs = sorted(r for (r,) in db.execute("select run_id from runs"))
+assert runs == sorted(r for k, i, r in rows), (runs, rows)
+for t in ("devices", "links", "events", "metrics", "run_shards"):
+    left = db.execute("select count(*) from %s where run_id not in (select run_id from runs)" % t).fetchone()[0]
+    assert left == 0, (t, left)
 PY
+expect 0 "check --all: the 4 runs of the sweep" "$DLSIM" check "$T/o.db" --all
+[ "$(grep -c '^run [0-9]*: ok' "$T/out")" = 4 ] && ok "check --all lists 4 runs, not the old ones" \
+	|| bad "check --all: $(cat "$T/out")"
 expect 0 "and again: nothing to do" "$DLSIM" sweep --dtbs "$T/d" --orders sync \
 	--kernel 6.12,7.3 --db "$T/o.db" --json
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert (d["planned"], d["skipped"], d["ran"]) == (4, 4, 0), d' \

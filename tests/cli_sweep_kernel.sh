@@ -134,6 +134,27 @@ PY
 [ -e "$T/killed" ] && ok "the stub did kill a worker" || bad "no worker was killed"
 expect 0 "check after a killed worker" "$DLSIM" check "$T/w.db"
 
+# A sweep's twin run and its mark (runs.twin_of, the metric twin_of) are one
+# transaction, as for `dlsim twin`: the worker killed once the twin's run is
+# committed (test hook sweep-twin-recorded) leaves in its shard a twin that
+# names its kernel run.  The mark used to be a statement of its own after the
+# run: the shard then held an 'ok' des run naming no run it twins.
+if have_test_hooks; then
+	DLSIM_TEST_HOOK=sweep-twin-recorded:kill expect 1 "a worker killed as its twin is committed" \
+		"$DLSIM" sweep --mode kernel --scenarios "$T/in/d30.json" --orders sync --kernel 6.12 \
+		--twins model --jobs 1 --db "$T/t.db"
+	grep -q "test hook sweep-twin-recorded:kill" "$T/err" && grep -q "signal 9" "$T/out" \
+		&& ok "the hook killed the worker" || bad "hook: $(cat "$T/out" "$T/err")"
+	f=$(ls "$T/t.db.shards/"*.db)
+	n=$(sqlite3 "$f" "select count(*) from runs where mode = 'des' and status = 'ok'")
+	m=$(sqlite3 "$f" "select count(*) from runs r join metrics x on x.run_id = r.run_id
+		and x.name = 'twin_of' join runs k on k.run_id = x.value and k.mode = 'kernel'
+		where r.mode = 'des' and r.twin_of = k.run_id" 2>&1)
+	[ "$n" = 1 ] && [ "$m" = 1 ] && ok "the killed worker's twin is marked a twin of its kernel run" \
+		|| bad "killed twin: $n des runs in the shard, $m marked"
+	expect 0 "check --all after the kill" "$DLSIM" check "$T/t.db" --all
+fi
+
 expect 2 "--twins without kernel mode" "$DLSIM" sweep --scenarios "$T/in" --orders sync --twins model --db "$T/x.db"
 expect 2 "an order the kernel does not run" "$DLSIM" sweep --mode kernel --scenarios "$T/in" --orders levels --db "$T/x.db"
 expect 2 "kernel-async-v2 on 6.12 alone" "$DLSIM" sweep --mode kernel --scenarios "$T/in" \

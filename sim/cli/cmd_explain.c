@@ -42,19 +42,19 @@ static void explain_usage(FILE *f)
 }
 
 /* The account to stdout, names escaped (cli_write_text()): the log's names are data. */
-static int explain_escaped(const char *db, int64_t run, enum dl_explain_detail mode, char *err,
-			   size_t errlen)
+static int explain_escaped(const char *db, int64_t run, enum dl_explain_detail mode,
+			   const atomic_int *stop, char *err, size_t errlen)
 {
 	char *text = NULL;
 	size_t n = 0;
 	FILE *m = open_memstream(&text, &n);
-	int ret = m ? dl_explain_path(db, run, mode, m, err, errlen) : -ENOMEM;
+	int ret = m ? dl_explain_path_stop(db, run, mode, m, stop, err, errlen) : -ENOMEM;
 
 	if (m)
 		fclose(m);
 	if (!m)
 		snprintf(err, errlen, "out of memory");
-	if (text)
+	if (text && ret != -EINTR)
 		cli_write_text(stdout, text, n);
 	free(text);
 	return ret;
@@ -102,7 +102,7 @@ int cmd_explain(int argc, char **argv)
 	}
 	if ((ret = cli_log_validate("explain", db, &run)) >= 0)
 		return ret;
-	if (explain_escaped(db, run, DL_EXPLAIN_FULL, err, sizeof(err))) {
+	if (explain_escaped(db, run, DL_EXPLAIN_FULL, NULL, err, sizeof(err))) {
 		fprintf(stderr, "dlsim explain: %s: %s\n", db, err);
 		return DL_EXIT_USAGE;
 	}
@@ -112,6 +112,7 @@ int cmd_explain(int argc, char **argv)
 void cli_explain_after(const char *db, int64_t run_id, uint32_t devices, int is_short)
 {
 	char err[512];
+	int ret;
 
 	if (!db || run_id <= 0)
 		return;
@@ -122,7 +123,17 @@ void cli_explain_after(const char *db, int64_t run_id, uint32_t devices, int is_
 		return;
 	}
 	fflush(stdout);
-	if (explain_escaped(db, run_id, is_short ? DL_EXPLAIN_SHORT : DL_EXPLAIN_FULL, err,
-			    sizeof(err)))
+	/*
+	 * The run is recorded by now: Ctrl-C (the verb's handler sets the flag)
+	 * ends the account at once, and the run's exit status stands.
+	 */
+	if (atomic_load(cli_stop_flag()))
+		return;
+	ret = explain_escaped(db, run_id, is_short ? DL_EXPLAIN_SHORT : DL_EXPLAIN_FULL,
+			      cli_stop_flag(), err, sizeof(err));
+	if (ret == -EINTR)
+		printf("(interrupted: 'dlsim explain %s --run %lld' gives the account)\n", db,
+		       (long long)run_id);
+	else if (ret)
 		fprintf(stderr, "dlsim: explain run %lld: %s\n", (long long)run_id, err);
 }

@@ -33,6 +33,7 @@ static void report_usage(FILE *f)
 		   "              report wrote (it leaves a .dlsim-report file there).  Files\n"
 		   "              are created afresh: a symlink there is replaced, not followed\n"
 		   "  --force     write into an existing non-empty folder all the same\n"
+		   "              (an existing folder keeps its mode, owner and files)\n"
 		   "  --run ID    the run drawn in detail (default: the newest)\n"
 		   "  --beside ID draw run ID (same scenario content: name, devices and links;\n"
 		   "              another order, K or seed) beside it, per op on one time axis\n"
@@ -51,7 +52,8 @@ static void report_usage(FILE *f)
 		   "in 0..2^62 ns, ids in range, ...): other runs get no trace file.\n"
 		   "Exit status: 0 written; 2 bad usage, not a dlsim database, no such run,\n"
 		   "an output folder refused;\n"
-		   "3 the chosen run's log is corrupt (nothing is written).\n",
+		   "3 the chosen run's log is corrupt (nothing is written); 130 interrupted\n"
+		   "(Ctrl-C: what this report wrote is removed, DIR is left as it was).\n",
 		DL_REPORT_TIMELINE_DEVICES, DL_REPORT_GANTT_DEVICES, DL_REPORT_BESIDE_DEVICES,
 		DL_REPORT_TRACE_DEVICES);
 }
@@ -159,10 +161,14 @@ int cmd_report(int argc, char **argv)
 	if ((ret = cli_log_validate("report", db, &chosen)) >= 0)
 		return ret;     /* the chosen run verified first, before any file is written */
 	o.verified_run = chosen;        /* dl_report_write_opts() need not verify it again */
+	/* till here only reading (Ctrl-C's default action); from here on Ctrl-C
+	 * removes what this report wrote, and the folder is left as it was */
+	cli_catch_stop();
+	o.stop = cli_stop_flag();
 	ret = dl_report_write_opts(db, &o, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "dlsim report: %s\n", err);
-		return ret == -EBADMSG ? DL_EXIT_CORRUPT : DL_EXIT_USAGE;
+		return ret == -EINTR ? DL_EXIT_INTERRUPTED : ret == -EBADMSG ? DL_EXIT_CORRUPT : DL_EXIT_USAGE;
 	}
 	printf("dlsim report: wrote %s/index.html\n", out);
 	return DL_EXIT_OK;

@@ -18,13 +18,14 @@
 #include "sim/core/dl_core.h"
 #include "sim/engine/engine.h"
 #include "sim/log/dl_log.h"
+#include "sim/log/dl_log_batch.h"
 #include "sim/log/dl_log_shard.h"
 #include "sim/log/dl_log_result.h"
 #include "sim/log/dl_testhook.h"
+#include "sim/run/dl_run.h"
 #include "sim/twin/twin.h"
 
 #define TWIN_MAX_SET 64
-#define TWIN_BATCH 8192
 
 static void twin_usage(FILE *f)
 {
@@ -50,25 +51,6 @@ static void twin_usage(FILE *f)
 		   "exit status: 0 ok, 1 the twin's run failed, 2 bad usage, no such run, or a run\n"
 		   "the twin cannot rebuild (the reason on stderr), 3 RUN's log is corrupt (nothing\n"
 		   "replayed), 130 interrupted\n");
-}
-
-struct twin_batch {
-	struct dl_log *log;
-	struct dl_event ev[TWIN_BATCH];
-	size_t n;
-};
-
-static void twin_emit(void *ctx, struct dl_event *e)
-{
-	struct twin_batch *b = ctx;
-
-	b->ev[b->n++] = *e;
-	if (b->n == TWIN_BATCH) {
-		dl_log_events(b->log, b->ev, b->n);
-		b->n = 0;
-		if (dl_log_failure(b->log))
-			*cli_stop_flag() = 1;
-	}
 }
 
 /* Read RUN of @in into @tw and its scenario into *@sc; exit status on failure. */
@@ -108,6 +90,13 @@ static int load_twin(const char *in, int64_t run, const struct dl_override *set,
 		dl_twin_free(tw);
 		return DL_EXIT_USAGE;
 	}
+	/*
+	 * Its JSON is loaded: freed now, while Ctrl-C still ends the twin at
+	 * once, not after the run (a million devices' tree: seconds of free()
+	 * after a Ctrl-C)
+	 */
+	json_decref(tw->scenario);
+	tw->scenario = NULL;
 	return DL_EXIT_OK;
 }
 
@@ -157,7 +146,7 @@ int cmd_twin(int argc, char **argv)
 	struct dl_twin tw;
 	struct dl_scenario *sc = NULL;
 	struct dl_run_result *r = NULL;
-	struct twin_batch *b = NULL;
+	struct dl_log_batch *b = NULL;
 	struct dl_log *log = NULL;
 	char msg[1024], kernel[16];
 	int64_t id = 0;
@@ -256,23 +245,29 @@ int cmd_twin(int argc, char **argv)
 			goto done;
 		}
 		dl_log_set_twin_of(log, (int64_t)run);   /* marked as it ends: one transaction */
-		if (dl_log_run_begin(log, &info, &id)) {
+		/*
+		 * Ctrl-C from the run's first row on: its devices rows stop (a
+		 * million take seconds), the engine stops, the run ends
+		 * 'interrupted' (never left 'running'), an older database's index
+		 * build is abandoned; before, it is the default action (only
+		 * reading so far).
+		 */
+		cli_catch_stop();
+		dl_log_set_stop(log, cli_stop_flag());
+		dl_test_hook("twin-begin");   /* tests: Ctrl-C as the twin's run begins */
+		ret = dl_run_log_begin(log, b, cli_stop_flag(), cli_stop_flag(), sc, &info, &id, &eo.sink);
+		if (ret && ret != -EINTR) {
 			fprintf(stderr, "dlsim twin: %s: %s\n", out, dl_log_error(log));
 			rc = DL_EXIT_USAGE;
 			goto done;
 		}
-		for (uint32_t i = 0; i < sc->ndev; i++)
-			dl_log_device_driver(log, i, dl_sc_name(sc, i), dl_sc_driver(sc, i),
-					     sc->dev[i].parent, sc->dev[i].async);
-		b->log = log;
-		b->n = 0;
-		eo.sink = (struct dl_sink){ .emit = twin_emit, .ctx = b };
-		cli_catch_stop();
-		ret = dl_engine_run(sc, &eo, r);
-		cli_release_stop();
-		if (b->n)
-			dl_log_events(log, b->ev, b->n);
-		if (dl_log_run_result(log, r)) {
+		if (!ret && !atomic_load(cli_stop_flag()))
+			ret = dl_engine_run(sc, &eo, r);
+		else
+			ret = -EINTR;
+		if (!r->status)
+			r->status = ret == -EINTR ? "interrupted" : "failed";
+		if (dl_run_log_end(log, b, r)) {
 			fprintf(stderr, "dlsim twin: %s: %s\n", out, dl_log_error(log));
 			rc = DL_EXIT_USAGE;
 			goto done;

@@ -270,28 +270,69 @@ int dl_log_is_dlsim(sqlite3 *db)
 	return kind < -1 ? -1 : kind;
 }
 
+int dl_log_file_uri(const char *path, const char *query, char *uri, size_t len)
+{
+	size_t n = 0;
+	int k;
+
+	/* "file:" then the path, %, ? and # escaped (an absolute path after an
+	 * empty authority, so that "//x" is not read as a host) */
+	k = snprintf(uri, len, "file:%s", path[0] == '/' ? "//" : "");
+	if (k < 0 || (size_t)k >= len)
+		return -ENAMETOOLONG;
+	n = (size_t)k;
+	for (const char *c = path; *c; c++) {
+		k = strchr("%?#", *c) ? snprintf(uri + n, len - n, "%%%02X", (unsigned char)*c) :
+					snprintf(uri + n, len - n, "%c", *c);
+		if (k < 0 || (size_t)k >= len - n)
+			return -ENAMETOOLONG;
+		n += (size_t)k;
+	}
+	k = snprintf(uri + n, len - n, "%s%s", query && *query ? "?" : "", query ? query : "");
+	return k < 0 || (size_t)k >= len - n ? -ENAMETOOLONG : 0;
+}
+
+bool dl_log_wal_without_shm(const char *path)
+{
+	char wal[4200], shm[4200];
+	struct stat sb;
+
+	if ((size_t)snprintf(wal, sizeof(wal), "%s-wal", path) >= sizeof(wal) ||
+	    (size_t)snprintf(shm, sizeof(shm), "%s-shm", path) >= sizeof(shm))
+		return false;
+	return stat(wal, &sb) == 0 && sb.st_size > 0 && access(shm, F_OK) != 0;
+}
+
 /*
  * A WAL database in a folder this user cannot write: SQLite cannot create its
  * -shm file, so even reading fails ("attempt to write a readonly database").
  * With no -wal file beside it nothing can be half-written either: open it
- * immutable (read-only, no -shm).  Returns the handle, or NULL.
+ * immutable (read-only, no -shm).  With a -wal and no -shm (a killed writer's
+ * file copied without it): read-only, with the WAL's index in this process's
+ * memory instead of a -shm file (exclusive locking mode, set before the first
+ * read, SQLite's "WAL without shared memory"), through the unix-none VFS,
+ * whose locks are no-ops: the exclusive lock it would take needs a file
+ * opened for writing.  Nothing is written either way: no -shm, no
+ * checkpoint (the connection is read-only), the -wal and the database left
+ * as they are.  No other process can be writing: it would need a -shm, or a
+ * folder it may write.  Returns the handle, or NULL.
  */
 static sqlite3 *open_readonly_folder(const char *path)
 {
-	char wal[4200], uri[8300], *u = uri;
+	char wal[4200], uri[8300];
 	struct stat sb;
 	sqlite3 *db = NULL;
+	bool wal_only = dl_log_wal_without_shm(path);
 
 	if ((size_t)snprintf(wal, sizeof(wal), "%s-wal", path) >= sizeof(wal) ||
-	    (stat(wal, &sb) == 0 && sb.st_size > 0))
+	    (!wal_only && stat(wal, &sb) == 0 && sb.st_size > 0))
 		return NULL;
-	/* file: URI: %, ? and # are escaped, the rest of the path is as given */
-	u += sprintf(u, "file:");
-	for (const char *c = path; *c && u < uri + sizeof(uri) - 32; c++)
-		u += strchr("%?#", *c) ? sprintf(u, "%%%02X", (unsigned char)*c) : sprintf(u, "%c", *c);
-	sprintf(u, "?immutable=1");
+	if (dl_log_file_uri(path, wal_only ? "vfs=unix-none" : "immutable=1", uri, sizeof(uri)))
+		return NULL;
 	if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
+			    NULL) != SQLITE_OK ||
+	    (wal_only && (sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL) != SQLITE_OK ||
+			  sqlite3_exec(db, "PRAGMA locking_mode = EXCLUSIVE", NULL, NULL, NULL) != SQLITE_OK))) {
 		sqlite3_close(db);
 		return NULL;
 	}
@@ -301,6 +342,7 @@ static sqlite3 *open_readonly_folder(const char *path)
 /* dl_log_open_existing(); @writable: try read-write first, else read-only only. */
 static int open_existing(const char *path, int writable, sqlite3 **out, char *err, size_t errlen)
 {
+	char uri[8300];
 	sqlite3 *db = NULL;
 	struct stat sb;
 	int rc = SQLITE_CANTOPEN, kind, appid;
@@ -318,12 +360,19 @@ static int open_existing(const char *path, int writable, sqlite3 **out, char *er
 		seterr(err, errlen, "%s: empty file, not a dlsim database", path);
 		return -EINVAL;
 	}
+	/* by URI (the path escaped), so that shards attach by URI too (dl_log_shard.c) */
+	if (dl_log_file_uri(path, NULL, uri, sizeof(uri))) {
+		seterr(err, errlen, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
 	if (writable)
-		rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+		rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+				     NULL);
 	if (rc != SQLITE_OK) {
 		sqlite3_close(db);
 		db = NULL;
-		rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+		rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+				     NULL);
 	}
 	if (rc != SQLITE_OK) {
 		seterr(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
@@ -480,6 +529,7 @@ static int open_file(const char *path, sqlite3 **out, int *created, int *has_dat
 		     size_t errlen)
 {
 	struct stat sb = { 0 };
+	char uri[8300];
 	sqlite3 *db = NULL;
 	int existed = create_file(path, &sb, created, err, errlen);
 	int rc;
@@ -495,7 +545,14 @@ static int open_file(const char *path, sqlite3 **out, int *created, int *has_dat
 		rc = -EACCES;
 		goto fail;
 	}
-	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+	/* by URI, the path escaped: an SQLite built with URIs on (Debian's) would
+	 * read a file named "file:x.db?mode=ro" as a URI and its options */
+	if (dl_log_file_uri(path, NULL, uri, sizeof(uri))) {
+		seterr(err, errlen, "%s: path too long", path);
+		rc = -ENAMETOOLONG;
+		goto fail;
+	}
+	rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI |
 			     (existed ? 0 : SQLITE_OPEN_CREATE), NULL);
 	if (rc != SQLITE_OK) {
 		seterr(err, errlen, "%s: cannot open for writing: %s", path,

@@ -28,6 +28,7 @@
 #define DL_LOG_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -108,6 +109,14 @@ void dl_log_close(struct dl_log *);
 int dl_log_open_existing(const char *path, struct sqlite3 **db, char *err, size_t errlen);
 /* The same, read-only: a source that is read and never written (a twin's run). */
 int dl_log_open_reader(const char *path, struct sqlite3 **db, char *err, size_t errlen);
+/*
+ * dl_log_file_uri - @path as an SQLite "file:" URI (%, ? and # escaped) with
+ * @query (NULL or "" for none) into @uri; 0 or -ENAMETOOLONG.  The readers'
+ * connections are opened by URI, so that ATTACH takes one too.
+ */
+int dl_log_file_uri(const char *path, const char *query, char *uri, size_t len);
+/* Whether @path has a -wal file with content and no -shm beside it. */
+bool dl_log_wal_without_shm(const char *path);
 /*
  * For a writer of its own tables (the advice table, a twin's mark): opens or
  * creates PATH as dl_log_open_wait() does (the same file checks, refusal of a

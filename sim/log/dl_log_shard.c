@@ -17,6 +17,7 @@
 
 #include <sqlite3.h>
 
+#include "sim/log/dl_log.h"
 #include "sim/log/dl_log_shard.h"
 
 const char *const dl_log_shard_tables[] = { "events", "devices", "links", "refused", NULL };
@@ -188,16 +189,29 @@ static int verify(sqlite3 *db, const struct shard *sh, const char *file, char *e
 /*
  * A shard whose worker was killed keeps its last transactions in FILE-wal.
  * SQLite reads them through the -shm index: left by the worker, or created
- * by the reader; in a folder the reader cannot write, without one, it cannot.
+ * by the reader; in a folder the reader cannot write, without one, it
+ * cannot.  Then the shard is attached read-only through the unix-none VFS
+ * in exclusive locking mode, set before its first read: the WAL's index is
+ * kept in this process's memory, nothing is written beside or into it
+ * (dl_log.c open_readonly_folder() reads a main database so).  The default
+ * locking mode is exclusive only for the ATTACH: an attached WAL database
+ * in heap memory keeps it, the others go back to normal.  The connection
+ * must have been opened by URI (dl_log_open_existing(), _reader()).
  */
-static bool wal_without_shm(const char *file)
+static int attach_wal_only(sqlite3 *db, const char *file, const char *schema)
 {
-	char wal[4200], shm[4200];
-	struct stat sb;
+	char uri[8300], *sql;
+	int rc;
 
-	snprintf(wal, sizeof(wal), "%s-wal", file);
-	snprintf(shm, sizeof(shm), "%s-shm", file);
-	return !stat(wal, &sb) && sb.st_size > 0 && access(shm, F_OK);
+	if (dl_log_file_uri(file, "mode=ro&vfs=unix-none", uri, sizeof(uri)))
+		return SQLITE_CANTOPEN;
+	sql = sqlite3_mprintf("PRAGMA locking_mode = EXCLUSIVE; ATTACH %Q AS \"%w\"", uri, schema);
+	if (!sql)
+		return SQLITE_NOMEM;
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	sqlite3_free(sql);
+	sqlite3_exec(db, "PRAGMA locking_mode = NORMAL", NULL, NULL, NULL);
+	return rc;
 }
 
 static int attach_one(sqlite3 *db, const struct shard *sh, char *err, size_t errlen)
@@ -228,7 +242,14 @@ static int attach_one(sqlite3 *db, const struct shard *sh, char *err, size_t err
 	sqlite3_bind_text(st, 1, file, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE && wal_without_shm(file)) {
+	if (rc != SQLITE_DONE && dl_log_wal_without_shm(file)) {
+		char schema[64];
+
+		snprintf(schema, sizeof(schema), SCHEMA_PREFIX "%lld", (long long)sh->id);
+		if (attach_wal_only(db, file, schema) == SQLITE_OK)
+			return verify(db, sh, file, err, errlen);
+	}
+	if (rc != SQLITE_DONE && dl_log_wal_without_shm(file)) {
 		snprintf(err, errlen, "%s: cannot read it: the worker that wrote it was killed and left its"
 			 " last runs in %s-wal, which SQLite reads only with a -shm file it creates"
 			 " beside it, and that folder cannot be written (%s): run `dlsim sweep --compact"

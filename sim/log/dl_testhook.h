@@ -10,7 +10,9 @@
  *
  * The points: index-build (dl_log.c, the first progress call of a finished
  * run's index build), twin-recorded (cmd_twin.c, the twin's run committed),
- * report-files (report.c, the first files of a report written).
+ * report-files (report.c, the first files of a report written),
+ * sweep-twin-recorded (sw_worker.c, a sweep's twin run committed),
+ * twin-begin (cmd_twin.c, the twin's run about to be begun, Ctrl-C caught).
  */
 #ifndef DL_TESTHOOK_H
 #define DL_TESTHOOK_H

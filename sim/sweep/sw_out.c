@@ -238,15 +238,46 @@ static bool stale_import(const struct dl_sweep_plan *p, const struct dl_sweep_sc
 	return !imp || strcmp(imp, kernel);
 }
 
+/*
+ * Run @run_id of OUT, done again: its rows in every table of OUT that has a
+ * run_id (runs, devices, events, metrics, run_shards, ...) but the sweep's,
+ * so that the old run is not kept beside the new one (check --all, report).
+ * Events left in a shard are no longer named by OUT (run_shards) and go at
+ * the next --compact.
+ */
+static int drop_run(sqlite3 *out, int64_t run_id)
+{
+	sqlite3_stmt *t;
+	int ret = 0;
+
+	if (!run_id)
+		return 0;
+	if (sqlite3_prepare_v2(out, "SELECT m.name FROM main.sqlite_master m WHERE m.type = 'table'"
+			       " AND m.name <> 'sweep' AND EXISTS (SELECT 1 FROM pragma_table_info(m.name)"
+			       " p WHERE p.name = 'run_id')", -1, &t, NULL) != SQLITE_OK)
+		return -EIO;
+	while (!ret && sqlite3_step(t) == SQLITE_ROW) {
+		char *sql = sqlite3_mprintf("DELETE FROM main.\"%w\" WHERE run_id = %lld",
+					    (const char *)sqlite3_column_text(t, 0), (long long)run_id);
+
+		if (!sql || sqlite3_exec(out, sql, NULL, NULL, NULL) != SQLITE_OK)
+			ret = -EIO;
+		sqlite3_free(sql);
+	}
+	sqlite3_finalize(t);
+	return ret;
+}
+
 int dl_sweep_pending(sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pending,
 		     uint32_t *stale)
 {
 	sqlite3_stmt *st, *del;
 	uint32_t nrun = dl_sweep_task_runs(p);
+	bool open = false;
 	int ret = 0;
 
 	*stale = 0;
-	if (sqlite3_prepare_v2(out, "SELECT rowid, import_kernel FROM sweep WHERE scenario_hash = ?1"
+	if (sqlite3_prepare_v2(out, "SELECT rowid, import_kernel, run_id FROM sweep WHERE scenario_hash = ?1"
 			       " AND order_name = ?2 AND seed = ?3 AND ifnull(kernel, '') = ifnull(?4, '')"
 			       " AND mode = ?5 AND workers = ?6", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
@@ -267,10 +298,15 @@ int dl_sweep_pending(sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pend
 			rc = sqlite3_step(st);
 			if (rc == SQLITE_ROW &&
 			    stale_import(p, s, k, (const char *)sqlite3_column_text(st, 1))) {
-				/* run again: its row goes (its runs row stays, outside the sweep) */
+				/* run again: its row and its run go, together (one savepoint) */
+				int64_t old = sqlite3_column_int64(st, 2);
+
 				sqlite3_bind_int64(del, 1, sqlite3_column_int64(st, 0));
 				sqlite3_reset(st);
-				if (step_done(del))
+				if (!open && sqlite3_exec(out, "SAVEPOINT stale", NULL, NULL, NULL) != SQLITE_OK)
+					ret = -EIO;
+				open = true;
+				if (ret || step_done(del) || drop_run(out, old))
 					ret = -EIO;
 				(*stale)++;
 				rc = SQLITE_DONE;
@@ -284,6 +320,9 @@ int dl_sweep_pending(sqlite3 *out, const struct dl_sweep_plan *p, uint64_t *pend
 	}
 	sqlite3_finalize(st);
 	sqlite3_finalize(del);
+	if (open && sqlite3_exec(out, ret ? "ROLLBACK TO stale; RELEASE stale" : "RELEASE stale", NULL,
+				 NULL, NULL) != SQLITE_OK)
+		ret = -EIO;
 	return ret;
 }
 

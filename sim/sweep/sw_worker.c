@@ -32,6 +32,7 @@
 #include "sim/sweep/sw_internal.h"
 #include "sim/sweep/sweep.h"
 #include "sim/log/dl_log_shard.h"
+#include "sim/log/dl_testhook.h"
 #include "sim/twin/twin.h"
 
 /* How long a direct worker waits for OUT.db's write lock before it gives up. */
@@ -317,7 +318,7 @@ static void kernel_why(const struct dl_scenario *sc, const struct dl_kernel_info
  * row (under @mode: the plan's, or a twin's).  @kwarn: a kernel run's
  * guest warning ("" or why it was cut short), said with where the guest
  * stopped if the run failed (NULL: not a kernel run); *@out_id: the run's id (may be
- * NULL); @twin_of > 0: the run this one twins, as the metric twin_of.
+ * NULL); @twin_of > 0: the run this one twins (runs.twin_of, the metric twin_of).
  */
 static int run_req(struct dl_sweep_worker *w, struct dl_run_req *q,
 		   const struct dl_sweep_scenario *s, const char *kernel, const char *mode,
@@ -338,9 +339,15 @@ static int run_req(struct dl_sweep_worker *w, struct dl_run_req *q,
 	q->batch = &w->batch;
 	if (out_id)
 		*out_id = 0;
+	/* a twin's mark (runs.twin_of, the metric twin_of) in its run's last
+	 * transaction, as `dlsim twin` writes it: never a twin that names no run */
+	dl_log_set_twin_of(w->log, twin_of);
 	rc = dl_run(q, &w->r, &run_id, &log_err);
+	dl_log_set_twin_of(w->log, 0);
 	if (log_err)
 		return worker_log_err(w, "logging a run");
+	if (twin_of > 0)
+		dl_test_hook("sweep-twin-recorded");   /* tests: killed once the twin is committed */
 	res->runs++;
 	if (rc == -EINTR || !strcmp(w->r.status, "interrupted")) {
 		res->interrupted++;
@@ -349,19 +356,6 @@ static int run_req(struct dl_sweep_worker *w, struct dl_run_req *q,
 	status = w->r.status;
 	if (out_id)
 		*out_id = run_id;
-	if (twin_of > 0) {
-		sqlite3_stmt *m;
-
-		if (sqlite3_prepare_v2(w->db, "INSERT INTO metrics(run_id, name, value)"
-				       " VALUES(?1, 'twin_of', ?2)", -1, &m, NULL) != SQLITE_OK)
-			return worker_err(w, "the metric twin_of", w->db);
-		sqlite3_bind_int64(m, 1, run_id);
-		sqlite3_bind_int64(m, 2, twin_of);
-		log_err = sqlite3_step(m) != SQLITE_DONE;
-		sqlite3_finalize(m);
-		if (log_err)
-			return worker_err(w, "the metric twin_of", w->db);
-	}
 	if (rc < 0 && kwarn && q->ki)
 		kernel_why(sc, q->ki, kwarn, why, sizeof(why));
 	else if (rc < 0)
