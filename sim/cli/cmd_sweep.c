@@ -633,20 +633,21 @@ struct order_stat {
 	double mk, ratio;            /* means over ok runs */
 };
 
-static int order_stats(sqlite3 *db, const struct dl_sweep_plan *p, uint32_t s, enum dl_order o,
-		       struct order_stat *st)
-{
-	static const char sql[] =
-		"SELECT w.status, r.makespan_ns, m.value FROM sweep w"
-		" LEFT JOIN runs r ON r.run_id = w.run_id"
-		" LEFT JOIN metrics m ON m.run_id = w.run_id AND m.name = 'lower_bound_ns'"
-		" WHERE w.scenario_hash = ?1 AND w.order_name = ?2 AND w.seed BETWEEN ?3 AND ?4"
-		" AND w.mode = ?5 AND w.workers = ?6";
-	sqlite3_stmt *q;
+/* The statement order_stats() steps: prepared once per summary, not once per
+ * scenario and order (1,023 boards x 4 orders made Ctrl-C's summary slow). */
+static const char order_stats_sql[] =
+	"SELECT w.status, r.makespan_ns, m.value FROM sweep w"
+	" LEFT JOIN runs r ON r.run_id = w.run_id"
+	" LEFT JOIN metrics m ON m.run_id = w.run_id AND m.name = 'lower_bound_ns'"
+	" WHERE w.scenario_hash = ?1 AND w.order_name = ?2 AND w.seed BETWEEN ?3 AND ?4"
+	" AND w.mode = ?5 AND w.workers = ?6";
 
+static void order_stats(sqlite3_stmt *q, const struct dl_sweep_plan *p, uint32_t s, enum dl_order o,
+			struct order_stat *st)
+{
 	memset(st, 0, sizeof(*st));
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-		return -EIO;
+	if (!q)
+		return;
 	sqlite3_bind_text(q, 1, p->sc[s].hash, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 2, dl_order_name(o), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(q, 3, (int64_t)p->seed0);
@@ -670,12 +671,11 @@ static int order_stats(sqlite3 *db, const struct dl_sweep_plan *p, uint32_t s, e
 		st->mk += mk;
 		st->ratio += lb > 0 ? mk / lb : 1.0;
 	}
-	sqlite3_finalize(q);
+	sqlite3_reset(q);
 	if (st->ok) {
 		st->mk /= st->ok;
 		st->ratio /= st->ok;
 	}
-	return 0;
 }
 
 static json_t *problems(sqlite3 *db, const struct dl_sweep_plan *p, uint32_t *count)
@@ -726,14 +726,17 @@ static json_t *summary(sqlite3 *db, const struct dl_sweep_plan *p, const struct 
 	json_t *o = json_object(), *groups = json_array();
 	uint32_t nprob = 0;
 	double wall = elapsed(&sr->t0);
+	sqlite3_stmt *q = NULL;
 
+	if (sqlite3_prepare_v2(db, order_stats_sql, -1, &q, NULL) != SQLITE_OK)
+		q = NULL;       /* the groups then show no runs; problems() says what failed */
 	for (uint32_t s = 0; s < p->nsc; s++) {
 		json_t *g = json_object(), *orders = json_array();
 		int best = -1, second = -1;
 		struct order_stat st[DL_SWEEP_MAX_ORDERS];
 
 		for (uint32_t k = 0; k < p->norders; k++) {
-			order_stats(db, p, s, p->order[k], &st[k]);
+			order_stats(q, p, s, p->order[k], &st[k]);
 			json_array_append_new(orders, json_pack(
 				"{s:s, s:i, s:i, s:i, s:o, s:o}", "order", dl_order_name(p->order[k]),
 				"runs", st[k].runs, "failed", st[k].failed, "violations", st[k].violations,
@@ -766,6 +769,7 @@ static json_t *summary(sqlite3 *db, const struct dl_sweep_plan *p, const struct 
 			json_object_set_new(g, "kernel_fidelity", sweep_kernel_fidelity(db, p, s));
 		json_array_append_new(groups, g);
 	}
+	sqlite3_finalize(q);
 	json_object_set_new(o, "database", json_string(sr->db));
 	json_object_set_new(o, "planned", json_integer(sr->planned));
 	json_object_set_new(o, "skipped", json_integer(sr->planned - co->total));
