@@ -107,6 +107,11 @@ if [ -d "$REAL" ]; then
 else
 	echo "skip: no shared/real"
 fi
+# an empty value names its option, however it was given (not "--node=")
+for o in --node --file --regen; do
+	expect 2 "atlas x $o=" "$DLSIM" atlas x "$o="
+	grep -qx "dlsim atlas: $o needs a value" "$T/err" && ok "$o= names $o" || bad "$o=: $(cat "$T/err")"
+done
 expect 2 "atlas --regen of a directory without the logs" "$DLSIM" atlas --regen "$T"
 grep -q 'pixel6-v616rc4-suspend-initcall.txt' "$T/err" && ok "names the missing log" || bad "error: $(cat "$T/err")"
 finish cli_atlas

@@ -83,9 +83,15 @@ int cli_opts_parse(const struct cli_verb *vb, int argc, char **argv, void *obj)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *v = NULL;
-		const struct cli_opt *o = find_opt(vb, argc, argv, &i, &v);
+		const struct cli_opt *o;
 		int rc;
 
+		if (vb->after_dashdash && !strcmp(argv[i], "--") && i + 1 < argc) {
+			if ((rc = vb->after_dashdash(obj, vb->name, argv[++i])))
+				return rc;
+			continue;
+		}
+		o = find_opt(vb, argc, argv, &i, &v);
 		if (o)
 			rc = apply(vb->name, o, obj, v);
 		else if (vb->other)

@@ -74,6 +74,9 @@ struct cli_verb {
 	/* An argument no row names (a positional one, or an unknown option);
 	 * NULL: refused with cli_opts_refuse(). */
 	cli_opt_fn other;
+	/* "--" then ARG: ARG goes here whatever it looks like, and the walk goes on
+	 * after it; NULL (or "--" last): "--" is an argument like any other. */
+	cli_opt_fn after_dashdash;
 };
 
 /*

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "sim/cli/cli.h"
+#include "sim/cli/cli_opts.h"
 #include "sim/measure/atlas.h"
 
 static void atlas_usage(FILE *f)
@@ -155,62 +156,117 @@ static int regen(const char *dir)
 	return DL_EXIT_OK;
 }
 
+/* The options and the one NAME. */
+struct atlas_args {
+	const char *name, *node, *file, *dir;
+};
+
+static int opt_help(void *obj, const char *verb, const char *v)
+{
+	(void)obj, (void)verb, (void)v;
+	atlas_usage(stdout);
+	return 1;
+}
+
+/* A path or name that must not be empty: "--node needs a value". */
+static int need_value(const char *verb, const char *opt, const char *v, const char **out)
+{
+	if (!*v) {
+		fprintf(stderr, "dlsim %s: %s needs a value\n", verb, opt);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int opt_node(void *obj, const char *verb, const char *v)
+{
+	return need_value(verb, "--node", v, &((struct atlas_args *)obj)->node);
+}
+
+static int opt_file(void *obj, const char *verb, const char *v)
+{
+	return need_value(verb, "--file", v, &((struct atlas_args *)obj)->file);
+}
+
+static int opt_regen(void *obj, const char *verb, const char *v)
+{
+	return need_value(verb, "--regen", v, &((struct atlas_args *)obj)->dir);
+}
+
+/* An argument no row names: an unknown option, or NAME ("-": no driver), one only. */
+static int opt_other(void *obj, const char *verb, const char *arg)
+{
+	struct atlas_args *a = obj;
+
+	if (arg[0] == '-' && strcmp(arg, "-")) {
+		fprintf(stderr, "dlsim %s: unknown option '%s'\n", verb, arg);
+		atlas_usage(stderr);
+		return -1;
+	}
+	if (a->name) {
+		fprintf(stderr, "dlsim %s: one NAME only ('%s' and '%s')\n", verb, a->name, arg);
+		return -1;
+	}
+	a->name = arg;
+	return 0;
+}
+
+static const struct cli_opt atlas_opts[] = {
+	{ CLI_ACTION("--help", "-h", opt_help) },
+	{ CLI_FN("--node", opt_node) },
+	{ CLI_FN("--file", opt_file) },
+	{ CLI_FN("--regen", opt_regen) },
+};
+
+static const struct cli_verb atlas_verb = {
+	.name = "atlas", .opt = atlas_opts, .nopt = sizeof(atlas_opts) / sizeof(atlas_opts[0]),
+	.other = opt_other,
+};
+
+/* --file's atlas into *OWN, else the built-in one; NULL when it cannot be had (said). */
+static const struct dl_atlas *open_atlas(const char *file, struct dl_atlas *own)
+{
+	const struct dl_atlas *a;
+
+	if (file) {
+		struct dl_error err = { { 0 } };
+
+		if (dl_atlas_load_file(file, own, &err)) {
+			fprintf(stderr, "dlsim atlas: %s\n", err.msg);
+			return NULL;
+		}
+		return own;
+	}
+	if (!(a = dl_atlas_builtin()))
+		fprintf(stderr, "dlsim atlas: the built-in atlas could not be loaded\n");
+	return a;
+}
+
 int cmd_atlas(int argc, char **argv)
 {
-	const char *name = NULL, *node = NULL, *file = NULL, *dir = NULL, *v;
+	struct atlas_args o = { 0 };
 	struct dl_atlas own = { 0 };
 	const struct dl_atlas *a;
 	int ret;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			atlas_usage(stdout);
-			return DL_EXIT_OK;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--node"))) {
-			node = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--file"))) {
-			file = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--regen"))) {
-			dir = v;
-		} else if (argv[i][0] == '-' && strcmp(argv[i], "-")) {
-			fprintf(stderr, "dlsim atlas: unknown option '%s'\n", argv[i]);
-			atlas_usage(stderr);
-			return DL_EXIT_USAGE;
-		} else if (!name) {
-			name = argv[i];
-		} else {
-			fprintf(stderr, "dlsim atlas: one NAME only ('%s' and '%s')\n", name, argv[i]);
-			return DL_EXIT_USAGE;
-		}
-		if (v && !*v) {
-			fprintf(stderr, "dlsim atlas: %s needs a value\n", argv[i]);
-			return DL_EXIT_USAGE;
-		}
-	}
-	if (dir)
-		return name || node || file ? (fprintf(stderr, "dlsim atlas: --regen takes no other "
-					      "argument\n"), DL_EXIT_USAGE) : regen(dir);
-	if (node && !name) {
+	ret = cli_opts_parse(&atlas_verb, argc, argv, &o);
+	if (ret)
+		return ret > 0 ? DL_EXIT_OK : DL_EXIT_USAGE;
+	if (o.dir)
+		return o.name || o.node || o.file ? (fprintf(stderr, "dlsim atlas: --regen takes no "
+					      "other argument\n"), DL_EXIT_USAGE) : regen(o.dir);
+	if (o.node && !o.name) {
 		fprintf(stderr, "dlsim atlas: --node needs a driver NAME (or \"-\" for none)\n");
 		return DL_EXIT_USAGE;
 	}
-	if (file) {
-		struct dl_error err = { { 0 } };
-
-		if (dl_atlas_load_file(file, &own, &err)) {
-			fprintf(stderr, "dlsim atlas: %s\n", err.msg);
-			return DL_EXIT_USAGE;
-		}
-		a = &own;
-	} else if (!(a = dl_atlas_builtin())) {
-		fprintf(stderr, "dlsim atlas: the built-in atlas could not be loaded\n");
+	if (!(a = open_atlas(o.file, &own)))
 		return DL_EXIT_USAGE;
-	}
 	ret = DL_EXIT_OK;
-	if (node)
-		print_device(a, strcmp(name, "-") ? name : NULL, node);
-	else if (name)
-		ret = print_name(a, name);
+	if (o.node)
+		print_device(a, strcmp(o.name, "-") ? o.name : NULL, o.node);
+	else if (o.name)
+		ret = print_name(a, o.name);
 	else
 		print_all(a);
 	dl_atlas_free(&own);

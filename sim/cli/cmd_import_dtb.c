@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sim/cli/cli.h"
+#include "sim/cli/cli_opts.h"
 #include "sim/measure/atlas.h"
 #include "sim/scenario/dtb_import.h"
 
@@ -51,101 +52,155 @@ static void import_usage(FILE *f)
 		   "exit status: 0 success, 2 bad usage or malformed DTB\n");
 }
 
+/* The options and the one FILE.dtb. */
+struct dtb_args {
+	struct dl_dtb_opts opt;
+	const char *file;
+};
+
+static int opt_help(void *obj, const char *verb, const char *v)
+{
+	(void)obj, (void)verb, (void)v;
+	import_usage(stdout);
+	return 1;
+}
+
+static int opt_kernel(void *obj, const char *verb, const char *v)
+{
+	if (!*v) {
+		fprintf(stderr, "dlsim %s: --kernel needs a value\n", verb);
+		return -1;
+	}
+	if (dl_dtb_parse_kernel(v, &((struct dtb_args *)obj)->opt.kernel)) {
+		fprintf(stderr, "dlsim %s: --kernel '%s': expected 6.12 or 7.3\n", verb, v);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_async(void *obj, const char *verb, const char *v)
+{
+	if (!*v) {
+		fprintf(stderr, "dlsim %s: --async needs a value\n", verb);
+		return -1;
+	}
+	if (dl_dtb_parse_async(v, &((struct dtb_args *)obj)->opt.async)) {
+		fprintf(stderr, "dlsim %s: --async '%s': expected driver, none or all\n", verb, v);
+		return -1;
+	}
+	return 0;
+}
+
+static int opt_drivers(void *obj, const char *verb, const char *v)
+{
+	if (strcmp(v, "table") && strcmp(v, "all")) {
+		fprintf(stderr, "dlsim %s: --drivers '%s': expected table or all\n", verb, v);
+		return -1;
+	}
+	((struct dtb_args *)obj)->opt.drivers = !strcmp(v, "all") ? DL_DTB_DRIVERS_ALL
+								   : DL_DTB_DRIVERS_TABLE;
+	return 0;
+}
+
+/* FILE.dtb, whatever it looks like (after "--"); one only. */
+static int opt_file(void *obj, const char *verb, const char *arg)
+{
+	struct dtb_args *a = obj;
+
+	if (a->file) {
+		fprintf(stderr, "dlsim %s: more than one file ('%s')\n", verb, arg);
+		return -1;
+	}
+	a->file = arg;
+	return 0;
+}
+
+/* An argument no row names: an unknown option, or FILE.dtb ("-" and a lone "--" are names). */
+static int opt_other(void *obj, const char *verb, const char *arg)
+{
+	if (arg[0] == '-' && arg[1] && strcmp(arg, "--")) {
+		fprintf(stderr, "dlsim %s: unknown option '%s'\n", verb, arg);
+		import_usage(stderr);
+		return -1;
+	}
+	return opt_file(obj, verb, arg);
+}
+
+static const struct cli_opt dtb_opts[] = {
+	{ CLI_ACTION("--help", "-h", opt_help) },
+	{ CLI_FN("--kernel", opt_kernel) },
+	{ CLI_FN("--async", opt_async) },
+	{ CLI_FN("--drivers", opt_drivers) },
+};
+
+static const struct cli_verb dtb_verb = {
+	.name = "import-dtb", .opt = dtb_opts, .nopt = sizeof(dtb_opts) / sizeof(dtb_opts[0]),
+	.other = opt_other, .after_dashdash = opt_file,
+};
+
+/* The scenario (JSON) to stdout: 0, or -1 (said). */
+static int print_scenario(json_t *sc, const char *file)
+{
+	char *text = json_dumps(sc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+	if (!text) {
+		fprintf(stderr, "dlsim import-dtb: %s: out of memory\n", file);
+		return -1;
+	}
+	if (puts(text) == EOF || fflush(stdout)) {
+		fprintf(stderr, "dlsim import-dtb: writing stdout: %s\n", strerror(errno));
+		free(text);
+		return -1;
+	}
+	free(text);
+	return 0;
+}
+
+/* What the import found and made, to stderr. */
+static void print_stats(const char *file, const struct dl_dtb_opts *opt,
+			const struct dl_dtb_stats *st)
+{
+	fprintf(stderr, "dlsim import-dtb: %s: %u nodes, %u devices, %u links: %u gate probe, "
+		"%u SYNC_STATE_ONLY proxies, %u on cycles (CYCLE); %u early-initialised nodes, "
+		"%u links to them not made\n",
+		file, st->nodes, st->devices, st->links, st->blocking, st->proxy, st->cycle_links,
+		st->early_nodes, st->early_dropped);
+	fprintf(stderr, "dlsim import-dtb: %s: drivers (%s): %u of %u devices have one in the "
+		"table, %u bind, %u never bind (%u not built), %u async; %u links relaxed to "
+		"never-binding suppliers, %u child nodes not created\n",
+		file, opt->kernel == DL_DTB_K73 ? "7.3" : "6.12", st->known_driver, st->devices,
+		st->bound, st->never_bind, st->not_built, st->async_devices, st->relaxed,
+		st->unpopulated);
+}
+
 int cmd_import_dtb(int argc, char **argv)
 {
-	struct dl_dtb_opts opt = { .kernel = DL_DTB_K612, .async = DL_DTB_ASYNC_DRIVER,
-				   .drivers = DL_DTB_DRIVERS_TABLE };
+	struct dtb_args a = { .opt = { .kernel = DL_DTB_K612, .async = DL_DTB_ASYNC_DRIVER,
+				       .drivers = DL_DTB_DRIVERS_TABLE } };
 	struct dl_dtb_stats st;
 	struct dl_error err;
-	const char *file = NULL, *v;
 	json_t *sc;
-	char *text;
-	int ret;
+	int rc, ret;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			import_usage(stdout);
-			return DL_EXIT_OK;
-		}
-		if ((v = cli_opt_value(argc, argv, &i, "--kernel"))) {
-			if (!*v) {
-				fprintf(stderr, "dlsim import-dtb: --kernel needs a value\n");
-				return DL_EXIT_USAGE;
-			}
-			if (dl_dtb_parse_kernel(v, &opt.kernel)) {
-				fprintf(stderr, "dlsim import-dtb: --kernel '%s': expected 6.12 or 7.3\n", v);
-				return DL_EXIT_USAGE;
-			}
-			continue;
-		}
-		if ((v = cli_opt_value(argc, argv, &i, "--async"))) {
-			if (!*v) {
-				fprintf(stderr, "dlsim import-dtb: --async needs a value\n");
-				return DL_EXIT_USAGE;
-			}
-			if (dl_dtb_parse_async(v, &opt.async)) {
-				fprintf(stderr, "dlsim import-dtb: --async '%s': expected driver, none or all\n",
-					v);
-				return DL_EXIT_USAGE;
-			}
-			continue;
-		}
-		if ((v = cli_opt_value(argc, argv, &i, "--drivers"))) {
-			if (!strcmp(v, "table") || !strcmp(v, "all")) {
-				opt.drivers = !strcmp(v, "all") ? DL_DTB_DRIVERS_ALL : DL_DTB_DRIVERS_TABLE;
-			} else {
-				fprintf(stderr, "dlsim import-dtb: --drivers '%s': expected table or all\n", v);
-				return DL_EXIT_USAGE;
-			}
-			continue;
-		}
-		if (argv[i][0] == '-' && argv[i][1] && strcmp(argv[i], "--")) {
-			fprintf(stderr, "dlsim import-dtb: unknown option '%s'\n", argv[i]);
-			import_usage(stderr);
-			return DL_EXIT_USAGE;
-		}
-		if (!strcmp(argv[i], "--") && i + 1 < argc)
-			i++;
-		if (file) {
-			fprintf(stderr, "dlsim import-dtb: more than one file ('%s')\n", argv[i]);
-			return DL_EXIT_USAGE;
-		}
-		file = argv[i];
-	}
-	if (!file) {
+	rc = cli_opts_parse(&dtb_verb, argc, argv, &a);
+	if (rc)
+		return rc > 0 ? DL_EXIT_OK : DL_EXIT_USAGE;
+	if (!a.file) {
 		import_usage(stderr);
 		return DL_EXIT_USAGE;
 	}
 	memset(&err, 0, sizeof(err));
 	/* measured latencies from the built-in atlas (out of memory: exit 2, never class guesses said nowhere) */
-	opt.dev_hook = dl_atlas_dtb_hook;
-	ret = dl_dtb_import_file_opts(file, &opt, &sc, &st, &err);
+	a.opt.dev_hook = dl_atlas_dtb_hook;
+	ret = dl_dtb_import_file_opts(a.file, &a.opt, &sc, &st, &err);
 	if (ret) {
 		fprintf(stderr, "dlsim import-dtb: %s\n", err.msg);
 		return DL_EXIT_USAGE;
 	}
-	text = json_dumps(sc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	ret = print_scenario(sc, a.file);
 	json_decref(sc);
-	if (!text) {
-		fprintf(stderr, "dlsim import-dtb: %s: out of memory\n", file);
+	if (ret)
 		return DL_EXIT_USAGE;
-	}
-	if (puts(text) == EOF || fflush(stdout)) {
-		fprintf(stderr, "dlsim import-dtb: writing stdout: %s\n", strerror(errno));
-		free(text);
-		return DL_EXIT_USAGE;
-	}
-	free(text);
-	fprintf(stderr, "dlsim import-dtb: %s: %u nodes, %u devices, %u links: %u gate probe, "
-		"%u SYNC_STATE_ONLY proxies, %u on cycles (CYCLE); %u early-initialised nodes, "
-		"%u links to them not made\n",
-		file, st.nodes, st.devices, st.links, st.blocking, st.proxy, st.cycle_links,
-		st.early_nodes, st.early_dropped);
-	fprintf(stderr, "dlsim import-dtb: %s: drivers (%s): %u of %u devices have one in the "
-		"table, %u bind, %u never bind (%u not built), %u async; %u links relaxed to "
-		"never-binding suppliers, %u child nodes not created\n",
-		file, opt.kernel == DL_DTB_K73 ? "7.3" : "6.12", st.known_driver, st.devices,
-		st.bound, st.never_bind, st.not_built, st.async_devices, st.relaxed,
-		st.unpopulated);
+	print_stats(a.file, &a.opt, &st);
 	return DL_EXIT_OK;
 }

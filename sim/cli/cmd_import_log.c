@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sim/cli/cli.h"
+#include "sim/cli/cli_opts.h"
 #include "sim/measure/log_import.h"
 #include "sim/measure/replay.h"
 
@@ -285,95 +286,119 @@ static int overlay(const struct dl_logimport *li, const char *into, json_t **out
 	return DL_EXIT_OK;
 }
 
-int cmd_import_log(int argc, char **argv)
-{
-	const char *into = NULL, *name = NULL, *v;
+/* The options and the state their parse builds: the log is read file by file as they come. */
+struct import_args {
+	const char *into, *name;
+	bool replay, with_gap;
+	int order;		/* -1: the order the log shows */
+	uint32_t workers;	/* 0: the log's */
+	int nfiles;
+	char *dflt;		/* the first file's base name */
 	struct dl_logimport li;
+};
+
+static int opt_order(void *obj, const char *verb, const char *v)
+{
+	enum dl_order o;
+
+	if (dl_order_parse(v, &o)) {
+		fprintf(stderr, "dlsim %s: unknown order '%s'; see 'dlsim orders'\n", verb, v);
+		return -1;
+	}
+	((struct import_args *)obj)->order = (int)o;
+	return 0;
+}
+
+/* strtoul's, as before the table: " 8" and "+8" are 8 */
+static int opt_workers(void *obj, const char *verb, const char *v)
+{
+	char *end;
+	unsigned long k = strtoul(v, &end, 10);
+
+	if (!*v || *end || !k || k > 65536) {
+		fprintf(stderr, "dlsim %s: --workers '%s'; expected 1..65536\n", verb, v);
+		return -1;
+	}
+	((struct import_args *)obj)->workers = (uint32_t)k;
+	return 0;
+}
+
+/* An argument no row names: a log file ("-": stdin), read now, or an unknown option. */
+static int opt_file(void *obj, const char *verb, const char *arg)
+{
+	struct import_args *a = obj;
 	struct dl_error err;
-	bool replay = false, with_gap = false;
-	int order = -1, nfiles = 0, rc = DL_EXIT_USAGE;
-	uint32_t workers = 0;
-	json_t *sc = NULL;
-	char *dflt = NULL;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			import_usage(stdout);
-			return DL_EXIT_OK;
-		}
-	}
-	dl_log_init(&li);
-	for (int i = 1; i < argc; i++) {
-		if ((v = cli_opt_value(argc, argv, &i, "--into"))) {
-			into = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--name"))) {
-			name = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--order"))) {
-			enum dl_order o;
-
-			if (dl_order_parse(v, &o)) {
-				fprintf(stderr, "dlsim import-log: unknown order '%s'; see 'dlsim orders'\n",
-					v);
-				goto out;
-			}
-			order = (int)o;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--workers"))) {
-			char *end;
-			unsigned long k = strtoul(v, &end, 10);
-
-			if (!*v || *end || !k || k > 65536) {
-				fprintf(stderr, "dlsim import-log: --workers '%s'; expected 1..65536\n", v);
-				goto out;
-			}
-			workers = (uint32_t)k;
-		} else if (!strcmp(argv[i], "--replay")) {
-			replay = true;
-		} else if (!strcmp(argv[i], "--with-printing")) {
-			with_gap = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "dlsim import-log: unknown option '%s'\n", argv[i]);
-			import_usage(stderr);
-			goto out;
-		} else {
-			int ret = dl_log_read_file(&li, argv[i], &err);
-
-			if (ret) {
-				fprintf(stderr, "dlsim import-log: %s\n", err.msg);
-				goto out;
-			}
-			if (!nfiles++)
-				dflt = base_name(argv[i]);
-		}
-	}
-	if (into && !*into) {
-		fprintf(stderr, "dlsim import-log: --into without a file\n");
-		goto out;
-	}
-	if (!nfiles) {
+	if (arg[0] == '-' && arg[1]) {
+		fprintf(stderr, "dlsim %s: unknown option '%s'\n", verb, arg);
 		import_usage(stderr);
-		goto out;
+		return -1;
 	}
-	if (dl_log_finish(&li)) {
-		fprintf(stderr, "dlsim import-log: out of memory\n");
-		goto out;
+	if (dl_log_read_file(&a->li, arg, &err)) {
+		fprintf(stderr, "dlsim %s: %s\n", verb, err.msg);
+		return -1;
 	}
-	summary(&li);
-	if (replay) {
-		rc = print_replays(&li, order, workers);
-		goto out;
+	if (!a->nfiles++)
+		a->dflt = base_name(arg);
+	return 0;
+}
+
+static const struct cli_opt import_opts[] = {
+	{ CLI_STR("--into", struct import_args, into) },
+	{ CLI_STR("--name", struct import_args, name) },
+	{ CLI_FN("--order", opt_order) },
+	{ CLI_FN("--workers", opt_workers) },
+	{ CLI_TRUE("--replay", NULL, struct import_args, replay) },
+	{ CLI_TRUE("--with-printing", NULL, struct import_args, with_gap) },
+};
+
+static const struct cli_verb import_verb = {
+	.name = "import-log", .opt = import_opts,
+	.nopt = sizeof(import_opts) / sizeof(import_opts[0]), .other = opt_file,
+};
+
+/* --help or -h anywhere, even after a bad option or as an option's value, is the help. */
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
+}
+
+/* Parse (reading the logs), then what the options say together: 0 or -1 (said). */
+static int import_parse(struct import_args *a, int argc, char **argv)
+{
+	if (cli_opts_parse(&import_verb, argc, argv, a))
+		return -1;
+	if (a->into && !*a->into) {
+		fprintf(stderr, "dlsim import-log: --into without a file\n");
+		return -1;
 	}
+	if (!a->nfiles) {
+		import_usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+/* The scenario of all cycles (or S of --into with them overlaid), streamed to stdout. */
+static int write_scenario(struct import_args *a)
+{
+	json_t *sc = NULL;
+	int rc = DL_EXIT_USAGE;
+
 	/* only the scenario of all cycles is left to write: fold the samples to it */
-	if (dl_log_fold(&li) == -ENOMEM) {
+	if (dl_log_fold(&a->li) == -ENOMEM) {
 		fprintf(stderr, "dlsim import-log: out of memory\n");
-		goto out;
+		return DL_EXIT_USAGE;
 	}
-	if (into) {
-		if ((rc = overlay(&li, into, &sc)) != DL_EXIT_OK)
+	if (a->into) {
+		if (overlay(&a->li, a->into, &sc) != DL_EXIT_OK)
 			goto out;
-		rc = DL_EXIT_USAGE;
 	} else {
-		sc = dl_log_scenario(&li, DL_LG_NONE, with_gap,
-				     name ? name : dflt ? dflt : "imported");
+		sc = dl_log_scenario(&a->li, DL_LG_NONE, a->with_gap,
+				     a->name ? a->name : a->dflt ? a->dflt : "imported");
 		if (!sc) {
 			fprintf(stderr, "dlsim import-log: out of memory\n");
 			goto out;
@@ -388,7 +413,29 @@ int cmd_import_log(int argc, char **argv)
 	rc = DL_EXIT_OK;
 out:
 	json_decref(sc);
-	free(dflt);
-	dl_log_free(&li);
+	return rc;
+}
+
+int cmd_import_log(int argc, char **argv)
+{
+	struct import_args a = { .order = -1 };
+	int rc = DL_EXIT_USAGE;
+
+	if (wants_help(argc, argv)) {
+		import_usage(stdout);
+		return DL_EXIT_OK;
+	}
+	dl_log_init(&a.li);
+	if (import_parse(&a, argc, argv))
+		goto out;
+	if (dl_log_finish(&a.li)) {
+		fprintf(stderr, "dlsim import-log: out of memory\n");
+		goto out;
+	}
+	summary(&a.li);
+	rc = a.replay ? print_replays(&a.li, a.order, a.workers) : write_scenario(&a);
+out:
+	free(a.dflt);
+	dl_log_free(&a.li);
 	return rc;
 }

@@ -57,7 +57,8 @@ struct run_opts {
 	enum dl_cost_profile profile;   /* --profile: the cost model's defaults */
 };
 
-static void run_usage(FILE *f, bool compare)
+/* What run or compare does. */
+static void usage_intro(FILE *f, bool compare)
 {
 	if (compare)
 		fprintf(f, "usage: dlsim compare SCENARIO [--orders A,B,...] [--seeds N] [opts]\n\n"
@@ -71,6 +72,11 @@ static void run_usage(FILE *f, bool compare)
 		fprintf(f, "usage: dlsim run SCENARIO [opts]\n\n"
 			   "Simulate the scenario's script, log every event to the database and print\n"
 			   "a summary table per op.\n\n");
+}
+
+/* The options: run's --order, compare's --orders and --seeds among them. */
+static void usage_options(FILE *f, bool compare)
+{
 	fprintf(f, "options:\n"
 		   "  --db PATH         SQLite log to append runs to (default dlsim.db)\n"
 		   "%s"
@@ -121,46 +127,58 @@ static void run_usage(FILE *f, bool compare)
 		   "                    callback to take %d W of real time; default: the\n"
 		   "                    smallest 1, 2 or 5 x 10^k that does; a smaller X is\n"
 		   "                    refused (exit 2), naming one that works; at most 1e6;\n"
-		   "                    Ctrl-C ends any sleep within 100 ms\n"
-		   "\n%s"
-		   "\nexit status: 0 ok, 1 an injected fault made an op fail, 2 bad usage or input\n"
-		   "(nothing written), or the log could not be written (disk full, locked past the\n"
-		   "busy timeout: SQLite's message and the path on stderr, the run marked 'failed',\n"
-		   "no summary), 130 interrupted (what was simulated is committed, the run is\n"
-		   "'interrupted')\n",
+		   "                    Ctrl-C ends any sleep within 100 ms\n",
 		compare ? "  --orders A,B,...  the orders to compare (default: every order but naive,\n"
 			  "                    the negative control; with --kernel, only those that\n"
 			  "                    kernel ran: kernel-async or kernel-async-v2)\n"
 			  "  --seeds N         seeds per order: seed, seed+1, ... (default 1)\n"
 			: "  --order NAME      ordering algorithm (default kernel-async; see dlsim orders)\n",
-		DL_LOG_BUSY_MS, DL_WAKEUP_FACTOR,
-		compare ? "columns (times in ms of simulated time; \u2013: not computed in this mode):\n"
-			  "  makespan          from the op's start to its last callback's end; with\n"
-			  "                    several seeds: mean +- standard deviation\n"
-			  "  lower bd          per phase max(critical path, CPU work / K), summed over\n"
-			  "                    the op's phases: no order on K CPUs can do better\n"
-			  "  ratio             makespan / lower bd (\u2013 when the bound is 0: the op\n"
-			  "                    has no latency at all, only modelled overhead)\n"
-			  "  order bd          the bound for this order: adds what its main PM thread\n"
-			  "                    must run alone (des only; \u2013 in threads mode)\n"
-			  "  ratio             makespan / order bd\n"
-			: "columns (times in ms of simulated time):\n"
-			  "  makespan ms       from the op's start to its last callback's end\n"
-			  "  lower bd ms       per phase max(critical path, CPU work / K), summed: no\n"
-			  "                    order on K CPUs can do better\n"
-			  "  ratio             makespan / lower bd (\u2013 when the bound is 0: the op has\n"
-			  "                    no latency, only modelled overhead)\n"
-			  "  attempts          probe attempts, deferred ones included\n"
-			  "  defers            probes that returned -EPROBE_DEFER (a supplier not bound)\n"
-			  "  peak items        most work items alive at once, running or asleep on a\n"
-			  "                    dependency; above K when items block (kernel-async)\n"
-			  "  blocked wkr-ms    worker time asleep on dependencies, summed over the\n"
-			  "                    workers (can exceed the makespan: 8 workers blocked\n"
-			  "                    for 1 ms are 8 ms)\n"
-			  "after the table (des and kernel mode): a line for each op that spent at\n"
-			  "least 10% of its makespan in device_pm_move_to_tail() before deferred\n"
-			  "retries (one call per path below the device; in des priced by\n"
-			  "cost.reorder_ns and cost.reorder_visit_ns, in kernel mode measured)\n");
+		DL_LOG_BUSY_MS, DL_WAKEUP_FACTOR);
+}
+
+/* The summary table's columns. */
+static void usage_columns(FILE *f, bool compare)
+{
+	fputs(compare ? "columns (times in ms of simulated time; \u2013: not computed in this mode):\n"
+			"  makespan          from the op's start to its last callback's end; with\n"
+			"                    several seeds: mean +- standard deviation\n"
+			"  lower bd          per phase max(critical path, CPU work / K), summed over\n"
+			"                    the op's phases: no order on K CPUs can do better\n"
+			"  ratio             makespan / lower bd (\u2013 when the bound is 0: the op\n"
+			"                    has no latency at all, only modelled overhead)\n"
+			"  order bd          the bound for this order: adds what its main PM thread\n"
+			"                    must run alone (des only; \u2013 in threads mode)\n"
+			"  ratio             makespan / order bd\n"
+	      : "columns (times in ms of simulated time):\n"
+			"  makespan ms       from the op's start to its last callback's end\n"
+			"  lower bd ms       per phase max(critical path, CPU work / K), summed: no\n"
+			"                    order on K CPUs can do better\n"
+			"  ratio             makespan / lower bd (\u2013 when the bound is 0: the op has\n"
+			"                    no latency, only modelled overhead)\n"
+			"  attempts          probe attempts, deferred ones included\n"
+			"  defers            probes that returned -EPROBE_DEFER (a supplier not bound)\n"
+			"  peak items        most work items alive at once, running or asleep on a\n"
+			"                    dependency; above K when items block (kernel-async)\n"
+			"  blocked wkr-ms    worker time asleep on dependencies, summed over the\n"
+			"                    workers (can exceed the makespan: 8 workers blocked\n"
+			"                    for 1 ms are 8 ms)\n"
+			"after the table (des and kernel mode): a line for each op that spent at\n"
+			"least 10% of its makespan in device_pm_move_to_tail() before deferred\n"
+			"retries (one call per path below the device; in des priced by\n"
+			"cost.reorder_ns and cost.reorder_visit_ns, in kernel mode measured)\n", f);
+}
+
+static void run_usage(FILE *f, bool compare)
+{
+	usage_intro(f, compare);
+	usage_options(f, compare);
+	fputc('\n', f);
+	usage_columns(f, compare);
+	fputs("\nexit status: 0 ok, 1 an injected fault made an op fail, 2 bad usage or input\n"
+	      "(nothing written), or the log could not be written (disk full, locked past the\n"
+	      "busy timeout: SQLite's message and the path on stderr, the run marked 'failed',\n"
+	      "no summary), 130 interrupted (what was simulated is committed, the run is\n"
+	      "'interrupted')\n", f);
 }
 
 /* NAME as an order; an unknown one is named with what it probably meant. */

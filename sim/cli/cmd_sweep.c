@@ -31,31 +31,37 @@
 #define MAX_PROBLEMS 50
 #define KERNEL_BATCH 8          /* kernel mode: scenarios per boot (--kernel-batch) */
 
+/* The synopsis, and what a sweep does and where it writes. */
+static void sweep_usage_intro(FILE *f)
+{
+	fputs("usage: dlsim sweep [--scenarios PATH|DIR|GLOB]... [--dtbs DIR]... --orders A,B|all\n"
+	      "                   [--seeds N] [--seed S] [--set KEY=VALUE]... [--db OUT.db]\n"
+	      "                   [--jobs N] [--json] [opts]\n"
+	      "       mpirun -np N dlsim sweep ...     (the ranks share the runs)\n"
+	      "       dlsim sweep --compact OUT.db     (the runs' events into OUT.db)\n\n"
+	      "Run every scenario × order × seed (× kernel), each a normal run logged to\n"
+	      "OUT.db as `dlsim run` logs it and re-checked from its log, and print a\n"
+	      "summary per scenario: the best order, by how much, its ratio to the lower\n"
+	      "bound, and the runs that failed or violated a rule.  DTBs are imported on\n"
+	      "the fly (no JSON written).  Resumable: a run already in OUT.db (same\n"
+	      "scenario content, order, seed, kernel, mode and workers) is skipped, so\n"
+	      "running the same command again completes an interrupted sweep.\n\n"
+	      "Each worker logs its runs into its own shard, OUT.db.shards/HOST-PID-s0.db,\n"
+	      "where their events, devices and links stay.  It commits each finished run's\n"
+	      "runs, metrics, violations and sweep rows and the name of its shard into\n"
+	      "OUT.db in one transaction (SQLite's write lock, held for some 60 rows; the\n"
+	      "others simulate meanwhile).  MPI ranks on another node than rank 0 leave\n"
+	      "that to rank 0, every second.  check, report, diff, explain and twin read\n"
+	      "OUT.db's runs from their shards; keep OUT.db.shards/ beside OUT.db (a\n"
+	      "folder moves whole).  --compact OUT.db copies every run's events into\n"
+	      "OUT.db and then removes the files the sweep wrote in OUT.db.shards/ (not\n"
+	      "while a sweep writes OUT.db).\n\n", f);
+}
+
 static void sweep_usage(FILE *f)
 {
+	sweep_usage_intro(f);
 	fprintf(f,
-		"usage: dlsim sweep [--scenarios PATH|DIR|GLOB]... [--dtbs DIR]... --orders A,B|all\n"
-		"                   [--seeds N] [--seed S] [--set KEY=VALUE]... [--db OUT.db]\n"
-		"                   [--jobs N] [--json] [opts]\n"
-		"       mpirun -np N dlsim sweep ...     (the ranks share the runs)\n"
-		"       dlsim sweep --compact OUT.db     (the runs' events into OUT.db)\n\n"
-		"Run every scenario × order × seed (× kernel), each a normal run logged to\n"
-		"OUT.db as `dlsim run` logs it and re-checked from its log, and print a\n"
-		"summary per scenario: the best order, by how much, its ratio to the lower\n"
-		"bound, and the runs that failed or violated a rule.  DTBs are imported on\n"
-		"the fly (no JSON written).  Resumable: a run already in OUT.db (same\n"
-		"scenario content, order, seed, kernel, mode and workers) is skipped, so\n"
-		"running the same command again completes an interrupted sweep.\n\n"
-		"Each worker logs its runs into its own shard, OUT.db.shards/HOST-PID-s0.db,\n"
-		"where their events, devices and links stay.  It commits each finished run's\n"
-		"runs, metrics, violations and sweep rows and the name of its shard into\n"
-		"OUT.db in one transaction (SQLite's write lock, held for some 60 rows; the\n"
-		"others simulate meanwhile).  MPI ranks on another node than rank 0 leave\n"
-		"that to rank 0, every second.  check, report, diff, explain and twin read\n"
-		"OUT.db's runs from their shards; keep OUT.db.shards/ beside OUT.db (a\n"
-		"folder moves whole).  --compact OUT.db copies every run's events into\n"
-		"OUT.db and then removes the files the sweep wrote in OUT.db.shards/ (not\n"
-		"while a sweep writes OUT.db).\n\n"
 		"options:\n"
 		"  --scenarios P     a scenario file, a directory of *.json or a glob (repeatable)\n"
 		"  --dtbs DIR        every *.dtb under DIR, or one .dtb file (repeatable)\n"

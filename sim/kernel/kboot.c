@@ -193,98 +193,144 @@ static uint64_t record_budget(const struct dl_scenario *sc)
 	return n < KMOD_MAX_RECS_HOST ? n : KMOD_MAX_RECS_HOST;
 }
 
+/* pm_async: 1 when the order queues async work items (/sys/power/pm_async), else 0. */
+static int write_pm_async(const char *dir, const struct dl_kjob *j)
+{
+	char p[4096];
+	FILE *f;
+
+	pathf(p, sizeof(p), "%s/pm_async", dir);
+	if (!(f = fopen(p, "w")))
+		return -errno;
+	fprintf(f, "%d\n", dl_order_uses_items(dl_order_policy(j->order)));
+	return close_file(f);
+}
+
+/* The probe op's head: the devices (parent, async, runtime PM) and the injected faults. */
+static void write_devices(FILE *f, const struct dl_kjob *j, const uint8_t *rpm)
+{
+	const struct dl_scenario *sc = j->sc;
+	bool items = dl_order_uses_items(dl_order_policy(j->order));
+
+	fprintf(f, "devices %u %" PRIu64 "\n", sc->ndev, record_budget(sc));
+	for (uint32_t d = 0; d < sc->ndev; d++)
+		fprintf(f, "dev %u %" PRId64 " %d %d\n", d,
+			sc->dev[d].parent == DL_SC_NONE ? (int64_t)-1 : (int64_t)sc->dev[d].parent,
+			items && sc->dev[d].async, rpm[d]);
+	for (uint32_t k = 0; k < sc->nfault; k++)
+		fprintf(f, "fault %u %u %d %u\n", sc->fault[k].dev, sc->fault[k].lat_key,
+			sc->fault[k].err, sc->fault[k].times);
+}
+
+/* Op @i, the probe of every device: its latencies, the devices registered, the links, probe. */
+static void write_probe(FILE *f, const struct dl_kjob *j, uint32_t i)
+{
+	const struct dl_scenario *sc = j->sc;
+
+	lat_line(f, sc, j->seed, DL_LAT_PROBE, i);
+	lat_line(f, sc, j->seed, DL_LAT_REMOVE, i);
+	/* every attempt runtime-resumes suppliers and parent first */
+	lat_line(f, sc, j->seed, DL_LAT_RPM_SUSPEND, i);
+	lat_line(f, sc, j->seed, DL_LAT_RPM_RESUME, i);
+	fprintf(f, "register\n");
+	for (uint32_t k = 0; k < sc->nlink; k++) {
+		uint32_t fl = sc->link[k].flags;
+
+		/* as the engines: fw_devlink makes a cycle link INFERRED|SYNC_STATE_ONLY|CYCLE */
+		if (fl & DL_FLAG_CYCLE)
+			fl = DL_FLAG_INFERRED | DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE;
+		fprintf(f, "link %u %u %u\n", sc->link[k].consumer, sc->link[k].supplier, fl);
+	}
+	fprintf(f, "probe\n");
+}
+
+/* Op @i of any kind but probe and suspend: its latencies and its one command. */
+static void write_op(FILE *f, const struct dl_kjob *j, uint32_t i)
+{
+	const struct dl_scenario *sc = j->sc;
+	const struct dl_sc_op *op = &sc->op[i];
+
+	switch (op->kind) {
+	case DL_OP_UNBIND:
+	case DL_OP_REMOVE:
+		lat_line(f, sc, j->seed, DL_LAT_REMOVE, i);
+		fprintf(f, "%s %u\n", op->kind == DL_OP_UNBIND ? "unbind" : "remove", op->dev);
+		break;
+	case DL_OP_BIND:
+		lat_line(f, sc, j->seed, DL_LAT_PROBE, i);
+		lat_line(f, sc, j->seed, DL_LAT_RPM_SUSPEND, i);
+		lat_line(f, sc, j->seed, DL_LAT_RPM_RESUME, i);
+		fprintf(f, "bind %u\n", op->dev);
+		break;
+	case DL_OP_LINK_ADD:
+		fprintf(f, "link %u %u %u\n", op->dev, op->dev2, op->flags);
+		break;
+	case DL_OP_LINK_DEL:
+		fprintf(f, "unlink %u %u\n", op->dev, op->dev2);
+		break;
+	case DL_OP_RPM_GET:
+	case DL_OP_RPM_PUT:
+		lat_line(f, sc, j->seed, DL_LAT_RPM_SUSPEND, i);
+		lat_line(f, sc, j->seed, DL_LAT_RPM_RESUME, i);
+		fprintf(f, "%s %u\n", op->kind == DL_OP_RPM_GET ? "rpm_get" : "rpm_put", op->dev);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The suspend op @i and the resume op after it, one sleep cycle: a .sleep
+ * file with the eight phases' latencies, then a .ctl file with the resume
+ * op's end and a snapshot.
+ */
+static int write_sleep(const char *dir, uint32_t *fileno, const struct dl_kjob *j, uint32_t i)
+{
+	const struct dl_scenario *sc = j->sc;
+	FILE *f = open_file(dir, (*fileno)++, "sleep");
+	int err;
+
+	if (!f)
+		return -errno;
+	fprintf(f, "op %u\n", i);
+	for (unsigned key = DL_LAT_PREPARE; key <= DL_LAT_SUSPEND_NOIRQ; key++)
+		lat_line(f, sc, j->seed, key, i);
+	for (unsigned key = DL_LAT_RESUME_NOIRQ; key <= DL_LAT_COMPLETE; key++)
+		lat_line(f, sc, j->seed, key, i + 1);
+	if ((err = close_file(f)))
+		return err;
+	if (!(f = open_file(dir, (*fileno)++, "ctl")))
+		return -errno;
+	fprintf(f, "opend %u\nsnap\n", i + 1);
+	return close_file(f);
+}
+
 /* One run: a file per op (a sleep cycle is one .sleep file and the next op's marks). */
 static int write_run_files(const char *dir, const struct dl_kjob *j, const uint8_t *rpm)
 {
 	const struct dl_scenario *sc = j->sc;
 	uint32_t fileno = 0;
-	FILE *f;
-	int err = 0;
-	char p[4096];
+	int err;
 
 	if (mkdir(dir, 0755))
 		return -errno;
-	pathf(p, sizeof(p), "%s/pm_async", dir);
-	if (!(f = fopen(p, "w")))
-		return -errno;
-	fprintf(f, "%d\n", dl_order_uses_items(dl_order_policy(j->order)));
-	if ((err = close_file(f)))
-		return err;
+	err = write_pm_async(dir, j);
 	for (uint32_t i = 0; i < sc->nop && !err; i++) {
-		const struct dl_sc_op *op = &sc->op[i];
-		bool sleep = op->kind == DL_OP_SUSPEND;
+		FILE *f;
 
-		if (!(f = open_file(dir, fileno++, sleep ? "sleep" : "ctl")))
-			return -errno;
-		if (op->kind == DL_OP_PROBE) {
-			fprintf(f, "devices %u %" PRIu64 "\n", sc->ndev, record_budget(sc));
-			for (uint32_t d = 0; d < sc->ndev; d++)
-				fprintf(f, "dev %u %" PRId64 " %d %d\n", d,
-					sc->dev[d].parent == DL_SC_NONE ? (int64_t)-1 : (int64_t)sc->dev[d].parent,
-					dl_order_uses_items(dl_order_policy(j->order)) && sc->dev[d].async,
-					rpm[d]);
-			for (uint32_t k = 0; k < sc->nfault; k++)
-				fprintf(f, "fault %u %u %d %u\n", sc->fault[k].dev, sc->fault[k].lat_key,
-					sc->fault[k].err, sc->fault[k].times);
-		}
-		fprintf(f, "op %u\n", i);
-		switch (op->kind) {
-		case DL_OP_PROBE:
-			lat_line(f, sc, j->seed, DL_LAT_PROBE, i);
-			lat_line(f, sc, j->seed, DL_LAT_REMOVE, i);
-			/* every attempt runtime-resumes suppliers and parent first */
-			lat_line(f, sc, j->seed, DL_LAT_RPM_SUSPEND, i);
-			lat_line(f, sc, j->seed, DL_LAT_RPM_RESUME, i);
-			fprintf(f, "register\n");
-			for (uint32_t k = 0; k < sc->nlink; k++) {
-				uint32_t fl = sc->link[k].flags;
-
-				/* as the engines: fw_devlink makes a cycle link INFERRED|SYNC_STATE_ONLY|CYCLE */
-				if (fl & DL_FLAG_CYCLE)
-					fl = DL_FLAG_INFERRED | DL_FLAG_SYNC_STATE_ONLY | DL_FLAG_CYCLE;
-				fprintf(f, "link %u %u %u\n", sc->link[k].consumer, sc->link[k].supplier, fl);
-			}
-			fprintf(f, "probe\n");
-			break;
-		case DL_OP_SUSPEND:
-			for (unsigned key = DL_LAT_PREPARE; key <= DL_LAT_SUSPEND_NOIRQ; key++)
-				lat_line(f, sc, j->seed, key, i);
-			for (unsigned key = DL_LAT_RESUME_NOIRQ; key <= DL_LAT_COMPLETE; key++)
-				lat_line(f, sc, j->seed, key, i + 1);
-			err = close_file(f);
-			/* after the cycle: the resume op's end and a snapshot */
-			if (err || !(f = open_file(dir, fileno++, "ctl")))
-				return err ? err : -errno;
-			fprintf(f, "opend %u\nsnap\n", i + 1);
-			i++;
-			err = close_file(f);
+		if (sc->op[i].kind == DL_OP_SUSPEND) {
+			err = write_sleep(dir, &fileno, j, i++);
 			continue;
-		case DL_OP_UNBIND:
-		case DL_OP_REMOVE:
-			lat_line(f, sc, j->seed, DL_LAT_REMOVE, i);
-			fprintf(f, "%s %u\n", op->kind == DL_OP_UNBIND ? "unbind" : "remove", op->dev);
-			break;
-		case DL_OP_BIND:
-			lat_line(f, sc, j->seed, DL_LAT_PROBE, i);
-			lat_line(f, sc, j->seed, DL_LAT_RPM_SUSPEND, i);
-			lat_line(f, sc, j->seed, DL_LAT_RPM_RESUME, i);
-			fprintf(f, "bind %u\n", op->dev);
-			break;
-		case DL_OP_LINK_ADD:
-			fprintf(f, "link %u %u %u\n", op->dev, op->dev2, op->flags);
-			break;
-		case DL_OP_LINK_DEL:
-			fprintf(f, "unlink %u %u\n", op->dev, op->dev2);
-			break;
-		case DL_OP_RPM_GET:
-		case DL_OP_RPM_PUT:
-			lat_line(f, sc, j->seed, DL_LAT_RPM_SUSPEND, i);
-			lat_line(f, sc, j->seed, DL_LAT_RPM_RESUME, i);
-			fprintf(f, "%s %u\n", op->kind == DL_OP_RPM_GET ? "rpm_get" : "rpm_put", op->dev);
-			break;
-		default:
-			break;
 		}
+		if (!(f = open_file(dir, fileno++, "ctl")))
+			return -errno;
+		if (sc->op[i].kind == DL_OP_PROBE)
+			write_devices(f, j, rpm);
+		fprintf(f, "op %u\n", i);
+		if (sc->op[i].kind == DL_OP_PROBE)
+			write_probe(f, j, i);
+		else
+			write_op(f, j, i);
 		fprintf(f, "opend %u\nsnap\n", i);
 		err = close_file(f);
 	}

@@ -798,13 +798,104 @@ static int diff_phase(struct dl_diff *d, const struct run *a, const struct run *
 	return 0;
 }
 
+/* One build's state: the rows' capacity, diff_phase()'s scratch, A's device positions. */
+struct build {
+	struct dl_diff *d;
+	const struct run *a, *b;
+	uint32_t max_pairs;
+	size_t cap, bufcap;
+	int64_t *buf;
+	uint32_t *pos;		/* NONE for every id between phases; NULL: no dependencies */
+};
+
+/* A row per phase of one op, whose records are A's [ka, ha) and B's [kb, hb). */
+static int diff_op_phases(struct build *bd, size_t ka, size_t ha, size_t kb, size_t hb)
+{
+	struct dl_diff *d = bd->d;
+	const struct run *a = bd->a, *b = bd->b;
+	int ret;
+
+	while (ka < ha || kb < hb) {
+		uint32_t g = ka < ha ? a->rec[ka].grp : UINT32_MAX;
+		size_t sa = ka, sb = kb;
+		int64_t alo = INT64_MAX, ahi = INT64_MIN, blo = INT64_MAX, bhi = INT64_MIN;
+		struct dl_diff_row *row;
+		uint32_t listed0;
+
+		if (kb < hb && b->rec[kb].grp < g)
+			g = b->rec[kb].grp;
+		if ((ret = add_row(d, &bd->cap, g, false)))
+			return ret;
+		row = &d->rows[d->nrows - 1];
+		span(a->rec, ha, &ka, g, &alo, &ahi, &row->a_devices);
+		span(b->rec, hb, &kb, g, &blo, &bhi, &row->b_devices);
+		row->a_ns = row->a_devices ? ahi - alo : -1;
+		row->b_ns = row->b_devices ? bhi - blo : -1;
+		listed0 = d->npair;
+		if ((ret = diff_phase(d, a, b, g, sa, ka, sb, kb, bd->max_pairs, &bd->buf, &bd->bufcap,
+				      bd->pos)))
+			return ret;
+		d->disagree_unlisted -= d->npair - listed0;
+	}
+	return 0;
+}
+
+/* First start to last end of records [lo, hi) of @r, or -1 when there are none. */
+static int64_t op_span(const struct rec *r, size_t lo, size_t hi)
+{
+	int64_t first = INT64_MAX, last = INT64_MIN;
+
+	for (size_t k = lo; k < hi; k++) {
+		first = r[k].start < first ? r[k].start : first;
+		last = r[k].end > last ? r[k].end : last;
+	}
+	return hi > lo ? last - first : -1;
+}
+
+/* Row @wi, an op as a whole, gets the sums of its phases' rows (the rows after it). */
+static void sum_phases(struct dl_diff *d, uint32_t wi)
+{
+	struct dl_diff_row *whole = &d->rows[wi];
+
+	for (uint32_t r = wi + 1; r < d->nrows; r++) {
+		whole->pairs += d->rows[r].pairs;
+		whole->agree += d->rows[r].agree;
+		whole->dep_pairs += d->rows[r].dep_pairs;
+		whole->dep_agree += d->rows[r].dep_agree;
+		if (d->rows[r].matched > whole->matched)
+			whole->matched = d->rows[r].matched;
+		whole->a_devices += d->rows[r].a_devices;
+		whole->b_devices += d->rows[r].b_devices;
+	}
+}
+
+/* Op @op: its row as a whole, then a row per phase. */
+static int diff_op(struct build *bd, uint32_t op)
+{
+	struct dl_diff *d = bd->d;
+	size_t la, ha, lb, hb;
+	uint32_t wi;
+	int ret;
+
+	op_range(bd->a->rec, bd->a->nrec, op, &la, &ha);
+	op_range(bd->b->rec, bd->b->nrec, op, &lb, &hb);
+	if ((ret = add_row(d, &bd->cap, op << 8, true)))
+		return ret;
+	wi = d->nrows - 1;
+	if ((ret = diff_op_phases(bd, la, ha, lb, hb)))
+		return ret;
+	/* the op as a whole: first start to last end over its phases */
+	d->rows[wi].a_ns = op_span(bd->a->rec, la, ha);
+	d->rows[wi].b_ns = op_span(bd->b->rec, lb, hb);
+	sum_phases(d, wi);
+	return 0;
+}
+
 static int build(struct dl_diff *d, struct run *a, struct run *b, uint32_t max_pairs)
 {
-	uint32_t *ops, nops, *pos = NULL;
-	size_t cap = 0, bufcap = 0;
-	int64_t *buf = NULL;
-	uint32_t listed0;
-	int ret;
+	struct build bd = { .d = d, .a = a, .b = b, .max_pairs = max_pairs };
+	uint32_t *ops, nops;
+	int ret = 0;
 
 	/* a run without callbacks has no array at all: qsort() must not see its NULL */
 	if (a->nrec)
@@ -813,81 +904,20 @@ static int build(struct dl_diff *d, struct run *a, struct run *b, uint32_t max_p
 		qsort(b->rec, b->nrec, sizeof(*b->rec), cmp_rec);
 	d->dep_known = a->dep[0] != NULL;
 	if (d->dep_known) {
-		if (!(pos = malloc((size_t)a->nname * sizeof(*pos))))
+		if (!(bd.pos = malloc((size_t)a->nname * sizeof(*bd.pos))))
 			return -ENOMEM;
-		memset(pos, 0xff, (size_t)a->nname * sizeof(*pos));   /* NONE */
+		memset(bd.pos, 0xff, (size_t)a->nname * sizeof(*bd.pos));   /* NONE */
 	}
 	d->pair = calloc((size_t)max_pairs + 1, sizeof(*d->pair));
-	if (!d->pair || (ret = op_order(a, b, &ops, &nops))) {
-		free(pos);
+	if (!d->pair || op_order(a, b, &ops, &nops)) {
+		free(bd.pos);
 		return -ENOMEM;
 	}
-	for (uint32_t o = 0; o < nops; o++) {
-		size_t la, ha, lb, hb, ka, kb;
-		struct dl_diff_row *whole;
-		uint32_t wi;
-
-		op_range(a->rec, a->nrec, ops[o], &la, &ha);
-		op_range(b->rec, b->nrec, ops[o], &lb, &hb);
-		if ((ret = add_row(d, &cap, ops[o] << 8, true)))
-			goto out;
-		wi = d->nrows - 1;
-		ka = la;
-		kb = lb;
-		while (ka < ha || kb < hb) {
-			uint32_t g = ka < ha ? a->rec[ka].grp : UINT32_MAX;
-			size_t sa = ka, sb = kb;
-			int64_t alo = INT64_MAX, ahi = INT64_MIN, blo = INT64_MAX, bhi = INT64_MIN;
-			struct dl_diff_row *row;
-
-			if (kb < hb && b->rec[kb].grp < g)
-				g = b->rec[kb].grp;
-			if ((ret = add_row(d, &cap, g, false)))
-				goto out;
-			row = &d->rows[d->nrows - 1];
-			span(a->rec, ha, &ka, g, &alo, &ahi, &row->a_devices);
-			span(b->rec, hb, &kb, g, &blo, &bhi, &row->b_devices);
-			row->a_ns = row->a_devices ? ahi - alo : -1;
-			row->b_ns = row->b_devices ? bhi - blo : -1;
-			listed0 = d->npair;
-			if ((ret = diff_phase(d, a, b, g, sa, ka, sb, kb, max_pairs, &buf, &bufcap,
-					      pos)))
-				goto out;
-			d->disagree_unlisted -= d->npair - listed0;
-		}
-		/* the op as a whole: first start to last end over its phases */
-		whole = &d->rows[wi];
-		{
-			int64_t alo = INT64_MAX, ahi = INT64_MIN, blo = INT64_MAX, bhi = INT64_MIN;
-			size_t k;
-
-			for (k = la; k < ha; k++) {
-				alo = a->rec[k].start < alo ? a->rec[k].start : alo;
-				ahi = a->rec[k].end > ahi ? a->rec[k].end : ahi;
-			}
-			for (k = lb; k < hb; k++) {
-				blo = b->rec[k].start < blo ? b->rec[k].start : blo;
-				bhi = b->rec[k].end > bhi ? b->rec[k].end : bhi;
-			}
-			whole->a_ns = ha > la ? ahi - alo : -1;
-			whole->b_ns = hb > lb ? bhi - blo : -1;
-			for (uint32_t r = wi + 1; r < d->nrows; r++) {
-				whole->pairs += d->rows[r].pairs;
-				whole->agree += d->rows[r].agree;
-				whole->dep_pairs += d->rows[r].dep_pairs;
-				whole->dep_agree += d->rows[r].dep_agree;
-				if (d->rows[r].matched > whole->matched)
-					whole->matched = d->rows[r].matched;
-				whole->a_devices += d->rows[r].a_devices;
-				whole->b_devices += d->rows[r].b_devices;
-			}
-		}
-	}
-	ret = 0;
-out:
+	for (uint32_t o = 0; o < nops && !ret; o++)
+		ret = diff_op(&bd, ops[o]);
 	free(ops);
-	free(buf);
-	free(pos);
+	free(bd.buf);
+	free(bd.pos);
 	return ret;
 }
 
