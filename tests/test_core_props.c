@@ -244,7 +244,7 @@ static void check_dpm_is_kernels(void)
  */
 static bool topo_before(dl_dev_t a, dl_dev_t b)
 {
-	return c->dev[a].topo < c->dev[b].topo;
+	return c->topo[a].key < c->topo[b].key;
 }
 
 static void check_topo(void)
@@ -273,11 +273,11 @@ static void check_topo(void)
 	/* the topo list: every registered device once, keys growing along it */
 	uint32_t n = 0;
 
-	for (dl_dev_t x = c->topo_head; x != DL_NONE && n <= c->ndev; x = c->dev[x].topo_next) {
-		dl_dev_t nx = c->dev[x].topo_next;
+	for (dl_dev_t x = c->topo_head; x != DL_NONE && n <= c->ndev; x = c->topo[x].next) {
+		dl_dev_t nx = c->topo[x].next;
 
 		n++;
-		if (!c->dev[x].registered || (nx != DL_NONE && c->dev[nx].topo <= c->dev[x].topo)) {
+		if (!c->dev[x].registered || (nx != DL_NONE && c->topo[nx].key <= c->topo[x].key)) {
 			REPORT("topo list: %u out of order or unregistered", x);
 			topo = false;
 		}

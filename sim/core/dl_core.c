@@ -33,10 +33,13 @@
  * order-maintenance structure).  A device registers at its tail; a link
  * whose consumer comes before its supplier moves the devices that depend on
  * the consumer and come before the supplier (the cycle check's own search)
- * to right after the supplier, in their order (topo_reorder()), and gives
- * them keys there, relabelling neighbours when the keys are too close
+ * past the supplier, in their order (topo_reorder(): where the keys leave
+ * most room before the first device they lead to), and gives them keys
+ * there, relabelling neighbours when the keys are too close
  * (topo_place_after()).  The cost is that of the search, not of everything
- * below the consumer.  So:
+ * below the consumer.  The keys and list links sit in an array of their own
+ * (dl_core.topo), 16 bytes a device, which the caches hold at a million
+ * devices where the device records do not.  So:
  *
  *  - device_is_dependent(consumer, supplier) can only be true when the
  *    supplier's key is above the consumer's; and a search from the consumer
@@ -139,8 +142,9 @@ int dl_core_init(struct dl_core *c, uint32_t ndev_hint, uint32_t nlink_hint)
 	c->cap_dev = ndev_hint ? ndev_hint : 16;
 	c->cap_link = nlink_hint ? nlink_hint : 16;
 	c->dev = malloc((size_t)c->cap_dev * sizeof(*c->dev));
+	c->topo = malloc((size_t)c->cap_dev * sizeof(*c->topo));
 	c->link = malloc((size_t)c->cap_link * sizeof(*c->link));
-	if (!c->dev || !c->link) {
+	if (!c->dev || !c->topo || !c->link) {
 		dl_core_fini(c);
 		return -ENOMEM;
 	}
@@ -155,6 +159,7 @@ void dl_core_fini(struct dl_core *c)
 		dl_idvec_free(&c->dev[i].children);
 	}
 	free(c->dev);
+	free(c->topo);
 	free(c->link);
 	free(c->link_rpm);
 	free(c->rpm_cnt);
@@ -321,11 +326,16 @@ int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out)
 	if (c->ndev == c->cap_dev) {
 		uint32_t cap = c->cap_dev * 2;
 		struct dl_device *nd = realloc(c->dev, (size_t)cap * sizeof(*nd));
+		struct dl_topo_node *nt;
 		uint32_t *ns;
 
 		if (!nd)
 			return -ENOMEM;
 		c->dev = nd;
+		nt = realloc(c->topo, (size_t)cap * sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		c->topo = nt;
 		if (c->rpm_cnt) {
 			struct dl_rpm_cnt *nr = realloc(c->rpm_cnt, (size_t)cap * sizeof(*nr));
 
@@ -347,8 +357,8 @@ int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out)
 	d->parent = parent;
 	d->async = async;
 	d->dpm_prev = d->dpm_next = DL_NONE;
-	d->topo_prev = d->topo_next = DL_NONE;
-	d->topo = UINT64_MAX;   /* past every search's limit */
+	/* off the topo list, with a key past every search's limit */
+	c->topo[c->ndev] = (struct dl_topo_node){ UINT64_MAX, DL_NONE, DL_NONE };
 	if (c->dpm_stamp)
 		c->dpm_stamp[c->ndev] = 0;
 	*out = c->ndev++;
@@ -529,7 +539,7 @@ int dl_device_del(struct dl_core *c, dl_dev_t d)
 	}
 	dpm_unlink(c, d);
 	topo_unlink(c, d);
-	x->topo = UINT64_MAX;
+	c->topo[d].key = UINT64_MAX;
 	x->registered = 0;
 	dl_core_emit(c, DL_EV_DEVICE_DEL, d, DL_NONE, DL_NONE, 0, 0);
 	return 0;
@@ -610,7 +620,7 @@ static inline void search_prefetch(const struct dl_core *c, const struct dl_idve
 		if (y->consumers.n)
 			dl_prefetch(&c->link[y->consumers.v[0]]);
 		if (y->children.n)
-			dl_prefetch(&c->dev[y->children.v[0]].topo);
+			dl_prefetch(&c->topo[y->children.v[0]]);
 	}
 }
 
@@ -618,16 +628,19 @@ static inline void search_prefetch(const struct dl_core *c, const struct dl_idve
  * Does @target depend on @dev (see dl_is_dependent())?  When @fwd is given
  * and the search runs, it appends to @fwd every device it visits: @dev and
  * the registered devices that depend on it with a topo key below @target's,
- * topo_reorder()'s forward set.  True too on running out of memory or when
- * the run is to stop (c->stopped).
+ * topo_reorder()'s forward set, and leaves in c->topo_fwd_bound the device
+ * with the lowest key outside the set that one inside it leads to (DL_NONE:
+ * none).  True too on running out of memory or when the run is to stop
+ * (c->stopped).
  */
 static bool depends_search(struct dl_core *c, dl_dev_t dev, dl_dev_t target,
 			   struct dl_idvec *fwd)
 {
 	/* breadth first, the queue being the set visited, so that loads can be started ahead */
 	struct dl_idvec *q = fwd ? fwd : &c->scratch;
-	uint64_t limit;
+	uint64_t limit, bkey = UINT64_MAX;
 	uint32_t ep, head = 0;
+	dl_dev_t bound = DL_NONE;
 	bool unreg;
 
 	q->n = 0;
@@ -641,8 +654,8 @@ static bool depends_search(struct dl_core *c, dl_dev_t dev, dl_dev_t target,
 	 * link to it) is a hit.
 	 */
 	unreg = !c->dev[target].registered;
-	limit = unreg ? UINT64_MAX : c->dev[target].topo;
-	if (c->dev[dev].topo > limit)
+	limit = unreg ? UINT64_MAX : c->topo[target].key;
+	if (c->topo[dev].key > limit)
 		return false;
 	ep = next_epoch(c);
 	c->dev[dev].mark = ep;
@@ -661,7 +674,12 @@ static bool depends_search(struct dl_core *c, dl_dev_t dev, dl_dev_t target,
 
 			if (y == target || (unreg && is_ancestor(c, y, target)))
 				return true;
-			if (c->dev[y].mark != ep && c->dev[y].topo < limit) {
+			if (c->topo[y].key >= limit) {
+				if (c->topo[y].key < bkey) {   /* unregistered: UINT64_MAX */
+					bkey = c->topo[y].key;
+					bound = y;
+				}
+			} else if (c->dev[y].mark != ep) {
 				c->dev[y].mark = ep;
 				if (dl_idvec_push(q, y))
 					return true;
@@ -676,13 +694,19 @@ static bool depends_search(struct dl_core *c, dl_dev_t dev, dl_dev_t target,
 			if (y == target || (unreg && is_ancestor(c, y, target)))
 				return true;
 			/* an unregistered y (topo UINT64_MAX): nothing depends on it */
-			if (c->dev[y].mark != ep && c->dev[y].topo < limit) {
+			if (c->topo[y].key >= limit) {
+				if (c->topo[y].key < bkey) {   /* unregistered: UINT64_MAX */
+					bkey = c->topo[y].key;
+					bound = y;
+				}
+			} else if (c->dev[y].mark != ep) {
 				c->dev[y].mark = ep;
 				if (dl_idvec_push(q, y))
 					return true;
 			}
 		}
 	}
+	c->topo_fwd_bound = bound;
 	return false;
 }
 
@@ -705,33 +729,33 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 /* dpm_unlink() on the topo links, without a count; apart so each list's fields stay plain names */
 static void topo_unlink(struct dl_core *c, dl_dev_t d)
 {
-	struct dl_device *x = &c->dev[d];
+	struct dl_topo_node *x = &c->topo[d];
 
-	if (x->topo_prev != DL_NONE)
-		c->dev[x->topo_prev].topo_next = x->topo_next;
+	if (x->prev != DL_NONE)
+		c->topo[x->prev].next = x->next;
 	else
-		c->topo_head = x->topo_next;
-	if (x->topo_next != DL_NONE)
-		c->dev[x->topo_next].topo_prev = x->topo_prev;
+		c->topo_head = x->next;
+	if (x->next != DL_NONE)
+		c->topo[x->next].prev = x->prev;
 	else
-		c->topo_tail = x->topo_prev;
-	x->topo_prev = x->topo_next = DL_NONE;
+		c->topo_tail = x->prev;
+	x->prev = x->next = DL_NONE;
 }
 
 /* Link @d into the topo list after @at (DL_NONE: at the head); the key is the caller's. */
 static void topo_link_after(struct dl_core *c, dl_dev_t at, dl_dev_t d)
 {
-	struct dl_device *x = &c->dev[d];
-	dl_dev_t nx = at == DL_NONE ? c->topo_head : c->dev[at].topo_next;
+	struct dl_topo_node *x = &c->topo[d];
+	dl_dev_t nx = at == DL_NONE ? c->topo_head : c->topo[at].next;
 
-	x->topo_prev = at;
-	x->topo_next = nx;
+	x->prev = at;
+	x->next = nx;
 	if (at != DL_NONE)
-		c->dev[at].topo_next = d;
+		c->topo[at].next = d;
 	else
 		c->topo_head = d;
 	if (nx != DL_NONE)
-		c->dev[nx].topo_prev = d;
+		c->topo[nx].prev = d;
 	else
 		c->topo_tail = d;
 }
@@ -744,23 +768,23 @@ static void topo_relabel_all(struct dl_core *c)
 
 	if (gap > TOPO_KEY_MAX / n)
 		c->topo_gap = gap = TOPO_KEY_MAX / n;   /* appends too, or they run out at once */
-	for (dl_dev_t d = c->topo_head; d != DL_NONE; d = c->dev[d].topo_next)
-		c->dev[d].topo = key += gap;
+	for (dl_dev_t d = c->topo_head; d != DL_NONE; d = c->topo[d].next)
+		c->topo[d].key = key += gap;
 	c->topo_relabels++;
 }
 
 /* The keys of the devices after @x in the list, to the tail: topo_gap apart. */
 static void topo_space_to_tail(struct dl_core *c, dl_dev_t x, uint64_t count)
 {
-	uint64_t key = x == DL_NONE ? 0 : c->dev[x].topo;
+	uint64_t key = x == DL_NONE ? 0 : c->topo[x].key;
 
 	if ((TOPO_KEY_MAX - key) / c->topo_gap <= count) {
 		topo_relabel_all(c);
 		return;
 	}
-	for (dl_dev_t y = x == DL_NONE ? c->topo_head : c->dev[x].topo_next; y != DL_NONE;
-	     y = c->dev[y].topo_next)
-		c->dev[y].topo = key += c->topo_gap;
+	for (dl_dev_t y = x == DL_NONE ? c->topo_head : c->topo[x].next; y != DL_NONE;
+	     y = c->topo[y].next)
+		c->topo[y].key = key += c->topo_gap;
 }
 
 /* device_add(): @d, with nothing depending on it yet, goes last. */
@@ -784,13 +808,13 @@ static void topo_append(struct dl_core *c, dl_dev_t d)
 static void topo_place_after(struct dl_core *c, dl_dev_t x, const struct dl_topo_ent *e,
 			     uint32_t k)
 {
-	uint64_t base = c->dev[x].topo, j = 1, key, step;
-	dl_dev_t s = c->dev[x].topo_next, at = x;
+	uint64_t base = c->topo[x].key, j = 1, key, step;
+	dl_dev_t s = c->topo[x].next, at = x;
 
-	for (; s != DL_NONE; s = c->dev[s].topo_next, j++) {
+	for (; s != DL_NONE; s = c->topo[s].next, j++) {
 		uint64_t w = j + k;
 
-		if (w > UINT32_MAX || c->dev[s].topo - base > w * w)
+		if (w > UINT32_MAX || c->topo[s].key - base > w * w)
 			break;
 	}
 	for (uint32_t i = 0; i < k; i++) {
@@ -803,29 +827,18 @@ static void topo_place_after(struct dl_core *c, dl_dev_t x, const struct dl_topo
 		topo_space_to_tail(c, x, j - 1 + k);
 		return;
 	}
-	step = (c->dev[s].topo - base) / (j + k);
+	step = (c->topo[s].key - base) / (j + k);
 	key = base;
-	for (dl_dev_t y = c->dev[x].topo_next; y != s; y = c->dev[y].topo_next)
-		c->dev[y].topo = key += step;
+	for (dl_dev_t y = c->topo[x].next; y != s; y = c->topo[y].next)
+		c->topo[y].key = key += step;
 }
 
-static int topo_ent_cmp(const void *a, const void *b)
+/* Runs of up to this many are sorted by insertion, then merged: the sets moved are mostly a few dozen. */
+#define TOPO_SORT_RUN 32
+
+/* Insertion sort of @e[0..@k) by key. */
+static void topo_sort_run(struct dl_topo_ent *e, uint32_t k)
 {
-	uint64_t x = ((const struct dl_topo_ent *)a)->key, y = ((const struct dl_topo_ent *)b)->key;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Up to this many, an insertion sort: the sets moved are mostly a few dozen. */
-#define TOPO_SORT_INSERTION 32
-
-/* Sort @e[0..@k) by key. */
-static void topo_sort(struct dl_topo_ent *e, uint32_t k)
-{
-	if (k > TOPO_SORT_INSERTION) {
-		qsort(e, k, sizeof(*e), topo_ent_cmp);
-		return;
-	}
 	for (uint32_t i = 1; i < k; i++) {
 		struct dl_topo_ent x = e[i];
 		uint32_t j = i;
@@ -837,25 +850,65 @@ static void topo_sort(struct dl_topo_ent *e, uint32_t k)
 }
 
 /*
+ * Sort @e[0..@k) by key, with @tmp (room for k) as the merges' other side:
+ * a bottom-up merge sort, which neither allocates nor calls a comparison
+ * through a pointer as qsort() does (6% of a million-device probe op).
+ */
+static void topo_sort(struct dl_topo_ent *e, struct dl_topo_ent *tmp, uint32_t k)
+{
+	struct dl_topo_ent *src = e, *dst = tmp, *t;
+
+	for (uint32_t i = 0; i < k; i += TOPO_SORT_RUN)
+		topo_sort_run(e + i, k - i < TOPO_SORT_RUN ? k - i : TOPO_SORT_RUN);
+	for (uint32_t w = TOPO_SORT_RUN; w < k; w *= 2) {
+		for (uint32_t lo = 0; lo < k; lo += 2 * w) {
+			uint32_t mid = k - lo < w ? k : lo + w;
+			uint32_t hi = k - lo < 2 * w ? k : lo + 2 * w;
+			uint32_t a = lo, b = mid, o = lo;
+
+			while (a < mid && b < hi)
+				dst[o++] = src[b].key < src[a].key ? src[b++] : src[a++];
+			while (a < mid)
+				dst[o++] = src[a++];
+			while (b < hi)
+				dst[o++] = src[b++];
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != e)
+		memcpy(e, src, (size_t)k * sizeof(*e));
+}
+
+/*
  * The topo order after a new edge @sup -> @con, topo[con] < topo[sup]:
  * @fwd holds depends_search()'s forward set, the devices that depend on
- * @con with a key below topo[sup].  They move, in their order, to right
- * after @sup (Marchetti-Spaccamela, Nanni and Rohnert's one-way search):
- * every edge into the set comes from before @sup (else its tail would be in
- * the set), every edge out of it leads past @sup (else its head would be),
- * so every edge still goes forward, and @con now comes after @sup.
+ * @con with a key below topo[sup].  They move, in their order, to past @sup
+ * (Marchetti-Spaccamela, Nanni and Rohnert's one-way search): every edge
+ * into the set comes from before @sup (else its tail would be in the set),
+ * every edge out of it leads past @sup (else its head would be), so every
+ * edge still goes forward, and @con now comes after @sup.  Any place
+ * between @sup and the first device an edge out of the set leads to
+ * (@bound; DL_NONE: none) keeps that true: the set
+ * goes where the keys leave the most room of three, right after @sup, right
+ * before that device, or (no such device) at the tail, so that the sets
+ * moved past one busy supplier do not all crowd into the keys after it.
  * O(k log k) for the k devices moved, besides topo_place_after().
  * 0 or -ENOMEM.
  */
-static int topo_reorder(struct dl_core *c, dl_dev_t sup, const struct dl_idvec *fwd)
+static int topo_reorder(struct dl_core *c, dl_dev_t sup, const struct dl_idvec *fwd,
+			dl_dev_t bound)
 {
 	struct dl_topo_ent *e;
 	uint32_t k = fwd->n;
+	dl_dev_t at = sup, nx;
 
 	if (k > c->topo_cap) {
 		uint32_t cap = k < 64 ? 64 : k + k / 2;
 
-		e = realloc(c->topo_ent, (size_t)cap * sizeof(*e));
+		/* and as many again for topo_sort()'s merges */
+		e = realloc(c->topo_ent, 2 * (size_t)cap * sizeof(*e));
 		if (!e)
 			return -ENOMEM;
 		c->topo_ent = e;
@@ -863,11 +916,22 @@ static int topo_reorder(struct dl_core *c, dl_dev_t sup, const struct dl_idvec *
 	}
 	e = c->topo_ent;
 	for (uint32_t i = 0; i < k; i++) {
-		e[i] = (struct dl_topo_ent){ c->dev[fwd->v[i]].topo, fwd->v[i] };
+		e[i] = (struct dl_topo_ent){ c->topo[fwd->v[i]].key, fwd->v[i] };
 		topo_unlink(c, fwd->v[i]);
 	}
-	topo_sort(e, k);
-	topo_place_after(c, sup, e, k);
+	topo_sort(e, e + c->topo_cap, k);
+	nx = c->topo[sup].next;
+	if (nx != DL_NONE) {
+		if (bound == DL_NONE) {
+			at = c->topo_tail;
+		} else {
+			dl_dev_t p = c->topo[bound].prev;   /* @sup or past it */
+
+			if (c->topo[bound].key - c->topo[p].key > c->topo[nx].key - c->topo[sup].key)
+				at = p;
+		}
+	}
+	topo_place_after(c, at, e, k);
 	return 0;
 }
 
@@ -1132,8 +1196,8 @@ int dl_reorder_to_tail(struct dl_core *c, dl_dev_t d)
  */
 static int link_reorder(struct dl_core *c, dl_dev_t con, dl_dev_t sup)
 {
-	if (c->dev[con].registered && c->dev[con].topo < c->dev[sup].topo &&
-	    topo_reorder(c, sup, &c->scratch2))
+	if (c->dev[con].registered && c->topo[con].key < c->topo[sup].key &&
+	    topo_reorder(c, sup, &c->scratch2, c->topo_fwd_bound))
 		return -ENOMEM;
 	return dpm_note_move(c, con);
 }
@@ -1391,9 +1455,9 @@ bool dl_topo_is_topological(const struct dl_core *c)
 	dl_dev_t prev = DL_NONE;
 	uint32_t n = 0;
 
-	for (dl_dev_t d = c->topo_head; d != DL_NONE; prev = d, d = c->dev[d].topo_next) {
-		if (++n > c->dpm_count || !c->dev[d].registered || c->dev[d].topo_prev != prev ||
-		    (prev != DL_NONE && c->dev[prev].topo >= c->dev[d].topo))
+	for (dl_dev_t d = c->topo_head; d != DL_NONE; prev = d, d = c->topo[d].next) {
+		if (++n > c->dpm_count || !c->dev[d].registered || c->topo[d].prev != prev ||
+		    (prev != DL_NONE && c->topo[prev].key >= c->topo[d].key))
 			return false;
 	}
 	if (n != c->dpm_count || c->topo_tail != prev)
@@ -1403,13 +1467,13 @@ bool dl_topo_is_topological(const struct dl_core *c)
 
 		if (!x->registered)
 			continue;
-		if (x->parent != DL_NONE && c->dev[x->parent].topo >= x->topo)
+		if (x->parent != DL_NONE && c->topo[x->parent].key >= c->topo[d].key)
 			return false;
 		for (uint32_t i = 0; i < x->suppliers.n; i++) {
 			const struct dl_link *k = &c->link[x->suppliers.v[i]];
 
 			if (!dl_link_is_sync_state_only(k->flags) &&
-			    c->dev[k->supplier].topo >= x->topo)
+			    c->topo[k->supplier].key >= c->topo[d].key)
 				return false;
 		}
 	}
