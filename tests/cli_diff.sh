@@ -3,14 +3,16 @@
 # run of the same scenario (ratios near 1, agreement high), a pair whose order
 # is known to flip (sync suspends y before x, cp-first on one CPU x first: the
 # callbacks are all CPU, "cpu": 1, so that they compete for it),
-# --json, the cap on listed pairs, and bad input (exit 2).
+# --json, the cap on listed pairs, and bad input (exit 2).  Resume is 1.5 ms so
+# that its pair is ordered by more than the 1 ms tolerance: on one CPU the
+# second item starts as the first ends (its kworker takes it, no wake).
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
 
 cat >"$T/two.json" <<'J'
 { "format": "dlsim-scenario/1", "name": "two", "seed": 1,
-  "defaults": {"probe": "2ms", "resume": "1ms", "cpu": 1},
+  "defaults": {"probe": "2ms", "resume": "1.5ms", "cpu": 1},
   "devices": [ {"name": "x", "suspend": "5ms"}, {"name": "y", "suspend": "1ms"} ] }
 J
 expect 0 "sync run" "$DLSIM" run "$T/two.json" --order sync --db "$T/d.db"
@@ -18,10 +20,11 @@ expect 0 "cp-first run on one CPU" "$DLSIM" run "$T/two.json" --order cp-first -
 expect 0 "diff 1 2" "$DLSIM" diff "$T/d.db" 1 2
 grep -q "^order agreement: 2 of 3 pairs" "$T/out" && ok "3 ordered pairs, 2 the same" \
 	|| { bad "agreement of sync vs cp-first"; cat "$T/out"; }
-# (a callback's start is stamped after the overhead its burst pays first: main's 500 ns step, a wake)
-grep -q "suspend/suspend: 'y' before 'x' in A (4.003, 5.003 ms), after it in B (9.015, 4.010 ms)" "$T/out" \
+# (a callback's start is stamped after the overhead its burst pays first: main's 500 ns step, a
+# wake; cp-first's y none: x's kworker, back, takes it, cost.h dl_cost_start())
+grep -q "suspend/suspend: 'y' before 'x' in A (4.003, 5.003 ms), after it in B (9.015, 4.015 ms)" "$T/out" \
 	&& ok "the flipped pair is listed with its times" || { bad "flipped pair"; cat "$T/out"; }
-grep -Eq "^ +suspend +6\.000 +6\.005 +1\.001 " "$T/out" && ok "suspend phase makespans and ratio" \
+grep -Eq "^ +suspend +6\.000 +6\.000 +1\.000 " "$T/out" && ok "suspend phase makespans and ratio" \
 	|| bad "suspend phase row"
 expect 0 "diff a run against itself" "$DLSIM" diff "$T/d.db" 2 2
 grep -q "^order agreement: 3 of 3 pairs ordered the same way (100.00%)" "$T/out" \
@@ -33,9 +36,9 @@ d = json.load(open(sys.argv[1]))
 assert d["pairs"] == 3 and d["same"] == 2 and d["disagreeing_unlisted"] == 0, d
 p = d["disagreeing"][0]
 assert (p["op"], p["phase"], p["first_in_a"], p["second_in_a"]) == ("suspend", "suspend", "y", "x"), p
-assert p["a_start_ns"] == [4002500, 5003000] and p["b_start_ns"] == [9015000, 4010000], p
+assert p["a_start_ns"] == [4002500, 5003000] and p["b_start_ns"] == [9015000, 4015000], p
 row = [r for r in d["rows"] if r["phase"] == "suspend"][0]
-assert row["a_makespan_ns"] == 6000500 and row["b_makespan_ns"] == 6005000 and row["agreement"] == 0.0, row
+assert row["a_makespan_ns"] == 6000500 and row["b_makespan_ns"] == 6000000 and row["agreement"] == 0.0, row
 PY
 expect 0 "a tolerance above the gap orders nothing" "$DLSIM" diff "$T/d.db" 1 2 --tolerance 10ms
 grep -q "^order agreement: 0 of 0 pairs" "$T/out" && ok "tolerance 10ms" || bad "tolerance 10ms"

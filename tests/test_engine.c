@@ -341,12 +341,14 @@ static void test_serial_phases_main_step(void)
 }
 
 /*
- * The async pool (dl_kpool_grow()): the probe op's 64 items, all queued
- * before the one CPU runs any, hold 64 kworkers at once; the pool had
- * pool_init and creates the rest, one worker_new_ns each; suspend and
- * resume reuse them and pay nothing.  Each async probe's queueing pays
- * async_probe_ns, not queue_ns; the PM dispatch queue_ns (and wake_ns,
- * zero here) as before.
+ * The async pool (dl_kpool_take()): the probe op's 64 items, all queued
+ * before the one CPU runs any, each sleeping 10 ms, hold 64 kworkers at
+ * once; the pool had the guest's pool_init and creates the rest and one
+ * idle worker more, one worker_new_ns each (a scenario key here: the
+ * guest profile charges none, cost.c); the hardware profile's pool is
+ * max_active from the start.  Suspend and resume reuse them and pay
+ * nothing.  Each async probe's queueing pays async_probe_ns, not
+ * queue_ns; the PM dispatch queue_ns (and wake_ns, zero here) as before.
  */
 static void test_kworker_pool_and_async_probe_start(void)
 {
@@ -355,19 +357,82 @@ static void test_kworker_pool_and_async_probe_start(void)
 	struct dl_run_result a, b;
 	int64_t queue_more;
 
+	t->sc.cost.worker_new_ns = 150000;
+	t->sc.cost.has = DL_COST_HAS_WORKER_NEW;
 	dl_costs_resolve_profile(&t->sc, DL_PROFILE_HARDWARE, &hw);
 	dl_costs_resolve_profile(&t->sc, DL_PROFILE_GUEST, &gu);
-	CU_ASSERT(gu.worker_new_ns > 0 && gu.pool_init < 64 && gu.async_probe_ns > gu.queue_ns);
-	CU_ASSERT_EQUAL(hw.worker_new_ns, 0);
+	CU_ASSERT(gu.worker_new_ns == 150000 && gu.pool_init < 64 && gu.async_probe_ns > gu.queue_ns);
+	CU_ASSERT_EQUAL(hw.pool_init, hw.max_active);
 	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_HARDWARE, &a), 0);
 	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_GUEST, &b), 0);
 	CU_ASSERT_EQUAL(b.op[0].makespan_ns - a.op[0].makespan_ns,
 			64 * (gu.async_probe_ns - hw.async_probe_ns) +
-			(64 - (int64_t)gu.pool_init) * gu.worker_new_ns);
+			(64 - (int64_t)gu.pool_init + 1) * gu.worker_new_ns);
 	/* classic suspend: main queues each item at queue_ns; three phases run items */
 	queue_more = 64 * (gu.queue_ns - hw.queue_ns);
 	CU_ASSERT_EQUAL(b.op[1].makespan_ns - a.op[1].makespan_ns, 3 * queue_more);
 	CU_ASSERT_EQUAL(b.op[2].makespan_ns - a.op[2].makespan_ns, 3 * queue_more);
+	free(t);
+}
+
+/*
+ * The pool grows as the workqueue grows it (dl_kpool_take()), when the
+ * last idle kworker leaves for work, not when an item is queued: 64
+ * async devices whose callbacks take no time, one CPU, all 64 probe items
+ * queued before any runs.  One kworker runs them all, each back from its
+ * item in time for the next (worker_thread()), so the pool of two never
+ * creates one: worker_new_ns (a scenario key, 70 us) changes nothing.
+ */
+static void test_kworker_pool_grows_when_none_is_idle(void)
+{
+	struct tsc *t = make_independent(64, 0);
+	struct dl_run_result a, b;
+
+	for (uint32_t i = 0; i < 64; i++)
+		t->dev[i].async = 1;
+	fixed(&t->prof[0].lat[DL_LAT_PROBE], 0);
+	t->sc.cost = make_dispatch_costs();
+	t->sc.cost.pool_init = 2;
+	t->sc.cost.has = DL_COST_HAS_WORKER_NEW | DL_COST_HAS_POOL_INIT;
+	t->sc.cost.worker_new_ns = 0;
+	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_GUEST, &a), 0);
+	t->sc.cost.worker_new_ns = 70000;
+	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_GUEST, &b), 0);
+	for (uint32_t i = 0; i < a.nops; i++)
+		CU_ASSERT_EQUAL(b.op[i].makespan_ns, a.op[i].makespan_ns);
+	free(t);
+}
+
+/*
+ * A kworker back from its item takes the next one on the worklist itself
+ * (worker_thread()'s process_one_work() loop): no wake, next_ns.  The same
+ * 64 devices: in probe and in each of suspend's three phases that run
+ * items, only the first item wakes a kworker, so a wake_ns 100 us dearer
+ * makes each op 100 us longer per such phase, not 64 times that; each
+ * chained start pays the guest's next_ns.
+ */
+static void test_kworker_back_takes_the_next_item_without_a_wake(void)
+{
+	const int64_t dw = 100000;
+	struct tsc *t = make_independent(64, 0);
+	struct dl_run_result a, b;
+	struct dl_costs gu;
+
+	for (uint32_t i = 0; i < 64; i++)
+		t->dev[i].async = 1;
+	fixed(&t->prof[0].lat[DL_LAT_PROBE], 0);
+	t->sc.cost = make_dispatch_costs();
+	dl_costs_resolve_profile(&t->sc, DL_PROFILE_GUEST, &gu);
+	CU_ASSERT(gu.next_ns > 0);
+	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_GUEST, &a), 0);
+	t->sc.cost.wake_ns = dw;
+	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_GUEST, &b), 0);
+	CU_ASSERT_EQUAL(b.op[0].makespan_ns - a.op[0].makespan_ns, dw);
+	CU_ASSERT_EQUAL(b.op[1].makespan_ns - a.op[1].makespan_ns, 3 * dw);
+	/* resume_wake_ns is 0 here: resume's wakes stay as they were */
+	CU_ASSERT_EQUAL(b.op[2].makespan_ns, a.op[2].makespan_ns);
+	/* the 63 chained starts of a phase cost next_ns each, the first its wake */
+	CU_ASSERT(a.op[1].makespan_ns >= 3 * 63 * gu.next_ns);
 	free(t);
 }
 
@@ -427,7 +492,7 @@ static void test_scenario_keys_price_the_dispatch_costs(void)
 	t->sc.cost.has = DL_COST_HAS_WORKER_NEW | DL_COST_HAS_POOL_INIT | DL_COST_HAS_ASYNC_PROBE;
 	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_HARDWARE, &b), 0);
 	CU_ASSERT_EQUAL(b.op[0].makespan_ns - a.op[0].makespan_ns,
-			64 * (9000 - hw.async_probe_ns) + (64 - 10) * 70000);
+			64 * (9000 - hw.async_probe_ns) + (64 - 10 + 1) * 70000);
 	free(t);
 
 	for (int module = 0; module < 2; module++) {
@@ -465,7 +530,7 @@ static void test_scenario_names_its_cost_profile(void)
 	dl_costs_resolve_profile(&t->sc, DL_PROFILE_GUEST, &gu);
 	CU_ASSERT(ph.queue_ns > 10 * hw.queue_ns);
 	CU_ASSERT_EQUAL(ph.async_probe_ns, hw.async_probe_ns);
-	CU_ASSERT_EQUAL(gu.worker_new_ns, 150000);   /* --profile guest keeps its own */
+	CU_ASSERT_EQUAL(gu.async_probe_ns, 9000);   /* --profile guest keeps its own */
 	t->sc.cost.profile[0] = 0;
 	CU_ASSERT_EQUAL_FATAL(run_profile(t, DL_ORDER_KERNEL_ASYNC, DL_PROFILE_HARDWARE, &a), 0);
 	snprintf(t->sc.cost.profile, sizeof(t->sc.cost.profile), "phone");
@@ -1088,7 +1153,7 @@ static void test_v2_handoff_costs(void)
 	for (unsigned p = DL_PH_RESUME_NOIRQ; p <= DL_PH_RESUME; p++)
 		CU_ASSERT_EQUAL(rec_time(&rec, 2, DL_EV_RESUME_START, p) -
 				rec_time(&rec, 0, DL_EV_RESUME_END, p),
-				2 * DL_COST_HANDOFF_NS + hw.queue_ns);
+				2 * DL_COST_HANDOFF_NS + hw.queue_ns + hw.resume_wake_ns);
 	rec_fini(&rec);
 	free(t);
 }
@@ -1514,6 +1579,10 @@ int main(void)
 	CU_add_test(s, "test_serial_phases_main_step", test_serial_phases_main_step);
 	CU_add_test(s, "test_kworker_pool_and_async_probe_start",
 		    test_kworker_pool_and_async_probe_start);
+	CU_add_test(s, "test_kworker_pool_grows_when_none_is_idle",
+		    test_kworker_pool_grows_when_none_is_idle);
+	CU_add_test(s, "test_kworker_back_takes_the_next_item_without_a_wake",
+		    test_kworker_back_takes_the_next_item_without_a_wake);
 	CU_add_test(s, "test_deferred_retry_path_cost", test_deferred_retry_path_cost);
 	CU_add_test(s, "test_scenario_keys_price_the_dispatch_costs",
 		    test_scenario_keys_price_the_dispatch_costs);

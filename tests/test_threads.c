@@ -377,7 +377,8 @@ static void test_suspend_fault_rolls_back(void)
  * async devices probing 10 ms each, every other cost zero, one CPU, at 10
  * real ns a simulated one so that the costs outweigh the machine's noise.
  * Under the guest profile the 64 items alive at once make the pool create
- * 64 - pool_init workers, worker_new_ns each on the one CPU, and each
+ * 64 - pool_init workers at least, worker_new_ns each on the one CPU (a
+ * scenario key: the guest profile charges none, cost.c), and each
  * queueing costs async_probe_ns: the probe op is longer than under
  * hardware by at least half that (real threads on a shared machine add
  * their own delays, to either run; without the costs the two are equal).
@@ -394,7 +395,8 @@ static void test_kworker_pool_on_real_threads(void)
 		t->dev[i].async = 1;
 	fixed(&t->prof[0].lat[DL_LAT_PROBE], 10000000);
 	t->sc.nop = 1;   /* the probe op alone */
-	t->sc.cost = (struct dl_cost){ .queue_ns = -1, .resume_wake_ns = 0 };
+	t->sc.cost = (struct dl_cost){ .queue_ns = -1, .resume_wake_ns = 0, .worker_new_ns = 150000,
+				       .has = DL_COST_HAS_WORKER_NEW };
 	dl_costs_resolve_profile(&t->sc, DL_PROFILE_HARDWARE, &hw);
 	dl_costs_resolve_profile(&t->sc, DL_PROFILE_GUEST, &gu);
 	want = 64 * (gu.async_probe_ns - hw.async_probe_ns) +
@@ -413,6 +415,44 @@ static void test_kworker_pool_on_real_threads(void)
 	if (got < want / 2)
 		printf("\n  guest - hardware probe: %lld ns, expected %lld\n", (long long)got,
 		       (long long)want);
+	free(t);
+}
+
+/*
+ * A worker back from its item takes the next one without a wake on real
+ * threads too (cost.h dl_cost_start(), thr_pool.c's worker_main()): 64
+ * async devices whose callbacks take no time, one CPU, wake_ns 200 us, at
+ * 10 real ns a simulated one.  Each of suspend's three phases that run
+ * items would take 64 wakes, 12.8 ms, if every start woke a kworker; the
+ * workers come back for most items, so the op takes well under half of
+ * the 38.4 ms (a loaded machine makes workers idle between items, which
+ * then wake: up to 3 runs, one must show it).
+ */
+static void test_worker_back_takes_the_next_item_on_real_threads(void)
+{
+	const int64_t dw = 200000, all = 3 * 64 * dw;
+	struct tsc *t = make_independent(64, 0);
+	struct dl_run_result r;
+	int64_t got = all;
+
+	for (uint32_t i = 0; i < 64; i++)
+		t->dev[i].async = 1;
+	fixed(&t->prof[0].lat[DL_LAT_PROBE], 0);
+	t->sc.nop = 2;   /* probe, suspend */
+	t->sc.cost = (struct dl_cost){ .queue_ns = 0, .wake_ns = dw, .switch_ns = 0, .main_ns = 0,
+				       .probe_check_ns = 0, .handoff_ns = 0, .reorder_ns = 0,
+				       .reorder_visit_ns = 0, .rpm_ns = 0, .rpm_idle_ns = 0,
+				       .register_ns = 0, .link_add_ns = 0, .sleep_end_ns = 0,
+				       .resume_wake_ns = 0 };
+	for (int attempt = 0; attempt < 3 && got >= all / 2; attempt++) {
+		CU_ASSERT_EQUAL_FATAL(run_at(t, DL_ORDER_KERNEL_ASYNC, 1, NULL, &r, 10.0), 0);
+		CU_ASSERT_EQUAL_FATAL(r.nops, 2);
+		got = r.op[1].makespan_ns;
+	}
+	CU_ASSERT(got < all / 2);
+	if (got >= all / 2)
+		printf("\n  suspend: %lld ns, every start a wake: %lld\n", (long long)got,
+		       (long long)all);
 	free(t);
 }
 
@@ -792,6 +832,8 @@ int main(void)
 	CU_add_test(s, "test_racing_ops_stress", test_racing_ops_stress);
 	CU_add_test(s, "test_backends_run_the_same_callbacks", test_backends_run_the_same_callbacks);
 	CU_add_test(s, "test_kworker_pool_on_real_threads", test_kworker_pool_on_real_threads);
+	CU_add_test(s, "test_worker_back_takes_the_next_item_on_real_threads",
+		    test_worker_back_takes_the_next_item_on_real_threads);
 	CU_add_test(s, "test_retry_cost_on_real_threads", test_retry_cost_on_real_threads);
 	CU_add_test(s, "test_never_bound_devices_run_no_pm_callbacks",
 		    test_never_bound_devices_run_no_pm_callbacks);

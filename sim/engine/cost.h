@@ -43,11 +43,9 @@
  *    calibrated on the Pixel 6's published suspend (cost.c PHONE_PM_QUEUE_NS);
  *  - wake_ns, paid by the item on its CPU: a kworker wakes (try_to_wake_up
  *    and the switch to it) when its item is queued and again when a blocked
- *    item's completion fires (complete_all() in dpm_wait()); except the
- *    first item a finishing work item's hand-off queues, which that
- *    kworker runs next itself (worker_thread(): keep_working() holds while
- *    the worklist is not empty, as unbound workers never count in
- *    nr_running; the idle worker kick_pool() woke finds nothing);
+ *    item's completion fires (complete_all() in dpm_wait()); except an
+ *    item that a kworker back from its previous one takes, which pays
+ *    next_ns instead (below: worker_thread()'s process_one_work() loop);
  *  - resume_wake_ns, default wake_ns: the same wake in the resume-direction
  *    phases that run items (resume_noirq, resume_early, resume; complete is
  *    serial, nothing wakes), which one rule picks (sched.h dl_item_wake()).
@@ -124,21 +122,30 @@
  * latencies it replays hold the overshoot already.
  *
  * The dispatch costs of issue 31, charged here for both backends:
- *  - worker_new_ns and pool_init: the kworker pool of async_wq (an
- *    unbound pool, kernel/workqueue.c).  A work item that takes a worker
- *    when none is idle makes the pool create one first: worker_thread()
- *    finds !may_start_working() (nr_idle == 0) and manage_workers() ->
- *    maybe_create_worker() -> create_worker() (kthread_create_on_node(),
- *    worker_attach_to_pool()) runs before the item.  Idle workers are
- *    reused; they are reaped only after IDLE_WORKER_TIMEOUT (300 s), so
- *    the pool keeps what it grew for the rest of the run; it never holds
- *    more than max_active busy workers.  pool_init: the workers it has when
- *    the run starts (too_many_workers() leaves 2 idle plus a quarter of the
- *    busy ones once the boot's work is reaped).  dl_kpool_grow().
+ *  - worker_new_ns, pool_init and next_ns: the kworker pool of async_wq (an
+ *    unbound pool, kernel/workqueue.c), as worker_thread() runs it.  A
+ *    kworker back from a work item takes the next one on the pool's
+ *    worklist itself (the process_one_work() loop: keep_working() holds
+ *    while the worklist is not empty, as unbound workers never count in
+ *    nr_running): next_ns, and no wake.  New work that no kworker comes
+ *    back for is taken by an idle one that kick_pool() woke: the item's
+ *    wake (wake_ns; an async probe pays it after its queueing), and if
+ *    that kworker was the last idle one it creates one first
+ *    (!may_start_working(): manage_workers() -> maybe_create_worker() ->
+ *    create_worker(), kthread_create_on_node() and
+ *    worker_attach_to_pool()), worker_new_ns before the item: the pool
+ *    keeps an idle worker while it has work, and grows by one each time
+ *    that one leaves for work, not when an item is queued.  Idle workers
+ *    are reaped only after IDLE_WORKER_TIMEOUT (300 s), so the pool keeps
+ *    what it grew for the rest of the run.  pool_init: the workers it has
+ *    when the run starts (too_many_workers() leaves 2 idle plus a quarter
+ *    of the busy ones once the boot's work is reaped).  dl_kpool_take(),
+ *    dl_cost_start().
  *  - async_probe_ns: async probe start, __driver_attach() ->
  *    async_schedule_dev(__driver_attach_async_helper) for a
  *    PROBE_PREFER_ASYNCHRONOUS driver (and __device_attach_async_helper),
- *    paid by the probe item before its probe, in place of queue_ns.
+ *    paid by the probe item before its probe, in place of queue_ns, and
+ *    then its kworker's start as any item's (dl_cost_start()).
  *  - retry_ns: the deferred-probe retry path per device,
  *    deferred_probe_work_func() taking it off deferred_probe_active_list
  *    (list_del_init, get_device, mutex_unlock/lock) and bus_probe_device()
@@ -174,6 +181,7 @@ struct dl_costs {
 	int64_t sleep_end_ns;    /* des: a callback's sleep ends this much after its latency */
 	uint32_t max_active;     /* work items holding a worker at once */
 	int64_t worker_new_ns;   /* the async pool creates a kworker (none idle) */
+	int64_t next_ns;         /* a kworker back from an item takes the next one (no wake) */
 	uint32_t pool_init;      /* the async pool's workers when the run starts */
 	int64_t async_probe_ns;  /* async_schedule_dev() of an async probe */
 	int64_t retry_ns;        /* the deferred-probe retry path, per retried device */
@@ -189,15 +197,17 @@ const char *dl_cost_profile_name(unsigned p);
 int dl_cost_profile_parse(const char *s, enum dl_cost_profile *out);
 
 /*
- * dl_kpool_grow - a work item takes a worker, @held items now holding one:
- * what it pays first, worker_new_ns if the pool (*@workers of them) had
- * none idle and grew by one, else 0.
+ * dl_kpool_take - an idle kworker of the pool (*@workers of them) was woken
+ * for new work, @busy kworkers now busy with an item, it included: what its
+ * item pays first, worker_new_ns if it was the last idle one and creates
+ * one (the pool then has @busy + 1), else 0.  Not for an item that a
+ * kworker back from its previous one takes (dl_cost_start()).
  */
-static inline int64_t dl_kpool_grow(uint32_t *workers, uint32_t held, const struct dl_costs *c)
+static inline int64_t dl_kpool_take(uint32_t *workers, uint32_t busy, const struct dl_costs *c)
 {
-	if (held <= *workers)
+	if (busy < *workers)
 		return 0;
-	*workers = held;
+	*workers = busy + 1;
 	return c->worker_new_ns;
 }
 
@@ -323,6 +333,24 @@ static inline int64_t dl_cost_item(const struct dl_costs *c, unsigned pays, bool
 	default:
 		return 0;
 	}
+}
+
+/*
+ * dl_cost_start - what new work pays as a kworker starts it, by @pays
+ * (enum dl_item_pays): an async probe its queueing (dl_cost_queue()) if
+ * DL_PAYS_QUEUE (DL_PAYS_NONE: the walker that queued it paid that), then,
+ * as every item, the wake of the idle kworker kick_pool() woke for it
+ * (resume_wake_ns for DL_PAYS_WAKE_RESUME, else wake_ns), or next_ns if
+ * @chained, a kworker back from its previous item taking it
+ * (dl_kpool_take()).
+ */
+static inline int64_t dl_cost_start(const struct dl_costs *c, unsigned pays, bool probe,
+				    bool chained)
+{
+	int64_t start = chained ? c->next_ns :
+			pays == DL_PAYS_WAKE_RESUME ? c->resume_wake_ns : c->wake_ns;
+
+	return (pays == DL_PAYS_QUEUE ? dl_cost_queue(c, probe) : 0) + start;
 }
 
 #endif

@@ -69,23 +69,49 @@ void des_sink_emit(void *ctx, struct dl_event *e)
 
 /* ---- queueing, and what happens when a device is ready or finishes ---- */
 
-/* Queue position @y's work item: it asks for a CPU unless max_active items hold a worker. */
-void des_item_queue(struct sim *s, uint32_t y)
+/*
+ * Queue position @y's work item: it asks for a CPU unless max_active items
+ * hold a worker.  @fresh: new work on the pool's worklist, for a kworker to
+ * take (item_start()); not a parked item woken, which takes one back.
+ */
+static void item_admit(struct sim *s, uint32_t y, bool fresh)
 {
+	s->newwk[y] = fresh;
 	if (dl_vcpu_admit(&s->vc, y)) {
-		/* no idle kworker: the pool creates one before the item runs */
-		s->newwk[y] = dl_kpool_grow(&s->kpool, s->vc.active, &s->cost) > 0;
+		s->wl += fresh;
 		burst_request(s, y, s->t[y].prio);
 	}
 }
 
-/* What item @y pays first for its kworker: worker_new_ns if the pool grew for it. */
-static int64_t new_worker(struct sim *s, uint32_t y)
+void des_item_queue(struct sim *s, uint32_t y)
 {
+	item_admit(s, y, true);
+}
+
+/*
+ * What item @y pays before its burst as it gets a CPU, alive counting it:
+ * new work goes to a kworker back from its previous item if one is
+ * (worker_thread()'s process_one_work() loop: no wake), else to an idle
+ * one woken for it, which creates a kworker first if it was the last idle
+ * one (dl_kpool_take(), dl_cost_start()); anything else pays its bk.
+ */
+static int64_t item_start(struct sim *s, uint32_t y)
+{
+	bool probe = s->pk == PK_PROBE_READY || s->pk == PK_PROBE_DEFER;
+	int64_t pre = 0;
+	bool chained = false;
+
 	if (!s->newwk[y])
-		return 0;
+		return overhead(s, s->t[y].bk);
 	s->newwk[y] = 0;
-	return s->cost.worker_new_ns;
+	dl_count_down(&s->wl);
+	if (s->back) {
+		s->back--;
+		chained = true;
+	} else {
+		pre = dl_kpool_take(&s->kpool, s->alive + s->back, &s->cost);
+	}
+	return pre + dl_cost_start(&s->cost, s->t[y].bk, probe, chained);
 }
 
 /* An item is done with its worker: the oldest inactive one takes it and asks for a CPU. */
@@ -93,8 +119,10 @@ static void item_retire(struct sim *s)
 {
 	uint32_t y;
 
-	if (dl_vcpu_retire(&s->vc, &y))
+	if (dl_vcpu_retire(&s->vc, &y)) {
+		s->wl += s->newwk[y];
 		burst_request(s, y, s->t[y].prio);
+	}
 }
 
 static const struct dl_sched_ops des_sched;   /* the scheduler's view of this backend, below */
@@ -122,8 +150,7 @@ static void handoff_claim(void *ctx, uint32_t y)
 	if (!dl_async_may_queue(s->pol, s->inflight))
 		return;
 	des_stage_set(z, ST_QUEUED_START);
-	z->bk = s->carry_on ? BK_NONE : dl_item_pays(&s->ps);
-	s->carry_on = false;
+	z->bk = dl_item_pays(&s->ps);
 	s->inflight++;
 	des_item_queue(s, y);
 }
@@ -134,8 +161,8 @@ static void handoff_claim(void *ctx, uint32_t y)
  * work_in_progress is set, i.e. stage is not ST_IDLE).  Each then waits for
  * the rest of its dependencies, blocking its worker if need be.  The
  * queueing was paid by the walk (des_handoff_len()); each item pays its
- * kworker's wake, but the first one a finishing work item queues, which
- * its own kworker runs next (see item_queue_ready()).  When MAX_WORK items are
+ * kworker's start (item_start(): a finishing work item's kworker takes
+ * the first of them itself, once its walk is over).  When MAX_WORK items are
  * pending, dpm_async_with_cleanup() fails and leaves the device to the
  * main walk, whose dpm_async_fn() tries again.  (Not after a fault:
  * dl_sched_walk_over().)
@@ -144,9 +171,7 @@ static void handoff_queue(void *ctx, uint32_t d)
 {
 	struct sim *s = ctx;
 
-	s->carry_on = !s->t[d].on_main;
 	dl_sched_handoff(&des_sched, &s->ps, s->g.cur, d, s);
-	s->carry_on = false;
 }
 
 /* levels: the barrier released position @z's level: it is ready if its waits are done. */
@@ -222,13 +247,11 @@ void des_device_finished(void *ctx, uint32_t d)
 	}
 	/* the released devices are scattered: start every miss at once */
 	DL_GRAPH_FOR_EACH_RELEASED(&s->g, d, y, { dl_prefetch(&s->t[y]); });
-	s->carry_on = s->ps.handoff && !s->t[d].on_main;
 	{
 		uint32_t j = s->g.cur->off[d], y;
 
 		dl_sched_release(&des_sched, &s->ps, s->g.cur, d, s, &j, &y);   /* none unattempted */
 	}
-	s->carry_on = false;
 }
 
 /* A blocked item's last wait is done: it is woken (wake_ns) and asks for a CPU again. */
@@ -243,7 +266,7 @@ static void item_wake(void *ctx, uint32_t y)
 	des_stage_set(&s->t[y], ST_QUEUED_CB);
 	s->t[y].bk = dl_item_wake(&s->ps);
 	if (dl_item_parks(&s->ps))
-		des_item_queue(s, y);   /* it gave its worker back (item_burst_done()) */
+		item_admit(s, y, false);   /* it gave its worker back (item_burst_done()) */
 	else
 		burst_request(s, y, s->t[y].prio);
 	dl_count_down(&s->alive);   /* counted again when it gets a CPU */
@@ -260,22 +283,15 @@ static bool item_queue_ready(void *ctx, uint32_t y)
 	}
 	des_stage_set(&s->t[y], ST_QUEUED_CB);
 	/*
-	 * In a PM phase the item's kworker wakes (wake_ns), as a classic
-	 * item's does; a finishing device's hand-off walk paid queue_ns for
-	 * the items it queues (the phase's first items are queued for free
-	 * here: the up-front walk that queues them is not modelled yet).
-	 * Except the first item a finishing work item queues: its own kworker
-	 * runs it next, without a wake (worker_thread(): keep_working() holds
-	 * while the worklist is not empty, unbound workers never count in
-	 * nr_running); the idle worker kick_pool() woke finds nothing.  In
-	 * probe the item pays the queueing itself (dl_item_pays()).
+	 * In a PM phase the item's kworker starts it (item_start(): a wake,
+	 * or none if a kworker back from its previous item takes it), as a
+	 * classic item's does; a finishing device's hand-off walk paid
+	 * queue_ns for the items it queues (the phase's first items are
+	 * queued for free here: the up-front walk that queues them is not
+	 * modelled yet).  In probe the item pays the queueing itself
+	 * (dl_item_pays()).
 	 */
-	if (s->carry_on) {
-		s->t[y].bk = BK_NONE;
-		s->carry_on = false;
-	} else {
-		s->t[y].bk = dl_item_pays(&s->ps);
-	}
+	s->t[y].bk = dl_item_pays(&s->ps);
 	s->inflight++;
 	des_item_queue(s, y);
 	return false;
@@ -571,20 +587,20 @@ static void item_got_cpu(struct sim *s, uint32_t d)
 		s->opr->peak_workers = s->alive;
 	if (s->t[d].stage == ST_QUEUED_START) {
 		des_stage_set(&s->t[d], ST_START);
-		burst_start(s, d, new_worker(s, d) + overhead(s, s->t[d].bk));
+		burst_start(s, d, item_start(s, d));
 		return;
 	}
 	/* ST_QUEUED_CB: the overhead, then the callback */
 	des_stage_set(&s->t[d], ST_CB);
 	if (s->aborted && s->pk != PK_PROBE_DEFER && s->pk != PK_PROBE_READY) {
 		/* skips the callback: async_error */
-		burst_start(s, d, new_worker(s, d) + overhead(s, s->t[d].bk));
+		burst_start(s, d, item_start(s, d));
 		s->t[d].lat = -1;
 		return;
 	}
 	{
 		bool deferred;
-		int64_t pre = new_worker(s, d) + overhead(s, s->t[d].bk);
+		int64_t pre = item_start(s, d);
 		int64_t len = pre + des_callback_begin(s, d, pre, &deferred);
 
 		s->t[d].bk = deferred ? BK_DEFERRED : BK_NONE;
@@ -592,12 +608,19 @@ static void item_got_cpu(struct sim *s, uint32_t d)
 	}
 }
 
-/* Item @d gives its worker back. */
+/*
+ * An item gives its worker back: the worker takes the next new work on the
+ * worklist itself, if some waits that no other worker back is to take
+ * (item_start()), after the oldest inactive item is activated; else it
+ * goes idle.
+ */
 static void item_leave(struct sim *s)
 {
 	dl_count_down(&s->alive);
 	dl_count_down(&s->inflight);
 	item_retire(s);
+	if (s->wl > s->back)
+		s->back++;
 }
 
 /* The main thread waits for the items in flight (probe): the last one is done. */
@@ -665,9 +688,7 @@ static void item_burst_done(struct sim *s, uint32_t d)
 		if (s->aborted) {
 			des_stage_set(&s->t[d], ST_DONE);
 			s->remaining--;
-			dl_count_down(&s->inflight);
-			dl_count_down(&s->alive);
-			item_retire(s);
+			item_leave(s);
 			return;
 		}
 		if (s->t[d].wait == 0) {

@@ -55,7 +55,6 @@ struct sim {
 	int64_t stamp_ahead;     /* des_sink_emit(): the event happens this long after now */
 	/* the clock, the CPUs, the run queue, the events, the workqueue (vcpu.h) */
 	struct dl_vcpu vc;
-	bool carry_on;           /* the next item queued runs on the finishing item's kworker */
 
 	/*
 	 * Per position, for the phase being run: what the event loop touches
@@ -76,8 +75,9 @@ struct sim {
 		uint8_t left;        /* MAX_WORK: left to main unqueued (main_fallback()) */
 	} *t;
 	struct dl_costs cost;
-	uint32_t kpool;          /* the async pool's kworkers (cost.h dl_kpool_grow()) */
-	uint8_t *newwk;          /* per position: its item made the pool create its kworker */
+	uint32_t kpool;          /* the async pool's kworkers (cost.h dl_kpool_take()) */
+	uint8_t *newwk;          /* per position: its item is new work on the worklist (des.c) */
+	uint32_t wl, back;       /* new work admitted, not started; kworkers back to take it */
 	struct dl_faults faults;
 	uint32_t remaining, inflight, alive;
 	uint32_t nparts;         /* positions taking part (part[]) */

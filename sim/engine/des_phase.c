@@ -187,6 +187,8 @@ static int phase_reset(struct sim *s, int pk)
 
 	s->pk = pk;
 	s->remaining = s->inflight = s->alive = s->nran = 0;
+	s->wl = s->back = 0;
+	memset(s->newwk, 0, s->n + 1);
 	dl_fallback_clear(&s->fb);
 	s->mstate = M_IDLE;
 	dl_retry_start(&s->retry);

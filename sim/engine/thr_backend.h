@@ -77,7 +77,7 @@ struct thr {
 	/* MAX_WORK (dl_async_may_queue()): ready async devices left to main (sched.h), and their count */
 	struct dl_fallback fb;
 	uint64_t fallbacks;
-	atomic_uint kpool;        /* the async pool's kworkers (cost.h dl_kpool_grow()) */
+	atomic_uint kpool;        /* the async pool's kworkers (cost.h dl_kpool_take()) */
 	atomic_uint alive, peak;  /* items holding a CPU or blocked on a dependency (des.c's) */
 
 	atomic_uint *pending;     /* waits not done yet (sy.done[] is each device's completion) */

@@ -251,6 +251,7 @@ static void *worker_main(void *arg)
 {
 	struct dl_rthread *w = arg;
 	struct dl_pool *p = w->pool;
+	bool back = false;   /* back from an item, and work was queued: it takes it (item.back) */
 
 	dl_thr_precise_timers();
 	pthread_mutex_lock(&p->mx);
@@ -266,6 +267,7 @@ static void *worker_main(void *arg)
 			 */
 			int64_t end = dl_mono_ns() + IDLE_SPIN_NS;
 
+			back = false;
 			p->q_spinners++;
 			pthread_mutex_unlock(&p->mx);
 			while (!atomic_load_explicit(&p->qlen, memory_order_relaxed) &&
@@ -276,6 +278,7 @@ static void *worker_main(void *arg)
 			p->q_spinners--;
 		}
 		while (!p->q.n && !p->shutdown) {
+			back = false;
 			dl_thr_unchain(w);
 			p->q_sleepers++;
 			pthread_cond_wait(&p->qcv, &p->mx);
@@ -286,12 +289,14 @@ static void *worker_main(void *arg)
 		if (!p->q.n)
 			break;
 		k = dl_pool_heap_pop(&p->q);
+		k.back = back;
 		atomic_store(&p->qlen, p->q.n);
 		woke_waiters = false;
 		atomic_fetch_add(&p->nr_running, 1);   /* the rest of the queue waits for it to block */
 		pthread_mutex_unlock(&p->mx);
 
 		fin = p->run(p->ctx, w, &k);
+		back = true;
 
 		pthread_mutex_lock(&p->mx);
 		atomic_fetch_sub(&p->nr_running, 1);

@@ -79,6 +79,7 @@ struct dl_pool_item {
 	uint64_t seq;
 	uint32_t dev;
 	int64_t pushed;         /* real ns it was queued at */
+	bool back;              /* taken by a worker back from its previous item, never idle since */
 };
 
 static inline bool dl_pool_item_less(const struct dl_pool_item *a, const struct dl_pool_item *b)

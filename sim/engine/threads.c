@@ -499,8 +499,9 @@ static bool run_parking(struct thr *t, struct tw *w, uint32_t d)
 /* A queued item on worker @w: its overhead, then its work.  Returns true if a callback ran. */
 static bool run_task(struct thr *t, struct tw *w, const struct dl_pool_item *k)
 {
-	int64_t overhead = dl_cost_item(&t->cost, dl_item_pays(&t->ps),
-					t->pk == PK_PROBE || t->pk == PK_PROBE_DEFER);
+	/* a worker back from its previous item starts this one without a wake (cost.h) */
+	int64_t overhead = dl_cost_start(&t->cost, dl_item_pays(&t->ps),
+					 t->pk == PK_PROBE || t->pk == PK_PROBE_DEFER, k->back);
 	/*
 	 * The overhead runs from when the item was queued if the worker was
 	 * idle (so the real wake-up latency counts against it), else from
@@ -518,8 +519,12 @@ static bool run_task(struct thr *t, struct tw *w, const struct dl_pool_item *k)
 
 		while (a > p && !atomic_compare_exchange_weak(&t->peak, &p, a))
 			;
-		/* no idle kworker: the pool creates one first (dl_kpool_grow(), once per new one) */
-		if (dl_kpool_grow(&w1, a, &t->cost) && atomic_compare_exchange_strong(&t->kpool, &w0, w1))
+		/*
+		 * An idle kworker woken for it: if it was the last idle one, the
+		 * pool creates one first (dl_kpool_take(), once per new one).
+		 */
+		if (!k->back && dl_kpool_take(&w1, a, &t->cost) &&
+		    atomic_compare_exchange_strong(&t->kpool, &w0, w1))
 			overhead += t->cost.worker_new_ns;
 	}
 	dl_thr_pass_until(&w->th, from + dl_rclock_real(&t->pool.clock, overhead));
