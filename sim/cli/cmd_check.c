@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "sim/cli/cli.h"
+#include "sim/cli/cli_opts.h"
 #include "sim/log/dl_check.h"
 #include "sim/log/dl_log.h"
 #include "sim/log/dl_log_shard.h"
@@ -164,115 +165,170 @@ static int check_one(sqlite3 *db, int64_t run, int verbose)
 	return DL_EXIT_OK;
 }
 
-int cmd_check(int argc, char **argv)
+/* The options and DB. */
+struct check_args {
+	const char *path;
+	int64_t run;		/* 0: the newest */
+	bool all, verbose;
+};
+
+static int opt_help(void *obj, const char *verb, const char *v)
 {
-	const char *path = NULL;
-	int64_t run = 0;
-	int all = 0, verbose = 1, ret = DL_EXIT_OK;
-	sqlite3 *db;
+	(void)obj, (void)verb, (void)v;
+	check_usage(stdout);
+	return 1;
+}
+
+static int opt_run(void *obj, const char *verb, const char *v)
+{
+	struct check_args *a = obj;
+	char *end;
+
+	if (!*v) {
+		fprintf(stderr, "dlsim %s: --run needs a run id\n", verb);
+		return -1;
+	}
+	errno = 0;
+	a->run = strtoll(v, &end, 10);
+	if (errno || *end || end == v || a->run <= 0) {
+		fprintf(stderr, "dlsim %s: --run '%s': expected a positive run id\n", verb, v);
+		return -1;
+	}
+	return 0;
+}
+
+/* An argument no row names: an unknown option ("-" is not one), else DB, one only. */
+static int opt_other(void *obj, const char *verb, const char *arg)
+{
+	struct check_args *a = obj;
+
+	if (arg[0] == '-' && arg[1]) {
+		fprintf(stderr, "dlsim %s: unknown option '%s'\n", verb, arg);
+		check_usage(stderr);
+		return -1;
+	}
+	if (a->path) {
+		fprintf(stderr, "dlsim %s: unexpected argument '%s' (one DB expected)\n", verb, arg);
+		return -1;
+	}
+	a->path = arg;
+	return 0;
+}
+
+static const struct cli_opt check_opts[] = {
+	{ CLI_ACTION("--help", "-h", opt_help) },
+	{ CLI_FN("--run", opt_run) },
+	{ CLI_TRUE("--all", NULL, struct check_args, all) },
+	{ CLI_TRUE("--verbose", "-v", struct check_args, verbose) },
+};
+
+static const struct cli_verb check_verb = {
+	.name = "check", .opt = check_opts, .nopt = sizeof(check_opts) / sizeof(check_opts[0]),
+	.other = opt_other,
+};
+
+/* Every run of @db in run_id order into *@ids, *@n of them (0: none): 0, or -1 with the error said. */
+static int all_runs(sqlite3 *db, const char *path, int64_t **ids, size_t *n)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+
+	*ids = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db, "SELECT run_id FROM runs ORDER BY run_id", -1, &st, NULL)
+	    != SQLITE_OK) {
+		fprintf(stderr, "dlsim check: %s: %s\n", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (*n == cap) {
+			int64_t *ni = realloc(*ids, (cap = cap ? cap * 2 : 16) * sizeof(*ni));
+
+			if (!ni)
+				break;
+			*ids = ni;
+		}
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* --all: every run of @db checked; the worst exit status (3 above 1). */
+static int check_all(sqlite3 *db, const char *path, int verbose)
+{
+	char err[512];
+	int64_t *ids;
+	size_t n;
+	int ret = DL_EXIT_OK;
+
+	if (all_runs(db, path, &ids, &n))
+		return DL_EXIT_USAGE;
+	if (!n) {
+		fprintf(stderr, "dlsim check: %s: no runs in the database\n", path);
+		ret = DL_EXIT_USAGE;
+	}
+	/*
+	 * A sweep's shards: all at once (past SQLite's 10 attached, read into
+	 * TEMP copies); when one is missing or foreign, run by run, so that
+	 * the runs of the others are still checked.
+	 */
+	bool each = n && dl_log_attach_shards(db, NULL, 0, err, sizeof(err));
+
+	for (size_t i = 0; i < n; i++) {
+		int r = each && dl_log_attach_shards(db, &ids[i], 1, err, sizeof(err)) ?
+			(fprintf(stderr, "dlsim check: %s\n", err), DL_EXIT_USAGE) :
+			check_one(db, ids[i], verbose);
+
+		if (r > ret)
+			ret = r;
+	}
+	free(ids);
+	return ret;
+}
+
+/* RUN of @db, or its newest run when RUN is 0: the exit status. */
+static int check_run(sqlite3 *db, const char *path, int64_t run, int verbose)
+{
 	char err[512];
 
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			check_usage(stdout);
-			return DL_EXIT_OK;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--run"))) {
-			char *end;
-
-			if (!*v) {
-				fprintf(stderr, "dlsim check: --run needs a run id\n");
-				return DL_EXIT_USAGE;
-			}
-			errno = 0;
-			run = strtoll(v, &end, 10);
-			if (errno || *end || end == v || run <= 0) {
-				fprintf(stderr, "dlsim check: --run '%s': expected a positive run id\n", v);
-				return DL_EXIT_USAGE;
-			}
-		} else if (!strcmp(argv[i], "--all")) {
-			all = 1;
-		} else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) {
-			verbose = 2;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "dlsim check: unknown option '%s'\n", argv[i]);
-			check_usage(stderr);
-			return DL_EXIT_USAGE;
-		} else if (!path) {
-			path = argv[i];
-		} else {
-			fprintf(stderr, "dlsim check: unexpected argument '%s' (one DB expected)\n", argv[i]);
-			return DL_EXIT_USAGE;
-		}
-	}
-	if (!path) {
-		check_usage(stderr);
+	if (!run)
+		run = dl_check_newest_run(db);
+	if (run <= 0) {
+		fprintf(stderr, "dlsim check: %s: no runs in the database\n", path);
 		return DL_EXIT_USAGE;
 	}
-	if (all && run) {
-		fprintf(stderr, "dlsim check: --run and --all exclude each other\n");
-		return DL_EXIT_USAGE;
-	}
-	if (dl_log_open_existing(path, &db, err, sizeof(err))) {
+	if (dl_log_attach_shards(db, &run, 1, err, sizeof(err))) {
 		fprintf(stderr, "dlsim check: %s\n", err);
 		return DL_EXIT_USAGE;
 	}
-	if (all) {
-		sqlite3_stmt *st;
-		int64_t *ids = NULL;
-		size_t n = 0, cap = 0;
+	return check_one(db, run, verbose);
+}
 
-		if (sqlite3_prepare_v2(db, "SELECT run_id FROM runs ORDER BY run_id", -1, &st, NULL)
-		    != SQLITE_OK) {
-			fprintf(stderr, "dlsim check: %s: %s\n", path, sqlite3_errmsg(db));
-			sqlite3_close(db);
-			return DL_EXIT_USAGE;
-		}
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			if (n == cap) {
-				int64_t *ni = realloc(ids, (cap = cap ? cap * 2 : 16) * sizeof(*ni));
+int cmd_check(int argc, char **argv)
+{
+	struct check_args a = { 0 };
+	sqlite3 *db;
+	char err[512];
+	int ret;
 
-				if (!ni)
-					break;
-				ids = ni;
-			}
-			ids[n++] = sqlite3_column_int64(st, 0);
-		}
-		sqlite3_finalize(st);
-		if (!n) {
-			fprintf(stderr, "dlsim check: %s: no runs in the database\n", path);
-			ret = DL_EXIT_USAGE;
-		}
-		/*
-		 * A sweep's shards: all at once (past SQLite's 10 attached, read into
-		 * TEMP copies); when one is missing or foreign, run by run, so that
-		 * the runs of the others are still checked.
-		 */
-		bool each = n && dl_log_attach_shards(db, NULL, 0, err, sizeof(err));
-
-		for (size_t i = 0; i < n; i++) {
-			int r = each && dl_log_attach_shards(db, &ids[i], 1, err, sizeof(err)) ?
-				(fprintf(stderr, "dlsim check: %s\n", err), DL_EXIT_USAGE) :
-				check_one(db, ids[i], verbose);
-
-			if (r > ret)
-				ret = r;
-		}
-		free(ids);
-	} else {
-		if (!run)
-			run = dl_check_newest_run(db);
-		if (run <= 0) {
-			fprintf(stderr, "dlsim check: %s: no runs in the database\n", path);
-			ret = DL_EXIT_USAGE;
-		} else if (dl_log_attach_shards(db, &run, 1, err, sizeof(err))) {
-			fprintf(stderr, "dlsim check: %s\n", err);
-			ret = DL_EXIT_USAGE;
-		} else {
-			ret = check_one(db, run, verbose);
-		}
+	ret = cli_opts_parse(&check_verb, argc, argv, &a);
+	if (ret)
+		return ret > 0 ? DL_EXIT_OK : DL_EXIT_USAGE;
+	if (!a.path) {
+		check_usage(stderr);
+		return DL_EXIT_USAGE;
 	}
+	if (a.all && a.run) {
+		fprintf(stderr, "dlsim check: --run and --all exclude each other\n");
+		return DL_EXIT_USAGE;
+	}
+	if (dl_log_open_existing(a.path, &db, err, sizeof(err))) {
+		fprintf(stderr, "dlsim check: %s\n", err);
+		return DL_EXIT_USAGE;
+	}
+	ret = a.all ? check_all(db, a.path, a.verbose ? 2 : 1) :
+		      check_run(db, a.path, a.run, a.verbose ? 2 : 1);
 	sqlite3_close(db);
 	return ret;
 }

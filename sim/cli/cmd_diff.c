@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "sim/cli/cli.h"
+#include "sim/cli/cli_opts.h"
 #include "sim/log/dl_diff.h"
 #include "sim/log/dl_log.h"
 #include "sim/log/dl_log_shard.h"
@@ -255,62 +256,108 @@ out:
 	return ret;
 }
 
-int cmd_diff(int argc, char **argv)
+/* The options, DB and the two runs. */
+struct diff_args {
+	const char *pos[3];	/* DB RUN_A RUN_B, as given */
+	int npos;
+	bool json;
+	int64_t tol, run[2];
+	uint64_t max_pairs;
+};
+
+static int opt_help(void *obj, const char *verb, const char *v)
 {
-	const char *pos[3] = { NULL, NULL, NULL };
-	int npos = 0, json = 0, ret;
-	int64_t tol = DIFF_DEFAULT_TOL_NS, run[2], which;
-	uint64_t max_pairs = DIFF_DEFAULT_PAIRS;
-	struct dl_diff *d;
-	sqlite3 *db;
-	char err[512], q[2][CLI_QUOTE_MAX];
+	(void)obj, (void)verb, (void)v;
+	diff_usage(stdout);
+	return 1;
+}
 
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			diff_usage(stdout);
-			return DL_EXIT_OK;
-		} else if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--tolerance"))) {
-			if (parse_duration(v, &tol)) {
-				fprintf(stderr, "dlsim diff: --tolerance '%s': expected a duration"
-					" like 1ms, 250us or 0\n", v);
-				return DL_EXIT_USAGE;
-			}
-		} else if ((v = cli_opt_value(argc, argv, &i, "--max-pairs"))) {
-			char *end;
-
-			errno = 0;
-			max_pairs = strtoull(v, &end, 10);
-			if (errno || end == v || *end || *v == '-' || max_pairs > DIFF_MAX_PAIRS) {
-				fprintf(stderr, "dlsim diff: --max-pairs '%s': expected 0..%d\n", v,
-					DIFF_MAX_PAIRS);
-				return DL_EXIT_USAGE;
-			}
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "dlsim diff: unknown option '%s'; try 'dlsim diff --help'\n",
-				argv[i]);
-			return DL_EXIT_USAGE;
-		} else if (npos < 3) {
-			pos[npos++] = argv[i];
-		} else {
-			fprintf(stderr, "dlsim diff: unexpected argument '%s'\n", argv[i]);
-			return DL_EXIT_USAGE;
-		}
+static int opt_tolerance(void *obj, const char *verb, const char *v)
+{
+	if (parse_duration(v, &((struct diff_args *)obj)->tol)) {
+		fprintf(stderr, "dlsim %s: --tolerance '%s': expected a duration like 1ms, 250us"
+			" or 0\n", verb, v);
+		return -1;
 	}
-	if (npos < 3) {
+	return 0;
+}
+
+static int opt_max_pairs(void *obj, const char *verb, const char *v)
+{
+	struct diff_args *a = obj;
+	char *end;
+
+	errno = 0;
+	a->max_pairs = strtoull(v, &end, 10);
+	if (errno || end == v || *end || *v == '-' || a->max_pairs > DIFF_MAX_PAIRS) {
+		fprintf(stderr, "dlsim %s: --max-pairs '%s': expected 0..%d\n", verb, v,
+			DIFF_MAX_PAIRS);
+		return -1;
+	}
+	return 0;
+}
+
+/* An argument no row names: an unknown option ("-" is not one), else DB RUN_A RUN_B. */
+static int opt_other(void *obj, const char *verb, const char *arg)
+{
+	struct diff_args *a = obj;
+
+	if (arg[0] == '-' && arg[1])
+		return cli_opts_refuse(verb, arg);
+	if (a->npos == 3) {
+		fprintf(stderr, "dlsim %s: unexpected argument '%s'\n", verb, arg);
+		return -1;
+	}
+	a->pos[a->npos++] = arg;
+	return 0;
+}
+
+static const struct cli_opt diff_opts[] = {
+	{ CLI_ACTION("--help", "-h", opt_help) },
+	{ CLI_TRUE("--json", NULL, struct diff_args, json) },
+	{ CLI_FN("--tolerance", opt_tolerance) },
+	{ CLI_FN("--max-pairs", opt_max_pairs) },
+};
+
+static const struct cli_verb diff_verb = {
+	.name = "diff", .opt = diff_opts, .nopt = sizeof(diff_opts) / sizeof(diff_opts[0]),
+	.other = opt_other,
+};
+
+/* Parse argv into @a, the two run ids too: 0 to go on, 1 when --help was printed, else DL_EXIT_USAGE. */
+static int parse_args(int argc, char **argv, struct diff_args *a)
+{
+	int ret = cli_opts_parse(&diff_verb, argc, argv, a);
+
+	if (ret)
+		return ret > 0 ? 1 : DL_EXIT_USAGE;
+	if (a->npos < 3) {
 		diff_usage(stderr);
 		return DL_EXIT_USAGE;
 	}
 	for (int k = 0; k < 2; k++) {
-		if (parse_run(pos[1 + k], &run[k])) {
-			fprintf(stderr, "dlsim diff: run '%s': expected a positive run id\n", pos[1 + k]);
+		if (parse_run(a->pos[1 + k], &a->run[k])) {
+			fprintf(stderr, "dlsim diff: run '%s': expected a positive run id\n",
+				a->pos[1 + k]);
 			return DL_EXIT_USAGE;
 		}
 	}
-	if (dl_log_open_existing(pos[0], &db, err, sizeof(err))) {
+	return 0;
+}
+
+/*
+ * The two runs of DB, each verified first, compared into *@d: 0, or the exit
+ * status with the reason printed.
+ */
+static int read_diff(const struct diff_args *a, struct dl_diff **d)
+{
+	const char *path = a->pos[0];
+	int64_t which, run[2] = { a->run[0], a->run[1] };
+	sqlite3 *db;
+	char err[512];
+	int ret;
+
+	if (dl_log_open_existing(path, &db, err, sizeof(err))) {
 		fprintf(stderr, "dlsim diff: %s\n", err);
 		return DL_EXIT_USAGE;
 	}
@@ -322,28 +369,39 @@ int cmd_diff(int argc, char **argv)
 	for (int k = 0; k < 2; k++) {
 		if (k == 1 && run[1] == run[0])
 			break;
-		if ((ret = cli_log_verify_run("diff", pos[0], db, run[k])) >= 0) {
+		if ((ret = cli_log_verify_run("diff", path, db, run[k])) >= 0) {
 			sqlite3_close(db);
 			return ret;
 		}
 	}
-	ret = dl_diff_runs(db, run[0], run[1], tol, (uint32_t)max_pairs, &d, &which);
-	if (ret == -ENOENT) {
-		fprintf(stderr, "dlsim diff: %s: no run %" PRId64 " in the database\n", pos[0], which);
-	} else if (ret == -ENOMEM) {
+	ret = dl_diff_runs(db, run[0], run[1], a->tol, (uint32_t)a->max_pairs, d, &which);
+	if (ret == -ENOENT)
+		fprintf(stderr, "dlsim diff: %s: no run %" PRId64 " in the database\n", path, which);
+	else if (ret == -ENOMEM)
 		fprintf(stderr, "dlsim diff: out of memory\n");
-	} else if (ret) {
-		fprintf(stderr, "dlsim diff: %s: cannot read the log: %s\n", pos[0], sqlite3_errmsg(db));
-	}
+	else if (ret)
+		fprintf(stderr, "dlsim diff: %s: cannot read the log: %s\n", path, sqlite3_errmsg(db));
 	sqlite3_close(db);
-	if (ret)
-		return DL_EXIT_USAGE;
+	return ret ? DL_EXIT_USAGE : 0;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct diff_args a = { .tol = DIFF_DEFAULT_TOL_NS, .max_pairs = DIFF_DEFAULT_PAIRS };
+	struct dl_diff *d;
+	char q[2][CLI_QUOTE_MAX];
+	int ret;
+
+	if ((ret = parse_args(argc, argv, &a)))
+		return ret == 1 ? DL_EXIT_OK : ret;
+	if ((ret = read_diff(&a, &d)))
+		return ret;
 	if (strcmp(d->scenario_a, d->scenario_b))
 		fprintf(stderr, "dlsim diff: warning: run %" PRId64 " is scenario '%s', run %" PRId64
 			" is '%s'; devices are matched by name\n", d->run_a,
 			cli_name(d->scenario_a, q[0], sizeof(q[0])), d->run_b,
 			cli_name(d->scenario_b, q[1], sizeof(q[1])));
-	if (json)
+	if (a.json)
 		ret = print_json(d);
 	else
 		print_table(d);

@@ -7,6 +7,7 @@
 
 #include "report/report.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/cli_opts.h"
 
 static void report_usage(FILE *f)
 {
@@ -58,118 +59,187 @@ static void report_usage(FILE *f)
 		DL_REPORT_TRACE_DEVICES);
 }
 
-int cmd_report(int argc, char **argv)
+/* The options and DB, as given; parse_args() checks the values. */
+struct report_args {
+	const char *db, *out, *run_arg, *beside_arg;
+	struct dl_report_opts o;
+};
+
+static int opt_help(void *obj, const char *verb, const char *v)
 {
-	const char *db = NULL, *out = NULL, *run_arg = NULL, *beside_arg = NULL;
-	struct dl_report_opts o = { .run = -1 };
-	char err[1024], dir[PATH_MAX];
-	long long run = -1;
-	int64_t chosen;
-	int ret;
+	(void)obj, (void)verb, (void)v;
+	report_usage(stdout);
+	return 1;
+}
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			report_usage(stdout);
-			return DL_EXIT_OK;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--out"))) {
-			out = v;        /* "" (no value) is refused below */
-		} else if ((v = cli_opt_value(argc, argv, &i, "--run"))) {
-			if (!*v) {
-				fprintf(stderr, "dlsim report: --run needs a run_id\n");
-				return DL_EXIT_USAGE;
-			}
-			run_arg = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--beside"))) {
-			beside_arg = v;
-		} else if (!strcmp(a, "--no-beside")) {
-			beside_arg = "";
-			o.beside = -1;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--trace-devices"))) {
-			char *end;
-			long long n;
-
-			errno = 0;
-			n = strtoll(v, &end, 10);
-			if (errno || end == v || *end || n < 1 || n > 100000000) {
-				fprintf(stderr, "dlsim report: --trace-devices '%s': expected 1..100000000\n", v);
-				return DL_EXIT_USAGE;
-			}
-			o.trace_devices = (size_t)n;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--trace-tracks"))) {
-			if (strcmp(v, "worker") && strcmp(v, "device")) {
-				fprintf(stderr, "dlsim report: --trace-tracks '%s': expected worker or device\n", v);
-				return DL_EXIT_USAGE;
-			}
-			o.trace_per_device = !strcmp(v, "device");
-		} else if (!strcmp(a, "--force")) {
-			o.force = 1;
-		} else if (!strcmp(a, "--trace-json")) {
-			o.trace_plain = 1;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "dlsim report: unknown option '%s'; try 'dlsim report --help'\n", a);
-			return DL_EXIT_USAGE;
-		} else if (!db) {
-			db = a;
-		} else {
-			fprintf(stderr, "dlsim report: unexpected argument '%s'\n", a);
-			return DL_EXIT_USAGE;
-		}
+static int opt_run(void *obj, const char *verb, const char *v)
+{
+	if (!*v) {
+		fprintf(stderr, "dlsim %s: --run needs a run_id\n", verb);
+		return -1;
 	}
-	if (!db) {
+	((struct report_args *)obj)->run_arg = v;
+	return 0;
+}
+
+static int opt_no_beside(void *obj, const char *verb, const char *v)
+{
+	struct report_args *a = obj;
+
+	(void)verb, (void)v;
+	a->beside_arg = "";
+	a->o.beside = -1;
+	return 0;
+}
+
+static int opt_trace_devices(void *obj, const char *verb, const char *v)
+{
+	char *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno || end == v || *end || n < 1 || n > 100000000) {
+		fprintf(stderr, "dlsim %s: --trace-devices '%s': expected 1..100000000\n", verb, v);
+		return -1;
+	}
+	((struct report_args *)obj)->o.trace_devices = (size_t)n;
+	return 0;
+}
+
+static int opt_trace_tracks(void *obj, const char *verb, const char *v)
+{
+	if (strcmp(v, "worker") && strcmp(v, "device")) {
+		fprintf(stderr, "dlsim %s: --trace-tracks '%s': expected worker or device\n", verb, v);
+		return -1;
+	}
+	((struct report_args *)obj)->o.trace_per_device = !strcmp(v, "device");
+	return 0;
+}
+
+static int opt_force(void *obj, const char *verb, const char *v)
+{
+	(void)verb, (void)v;
+	((struct report_args *)obj)->o.force = 1;
+	return 0;
+}
+
+static int opt_trace_json(void *obj, const char *verb, const char *v)
+{
+	(void)verb, (void)v;
+	((struct report_args *)obj)->o.trace_plain = 1;
+	return 0;
+}
+
+/* An argument no row names: an unknown option ("-" is not one), else DB, one only. */
+static int opt_other(void *obj, const char *verb, const char *arg)
+{
+	struct report_args *a = obj;
+
+	if (arg[0] == '-' && arg[1])
+		return cli_opts_refuse(verb, arg);
+	if (a->db) {
+		fprintf(stderr, "dlsim %s: unexpected argument '%s'\n", verb, arg);
+		return -1;
+	}
+	a->db = arg;
+	return 0;
+}
+
+static const struct cli_opt report_opts[] = {
+	{ CLI_ACTION("--help", "-h", opt_help) },
+	{ CLI_STR("--out", struct report_args, out) },	/* "" (no value) is refused after */
+	{ CLI_FN("--run", opt_run) },
+	{ CLI_STR("--beside", struct report_args, beside_arg) },
+	{ CLI_ACTION("--no-beside", NULL, opt_no_beside) },
+	{ CLI_FN("--trace-devices", opt_trace_devices) },
+	{ CLI_FN("--trace-tracks", opt_trace_tracks) },
+	{ CLI_ACTION("--force", NULL, opt_force) },
+	{ CLI_ACTION("--trace-json", NULL, opt_trace_json) },
+};
+
+static const struct cli_verb report_verb = {
+	.name = "report", .opt = report_opts, .nopt = sizeof(report_opts) / sizeof(report_opts[0]),
+	.other = opt_other,
+};
+
+/* A run_id of at least MIN, the whole of S: 0, or -1 with "--OPT 'S': expected ..." said. */
+static int parse_run_id(const char *opt, const char *s, long long min, long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	if (errno || end == s || *end || *out < min) {
+		fprintf(stderr, "dlsim report: %s '%s': expected a run_id (a number >= %lld)\n", opt,
+			s, min);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Parse argv into @a, its run, beside run and output folder (@dir holds the
+ * default one): 0 to go on, 1 when --help was printed, else DL_EXIT_USAGE
+ * with the reason printed.
+ */
+static int parse_args(int argc, char **argv, struct report_args *a, char *dir, size_t dirsz)
+{
+	long long run = -1, b;
+	int ret = cli_opts_parse(&report_verb, argc, argv, a);
+
+	if (ret)
+		return ret > 0 ? 1 : DL_EXIT_USAGE;
+	if (!a->db) {
 		report_usage(stderr);
 		return DL_EXIT_USAGE;
 	}
-	if (out && !*out) {
+	if (a->out && !*a->out) {
 		fprintf(stderr, "dlsim report: --out needs a directory\n");
 		return DL_EXIT_USAGE;
 	}
-	if (run_arg) {
-		char *end;
+	if (a->run_arg && parse_run_id("--run", a->run_arg, 0, &run))
+		return DL_EXIT_USAGE;
+	if (a->beside_arg && *a->beside_arg) {
+		if (parse_run_id("--beside", a->beside_arg, 1, &b))
+			return DL_EXIT_USAGE;
+		a->o.beside = (int64_t)b;
+	}
+	if (!a->out) {
+		if (dl_report_default_outdir(a->db, dir, dirsz)) {
+			fprintf(stderr, "dlsim report: %s: path too long\n", a->db);
+			return DL_EXIT_USAGE;
+		}
+		a->out = dir;
+	}
+	a->o.outdir = a->out;
+	a->o.run = (int64_t)run;
+	return 0;
+}
 
-		errno = 0;
-		run = strtoll(run_arg, &end, 10);
-		if (errno || end == run_arg || *end || run < 0) {
-			fprintf(stderr, "dlsim report: --run '%s': expected a run_id (a number >= 0)\n", run_arg);
-			return DL_EXIT_USAGE;
-		}
-	}
-	if (beside_arg && *beside_arg) {
-		char *end;
-		long long b;
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = { .o = { .run = -1 } };
+	char err[1024], dir[PATH_MAX];
+	int64_t chosen;
+	int ret;
 
-		errno = 0;
-		b = strtoll(beside_arg, &end, 10);
-		if (errno || end == beside_arg || *end || b < 1) {
-			fprintf(stderr, "dlsim report: --beside '%s': expected a run_id (a number >= 1)\n",
-				beside_arg);
-			return DL_EXIT_USAGE;
-		}
-		o.beside = (int64_t)b;
-	}
-	if (!out) {
-		if (dl_report_default_outdir(db, dir, sizeof(dir))) {
-			fprintf(stderr, "dlsim report: %s: path too long\n", db);
-			return DL_EXIT_USAGE;
-		}
-		out = dir;
-	}
-	o.outdir = out;
-	o.run = (int64_t)run;
-	chosen = run > 0 ? run : 0;     /* 0: the newest */
-	if ((ret = cli_log_validate("report", db, &chosen)) >= 0)
+	ret = parse_args(argc, argv, &a, dir, sizeof(dir));
+	if (ret)
+		return ret == 1 ? DL_EXIT_OK : ret;
+	chosen = a.o.run > 0 ? a.o.run : 0;     /* 0: the newest */
+	if ((ret = cli_log_validate("report", a.db, &chosen)) >= 0)
 		return ret;     /* the chosen run verified first, before any file is written */
-	o.verified_run = chosen;        /* dl_report_write_opts() need not verify it again */
+	a.o.verified_run = chosen;        /* dl_report_write_opts() need not verify it again */
 	/* till here only reading (Ctrl-C's default action); from here on Ctrl-C
 	 * removes what this report wrote, and the folder is left as it was */
 	cli_catch_stop();
-	o.stop = cli_stop_flag();
-	ret = dl_report_write_opts(db, &o, err, sizeof(err));
+	a.o.stop = cli_stop_flag();
+	ret = dl_report_write_opts(a.db, &a.o, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "dlsim report: %s\n", err);
 		return ret == -EINTR ? DL_EXIT_INTERRUPTED : ret == -EBADMSG ? DL_EXIT_CORRUPT : DL_EXIT_USAGE;
 	}
-	printf("dlsim report: wrote %s/index.html\n", out);
+	printf("dlsim report: wrote %s/index.html\n", a.out);
 	return DL_EXIT_OK;
 }

@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "sim/cli/cli.h"
+#include "sim/cli/cli_opts.h"
 #include "sim/core/dl_core.h"
 #include "sim/engine/engine.h"
 #include "sim/log/dl_log.h"
@@ -51,6 +52,108 @@ static void twin_usage(FILE *f)
 		   "exit status: 0 ok, 1 the twin's run failed, 2 bad usage, no such run, or a run\n"
 		   "the twin cannot rebuild (the reason on stderr), 3 RUN's log is corrupt (nothing\n"
 		   "replayed), 130 interrupted\n");
+}
+
+/* The options, DB and RUN. */
+struct twin_args {
+	const char *in, *runs, *out;
+	struct dl_override set[TWIN_MAX_SET];	/* keys strndup()ed: twin_args_free() */
+	size_t nset;
+	bool json, have_profile;
+	enum dl_cost_profile profile;
+	uint64_t run;
+};
+
+static void twin_args_free(struct twin_args *a)
+{
+	for (size_t i = 0; i < a->nset; i++)
+		free((char *)a->set[i].key);
+}
+
+/* --help or -h anywhere, even after a bad option or as another's value: the usage, nothing else. */
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
+}
+
+/* --set cost.KEY=VALUE: the cost model's keys only. */
+static int opt_set(void *obj, const char *verb, const char *v)
+{
+	struct twin_args *a = obj;
+	const char *eq = strchr(v, '=');
+
+	if (!eq || strncmp(v, "cost.", 5) || a->nset == TWIN_MAX_SET) {
+		fprintf(stderr, "dlsim %s: --set '%s'; expected cost.KEY=VALUE (at most %d)\n", verb,
+			v, TWIN_MAX_SET);
+		return -1;
+	}
+	a->set[a->nset++] = (struct dl_override){ .key = strndup(v, (size_t)(eq - v)),
+						  .value = eq + 1 };
+	return 0;
+}
+
+static int opt_profile(void *obj, const char *verb, const char *v)
+{
+	struct twin_args *a = obj;
+
+	if (dl_cost_profile_parse(v, &a->profile)) {
+		fprintf(stderr, "dlsim %s: --profile '%s'; expected hardware or guest\n", verb, v);
+		return -1;
+	}
+	a->have_profile = true;
+	return 0;
+}
+
+/* An argument no row names: an unknown option ("-" is not one), DB, then RUN. */
+static int opt_other(void *obj, const char *verb, const char *arg)
+{
+	struct twin_args *a = obj;
+
+	if (arg[0] == '-' && arg[1]) {
+		fprintf(stderr, "dlsim %s: unknown option '%s'\n", verb, arg);
+		twin_usage(stderr);
+		return -1;
+	}
+	if (!a->in) {
+		a->in = arg;
+	} else if (!a->runs) {
+		a->runs = arg;
+	} else {
+		fprintf(stderr, "dlsim %s: unexpected argument '%s'\n", verb, arg);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct cli_opt twin_opts[] = {
+	{ CLI_STR("--db", struct twin_args, out) },
+	{ CLI_FN("--set", opt_set) },
+	{ CLI_FN("--profile", opt_profile) },
+	{ CLI_TRUE("--json", NULL, struct twin_args, json) },
+};
+
+static const struct cli_verb twin_verb = {
+	.name = "twin", .opt = twin_opts, .nopt = sizeof(twin_opts) / sizeof(twin_opts[0]),
+	.other = opt_other,
+};
+
+/* Parse argv into @a, DB and RUN required: 0, or DL_EXIT_USAGE with the reason printed. */
+static int parse_args(int argc, char **argv, struct twin_args *a)
+{
+	if (cli_opts_parse(&twin_verb, argc, argv, a))
+		return DL_EXIT_USAGE;
+	if (!a->in || !a->runs || (a->out && !*a->out)) {
+		twin_usage(stderr);
+		return DL_EXIT_USAGE;
+	}
+	if (cli_parse_u64(a->runs, &a->run) || !a->run || a->run > INT64_MAX) {
+		fprintf(stderr, "dlsim twin: RUN '%s'; expected a run id\n", a->runs);
+		return DL_EXIT_USAGE;
+	}
+	return DL_EXIT_OK;
 }
 
 /* Read RUN of @in into @tw and its scenario into *@sc; exit status on failure. */
@@ -135,161 +238,130 @@ static void print_result(const struct dl_twin *tw, const struct dl_run_result *r
 	printf("  %-10s %12.3f ms\n", "total", r->makespan_ns / 1e6);
 }
 
-int cmd_twin(int argc, char **argv)
-{
-	const char *in = NULL, *out = NULL, *runs = NULL, *v;
-	struct dl_override set[TWIN_MAX_SET];
-	size_t nset = 0;
-	bool json = false, have_profile = false;
-	enum dl_cost_profile profile = DL_PROFILE_HARDWARE;
-	uint64_t run;
+/* One twin being run: what it reads, what it writes. */
+struct twin_job {
+	const struct twin_args *a;
+	const char *out;		/* --db, else DB */
 	struct dl_twin tw;
-	struct dl_scenario *sc = NULL;
-	struct dl_run_result *r = NULL;
-	struct dl_log_batch *b = NULL;
-	struct dl_log *log = NULL;
-	char msg[1024], kernel[16];
-	int64_t id = 0;
-	int rc, ret;
+	struct dl_scenario *sc;
+	struct dl_run_result *r;
+	struct dl_log_batch *b;
+	struct dl_log *log;
+	int64_t id;
+};
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			twin_usage(stdout);
-			return DL_EXIT_OK;
-		}
-	}
-	for (int i = 1; i < argc; i++) {
-		if ((v = cli_opt_value(argc, argv, &i, "--db"))) {
-			out = v;
-		} else if ((v = cli_opt_value(argc, argv, &i, "--set"))) {
-			const char *eq = strchr(v, '=');
+/*
+ * Run the twin's engine into @j's open log, as one logged run: 0 with the
+ * engine's return in *@ret, or DL_EXIT_USAGE with the reason printed.
+ */
+static int run_logged(struct twin_job *j, int *ret)
+{
+	const struct dl_twin *tw = &j->tw;
+	struct dl_engine_opts eo = {
+		.order = tw->order, .workers = tw->workers, .kernel = tw->kernel, .seed = tw->seed,
+		.probe_module = tw->probe_module, .replay = &tw->lat, .stop = cli_stop_flag(),
+		.cost_profile = j->a->have_profile ? j->a->profile : !strcmp(tw->mode, "kernel") ?
+				DL_PROFILE_GUEST : DL_PROFILE_HARDWARE,
+	};
+	char kernel[16], why[160];
+	struct dl_run_info info = {
+		.scenario = tw->name, .order = dl_order_name(tw->order), .mode = "des",
+		.version = DLSIM_VERSION, .kernel = kernel, .seed = tw->seed,
+		.devices = j->sc->ndev, .links = j->sc->nlink, .workers = tw->workers,
+		.probe_context = tw->probe_module ? "module" : "boot",
+	};
 
-			if (!eq || strncmp(v, "cost.", 5) || nset == TWIN_MAX_SET) {
-				fprintf(stderr, "dlsim twin: --set '%s'; expected cost.KEY=VALUE (at most"
-					" %d)\n", v, TWIN_MAX_SET);
-				rc = DL_EXIT_USAGE;
-				goto done_set;
-			}
-			set[nset++] = (struct dl_override){ .key = strndup(v, (size_t)(eq - v)),
-							    .value = eq + 1 };
-		} else if ((v = cli_opt_value(argc, argv, &i, "--profile"))) {
-			if (dl_cost_profile_parse(v, &profile)) {
-				fprintf(stderr, "dlsim twin: --profile '%s'; expected hardware or guest\n", v);
-				rc = DL_EXIT_USAGE;
-				goto done_set;
-			}
-			have_profile = true;
-		} else if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "dlsim twin: unknown option '%s'\n", argv[i]);
-			twin_usage(stderr);
-			rc = DL_EXIT_USAGE;
-			goto done_set;
-		} else if (!in) {
-			in = argv[i];
-		} else if (!runs) {
-			runs = argv[i];
-		} else {
-			fprintf(stderr, "dlsim twin: unexpected argument '%s'\n", argv[i]);
-			rc = DL_EXIT_USAGE;
-			goto done_set;
-		}
+	dl_kver_format(dl_order_kernel(tw->order, tw->kernel), kernel, sizeof(kernel));
+	if (dl_order_check_kernel(tw->order, dl_order_kernel(tw->order, tw->kernel), why,
+				  sizeof(why))) {
+		fprintf(stderr, "dlsim twin: run %" PRIu64 ": %s\n", j->a->run, why);
+		return DL_EXIT_USAGE;
 	}
-	if (!in || !runs || (out && !*out)) {
-		twin_usage(stderr);
-		rc = DL_EXIT_USAGE;
-		goto done_set;
+	dl_log_set_twin_of(j->log, (int64_t)j->a->run);   /* marked as it ends: one transaction */
+	/*
+	 * Ctrl-C from the run's first row on: its devices rows stop (a
+	 * million take seconds), the engine stops, the run ends
+	 * 'interrupted' (never left 'running'), an older database's index
+	 * build is abandoned; before, it is the default action (only
+	 * reading so far).
+	 */
+	cli_catch_stop();
+	dl_log_set_stop(j->log, cli_stop_flag());
+	dl_test_hook("twin-begin");   /* tests: Ctrl-C as the twin's run begins */
+	*ret = dl_run_log_begin(j->log, j->b, cli_stop_flag(), cli_stop_flag(), j->sc, &info,
+				&j->id, &eo.sink);
+	if (*ret && *ret != -EINTR) {
+		fprintf(stderr, "dlsim twin: %s: %s\n", j->out, dl_log_error(j->log));
+		return DL_EXIT_USAGE;
 	}
-	if (cli_parse_u64(runs, &run) || !run || run > INT64_MAX) {
-		fprintf(stderr, "dlsim twin: RUN '%s'; expected a run id\n", runs);
-		rc = DL_EXIT_USAGE;
-		goto done_set;
+	if (!*ret && !atomic_load(cli_stop_flag()))
+		*ret = dl_engine_run(j->sc, &eo, j->r);
+	else
+		*ret = -EINTR;
+	if (!j->r->status)
+		j->r->status = *ret == -EINTR ? "interrupted" : "failed";
+	if (dl_run_log_end(j->log, j->b, j->r)) {
+		fprintf(stderr, "dlsim twin: %s: %s\n", j->out, dl_log_error(j->log));
+		return DL_EXIT_USAGE;
 	}
-	rc = load_twin(in, (int64_t)run, set, nset, &tw, &sc);
+	return DL_EXIT_OK;
+}
+
+/* Load, run, log and print the twin @a asks for: the exit status. */
+static int twin(const struct twin_args *a)
+{
+	struct twin_job j = { .a = a };
+	char msg[1024];
+	int rc, ret = 0;
+
+	rc = load_twin(a->in, (int64_t)a->run, a->set, a->nset, &j.tw, &j.sc);
 	if (rc)
-		goto done_set;
-	out = out ? out : in;
-	r = calloc(1, sizeof(*r));
-	b = malloc(sizeof(*b));
-	if (!r || !b) {
+		return rc;
+	j.out = a->out ? a->out : a->in;
+	j.r = calloc(1, sizeof(*j.r));
+	j.b = malloc(sizeof(*j.b));
+	if (!j.r || !j.b) {
 		fprintf(stderr, "dlsim twin: out of memory\n");
 		rc = DL_EXIT_USAGE;
 		goto done;
 	}
-	if (dl_log_open(out, &log, msg, sizeof(msg))) {
+	if (dl_log_open(j.out, &j.log, msg, sizeof(msg))) {
 		fprintf(stderr, "dlsim twin: %s\n", msg);
 		rc = DL_EXIT_USAGE;
 		goto done;
 	}
-	{
-		struct dl_engine_opts eo = {
-			.order = tw.order, .workers = tw.workers, .kernel = tw.kernel, .seed = tw.seed,
-			.probe_module = tw.probe_module, .replay = &tw.lat, .stop = cli_stop_flag(),
-			.cost_profile = have_profile ? profile : !strcmp(tw.mode, "kernel") ?
-					DL_PROFILE_GUEST : DL_PROFILE_HARDWARE,
-		};
-		struct dl_run_info info = {
-			.scenario = tw.name, .order = dl_order_name(tw.order), .mode = "des",
-			.version = DLSIM_VERSION, .kernel = kernel, .seed = tw.seed,
-			.devices = sc->ndev, .links = sc->nlink, .workers = tw.workers,
-			.probe_context = tw.probe_module ? "module" : "boot",
-		};
-		char why[160];
-
-		dl_kver_format(dl_order_kernel(tw.order, tw.kernel), kernel, sizeof(kernel));
-		if (dl_order_check_kernel(tw.order, dl_order_kernel(tw.order, tw.kernel), why,
-					  sizeof(why))) {
-			fprintf(stderr, "dlsim twin: run %" PRIu64 ": %s\n", run, why);
-			rc = DL_EXIT_USAGE;
-			goto done;
-		}
-		dl_log_set_twin_of(log, (int64_t)run);   /* marked as it ends: one transaction */
-		/*
-		 * Ctrl-C from the run's first row on: its devices rows stop (a
-		 * million take seconds), the engine stops, the run ends
-		 * 'interrupted' (never left 'running'), an older database's index
-		 * build is abandoned; before, it is the default action (only
-		 * reading so far).
-		 */
-		cli_catch_stop();
-		dl_log_set_stop(log, cli_stop_flag());
-		dl_test_hook("twin-begin");   /* tests: Ctrl-C as the twin's run begins */
-		ret = dl_run_log_begin(log, b, cli_stop_flag(), cli_stop_flag(), sc, &info, &id, &eo.sink);
-		if (ret && ret != -EINTR) {
-			fprintf(stderr, "dlsim twin: %s: %s\n", out, dl_log_error(log));
-			rc = DL_EXIT_USAGE;
-			goto done;
-		}
-		if (!ret && !atomic_load(cli_stop_flag()))
-			ret = dl_engine_run(sc, &eo, r);
-		else
-			ret = -EINTR;
-		if (!r->status)
-			r->status = ret == -EINTR ? "interrupted" : "failed";
-		if (dl_run_log_end(log, b, r)) {
-			fprintf(stderr, "dlsim twin: %s: %s\n", out, dl_log_error(log));
-			rc = DL_EXIT_USAGE;
-			goto done;
-		}
-	}
-	dl_log_close(log);
-	log = NULL;
+	if ((rc = run_logged(&j, &ret)))
+		goto done;
+	dl_log_close(j.log);
+	j.log = NULL;
 	dl_test_hook("twin-recorded");   /* tests: killed once the twin's run is committed */
-	print_result(&tw, r, (int64_t)run, id, json);
+	print_result(&j.tw, j.r, (int64_t)a->run, j.id, a->json);
 	rc = ret == -EINTR ? DL_EXIT_INTERRUPTED : ret < 0 ? DL_EXIT_USAGE :
 	     ret ? DL_EXIT_VIOLATION : DL_EXIT_OK;
 	if (ret < 0 && ret != -EINTR)
 		fprintf(stderr, "dlsim twin: the engine stopped: %s\n", strerror(-ret));
 done:
-	if (log)
-		dl_log_close(log);
-	free(r);
-	free(b);
-	dl_scenario_free(sc);
-	dl_twin_free(&tw);
-done_set:
-	for (size_t i = 0; i < nset; i++)
-		free((char *)set[i].key);
+	if (j.log)
+		dl_log_close(j.log);
+	free(j.r);
+	free(j.b);
+	dl_scenario_free(j.sc);
+	dl_twin_free(&j.tw);
+	return rc;
+}
+
+int cmd_twin(int argc, char **argv)
+{
+	struct twin_args a = { .profile = DL_PROFILE_HARDWARE };
+	int rc;
+
+	if (wants_help(argc, argv)) {
+		twin_usage(stdout);
+		return DL_EXIT_OK;
+	}
+	rc = parse_args(argc, argv, &a);
+	if (!rc)
+		rc = twin(&a);
+	twin_args_free(&a);
 	return rc;
 }

@@ -91,6 +91,100 @@ static inline enum dl_retry_step defer_step(struct sim *s, uint32_t *d, int *kin
 
 /* ---- the main thread ---- */
 
+/* Main asks for its CPU, to do @kind (MK_*) with s->mdev. */
+static inline void main_burst(struct sim *s, int kind)
+{
+	s->mkind = kind;
+	s->mstate = M_QUEUED;
+	burst_request(s, DL_VCPU_MAIN, 0);
+}
+
+/*
+ * M_WAIT_DEV: main is to run s->mdev's callback once its suppliers are
+ * done: true to go on with the walk (it was skipped, or a device left to
+ * main goes first), false to stop here (it waits, or its burst is asked for).
+ */
+static inline bool main_wait_dev(struct sim *s)
+{
+	if (s->t[s->mdev].stage == ST_DONE) {
+		s->mstate = M_IDLE;     /* a supplier's probe failed: skip it */
+		return true;
+	}
+	if (s->t[s->mdev].wait > 0 && s->ps.link_aware && !s->aborted) {
+		if (!s->fb.n)
+			return false;
+		/* it may wait for a device left to main (MAX_WORK): that one first */
+		dl_fallback_push(&s->fb, s->mdev);
+		s->mstate = M_IDLE;
+		return true;
+	}
+	main_burst(s, MK_CALLBACK);
+	return false;
+}
+
+/*
+ * The next device of main's walk into *@d, with what the deferral walk
+ * does with it in *@kind (-1: not said yet); false when the walk ends or
+ * waits for a drain (s->mstate says which).
+ */
+static inline bool main_next(struct sim *s, uint32_t *d, int *kind)
+{
+	*kind = -1;
+	if (dl_fallback_pop(&s->fb, d))
+		return true;    /* what was left to main first (MAX_WORK) */
+	if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
+		/* registration order, then late_initcall and the active list */
+		enum dl_retry_step st = defer_step(s, d, kind);
+
+		if (st != DL_RETRY_DEVICE) {
+			s->mstate = st == DL_RETRY_DRAIN ? M_WAIT_DRAIN : M_DONE;
+			return false;
+		}
+		return true;
+	}
+	if (!des_walk_next(s, d)) {
+		s->mstate = M_DONE;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Main takes @d of a PM walk: queues its item (false: its burst is asked
+ * for), leaves it (MAX_WORK: true, the walk goes on), or is to run its
+ * callback itself (M_WAIT_DEV, true).
+ */
+static inline bool main_take(struct sim *s, uint32_t d)
+{
+	s->mdev = d;
+	if (!s->t[d].on_main || s->t[d].left) {
+		/* classic async, or one left to main: queue its item, MAX_WORK permitting */
+		s->t[d].left = 0;
+		switch (dl_sched_main_choice(s->pol, &s->ps, s->inflight,
+					     s->widx <= s->w.nupfront)) {
+		case DL_MAIN_QUEUE:
+			s->t[d].on_main = 0;
+			/*
+			 * marked at once, as dpm_async_fn() sets
+			 * work_in_progress: a v2 hand-off meanwhile
+			 * does not queue it twice
+			 */
+			if (s->ps.blocking)
+				des_stage_set(&s->t[d], ST_QUEUED_START);
+			main_burst(s, MK_QUEUE);
+			return false;
+		case DL_MAIN_LEAVE:
+			return true;
+		case DL_MAIN_RUN:
+			s->t[d].on_main = 1;
+			s->opr->sync_fallbacks++;
+			break;
+		}
+	}
+	s->mstate = M_WAIT_DEV;
+	return true;
+}
+
 /* Advance the main thread as far as it can go without a CPU burst ending. */
 void des_main_kick(struct sim *s)
 {
@@ -99,21 +193,8 @@ void des_main_kick(struct sim *s)
 
 	for (;;) {
 		if (s->mstate == M_WAIT_DEV) {
-			if (s->t[s->mdev].stage == ST_DONE) {
-				s->mstate = M_IDLE;     /* a supplier's probe failed: skip it */
+			if (main_wait_dev(s))
 				continue;
-			}
-			if (s->t[s->mdev].wait > 0 && s->ps.link_aware && !s->aborted) {
-				if (!s->fb.n)
-					return;
-				/* it may wait for a device left to main (MAX_WORK): that one first */
-				dl_fallback_push(&s->fb, s->mdev);
-				s->mstate = M_IDLE;
-				continue;
-			}
-			s->mkind = MK_CALLBACK;
-			s->mstate = M_QUEUED;
-			burst_request(s, DL_VCPU_MAIN, 0);
 			return;
 		}
 		if (s->mstate == M_QUEUED || s->mstate == M_BURST || s->mstate == M_SLEEP)
@@ -122,58 +203,17 @@ void des_main_kick(struct sim *s)
 			s->mstate = M_DONE;
 			return;
 		}
-		kind = -1;
-		if (dl_fallback_pop(&s->fb, &d)) {
-			/* what was left to main first (MAX_WORK) */
-		} else if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
-			/* registration order, then late_initcall and the active list */
-			enum dl_retry_step st = defer_step(s, &d, &kind);
-
-			if (st != DL_RETRY_DEVICE) {
-				s->mstate = st == DL_RETRY_DRAIN ? M_WAIT_DRAIN : M_DONE;
-				return;
-			}
-		} else if (!des_walk_next(s, &d)) {
-			s->mstate = M_DONE;
+		if (!main_next(s, &d, &kind))
 			return;
-		}
 		if (s->pk == PK_PROBE_DEFER) {
 			if (kind < 0 && (kind = defer_take(s, d)) < 0)
 				continue;   /* busy: a no-op */
 			s->mdev = d;
-			s->mkind = kind;
-			s->mstate = M_QUEUED;
-			burst_request(s, DL_VCPU_MAIN, 0);
+			main_burst(s, kind);
 			return;
 		}
-		s->mdev = d;
-		if (!s->t[d].on_main || s->t[d].left) {
-			/* classic async, or one left to main: queue its item, MAX_WORK permitting */
-			s->t[d].left = 0;
-			switch (dl_sched_main_choice(s->pol, &s->ps, s->inflight,
-						     s->widx <= s->w.nupfront)) {
-			case DL_MAIN_QUEUE:
-				s->t[d].on_main = 0;
-				/*
-				 * marked at once, as dpm_async_fn() sets
-				 * work_in_progress: a v2 hand-off meanwhile
-				 * does not queue it twice
-				 */
-				if (s->ps.blocking)
-					des_stage_set(&s->t[d], ST_QUEUED_START);
-				s->mkind = MK_QUEUE;
-				s->mstate = M_QUEUED;
-				burst_request(s, DL_VCPU_MAIN, 0);
-				return;
-			case DL_MAIN_LEAVE:
-				continue;
-			case DL_MAIN_RUN:
-				s->t[d].on_main = 1;
-				s->opr->sync_fallbacks++;
-				break;
-			}
-		}
-		s->mstate = M_WAIT_DEV;
+		if (!main_take(s, d))
+			return;
 	}
 }
 

@@ -577,6 +577,189 @@ struct kb_task {
 	sqlite3 *db[DL_SWEEP_MAX_ORDERS];   /* and the log that holds it */
 };
 
+/* One kernel_boot_batch(): its tasks on kernel @k, the guest's jobs and how its boot went. */
+struct kb_batch {
+	struct dl_sweep_worker *w;
+	struct kb_task *t;
+	uint32_t n, k, nv;
+	const uint32_t *task;
+	const uint64_t *pending;
+	atomic_int *stop;
+	struct dl_sweep_task_result *res;
+	const char *ver;		/* the kernel's version */
+	struct dl_kjob *jobs;		/* one per pending (task, order) the kernel can play */
+	uint32_t nj;
+	int brc;			/* dl_kernel_boot()'s, 0 before (or without) a boot */
+	int64_t wall;			/* the boot's wall time */
+	char msg[512], kept[512], warn[1100];
+};
+
+/*
+ * A job per pending kernel run of the batch (t[i].job[o]); a run the kernel
+ * cannot play is recorded failed, saying why.  0, or the worker's error.
+ */
+static int kb_jobs(struct kb_batch *kb)
+{
+	const struct dl_sweep_plan *p = kb->w->p;
+	struct kb_task *t = kb->t;
+	int ret = 0;
+
+	for (uint32_t i = 0; i < kb->n && !ret; i++)
+		for (uint32_t o = 0; o < p->norders && !ret; o++) {
+			uint32_t base = (o * p->nkernels + kb->k) * kb->nv;
+			char why[300];
+
+			t[i].job[o] = -1;
+			if (!t[i].sc || !(kb->pending[i] & (1ull << base)))
+				continue;
+			if (dl_kernel_refuse(t[i].sc, p->order[o], kb->ver, why, sizeof(why))) {
+				kb->res[i].runs++;
+				kb->res[i].failed++;
+				ret = record_mode(kb->w, 0, t[i].s, p->order[o], t[i].seed,
+						  p->kernel[kb->k], p->mode, "failed", why) ?
+				      worker_err(kb->w, "the sweep row", kb->w->db) : 0;
+				continue;
+			}
+			t[i].job[o] = (int32_t)kb->nj;
+			kb->jobs[kb->nj++] = (struct dl_kjob){ .sc = t[i].sc, .order = p->order[o],
+							       .seed = t[i].seed };
+		}
+	return ret;
+}
+
+/*
+ * One guest boots every job: kb->brc 0, -ETIMEDOUT (it hung or died: kb->warn
+ * says where; the runs it finished are converted) or another error (no run).
+ * false when Ctrl-C interrupted the boot (every pending run counted so).
+ */
+static bool kb_boot(struct kb_batch *kb)
+{
+	const struct dl_sweep_plan *p = kb->w->p;
+	struct dl_kernel_stats stats = { -1, -1, -1 };
+	struct dl_kernel_opts ko = { .version = kb->ver, .timeout_ms = p->timeout_ms,
+				     .stop = kb->stop, .stats = &stats };
+	int64_t t0 = dl_mono_ns();
+
+	kb->brc = dl_kernel_boot(kb->jobs, kb->nj, &ko, kb->msg, sizeof(kb->msg), kb->kept,
+				 sizeof(kb->kept));
+	kb->wall = dl_mono_ns() - t0;
+	if (kb->brc == -EINTR) {
+		for (uint32_t i = 0; i < kb->n; i++)
+			kb->res[i].interrupted += (uint32_t)__builtin_popcountll(kb->pending[i]);
+		return false;
+	}
+	/* the guest hung or died (the stub's exit status comes back as is): the runs it
+	 * finished are converted, the others fail saying where it stopped */
+	if (kb->brc > 0)
+		kb->brc = -ETIMEDOUT;
+	if (kb->brc == -ETIMEDOUT)
+		snprintf(kb->warn, sizeof(kb->warn), "%s%s%s", kb->msg, kb->kept[0] ? "; kept: " : "",
+			 kb->kept);
+	return true;
+}
+
+/*
+ * Kernel run (@i, @o), logged from its section of the dump (t[i].of[o]: its
+ * id when ok), or failed when the guest did not run.  0, or the worker's error.
+ */
+static int kb_log_run(struct kb_batch *kb, uint32_t i, uint32_t o, uint32_t base)
+{
+	const struct dl_sweep_plan *p = kb->w->p;
+	struct kb_task *t = &kb->t[i];
+	const struct dl_kjob *j = &kb->jobs[t->job[o]];
+	struct dl_kernel_info ki;
+	struct dl_run_req q = {
+		.sc = t->sc, .backend = DL_BACKEND_KERNEL,
+		.eo = { .order = j->order, .seed = j->seed, .stop = kb->stop },
+		.dump = j->dump, .dump_len = j->len, .kernel = kb->ver,
+		.wall_ns = kb->wall / (int64_t)kb->nj, .ki = &ki,
+		.run_id = dl_sweep_run_id(p, kb->task[i], kb->pending[i], base) };
+	int ret;
+
+	if (kb->brc && kb->brc != -ETIMEDOUT) {
+		char why[640];
+
+		snprintf(why, sizeof(why), "the guest did not run: %s", kb->msg);
+		kb->res[i].runs++;
+		kb->res[i].failed++;
+		return record_mode(kb->w, 0, t->s, p->order[o], t->seed, p->kernel[kb->k], p->mode,
+				   "failed", why) ? worker_err(kb->w, "the sweep row", kb->w->db) : 0;
+	}
+	memset(&ki, 0, sizeof(ki));
+	ki.last_op = ki.last_phase = -1;
+	ret = run_req(kb->w, &q, t->s, p->kernel[kb->k], p->mode, kb->warn, 0, &t->of[o],
+		      &kb->res[i]);
+	if (!kb->w->r.status || strcmp(kb->w->r.status, "ok"))
+		t->of[o] = 0;
+	return ret;
+}
+
+/*
+ * First every kernel run, committed as it is logged: a twin that crashes the
+ * worker then costs only twins (the next sweep makes them from OUT.db).
+ */
+static int kb_log_runs(struct kb_batch *kb)
+{
+	const struct dl_sweep_plan *p = kb->w->p;
+	struct dl_sweep_worker *w = kb->w;
+	struct kb_task *t = kb->t;
+	int ret = 0;
+
+	for (uint32_t i = 0; i < kb->n && !ret && !*kb->stop; i++)
+		for (uint32_t o = 0; o < p->norders && !ret && !*kb->stop; o++) {
+			uint32_t base = (o * p->nkernels + kb->k) * kb->nv;
+
+			t[i].of[o] = 0;
+			t[i].db[o] = w->db;
+			if (!t[i].sc || !(kb->pending[i] & (1ull << base)) || t[i].job[o] < 0)
+				continue;
+			ret = kb_log_run(kb, i, o, base);
+			if (!ret && w->outpath) {
+				ret = commit_runs(w, &kb->res[i]);
+				t[i].db[o] = w->out;
+			}
+		}
+	return ret;
+}
+
+/* Then the twins of each kernel run, this sweep's or an earlier one's. */
+static int kb_twins(struct kb_batch *kb)
+{
+	const struct dl_sweep_plan *p = kb->w->p;
+	struct dl_sweep_worker *w = kb->w;
+	struct kb_task *t = kb->t;
+	uint32_t nv = kb->nv;
+	int ret = 0;
+
+	for (uint32_t i = 0; i < kb->n && !ret && !*kb->stop; i++)
+		for (uint32_t o = 0; o < p->norders && !ret && !*kb->stop; o++) {
+			uint32_t base = (o * p->nkernels + kb->k) * nv;
+			uint64_t pending = kb->pending[i];
+
+			if (!t[i].sc || !(pending & ((((1ull << nv) - 2)) << base)))
+				continue;
+			if (!(pending & (1ull << base))) {
+				/* the kernel run is from an earlier sweep */
+				t[i].of[o] = done_run(w, t[i].s, p->order[o], t[i].seed, p->kernel[kb->k]);
+				t[i].db[o] = w->out;
+			}
+			for (uint32_t v = 1; v < nv && !ret && !*kb->stop; v++) {
+				struct dl_sweep_slot sl;
+
+				if (!(pending & (1ull << (base + v))))
+					continue;
+				dl_sweep_slot(p, base + v, &sl);
+				ret = twin_run(w, t[i].sc, t[i].s, p->kernel[kb->k], kb->ver, sl.order,
+					       t[i].seed, sl.twin, sl.mode, t[i].of[o], t[i].db[o],
+					       dl_sweep_run_id(p, kb->task[i], pending, base + v),
+					       kb->stop, &kb->res[i]);
+				if (!ret && w->outpath)
+					ret = commit_runs(w, &kb->res[i]);
+			}
+		}
+	return ret;
+}
+
 /*
  * The kernel runs of @n tasks on one kernel (index @k): one guest boots every
  * pending order of every scenario (the batch `dlsim run --mode kernel` boots
@@ -590,124 +773,26 @@ static int kernel_boot_batch(struct dl_sweep_worker *w, struct kb_task *t, uint3
 			     atomic_int *stop, struct dl_sweep_task_result *res)
 {
 	const struct dl_sweep_plan *p = w->p;
-	const char *ver = p->kernel[k] ? p->kernel[k] : DL_KERNEL_DEFAULT;
-	uint32_t nv = dl_sweep_variants(p), nj = 0;
-	struct dl_kjob *jobs = calloc((size_t)n * p->norders + 1, sizeof(*jobs));
-	struct dl_kernel_stats stats = { -1, -1, -1 };
-	struct dl_kernel_opts ko = { .version = ver, .timeout_ms = p->timeout_ms, .stop = stop,
-				     .stats = &stats };
-	char msg[512] = "", kept[512] = "", warn[1100] = "";
-	int64_t wall = 0;
-	int brc = 0, ret = 0;
+	struct kb_batch kb = {
+		.w = w, .t = t, .n = n, .k = k, .nv = dl_sweep_variants(p), .task = task,
+		.pending = pending, .stop = stop, .res = res,
+		.ver = p->kernel[k] ? p->kernel[k] : DL_KERNEL_DEFAULT,
+		.jobs = calloc((size_t)n * p->norders + 1, sizeof(*kb.jobs)),
+	};
+	int ret;
 
-	if (!jobs)
+	if (!kb.jobs)
 		return worker_err(w, "a kernel batch", NULL);
-	for (uint32_t i = 0; i < n && !ret; i++)
-		for (uint32_t o = 0; o < p->norders && !ret; o++) {
-			uint32_t base = (o * p->nkernels + k) * nv;
-			char why[300];
-
-			t[i].job[o] = -1;
-			if (!t[i].sc || !(pending[i] & (1ull << base)))
-				continue;
-			if (dl_kernel_refuse(t[i].sc, p->order[o], ver, why, sizeof(why))) {
-				res[i].runs++;
-				res[i].failed++;
-				ret = record_mode(w, 0, t[i].s, p->order[o], t[i].seed, p->kernel[k],
-						  p->mode, "failed", why) ?
-				      worker_err(w, "the sweep row", w->db) : 0;
-				continue;
-			}
-			t[i].job[o] = (int32_t)nj;
-			jobs[nj++] = (struct dl_kjob){ .sc = t[i].sc, .order = p->order[o],
-						       .seed = t[i].seed };
-		}
-	if (nj && !ret) {
-		int64_t t0 = dl_mono_ns();
-
-		brc = dl_kernel_boot(jobs, nj, &ko, msg, sizeof(msg), kept, sizeof(kept));
-		wall = dl_mono_ns() - t0;
-		if (brc == -EINTR) {
-			for (uint32_t i = 0; i < n; i++)
-				res[i].interrupted += (uint32_t)__builtin_popcountll(pending[i]);
-			dl_kernel_jobs_free(jobs, nj);
-			free(jobs);
-			return 0;
-		}
-		/* the guest hung or died (the stub's exit status comes back as is): the runs it
-		 * finished are converted, the others fail saying where it stopped */
-		if (brc > 0)
-			brc = -ETIMEDOUT;
-		if (brc == -ETIMEDOUT)
-			snprintf(warn, sizeof(warn), "%s%s%s", msg, kept[0] ? "; kept: " : "", kept);
-	}
-	/* first every kernel run, committed as it is logged: a twin that crashes the worker
-	 * then costs only twins (the next sweep makes them from OUT.db) */
-	for (uint32_t i = 0; i < n && !ret && !*stop; i++)
-		for (uint32_t o = 0; o < p->norders && !ret && !*stop; o++) {
-			uint32_t base = (o * p->nkernels + k) * nv;
-
-			t[i].of[o] = 0;
-			t[i].db[o] = w->db;
-			if (!t[i].sc || !(pending[i] & (1ull << base)) || t[i].job[o] < 0)
-				continue;
-			if (brc && brc != -ETIMEDOUT) {
-				char why[640];
-
-				snprintf(why, sizeof(why), "the guest did not run: %s", msg);
-				res[i].runs++;
-				res[i].failed++;
-				ret = record_mode(w, 0, t[i].s, p->order[o], t[i].seed, p->kernel[k], p->mode,
-						  "failed", why) ? worker_err(w, "the sweep row", w->db) : 0;
-			} else {
-				const struct dl_kjob *j = &jobs[t[i].job[o]];
-				struct dl_kernel_info ki;
-				struct dl_run_req q = {
-					.sc = t[i].sc, .backend = DL_BACKEND_KERNEL,
-					.eo = { .order = j->order, .seed = j->seed, .stop = stop },
-					.dump = j->dump, .dump_len = j->len, .kernel = ver,
-					.wall_ns = wall / (int64_t)nj, .ki = &ki,
-					.run_id = dl_sweep_run_id(p, task[i], pending[i], base) };
-
-				memset(&ki, 0, sizeof(ki));
-				ki.last_op = ki.last_phase = -1;
-				ret = run_req(w, &q, t[i].s, p->kernel[k], p->mode, warn, 0, &t[i].of[o],
-					      &res[i]);
-				if (!w->r.status || strcmp(w->r.status, "ok"))
-					t[i].of[o] = 0;
-			}
-			if (!ret && w->outpath) {
-				ret = commit_runs(w, &res[i]);
-				t[i].db[o] = w->out;
-			}
-		}
-	for (uint32_t i = 0; i < n && !ret && !*stop; i++)
-		for (uint32_t o = 0; o < p->norders && !ret && !*stop; o++) {
-			uint32_t base = (o * p->nkernels + k) * nv;
-
-			if (!t[i].sc || !(pending[i] & ((((1ull << nv) - 2)) << base)))
-				continue;
-			if (!(pending[i] & (1ull << base))) {
-				/* the kernel run is from an earlier sweep */
-				t[i].of[o] = done_run(w, t[i].s, p->order[o], t[i].seed, p->kernel[k]);
-				t[i].db[o] = w->out;
-			}
-			for (uint32_t v = 1; v < nv && !ret && !*stop; v++) {
-				struct dl_sweep_slot sl;
-
-				if (!(pending[i] & (1ull << (base + v))))
-					continue;
-				dl_sweep_slot(p, base + v, &sl);
-				ret = twin_run(w, t[i].sc, t[i].s, p->kernel[k], ver, sl.order, t[i].seed,
-					       sl.twin, sl.mode, t[i].of[o], t[i].db[o],
-					       dl_sweep_run_id(p, task[i], pending[i], base + v), stop,
-					       &res[i]);
-				if (!ret && w->outpath)
-					ret = commit_runs(w, &res[i]);
-			}
-		}
-	dl_kernel_jobs_free(jobs, nj);
-	free(jobs);
+	ret = kb_jobs(&kb);
+	if (kb.nj && !ret && !kb_boot(&kb))
+		goto out;	/* interrupted: nothing logged */
+	if (!ret)
+		ret = kb_log_runs(&kb);
+	if (!ret)
+		ret = kb_twins(&kb);
+out:
+	dl_kernel_jobs_free(kb.jobs, kb.nj);
+	free(kb.jobs);
 	return ret;
 }
 

@@ -118,44 +118,101 @@ static void cb_end(struct rebuild *b, uint32_t d, unsigned key, int64_t t, int e
 	}
 }
 
+/* A device registered: op 0 (probe) begins with the first; devices in id order, before probing. */
+static int on_register(struct rebuild *b, uint32_t d, int64_t t)
+{
+	int ret = 0;
+
+	if (b->cur < 0)
+		ret = op_begin(b, DL_OP_PROBE, t);
+	else if (b->cur != DL_OP_PROBE || b->probing)
+		return refuse(b, "a device added after probing (op add)", t);
+	if (!ret && d != b->next_reg++)
+		return fail(b->err, -EINVAL, "device %" PRIu32 " registered out of id order;"
+			    " a twin registers devices in id order", d);
+	return ret;
+}
+
+/* A link added: one of op 0's, before probing started. */
+static int on_link_add(struct rebuild *b, uint32_t link, int64_t t)
+{
+	if (b->cur != DL_OP_PROBE || b->probing)
+		return refuse(b, "a link added after probing started (op link_add)", t);
+	if (link != DL_NONE && json_array_append_new(b->links, json_integer(link)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* A probe begins or defers: op 0's probing, else a bind op (@d the first to probe). */
+static int on_probe(struct rebuild *b, json_t *names, int kind, uint32_t d, int64_t t)
+{
+	int ret;
+
+	if (b->cur < 0)
+		return fail(b->err, -EINVAL, "a probe before any device registered");
+	if (b->cur == DL_OP_PROBE) {
+		b->probing = true;
+	} else if (b->cur != DL_OP_BIND) {
+		if ((ret = op_begin(b, DL_OP_BIND, t)) || (ret = op_device(b, names, d)))
+			return ret;
+	}
+	if (kind == DL_EV_PROBE_START)
+		cb_start(b, d, t);
+	return 0;
+}
+
+/* A PM callback begins: a suspend or resume op, or a failed suspend's rollback within it. */
+static int on_pm_start(struct rebuild *b, int kind, uint32_t d, int64_t t)
+{
+	int ret;
+
+	if (kind == DL_EV_SUSPEND_START) {
+		/*
+		 * a suspend after a failed one and its rollback: the script's resume
+		 * between them found nothing suspended and logged nothing, but it
+		 * keeps its place (the ops after it sample as the run did)
+		 */
+		if (b->cur == DL_OP_SUSPEND && b->rolled && (ret = op_begin(b, DL_OP_RESUME, t)))
+			return ret;
+		if (b->cur != DL_OP_SUSPEND && (ret = op_begin(b, DL_OP_SUSPEND, t)))
+			return ret;
+	} else if (b->cur == DL_OP_SUSPEND && b->failed) {
+		b->rolled = true;	/* a failed suspend's rollback belongs to it */
+	} else if (b->cur != DL_OP_RESUME && (ret = op_begin(b, DL_OP_RESUME, t))) {
+		return ret;
+	}
+	cb_start(b, d, t);
+	return 0;
+}
+
+/* A PM callback ends: its phase's time; a failed suspend callback fails the op. */
+static int on_pm_end(struct rebuild *b, int kind, uint32_t d, int phase, int err, int64_t t)
+{
+	if (phase < 0 || phase >= DL_PH_COUNT)
+		return fail(b->err, -EINVAL, "a PM event without a known phase");
+	cb_end(b, d, DL_LAT_PREPARE + (unsigned)phase, t, err);
+	if (kind == DL_EV_SUSPEND_END && err)
+		b->failed = true;
+	return 0;
+}
+
 /* One event of the run, in seq order. */
 static int on_event(struct rebuild *b, json_t *names, int kind, uint32_t d, uint32_t link,
 		    int phase, int err, int64_t t)
 {
-	int ret = 0;
+	int ret;
 
 	if (d != DL_NONE && d >= b->ndev && kind != DL_EV_LINK_ADD && kind != DL_EV_LINK_STATE)
 		return fail(b->err, -EINVAL, "an event names device %" PRIu32 " of %" PRIu32, d,
 			    b->ndev);
 	switch (kind) {
 	case DL_EV_REGISTER:
-		if (b->cur < 0)
-			ret = op_begin(b, DL_OP_PROBE, t);
-		else if (b->cur != DL_OP_PROBE || b->probing)
-			return refuse(b, "a device added after probing (op add)", t);
-		if (!ret && d != b->next_reg++)
-			return fail(b->err, -EINVAL, "device %" PRIu32 " registered out of id order;"
-				    " a twin registers devices in id order", d);
-		return ret;
+		return on_register(b, d, t);
 	case DL_EV_LINK_ADD:
-		if (b->cur != DL_OP_PROBE || b->probing)
-			return refuse(b, "a link added after probing started (op link_add)", t);
-		if (link != DL_NONE && json_array_append_new(b->links, json_integer(link)))
-			return -ENOMEM;
-		return 0;
+		return on_link_add(b, link, t);
 	case DL_EV_PROBE_START:
 	case DL_EV_PROBE_DEFER:
-		if (b->cur < 0)
-			return fail(b->err, -EINVAL, "a probe before any device registered");
-		if (b->cur == DL_OP_PROBE) {
-			b->probing = true;
-		} else if (b->cur != DL_OP_BIND) {
-			if ((ret = op_begin(b, DL_OP_BIND, t)) || (ret = op_device(b, names, d)))
-				return ret;
-		}
-		if (kind == DL_EV_PROBE_START)
-			cb_start(b, d, t);
-		return 0;
+		return on_probe(b, names, kind, d, t);
 	case DL_EV_PROBE_END:
 		cb_end(b, d, DL_LAT_PROBE, t, err);
 		return 0;
@@ -168,33 +225,11 @@ static int on_event(struct rebuild *b, json_t *names, int kind, uint32_t d, uint
 		cb_end(b, d, DL_LAT_REMOVE, t, err);
 		return b->cur == DL_OP_UNBIND ? op_device(b, names, d) : 0;
 	case DL_EV_SUSPEND_START:
-		/*
-		 * a suspend after a failed one and its rollback: the script's resume
-		 * between them found nothing suspended and logged nothing, but it
-		 * keeps its place (the ops after it sample as the run did)
-		 */
-		if (b->cur == DL_OP_SUSPEND && b->rolled && (ret = op_begin(b, DL_OP_RESUME, t)))
-			return ret;
-		if (b->cur != DL_OP_SUSPEND && (ret = op_begin(b, DL_OP_SUSPEND, t)))
-			return ret;
-		cb_start(b, d, t);
-		return 0;
 	case DL_EV_RESUME_START:
-		/* a failed suspend's rollback belongs to it */
-		if (b->cur == DL_OP_SUSPEND && b->failed)
-			b->rolled = true;
-		else if (b->cur != DL_OP_RESUME && (ret = op_begin(b, DL_OP_RESUME, t)))
-			return ret;
-		cb_start(b, d, t);
-		return 0;
+		return on_pm_start(b, kind, d, t);
 	case DL_EV_SUSPEND_END:
 	case DL_EV_RESUME_END:
-		if (phase < 0 || phase >= DL_PH_COUNT)
-			return fail(b->err, -EINVAL, "a PM event without a known phase");
-		cb_end(b, d, DL_LAT_PREPARE + (unsigned)phase, t, err);
-		if (kind == DL_EV_SUSPEND_END && err)
-			b->failed = true;
-		return 0;
+		return on_pm_end(b, kind, d, phase, err, t);
 	default:
 		/*
 		 * link states and deletions (a SYNC_STATE_ONLY link dropped at bind,
