@@ -14,6 +14,59 @@
 
 #include "sim/core/dl_core.h"
 
+/*
+ * Allocation failures on demand, for the tests of what the core does when
+ * memory runs out: this binary's own malloc, calloc and realloc (as
+ * tests/tools/failmalloc.c, linked in rather than preloaded) let every
+ * allocation through, except the one fail_after further allocations from
+ * when it is set, which fails once.  Not under a sanitizer, which replaces
+ * malloc itself: there FAIL_ALLOC is 0 and those tests only say so.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define FAIL_ALLOC 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+	__has_feature(memory_sanitizer)
+#define FAIL_ALLOC 0
+#endif
+#endif
+#ifndef FAIL_ALLOC
+#define FAIL_ALLOC 1
+#endif
+
+static long fail_after = -1;   /* -1: no failure to come */
+static unsigned alloc_failed;  /* allocations failed so far */
+
+#if FAIL_ALLOC
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+
+static int alloc_fails(void)
+{
+	if (fail_after < 0 || fail_after-- > 0)
+		return 0;
+	alloc_failed++;
+	errno = ENOMEM;
+	return 1;
+}
+
+void *malloc(size_t n)
+{
+	return alloc_fails() ? NULL : __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+	return alloc_fails() ? NULL : __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n)
+{
+	return alloc_fails() ? NULL : __libc_realloc(p, n);
+}
+#endif
+
 static struct dl_core C;
 static struct dl_core *c = &C;
 
@@ -248,6 +301,57 @@ static void test_add_refused_rpm_active_releases_supplier_reference(void)
 	expect_refused(a, b, DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE,
 		       DL_REFUSE_REVERSE_DEPENDENCY);
 	CU_ASSERT_EQUAL(dl_rpm_usage(c, b), 0);
+}
+
+/*
+ * Kernel: the reference `pm_runtime_get_sync(supplier)` took for RPM_ACTIVE
+ * is given back (`out:`) whenever no link is returned.  Each allocation
+ * dl_link_add() makes is failed in turn: an add that fails with no link made
+ * leaves the supplier's usage count as it was (it leaked when the supplier's
+ * consumers list could not grow); one whose link was made before the failure
+ * (a dpm_list move to record; here none is) leaves the reference to the link.
+ */
+static void test_add_out_of_memory_gives_back_rpm_reference(void)
+{
+	unsigned unwound = 0;
+	long n;
+
+	if (!FAIL_ALLOC)
+		return;   /* a sanitizer's malloc: no failures to inject */
+	for (n = 0; n < 64; n++) {
+		dl_dev_t s, k;
+		dl_link_t l = DL_NONE;
+		unsigned failed = alloc_failed;
+		int r;
+
+		teardown();
+		CU_ASSERT_FATAL(setup() == 0);
+		s = mk(DL_NONE);
+		k = mk(DL_NONE);
+		fail_after = n;
+		r = dl_link_add(c, k, s, DL_FLAG_PM_RUNTIME | DL_FLAG_RPM_ACTIVE, &l);
+		fail_after = -1;
+		if (alloc_failed == failed) {   /* n allocations were all it made */
+			CU_ASSERT_EQUAL(r, 0);
+			CU_ASSERT_EQUAL(dl_rpm_usage(c, s), 1);
+			break;
+		}
+		CU_ASSERT_EQUAL(r, -ENOMEM);
+		l = dl_link_find(c, k, s);
+		if (l == DL_NONE) {
+			CU_ASSERT_EQUAL(dl_rpm_usage(c, s), 0);
+			CU_ASSERT_EQUAL(c->dev[k].suppliers.n, 0);
+			CU_ASSERT_EQUAL(c->dev[s].consumers.n, 0);
+			CU_ASSERT_EQUAL(c->nlink_live, 0);
+			unwound += c->rpm_cnt != NULL;   /* failed past link_rpm_alloc() */
+		} else {
+			CU_ASSERT_EQUAL(dl_link_rpm_active(c, l), 1);
+			CU_ASSERT_EQUAL(dl_rpm_usage(c, s), 1);
+		}
+	}
+	CU_ASSERT(n < 64);
+	/* the suppliers and the consumers list's first push each fail once */
+	CU_ASSERT(unwound >= 2);
 }
 
 static bool always_stop(void *ctx)
@@ -1750,6 +1854,7 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_add_refuses_rpm_active_when_supplier_resume_fails),
 	T(test_add_refused_rpm_active_releases_supplier_reference),
 	T(test_add_stopped_walk_logs_no_refusal),
+	T(test_add_out_of_memory_gives_back_rpm_reference),
 	T(test_settle_moves_hear_the_stop),
 	T(test_add_refuses_unregistered_supplier),
 	T(test_add_allows_unregistered_consumer),
