@@ -465,7 +465,9 @@ static int sim_alloc(struct sim *s)
 		return -ENOMEM;
 	dl_costs_resolve_profile(s->sc, (enum dl_cost_profile)s->o->cost_profile, &s->cost);
 	s->kpool = s->cost.pool_init;
-	if (dl_vcpu_init(&s->vc, n, s->K, s->cost.max_active) ||
+	/* work items hold one of the pool's kworkers (des.c pool_grew()) */
+	if (dl_vcpu_init(&s->vc, n, s->K, !s->kpool ? 1 : s->kpool < s->cost.max_active ?
+			 s->kpool : s->cost.max_active) ||
 	    dl_walk_init(&s->w, n, s->n) || dl_levels_init(&s->lv, n, s->n))
 		return -ENOMEM;
 	return dl_faults_init(&s->faults, s->sc);
