@@ -138,7 +138,12 @@ static int64_t has_or(const struct dl_cost *sc, uint32_t bit, int64_t v, int64_t
  *    kworkers and created 16-20), so that at 150 us the d200-ka model
  *    twin's suspend goes from 1.01 to 1.41 of the kernel's and its resume
  *    from 1.08 to 1.32 (the fidelity boots, docs/usage.md).  In probe the
- *    DES now creates 8, the kernel 7-8;
+ *    DES now creates 8, the kernel 7-8.  The three times were the DES's:
+ *    it gave every queued item a kworker as it got the vCPU, where the
+ *    kernel's items wait on the worklist (tests/tools/pool_trace.py:
+ *    d200-ka suspend 25 busy, 81 waiting); since des.c pool_grew() the
+ *    DES creates 16 there, as the kernel, and create_worker() can be
+ *    measured against the twins again (not done: docs/usage.md);
  *  - check_ns 17000 and retry_ns 42000, measured in the kernel mode's own
  *    probe_defer records (kretprobes): on the d200-sync case (default.json
  *    --set devices=200, order sync, 6.12; one thread, so consecutive
