@@ -185,6 +185,8 @@ struct dl_costs {
 	uint32_t pool_init;      /* the async pool's workers when the run starts */
 	int64_t async_probe_ns;  /* async_schedule_dev() of an async probe */
 	int64_t retry_ns;        /* the deferred-probe retry path, per retried device */
+	/* guest: the guest's own devices before each PM phase of an op (cost.c) */
+	int64_t phase_gap_ns[DL_PH_COUNT];
 };
 
 /* The hardware profile's costs, the scenario's "cost" object on top. */

@@ -95,6 +95,9 @@ void des_item_queue(struct sim *s, uint32_t y)
  * one woken for it, which creates a kworker first if it was the last idle
  * one (dl_kpool_take(), dl_cost_start()); anything else pays its bk.
  */
+static void pool_grew(struct sim *s);
+#define NEWWK_CREATED 2   /* s->newwk: new work a created kworker takes (pool_grew()) */
+
 static int64_t item_start(struct sim *s, uint32_t y)
 {
 	bool probe = s->pk == PK_PROBE_READY || s->pk == PK_PROBE_DEFER;
@@ -103,13 +106,27 @@ static int64_t item_start(struct sim *s, uint32_t y)
 
 	if (!s->newwk[y])
 		return overhead(s, s->t[y].bk);
+	if (s->newwk[y] == NEWWK_CREATED) {
+		/* the kworker created for it: it leaves idle as any woken one */
+		uint32_t had = s->kpool;
+
+		s->newwk[y] = 0;
+		pre = dl_kpool_take(&s->kpool, s->alive + s->back, &s->cost);
+		if (s->kpool != had)
+			pool_grew(s);
+		return pre + dl_cost_start(&s->cost, s->t[y].bk, probe, false);
+	}
 	s->newwk[y] = 0;
 	dl_count_down(&s->wl);
 	if (s->back) {
 		s->back--;
 		chained = true;
 	} else {
+		uint32_t had = s->kpool;
+
 		pre = dl_kpool_take(&s->kpool, s->alive + s->back, &s->cost);
+		if (s->kpool != had)
+			pool_grew(s);
 	}
 	return pre + dl_cost_start(&s->cost, s->t[y].bk, probe, chained);
 }
@@ -121,6 +138,25 @@ static void item_retire(struct sim *s)
 
 	if (dl_vcpu_retire(&s->vc, &y)) {
 		s->wl += s->newwk[y];
+		burst_request(s, y, s->t[y].prio);
+	}
+}
+
+/*
+ * The pool created a kworker (item_start()): the oldest item waiting on
+ * the worklist for one takes it and asks for a CPU, behind the creation
+ * the creating item pays first.  Work beyond the pool's kworkers waits on
+ * the worklist, as in worker_thread(): a kworker back from its item or a
+ * new one takes it (issue 31: the DES gave every item a kworker at once,
+ * 149 busy at the peak of d200-ka's suspend where the kernel had 25).
+ */
+static void pool_grew(struct sim *s)
+{
+	uint32_t y;
+
+	if (dl_vcpu_widen(&s->vc, s->kpool, s->cost.max_active, &y)) {
+		if (s->newwk[y])
+			s->newwk[y] = NEWWK_CREATED;   /* not for a kworker back (s->back) */
 		burst_request(s, y, s->t[y].prio);
 	}
 }

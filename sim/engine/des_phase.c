@@ -311,11 +311,18 @@ static int be_probe(void *be, unsigned pk)
 	return err;
 }
 
+static void be_spend(void *be, int64_t ns);
+
 static int be_pm_phase(void *be, unsigned pk, unsigned phase)
 {
 	struct sim *s = be;
-	int err = phase_start(s, pk, phase);
+	int err;
 
+	/* the guest profile's own devices before the phase (cost.c phase_gap_ns) */
+	if (phase < DL_PH_COUNT && s->cost.phase_gap_ns[phase] &&
+	    (pk == DL_PK_SUSPEND) == (s->opr->kind == DL_OP_SUSPEND))
+		be_spend(s, s->cost.phase_gap_ns[phase]);
+	err = phase_start(s, pk, phase);
 	return err ? err : run_phase(s);
 }
 
@@ -465,7 +472,9 @@ static int sim_alloc(struct sim *s)
 		return -ENOMEM;
 	dl_costs_resolve_profile(s->sc, (enum dl_cost_profile)s->o->cost_profile, &s->cost);
 	s->kpool = s->cost.pool_init;
-	if (dl_vcpu_init(&s->vc, n, s->K, s->cost.max_active) ||
+	/* work items hold one of the pool's kworkers (des.c pool_grew()) */
+	if (dl_vcpu_init(&s->vc, n, s->K, !s->kpool ? 1 : s->kpool < s->cost.max_active ?
+			 s->kpool : s->cost.max_active) ||
 	    dl_walk_init(&s->w, n, s->n) || dl_levels_init(&s->lv, n, s->n))
 		return -ENOMEM;
 	return dl_faults_init(&s->faults, s->sc);

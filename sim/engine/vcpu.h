@@ -196,4 +196,23 @@ static inline bool dl_vcpu_retire(struct dl_vcpu *v, uint32_t *task)
 	return true;
 }
 
+/*
+ * The pool behind the workqueue grew to @workers kworkers (create_worker()):
+ * at most that many items hold one (never more than the workqueue's
+ * @max_active); true and the oldest inactive item in *@task if it takes the
+ * new kworker (the caller asks for a CPU), else false.
+ */
+static inline bool dl_vcpu_widen(struct dl_vcpu *v, uint32_t workers, uint32_t max_active,
+				 uint32_t *task)
+{
+	v->max_active = workers < max_active ? workers : max_active;
+	if (v->active >= v->max_active || !v->inact_n)
+		return false;
+	*task = v->inact[v->inact_head];
+	v->inact_head = v->inact_head + 1 == v->cap ? 0 : v->inact_head + 1;
+	v->inact_n--;
+	v->active++;
+	return true;
+}
+
 #endif
