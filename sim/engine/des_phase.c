@@ -52,6 +52,7 @@ static unsigned graph_kind(int pk)
 /* ---- phases ---- */
 
 #define SCAN_AHEAD 8           /* phase_scan()'s prefetch distance, in positions */
+#define START_AHEAD 16         /* phase_start()'s, for the device records */
 
 /*
  * One pass over the phase in topological order (dpm_list's, reversed for
@@ -260,8 +261,11 @@ static int phase_start(struct sim *s, unsigned pk, unsigned phase)
 	}
 	for (uint32_t i = 0; i < s->g.m; i++) {
 		struct task *x = &s->t[i];
-
 		const struct dl_device *dev = &s->core.dev[dev_at(s, i)];
+
+		/* positions are read in order, the device records they name are scattered */
+		if (i + START_AHEAD < s->g.m)
+			dl_prefetch(&s->core.dev[dev_at(s, i + START_AHEAD)]);
 
 		x->part = pm ? dl_pm_part(pk, phase, dev, s->g.depth[i]) :
 			  dl_takes_part(pk, phase, dev, s->g.depth[i]);
