@@ -261,14 +261,16 @@ static int phase_start(struct sim *s, unsigned pk, unsigned phase)
 	}
 	for (uint32_t i = 0; i < s->g.m; i++) {
 		struct task *x = &s->t[i];
-		const struct dl_device *dev = &s->core.dev[dev_at(s, i)];
 
-		/* positions are read in order, the device records they name are scattered */
-		if (i + START_AHEAD < s->g.m)
-			dl_prefetch(&s->core.dev[dev_at(s, i + START_AHEAD)]);
-
-		x->part = pm ? dl_pm_part(pk, phase, dev, s->g.depth[i]) :
-			  dl_takes_part(pk, phase, dev, s->g.depth[i]);
+		if (pm) {
+			/* the snapshot's bound[] (graph.h), not the scattered device records */
+			x->part = dl_pm_part_of(pk, phase, s->g.bound[i], s->g.depth[i]);
+		} else {
+			/* positions are read in order, the device records they name are scattered */
+			if (i + START_AHEAD < s->g.m)
+				dl_prefetch(&s->core.dev[dev_at(s, i + START_AHEAD)]);
+			x->part = dl_takes_part(pk, phase, &s->core.dev[dev_at(s, i)], s->g.depth[i]);
+		}
 		set_lat(s, i, pm && x->part != DL_PART_CALLBACK ? 0 :
 			      sample_at(s, i, dl_phase_lat_key(pk, phase)));
 	}
