@@ -181,11 +181,9 @@ static void walk_module(struct sim *s)
 	memcpy(s->w.v + n, s->stk, na * sizeof(*s->stk));
 }
 
-/* Start a phase of kind @pk on the snapshot of its graph; part[] is cleared. */
+/* Start a phase of kind @pk on the snapshot of its graph (phase_start() clears the records). */
 static int phase_reset(struct sim *s, int pk)
 {
-	int err;
-
 	s->pk = pk;
 	s->remaining = s->inflight = s->alive = s->nran = 0;
 	s->wl = s->back = 0;
@@ -193,18 +191,7 @@ static int phase_reset(struct sim *s, int pk)
 	dl_fallback_clear(&s->fb);
 	s->mstate = M_IDLE;
 	dl_retry_start(&s->retry);
-	err = graph_get(s, graph_kind(pk));
-	if (err)
-		return err;
-	for (uint32_t i = 0; i < s->g.m; i++) {
-		struct task *x = &s->t[i];
-
-		x->part = x->on_main = x->ran = x->left = 0;
-		x->stage = ST_IDLE;
-		x->wait = 0;
-		x->prio = 0;
-	}
-	return 0;
+	return graph_get(s, graph_kind(pk));   /* the records: phase_start()'s one pass */
 }
 
 /* Run one phase over the positions marked in part[]; its figures go to the op's. */
@@ -262,6 +249,10 @@ static int phase_start(struct sim *s, unsigned pk, unsigned phase)
 	for (uint32_t i = 0; i < s->g.m; i++) {
 		struct task *x = &s->t[i];
 
+		x->on_main = x->ran = x->left = 0;
+		x->stage = ST_IDLE;
+		x->wait = 0;
+		x->prio = 0;
 		if (pm) {
 			/* the snapshot's bound[] (graph.h), not the scattered device records */
 			x->part = dl_pm_part_of(pk, phase, s->g.bound[i], s->g.depth[i]);
