@@ -226,8 +226,12 @@ static inline int burst_request(struct sim *s, uint32_t task, int64_t prio)
 	 * graph; rows are visited in no order, so start its offset's miss now
 	 * and the row's in burst_start(), a few events before they are needed.
 	 */
-	if (who != DL_NONE)
+	if (who != DL_NONE) {
 		dl_prefetch(&s->g.cur->off[who]);
+		/* and what des_callback_begin() reads first: the position's device id and profile */
+		dl_prefetch(&s->g.ord[who]);
+		dl_prefetch(&s->g.prof[who]);
+	}
 	return dl_vcpu_request(&s->vc, task, prio);
 }
 

@@ -52,6 +52,7 @@ static unsigned graph_kind(int pk)
 /* ---- phases ---- */
 
 #define SCAN_AHEAD 8           /* phase_scan()'s prefetch distance, in positions */
+#define START_AHEAD 16         /* phase_start()'s, for the device records */
 
 /*
  * One pass over the phase in topological order (dpm_list's, reversed for
@@ -180,11 +181,9 @@ static void walk_module(struct sim *s)
 	memcpy(s->w.v + n, s->stk, na * sizeof(*s->stk));
 }
 
-/* Start a phase of kind @pk on the snapshot of its graph; part[] is cleared. */
+/* Start a phase of kind @pk on the snapshot of its graph (phase_start() clears the records). */
 static int phase_reset(struct sim *s, int pk)
 {
-	int err;
-
 	s->pk = pk;
 	s->remaining = s->inflight = s->alive = s->nran = 0;
 	s->wl = s->back = 0;
@@ -192,18 +191,7 @@ static int phase_reset(struct sim *s, int pk)
 	dl_fallback_clear(&s->fb);
 	s->mstate = M_IDLE;
 	dl_retry_start(&s->retry);
-	err = graph_get(s, graph_kind(pk));
-	if (err)
-		return err;
-	for (uint32_t i = 0; i < s->g.m; i++) {
-		struct task *x = &s->t[i];
-
-		x->part = x->on_main = x->ran = x->left = 0;
-		x->stage = ST_IDLE;
-		x->wait = 0;
-		x->prio = 0;
-	}
-	return 0;
+	return graph_get(s, graph_kind(pk));   /* the records: phase_start()'s one pass */
 }
 
 /* Run one phase over the positions marked in part[]; its figures go to the op's. */
@@ -261,10 +249,19 @@ static int phase_start(struct sim *s, unsigned pk, unsigned phase)
 	for (uint32_t i = 0; i < s->g.m; i++) {
 		struct task *x = &s->t[i];
 
-		const struct dl_device *dev = &s->core.dev[dev_at(s, i)];
-
-		x->part = pm ? dl_pm_part(pk, phase, dev, s->g.depth[i]) :
-			  dl_takes_part(pk, phase, dev, s->g.depth[i]);
+		x->on_main = x->ran = x->left = 0;
+		x->stage = ST_IDLE;
+		x->wait = 0;
+		x->prio = 0;
+		if (pm) {
+			/* the snapshot's bound[] (graph.h), not the scattered device records */
+			x->part = dl_pm_part_of(pk, phase, s->g.bound[i], s->g.depth[i]);
+		} else {
+			/* positions are read in order, the device records they name are scattered */
+			if (i + START_AHEAD < s->g.m)
+				dl_prefetch(&s->core.dev[dev_at(s, i + START_AHEAD)]);
+			x->part = dl_takes_part(pk, phase, &s->core.dev[dev_at(s, i)], s->g.depth[i]);
+		}
 		set_lat(s, i, pm && x->part != DL_PART_CALLBACK ? 0 :
 			      sample_at(s, i, dl_phase_lat_key(pk, phase)));
 	}

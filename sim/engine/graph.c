@@ -15,8 +15,9 @@ int dl_graph_init(struct dl_graph *g, uint32_t n)
 	g->pos = calloc(k, sizeof(*g->pos));
 	g->prof = calloc(k, sizeof(*g->prof));
 	g->async = calloc(k, 1);
+	g->bound = calloc(k, 1);
 	g->depth = calloc(k, 1);
-	if (!g->ord || !g->pos || !g->prof || !g->async || !g->depth)
+	if (!g->ord || !g->pos || !g->prof || !g->async || !g->bound || !g->depth)
 		return -ENOMEM;
 	return 0;
 }
@@ -31,7 +32,7 @@ static void csr_drop(struct dl_csr *c)
 
 void dl_graph_fini(struct dl_graph *g)
 {
-	free(g->ord); free(g->pos); free(g->prof); free(g->async); free(g->depth);
+	free(g->ord); free(g->pos); free(g->prof); free(g->async); free(g->bound); free(g->depth);
 	for (int i = 0; i < DL_DEP_COUNT; i++)
 		csr_drop(&g->rel[i]);
 	memset(g, 0, sizeof(*g));
@@ -79,6 +80,7 @@ static int take_order(struct dl_graph *g, struct dl_core *c, const struct dl_sce
 		g->ord[m] = d;
 		g->prof[m] = sc->dev[d].profile;
 		g->async[m] = x->async;
+		g->bound[m] = x->state == DL_DEV_DRIVER_BOUND;
 		g->depth[m] = x->pm_depth;
 		g->pos[d] = m++;
 	}

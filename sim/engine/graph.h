@@ -46,6 +46,13 @@ struct dl_graph {
 	uint32_t *prof;          /* position -> latency profile */
 	uint8_t *async;          /* position -> may run async */
 	/*
+	 * position -> a driver bound (dl_device.state, DL_DEV_DRIVER_BOUND) when
+	 * the snapshot was taken: what a PM phase reads (dl_pm_part()), in
+	 * position order.  Only probes and non-PM ops bind or unbind, and
+	 * each is followed by a new snapshot (the backends' gen).
+	 */
+	uint8_t *bound;
+	/*
 	 * position -> suspend phases completed (dl_device.pm_depth): a backend
 	 * may keep it here while the snapshot lives (setting depth_dirty) and
 	 * dl_graph_flush() writes it back before anything else reads the core.

@@ -123,13 +123,20 @@ enum { DL_PART_NONE, DL_PART_CALLBACK, DL_PART_NO_DRIVER };
  * PM core walks it, queues it when it is async, it waits for its children
  * and consumers and they for it (dpm_wait_for_subordinate() and friends
  * ask no driver), with no latency, no fault and no callback events.
+ * dl_pm_part_of() is the same rule for a caller that knows @bound (a driver
+ * bound) without reading the device record.
  */
-static inline uint8_t dl_pm_part(unsigned pk, unsigned phase, const struct dl_device *x,
-				 unsigned depth)
+static inline uint8_t dl_pm_part_of(unsigned pk, unsigned phase, bool bound, unsigned depth)
 {
 	if (!dl_pm_takes_part(pk, phase, depth))
 		return DL_PART_NONE;
-	return x->state == DL_DEV_DRIVER_BOUND ? DL_PART_CALLBACK : DL_PART_NO_DRIVER;
+	return bound ? DL_PART_CALLBACK : DL_PART_NO_DRIVER;
+}
+
+static inline uint8_t dl_pm_part(unsigned pk, unsigned phase, const struct dl_device *x,
+				 unsigned depth)
+{
+	return dl_pm_part_of(pk, phase, x->state == DL_DEV_DRIVER_BOUND, depth);
 }
 
 /* dl_phase_lat_key - the latency key (enum dl_lat_key) of a callback in a phase of kind @pk (and @phase). */
