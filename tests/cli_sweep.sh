@@ -295,5 +295,14 @@ grep -q "o.db.shards/x.db is not a file this sweep writes" "$T/err" && ok "names
 	|| bad "foreign shard message: $(cat "$T/err")"
 [ -e "$T/o.db.shards/x.db" ] && [ ! -e "$T/o.db" ] && ok "the file kept, nothing written" \
 	|| bad "foreign shard: $(ls "$T/o.db.shards" "$T"/o.db* 2>&1)"
+# a database whose name reads like an SQLite URI is that file, for the shards too
+# (issue 34): the workers opened and attached the shards by plain path, so
+# 'file:u.db?mode=ro' attached u.db read-only ("no such access mode: ro.shards/...")
+mkdir "$T/uri"
+expect 0 "a database named file:u.db?mode=ro" sh -c "cd '$T/uri' && '$DLSIM' sweep --scenarios '$T/in/sc' --orders sync --jobs 2 --db 'file:u.db?mode=ro'"
+grep -q "2 runs planned, 0 already in file:u.db?mode=ro, 2 run now" "$T/out" && ok "both runs merged" \
+	|| bad "uri sweep: $(cat "$T/out" "$T/err")"
+[ "$(ls "$T/uri" | wc -l)" = 2 ] && [ -f "$T/uri/file:u.db?mode=ro" ] && ok "that file and its shards, nothing else" \
+	|| bad "uri sweep wrote: $(ls "$T/uri")"
 expect 0 "--help" "$DLSIM" sweep --help
 finish cli_sweep

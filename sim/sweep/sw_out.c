@@ -712,14 +712,19 @@ int dl_sweep_merge(sqlite3 *out, const char *shard, uint32_t *merged, char *err,
 {
 	struct sw_merge *m = NULL;
 	sqlite3_stmt *att;
+	char uri[4200];
 	int ret = 0, rc;
 
 	*merged = 0;
+	if (dl_log_file_uri(shard, NULL, uri, sizeof(uri))) {
+		snprintf(err, errlen, "%s: cannot attach: path too long", shard);
+		return -ENAMETOOLONG;
+	}
 	if (sqlite3_prepare_v2(out, "ATTACH ?1 AS s", -1, &att, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "attach: %s", sqlite3_errmsg(out));
 		return -EIO;
 	}
-	sqlite3_bind_text(att, 1, shard, -1, SQLITE_STATIC);
+	sqlite3_bind_text(att, 1, uri, -1, SQLITE_STATIC);
 	rc = sqlite3_step(att);
 	sqlite3_finalize(att);
 	if (rc != SQLITE_DONE) {

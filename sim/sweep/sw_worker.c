@@ -131,19 +131,25 @@ static void worker_shut(struct dl_sweep_worker *w)
 static int out_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 {
 	sqlite3_stmt *att = NULL;
-	int rc = sqlite3_open_v2(w->outpath, &w->out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	char uri[4200], shard[4200];
 	int ret = 0;
 
-	if (rc != SQLITE_OK)
+	/* by URI, as every dlsim connection: a path that begins with "file:" is a file */
+	if (dl_log_file_uri(w->outpath, NULL, uri, sizeof(uri)) ||
+	    dl_log_file_uri(w->path, NULL, shard, sizeof(shard)))
+		ret = -ENAMETOOLONG;
+	else if (sqlite3_open_v2(uri, &w->out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+				 NULL) != SQLITE_OK)
 		ret = -EIO;
-	sqlite3_busy_handler(w->out, lock_busy, w);
+	if (w->out)
+		sqlite3_busy_handler(w->out, lock_busy, w);
 	/* as `dlsim run` writes a log: WAL, no sync per commit (the checkpoints sync) */
 	if (!ret && sqlite3_exec(w->out, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK)
 		ret = -EIO;
 	if (!ret && sqlite3_prepare_v2(w->out, "ATTACH ?1 AS s", -1, &att, NULL) != SQLITE_OK)
 		ret = -EIO;
 	else if (!ret)
-		sqlite3_bind_text(att, 1, w->path, -1, SQLITE_STATIC);
+		sqlite3_bind_text(att, 1, shard, -1, SQLITE_STATIC);
 	if (!ret && sqlite3_step(att) != SQLITE_DONE)
 		ret = -EIO;
 	sqlite3_finalize(att);
@@ -261,8 +267,12 @@ int dl_sweep_worker_open(const char *shard, const char *outpath, const struct dl
 static void shard_settle(const char *path)
 {
 	sqlite3 *db = NULL;
+	char uri[4200];
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK)
+	if (dl_log_file_uri(path, NULL, uri, sizeof(uri)))
+		return;
+	if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+			    NULL) == SQLITE_OK)
 		sqlite3_exec(db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
 	sqlite3_close(db);
 }
