@@ -1,0 +1,48 @@
+#!/bin/sh
+# bench/compare --recheck: a benchmark beyond the threshold is run again alone
+# (a stand-in dlsim-bench that writes the JSON it is told to); it fails the
+# gate only if no recheck brings it within the threshold, and a benchmark
+# within it is not run again.
+DLSIM=$1
+SRC=$2
+. "$(dirname "$0")/lib_cli.sh"
+
+C="$SRC/bench/compare"
+entry() { # name cpu_ms
+	printf '{"name":"%s_median","run_name":"%s","run_type":"aggregate","aggregate_name":"median",' "$1" "$1"
+	printf '"iterations":3,"real_time":%s,"cpu_time":%s,"time_unit":"ms"}' "$2" "$2"
+}
+doc() { # entries...
+	printf '{"context":{"date":"2026-12-07"},"benchmarks":['
+	sep=
+	for e; do printf '%s%s' "$sep" "$e"; sep=,; done
+	printf ']}\n'
+}
+doc "$(entry BM_a/10 100)" "$(entry BM_b/10 100)" >"$T/base.json"
+doc "$(entry BM_a/10 200)" "$(entry BM_b/10 110)" >"$T/new.json"
+# the stand-in: BM_a at $FAKE_MS ms; every run noted in $T/runs
+cat >"$T/fake-bench" <<FAKE
+#!/bin/sh
+for a; do case \$a in --benchmark_out=*) out=\${a#--benchmark_out=};; esac; done
+echo "\$*" >>"$T/runs"
+printf '{"context":{},"benchmarks":[{"name":"BM_a/10_median","run_name":"BM_a/10","run_type":"aggregate","aggregate_name":"median","iterations":3,"real_time":%s,"cpu_time":%s,"time_unit":"ms"}]}\n' "\$FAKE_MS" "\$FAKE_MS" >"\$out"
+FAKE
+chmod +x "$T/fake-bench"
+
+expect 1 "no recheck: 2x fails" python3 "$C" "$T/new.json" --baseline "$T/base.json"
+grep -q "BM_a/10 .*2.00x  REGRESSED" "$T/out" && ok "BM_a 2x regressed" || bad "table: $(cat "$T/out")"
+
+expect 0 "a regression that is noise alone" env FAKE_MS=120 python3 "$C" "$T/new.json" \
+	--baseline "$T/base.json" --recheck 2 --bench "$T/fake-bench"
+grep -q "BM_a/10 .*1.20x .*noise" "$T/out" && ok "BM_a rechecked at 1.2x: noise" || bad "recheck: $(cat "$T/out")"
+[ "$(wc -l <"$T/runs")" = 1 ] && ok "run once: the first recheck was within" || bad "runs: $(cat "$T/runs")"
+grep -q -- '--benchmark_filter=^BM_a/10\$' "$T/runs" && ok "only BM_a run again" || bad "runs: $(cat "$T/runs")"
+
+rm -f "$T/runs"
+expect 1 "a regression every recheck confirms" env FAKE_MS=190 python3 "$C" "$T/new.json" \
+	--baseline "$T/base.json" --recheck 2 --bench "$T/fake-bench"
+grep -q "BM_a/10 .*1.90x, 1.90x .*REGRESSED" "$T/out" && ok "BM_a twice 1.9x: regressed" || bad "recheck: $(cat "$T/out")"
+grep -q "1 benchmark(s) regressed" "$T/out" && ok "one regression counted" || bad "count: $(tail -2 "$T/out")"
+
+expect 2 "--recheck out of range" python3 "$C" "$T/new.json" --baseline "$T/base.json" --recheck 11
+finish cli_bench_recheck
