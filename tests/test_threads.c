@@ -419,6 +419,44 @@ static void test_kworker_pool_on_real_threads(void)
 }
 
 /*
+ * The guest's own devices between phases (cost.h dl_cost_phase_gap()) on
+ * real threads too: one sync device, guest profile against hardware, at 10
+ * real ns a simulated one.  The guest's suspend spends 18 + 732 + 791 us
+ * before suspend, suspend_late and suspend_noirq, its resume 573 + 647 +
+ * 15 us before resume_early, resume and complete, on main's CPU.  Each
+ * difference must show at least 90% of that (a loaded machine can stall
+ * either run: up to 3 interleaved pairs, one must show both).
+ */
+static void test_guest_phase_gaps_on_real_threads(void)
+{
+	struct tsc *t = make_independent(1, 0);
+	struct dl_run_result a, b;
+	struct dl_engine_opts eo = { .order = DL_ORDER_SYNC, .workers = 1, .seed = 31 };
+	const int64_t sus = 18000 + 732000 + 791000, res = 573000 + 647000 + 15000;
+	int64_t ds = 0, dr = 0;
+
+	t->dev[0].async = 0;
+	for (int attempt = 0; attempt < 3; attempt++) {
+		eo.cost_profile = DL_PROFILE_HARDWARE;
+		CU_ASSERT_EQUAL_FATAL(dl_threads_run(&t->sc, &eo, 10.0, &a), 0);
+		eo.cost_profile = DL_PROFILE_GUEST;
+		CU_ASSERT_EQUAL_FATAL(dl_threads_run(&t->sc, &eo, 10.0, &b), 0);
+		ds = b.op[1].makespan_ns - a.op[1].makespan_ns;
+		dr = b.op[2].makespan_ns - a.op[2].makespan_ns;
+		if (ds >= sus * 9 / 10 && dr >= res * 9 / 10)
+			break;
+	}
+	CU_ASSERT(ds >= sus * 9 / 10);
+	CU_ASSERT(dr >= res * 9 / 10);
+	/* and in the op's bound, as the DES counts it (dl_op_add_serial()) */
+	CU_ASSERT(b.op[1].lower_bound_ns - a.op[1].lower_bound_ns >= sus);
+	if (ds < sus * 9 / 10 || dr < res * 9 / 10)
+		printf("\n  guest - hardware: suspend %lld ns (want %lld), resume %lld ns (want %lld)\n",
+		       (long long)ds, (long long)sus, (long long)dr, (long long)res);
+	free(t);
+}
+
+/*
  * A worker back from its item takes the next one without a wake on real
  * threads too (cost.h dl_cost_start(), thr_pool.c's worker_main()): 64
  * async devices whose callbacks take no time, one CPU, wake_ns 200 us, at
@@ -835,6 +873,7 @@ int main(void)
 	CU_add_test(s, "test_worker_back_takes_the_next_item_on_real_threads",
 		    test_worker_back_takes_the_next_item_on_real_threads);
 	CU_add_test(s, "test_retry_cost_on_real_threads", test_retry_cost_on_real_threads);
+	CU_add_test(s, "test_guest_phase_gaps_on_real_threads", test_guest_phase_gaps_on_real_threads);
 	CU_add_test(s, "test_never_bound_devices_run_no_pm_callbacks",
 		    test_never_bound_devices_run_no_pm_callbacks);
 	CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -162,9 +162,8 @@ static int64_t has_or(const struct dl_cost *sc, uint32_t bit, int64_t v, int64_t
  *    phases (above; means of the fidelity boots' gaps under sync: 18,
  *    730-735 and 783-799 us before suspend, suspend_late and
  *    suspend_noirq; 566-580, 633-661 and 15 before resume_early, resume
- *    and complete), spent by the DES's main thread before each phase of
- *    an op of its own kind (des_phase.c be_pm_phase()); the threads
- *    backend has no main-thread spend for it yet;
+ *    and complete), spent by the main thread before each phase of an op
+ *    of its own kind (dl_cost_phase_gap(), both backends' be_pm_phase());
  *  - the rest (reorder_ns and reorder_visit_ns 6.12's, register_ns,
  *    link_add_ns) are guest measurements already and the same in both.
  */

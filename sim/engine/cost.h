@@ -253,6 +253,21 @@ static inline int64_t dl_cost_retry(const struct dl_costs *c)
 	return c->retry_ns;
 }
 
+/*
+ * dl_cost_phase_gap - what the main thread spends before PM phase @phase of
+ * kind @pk (enum dl_probe_kind's DL_PK_SUSPEND or DL_PK_RESUME) in an op
+ * that is a suspend (@op_suspend) or a resume: the guest's own devices
+ * (phase_gap_ns), in a phase of the op's own kind only (not in a failed
+ * suspend's rollback).  Both backends spend it (des_phase.c, thr_phase.c).
+ */
+static inline int64_t dl_cost_phase_gap(const struct dl_costs *c, unsigned pk, unsigned phase,
+					bool op_suspend)
+{
+	if (phase >= DL_PH_COUNT || (pk == DL_PK_SUSPEND) != op_suspend)
+		return 0;
+	return c->phase_gap_ns[phase];
+}
+
 /* The CPU part of a callback of latency @lat whose profile's cpu share is @ppm (parts per million). */
 static inline int64_t dl_cost_cpu_part(int64_t lat, uint32_t ppm)
 {

@@ -313,12 +313,11 @@ static void be_spend(void *be, int64_t ns);
 static int be_pm_phase(void *be, unsigned pk, unsigned phase)
 {
 	struct sim *s = be;
+	int64_t gap = dl_cost_phase_gap(&s->cost, pk, phase, s->opr->kind == DL_OP_SUSPEND);
 	int err;
 
-	/* the guest profile's own devices before the phase (cost.c phase_gap_ns) */
-	if (phase < DL_PH_COUNT && s->cost.phase_gap_ns[phase] &&
-	    (pk == DL_PK_SUSPEND) == (s->opr->kind == DL_OP_SUSPEND))
-		be_spend(s, s->cost.phase_gap_ns[phase]);
+	if (gap)
+		be_spend(s, gap);
 	err = phase_start(s, pk, phase);
 	return err ? err : run_phase(s);
 }

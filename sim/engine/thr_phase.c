@@ -163,11 +163,26 @@ static void take_part(struct thr *t, unsigned pk, unsigned phase)
 	pthread_rwlock_unlock(&t->graph);
 }
 
+/* Main spends @ns on its CPU before the phase, in the op's makespan and bounds (oploop.h). */
+static void be_spend(void *be, int64_t ns)
+{
+	struct thr *t = be;
+	struct tw *m = &t->tw[0];
+
+	dl_cpu_get(&m->th);
+	dl_thr_take_time(&m->th, ns);
+	dl_cpu_put(&m->th);
+	dl_op_add_serial(t->opr, ns);
+}
+
 /* One PM phase (oploop.h). */
 static int be_pm_phase(void *be, unsigned pk, unsigned phase)
 {
 	struct thr *t = be;
+	int64_t gap = dl_cost_phase_gap(&t->cost, pk, phase, t->opr->kind == DL_OP_SUSPEND);
 
+	if (gap)
+		be_spend(t, gap);
 	t->abort_rec = false;
 	t->phase = phase;
 	take_part(t, pk, phase);
