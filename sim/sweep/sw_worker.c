@@ -138,7 +138,8 @@ static int out_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 	if (dl_log_file_uri(w->outpath, NULL, uri, sizeof(uri)) ||
 	    dl_log_file_uri(w->path, NULL, shard, sizeof(shard)))
 		ret = -ENAMETOOLONG;
-	else if (sqlite3_open_v2(uri, &w->out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+	else if (sqlite3_open_v2(uri, &w->out,
+				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
 				 NULL) != SQLITE_OK)
 		ret = -EIO;
 	if (w->out)
