@@ -73,6 +73,16 @@ static struct cli_verb verb(unsigned mask, cli_opt_fn other, cli_opt_fn after)
 
 /* stderr of one parse, into err_text */
 static char err_text[512];
+/* the argv strings of every parse: the options point into them until the suite ends */
+static char *kept[1024];
+static unsigned nkept;
+
+static int free_kept(void)
+{
+	while (nkept)
+		free(kept[--nkept]);
+	return 0;
+}
 
 static int parse(const struct cli_verb *vb, struct t_opts *o, int argc, const char **argv_c)
 {
@@ -81,8 +91,11 @@ static int parse(const struct cli_verb *vb, struct t_opts *o, int argc, const ch
 	int saved = dup(STDERR_FILENO), rc;
 	size_t n;
 
-	for (int i = 0; i < argc && i < 16; i++)
+	for (int i = 0; i < argc && i < 16; i++) {
 		argv[i] = strdup(argv_c[i]);   /* the parser may cut values (--set): ours */
+		if (nkept < sizeof(kept) / sizeof(kept[0]))
+			kept[nkept++] = argv[i];
+	}
 	fflush(stderr);
 	dup2(fileno(tmp), STDERR_FILENO);
 	rc = cli_opts_parse(vb, argc, argv, o);
@@ -93,7 +106,7 @@ static int parse(const struct cli_verb *vb, struct t_opts *o, int argc, const ch
 	n = fread(err_text, 1, sizeof(err_text) - 1, tmp);
 	err_text[n] = '\0';
 	fclose(tmp);
-	/* argv's strings stay: the options point into them */
+	/* argv's strings stay (kept): the options point into them */
 	return rc;
 }
 
@@ -248,7 +261,7 @@ int main(void)
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 2;
-	s = CU_add_suite("cli_opts", NULL, NULL);
+	s = CU_add_suite("cli_opts", NULL, free_kept);
 	CU_add_test(s, "values go to their fields", test_values_go_to_their_fields);
 	CU_add_test(s, "a u32 out of range is refused with its range",
 		    test_u32_out_of_range_is_refused_with_its_range);
