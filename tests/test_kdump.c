@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "sim/core/dl_core.h"
@@ -225,6 +226,51 @@ static void test_foreign_dumps_refused(void)
 	CU_ASSERT_EQUAL(nev, 0);
 }
 
+/*
+ * dl_kernel_split() reads a dump of @len bytes, not a string: here the dump
+ * ends at a page followed by one that cannot be read.  Its "@run N" lines
+ * were read with sscanf(), which looks for a NUL past the end (a SEGV under
+ * TSan in cli_advise_verify, where the guest's dump file was read into a
+ * buffer without one).
+ */
+static char *guarded(const char *text, size_t *len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	*len = strlen(text);
+	if (m == MAP_FAILED || *len > (size_t)pg || mprotect(m + pg, (size_t)pg, PROT_NONE))
+		return NULL;
+	memcpy(m + pg - *len, text, *len);
+	return m + pg - *len;
+}
+
+static void test_split_reads_no_byte_past_the_dump(void)
+{
+	static const char two[] = "@run 000\nA\n@done 000\n@run 1\nB\n@done 001\n@end";
+	struct dl_kjob jobs[2] = { { .dump = NULL }, { .dump = NULL } };
+	size_t len;
+	char *d = guarded(two, &len);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	CU_ASSERT_EQUAL(dl_kernel_split(jobs, 2, d, len), 0);
+	CU_ASSERT_STRING_EQUAL(jobs[0].dump, "@run 000\nA\n@done 000\n");
+	CU_ASSERT_STRING_EQUAL(jobs[1].dump, "@run 1\nB\n@done 001\n");
+	dl_kernel_jobs_free(jobs, 2);
+	/* a dump cut inside the "@run" line, and a run number past the jobs */
+	d = guarded("@done 000\n@run 1", &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	CU_ASSERT_EQUAL(dl_kernel_split(jobs, 2, d, len), -ETIMEDOUT);
+	dl_kernel_jobs_free(jobs, 2);
+	d = guarded("@run 7\nX\n@done 007\n@ru", &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	CU_ASSERT_EQUAL(dl_kernel_split(jobs, 2, d, len), -ETIMEDOUT);
+	CU_ASSERT_PTR_NULL(jobs[0].dump);
+	CU_ASSERT_PTR_NULL(jobs[1].dump);
+	dl_kernel_jobs_free(jobs, 2);
+}
+
 int main(void)
 {
 	struct dl_error err;
@@ -249,6 +295,7 @@ int main(void)
 	CU_add_test(s, "a link missing from a snapshot is deleted", test_link_gone_from_snapshot_is_deleted);
 	CU_add_test(s, "a dump cut short fails the run", test_cut_dump_fails);
 	CU_add_test(s, "another scenario's dump is refused", test_foreign_dumps_refused);
+	CU_add_test(s, "split reads no byte past the dump", test_split_reads_no_byte_past_the_dump);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	nf = CU_get_number_of_failures();

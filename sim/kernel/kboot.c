@@ -406,6 +406,7 @@ static int read_all(const char *path, char **buf, size_t *len)
 	fclose(f);
 	if (!b)
 		return -ENOMEM;
+	b[n] = '\0';	/* n < cap: for the readers that take it as a string */
 	*buf = b;
 	*len = n;
 	return 0;
@@ -706,6 +707,31 @@ static bool in_path(const char *prog)
 	return false;
 }
 
+/* Does [@p, @end) begin with @word? (The dump is bytes: no NUL to stop at.) */
+static bool starts(const char *p, const char *end, const char *word)
+{
+	size_t l = strlen(word);
+
+	return (size_t)(end - p) >= l && !memcmp(p, word, l);
+}
+
+/* "@run N" at @p: N below @n in *@idx; false if not such a line. */
+static bool run_line(const char *p, const char *end, size_t n, size_t *idx)
+{
+	size_t v = 0;
+	const char *d = p + 5;
+
+	if (!starts(p, end, "@run "))
+		return false;
+	for (; d < end && *d >= '0' && *d <= '9'; d++) {
+		v = v * 10 + (size_t)(*d - '0');
+		if (v >= n)
+			return false;
+	}
+	*idx = v;
+	return d > p + 5;
+}
+
 int dl_kernel_split(struct dl_kjob *jobs, size_t n, const char *dump, size_t len)
 {
 	const char *p = dump, *end = dump + len;
@@ -713,9 +739,9 @@ int dl_kernel_split(struct dl_kjob *jobs, size_t n, const char *dump, size_t len
 
 	while (p < end) {
 		const char *run = NULL;
-		unsigned idx;
+		size_t idx;
 
-		if (!strncmp(p, "@run ", 5) && sscanf(p + 5, "%u", &idx) == 1 && idx < n)
+		if (run_line(p, end, n, &idx))
 			run = p;
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 
@@ -724,7 +750,7 @@ int dl_kernel_split(struct dl_kjob *jobs, size_t n, const char *dump, size_t len
 			continue;
 		const char *q = p;
 
-		while (q < end && strncmp(q, "@run ", 5) && strncmp(q, "@end", 4)) {
+		while (q < end && !starts(q, end, "@run ") && !starts(q, end, "@end")) {
 			const char *e = memchr(q, '\n', (size_t)(end - q));
 
 			q = e ? e + 1 : end;
