@@ -177,7 +177,7 @@ int thr_probe_deferral(struct thr *t)
 	dl_retry_start(&r);
 	while (!dl_halted(&t->sy) && !dl_poll_stop(&t->sy)) {
 		enum dl_retry_step st;
-		bool idle = false, listed;
+		bool idle = false, listed, async = false;
 		uint32_t d;
 
 		/* idle once the probes in flight are drained */
@@ -185,6 +185,12 @@ int thr_probe_deferral(struct thr *t)
 			core_lock(m);
 			st = dl_sched_defer_next(&thr_sched, &t->ps, &t->w, &i, &r, &t->core, idle, t,
 						 &d, &listed);
+			/*
+			 * under the lock: async shares its byte with deferred, which a
+			 * worker's bind writes (dl_deferred_add())
+			 */
+			if (st == DL_RETRY_DEVICE)
+				async = t->core.dev[d].async;
 			core_unlock(m);
 			if (st != DL_RETRY_DRAIN)
 				break;
@@ -194,7 +200,7 @@ int thr_probe_deferral(struct thr *t)
 			break;
 		if (listed)
 			retry_charge(m);
-		switch (dl_sched_defer_take(&thr_sched, &t->ps, t->pol, t, d, t->core.dev[d].async)) {
+		switch (dl_sched_defer_take(&thr_sched, &t->ps, t->pol, t, d, async)) {
 		case DL_DEFER_SKIP:
 			break;
 		case DL_DEFER_QUEUE:
