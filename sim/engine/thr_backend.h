@@ -199,6 +199,7 @@ bool thr_pool_stop_seen(void *ctx, const struct dl_rthread *th);
 void thr_sync_main_waits(void *ctx);
 void thr_wait_drain(struct thr *t, bool all);
 void thr_main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue);
+void thr_main_spend(struct tw *m, int64_t ns);
 extern const struct dl_sched_ops thr_sched;   /* the scheduler's view of this backend */
 
 /* thr_phase.c: a phase's snapshot and figures */

@@ -167,11 +167,8 @@ static void take_part(struct thr *t, unsigned pk, unsigned phase)
 static void be_spend(void *be, int64_t ns)
 {
 	struct thr *t = be;
-	struct tw *m = &t->tw[0];
 
-	dl_cpu_get(&m->th);
-	dl_thr_take_time(&m->th, ns);
-	dl_cpu_put(&m->th);
+	thr_main_spend(&t->tw[0], ns);
 	dl_op_add_serial(t->opr, ns);
 }
 

@@ -145,21 +145,6 @@ void thr_seq_bind(struct tw *w, struct dl_seq *q)
 
 /* ---- probe ---- */
 
-/*
- * The retry path of one device taken off the active list (cost.h
- * dl_cost_retry()), on main's CPU, as the DES charges it (des_retry_pos()):
- * whether the device is then probed, queued or found busy.
- */
-static void retry_charge(struct tw *m)
-{
-	int64_t ns = dl_cost_retry(&m->t->cost);
-
-	if (ns <= 0)
-		return;
-	dl_cpu_get(&m->th);
-	dl_thr_take_time(&m->th, ns);
-	dl_cpu_put(&m->th);
-}
 
 /*
  * Registration order, the deferred-probe retry (sched.h
@@ -198,8 +183,13 @@ int thr_probe_deferral(struct thr *t)
 		}
 		if (st == DL_RETRY_END)
 			break;
+		/*
+		 * the retry path of a device taken off the active list (cost.h
+		 * dl_cost_retry()), on main's CPU, as the DES charges it
+		 * (des_retry_pos()): whether it is then probed, queued or found busy
+		 */
 		if (listed)
-			retry_charge(m);
+			thr_main_spend(m, dl_cost_retry(&t->cost));
 		switch (dl_sched_defer_take(&thr_sched, &t->ps, t->pol, t, d, async)) {
 		case DL_DEFER_SKIP:
 			break;

@@ -606,6 +606,16 @@ void thr_wait_drain(struct thr *t, bool all)
 	dl_pool_unlock(&t->pool);
 }
 
+/* Main (or the thread @m) spends @ns on a CPU, nothing else running meanwhile; none if @ns <= 0. */
+void thr_main_spend(struct tw *m, int64_t ns)
+{
+	if (ns <= 0)
+		return;
+	dl_cpu_get(&m->th);
+	dl_thr_take_time(&m->th, ns);
+	dl_cpu_put(&m->th);
+}
+
 /* The main thread walks to device @d: main_ns on a CPU, then the callback or the queueing. */
 void thr_main_visit(struct thr *t, struct tw *m, uint32_t d, bool queue)
 {

@@ -319,7 +319,7 @@ bool dl_log_wal_without_shm(const char *path)
  */
 static sqlite3 *open_readonly_folder(const char *path)
 {
-	char wal[4200], uri[8300];
+	char wal[4200], uri[DL_LOG_URI_MAX];
 	struct stat sb;
 	sqlite3 *db = NULL;
 	bool wal_only = dl_log_wal_without_shm(path);
@@ -342,7 +342,7 @@ static sqlite3 *open_readonly_folder(const char *path)
 /* dl_log_open_existing(); @writable: try read-write first, else read-only only. */
 static int open_existing(const char *path, int writable, sqlite3 **out, char *err, size_t errlen)
 {
-	char uri[8300];
+	char uri[DL_LOG_URI_MAX];
 	sqlite3 *db = NULL;
 	struct stat sb;
 	int rc = SQLITE_CANTOPEN, kind, appid;
@@ -529,7 +529,7 @@ static int open_file(const char *path, sqlite3 **out, int *created, int *has_dat
 		     size_t errlen)
 {
 	struct stat sb = { 0 };
-	char uri[8300];
+	char uri[DL_LOG_URI_MAX];
 	sqlite3 *db = NULL;
 	int existed = create_file(path, &sb, created, err, errlen);
 	int rc;

@@ -115,6 +115,8 @@ int dl_log_open_reader(const char *path, struct sqlite3 **db, char *err, size_t 
  * connections are opened by URI, so that ATTACH takes one too.
  */
 int dl_log_file_uri(const char *path, const char *query, char *uri, size_t len);
+/* Room for dl_log_file_uri(): a 4096-byte path with ~2,000 of its bytes escaped, a short query. */
+#define DL_LOG_URI_MAX 8300
 /* Whether @path has a -wal file with content and no -shm beside it. */
 bool dl_log_wal_without_shm(const char *path);
 /*

@@ -200,7 +200,7 @@ static int verify(sqlite3 *db, const struct shard *sh, const char *file, char *e
  */
 static int attach_wal_only(sqlite3 *db, const char *file, const char *schema)
 {
-	char uri[8300], *sql;
+	char uri[DL_LOG_URI_MAX], *sql;
 	int rc;
 
 	if (dl_log_file_uri(file, "mode=ro&vfs=unix-none", uri, sizeof(uri)))

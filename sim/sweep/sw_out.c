@@ -712,7 +712,7 @@ int dl_sweep_merge(sqlite3 *out, const char *shard, uint32_t *merged, char *err,
 {
 	struct sw_merge *m = NULL;
 	sqlite3_stmt *att;
-	char uri[4200];
+	char uri[DL_LOG_URI_MAX];
 	int ret = 0, rc;
 
 	*merged = 0;

@@ -131,7 +131,7 @@ static void worker_shut(struct dl_sweep_worker *w)
 static int out_open(struct dl_sweep_worker *w, char *err, size_t errlen)
 {
 	sqlite3_stmt *att = NULL;
-	char uri[4200], shard[4200];
+	char uri[DL_LOG_URI_MAX], shard[DL_LOG_URI_MAX];
 	int ret = 0;
 
 	/* by URI, as every dlsim connection: a path that begins with "file:" is a file */
@@ -268,7 +268,7 @@ int dl_sweep_worker_open(const char *shard, const char *outpath, const struct dl
 static void shard_settle(const char *path)
 {
 	sqlite3 *db = NULL;
-	char uri[4200];
+	char uri[DL_LOG_URI_MAX];
 
 	if (dl_log_file_uri(path, NULL, uri, sizeof(uri)))
 		return;
