@@ -107,6 +107,7 @@ static void wake_worker_locked(struct dl_pool *p)
 {
 	if (p->q_sleepers && !p->q_spinners && !p->q_waking && !atomic_load(&p->nr_running)) {
 		p->q_waking++;
+		p->woke_at = dl_mono_ns();
 		pthread_cond_signal(&p->qcv);
 	}
 }
@@ -174,7 +175,6 @@ int64_t dl_cpu_get(struct dl_rthread *w)
 
 	if (cpu_try(p, main))
 		return 0;
-	dl_pool_blocks(w);
 	pthread_mutex_lock(&p->cmx);
 	atomic_fetch_add(&p->cpu_waiters, 1);
 	if (main)
@@ -191,7 +191,6 @@ int64_t dl_cpu_get(struct dl_rthread *w)
 	if (atomic_load(&p->free_cpus) > 0 && atomic_load(&p->cpu_waiters))
 		pthread_cond_signal(&p->ccv);
 	pthread_mutex_unlock(&p->cmx);
-	dl_pool_runs(w);
 	return waited ? dl_mono_ns() : 0;
 }
 
@@ -252,6 +251,7 @@ static void *worker_main(void *arg)
 	struct dl_rthread *w = arg;
 	struct dl_pool *p = w->pool;
 	bool back = false;   /* back from an item, and work was queued: it takes it (item.back) */
+	int64_t woken = 0;   /* real ns this worker was last woken at */
 
 	dl_thr_precise_timers();
 	pthread_mutex_lock(&p->mx);
@@ -283,6 +283,7 @@ static void *worker_main(void *arg)
 			p->q_sleepers++;
 			pthread_cond_wait(&p->qcv, &p->mx);
 			p->q_sleepers--;
+			woken = p->woke_at;
 			if (p->q_waking)
 				p->q_waking--;   /* this one, or one woken for nothing: at worst a wake more */
 		}
@@ -290,6 +291,13 @@ static void *worker_main(void *arg)
 			break;
 		k = dl_pool_heap_pop(&p->q);
 		k.back = back;
+		/*
+		 * Its start (wake_ns) runs from when this worker was woken: an
+		 * item queued while another worker ran waits for that one to
+		 * block (wq_worker_sleeping()), not for the start of its own.
+		 */
+		if (!back && woken > k.pushed)
+			k.pushed = woken;
 		atomic_store(&p->qlen, p->q.n);
 		woke_waiters = false;
 		atomic_fetch_add(&p->nr_running, 1);   /* the rest of the queue waits for it to block */

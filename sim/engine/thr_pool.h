@@ -78,7 +78,7 @@ struct dl_pool_item {
 	int64_t prio;
 	uint64_t seq;
 	uint32_t dev;
-	int64_t pushed;         /* real ns it was queued at */
+	int64_t pushed;         /* real ns it was queued at, or its idle worker woken if later */
 	bool back;              /* taken by a worker back from its previous item, never idle since */
 };
 
@@ -121,6 +121,7 @@ struct dl_pool {
 	 * q.n for the spinner, which reads it without mx.
 	 */
 	uint32_t q_sleepers, q_spinners, q_waking;
+	int64_t woke_at;        /* real ns of the last such wake */
 	atomic_uint nr_running;
 	atomic_size_t qlen;
 	atomic_bool stopping;   /* shutdown, for the spinner */
