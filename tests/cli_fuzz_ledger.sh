@@ -5,12 +5,15 @@
 # totals per harness, the crashes, "met" once a harness has its hour, and a
 # malformed line skipped, not counted.  And run.sh's timeouts: a unit that timed
 # out while fuzzing is run again alone, and is a crash only if it is slow alone
-# (a stand-in harness, so that no fuzz build is needed).
+# (a stand-in harness, so that no fuzz build is needed).  And the fuzzing of
+# machines that are gone, carried in the tree (tests/fuzz/ledger-earlier.tsv):
+# added to the cache's, and `--carry` prints a cache's ledger in its format.
 DLSIM=$1
 SRC=$2
 . "$(dirname "$0")/lib_cli.sh"
 
 L="$SRC/tests/fuzz/ledger.sh"
+DLSIM_FUZZ_CARRIED=; export DLSIM_FUZZ_CARRIED   # none, until the carried part below
 expect 0 "no ledger yet" sh "$L" "$T/none"
 grep -q "no $T/none/ledger.tsv yet" "$T/out" && ok "says there is none" || bad "no ledger: $(cat "$T/out")"
 mkdir -p "$T/c"
@@ -29,6 +32,23 @@ grep -Eq '^total +3 +1\.250 +213456 +1$' "$T/out" && ok "the totals" || bad "tot
 grep -q "1 malformed lines skipped" "$T/out" && ok "the cut line skipped" || bad "malformed line not said"
 expect 0 "a target of 2 hours" sh "$L" "$T/c" 2
 grep -Eq '^check .* 1\.000 h$' "$T/out" && ok "check: an hour to go for 2" || bad "target 2: $(cat "$T/out")"
+# carried: a comment, a line summing 4 runs; then the cache's own
+printf '# earlier machines\n%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+	2026-12-06T14:45:00Z dtb stop41 0 1800 1000 2 4 >"$T/carried.tsv"
+expect 0 "carried alone" env DLSIM_FUZZ_CARRIED="$T/carried.tsv" sh "$L" "$T/none"
+grep -Eq '^dtb +4 +0\.500 +1000 +2 0\.500 h$' "$T/out" && ok "carried: 4 runs, half an hour" \
+	|| bad "carried alone: $(cat "$T/out")"
+expect 0 "carried and the cache" env DLSIM_FUZZ_CARRIED="$T/carried.tsv" sh "$L" "$T/c"
+grep -Eq '^dtb +5 +0\.750 +124456 +3 0\.250 h$' "$T/out" && ok "dtb: 4 carried runs and 1, 0.75 h" \
+	|| bad "carried + cache dtb: $(cat "$T/out")"
+grep -q '^fuzz ledger: 7 runs (4 of them on earlier machines' "$T/out" && ok "says what was carried" \
+	|| bad "carried head: $(head -1 "$T/out")"
+expect 0 "--carry" sh "$L" "$T/c" --carry
+grep -Eq '^2026-12-08T02:41:40Z	check	def5678	9766	3600\.5	90000	0	2$' "$T/out" && ok "--carry sums check's runs" \
+	|| bad "--carry: $(cat "$T/out")"
+[ "$(wc -l <"$T/out")" -eq 2 ] && ok "--carry: a line a harness" || bad "--carry lines: $(cat "$T/out")"
+[ -s "$SRC/tests/fuzz/ledger-earlier.tsv" ] && env -u DLSIM_FUZZ_CARRIED sh "$L" "$T/none" | grep -q 'earlier machines' \
+	&& ok "the tree's carried ledger is read by default" || bad "the tree's carried ledger not read"
 # run.sh with a stand-in harness: fuzzing "times out" and writes its unit; alone
 # the unit finishes, unless FAKE_SLOW=1
 mkdir -p "$T/fz" "$T/fc"
