@@ -344,6 +344,10 @@ static void test_add_out_of_memory_gives_back_rpm_reference(void)
 			CU_ASSERT_EQUAL(c->dev[s].consumers.n, 0);
 			CU_ASSERT_EQUAL(c->nlink_live, 0);
 			unwound += c->rpm_cnt != NULL;   /* failed past link_rpm_alloc() */
+			/* the id the failed add used takes no reference it did not (link_add_new()) */
+			CU_ASSERT_EQUAL_FATAL(dl_link_add(c, k, s, DL_FLAG_PM_RUNTIME, &l), 0);
+			CU_ASSERT_EQUAL(dl_link_rpm_active(c, l), 0);
+			CU_ASSERT_EQUAL(dl_rpm_usage(c, s), 0);
 		} else {
 			CU_ASSERT_EQUAL(dl_link_rpm_active(c, l), 1);
 			CU_ASSERT_EQUAL(dl_rpm_usage(c, s), 1);

@@ -1091,7 +1091,7 @@ static struct dl_phase_view pp_view(const uint8_t *part, const uint8_t *on_main)
 {
 	return (struct dl_phase_view){
 		.g = { .topo = pp_topo, .ntopo = 4, .off = pp_off, .adj = pp_adj, .lat = pp_lat,
-		       .prof = pp_prof },
+		       .lat_stride = sizeof(pp_lat[0]), .prof = pp_prof },
 		.list = NULL, .nlist = 4, .id = pp_id, .index_of = pp_index_of, .nid = 4,
 		.part = { part, 1 }, .on_main = { on_main, 1 },
 	};

@@ -187,8 +187,10 @@ void dl_core_fini(struct dl_core *c)
  * 16 MB after registering a million devices of default.json) and their
  * stamps (a word a device), the settle's
  * and the searches' stacks, which every call starts empty, the topo sort's
- * entries, and the deferred-probe lists once drained.  Nothing observable
- * changes; what is used again grows again.  An engine calls it after a
+ * entries, the deferred-probe lists once drained, and the reorder walk's
+ * memo (dl_reorder_visits(), 12 bytes a device; only the retries of a
+ * probe read it).  Nothing observable changes; what is used again grows
+ * (or is worked out) again.  An engine calls it after a
  * probe phase, so that the PM phases' graphs reuse the memory.
  */
 void dl_core_trim(struct dl_core *c)
@@ -213,6 +215,11 @@ void dl_core_trim(struct dl_core *c)
 		c->deferred_active_head = 0;
 		dl_idvec_free(&c->deferred_active);
 	}
+	free(c->rv);
+	free(c->rv_gen);
+	c->rv = NULL;
+	c->rv_gen = NULL;
+	c->rv_cap = 0;
 }
 
 /**
@@ -1119,7 +1126,12 @@ static int dpm_note_move(struct dl_core *c, dl_dev_t d)
 		return -ENOMEM;
 	if (c->dpm_clock == UINT32_MAX - 1)
 		dl_dpm_settle(c);   /* stamps are per batch: start a new one */
-	if (p->n / 2 > 2 * (c->ndev + 512))
+	/*
+	 * Compacted at 1.5 moves a device: at most one a device is live, so
+	 * each compaction pays for the half a device since the last (3 steps a
+	 * move); a retry storm's list peaks at 12 bytes a device (it was 16).
+	 */
+	if (p->n / 2 > c->ndev + c->ndev / 2 + 512)
 		dpm_pending_compact(c);
 	c->dpm_stamp[d] = ++c->dpm_clock;
 	err = dl_idvec_push(p, d);
@@ -1362,7 +1374,12 @@ static int link_add_new(struct dl_core *c, dl_dev_t con, dl_dev_t sup, uint32_t 
 	k->flags = flags & ~DL_FLAG_RPM_ACTIVE;
 	k->kref = 1;
 	k->live = 1;
-	if (c->link_rpm)
+	/*
+	 * A new id's slot is 0 (calloc, link_grow()) unless a failed add left
+	 * its 1; a link that takes nothing leaves the page of zeroes untouched
+	 * (a million devices: 10 MB of RSS).
+	 */
+	if (c->link_rpm && (rpm_taken || c->link_rpm[l]))
 		c->link_rpm[l] = rpm_taken ? 1 : 0;
 	if (dl_idvec_push(&c->dev[con].suppliers, l))
 		return -ENOMEM;

@@ -342,7 +342,7 @@ void dl_kernel_reorder_to_tail(struct dl_core *c, dl_dev_t d, uint64_t *visits);
 /* Probe (drivers/base/dd.c). */
 int dl_probe_check(struct dl_core *c, dl_dev_t d, bool ignore_links);
 int dl_probe_begin(struct dl_core *c, dl_dev_t d, bool ignore_links);
-void dl_probe_deferred(struct dl_core *c, dl_dev_t d, uint64_t trig);
+void dl_probe_deferred(struct dl_core *c, dl_dev_t d, uint32_t trig);
 void dl_probe_end(struct dl_core *c, dl_dev_t d, int err);
 void dl_deferred_enable(struct dl_core *c);
 int dl_core_track_can_match(struct dl_core *c);
@@ -351,10 +351,13 @@ void dl_deferred_add(struct dl_core *c, dl_dev_t d);
 dl_dev_t dl_deferred_next(struct dl_core *c);
 dl_dev_t dl_deferred_peek(const struct dl_core *c, uint32_t ahead);
 
-/* deferred_trigger_count: the triggers since late_initcall (dl_probe_deferred()). */
-static inline uint64_t dl_deferred_trigger_count(const struct dl_core *c)
+/*
+ * deferred_trigger_count as really_probe() reads it, an atomic_t: the
+ * triggers since late_initcall, modulo 2^32 (dl_probe_deferred()).
+ */
+static inline uint32_t dl_deferred_trigger_count(const struct dl_core *c)
 {
-	return c->deferred_triggers;
+	return (uint32_t)c->deferred_triggers;
 }
 bool dl_sync_state_ready(const struct dl_core *c, dl_dev_t d);
 void dl_sync_state_resume(struct dl_core *c);

@@ -210,10 +210,10 @@ int dl_probe_begin(struct dl_core *c, dl_dev_t d, bool ignore_links)
  * dl_deferred_trigger_count() then), they are triggered again ("Did a
  * trigger occur while probing? Need to re-trigger if yes").
  */
-void dl_probe_deferred(struct dl_core *c, dl_dev_t d, uint64_t trig)
+void dl_probe_deferred(struct dl_core *c, dl_dev_t d, uint32_t trig)
 {
 	dl_deferred_add(c, d);
-	if (trig != c->deferred_triggers)
+	if (trig != dl_deferred_trigger_count(c))
 		dl_deferred_trigger(c);
 }
 

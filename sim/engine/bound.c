@@ -19,12 +19,12 @@ struct dl_bound dl_bound_phase(const struct dl_phase_graph *g, const struct dl_s
 	 */
 	for (uint32_t i = 0; i < g->ntopo; i++) {
 		uint32_t d = g->topo[i];
-		int64_t ef = dl_sat_add_i64(est[d], g->lat[d]);
+		int64_t lat = dl_phase_lat(g, d), ef = dl_sat_add_i64(est[d], lat);
 
 		b.work_ns = dl_sat_add_i64(b.work_ns,
-					   dl_cost_cpu_part(g->lat[d], sc->prof[g->prof[d]].cpu_ppm));
+					   dl_cost_cpu_part(lat, sc->prof[g->prof[d]].cpu_ppm));
 		if (serial) {
-			b.critical_path_ns = dl_sat_add_i64(b.critical_path_ns, g->lat[d]);
+			b.critical_path_ns = dl_sat_add_i64(b.critical_path_ns, lat);
 			continue;
 		}
 		if (ef > b.critical_path_ns)

@@ -10,6 +10,7 @@
 #define DL_BOUND_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/scenario/scenario.h"
@@ -20,16 +21,23 @@
  * that each comes before the indices it releases (the ones that wait for
  * it); @off/@adj (CSR by index) list those released indices (they may name
  * indices outside the phase, which are not read); @lat is each index's
- * sampled latency and @prof its latency profile (whose cpu_ppm says the
- * CPU part).
+ * sampled latency, @lat_stride bytes apart (des.c keeps it in a device's
+ * record, threads.c in an array: dl_phase_lat()), and @prof its latency
+ * profile (whose cpu_ppm says the CPU part).
  */
 struct dl_phase_graph {
 	const uint32_t *topo;
 	uint32_t ntopo;
 	const uint32_t *off, *adj;
 	const int64_t *lat;
+	size_t lat_stride;
 	const uint32_t *prof;
 };
+
+static inline int64_t dl_phase_lat(const struct dl_phase_graph *g, uint32_t i)
+{
+	return *(const int64_t *)(const void *)((const char *)g->lat + (size_t)i * g->lat_stride);
+}
 
 struct dl_bound {
 	int64_t critical_path_ns, work_ns, lower_bound_ns;

@@ -86,11 +86,12 @@ struct sim {
 	/*
 	 * The phase as bound.h sees it, by position: the participating
 	 * positions in topological order (topo, ntopo), the sampled latencies
-	 * (lat, also in t[].lat, which an abort overwrites), and each
+	 * (t[].lat: an abort overwrites a skipped one's after the bounds were
+	 * taken, and ran_bound() reads only those that ran), and each
 	 * position's earliest start (est, from the bound; dl_phase_main_bound() reads it).
 	 */
 	uint32_t *topo, ntopo;
-	int64_t *lat, *est;
+	int64_t *est;
 	int64_t *prio;           /* cp-first: dl_phase_priorities()'s, copied into t[].prio */
 	struct dl_levels lv;     /* levels: the phase's levels (phase.h) */
 	uint32_t cur_level;      /* levels: the level released last */
@@ -105,7 +106,7 @@ struct sim {
 	int64_t *rpm_sl;
 	struct dl_idvec rpmv, rpm_susp;
 	/* per position: the trigger count when its current probe attempt began (dl_probe_deferred()) */
-	uint64_t *trig_at;
+	uint32_t *trig_at;
 	/* the idle requests the puts queued for pm_wq, by due time (des_pmwq_run()) */
 	struct pmwq_req { int64_t due; uint32_t dev; } *pmwq;
 	uint32_t pmwq_head, pmwq_n, pmwq_cap;

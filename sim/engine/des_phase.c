@@ -26,11 +26,10 @@ static int64_t sample_at(struct sim *s, uint32_t i, unsigned key)
 	return dl_cost_sample(s->o->replay, s->sc, s->g.prof[i], s->o->seed, s->g.ord[i], key, s->op_index);
 }
 
-/* Position @i's latency in this phase: its record's, and lat[] for the bound. */
+/* Position @i's latency in this phase, in its record (the bound reads it there). */
 static void set_lat(struct sim *s, uint32_t i, int64_t lat)
 {
 	s->t[i].lat = lat;
-	s->lat[i] = lat;
 }
 
 /*
@@ -90,7 +89,7 @@ static void phase_scan(struct sim *s)
 /* The phase's graph for bound.h: the positions in @topo, their latencies and profiles. */
 static struct dl_phase_graph phase_graph(const struct sim *s, const uint32_t *topo, uint32_t n)
 {
-	return dl_graph_phase(&s->g, topo, n, s->lat);
+	return dl_graph_phase(&s->g, topo, n, &s->t[0].lat, sizeof(s->t[0]));
 }
 
 /* The phase's lower bound (bound.h) over every participating position; est for the main bound. */
@@ -458,13 +457,12 @@ static int sim_alloc(struct sim *s)
 	s->trig_at = calloc(n + 1, sizeof(*s->trig_at));
 	s->stk = malloc((n ? n : 1) * sizeof(*s->stk));
 	s->topo = calloc(n, sizeof(*s->topo));
-	s->lat = calloc(n, sizeof(*s->lat));
 	s->est = calloc(n, sizeof(*s->est));
 	s->prio = calloc(n, sizeof(*s->prio));
 	s->newwk = calloc(n, 1);
 	if (!s->t || !s->blocked_since || !s->rpm_sl || !s->trig_at || !s->stk || !s->prio || !s->newwk ||
 	    dl_fallback_init(&s->fb, s->n) ||
-	    !s->topo || !s->lat || !s->est || dl_graph_init(&s->g, s->n))
+	    !s->topo || !s->est || dl_graph_init(&s->g, s->n))
 		return -ENOMEM;
 	dl_costs_resolve_profile(s->sc, (enum dl_cost_profile)s->o->cost_profile, &s->cost);
 	s->kpool = s->cost.pool_init;
@@ -485,7 +483,7 @@ static void sim_free(struct sim *s)
 	dl_idvec_free(&s->rpmv);
 	dl_idvec_free(&s->rpm_susp);
 	free(s->pmwq);
-	free(s->topo); free(s->lat); free(s->est);
+	free(s->topo); free(s->est);
 	dl_walk_fini(&s->w);
 	dl_levels_fini(&s->lv);
 	dl_faults_fini(&s->faults);

@@ -92,13 +92,14 @@ int dl_graph_get(struct dl_graph *g, struct dl_core *c, const struct dl_scenario
 /*
  * The current phase as bound.h (and phase.h) read it, by position: the
  * participating positions @topo (@n of them, topological order) and each
- * position's latency @lat.
+ * position's latency, @lat_stride bytes apart from @lat.
  */
 static inline struct dl_phase_graph dl_graph_phase(const struct dl_graph *g, const uint32_t *topo,
-						   uint32_t n, const int64_t *lat)
+						   uint32_t n, const int64_t *lat, size_t lat_stride)
 {
 	return (struct dl_phase_graph){ .topo = topo, .ntopo = n, .off = g->cur->off,
-					.adj = g->cur->adj, .lat = lat, .prof = g->prof };
+					.adj = g->cur->adj, .lat = lat, .lat_stride = lat_stride,
+					.prof = g->prof };
 }
 
 /**

@@ -132,7 +132,7 @@ void dl_phase_priorities(const struct dl_phase_graph *g, uint32_t nindex, int64_
 		for (uint32_t j = g->off[i]; j < g->off[i + 1]; j++)
 			if (-prio[g->adj[j]] > best)
 				best = -prio[g->adj[j]];
-		prio[i] = -(best + g->lat[i]);
+		prio[i] = -(best + dl_phase_lat(g, i));
 	}
 }
 
@@ -217,7 +217,7 @@ int64_t dl_phase_main_bound(const struct dl_phase_view *v, const struct dl_walk 
 		if (dl_byte(v->on_main, i)) {
 			if (ps->link_aware && est[i] > t)
 				t = est[i];
-			t += main_ns + v->g.lat[i];
+			t += main_ns + dl_phase_lat(&v->g, i);
 		} else if (dl_walk_queues_each(ps) || k < w->nupfront) {
 			t += main_ns + queue_ns;   /* v2: only the roots/leaves surely */
 		}

@@ -91,7 +91,7 @@ static void seq_rpm_put(struct dl_seq *q, uint32_t d)
 void dl_seq_probe_one(struct dl_seq *q, uint32_t d)
 {
 	bool blocked;
-	uint64_t trig;
+	uint32_t trig;
 	int err;
 
 	seq_dev_lock(q, d);

@@ -50,7 +50,7 @@ static struct dl_phase_view phase_view(const struct thr *t)
 {
 	return (struct dl_phase_view){
 		.g = { .topo = t->topo, .ntopo = t->ntopo, .off = t->rel.off, .adj = t->rel.adj,
-		       .lat = t->lat, .prof = t->prof },
+		       .lat = t->lat, .lat_stride = sizeof(*t->lat), .prof = t->prof },
 		.list = t->g.ord, .nlist = t->g.m, .id = NULL, .index_of = t->index_of,
 		.nid = t->n, .part = { t->part, 1 }, .on_main = { t->on_main, 1 },
 	};
