@@ -7,7 +7,13 @@
  * bytes_per_device_link: the heap the engine holds at its sampled peak
  * (glibc's mallinfo2(), every 16k events, in one untimed run per order and
  * size with a counting sink), less what was in use before, divided by
- * devices + links.
+ * devices + links.  It counts what is allocated, touched or not.
+ * rss_per_device_link: what the same run made resident at its peak (the
+ * process's VmHWM, reset to VmRSS before it through /proc/self/clear_refs,
+ * after malloc_trim() gave back what earlier runs freed), less VmRSS
+ * before, divided by devices + links: issue 35's figure, without
+ * the scenario (`/usr/bin/time -f %M dlsim run` counts it too).  Absent
+ * where the kernel cannot reset the peak.
  *
  * BM_phase_vs_topo/<topology>/<order>/<devices>: one dl_engine_run() of
  * default.json ("dag") or a generated layered graph ("layered"), at 1k (for
@@ -21,6 +27,8 @@
  */
 #include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "bench/bench.h"
@@ -51,27 +59,67 @@ static void mem_emit(void *ctx, struct dl_event *e)
 		p->peak = u;
 }
 
-/* Bytes per device + link of one run of SC under order O; cached, < 0 on error. */
-static double engine_bytes(const struct dl_scenario *sc, enum dl_order o)
+/* A kB figure of /proc/self/status ("VmRSS", "VmHWM"); -1 if unreadable. */
+static long status_kb(const char *key)
 {
-	static struct mem_cached { const struct dl_scenario *sc; enum dl_order o; double v; }
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	size_t k = strlen(key);
+	long v = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, k) && line[k] == ':')
+			v = strtol(line + k + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* VmHWM back to VmRSS (proc(5) clear_refs, "5"): false where it cannot be. */
+static bool hwm_reset(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fputs("5", f) >= 0;
+	return (fclose(f) == 0) && ok;
+}
+
+struct mem_figures { double heap, rss; };   /* bytes per device + link; < 0: not measured */
+
+/* The memory figures of one run of SC under order O; cached; heap < 0 on error. */
+static struct mem_figures engine_bytes(const struct dl_scenario *sc, enum dl_order o)
+{
+	static struct mem_cached { const struct dl_scenario *sc; enum dl_order o; struct mem_figures v; }
 		cache[64];
 	static unsigned n;
 	static struct dl_run_result r;
 	struct mem_probe p = { 0, 0 };
+	struct mem_figures v = { -1, -1 };
+	double units = (double)sc->ndev + sc->nlink;
 	size_t base;
-	double v;
+	long rss0, hwm;
+	bool reset;
 
 	for (unsigned i = 0; i < n; i++)
 		if (cache[i].sc == sc && cache[i].o == o)
 			return cache[i].v;
 	base = heap_in_use();
 	p.peak = base;
+	/* what earlier runs freed, given back: else the run reuses resident pages */
+	malloc_trim(0);
+	reset = hwm_reset();
+	rss0 = status_kb("VmRSS");
 	struct dl_engine_opts opts = { .order = o, .seed = sc->seed,
 				       .sink = { .emit = mem_emit, .ctx = &p } };
 	if (dl_engine_run(sc, &opts, &r) < 0)
-		return -1;
-	v = (double)(p.peak - base) / ((double)sc->ndev + sc->nlink);
+		return v;
+	hwm = status_kb("VmHWM");
+	v.heap = (double)(p.peak - base) / units;
+	if (reset && rss0 >= 0 && hwm >= rss0)
+		v.rss = (double)(hwm - rss0) * 1024 / units;
 	if (n < 64)
 		cache[n++] = (struct mem_cached){ sc, o, v };
 	return v;
@@ -83,7 +131,7 @@ static void bm_engine_run(struct bm_state *st)
 	struct dl_engine_opts o = { .order = (enum dl_order)bm_user(st) };
 	static struct dl_run_result r;
 	uint64_t events = 0;
-	double bytes;
+	struct mem_figures bytes;
 
 	if (!sc) {
 		bm_skip(st, "scenario failed to load");
@@ -106,8 +154,10 @@ static void bm_engine_run(struct bm_state *st)
 	bm_counter(st, "devices", r.devices);
 	bm_counter(st, "links", r.links);
 	bm_counter(st, "makespan_ms", (double)r.makespan_ns / 1e6);
-	if (bytes >= 0)
-		bm_counter(st, "bytes_per_device_link", bytes);
+	if (bytes.heap >= 0)
+		bm_counter(st, "bytes_per_device_link", bytes.heap);
+	if (bytes.rss >= 0)
+		bm_counter(st, "rss_per_device_link", bytes.rss);
 }
 
 #define TOPO_REPS 5
