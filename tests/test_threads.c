@@ -523,6 +523,38 @@ static void test_retry_cost_on_real_threads(void)
 	free(t);
 }
 
+/*
+ * And device_pm_move_to_tail()'s walk with it (cost.c dl_op_retry_walk(),
+ * as the DES charges it): the same chain, reorder_ns 2 ms a walk and no
+ * retry_ns; the walks are counted, and the op lasts at least that many.
+ */
+static void test_reorder_walk_cost_on_real_threads(void)
+{
+	const int64_t rns = 2000000;
+	struct tsc *t = make(0, 8, 5, true);
+	struct dl_run_result r;
+	int64_t retries;
+
+	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
+		fixed(&t->prof[0].lat[k], 0);
+	t->sc.nop = 1;   /* the probe op alone */
+	t->sc.cost.reorder_ns = rns;
+	t->sc.cost.reorder_visit_ns = 0;
+	t->sc.cost.retry_ns = 0;
+	t->sc.cost.has |= DL_COST_HAS_RETRY;
+	CU_ASSERT_EQUAL_FATAL(run_at(t, DL_ORDER_SYNC, 1, NULL, &r, 1.0), 0);
+	retries = (int64_t)r.op[0].probe_attempts - 8;
+	CU_ASSERT(retries >= 7);
+	CU_ASSERT((int64_t)r.op[0].reorder_walks >= retries);
+	CU_ASSERT_EQUAL(r.op[0].reorder_ns, (int64_t)r.op[0].reorder_walks * rns);
+	CU_ASSERT(r.op[0].makespan_ns >= retries * rns);
+	if (r.op[0].makespan_ns < retries * rns || (int64_t)r.op[0].reorder_walks < retries)
+		printf("\n  probe %lld ns, %llu walks for %lld retries of %lld ns\n",
+		       (long long)r.op[0].makespan_ns, (unsigned long long)r.op[0].reorder_walks,
+		       (long long)retries, (long long)rns);
+	free(t);
+}
+
 /* Never-bound devices run no PM callbacks (tcheck.h). */
 static void test_never_bound_devices_run_no_pm_callbacks(void)
 {
@@ -873,6 +905,7 @@ int main(void)
 	CU_add_test(s, "test_worker_back_takes_the_next_item_on_real_threads",
 		    test_worker_back_takes_the_next_item_on_real_threads);
 	CU_add_test(s, "test_retry_cost_on_real_threads", test_retry_cost_on_real_threads);
+	CU_add_test(s, "test_reorder_walk_cost_on_real_threads", test_reorder_walk_cost_on_real_threads);
 	CU_add_test(s, "test_guest_phase_gaps_on_real_threads", test_guest_phase_gaps_on_real_threads);
 	CU_add_test(s, "test_never_bound_devices_run_no_pm_callbacks",
 		    test_never_bound_devices_run_no_pm_callbacks);

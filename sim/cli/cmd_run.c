@@ -456,16 +456,16 @@ static json_t *json_count(uint64_t v)
 
 /*
  * Does this run's backend compute a figure of @avail (figures.h)?  des
- * computes them all; kernel mode measures the reorder walks and their time,
- * not the calls, the cap or the bounds; threads mode neither bounds nor the
- * reorder walk.  JSON says null for the others.
+ * computes them all; threads mode all but the bounds; kernel mode measures
+ * the reorder walks and their time, not the calls, the cap or the bounds.
+ * JSON says null for the others.
  */
 static bool figure_known(const struct runner *rn, int avail)
 {
 	if (avail == DL_FIG_DES)
 		return rn->o.backend == DL_BACKEND_DES;
-	if (avail == DL_FIG_MEASURED)
-		return rn->o.backend != DL_BACKEND_THREADS;
+	if (avail == DL_FIG_ENGINES)
+		return rn->o.backend != DL_BACKEND_KERNEL;
 	return true;
 }
 

@@ -353,6 +353,19 @@ void dl_op_add_phase(struct dl_op_result *opr, int64_t makespan, const struct dl
 }
 
 /* Serial time of an op outside its phases: in its makespan and every bound. */
+int64_t dl_op_retry_walk(struct dl_op_result *opr, const struct dl_costs *c, struct dl_core *core,
+			 uint32_t d)
+{
+	uint64_t calls = dl_reorder_visits(core, d);
+	int64_t ns = dl_cost_reorder(c, calls);
+
+	opr->reorder_walks++;
+	opr->reorder_calls = dl_sat_add_u64(opr->reorder_calls, calls);
+	opr->reorder_ns = dl_sat_add_i64(opr->reorder_ns, ns);
+	opr->reorder_capped += ns == DL_COST_REORDER_CAP_NS;
+	return dl_sat_add_i64(ns, dl_cost_retry(c));
+}
+
 void dl_op_add_serial(struct dl_op_result *opr, int64_t ns)
 {
 	opr->makespan_ns = dl_sat_add_i64(opr->makespan_ns, ns);

@@ -151,7 +151,7 @@
  *    (list_del_init, get_device, mutex_unlock/lock) and bus_probe_device()
  *    -> device_initial_probe() -> __device_attach() matching drivers,
  *    before really_probe(); paid by the walk with the reorder, in both
- *    backends (dl_cost_retry(); threads mode leaves the reorder out).
+ *    backends (dl_cost_retry(), run.h dl_op_retry_walk()).
  * Three profiles (enum dl_cost_profile) give every default: hardware (the
  * default), guest, the TCG guest of --mode kernel, for twins against
  * kernel runs, and phone, the hardware profile with the PM dispatch

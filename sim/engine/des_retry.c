@@ -6,22 +6,9 @@
  */
 #include "sim/core/dl_sat.h"
 #include "sim/engine/des_backend.h"
+#include "sim/engine/run.h"
 
 /* ---- the walkers' retries (main, and the kworker in module context) ---- */
-
-/* Charge (and count) device_pm_move_to_tail(@d) to the walker's next burst (its @debt). */
-static void reorder_charge(struct sim *s, uint32_t d, int64_t *debt)
-{
-	uint64_t calls = dl_reorder_visits(&s->core, d);
-	int64_t ns = dl_cost_reorder(&s->cost, calls);
-	struct dl_op_result *o = s->opr;
-
-	*debt += ns;
-	o->reorder_walks++;
-	o->reorder_calls = dl_sat_add_u64(o->reorder_calls, calls);
-	o->reorder_ns = dl_sat_add_i64(o->reorder_ns, ns);
-	o->reorder_capped += ns == DL_COST_REORDER_CAP_NS;
-}
 
 /*
  * A retry walk skips the devices bound or probing meanwhile without an event
@@ -55,8 +42,7 @@ uint32_t des_retry_pos(struct sim *s, uint32_t d, int64_t *debt)
 	 * device_pm_move_to_tail() before the retry, and the retry path around
 	 * it (cost.h retry_ns): paid by the walk's next burst
 	 */
-	reorder_charge(s, d, debt);
-	*debt = dl_sat_add_i64(*debt, dl_cost_retry(&s->cost));
+	*debt = dl_sat_add_i64(*debt, dl_op_retry_walk(s->opr, &s->cost, &s->core, d));
 	if ((a = dl_deferred_peek(&s->core, 16)) != DL_NONE)
 		dl_prefetch(&s->g.pos[a]);
 	if ((a = dl_deferred_peek(&s->core, 8)) != DL_NONE && s->g.pos[a] != DL_NONE)

@@ -7,8 +7,8 @@
  *
  * X(type, name, avail, op_metric, heading, width):
  *   avail      which backends compute it: DL_FIG_ALL; DL_FIG_DES, des only
- *              (null in JSON elsewhere); DL_FIG_MEASURED, des and kernel
- *              mode (threads mode does not model it)
+ *              (null in JSON elsewhere); DL_FIG_ENGINES, des and threads
+ *              mode (kernel mode does not record it)
  *   op_metric  also logged per op kind ("suspend.makespan_ns")
  *   heading    its column in the run's table (NULL: none), of width columns;
  *              a figure in ns prints as ms
@@ -40,19 +40,19 @@
  *     thread, serially, before each retry (in the makespan; not in work_ns
  *     nor the lower bound, which count callbacks); reorder_capped, the walks
  *     charged DL_COST_REORDER_CAP_NS instead of their calls' cost.  Charged
- *     by the DES engine only: 0 in threads mode (which does not model the
- *     walk).  Kernel mode measures reorder_walks and reorder_ns (dlsim_kmod's
- *     "reorder" records: the guest's time in device_pm_move_to_tail()); the
- *     calls are not recorded there (0).
+ *     by both engines (run.h dl_op_retry_walk(); threads mode spends it on
+ *     main's CPU).  Kernel mode measures reorder_walks and reorder_ns
+ *     (dlsim_kmod's "reorder" records: the guest's time in
+ *     device_pm_move_to_tail()); the calls are not recorded there (0).
  *   A run's figures are its ops' sums (reorder_* saturating), but
  *   peak_workers, the largest.
  */
 #ifndef DL_FIGURES_H
 #define DL_FIGURES_H
 
-#define DL_FIG_ALL 0
-#define DL_FIG_DES 1
-#define DL_FIG_MEASURED 2
+#define DL_FIG_ALL 0      /* every backend */
+#define DL_FIG_DES 1      /* the DES engine only */
+#define DL_FIG_ENGINES 2  /* both engines, not kernel mode */
 
 #define DL_FIGURES(X)                                                            \
 	X(int64_t, makespan_ns, DL_FIG_ALL, 1, "makespan ms", 12)                \
@@ -67,10 +67,10 @@
 	X(uint64_t, sync_fallbacks, DL_FIG_ALL, 0, NULL, 0)                      \
 	X(int64_t, main_bound_ns, DL_FIG_DES, 0, NULL, 0)                        \
 	X(int64_t, order_bound_ns, DL_FIG_DES, 1, NULL, 0)                       \
-	X(uint64_t, reorder_walks, DL_FIG_MEASURED, 0, NULL, 0)                  \
-	X(uint64_t, reorder_calls, DL_FIG_DES, 0, NULL, 0)                       \
-	X(int64_t, reorder_ns, DL_FIG_MEASURED, 0, NULL, 0)                      \
-	X(uint64_t, reorder_capped, DL_FIG_DES, 0, NULL, 0)
+	X(uint64_t, reorder_walks, DL_FIG_ALL, 0, NULL, 0)                       \
+	X(uint64_t, reorder_calls, DL_FIG_ENGINES, 0, NULL, 0)                   \
+	X(int64_t, reorder_ns, DL_FIG_ALL, 0, NULL, 0)                           \
+	X(uint64_t, reorder_capped, DL_FIG_ENGINES, 0, NULL, 0)
 
 /* Declares the figures as members of a struct. */
 #define DL_FIG_MEMBER(type, name, avail, op_metric, heading, width) type name;

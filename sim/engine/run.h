@@ -31,6 +31,19 @@ void dl_op_add_phase(struct dl_op_result *opr, int64_t makespan, const struct dl
 /* Serial time of an op outside its phases (module context's registration): makespan and bounds. */
 void dl_op_add_serial(struct dl_op_result *opr, int64_t ns);
 
+struct dl_costs;
+
+/*
+ * dl_op_retry_walk - what a walker of the deferral (main, or the
+ * deferred-probe kworker) pays for device @d, which it just took off the
+ * active list, in both backends: device_pm_move_to_tail()'s walk
+ * (dl_reorder_visits(), dl_cost_reorder(), counted in @opr's reorder
+ * figures) and the retry path (dl_cost_retry()).  It reads the core (and
+ * keeps its memo): on real threads, under the core lock.
+ */
+int64_t dl_op_retry_walk(struct dl_op_result *opr, const struct dl_costs *c, struct dl_core *core,
+			 uint32_t d);
+
 /*
  * dl_run_account_op - add @op to @r: every figure, except the makespan of an
  * op that @overlaps another (a racing op, threads mode); the first op that

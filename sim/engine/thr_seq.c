@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 
 #include "sim/engine/retry.h"
+#include "sim/engine/run.h"
 #include "sim/engine/thr_backend.h"
 
 /* device_block_probing(), in dpm_prepare(): a racing probe defers until dpm_complete(). */
@@ -163,6 +164,7 @@ int thr_probe_deferral(struct thr *t)
 	while (!dl_halted(&t->sy) && !dl_poll_stop(&t->sy)) {
 		enum dl_retry_step st;
 		bool idle = false, listed, async = false;
+		int64_t walk = 0;
 		uint32_t d;
 
 		/* idle once the probes in flight are drained */
@@ -176,6 +178,12 @@ int thr_probe_deferral(struct thr *t)
 			 */
 			if (st == DL_RETRY_DEVICE)
 				async = t->core.dev[d].async;
+			/*
+			 * a device taken off the active list: device_pm_move_to_tail()'s
+			 * walk and the retry path (run.h), read off the core here
+			 */
+			if (st == DL_RETRY_DEVICE && listed)
+				walk = dl_op_retry_walk(t->opr, &t->cost, &t->core, d);
 			core_unlock(m);
 			if (st != DL_RETRY_DRAIN)
 				break;
@@ -184,12 +192,10 @@ int thr_probe_deferral(struct thr *t)
 		if (st == DL_RETRY_END)
 			break;
 		/*
-		 * the retry path of a device taken off the active list (cost.h
-		 * dl_cost_retry()), on main's CPU, as the DES charges it
-		 * (des_retry_pos()): whether it is then probed, queued or found busy
+		 * on main's CPU, as the DES charges it (des_retry_pos()): whether
+		 * the device is then probed, queued or found busy
 		 */
-		if (listed)
-			thr_main_spend(m, dl_cost_retry(&t->cost));
+		thr_main_spend(m, walk);
 		switch (dl_sched_defer_take(&thr_sched, &t->ps, t->pol, t, d, async)) {
 		case DL_DEFER_SKIP:
 			break;
