@@ -121,6 +121,29 @@ INSERT INTO events VALUES(1, 1, 0, 1, NULL, 'suspend_start', 'suspend', 0, 0),
 	[ "$(stat -c '%a %u %g' "$tmp/priv")" = "$before" ] && [ -s "$tmp/priv/index.html" ] &&
 		[ -f "$tmp/priv/notes.txt" ] && echo "ok: --force keeps the folder's mode and owner ($before)" ||
 		{ echo "FAIL: --force: the folder was '$before', is '$(stat -c '%a %u %g' "$tmp/priv")'"; fail=$((fail + 1)); }
+	# the same where the writer cannot give the staged folder the owner (not
+	# root, another user's group-writable folder): the files are moved into
+	# the folder one at a time, which keeps its mode, owner and group.  As
+	# root: the writer is nobody (65534), the folder daemon's (1).
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+	   setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$DLSIM"; then
+		chmod 0711 "$tmp" && mkdir -m 0777 "$tmp/pub" && cp "$tmp/log.db" "$tmp/pub/log.db" &&
+			chmod 0666 "$tmp/pub/log.db" && mkdir "$tmp/pub/shared" &&
+			echo "theirs" >"$tmp/pub/shared/notes.txt" && chown -R 1:65534 "$tmp/pub/shared" &&
+			chmod 2775 "$tmp/pub/shared"
+		before=$(stat -c '%a %u %g' "$tmp/pub/shared")
+		check 0 "report --force, as another user, into a folder it cannot give its owner" \
+			setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$DLSIM" report "$tmp/pub/log.db" --out "$tmp/pub/shared" --force
+		[ "$(stat -c '%a %u %g' "$tmp/pub/shared")" = "$before" ] && [ -s "$tmp/pub/shared/index.html" ] &&
+			[ "$(cat "$tmp/pub/shared/notes.txt")" = theirs ] &&
+			[ -z "$(find "$tmp/pub" -mindepth 1 -maxdepth 2 -name '*dlsim-report-*')" ] &&
+			echo "ok: the files moved in one at a time; the folder stays '$before'" ||
+			{ echo "FAIL: as another user: the folder was '$before', is '$(stat -c '%a %u %g' "$tmp/pub/shared")'; $(ls -a "$tmp/pub" "$tmp/pub/shared" | tr '\n' ' ')"; fail=$((fail + 1)); }
+		chmod 0700 "$tmp"
+	else
+		echo "skip: not root or no setpriv: the other user's folder is not tried"
+	fi
 	mkdir "$tmp/empty" && chmod 750 "$tmp/empty"
 	check 0 "report into an empty 0750 folder" "$DLSIM" report "$tmp/log.db" --out "$tmp/empty"
 	[ "$(stat -c '%a' "$tmp/empty")" = 750 ] && echo "ok: an empty folder keeps its mode" ||
