@@ -495,55 +495,58 @@ static void test_worker_back_takes_the_next_item_on_real_threads(void)
 }
 
 /*
+ * A chain of eight registered consumer first, sync, probes of no time, the
+ * probe op alone at time scale 1, with @retry_ns and @reorder_ns a walk
+ * (no reorder_visit_ns): its figures in *@r and its retries, the attempts
+ * after the registration walk's eight (-1 if the run failed).
+ */
+static int64_t run_retry_chain(int64_t retry_ns, int64_t reorder_ns, struct dl_run_result *r)
+{
+	struct tsc *t = make(0, 8, 5, true);
+	int rc;
+
+	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
+		fixed(&t->prof[0].lat[k], 0);
+	t->sc.nop = 1;
+	t->sc.cost.retry_ns = retry_ns;
+	t->sc.cost.has |= DL_COST_HAS_RETRY;
+	t->sc.cost.reorder_ns = reorder_ns;
+	t->sc.cost.reorder_visit_ns = 0;
+	rc = run_at(t, DL_ORDER_SYNC, 1, NULL, r, 1.0);
+	free(t);
+	CU_ASSERT_EQUAL(rc, 0);
+	return rc ? -1 : (int64_t)r->op[0].probe_attempts - 8;
+}
+
+/*
  * Threads mode charges the deferred-probe retry path (cost.h retry_ns) on
  * the walk for every device it takes off the active list, as the DES does:
- * a chain of eight registered consumer first, sync, probes of no time; each
- * attempt after the registration walk's eight is a retry, and the probe op
- * lasts at least that many retry_ns (time scale 1).
+ * the probe op lasts at least that many retry_ns.
  */
 static void test_retry_cost_on_real_threads(void)
 {
 	const int64_t rns = 2000000;
-	struct tsc *t = make(0, 8, 5, true);
 	struct dl_run_result r;
-	int64_t retries;
+	int64_t retries = run_retry_chain(rns, 0, &r);
 
-	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
-		fixed(&t->prof[0].lat[k], 0);
-	t->sc.nop = 1;   /* the probe op alone */
-	t->sc.cost.retry_ns = rns;
-	t->sc.cost.has |= DL_COST_HAS_RETRY;
-	CU_ASSERT_EQUAL_FATAL(run_at(t, DL_ORDER_SYNC, 1, NULL, &r, 1.0), 0);
-	retries = (int64_t)r.op[0].probe_attempts - 8;
 	CU_ASSERT(retries >= 7);
 	CU_ASSERT(r.op[0].makespan_ns >= retries * rns);
 	if (r.op[0].makespan_ns < retries * rns)
 		printf("\n  probe %lld ns for %lld retries of %lld ns\n", (long long)r.op[0].makespan_ns,
 		       (long long)retries, (long long)rns);
-	free(t);
 }
 
 /*
  * And device_pm_move_to_tail()'s walk with it (cost.c dl_op_retry_walk(),
- * as the DES charges it): the same chain, reorder_ns 2 ms a walk and no
- * retry_ns; the walks are counted, and the op lasts at least that many.
+ * as the DES charges it): reorder_ns 2 ms a walk and no retry_ns; the
+ * walks are counted, and the op lasts at least that many.
  */
 static void test_reorder_walk_cost_on_real_threads(void)
 {
 	const int64_t rns = 2000000;
-	struct tsc *t = make(0, 8, 5, true);
 	struct dl_run_result r;
-	int64_t retries;
+	int64_t retries = run_retry_chain(0, rns, &r);
 
-	for (unsigned k = 0; k < DL_LAT_COUNT; k++)
-		fixed(&t->prof[0].lat[k], 0);
-	t->sc.nop = 1;   /* the probe op alone */
-	t->sc.cost.reorder_ns = rns;
-	t->sc.cost.reorder_visit_ns = 0;
-	t->sc.cost.retry_ns = 0;
-	t->sc.cost.has |= DL_COST_HAS_RETRY;
-	CU_ASSERT_EQUAL_FATAL(run_at(t, DL_ORDER_SYNC, 1, NULL, &r, 1.0), 0);
-	retries = (int64_t)r.op[0].probe_attempts - 8;
 	CU_ASSERT(retries >= 7);
 	CU_ASSERT((int64_t)r.op[0].reorder_walks >= retries);
 	CU_ASSERT_EQUAL(r.op[0].reorder_ns, (int64_t)r.op[0].reorder_walks * rns);
@@ -552,7 +555,6 @@ static void test_reorder_walk_cost_on_real_threads(void)
 		printf("\n  probe %lld ns, %llu walks for %lld retries of %lld ns\n",
 		       (long long)r.op[0].makespan_ns, (unsigned long long)r.op[0].reorder_walks,
 		       (long long)retries, (long long)rns);
-	free(t);
 }
 
 /* Never-bound devices run no PM callbacks (tcheck.h). */
