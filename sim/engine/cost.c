@@ -352,7 +352,6 @@ void dl_op_add_phase(struct dl_op_result *opr, int64_t makespan, const struct dl
 	}
 }
 
-/* Serial time of an op outside its phases: in its makespan and every bound. */
 int64_t dl_op_retry_walk(struct dl_op_result *opr, const struct dl_costs *c, struct dl_core *core,
 			 uint32_t d)
 {
@@ -366,6 +365,7 @@ int64_t dl_op_retry_walk(struct dl_op_result *opr, const struct dl_costs *c, str
 	return dl_sat_add_i64(ns, dl_cost_retry(c));
 }
 
+/* Serial time of an op outside its phases: in its makespan and every bound. */
 void dl_op_add_serial(struct dl_op_result *opr, int64_t ns)
 {
 	opr->makespan_ns = dl_sat_add_i64(opr->makespan_ns, ns);

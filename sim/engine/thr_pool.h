@@ -7,7 +7,7 @@
  *
  * The pool manages its workers as the kernel's concurrency-managed pools
  * do: a queued item wakes a sleeping worker only when no worker runs
- * (nr_running: holds an item and does not wait), none spins for work and
+ * (nr_running: holds an item and does not sleep), none spins for work and
  * none is already on its way; a worker that is about to wait
  * (dl_pool_blocks()) wakes one for what is still queued, so that an item
  * never waits for a worker while one sleeps and every other is waiting.
@@ -170,9 +170,10 @@ void dl_pool_wait_main(struct dl_pool *p);
 void dl_pool_finished_locked(struct dl_pool *p);
 
 /*
- * Pool worker @w, holding an item, is about to wait (for a CPU, a
- * completion, a device lock, a probe end, or time to pass); it runs again.
- * Any other thread: nothing.
+ * Pool worker @w, holding an item, is about to wait (for a completion, a
+ * device lock, a probe end, or time to pass); it runs again.  Not for a
+ * CPU: a kworker waiting for one is runnable and keeps nr_running (the
+ * kernel wakes no other for it).  Any other thread: nothing.
  */
 void dl_pool_blocks(struct dl_rthread *w);
 void dl_pool_runs(struct dl_rthread *w);
