@@ -97,9 +97,9 @@ set -- $(jget "$T/out" probe.reorder_ns probe.reorder_walks)
 [ "$1" = 0 ] && [ "$2" -ge 1 ] && ok "free walks: counted, reorder_ns 0" || bad "free walks: $(cat "$T/out")"
 
 # threads mode charges the walk too (run.h dl_op_retry_walk()): the same walks, calls and ns
-# as the DES's (sync's retries do not depend on timing here), and the line
-expect 0 "threads" "$DLSIM" run "$T/d.json" --mode threads --time-scale 0.01 --order sync --no-log
-grep -q "device_pm_move_to_tail" "$T/out" && ok "threads: the table names the walk" || bad "threads: no line"
+# as the DES's (sync's retries do not depend on timing here).  Not the table's line: it shows
+# where the walks are 10% of the makespan, and a loaded machine stretches a threads run's
+# (it went missing under ASan beside other tests)
 expect 0 "threads --json" "$DLSIM" run "$T/d.json" --mode threads --time-scale 0.01 --order sync \
 	--no-log --json
 tw=$(jget "$T/out" probe.reorder_walks probe.reorder_calls probe.reorder_ns probe.reorder_capped)
