@@ -44,5 +44,20 @@ expect 1 "a regression every recheck confirms" env FAKE_MS=190 python3 "$C" "$T/
 grep -q "BM_a/10 .*1.90x, 1.90x .*REGRESSED" "$T/out" && ok "BM_a twice 1.9x: regressed" || bad "recheck: $(cat "$T/out")"
 grep -q "1 benchmark(s) regressed" "$T/out" && ok "one regression counted" || bad "count: $(tail -2 "$T/out")"
 
+# a name with '-' (kernel-async, cp-first): the filter must not escape it, which
+# Google Benchmark's regex refuses ("Invalid escape"; re.escape() did, and compare crashed)
+doc "$(entry BM_c-d/10 100)" >"$T/base2.json"
+doc "$(entry BM_c-d/10 200)" >"$T/new2.json"
+cat >"$T/fake-bench2" <<FAKE
+#!/bin/sh
+for a; do case \$a in --benchmark_out=*) out=\${a#--benchmark_out=};; --benchmark_filter=*) f=\${a#--benchmark_filter=};; esac; done
+case \$f in *'\\-'*) echo "Could not compile benchmark re: Invalid escape in regular expression" >&2; exit 1;; esac
+printf '{"context":{},"benchmarks":[{"name":"BM_c-d/10_median","run_name":"BM_c-d/10","run_type":"aggregate","aggregate_name":"median","iterations":3,"real_time":110,"cpu_time":110,"time_unit":"ms"}]}\n' >"\$out"
+FAKE
+chmod +x "$T/fake-bench2"
+expect 0 "a regression named with a '-', rechecked" python3 "$C" "$T/new2.json" \
+	--baseline "$T/base2.json" --recheck 1 --bench "$T/fake-bench2"
+grep -q "BM_c-d/10 .*1.10x .*noise" "$T/out" && ok "BM_c-d rechecked at 1.1x: noise" || bad "dashed: $(cat "$T/out")"
+
 expect 2 "--recheck out of range" python3 "$C" "$T/new.json" --baseline "$T/base.json" --recheck 11
 finish cli_bench_recheck
