@@ -146,7 +146,6 @@ void thr_seq_bind(struct tw *w, struct dl_seq *q)
 
 /* ---- probe ---- */
 
-
 /*
  * Registration order, the deferred-probe retry (sched.h
  * dl_sched_defer_next(), dl_sched_defer_take()); async drivers on workers
@@ -174,16 +173,15 @@ int thr_probe_deferral(struct thr *t)
 						 &d, &listed);
 			/*
 			 * under the lock: async shares its byte with deferred, which a
-			 * worker's bind writes (dl_deferred_add())
+			 * worker's bind writes (dl_deferred_add()); a device taken off
+			 * the active list pays device_pm_move_to_tail()'s walk and the
+			 * retry path (run.h), read off the core here
 			 */
-			if (st == DL_RETRY_DEVICE)
+			if (st == DL_RETRY_DEVICE) {
 				async = t->core.dev[d].async;
-			/*
-			 * a device taken off the active list: device_pm_move_to_tail()'s
-			 * walk and the retry path (run.h), read off the core here
-			 */
-			if (st == DL_RETRY_DEVICE && listed)
-				walk = dl_op_retry_walk(t->opr, &t->cost, &t->core, d);
+				if (listed)
+					walk = dl_op_retry_walk(t->opr, &t->cost, &t->core, d);
+			}
 			core_unlock(m);
 			if (st != DL_RETRY_DRAIN)
 				break;
