@@ -149,6 +149,30 @@ expect 2 "missing scenario" "$DLSIM" advise "$T/nonexistent.json"
 expect 2 "no scenario" "$DLSIM" advise
 expect 0 "--help" "$DLSIM" advise --help
 
+# Virtual time past 2^62 ns (the walk before each deferred retry does it at
+# scale: every kernel order of default.json at 50,000 devices).  The run every
+# change is measured on: exit 2 saying so and what leaves the walk out (it said
+# "the engine refused the scenario (Value too large for defined data type)").
+# One change's run: that change fails and ranks last, the advice stands (the
+# whole advice used to end so).  Two sync devices whose suspend ends 23.6 us
+# before 2^62 ns on one CPU; "make a async" adds 21 us of dispatch.
+sed 's/"suspend": "10ms"/"suspend": "2305843009213680000ns"/' "$T/two.json" >"$T/edge.json"
+expect 0 "advise: one change's run passes 2^62 ns" "$DLSIM" advise "$T/edge.json" --workers 1 --json
+python3 - "$T/out" <<'PY' || { bad "that change fails, ranked last, the others stand"; cat "$T/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["baseline_makespan_ns"]["suspend"] < 2**62, d["baseline_makespan_ns"]
+failed = [x["change"] for x in d["changes"] if x["status"] == "failed"]
+assert failed == ["make a async"], failed
+assert d["changes"][-1]["change"] == "make a async", d["changes"][-1]
+assert sum(x["status"] == "ok" for x in d["changes"]) >= 4, d["changes"]
+PY
+expect 2 "advise: the baseline passes 2^62 ns" "$DLSIM" advise "$SRC/scenarios/default.json" \
+	--set devices=50000 --order sync
+grep -q "the run under sync, on which every change is measured, passed 2^62 ns of virtual time" \
+	"$T/err" && grep -q "device_pm_move_to_tail()" "$T/err" && grep -q -- "--order cp-first" "$T/err" ||
+	{ bad "the baseline's overflow: said so, and what leaves the walk out"; cat "$T/err"; }
+
 # Ctrl-C (issue 34): exit 130, soon, with what was simulated (the advice takes minutes)
 "$DLSIM" advise "$SRC/scenarios/default.json" --set devices=3000 --top 3 >"$T/int.out" 2>"$T/int.err" &
 pid=$!

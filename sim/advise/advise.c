@@ -79,6 +79,18 @@ static int simulate(struct work *wk, struct dl_advice *a, enum dl_order order, u
 
 	ret = des_run(wk, &eo, &wk->run);
 	res->resims++;
+	if (ret == -EOVERFLOW) {
+		/*
+		 * The change's run passed 2^62 ns of virtual time (as sync does
+		 * on a generated graph with more paths than a real device tree:
+		 * the walk before each deferred retry, cmd_run.c
+		 * overflow_message()): a change that breaks the run, ranked
+		 * last, not the end of the advice.
+		 */
+		a->status = "failed";
+		a->total_saved_ns = INT64_MIN / 4;
+		return 0;
+	}
 	if (ret && ret != -EINTR)
 		return ret;
 	if (ret || stopped(wk) || !strcmp(wk->run.status, "interrupted")) {

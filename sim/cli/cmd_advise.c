@@ -782,8 +782,17 @@ int cmd_advise(int argc, char **argv)
 	ret = dl_advise(sc, &a.ao, &res);
 	if (ret) {
 		cli_release_stop();
-		fprintf(stderr, "dlsim advise: %s: the engine refused the scenario (%s)\n", a.path,
-			strerror(-ret));
+		if (ret == -EOVERFLOW)
+			fprintf(stderr, "dlsim advise: %s: the run under %s, on which every change is"
+				" measured, passed 2^62 ns of virtual time: nothing to rank ('dlsim run"
+				" SCENARIO --order %s' says where; most often the walk before each deferred-probe"
+				" retry, device_pm_move_to_tail(), on a graph with more paths than a real"
+				" device tree).  An order that does not defer (--order cp-first, levels),"
+				" or --set cost.reorder_ns=0 --set cost.reorder_visit_ns=0, leaves the walk"
+				" out\n", a.path, dl_order_name(bl.order), dl_order_name(bl.order));
+		else
+			fprintf(stderr, "dlsim advise: %s: the engine refused the scenario (%s)\n",
+				a.path, strerror(-ret));
 		goto out;
 	}
 	if (a.by && rank_by(a.by, &res))
