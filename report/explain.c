@@ -882,8 +882,8 @@ static int run_exists(sqlite3 *db, int64_t run)
 	return found;
 }
 
-int dl_explain_run(sqlite3 *db, int64_t run, enum dl_explain_detail detail, FILE *out, char *err,
-		   size_t errlen)
+static int explain_run(sqlite3 *db, int64_t run, enum dl_explain_detail detail, FILE *out,
+		       const atomic_int *stop, char *err, size_t errlen)
 {
 	struct tl_run t;
 	int ret, ex;
@@ -903,13 +903,19 @@ int dl_explain_run(sqlite3 *db, int64_t run, enum dl_explain_detail detail, FILE
 	}
 	ret = tl_read(db, run, 0, &t, err, errlen);
 	if (!ret)
-		ret = tl_analyse(db, &t, err, errlen);
+		ret = tl_analyse(db, &t, stop, err, errlen);
 	if (!ret)
 		ret = explain_tl(db, &t, detail, out);
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	tl_free(&t);
 	return ret;
+}
+
+int dl_explain_run(sqlite3 *db, int64_t run, enum dl_explain_detail detail, FILE *out, char *err,
+		   size_t errlen)
+{
+	return explain_run(db, run, detail, out, NULL, err, errlen);
 }
 
 /* SQLite steps between two looks at the stop flag (dl_explain_path_stop()). */
@@ -935,7 +941,7 @@ int dl_explain_path_stop(const char *path, int64_t run, enum dl_explain_detail d
 		sqlite3_close(db);
 		return stop && atomic_load(stop) ? -EINTR : -EINVAL;
 	}
-	ret = dl_explain_run(db, run, detail, out, err, errlen);
+	ret = explain_run(db, run, detail, out, stop, err, errlen);
 	sqlite3_close(db);
 	if (stop && atomic_load(stop)) {
 		snprintf(err, errlen, "interrupted");

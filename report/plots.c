@@ -380,6 +380,14 @@ static int sort_deltas(const struct report *r, struct delta *d, size_t nd)
 	return 0;
 }
 
+/* Every STOP_EVERY-th of a loop over segments or deltas: has Ctrl-C asked the report to stop? */
+#define STOP_EVERY 65536u
+
+static bool poll_stop(const struct report *r, size_t i)
+{
+	return i % STOP_EVERY == 0 && rp_stopped(r);
+}
+
 /* Does the chosen run's order block workers on dependencies (kernel-async)? */
 static bool order_blocks_workers(const char *order)
 {
@@ -483,6 +491,12 @@ static int write_util_data(struct report *r)
 		const struct tl_seg *s = &t->segs[i];
 		int64_t st = inst_start[s->inst], ready = s->ready < st ? st : s->ready;
 
+		if (poll_stop(r, i)) {
+			free(inst_start);
+			free(d);
+			return rp_err(r, -EINTR, "interrupted");
+		}
+
 		if (ready > s->t0)
 			ready = s->t0;
 		d[nd++] = (struct delta){ .t = s->t0, .busy = 1 };
@@ -515,7 +529,7 @@ static int write_util_data(struct report *r)
 		npieces <= DL_REPORT_UTIL_POINTS ? "exact steps" : "bucket averages");
 	span = tmax > tmin ? (double)(tmax - tmin) : 1;
 	if (npieces <= DL_REPORT_UTIL_POINTS) {
-		for (size_t i = 0; i < nd; i++) {
+		for (size_t i = 0; i < nd && !poll_stop(r, i); i++) {
 			cur_b += d[i].busy;
 			cur_k += d[i].blocked;
 			cur_r += d[i].ready;
@@ -533,7 +547,7 @@ static int write_util_data(struct report *r)
 		double width = span / (double)nb, acc[3] = { 0, 0, 0 };
 		size_t b = 0;
 
-		for (size_t i = 0; i < nd; i++) {
+		for (size_t i = 0; i < nd && !poll_stop(r, i); i++) {
 			double x0, x1;
 
 			cur_b += d[i].busy;
@@ -716,7 +730,7 @@ static int write_gantt_data(struct report *r)
 	if (!f)
 		return rp_err(r, -EIO, "%s/gantt.tsv: %s", r->outdir, strerror(errno));
 	fputs("# row\tdevice\top\top_name\tphase\tstart_ms\tend_ms\tcritical\n", f);
-	for (size_t i = 0; i < t->nsegs; i++) {
+	for (size_t i = 0; i < t->nsegs && !poll_stop(r, i); i++) {
 		const struct tl_seg *s = &t->segs[i];
 
 		if ((s->op != TL_SUSPEND && s->op != TL_RESUME) || r->gantt_row[s->row] == TL_NONE)
@@ -876,14 +890,15 @@ int rp_write_plots(struct report *r)
 		plot(r, P_SCALING, r->scaling_orders);
 	if (ret || !r->have_tl)
 		return ret;
+	/* each step takes a second or more at a million devices: Ctrl-C is heard between them */
 	ret = write_util_data(r);
 	if (!ret && r->util_points)
 		plot(r, P_UTIL, r->util_points);
-	if (!ret)
+	if (!ret && !rp_stopped(r))
 		ret = write_probe_data(r);
 	if (!ret && r->probe_devs)
 		plot(r, P_PROBE, r->probe_bins);
-	if (!ret)
+	if (!ret && !rp_stopped(r))
 		ret = write_gantt_data(r);
 	if (!ret && r->gantt_segs)
 		plot(r, P_GANTT, r->gantt_rows);

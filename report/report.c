@@ -367,7 +367,7 @@ static int read_timeline(struct report *r)
 			      (long long)r->sel->id);
 	ret = tl_read(r->db, r->sel->id, 0, &r->tl, r->err, r->errlen);
 	if (!ret)
-		ret = tl_analyse(r->db, &r->tl, r->err, r->errlen);
+		ret = tl_analyse(r->db, &r->tl, r->stop, r->err, r->errlen);
 	if (ret)
 		return ret;
 	r->have_tl = 1;
@@ -559,7 +559,7 @@ static int write_run_trace(struct report *r, const struct run_row *row)
 			return 0;       /* no trace file for a corrupt run */
 		ret = tl_read(r->db, row->id, 0, tp, r->err, r->errlen);
 		if (!ret)
-			ret = tl_analyse(r->db, tp, r->err, r->errlen);
+			ret = tl_analyse(r->db, tp, r->stop, r->err, r->errlen);
 	}
 	snprintf(name, sizeof(name), "trace-%lld%s", (long long)row->id, rp_trace_ext(r));
 	snprintf(main, sizeof(main), "trace%s", rp_trace_ext(r));

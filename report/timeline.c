@@ -395,9 +395,6 @@ static int64_t track_of(const struct tl_seg *s, const uint32_t *row_of, int per_
 	return per_device ? (int64_t)row_of[s->row] + 1 : s->worker;
 }
 
-/* Trace events between two looks at the Ctrl-C flag. */
-#define TL_STOP_EVERY 4096u
-
 int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl_trace_opts *opt,
 		   const char *path, size_t *devices)
 {

@@ -85,10 +85,15 @@ void tl_free(struct tl_run *t);
  * suppliers; probe: suppliers; unbind: consumers) that ended last before it
  * started, or, with none, the last segment of an earlier phase instance
  * (TL_SEG_BARRIER).  Then walk those waits back from the segment that ends
- * last and mark the critical path (TL_SEG_CRIT).
- * Return: 0, -EINVAL (SQL error, message in ERR), -ENOMEM.
+ * last and mark the critical path (TL_SEG_CRIT).  STOP (Ctrl-C, may be
+ * NULL) is polled every TL_STOP_EVERY devices and segments: a million
+ * devices' waits take seconds.
+ * Return: 0, -EINVAL (SQL error, message in ERR), -ENOMEM, -EINTR (STOP).
  */
-int tl_analyse(sqlite3 *db, struct tl_run *t, char *err, size_t errlen);
+int tl_analyse(sqlite3 *db, struct tl_run *t, const atomic_int *stop, char *err, size_t errlen);
+
+/* Segments or events between two looks at the Ctrl-C flag (tl_analyse(), tl_write_trace()). */
+#define TL_STOP_EVERY 4096u
 
 /*
  * tl_select_rows() - the devices to draw when at most MAX_ROWS fit: every

@@ -14,6 +14,7 @@
  * chain of callbacks that set the makespan.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,7 +122,12 @@ static int read_links(sqlite3 *db, struct tl_run *t, char *err, size_t errlen)
 	return ret;
 }
 
-static int build_children(struct tl_run *t)
+static bool stopped(const atomic_int *stop, size_t i)
+{
+	return i % TL_STOP_EVERY == 0 && stop && atomic_load(stop);
+}
+
+static int build_children(struct tl_run *t, const atomic_int *stop)
 {
 	struct edge *e = malloc((t->ndevs ? t->ndevs : 1) * sizeof(*e));
 	size_t ne = 0;
@@ -130,6 +136,10 @@ static int build_children(struct tl_run *t)
 	if (!e)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->ndevs; i++) {
+		if (stopped(stop, i)) {
+			free(e);
+			return -EINTR;
+		}
 		t->devs[i].parent = t->devs[i].parent_id < 0 ? TL_NONE : dev_index(t, t->devs[i].parent_id);
 		if (t->devs[i].parent != TL_NONE)
 			e[ne++] = (struct edge){ .from = t->devs[i].parent, .to = (uint32_t)i };
@@ -261,14 +271,14 @@ static void mark_critical(struct tl_run *t)
 	}
 }
 
-int tl_analyse(sqlite3 *db, struct tl_run *t, char *err, size_t errlen)
+int tl_analyse(sqlite3 *db, struct tl_run *t, const atomic_int *stop, char *err, size_t errlen)
 {
 	struct dev_segs ds = { 0 };
 	uint32_t *last = NULL;
 	int64_t *start = NULL;
 	int ret;
 
-	ret = build_children(t);
+	ret = build_children(t, stop);
 	if (!ret)
 		ret = read_links(db, t, err, errlen);
 	if (!ret)
@@ -299,12 +309,19 @@ int tl_analyse(sqlite3 *db, struct tl_run *t, char *err, size_t errlen)
 		if (last[i] == TL_NONE ||
 		    (last[i - 1] != TL_NONE && t->segs[last[i - 1]].t1 > t->segs[last[i]].t1))
 			last[i] = last[i - 1];
-	for (size_t i = 0; i < t->nsegs; i++)
+	for (size_t i = 0; i < t->nsegs; i++) {
+		if (stopped(stop, i)) {
+			ret = -EINTR;
+			goto out;
+		}
 		find_wait(t, &ds, &t->segs[i], last, start);
+	}
 	mark_critical(t);
 out:
 	if (ret == -ENOMEM && err && errlen)
 		snprintf(err, errlen, "out of memory");
+	if (ret == -EINTR && err && errlen)
+		snprintf(err, errlen, "interrupted");
 	free(ds.off);
 	free(ds.seg);
 	free(last);
