@@ -136,10 +136,10 @@ def main():
     os.makedirs(work, exist_ok=True)
     table = cases(dlsim, work)
     want = sys.argv[3:]
-    at = None
+    given = None
     if "--at" in want:      # --at S,S,...: these moments for every case named
         i = want.index("--at")
-        at = [float(x) for x in want[i + 1].split(",")]
+        given = [float(x) for x in want[i + 1].split(",")]
         del want[i:i + 2]
     want = want or list(table)
     if want == ["--list"]:
@@ -156,7 +156,7 @@ def main():
     print("|---|---:|---:|---:|---:|")
     for name in want:
         make, moments = table[name]
-        moments = at or moments
+        moments = given or moments
         for at in moments:
             argv = make()
             took, rc, err = once(argv, at)
