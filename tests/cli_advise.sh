@@ -182,4 +182,14 @@ signal_wait INT $pid
 [ "$rc" = 130 ] || { bad "Ctrl-C: exit 130, not $rc"; cat "$T/int.err"; }
 [ "$ms" -lt 3000 ] || bad "Ctrl-C: out within 3 s ($ms ms)"
 grep -q "(interrupted: what was simulated)" "$T/int.out" || { bad "Ctrl-C: says it was interrupted"; cat "$T/int.out"; }
+grep -q "advise\]" "$T/int.err" && bad "a progress line off a terminal: $(head -c 200 "$T/int.err")"
+
+# progress: on a terminal, after 0.5 s, the runs done and planned and the time
+# left (an advice of tens of thousands of devices takes hours and said nothing)
+if command -v script >/dev/null 2>&1; then
+	script -qec "timeout -s INT 2 $DLSIM advise $SRC/scenarios/default.json --set devices=3000 --top 1" \
+		/dev/null >"$T/tty" 2>&1
+	grep -aq '\[advise\] [0-9]* of ~[0-9]* runs, .* ms each, ~[0-9]* [a-z]* to go' "$T/tty" &&
+		ok "progress on a terminal" || { bad "no progress on a terminal"; head -c 300 "$T/tty"; }
+fi
 finish cli_advise

@@ -23,6 +23,7 @@ struct work {
 	uint8_t *async;			/* the baseline's async flags */
 	uint32_t *kid_off, *kid;	/* children, CSR */
 	uint32_t *stack;
+	uint64_t planned;		/* engine runs planned (planned_runs()) */
 };
 
 struct dl_latency dl_latency_halved(struct dl_latency l, int64_t *buf)
@@ -79,6 +80,8 @@ static int simulate(struct work *wk, struct dl_advice *a, enum dl_order order, u
 
 	ret = des_run(wk, &eo, &wk->run);
 	res->resims++;
+	if (wk->o->progress)
+		wk->o->progress(wk->o->progress_ctx, res->resims, wk->planned);
 	if (ret == -EOVERFLOW) {
 		/*
 		 * The change's run passed 2^62 ns of virtual time (as sync does
@@ -535,6 +538,8 @@ static int run_baseline(struct work *wk)
 	int ret = des_run(wk, &eo, &res->base);
 
 	res->resims = 1;
+	if (wk->o->progress)
+		wk->o->progress(wk->o->progress_ctx, res->resims, wk->planned);
 	if (ret && ret != -EINTR)
 		return ret;
 	if (ret || stopped(wk) || !strcmp(res->base.status, "interrupted"))
@@ -557,6 +562,43 @@ static int research_changes(struct work *wk)
 	if (!stopped(wk))
 		return run_change(wk, DL_ADV_CPUS, res->order, res->workers * 2, true);
 	return 0;
+}
+
+static uint64_t at_most(uint64_t n, uint32_t limit)
+{
+	return n < limit ? n : limit;
+}
+
+/*
+ * The engine runs try_changes() will make, the baseline's included, for the
+ * progress line: each kind's candidates as its loop counts them, at most
+ * @limit each; not the pairs and chains, which depend on what the singles
+ * saved.  Every link is one: at 28,000 devices this is some 126,000 runs.
+ */
+static uint64_t planned_runs(const struct work *wk, uint32_t limit)
+{
+	const struct dl_scenario *sc = wk->sc;
+	uint64_t singles = 0, subtrees = 0, halves = 0, nsync = 0, n = 1;
+	enum dl_order next;
+
+	for (uint32_t d = 0; d < sc->ndev; d++) {
+		bool lat = has_latency(&sc->prof[sc->dev[d].profile]), kids = false;
+
+		for (uint32_t j = wk->kid_off[d]; j < wk->kid_off[d + 1] && !kids; j++)
+			kids = sync_dev(wk, wk->kid[j]);
+		nsync += sync_dev(wk, d);
+		singles += sync_dev(wk, d) && lat;
+		subtrees += sync_dev(wk, d) && kids;
+		halves += lat;
+	}
+	if (dl_order_policy(wk->res->order)->use_async_flag)
+		n += at_most(singles, limit) + at_most(subtrees, limit) + (nsync > 0);
+	n += at_most(halves, limit) + !dl_order_successor(wk->res->order, &next) +
+	     at_most(sc->nlink, limit);
+	for (int i = 0; wk->o->research && i < DL_ORDER_COUNT; i++)
+		n += dl_order_research(dl_order_policy((enum dl_order)i)) &&
+		     (enum dl_order)i != wk->res->order;
+	return n + wk->o->research;
 }
 
 /* Every kind of change, one after the other, until @limit each or a stop. */
@@ -599,8 +641,10 @@ int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 	res->order = dl_order_async_form(o->order);
 	res->workers = dl_engine_workers(sc, res->order, o->workers);
 	ret = work_init(&wk, &samp, &maxs);
-	if (!ret)
+	if (!ret) {
+		wk.planned = planned_runs(&wk, limit);
 		ret = run_baseline(&wk);
+	}
 	if (!ret && !res->interrupted)
 		ret = try_changes(&wk, limit, samp, maxs);
 	if (!ret) {

@@ -54,6 +54,13 @@ struct dl_advise_opts {
 	unsigned cost_profile;	/* the cost model's defaults (cost.h): 0 hardware, guest */
 	bool probe_module;	/* probe as a module loaded after boot (kernel mode's way) */
 	atomic_int *stop;	/* set to stop early (Ctrl-C); may be NULL */
+	/*
+	 * progress (may be NULL): after each engine run, the runs so far and
+	 * those planned (the baseline and every change; the pairs and chains
+	 * tried where no single change helps are not known ahead)
+	 */
+	void (*progress)(void *ctx, uint64_t done, uint64_t planned);
+	void *progress_ctx;
 };
 
 struct dl_advise_result {

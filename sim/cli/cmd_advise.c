@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -737,6 +738,34 @@ static int verify_ranking(struct advise_args *a, const struct dl_scenario *sc,
 	return 0;
 }
 
+/*
+ * A progress line on stderr, only on a terminal, once the advice has taken
+ * half a second, redrawn at most ten times a second: an advice of a few
+ * thousand devices takes minutes, of tens of thousands hours (one engine
+ * run per link), and said nothing meanwhile.
+ */
+struct progress {
+	int64_t t0, drawn;
+	bool shown;
+};
+
+static void show_progress(void *ctx, uint64_t done, uint64_t planned)
+{
+	struct progress *p = ctx;
+	int64_t now = dl_mono_ns();
+	double el = (double)(now - p->t0) / 1e9, each = el / (double)done;
+	double left = planned > done ? each * (double)(planned - done) : 0;
+
+	if (el < 0.5 || now - p->drawn < 100000000)
+		return;
+	p->drawn = now;
+	p->shown = true;
+	fprintf(stderr, "\r[advise] %llu of ~%llu runs, %.1f s (%.0f ms each, ~%.0f %s to go)  ",
+		(unsigned long long)done, (unsigned long long)(planned > done ? planned : done), el,
+		each * 1e3, left >= 5400 ? left / 3600 : left >= 90 ? left / 60 : left,
+		left >= 5400 ? "h" : left >= 90 ? "min" : "s");
+}
+
 /* Print RES (and VR when verified), keep it in --db: the exit status. */
 static int report(const struct advise_args *a, const struct dl_scenario *sc,
 		  const struct dl_advise_result *res, const struct baseline *bl,
@@ -761,6 +790,7 @@ int cmd_advise(int argc, char **argv)
 	struct baseline bl = { .order = DL_ORDER_DEFAULT, .why = "run's default" };
 	struct dl_advise_result res = { 0 };
 	struct dl_verify_result vr = { 0 };
+	struct progress pr = { 0 };
 	struct dl_scenario *sc = NULL;
 	struct dl_error err;
 	bool verified = false;
@@ -779,7 +809,14 @@ int cmd_advise(int argc, char **argv)
 	set_baseline(&a, sc, &bl);
 	cli_catch_stop();
 	a.ao.stop = cli_stop_flag();
+	pr.t0 = pr.drawn = dl_mono_ns();
+	if (isatty(STDERR_FILENO)) {
+		a.ao.progress = show_progress;
+		a.ao.progress_ctx = &pr;
+	}
 	ret = dl_advise(sc, &a.ao, &res);
+	if (pr.shown)
+		fprintf(stderr, "\r%78s\r", "");
 	if (ret) {
 		cli_release_stop();
 		if (ret == -EOVERFLOW)
