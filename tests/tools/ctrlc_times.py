@@ -90,7 +90,7 @@ def cases(dlsim, work):
         "explain": (lambda: [dlsim, "explain", m()], [1, 10]),
         "diff": (lambda: [dlsim, "diff", m(), "1", "1"], [1, 10]),
         "report": (lambda: [dlsim, "report", m(), "--out", out("report")], [1, 15, 40, 50, 60, 70]),
-        "twin": (lambda: [dlsim, "twin", m(), "1", "--db", out("twin") + ".db"], [1, 20, 60, 90]),
+        "twin": (lambda: [dlsim, "twin", m(), "1", "--db", out("twin") + ".db"], [1, 20, 40, 60, 75]),
         "sweep": (lambda: [dlsim, "sweep", "--dtbs", "/var/cache/dlsim-dtbs",
                            "--orders", "sync,kernel-async", "--jobs", "2",
                            "--db", out("sweep") + ".db"], [2, 6, 10]),
