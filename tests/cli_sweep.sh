@@ -304,5 +304,19 @@ grep -q "2 runs planned, 0 already in file:u.db?mode=ro, 2 run now" "$T/out" && 
 	|| bad "uri sweep: $(cat "$T/out" "$T/err")"
 [ "$(ls "$T/uri" | wc -l)" = 2 ] && [ -f "$T/uri/file:u.db?mode=ro" ] && ok "that file and its shards, nothing else" \
 	|| bad "uri sweep wrote: $(ls "$T/uri")"
+# a run past 2^62 ns of virtual time fails saying so (it said "the engine
+# failed: Value too large for defined data type"); the sweep goes on
+mkdir -p "$T/over"
+cat >"$T/over/tiny.json" <<'J'
+{ "format": "dlsim-scenario/1", "name": "tiny",
+  "defaults": {"probe": "1us", "suspend": "3000000000000000000ns", "resume": "1us", "async": false},
+  "devices": [ {"name": "a"}, {"name": "b"} ], "script": [ {"op": "probe"}, {"op": "suspend"} ] }
+J
+expect 1 "a run past 2^62 ns: failed" "$DLSIM" sweep --scenarios "$T/over/tiny.json" --orders sync \
+	--db "$T/over/o.db"
+grep -q "tiny.json sync seed 1: failed: the engine failed: virtual time passed 2^62 ns" "$T/out" &&
+	[ "$(sqlite3 "$T/over/o.db" "select status from runs")" = failed ] &&
+	ok "it says why: virtual time past 2^62 ns" || { bad "a run past 2^62 ns: why"; cat "$T/out"; }
+
 expect 0 "--help" "$DLSIM" sweep --help
 finish cli_sweep

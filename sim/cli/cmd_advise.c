@@ -18,6 +18,7 @@
 #include "sim/engine/cost.h"
 #include "sim/log/dl_advice_log.h"
 #include "sim/log/dl_log.h"
+#include "sim/run/dl_run.h"
 
 #define ADV_MAX_SET 64
 #define ADV_TEXT_MAX 8192	/* a change described, names whole (a chain of long names) */
@@ -829,7 +830,7 @@ int cmd_advise(int argc, char **argv)
 				" out\n", a.path, dl_order_name(bl.order), dl_order_name(bl.order));
 		else
 			fprintf(stderr, "dlsim advise: %s: the engine refused the scenario (%s)\n",
-				a.path, strerror(-ret));
+				a.path, dl_run_strerror(ret));
 		goto out;
 	}
 	if (a.by && rank_by(a.by, &res))

@@ -1087,8 +1087,7 @@ int cmd_run(int argc, char **argv)
 	if (rc == -EOVERFLOW)
 		overflow_message(&rn, q, sizeof(q));
 	else if (rc < 0 && rc != -EINTR)
-		fprintf(stderr, "dlsim run: simulation failed: %s\n",
-			rc == -ENOMEM ? "out of memory" : strerror(-rc));
+		fprintf(stderr, "dlsim run: simulation failed: %s\n", dl_run_strerror(rc));
 	if (rn.o.json)
 		print_json(result_json(&rn, dl_order_name(rn.o.order), rn.sc->seed, run_id));
 	else

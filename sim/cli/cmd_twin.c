@@ -339,7 +339,7 @@ static int twin(const struct twin_args *a)
 	rc = ret == -EINTR ? DL_EXIT_INTERRUPTED : ret < 0 ? DL_EXIT_USAGE :
 	     ret ? DL_EXIT_VIOLATION : DL_EXIT_OK;
 	if (ret < 0 && ret != -EINTR)
-		fprintf(stderr, "dlsim twin: the engine stopped: %s\n", strerror(-ret));
+		fprintf(stderr, "dlsim twin: the engine stopped: %s\n", dl_run_strerror(ret));
 done:
 	if (j.log)
 		dl_log_close(j.log);

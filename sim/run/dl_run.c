@@ -140,6 +140,15 @@ static void run_info(const struct dl_run_req *q, struct dl_run_info *info, char 
 	dl_kver_format(dl_order_kernel(eo->order, eo->kernel), kernel, klen);
 }
 
+const char *dl_run_strerror(int rc)
+{
+	if (rc == -EOVERFLOW)
+		return "virtual time passed 2^62 ns (most often in the walk before each deferred-probe"
+		       " retry, device_pm_move_to_tail(), on a graph with more paths than a real device"
+		       " tree; 'dlsim run' of it says where)";
+	return rc == -ENOMEM ? "out of memory" : strerror(-rc);
+}
+
 int dl_run(const struct dl_run_req *q, struct dl_run_result *r, int64_t *run_id, int *log_err)
 {
 	const struct dl_scenario *sc = q->sc;

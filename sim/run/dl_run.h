@@ -63,6 +63,14 @@ struct dl_run_req {
 int dl_run(const struct dl_run_req *q, struct dl_run_result *r, int64_t *run_id, int *log_err);
 
 /**
+ * dl_run_strerror - what a negative result of dl_run() means, for a
+ * message: strerror(), but -EOVERFLOW is the run's virtual time past 2^62
+ * ns (not "Value too large for defined data type") and -ENOMEM "out of
+ * memory".  `dlsim run` says more (which cost did it: cmd_run.c).
+ */
+const char *dl_run_strerror(int rc);
+
+/**
  * dl_run_time_scale - the threads backend's time-scale policy: real time
  * per simulated unit at which the shortest callback of @sc lasts
  * DL_WAKEUP_FACTOR times this machine's wake-up latency @wakeup_ns, or

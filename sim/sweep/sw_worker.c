@@ -370,7 +370,7 @@ static int run_req(struct dl_sweep_worker *w, struct dl_run_req *q,
 	if (rc < 0 && kwarn && q->ki)
 		kernel_why(sc, q->ki, kwarn, why, sizeof(why));
 	else if (rc < 0)
-		snprintf(why, sizeof(why), "the engine failed: %s", strerror(-rc));
+		snprintf(why, sizeof(why), "the engine failed: %s", dl_run_strerror(rc));
 	else if (w->r.fail_dev != DL_SC_NONE && w->r.fail_dev < sc->ndev)
 		snprintf(why, sizeof(why), "device '%.100s' returned %d", dl_sc_name(sc, w->r.fail_dev),
 			 w->r.err);
