@@ -165,8 +165,12 @@ assert d["baseline_makespan_ns"]["suspend"] < 2**62, d["baseline_makespan_ns"]
 failed = [x["change"] for x in d["changes"] if x["status"] == "failed"]
 assert failed == ["make a async"], failed
 assert d["changes"][-1]["change"] == "make a async", d["changes"][-1]
+assert d["changes"][-1]["why"] == "its run passed 2^62 ns of virtual time", d["changes"][-1]
 assert sum(x["status"] == "ok" for x in d["changes"]) >= 4, d["changes"]
 PY
+expect 0 "advise: one change's run passes 2^62 ns, the table" "$DLSIM" advise "$T/edge.json" --workers 1
+grep -Eq '^ +6  make a async +- +- +failed$' "$T/out" && grep -q '^-: its run passed 2^62 ns' "$T/out" &&
+	ok "the table: no figures for it, and why" || { bad "the table: no figures for it, and why"; cat "$T/out"; }
 expect 2 "advise: the baseline passes 2^62 ns" "$DLSIM" advise "$SRC/scenarios/default.json" \
 	--set devices=50000 --order sync
 grep -q "the run under sync, on which every change is measured, passed 2^62 ns of virtual time" \

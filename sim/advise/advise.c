@@ -91,6 +91,7 @@ static int simulate(struct work *wk, struct dl_advice *a, enum dl_order order, u
 		 * last, not the end of the advice.
 		 */
 		a->status = "failed";
+		a->overflowed = true;
 		a->total_saved_ns = INT64_MIN / 4;
 		return 0;
 	}

@@ -41,6 +41,7 @@ struct dl_advice {
 	uint32_t n;		/* devices made async (pair, chain, subtree, all) */
 	enum dl_order order;
 	const char *status;	/* the run's status: "ok", or "failed" */
+	bool overflowed;	/* failed: its run passed 2^62 ns, no makespan (saved_ns 0) */
 	int64_t saved_ns[DL_MAX_OPS];	/* per op of the script: baseline minus this run */
 	int64_t total_saved_ns;	/* summed over the ops */
 };

@@ -121,6 +121,9 @@ struct baseline {
 };
 
 /* --verify: the kernel's word on change @i, or NULL past the rows verified. */
+/* Why a change is failed with no figures (dl_advice.overflowed). */
+#define OVERFLOWED "its run passed 2^62 ns of virtual time"
+
 static json_t *verify_json_row(const struct dl_advise_result *res, const struct dl_verify_result *vr,
 			       uint32_t i)
 {
@@ -249,6 +252,8 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 		json_object_set_new(c, "unsafe", json_boolean(a->unsafe));
 		json_object_set_new(c, "research", json_boolean(a->research));
 		json_object_set_new(c, "status", json_string(a->status ? a->status : "?"));
+		if (a->overflowed)
+			json_object_set_new(c, "why", json_string(OVERFLOWED));
 		json_object_set_new(c, "saved_ns", saved);
 		for (uint32_t k = 0; k < res->base.nops; k++)
 			json_object_set_new(saved, cli_op_key(&res->base, k, lab, sizeof(lab)),
@@ -310,6 +315,7 @@ static void print_table(const struct dl_scenario *sc, const struct dl_advise_res
 {
 	char lab[32], what[ADV_TEXT_MAX];
 	int width = (int)strlen("change");
+	bool overflowed = false;
 
 	for (uint32_t i = 0; i < res->nadv && (!top || i < top); i++) {
 		dl_advice_describe(sc, &res->adv[i], what, sizeof(what));
@@ -339,7 +345,11 @@ static void print_table(const struct dl_scenario *sc, const struct dl_advise_res
 		dl_advice_describe(sc, a, what, sizeof(what));
 		printf("%4u  %-*s", i + 1, width, what);
 		for (uint32_t k = 0; k < res->base.nops; k++)
-			printf(" %10.3f", (double)a->saved_ns[k] / 1e6);
+			if (a->overflowed)
+				printf(" %10s", "-");
+			else
+				printf(" %10.3f", (double)a->saved_ns[k] / 1e6);
+		overflowed |= a->overflowed;
 		if (a->status && strcmp(a->status, "ok"))
 			printf(" %10s", a->status);
 		else
@@ -348,6 +358,8 @@ static void print_table(const struct dl_scenario *sc, const struct dl_advise_res
 			print_verify_cell(vr, i);
 		putchar('\n');
 	}
+	if (overflowed)
+		printf("\n-: %s, no makespan to compare\n", OVERFLOWED);
 	for (uint32_t i = 0, said = 0; vr && i < vr->nrow; i++)
 		if (vr->row[i].why[0])
 			printf("%srank %u: %s%s\n", said++ ? "" : "\n", i + 1,
