@@ -120,10 +120,10 @@ struct baseline {
 	bool probe_module;	/* --probe-context module */
 };
 
-/* --verify: the kernel's word on change @i, or NULL past the rows verified. */
 /* Why a change is failed with no figures (dl_advice.overflowed). */
 #define OVERFLOWED "its run passed 2^62 ns of virtual time"
 
+/* --verify: the kernel's word on change @i, or NULL past the rows verified. */
 static json_t *verify_json_row(const struct dl_advise_result *res, const struct dl_verify_result *vr,
 			       uint32_t i)
 {
