@@ -9,7 +9,8 @@ check passing); this script takes the figures of docs/development.md's
 - a logged 1M-device run (default.json, cp-first: 31M events, 2.4 GB), made
   once in WORKDIR and kept there (`m1.db`), read by check, explain, diff,
   report, twin;
-- run, compare and advise at 1M devices; a sweep over the DTBs of
+- run (DES and threads), compare and advise at 1M devices; a kernel-mode run
+  as its guest boots; a sweep over the DTBs of
   /var/cache/dlsim-dtbs; import-log of a 262 MB log (the Pixel 6 log of
   ../shared/real repeated) and validate of a 3M-device listed scenario, both made once.
 
@@ -82,6 +83,11 @@ def cases(dlsim, work):
         "run-nolog": (lambda: [dlsim, "run", sc, *one_m, "--order", "cp-first", "--no-log"], [1, 4, 20]),
         "run-logged": (lambda: [dlsim, "run", sc, *one_m, "--order", "cp-first",
                                 "--db", out("run") + ".db"], [1, 4, 20, 40]),
+        "run-threads": (lambda: [dlsim, "run", sc, *one_m, "--order", "cp-first", "--mode", "threads",
+                                 "--no-log"], [3, 10]),
+        # booting the guest (make kernels); a QEMU left behind would be a failure of its own
+        "run-kernel": (lambda: [dlsim, "run", os.path.join(ROOT, "scenarios/camera.json"),
+                                "--mode", "kernel", "--no-log"], [3]),
         "compare": (lambda: [dlsim, "compare", sc, *one_m, "--orders", "levels,cp-first",
                              "--no-log"], [3, 20]),
         # the kernel orders pass 2^62 ns of virtual time at 1M devices (exit 2 at once)
