@@ -171,6 +171,21 @@ PY
 expect 0 "advise: one change's run passes 2^62 ns, the table" "$DLSIM" advise "$T/edge.json" --workers 1
 grep -Eq '^ +6  make a async +- +- +failed$' "$T/out" && grep -q '^-: its run passed 2^62 ns' "$T/out" &&
 	ok "the table: no figures for it, and why" || { bad "the table: no figures for it, and why"; cat "$T/out"; }
+# --by an op: no figure to rank it by, still last
+expect 0 "advise --by suspend: that change" "$DLSIM" advise "$T/edge.json" --workers 1 --by suspend --json
+python3 - "$T/out" <<'PY' || { bad "--by: the overflowed change last, its figures null"; cat "$T/out"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+last = d["changes"][-1]
+assert last["change"] == "make a async", last
+assert last["saved_ns"]["suspend"] is None and last["total_saved_ns"] is None, last
+PY
+# a baseline past 2^62 ns by its latencies: said so, not blamed on the walk
+sed 's/"suspend": "10ms"/"suspend": "3000000000000000000ns"/' "$T/two.json" >"$T/over.json"
+expect 2 "advise: a latency takes the baseline past 2^62 ns" "$DLSIM" advise "$T/over.json"
+grep -q "passed 2^62 ns of virtual time: a latency is too large" "$T/err" &&
+	! grep -q "device_pm_move_to_tail" "$T/err" && ok "a latency: said so" ||
+	{ bad "a latency past 2^62 ns: said so"; cat "$T/err"; }
 expect 2 "advise: the baseline passes 2^62 ns" "$DLSIM" advise "$SRC/scenarios/default.json" \
 	--set devices=50000 --order sync
 grep -q "the run under sync, on which every change is measured, passed 2^62 ns of virtual time" \

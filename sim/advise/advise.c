@@ -574,7 +574,8 @@ static uint64_t at_most(uint64_t n, uint32_t limit)
  * The engine runs try_changes() will make, the baseline's included, for the
  * progress line: each kind's candidates as its loop counts them, at most
  * @limit each; not the pairs and chains, which depend on what the singles
- * saved.  Every link is one: at 28,000 devices this is some 126,000 runs.
+ * saved, and a subtree that async_subtrees() skips as a pair tried (a few
+ * too many).  Every link is one: at 28,000 devices this is some 126,000 runs.
  */
 static uint64_t planned_runs(const struct work *wk, uint32_t limit)
 {

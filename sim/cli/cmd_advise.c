@@ -94,6 +94,8 @@ static int cmp_by_op(const void *x, const void *y, void *ctx)
 	int op = *(const int *)ctx;
 	int64_t sa = a->saved_ns[op], sb = b->saved_ns[op];
 
+	if (a->overflowed != b->overflowed)
+		return a->overflowed ? 1 : -1;   /* no figure to rank by: last */
 	if (sa != sb)
 		return sa > sb ? -1 : 1;
 	return (a->total_saved_ns < b->total_saved_ns) - (a->total_saved_ns > b->total_saved_ns);
@@ -255,10 +257,12 @@ static int print_json(const struct dl_scenario *sc, const struct dl_advise_resul
 		if (a->overflowed)
 			json_object_set_new(c, "why", json_string(OVERFLOWED));
 		json_object_set_new(c, "saved_ns", saved);
+		/* no makespan, no saving: null, not 0 (which reads "saves nothing") */
 		for (uint32_t k = 0; k < res->base.nops; k++)
 			json_object_set_new(saved, cli_op_key(&res->base, k, lab, sizeof(lab)),
-					    json_integer(a->saved_ns[k]));
-		json_object_set_new(c, "total_saved_ns", json_integer(a->total_saved_ns));
+					    a->overflowed ? json_null() : json_integer(a->saved_ns[k]));
+		json_object_set_new(c, "total_saved_ns", a->overflowed ? json_null() :
+				    json_integer(a->total_saved_ns));
 		if (vr && i < vr->nrow)
 			json_object_set_new(c, "kernel", verify_json_row(res, vr, i));
 	}
@@ -344,11 +348,12 @@ static void print_table(const struct dl_scenario *sc, const struct dl_advise_res
 
 		dl_advice_describe(sc, a, what, sizeof(what));
 		printf("%4u  %-*s", i + 1, width, what);
-		for (uint32_t k = 0; k < res->base.nops; k++)
+		for (uint32_t k = 0; k < res->base.nops; k++) {
 			if (a->overflowed)
 				printf(" %10s", "-");
 			else
 				printf(" %10.3f", (double)a->saved_ns[k] / 1e6);
+		}
 		overflowed |= a->overflowed;
 		if (a->status && strcmp(a->status, "ok"))
 			printf(" %10s", a->status);
@@ -832,7 +837,11 @@ int cmd_advise(int argc, char **argv)
 		fprintf(stderr, "\r%78s\r", "");
 	if (ret) {
 		cli_release_stop();
-		if (ret == -EOVERFLOW)
+		if (ret == -EOVERFLOW && !dl_run_overflowed_in_walk(&res.base))
+			fprintf(stderr, "dlsim advise: %s: the run under %s, on which every change is"
+				" measured, passed 2^62 ns of virtual time: a latency is too large for"
+				" this scenario; nothing to rank\n", a.path, dl_order_name(bl.order));
+		else if (ret == -EOVERFLOW)
 			fprintf(stderr, "dlsim advise: %s: the run under %s, on which every change is"
 				" measured, passed 2^62 ns of virtual time: nothing to rank ('dlsim run"
 				" SCENARIO --order %s' says where; most often the walk before each deferred-probe"

@@ -677,7 +677,6 @@ static void overflow_message(const struct runner *rn, char *q, size_t qlen)
 	const struct dl_run_result *r = rn->r;
 	uint64_t walks = 0, capped = 0, calls = 0;
 	struct dl_costs c;
-	int64_t ns = 0;
 	char a[32], b[32];
 
 	dl_costs_resolve(rn->sc, &c);
@@ -685,11 +684,10 @@ static void overflow_message(const struct runner *rn, char *q, size_t qlen)
 		walks += r->op[i].reorder_walks;
 		capped += r->op[i].reorder_capped;
 		calls = dl_sat_add_u64(calls, r->op[i].reorder_calls);
-		ns = dl_sat_add_i64(ns, r->op[i].reorder_ns);
 	}
 	fprintf(stderr, "dlsim run: %s: virtual time passed %lld s (2^62 ns)",
 		cli_name(rn->sc->name, q, qlen), (long long)(DL_T_MAX / 1000000000));
-	if (ns < DL_T_MAX / 2) {
+	if (!dl_run_overflowed_in_walk(r)) {
 		fprintf(stderr, ": a latency is too large for this scenario\n");
 		return;
 	}

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/core/dl_sat.h"
 #include "sim/engine/threads.h"
 #include "sim/engine/wakeup.h"
 #include "sim/kernel/kmode.h"
@@ -147,6 +148,15 @@ const char *dl_run_strerror(int rc)
 		       " retry, device_pm_move_to_tail(), on a graph with more paths than a real device"
 		       " tree; 'dlsim run' of it says where)";
 	return rc == -ENOMEM ? "out of memory" : strerror(-rc);
+}
+
+bool dl_run_overflowed_in_walk(const struct dl_run_result *r)
+{
+	int64_t ns = 0;
+
+	for (uint32_t i = 0; i < r->nops && i < DL_MAX_OPS; i++)
+		ns = dl_sat_add_i64(ns, r->op[i].reorder_ns);
+	return ns >= DL_T_MAX / 2;
 }
 
 int dl_run(const struct dl_run_req *q, struct dl_run_result *r, int64_t *run_id, int *log_err)

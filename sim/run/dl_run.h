@@ -71,6 +71,15 @@ int dl_run(const struct dl_run_req *q, struct dl_run_result *r, int64_t *run_id,
 const char *dl_run_strerror(int rc);
 
 /**
+ * dl_run_overflowed_in_walk - a run that failed with -EOVERFLOW: did the
+ * walk before each deferred retry (device_pm_move_to_tail(), @r's
+ * reorder_ns) take it past 2^62 ns, or a latency too large for the
+ * scenario?  What can be done differs: an order that does not defer, or
+ * a smaller latency.
+ */
+bool dl_run_overflowed_in_walk(const struct dl_run_result *r);
+
+/**
  * dl_run_time_scale - the threads backend's time-scale policy: real time
  * per simulated unit at which the shortest callback of @sc lasts
  * DL_WAKEUP_FACTOR times this machine's wake-up latency @wakeup_ns, or
