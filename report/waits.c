@@ -271,6 +271,17 @@ static void mark_critical(struct tl_run *t)
 	}
 }
 
+/* What an earlier tl_analyse() of @t built (one stopped part-way included). */
+static void drop_analysis(struct tl_run *t)
+{
+	uint32_t **built[] = { &t->sup_off, &t->sup, &t->con_off, &t->con, &t->kid_off, &t->kid };
+
+	for (size_t i = 0; i < sizeof(built) / sizeof(built[0]); i++) {
+		free(*built[i]);
+		*built[i] = NULL;
+	}
+}
+
 int tl_analyse(sqlite3 *db, struct tl_run *t, const atomic_int *stop, char *err, size_t errlen)
 {
 	struct dev_segs ds = { 0 };
@@ -278,6 +289,7 @@ int tl_analyse(sqlite3 *db, struct tl_run *t, const atomic_int *stop, char *err,
 	int64_t *start = NULL;
 	int ret;
 
+	drop_analysis(t);   /* analysed again (after a stop): nothing of the last one leaks */
 	ret = build_children(t, stop);
 	if (!ret)
 		ret = read_links(db, t, err, errlen);
