@@ -28,6 +28,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -115,12 +116,17 @@ def sched_idle(pid):
 def once(argv, at):
     def child():
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         preexec_fn=child)
+    # stderr to a file: a pipe nobody reads would stop a chatty child (import-log)
+    err = tempfile.TemporaryFile()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, preexec_fn=child)
+
+    def said():
+        err.seek(0)
+        return err.read()
     t0 = time.monotonic()
     try:
         p.wait(timeout=at)
-        return "ended", p.returncode, p.stderr.read()
+        return "ended", p.returncode, said()
     except subprocess.TimeoutExpired:
         pass
     p.send_signal(signal.SIGINT)
@@ -130,8 +136,8 @@ def once(argv, at):
     except subprocess.TimeoutExpired:
         p.kill()
         p.wait()
-        return "> 120 s (killed)", None, p.stderr.read()
-    return f"{time.monotonic() - t1:.2f} s", rc, p.stderr.read()
+        return "> 120 s (killed)", None, said()
+    return f"{time.monotonic() - t1:.2f} s", rc, said()
 
 
 def main():
@@ -145,6 +151,9 @@ def main():
     given = None
     if "--at" in want:      # --at S,S,...: these moments for every case named
         i = want.index("--at")
+        if i + 1 == len(want):
+            print("ctrlc_times: --at needs S,S,...", file=sys.stderr)
+            return 2
         given = [float(x) for x in want[i + 1].split(",")]
         del want[i:i + 2]
     want = want or list(table)
