@@ -380,14 +380,6 @@ static int sort_deltas(const struct report *r, struct delta *d, size_t nd)
 	return 0;
 }
 
-/* Every STOP_EVERY-th of a loop over segments or deltas: has Ctrl-C asked the report to stop? */
-#define STOP_EVERY 65536u
-
-static bool poll_stop(const struct report *r, size_t i)
-{
-	return i % STOP_EVERY == 0 && rp_stopped(r);
-}
-
 /* Does the chosen run's order block workers on dependencies (kernel-async)? */
 static bool order_blocks_workers(const char *order)
 {
@@ -491,7 +483,7 @@ static int write_util_data(struct report *r)
 		const struct tl_seg *s = &t->segs[i];
 		int64_t st = inst_start[s->inst], ready = s->ready < st ? st : s->ready;
 
-		if (poll_stop(r, i)) {
+		if (tl_stop_due(r->stop, i)) {
 			free(inst_start);
 			free(d);
 			return rp_err(r, -EINTR, "interrupted");
@@ -529,7 +521,7 @@ static int write_util_data(struct report *r)
 		npieces <= DL_REPORT_UTIL_POINTS ? "exact steps" : "bucket averages");
 	span = tmax > tmin ? (double)(tmax - tmin) : 1;
 	if (npieces <= DL_REPORT_UTIL_POINTS) {
-		for (size_t i = 0; i < nd && !poll_stop(r, i); i++) {
+		for (size_t i = 0; i < nd && !tl_stop_due(r->stop, i); i++) {
 			cur_b += d[i].busy;
 			cur_k += d[i].blocked;
 			cur_r += d[i].ready;
@@ -547,7 +539,7 @@ static int write_util_data(struct report *r)
 		double width = span / (double)nb, acc[3] = { 0, 0, 0 };
 		size_t b = 0;
 
-		for (size_t i = 0; i < nd && !poll_stop(r, i); i++) {
+		for (size_t i = 0; i < nd && !tl_stop_due(r->stop, i); i++) {
 			double x0, x1;
 
 			cur_b += d[i].busy;
@@ -730,7 +722,7 @@ static int write_gantt_data(struct report *r)
 	if (!f)
 		return rp_err(r, -EIO, "%s/gantt.tsv: %s", r->outdir, strerror(errno));
 	fputs("# row\tdevice\top\top_name\tphase\tstart_ms\tend_ms\tcritical\n", f);
-	for (size_t i = 0; i < t->nsegs && !poll_stop(r, i); i++) {
+	for (size_t i = 0; i < t->nsegs && !tl_stop_due(r->stop, i); i++) {
 		const struct tl_seg *s = &t->segs[i];
 
 		if ((s->op != TL_SUSPEND && s->op != TL_RESUME) || r->gantt_row[s->row] == TL_NONE)

@@ -472,7 +472,7 @@ int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl
 		const struct tl_dev *d = &t->devs[s->row];
 		json_t *args, *ev;
 
-		if (i % TL_STOP_EVERY == 0 && opt->stop && atomic_load(opt->stop)) {
+		if (tl_stop_due(opt->stop, i)) {
 			stopped = true;
 			break;
 		}
@@ -508,7 +508,7 @@ int tl_write_trace(const struct tl_run *t, const char *scenario, const struct tl
 		const struct tl_seg *s = &t->segs[i], *w;
 		const char *cat;
 
-		if (i % TL_STOP_EVERY == 0 && opt->stop && atomic_load(opt->stop)) {
+		if (tl_stop_due(opt->stop, i)) {
 			stopped = true;
 			break;
 		}

@@ -8,6 +8,7 @@
 #define DL_REPORT_TIMELINE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -94,6 +95,12 @@ int tl_analyse(sqlite3 *db, struct tl_run *t, const atomic_int *stop, char *err,
 
 /* Segments or events between two looks at the Ctrl-C flag (tl_analyse(), tl_write_trace()). */
 #define TL_STOP_EVERY 4096u
+
+/* The @i-th step of a long loop: is it time to look, and has Ctrl-C set @stop (may be NULL)? */
+static inline bool tl_stop_due(const atomic_int *stop, size_t i)
+{
+	return i % TL_STOP_EVERY == 0 && stop && atomic_load(stop);
+}
 
 /*
  * tl_select_rows() - the devices to draw when at most MAX_ROWS fit: every

@@ -14,7 +14,6 @@
  * chain of callbacks that set the makespan.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,11 +121,6 @@ static int read_links(sqlite3 *db, struct tl_run *t, char *err, size_t errlen)
 	return ret;
 }
 
-static bool stopped(const atomic_int *stop, size_t i)
-{
-	return i % TL_STOP_EVERY == 0 && stop && atomic_load(stop);
-}
-
 static int build_children(struct tl_run *t, const atomic_int *stop)
 {
 	struct edge *e = malloc((t->ndevs ? t->ndevs : 1) * sizeof(*e));
@@ -136,7 +130,7 @@ static int build_children(struct tl_run *t, const atomic_int *stop)
 	if (!e)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->ndevs; i++) {
-		if (stopped(stop, i)) {
+		if (tl_stop_due(stop, i)) {
 			free(e);
 			return -EINTR;
 		}
@@ -322,7 +316,7 @@ int tl_analyse(sqlite3 *db, struct tl_run *t, const atomic_int *stop, char *err,
 		    (last[i - 1] != TL_NONE && t->segs[last[i - 1]].t1 > t->segs[last[i]].t1))
 			last[i] = last[i - 1];
 	for (size_t i = 0; i < t->nsegs; i++) {
-		if (stopped(stop, i)) {
+		if (tl_stop_due(stop, i)) {
 			ret = -EINTR;
 			goto out;
 		}
