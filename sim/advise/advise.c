@@ -57,13 +57,17 @@ static bool stopped(const struct work *wk)
 }
 
 /* One DES run of the working copy through dl_run(), not logged. */
+/* Every engine run of the advice, counted (resims) and shown (the progress hook). */
 static int des_run(struct work *wk, const struct dl_engine_opts *eo, struct dl_run_result *r)
 {
 	struct dl_run_req q = { .sc = &wk->w, .backend = DL_BACKEND_DES, .eo = *eo };
 	int64_t run_id;
-	int log_err;
+	int log_err, ret = dl_run(&q, r, &run_id, &log_err);
 
-	return dl_run(&q, r, &run_id, &log_err);
+	wk->res->resims++;
+	if (wk->o->progress)
+		wk->o->progress(wk->o->progress_ctx, wk->res->resims, wk->planned);
+	return ret;
 }
 
 /*
@@ -79,9 +83,6 @@ static int simulate(struct work *wk, struct dl_advice *a, enum dl_order order, u
 	int ret;
 
 	ret = des_run(wk, &eo, &wk->run);
-	res->resims++;
-	if (wk->o->progress)
-		wk->o->progress(wk->o->progress_ctx, res->resims, wk->planned);
 	if (ret == -EOVERFLOW) {
 		/*
 		 * The change's run passed 2^62 ns of virtual time (as sync does
@@ -536,11 +537,7 @@ static int run_baseline(struct work *wk)
 				     .order = res->order, .workers = res->workers,
 				     .cost_profile = wk->o->cost_profile,
 				     .probe_module = wk->o->probe_module };
-	int ret = des_run(wk, &eo, &res->base);
-
-	res->resims = 1;
-	if (wk->o->progress)
-		wk->o->progress(wk->o->progress_ctx, res->resims, wk->planned);
+	int ret = des_run(wk, &eo, &res->base);   /* the first: resims 1 */
 	if (ret && ret != -EINTR)
 		return ret;
 	if (ret || stopped(wk) || !strcmp(res->base.status, "interrupted"))
