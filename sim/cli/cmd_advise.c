@@ -837,18 +837,17 @@ int cmd_advise(int argc, char **argv)
 		fprintf(stderr, "\r%78s\r", "");
 	if (ret) {
 		cli_release_stop();
+		if (ret == -EOVERFLOW)
+			fprintf(stderr, "dlsim advise: %s: the run under %s, on which every change is"
+				" measured, passed 2^62 ns of virtual time: ", a.path,
+				dl_order_name(bl.order));
 		if (ret == -EOVERFLOW && !dl_run_overflowed_in_walk(&res.base))
-			fprintf(stderr, "dlsim advise: %s: the run under %s, on which every change is"
-				" measured, passed 2^62 ns of virtual time: a latency is too large for"
-				" this scenario; nothing to rank\n", a.path, dl_order_name(bl.order));
+			fputs("a latency is too large for this scenario; nothing to rank\n", stderr);
 		else if (ret == -EOVERFLOW)
-			fprintf(stderr, "dlsim advise: %s: the run under %s, on which every change is"
-				" measured, passed 2^62 ns of virtual time: nothing to rank ('dlsim run"
-				" SCENARIO --order %s' says where; most often the walk before each deferred-probe"
-				" retry, device_pm_move_to_tail(), on a graph with more paths than a real"
-				" device tree).  An order that does not defer (--order cp-first, levels),"
-				" or --set cost.reorder_ns=0 --set cost.reorder_visit_ns=0, leaves the walk"
-				" out\n", a.path, dl_order_name(bl.order), dl_order_name(bl.order));
+			fprintf(stderr, "nothing to rank: the walk before each deferred-probe retry,"
+				" device_pm_move_to_tail(), on a graph with more paths than a real device"
+				" tree ('dlsim run SCENARIO --order %s' says more).  " DL_RUN_WALK_OUT "\n",
+				dl_order_name(bl.order));
 		else
 			fprintf(stderr, "dlsim advise: %s: the engine refused the scenario (%s)\n",
 				a.path, dl_run_strerror(ret));

@@ -697,8 +697,7 @@ static void overflow_message(const struct runner *rn, char *q, size_t qlen)
 		" these walks had more paths than %lld s of calls (cost.reorder_visit_ns %lld ns a"
 		" call).  With %s calls, even at 100 ns a call a kernel would spend %s%.2g s (%.0f"
 		" years) in this probe: the graph has far more paths than a real device tree, and no"
-		" kernel could probe it.  Orders that do not defer (cp-first, levels), or --set"
-		" cost.reorder_ns=0 --set cost.reorder_visit_ns=0, leave the walk out\n",
+		" kernel could probe it.  " DL_RUN_WALK_OUT "\n",
 		grouped(a, sizeof(a), walks), grouped(b, sizeof(b), capped),
 		(long long)(DL_COST_REORDER_CAP_NS / 1000000000), (long long)c.reorder_visit_ns,
 		calls == UINT64_MAX ? "more than 1.8e19" : grouped(q, qlen, calls),

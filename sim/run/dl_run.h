@@ -79,6 +79,10 @@ const char *dl_run_strerror(int rc);
  */
 bool dl_run_overflowed_in_walk(const struct dl_run_result *r);
 
+/* What leaves that walk out, said wherever a run passed 2^62 ns in it (run, advise). */
+#define DL_RUN_WALK_OUT "An order that does not defer (--order cp-first, levels), or --set" \
+	" cost.reorder_ns=0 --set cost.reorder_visit_ns=0, leaves the walk out"
+
 /**
  * dl_run_time_scale - the threads backend's time-scale policy: real time
  * per simulated unit at which the shortest callback of @sc lasts
