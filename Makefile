@@ -11,7 +11,7 @@ DEB_PKGS := cmake gcc g++ make libsqlite3-dev libjansson-dev libbenchmark-dev gn
             qemu-system-x86 busybox-static zlib1g-dev \
             libssl-dev libopenmpi-dev openmpi-bin clang-14 libclang-rt-14-dev mmdebstrap
 
-.PHONY: all deps build test demo bench bench-smoke bench-baseline clean dtbs test-dtbs kernels test-kernel \
+.PHONY: all deps build test demo bench bench-ref bench-smoke bench-baseline clean dtbs test-dtbs kernels test-kernel \
         trace-check fuzz fuzz-build fidelity atlas demo-scenario
 
 all: build
@@ -143,15 +143,39 @@ atlas: build
 	mv sim/measure/atlas.json.tmp sim/measure/atlas.json
 	cmake --build $(BUILD) -j$(JOBS)
 
-# The full suite (about 5 minutes: 3 repetitions, medians), then bench/compare
+# The full suite (about 10 minutes: 3 repetitions, medians), then bench/compare
 # against bench/baseline.json: exits 1 on a regression that a run alone confirms
-# (--recheck 2; BENCH_COMPARE=--no-gate
-# to only print).  DLSIM_BENCH_FULL=1 adds the 1M-device sizes (not in the baseline).
+# (--recheck 2), each recheck against the baseline's own commit built on this
+# machine (bench-ref: a baseline measured on another machine still gates;
+# BENCH_COMPARE=--no-gate to only print).  DLSIM_BENCH_FULL=1 adds the 1M-device
+# sizes (not in the baseline).
 BENCH_ARGS ?= --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 BENCH_COMPARE ?=
-bench: build
+bench: build bench-ref
 	./$(BUILD)/dlsim-bench $(BENCH_ARGS) --benchmark_out=$(BUILD)/bench.json --benchmark_out_format=json
-	python3 bench/compare $(BUILD)/bench.json --recheck 2 --bench ./$(BUILD)/dlsim-bench $(BENCH_COMPARE)
+	ref=$(BENCH_REF)/build/dlsim-bench; \
+	python3 bench/compare $(BUILD)/bench.json --recheck 2 --bench ./$(BUILD)/dlsim-bench \
+	  $$([ -x $$ref ] && echo --ref-bench $$ref) $(BENCH_COMPARE)
+
+# The baseline's commit (bench/baseline.json's context.dlsim_commit), built as
+# `make build` builds, into a cache outside the tree, once: what make bench's
+# rechecks time the new tree against.  Without that commit (a shallow clone, a
+# dirty baseline) the rechecks are against the baseline's figures alone.
+BENCH_REF_CACHE ?= $(HOME)/.cache/dlsim/bench-ref
+BENCH_REF_COMMIT := $(shell python3 -c 'import json,sys; print(json.load(open("bench/baseline.json"))["context"].get("dlsim_commit",""))' 2>/dev/null)
+BENCH_REF := $(BENCH_REF_CACHE)/$(BENCH_REF_COMMIT)
+bench-ref: deps
+	@c='$(BENCH_REF_COMMIT)'; \
+	if [ -z "$$c" ] || ! git cat-file -e "$$c^{commit}" 2>/dev/null; then \
+	  echo "bench-ref: no commit '$$c' here: rechecks against the baseline's figures alone"; \
+	elif [ ! -x $(BENCH_REF)/build/dlsim-bench ]; then \
+	  rm -rf $(BENCH_REF) && mkdir -p $(BENCH_REF)/src && \
+	  git archive "$$c" | tar -x -C $(BENCH_REF)/src && \
+	  cmake -S $(BENCH_REF)/src -B $(BENCH_REF)/build >/dev/null && \
+	  cmake --build $(BENCH_REF)/build -j$(JOBS) --target dlsim-bench >/dev/null && \
+	  echo "bench-ref: $$c built in $(BENCH_REF)" || \
+	  { rm -rf $(BENCH_REF); echo "bench-ref: $$c did not build: rechecks against the baseline's figures alone"; }; \
+	fi
 
 # Refresh the committed baseline (on the reference machine, otherwise idle).
 bench-baseline: build

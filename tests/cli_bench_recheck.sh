@@ -59,5 +59,35 @@ expect 0 "a regression named with a '-', rechecked" python3 "$C" "$T/new2.json" 
 	--baseline "$T/base2.json" --recheck 1 --bench "$T/fake-bench2"
 grep -q "BM_c-d/10 .*1.10x .*noise" "$T/out" && ok "BM_c-d rechecked at 1.1x: noise" || bad "dashed: $(cat "$T/out")"
 
+# --ref-bench: the baseline's commit built on this machine; a recheck is new
+# against it, run just before (a baseline measured elsewhere, here with other
+# caches: the note says so)
+doc "$(entry BM_a/10 100)" "$(entry BM_b/10 100)" |
+	sed 's/"context":{"date":"2026-12-07"}/"context":{"date":"2026-12-07","num_cpus":2,"caches":[{"level":3,"type":"Unified","size":272629760}]}/' \
+	>"$T/base-elsewhere.json"
+cat >"$T/fake-ref" <<FAKE
+#!/bin/sh
+for a; do case \$a in --benchmark_out=*) out=\${a#--benchmark_out=};; esac; done
+echo ref >>"$T/runs"
+printf '{"context":{},"benchmarks":[{"name":"BM_a/10_median","run_name":"BM_a/10","run_type":"aggregate","aggregate_name":"median","iterations":3,"real_time":%s,"cpu_time":%s,"time_unit":"ms"}]}\n' "\$REF_MS" "\$REF_MS" >"\$out"
+FAKE
+chmod +x "$T/fake-ref"
+rm -f "$T/runs"
+expect 0 "a machine 1.9x slower than the baseline's: not a regression against the ref" \
+	env FAKE_MS=190 REF_MS=180 python3 "$C" "$T/new.json" --baseline "$T/base-elsewhere.json" \
+	--recheck 2 --bench "$T/fake-bench" --ref-bench "$T/fake-ref"
+grep -q "BM_a/10 .*1.06x .*noise" "$T/out" && ok "BM_a at 190 against the ref's 180: 1.06x" \
+	|| bad "ref recheck: $(cat "$T/out")"
+grep -q "measured on another machine" "$T/out" && ok "said the baseline is another machine's" \
+	|| bad "no machine note: $(head -3 "$T/out")"
+[ "$(sed -n 1p "$T/runs")" = ref ] && [ "$(wc -l <"$T/runs")" = 2 ] && ok "the ref ran first, once" \
+	|| bad "runs: $(cat "$T/runs")"
+expect 1 "a real 1.9x against the ref" env FAKE_MS=190 REF_MS=100 python3 "$C" "$T/new.json" \
+	--baseline "$T/base-elsewhere.json" --recheck 2 --bench "$T/fake-bench" --ref-bench "$T/fake-ref"
+grep -q "BM_a/10 .*1.90x, 1.90x .*REGRESSED" "$T/out" && ok "BM_a 1.9x the ref twice: regressed" \
+	|| bad "ref regression: $(cat "$T/out")"
+expect 2 "--ref-bench without --recheck" python3 "$C" "$T/new.json" --baseline "$T/base.json" \
+	--ref-bench "$T/fake-ref"
+
 expect 2 "--recheck out of range" python3 "$C" "$T/new.json" --baseline "$T/base.json" --recheck 11
 finish cli_bench_recheck
