@@ -150,17 +150,27 @@ static bool sync_dev(const struct work *wk, uint32_t d)
 	return d != DL_SC_NONE && !wk->async[d] && !wk->sc->dev[d].hotplug;
 }
 
+static int cmp_u32(uint32_t x, uint32_t y)
+{
+	return (x > y) - (x < y);
+}
+
+/*
+ * Most saved first; then a total order (two links between one pair, two
+ * orders), so that the ranking does not depend on the order runs end in.
+ */
 static int cmp_advice(const void *x, const void *y)
 {
 	const struct dl_advice *a = x, *b = y;
+	int c;
 
 	if (a->total_saved_ns != b->total_saved_ns)
 		return a->total_saved_ns > b->total_saved_ns ? -1 : 1;
-	if (a->kind != b->kind)
-		return a->kind < b->kind ? -1 : 1;
-	if (a->dev != b->dev)
-		return a->dev < b->dev ? -1 : 1;
-	return (a->dev2 > b->dev2) - (a->dev2 < b->dev2);
+	if ((c = cmp_u32(a->kind, b->kind)) || (c = cmp_u32(a->dev, b->dev)) ||
+	    (c = cmp_u32(a->dev2, b->dev2)) || (c = cmp_u32(a->link, b->link)) ||
+	    (c = cmp_u32(a->order, b->order)))
+		return c;
+	return cmp_u32(a->cpus, b->cpus);
 }
 
 /* Children in CSR form (a parent is listed before its children). */

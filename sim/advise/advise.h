@@ -77,7 +77,8 @@ struct dl_advise_result {
 
 /**
  * dl_advise() - simulate the baseline and every candidate change; sort the
- * changes by total makespan saved (ties: kind, then device).  A stop
+ * changes by total makespan saved (ties: kind, device, second device,
+ * link, order, CPUs: a total order).  A stop
  * (@o->stop) ends the re-simulation under way within its next event batch;
  * the changes done are kept and @res->interrupted set.
  * Return: 0; a negative errno from the engine (baseline refused) or -ENOMEM.
