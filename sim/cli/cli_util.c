@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/cli/cli.h"
 #include "sim/engine/engine.h"
@@ -118,6 +119,13 @@ const char *cli_op_key(const struct dl_run_result *r, uint32_t i, char *buf, siz
 	else
 		snprintf(buf, len, "%s", dl_op_name(r->op[i].kind));
 	return buf;
+}
+
+uint32_t cli_online_cpus(uint32_t max)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (uint32_t)(n < (long)max ? n : (long)max) : 1;
 }
 
 int cli_parse_u64(const char *s, uint64_t *out)

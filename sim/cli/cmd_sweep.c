@@ -561,11 +561,8 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 		return rc;
 	if (check_options(o))
 		return -1;
-	if (!o->jobs) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-		o->jobs = n > 0 ? (uint32_t)(n < MAX_JOBS ? n : MAX_JOBS) : 1;
-	}
+	if (!o->jobs)
+		o->jobs = cli_online_cpus(MAX_JOBS);
 	return 0;
 }
 
