@@ -1,9 +1,16 @@
 /*
- * advise.c - what-ifs by re-simulation.  One working copy of the scenario's
- * device, profile and link arrays is changed for a run and restored after
- * it, so a candidate costs one engine run and no allocation.
+ * advise.c - what-ifs by re-simulation.  A candidate change is a record
+ * (struct dl_advice: its kind and devices) made in a working copy of the
+ * scenario's device, profile and link arrays for one engine run and undone
+ * after it, so a candidate costs one run and no allocation.  A stage's
+ * candidates run on o->jobs threads, a working copy each; what one stage
+ * saved decides the next one's candidates (singles, then pairs, then
+ * chains, then the rest), so the advice is the same on any number.
  */
+#include <assert.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,18 +20,35 @@
 #include "sim/engine/cost.h"
 #include "sim/run/dl_run.h"
 
-struct work {
-	struct dl_scenario w;		/* shallow copy; dev, prof, link are ours */
+/* What every run of the advice reads, and the stage under way. */
+struct advisor {
 	const struct dl_scenario *sc;
-	struct dl_advise_result *res;
 	const struct dl_advise_opts *o;
-	struct dl_run_result run;
-	uint32_t cap;
+	struct dl_advise_result *res;	/* adv[next..end): the stage's candidates */
+	uint32_t cap;			/* room in res->adv */
 	uint8_t *async;			/* the baseline's async flags */
 	uint32_t *kid_off, *kid;	/* children, CSR */
-	uint32_t *stack;
+	uint32_t maxs;			/* the most latency samples a profile has */
 	uint64_t planned;		/* engine runs planned (planned_runs()) */
+	uint32_t jobs;			/* working copies: threads at most */
+	atomic_uint next;		/* the stage's next candidate not taken */
+	uint32_t end;
+	atomic_int halt;		/* a run's error, or 1 (a run stopped): the stage ends */
+	pthread_mutex_t lock;		/* res->resims and the progress hook */
 };
+
+/* One thread's working copy. */
+struct work {
+	struct dl_scenario w;		/* shallow copy; dev, prof, link are ours */
+	struct advisor *ad;
+	struct dl_run_result run;
+	int64_t *samp;			/* a halved profile's samples: maxs per latency */
+	uint32_t *stack;		/* subtree() */
+	pthread_t tid;
+};
+
+/* Pairs tried (add_pairs()), per device: paired[d] */
+enum { PAIR_NONE, PAIR_TRIED, PAIR_SAVED };
 
 struct dl_latency dl_latency_halved(struct dl_latency l, int64_t *buf)
 {
@@ -51,35 +75,49 @@ static bool has_latency(const struct dl_profile *p)
 	return false;
 }
 
-static bool stopped(const struct work *wk)
+
+static bool stopped(const struct advisor *ad)
 {
-	return wk->o->stop && *wk->o->stop;
+	return ad->o->stop && *ad->o->stop;
 }
 
-/* One DES run of the working copy through dl_run(), not logged. */
-/* Every engine run of the advice, counted (resims) and shown (the progress hook). */
+static struct dl_engine_opts engine_opts(const struct advisor *ad, enum dl_order order,
+					 uint32_t workers)
+{
+	return (struct dl_engine_opts){ .order = order, .workers = workers, .seed = ad->sc->seed,
+					.stop = ad->o->stop, .cost_profile = ad->o->cost_profile,
+					.probe_module = ad->o->probe_module };
+}
+
+/*
+ * One DES run of @wk's copy through dl_run(), not logged.  Every engine run
+ * of the advice is counted (resims) and shown (the progress hook), one
+ * thread at a time.
+ */
 static int des_run(struct work *wk, const struct dl_engine_opts *eo, struct dl_run_result *r)
 {
+	struct advisor *ad = wk->ad;
 	struct dl_run_req q = { .sc = &wk->w, .backend = DL_BACKEND_DES, .eo = *eo };
 	int64_t run_id;
 	int log_err, ret = dl_run(&q, r, &run_id, &log_err);
 
-	wk->res->resims++;
-	if (wk->o->progress)
-		wk->o->progress(wk->o->progress_ctx, wk->res->resims, wk->planned);
+	pthread_mutex_lock(&ad->lock);
+	ad->res->resims++;
+	if (ad->o->progress)
+		ad->o->progress(ad->o->progress_ctx, ad->res->resims, ad->planned);
+	pthread_mutex_unlock(&ad->lock);
 	return ret;
 }
 
 /*
- * Run the working copy under @order on @workers and record it as advice @a.
- * Return: 0, 1 when the run was stopped (not advice), or the engine's error.
+ * Run @wk's copy under @order on @workers into advice @a (its status and
+ * savings).  Return: 0, 1 when the run was stopped (not advice), or the
+ * engine's error.
  */
 static int simulate(struct work *wk, struct dl_advice *a, enum dl_order order, uint32_t workers)
 {
-	struct dl_engine_opts eo = { .order = order, .workers = workers, .seed = wk->w.seed,
-				     .stop = wk->o->stop, .cost_profile = wk->o->cost_profile,
-				     .probe_module = wk->o->probe_module };
-	struct dl_advise_result *res = wk->res;
+	const struct dl_run_result *base = &wk->ad->res->base;
+	struct dl_engine_opts eo = engine_opts(wk->ad, order, workers);
 	int ret;
 
 	ret = des_run(wk, &eo, &wk->run);
@@ -98,56 +136,47 @@ static int simulate(struct work *wk, struct dl_advice *a, enum dl_order order, u
 	}
 	if (ret && ret != -EINTR)
 		return ret;
-	if (ret || stopped(wk) || !strcmp(wk->run.status, "interrupted")) {
-		res->interrupted = true;
+	if (ret || stopped(wk->ad) || !strcmp(wk->run.status, "interrupted"))
 		return 1;
-	}
 	a->status = wk->run.status;
 	a->total_saved_ns = 0;
-	for (uint32_t i = 0; i < res->base.nops && i < DL_MAX_OPS; i++) {
+	for (uint32_t i = 0; i < base->nops && i < DL_MAX_OPS; i++) {
 		int64_t m = i < wk->run.nops ? wk->run.op[i].makespan_ns : 0;
 
-		a->saved_ns[i] = res->base.op[i].makespan_ns - m;
+		a->saved_ns[i] = base->op[i].makespan_ns - m;
 		a->total_saved_ns += a->saved_ns[i];
 	}
-	if (strcmp(wk->run.status, "ok") && !strcmp(res->base.status, "ok"))
+	if (strcmp(wk->run.status, "ok") && !strcmp(base->status, "ok"))
 		a->total_saved_ns = INT64_MIN / 4;	/* a change that breaks the run ranks last */
 	return 0;
 }
 
-static struct dl_advice *push(struct work *wk)
+/* A candidate of @kind on @dev appended to res->adv, for run_stage(); NULL: no memory. */
+static struct dl_advice *push(struct advisor *ad, uint8_t kind, uint32_t dev)
 {
-	struct dl_advise_result *res = wk->res;
+	struct dl_advise_result *res = ad->res;
+	struct dl_advice *a;
 
-	if (res->nadv == wk->cap) {
-		uint32_t c = wk->cap ? wk->cap * 2 : 256;
+	if (res->nadv == ad->cap) {
+		uint32_t c = ad->cap ? ad->cap * 2 : 256;
 		struct dl_advice *q = realloc(res->adv, c * sizeof(*q));
 
 		if (!q)
 			return NULL;
 		res->adv = q;
-		wk->cap = c;
+		ad->cap = c;
 	}
-	memset(&res->adv[res->nadv], 0, sizeof(res->adv[0]));
-	res->adv[res->nadv].dev = res->adv[res->nadv].dev2 = DL_SC_NONE;
-	return &res->adv[res->nadv];
+	a = &res->adv[res->nadv++];
+	memset(a, 0, sizeof(*a));
+	a->kind = kind;
+	a->dev = dev;
+	a->dev2 = DL_SC_NONE;
+	return a;
 }
 
-/* Simulate the async flags of the working copy as advice A (its fields set); restore them. */
-static int try_async(struct work *wk, struct dl_advice *a)
+static bool sync_dev(const struct advisor *ad, uint32_t d)
 {
-	int ret = simulate(wk, a, wk->res->order, wk->res->workers);
-
-	for (uint32_t d = 0; d < wk->sc->ndev; d++)
-		wk->w.dev[d].async = wk->async[d];
-	if (!ret)
-		wk->res->nadv++;
-	return ret;
-}
-
-static bool sync_dev(const struct work *wk, uint32_t d)
-{
-	return d != DL_SC_NONE && !wk->async[d] && !wk->sc->dev[d].hotplug;
+	return d != DL_SC_NONE && !ad->async[d] && !ad->sc->dev[d].hotplug;
 }
 
 static int cmp_u32(uint32_t x, uint32_t y)
@@ -174,341 +203,465 @@ static int cmp_advice(const void *x, const void *y)
 }
 
 /* Children in CSR form (a parent is listed before its children). */
-static int build_kids(struct work *wk)
+static int build_kids(struct advisor *ad)
 {
-	const struct dl_scenario *sc = wk->sc;
+	const struct dl_scenario *sc = ad->sc;
 	uint32_t *fill;
 
-	wk->kid_off = calloc((size_t)sc->ndev + 2, sizeof(*wk->kid_off));
-	wk->kid = malloc(((size_t)sc->ndev + 1) * sizeof(*wk->kid));
-	wk->stack = malloc(((size_t)sc->ndev + 1) * sizeof(*wk->stack));
+	ad->kid_off = calloc((size_t)sc->ndev + 2, sizeof(*ad->kid_off));
+	ad->kid = malloc(((size_t)sc->ndev + 1) * sizeof(*ad->kid));
 	fill = calloc((size_t)sc->ndev + 1, sizeof(*fill));
-	if (!wk->kid_off || !wk->kid || !wk->stack || !fill) {
+	if (!ad->kid_off || !ad->kid || !fill) {
 		free(fill);
 		return -ENOMEM;
 	}
 	for (uint32_t d = 0; d < sc->ndev; d++)
 		if (sc->dev[d].parent != DL_SC_NONE)
-			wk->kid_off[sc->dev[d].parent + 1]++;
+			ad->kid_off[sc->dev[d].parent + 1]++;
 	for (uint32_t d = 0; d < sc->ndev; d++)
-		wk->kid_off[d + 1] += wk->kid_off[d];
+		ad->kid_off[d + 1] += ad->kid_off[d];
 	for (uint32_t d = 0; d < sc->ndev; d++) {
 		uint32_t p = sc->dev[d].parent;
 
 		if (p != DL_SC_NONE)
-			wk->kid[wk->kid_off[p] + fill[p]++] = d;
+			ad->kid[ad->kid_off[p] + fill[p]++] = d;
 	}
 	free(fill);
 	return 0;
 }
 
-/* Set D and its sync descendants async in the working copy; their number. */
-static uint32_t set_subtree(struct work *wk, uint32_t d)
+/* D and its sync descendants: their number; made async in @dev too unless it is NULL. */
+static uint32_t subtree(const struct advisor *ad, uint32_t *stack, uint32_t d,
+			struct dl_sc_device *dev)
 {
 	uint32_t n = 0, top = 0;
 
-	wk->stack[top++] = d;
+	stack[top++] = d;
 	while (top) {
-		uint32_t x = wk->stack[--top];
+		uint32_t x = stack[--top];
 
-		if (!sync_dev(wk, x))
+		if (!sync_dev(ad, x))
 			continue;
-		wk->w.dev[x].async = 1;
+		if (dev)
+			dev[x].async = 1;
 		n++;
-		for (uint32_t j = wk->kid_off[x]; j < wk->kid_off[x + 1]; j++)
-			wk->stack[top++] = wk->kid[j];
+		for (uint32_t j = ad->kid_off[x]; j < ad->kid_off[x + 1]; j++)
+			stack[top++] = ad->kid[j];
 	}
 	return n;
 }
 
-/* Each sync device with a latency made async (at most LIMIT): what each saves into SINGLE. */
-static int async_singles(struct work *wk, uint32_t limit, int64_t *single)
+/* Each sync device with a latency made async (at most LIMIT). */
+static int add_singles(struct advisor *ad, uint32_t limit)
 {
-	const struct dl_scenario *sc = wk->sc;
+	const struct dl_scenario *sc = ad->sc;
 	struct dl_advice *a;
-	uint32_t n = 0;
-	int ret = 0;
 
-	for (uint32_t d = 0; d < sc->ndev && n < limit && !ret && !stopped(wk); d++) {
-		if (!sync_dev(wk, d) || !has_latency(&sc->prof[sc->dev[d].profile]))
+	for (uint32_t d = 0, n = 0; d < sc->ndev && n < limit; d++) {
+		if (!sync_dev(ad, d) || !has_latency(&sc->prof[sc->dev[d].profile]))
 			continue;
-		if (!(a = push(wk)))
+		if (!(a = push(ad, DL_ADV_ASYNC, d)))
 			return -ENOMEM;
-		a->kind = DL_ADV_ASYNC;
-		a->dev = d;
 		a->n = 1;
-		wk->w.dev[d].async = 1;
-		ret = try_async(wk, a);
-		if (!ret)
-			single[d] = a->total_saved_ns;
 		n++;
 	}
-	return ret;
+	return 0;
 }
 
-/* D and its parent P made async together; *SAVES: that saves more than HELP. */
-static int try_pair(struct work *wk, uint32_t d, uint32_t p, int64_t help, bool *saves)
+/* D and its parent both sync, and neither alone saves HELP (SINGLE: what each saved)? */
+static bool pairable(const struct advisor *ad, uint32_t d, int64_t help, const int64_t *single)
 {
-	struct dl_advice *a = push(wk);
-	int ret;
+	uint32_t p = ad->sc->dev[d].parent;
 
-	if (!a)
-		return -ENOMEM;
-	a->kind = DL_ADV_ASYNC_PAIR;
-	a->dev = d;
-	a->dev2 = p;
-	a->n = 2;
-	wk->w.dev[d].async = wk->w.dev[p].async = 1;
-	ret = try_async(wk, a);
-	*saves = a->total_saved_ns > help;
-	return ret;
+	return sync_dev(ad, d) && sync_dev(ad, p) && single[d] <= help && single[p] <= help;
 }
 
-/* D and all its sync ancestors made async together, when they are three or more and
- * ROOM says a chain may still be tried (*TRIED then). */
-static int try_chain(struct work *wk, uint32_t d, bool room, bool *tried)
+/* Each device with its parent, where neither alone saves HELP (at most LIMIT). */
+static int add_pairs(struct advisor *ad, uint32_t limit, int64_t help, const int64_t *single)
 {
-	const struct dl_scenario *sc = wk->sc;
-	uint32_t len = 1, top = d;
+	const struct dl_scenario *sc = ad->sc;
 	struct dl_advice *a;
 
-	*tried = false;
-	wk->w.dev[d].async = 1;
-	while (sync_dev(wk, sc->dev[top].parent)) {
-		top = sc->dev[top].parent;
-		wk->w.dev[top].async = 1;
-		len++;
+	for (uint32_t d = 0, n = 0; d < sc->ndev && n < limit; d++) {
+		if (!pairable(ad, d, help, single))
+			continue;
+		if (!(a = push(ad, DL_ADV_ASYNC_PAIR, d)))
+			return -ENOMEM;
+		a->dev2 = sc->dev[d].parent;
+		a->n = 2;
+		n++;
 	}
-	if (len < 3 || !room) {
-		for (uint32_t x = 0; x < sc->ndev; x++)
-			wk->w.dev[x].async = wk->async[x];
-		return 0;
-	}
-	if (!(a = push(wk)))
-		return -ENOMEM;
-	a->kind = DL_ADV_ASYNC_CHAIN;
-	a->dev = d;
-	a->dev2 = top;
-	a->n = len;
-	*tried = true;
-	return try_async(wk, a);
+	return 0;
 }
 
 /*
- * Pairs and chains, where no single change helps (neither the device nor its
- * parent saves HELP alone): the device with its parent (at most LIMIT; PAIRED
- * marks them), and where the pair does not help either, with the chain of its
- * sync ancestors (at most LIMIT).
+ * Where the pair was not tried (the limit) or did not save HELP either
+ * (PAIRED): the device with all its sync ancestors, when they are three or
+ * more (at most LIMIT).
  */
-static int async_pairs_chains(struct work *wk, uint32_t limit, int64_t help, const int64_t *single,
-			      uint8_t *paired)
+static int add_chains(struct advisor *ad, uint32_t limit, int64_t help, const int64_t *single,
+		      const uint8_t *paired)
 {
-	const struct dl_scenario *sc = wk->sc;
-	uint32_t np = 0, nc = 0;
-	int ret = 0;
+	const struct dl_scenario *sc = ad->sc;
+	struct dl_advice *a;
 
-	for (uint32_t d = 0; d < sc->ndev && !ret && !stopped(wk); d++) {
-		uint32_t p = sc->dev[d].parent;
-		bool saves = false, tried;
+	for (uint32_t d = 0, n = 0; d < sc->ndev && n < limit; d++) {
+		uint32_t len = 1, top = d;
 
-		if (!sync_dev(wk, d) || !sync_dev(wk, p) || single[d] > help || single[p] > help)
+		if (!pairable(ad, d, help, single) || paired[d] == PAIR_SAVED)
 			continue;
-		if (np < limit) {
-			if ((ret = try_pair(wk, d, p, help, &saves)))
-				break;
-			paired[d] = 1;
-			np++;
-			if (saves)
-				continue;
+		while (sync_dev(ad, sc->dev[top].parent)) {
+			top = sc->dev[top].parent;
+			len++;
 		}
-		ret = try_chain(wk, d, nc < limit, &tried);
-		nc += tried;
+		if (len < 3)
+			continue;
+		if (!(a = push(ad, DL_ADV_ASYNC_CHAIN, d)))
+			return -ENOMEM;
+		a->dev2 = top;
+		a->n = len;
+		n++;
 	}
-	return ret;
+	return 0;
 }
 
 /* Each sync device with sync children, with its sync descendants (at most LIMIT); not
  * one whose one sync child has no children and was PAIRED with it. */
-static int async_subtrees(struct work *wk, uint32_t limit, const uint8_t *paired)
+static int add_subtrees(struct advisor *ad, uint32_t limit, const uint8_t *paired,
+			uint32_t *stack)
 {
-	const struct dl_scenario *sc = wk->sc;
+	const struct dl_scenario *sc = ad->sc;
 	struct dl_advice *a;
-	uint32_t n = 0;
-	int ret = 0;
 
-	for (uint32_t d = 0; d < sc->ndev && n < limit && !ret && !stopped(wk); d++) {
+	for (uint32_t d = 0, n = 0; d < sc->ndev && n < limit; d++) {
 		uint32_t kids = 0, kid = DL_SC_NONE;
 
-		for (uint32_t j = wk->kid_off[d]; j < wk->kid_off[d + 1]; j++)
-			if (sync_dev(wk, wk->kid[j])) {
+		for (uint32_t j = ad->kid_off[d]; j < ad->kid_off[d + 1]; j++)
+			if (sync_dev(ad, ad->kid[j])) {
 				kids++;
-				kid = wk->kid[j];
+				kid = ad->kid[j];
 			}
 		/* (one sync child with none of its own: the pair, if it was tried) */
-		if (!sync_dev(wk, d) || !kids ||
-		    (kids == 1 && paired[kid] && wk->kid_off[kid] == wk->kid_off[kid + 1]))
+		if (!sync_dev(ad, d) || !kids ||
+		    (kids == 1 && paired[kid] && ad->kid_off[kid] == ad->kid_off[kid + 1]))
 			continue;
-		if (!(a = push(wk)))
+		if (!(a = push(ad, DL_ADV_ASYNC_SUBTREE, d)))
 			return -ENOMEM;
-		a->kind = DL_ADV_ASYNC_SUBTREE;
-		a->dev = d;
-		a->n = set_subtree(wk, d);
-		ret = try_async(wk, a);
-		n++;
-	}
-	return ret;
-}
-
-/* Every device async (a hotplugged one keeps its flag), if any is sync. */
-static int async_every(struct work *wk)
-{
-	const struct dl_scenario *sc = wk->sc;
-	struct dl_advice *a;
-	uint32_t n = 0;
-
-	for (uint32_t d = 0; d < sc->ndev; d++)
-		n += sync_dev(wk, d);
-	if (!n || stopped(wk))
-		return 0;
-	if (!(a = push(wk)))
-		return -ENOMEM;
-	a->kind = DL_ADV_ASYNC_ALL;
-	a->n = n;
-	for (uint32_t d = 0; d < sc->ndev; d++)
-		wk->w.dev[d].async = !sc->dev[d].hotplug || wk->async[d];
-	return try_async(wk, a);
-}
-
-/*
- * The candidates that make devices async: each sync device with a latency;
- * then, where neither a device nor its parent alone saves HELP, the pair,
- * and the chain of the device and its sync ancestors; each sync device
- * with sync children, with its subtree; every device.
- */
-static int async_changes(struct work *wk, uint32_t limit, int64_t help)
-{
-	const struct dl_scenario *sc = wk->sc;
-	int64_t *single = calloc((size_t)sc->ndev + 1, sizeof(*single));
-	uint8_t *paired = calloc((size_t)sc->ndev + 1, 1);	/* tried with its parent */
-	int ret = -ENOMEM;
-
-	if (single && paired)
-		ret = async_singles(wk, limit, single);
-	if (!ret)
-		ret = async_pairs_chains(wk, limit, help, single, paired);
-	if (!ret)
-		ret = async_subtrees(wk, limit, paired);
-	if (!ret)
-		ret = async_every(wk);
-	free(single);
-	free(paired);
-	return ret < 0 ? ret : 0;
-}
-
-static int halve_changes(struct work *wk, uint32_t limit, int64_t *samp, uint32_t maxs)
-{
-	const struct dl_scenario *sc = wk->sc;
-	uint32_t n = 0;
-	int ret = 0;
-
-	for (uint32_t d = 0; d < sc->ndev && n < limit && !stopped(wk); d++) {
-		const struct dl_profile *p = &sc->prof[sc->dev[d].profile];
-		struct dl_advice *a;
-
-		if (!has_latency(p))
-			continue;
-		if (!(a = push(wk)))
-			return -ENOMEM;
-		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
-			wk->w.prof[sc->nprof].lat[k] = dl_latency_halved(p->lat[k], samp + (size_t)k * maxs);
-		wk->w.prof[sc->nprof].cpu_ppm = p->cpu_ppm;
-		wk->w.nprof = sc->nprof + 1;
-		wk->w.dev[d].profile = sc->nprof;
-		a->kind = DL_ADV_HALVE;
-		a->dev = d;
-		ret = simulate(wk, a, wk->res->order, wk->res->workers);
-		wk->w.dev[d].profile = sc->dev[d].profile;
-		wk->w.nprof = sc->nprof;
-		if (ret)
-			return ret < 0 ? ret : 0;
-		wk->res->nadv++;
+		a->n = subtree(ad, stack, d, NULL);
 		n++;
 	}
 	return 0;
 }
 
-/* One whole-run change under ORDER on WORKERS. */
-static int run_change(struct work *wk, uint8_t kind, enum dl_order order, uint32_t workers,
-		      bool research)
+/* Every device async (a hotplugged one keeps its flag), if any is sync. */
+static int add_every(struct advisor *ad)
 {
-	struct dl_advice *a = push(wk);
-	int ret;
+	struct dl_advice *a;
+	uint32_t n = 0;
+
+	for (uint32_t d = 0; d < ad->sc->ndev; d++)
+		n += sync_dev(ad, d);
+	if (!n)
+		return 0;
+	if (!(a = push(ad, DL_ADV_ASYNC_ALL, DL_SC_NONE)))
+		return -ENOMEM;
+	a->n = n;
+	return 0;
+}
+
+/* Each device with a latency twice as fast (at most LIMIT). */
+static int add_halves(struct advisor *ad, uint32_t limit)
+{
+	const struct dl_scenario *sc = ad->sc;
+
+	for (uint32_t d = 0, n = 0; d < sc->ndev && n < limit; d++) {
+		if (!has_latency(&sc->prof[sc->dev[d].profile]))
+			continue;
+		if (!push(ad, DL_ADV_HALVE, d))
+			return -ENOMEM;
+		n++;
+	}
+	return 0;
+}
+
+/* One whole-run change: the run under ORDER on WORKERS. */
+static int add_whole(struct advisor *ad, uint8_t kind, enum dl_order order, uint32_t workers,
+		     bool research)
+{
+	struct dl_advice *a = push(ad, kind, DL_SC_NONE);
 
 	if (!a)
 		return -ENOMEM;
-	a->kind = kind;
 	a->order = order;
 	a->cpus = workers;
 	a->research = research;
-	ret = simulate(wk, a, order, workers);
-	if (!ret)
-		wk->res->nadv++;
-	return ret < 0 ? ret : 0;
+	return 0;
 }
 
-static int link_changes(struct work *wk, uint32_t limit)
+/* Each link dropped (at most LIMIT): unsafe. */
+static int add_links(struct advisor *ad, uint32_t limit)
 {
-	const struct dl_scenario *sc = wk->sc;
-	uint32_t n = 0;
-	int ret;
+	const struct dl_scenario *sc = ad->sc;
+	struct dl_advice *a;
 
-	for (uint32_t l = 0; l < sc->nlink && n < limit && !stopped(wk); l++) {
-		struct dl_advice *a;
-
-		if (!(a = push(wk)))
+	for (uint32_t l = 0; l < sc->nlink && l < limit; l++) {
+		if (!(a = push(ad, DL_ADV_DROP_LINK, sc->link[l].consumer)))
 			return -ENOMEM;
-		a->kind = DL_ADV_DROP_LINK;
 		a->unsafe = true;
 		a->link = l;
-		a->dev = sc->link[l].consumer;
 		a->dev2 = sc->link[l].supplier;
+	}
+	return 0;
+}
+
+/* --research: orders no kernel has (naive ignores the links: no option), and twice the CPUs. */
+static int add_research(struct advisor *ad)
+{
+	const struct dl_advise_result *res = ad->res;
+	int ret = 0;
+
+	for (int i = 0; i < DL_ORDER_COUNT && !ret; i++)
+		if (dl_order_research(dl_order_policy((enum dl_order)i)) &&
+		    (enum dl_order)i != res->order)
+			ret = add_whole(ad, DL_ADV_ORDER, (enum dl_order)i, res->workers, true);
+	return ret ? ret : add_whole(ad, DL_ADV_CPUS, res->order, res->workers * 2, true);
+}
+
+/*
+ * The changes no run decides: subtrees and every device async (where the
+ * order takes async flags), halves, the kernel upgraded, links, research.
+ */
+static int add_rest(struct advisor *ad, uint32_t limit, const uint8_t *paired, uint32_t *stack)
+{
+	const struct dl_advise_result *res = ad->res;
+	enum dl_order next;
+	int ret = 0;
+
+	if (dl_order_policy(res->order)->use_async_flag &&
+	    !(ret = add_subtrees(ad, limit, paired, stack)))
+		ret = add_every(ad);
+	if (!ret)
+		ret = add_halves(ad, limit);
+	if (!ret && !dl_order_successor(res->order, &next))
+		ret = add_whole(ad, DL_ADV_UPGRADE, next, res->workers, false);
+	if (!ret)
+		ret = add_links(ad, limit);
+	if (!ret && ad->o->research)
+		ret = add_research(ad);
+	return ret;
+}
+
+static bool whole_run(const struct dl_advice *a)
+{
+	return a->kind == DL_ADV_ORDER || a->kind == DL_ADV_CPUS || a->kind == DL_ADV_UPGRADE;
+}
+
+/* Make change @a in @wk's working copy (a whole-run change is the run's order or K). */
+static void change(struct work *wk, const struct dl_advice *a)
+{
+	const struct advisor *ad = wk->ad;
+	const struct dl_scenario *sc = ad->sc;
+	uint32_t d = a->dev, l = a->link;
+
+	switch (a->kind) {
+	case DL_ADV_ASYNC:
+	case DL_ADV_ASYNC_PAIR:
+	case DL_ADV_ASYNC_CHAIN:	/* dev and its n - 1 ancestors */
+		for (uint32_t i = 0; i < a->n; i++, d = sc->dev[d].parent)
+			wk->w.dev[d].async = 1;
+		break;
+	case DL_ADV_ASYNC_SUBTREE:
+		subtree(ad, wk->stack, d, wk->w.dev);
+		break;
+	case DL_ADV_ASYNC_ALL:
+		for (d = 0; d < sc->ndev; d++)
+			wk->w.dev[d].async = !sc->dev[d].hotplug || ad->async[d];
+		break;
+	case DL_ADV_HALVE: {	/* a profile of its own, after the scenario's */
+		const struct dl_profile *p = &sc->prof[sc->dev[d].profile];
+		struct dl_profile *h = &wk->w.prof[sc->nprof];
+
+		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
+			h->lat[k] = dl_latency_halved(p->lat[k], wk->samp + (size_t)k * ad->maxs);
+		h->cpu_ppm = p->cpu_ppm;
+		wk->w.nprof = sc->nprof + 1;
+		wk->w.dev[d].profile = sc->nprof;
+		break;
+	}
+	case DL_ADV_DROP_LINK:
 		/* the links after it move up one (the order links are added in matters) */
 		memmove(&wk->w.link[l], &sc->link[l + 1], (sc->nlink - l - 1) * sizeof(*sc->link));
 		wk->w.nlink = sc->nlink - 1;
 		wk->w.nlink_generated = sc->nlink_generated - (l < sc->nlink_generated);
-		ret = simulate(wk, a, wk->res->order, wk->res->workers);
-		memcpy(&wk->w.link[l], &sc->link[l], (sc->nlink - l) * sizeof(*sc->link));
+		break;
+	default:
+		assert(whole_run(a));
+	}
+}
+
+/* Undo change @a: @wk's copy is the baseline's again. */
+static void undo(struct work *wk, const struct dl_advice *a)
+{
+	const struct dl_scenario *sc = wk->ad->sc;
+
+	switch (a->kind) {
+	case DL_ADV_HALVE:
+		wk->w.dev[a->dev].profile = sc->dev[a->dev].profile;
+		wk->w.nprof = sc->nprof;
+		break;
+	case DL_ADV_DROP_LINK:
+		memcpy(&wk->w.link[a->link], &sc->link[a->link],
+		       (sc->nlink - a->link) * sizeof(*sc->link));
 		wk->w.nlink = sc->nlink;
 		wk->w.nlink_generated = sc->nlink_generated;
-		if (ret)
-			return ret < 0 ? ret : 0;
-		wk->res->nadv++;
-		n++;
+		break;
+	default:
+		if (whole_run(a))
+			break;
+		for (uint32_t d = 0; d < sc->ndev; d++)
+			wk->w.dev[d].async = wk->ad->async[d];
 	}
-	return 0;
+}
+
+/* A run's result ends the stage: an error (the first stands), or 1, stopped (an error outranks it). */
+static void halt(struct advisor *ad, int ret)
+{
+	int was = 0;
+
+	while (!atomic_compare_exchange_weak(&ad->halt, &was, ret))
+		if (was < 0 || ret == 1)
+			break;
+}
+
+/* A thread's share of the stage: the next candidate not taken, until none is left or halt. */
+static void *run_share(void *arg)
+{
+	struct work *wk = arg;
+	struct advisor *ad = wk->ad;
+	const struct dl_advise_result *res = ad->res;
+	uint32_t i;
+
+	while (!atomic_load(&ad->halt) && !stopped(ad) &&
+	       (i = atomic_fetch_add(&ad->next, 1)) < ad->end) {
+		struct dl_advice *a = &res->adv[i];
+		int ret;
+
+		change(wk, a);
+		ret = simulate(wk, a, whole_run(a) ? a->order : res->order,
+			       whole_run(a) ? a->cpus : res->workers);
+		undo(wk, a);
+		if (ret)
+			halt(ad, ret);
+	}
+	return NULL;
 }
 
 /*
- * The working copy: the scenario's device, profile and link arrays, the
- * baseline's async flags and the children lists; *samp a buffer for the
- * most latency samples a profile has (*maxs).  0 or -ENOMEM.
+ * Run the candidates res->adv[@first..nadv) on up to ad->jobs threads (this
+ * one among them), and keep those that ran, in their order; a stop leaves
+ * res->interrupted set.  Return: 0, or a run's error.
  */
-static int work_init(struct work *wk, int64_t **samp, uint32_t *maxs)
+static int run_stage(struct advisor *ad, struct work *wk, uint32_t first)
 {
-	const struct dl_scenario *sc = wk->sc;
-	const struct dl_advise_opts *o = wk->o;
+	struct dl_advise_result *res = ad->res;
+	uint32_t t, kept = first;
+	int ret;
 
+	atomic_store(&ad->next, first);
+	atomic_store(&ad->halt, 0);
+	ad->end = res->nadv;
+	/* (a thread that cannot be started leaves its share to the others) */
+	for (t = 1; t < ad->jobs && t < res->nadv - first; t++)
+		if (pthread_create(&wk[t].tid, NULL, run_share, &wk[t]))
+			break;
+	run_share(&wk[0]);
+	while (--t)
+		pthread_join(wk[t].tid, NULL);
+	for (uint32_t i = first; i < res->nadv; i++)
+		if (res->adv[i].status)	/* (a run stopped has none) */
+			res->adv[kept++] = res->adv[i];
+	res->interrupted |= kept < res->nadv || stopped(ad);
+	res->nadv = kept;
+	ret = atomic_load(&ad->halt);
+	return ret < 0 ? ret : 0;
+}
+
+/* What the runs so far saved: each single (SINGLE), each pair tried (PAIRED: more than HELP?). */
+static void note_savings(const struct dl_advise_result *res, int64_t help, int64_t *single,
+			 uint8_t *paired)
+{
+	for (uint32_t i = 0; i < res->nadv; i++) {
+		const struct dl_advice *a = &res->adv[i];
+
+		if (a->kind == DL_ADV_ASYNC)
+			single[a->dev] = a->total_saved_ns;
+		else if (a->kind == DL_ADV_ASYNC_PAIR)
+			paired[a->dev] = a->total_saved_ns > help ? PAIR_SAVED : PAIR_TRIED;
+	}
+}
+
+enum { STAGE_SINGLES, STAGE_PAIRS, STAGE_CHAINS, STAGE_REST, STAGE_COUNT };
+
+/*
+ * Every kind of change, at most @limit each, stage after stage until a stop:
+ * the singles (where the order takes async flags), whose savings decide the
+ * pairs, whose savings decide the chains; then the rest, which no run decides.
+ */
+static int try_changes(struct advisor *ad, struct work *wk, uint32_t limit)
+{
+	struct dl_advise_result *res = ad->res;
+	int64_t *single = calloc((size_t)ad->sc->ndev + 1, sizeof(*single)), help = 0;
+	uint8_t *paired = calloc((size_t)ad->sc->ndev + 1, 1);
+	int s = dl_order_policy(res->order)->use_async_flag ? STAGE_SINGLES : STAGE_REST;
+	int ret = single && paired ? 0 : -ENOMEM;
+
+	/* a pair or chain is tried where no single change saves a hundredth of the run */
+	for (uint32_t i = 0; i < res->base.nops; i++)
+		help += res->base.op[i].makespan_ns;
+	help /= 100;
+
+	for (; s < STAGE_COUNT && !ret && !res->interrupted; s++) {
+		uint32_t first = res->nadv;
+
+		note_savings(res, help, single, paired);
+		switch (s) {
+		case STAGE_SINGLES:
+			ret = add_singles(ad, limit);
+			break;
+		case STAGE_PAIRS:
+			ret = add_pairs(ad, limit, help, single);
+			break;
+		case STAGE_CHAINS:
+			ret = add_chains(ad, limit, help, single, paired);
+			break;
+		default:
+			ret = add_rest(ad, limit, paired, wk[0].stack);
+		}
+		if (!ret)
+			ret = run_stage(ad, wk, first);
+	}
+	free(single);
+	free(paired);
+	return ret;
+}
+
+/*
+ * @wk: a working copy of the scenario's device, profile and link arrays, as
+ * the baseline runs them; room for a halved profile's samples and a
+ * subtree's stack.  0 or -ENOMEM.
+ */
+static int work_init(struct advisor *ad, struct work *wk)
+{
+	const struct dl_scenario *sc = ad->sc;
+
+	wk->ad = ad;
 	wk->w = *sc;
 	wk->w.dev = malloc(((size_t)sc->ndev + 1) * sizeof(*wk->w.dev));
 	wk->w.prof = malloc(((size_t)sc->nprof + 1) * sizeof(*wk->w.prof));
 	wk->w.link = malloc(((size_t)sc->nlink + 1) * sizeof(*wk->w.link));
-	wk->async = malloc((size_t)sc->ndev + 1);
-	for (uint32_t p = 0; p < sc->nprof; p++)
-		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
-			if (sc->prof[p].lat[k].nsamp > *maxs)
-				*maxs = sc->prof[p].lat[k].nsamp;
-	*samp = malloc(((size_t)*maxs * DL_LAT_COUNT + 1) * sizeof(**samp));
-	if (!wk->w.dev || !wk->w.prof || !wk->w.link || !wk->async || !*samp || build_kids(wk))
+	wk->samp = malloc(((size_t)ad->maxs * DL_LAT_COUNT + 1) * sizeof(*wk->samp));
+	wk->stack = malloc(((size_t)sc->ndev + 1) * sizeof(*wk->stack));
+	if (!wk->w.dev || !wk->w.prof || !wk->w.link || !wk->samp || !wk->stack)
 		return -ENOMEM;
 	/* (an empty array may be NULL: memcpy must not see it) */
 	if (sc->ndev)
@@ -517,11 +670,8 @@ static int work_init(struct work *wk, int64_t **samp, uint32_t *maxs)
 		memcpy(wk->w.prof, sc->prof, sc->nprof * sizeof(*sc->prof));
 	if (sc->nlink)
 		memcpy(wk->w.link, sc->link, sc->nlink * sizeof(*sc->link));
-	for (uint32_t d = 0; d < sc->ndev; d++) {
-		if (o->all_sync || wk->res->order != o->order)
-			wk->w.dev[d].async = 0;
-		wk->async[d] = wk->w.dev[d].async;
-	}
+	for (uint32_t d = 0; d < sc->ndev; d++)
+		wk->w.dev[d].async = ad->async[d];
 	return 0;
 }
 
@@ -530,45 +680,25 @@ static void work_free(struct work *wk)
 	free(wk->w.dev);
 	free(wk->w.prof);
 	free(wk->w.link);
-	free(wk->async);
-	free(wk->kid_off);
-	free(wk->kid);
+	free(wk->samp);
 	free(wk->stack);
 }
 
 /*
- * The run every change is measured against.  Returns a negative error, or
- * 0 with res->interrupted set when it did not complete (nothing to rank).
+ * The run every change is measured against, on @wk's copy.  Returns a
+ * negative error, or 0 with res->interrupted set when it did not complete
+ * (nothing to rank).
  */
-static int run_baseline(struct work *wk)
+static int run_baseline(struct advisor *ad, struct work *wk)
 {
-	struct dl_advise_result *res = wk->res;
-	struct dl_engine_opts eo = { .seed = wk->sc->seed, .stop = wk->o->stop,
-				     .order = res->order, .workers = res->workers,
-				     .cost_profile = wk->o->cost_profile,
-				     .probe_module = wk->o->probe_module };
+	struct dl_advise_result *res = ad->res;
+	struct dl_engine_opts eo = engine_opts(ad, res->order, res->workers);
 	int ret = des_run(wk, &eo, &res->base);   /* the first: resims 1 */
+
 	if (ret && ret != -EINTR)
 		return ret;
-	if (ret || stopped(wk) || !strcmp(res->base.status, "interrupted"))
+	if (ret || stopped(ad) || !strcmp(res->base.status, "interrupted"))
 		res->interrupted = true;	/* no baseline: no change to rank */
-	return 0;
-}
-
-/* --research: orders no kernel has, and twice the CPUs. */
-static int research_changes(struct work *wk)
-{
-	struct dl_advise_result *res = wk->res;
-	int ret;
-
-	/* orders no kernel has (naive ignores the links: no option) */
-	for (int i = 0; i < DL_ORDER_COUNT; i++)
-		if (!stopped(wk) && dl_order_research(dl_order_policy((enum dl_order)i)) &&
-		    (enum dl_order)i != res->order &&
-		    (ret = run_change(wk, DL_ADV_ORDER, (enum dl_order)i, res->workers, true)))
-			return ret;
-	if (!stopped(wk))
-		return run_change(wk, DL_ADV_CPUS, res->order, res->workers * 2, true);
 	return 0;
 }
 
@@ -581,90 +711,100 @@ static uint64_t at_most(uint64_t n, uint32_t limit)
  * The engine runs try_changes() will make, the baseline's included, for the
  * progress line: each kind's candidates as its loop counts them, at most
  * @limit each; not the pairs and chains, which depend on what the singles
- * saved, and a subtree that async_subtrees() skips as a pair tried (a few
+ * saved, and a subtree that add_subtrees() skips as a pair tried (a few
  * too many).  Every link is one: at 28,000 devices this is some 126,000 runs.
  */
-static uint64_t planned_runs(const struct work *wk, uint32_t limit)
+static uint64_t planned_runs(const struct advisor *ad, uint32_t limit)
 {
-	const struct dl_scenario *sc = wk->sc;
+	const struct dl_scenario *sc = ad->sc;
 	uint64_t singles = 0, subtrees = 0, halves = 0, nsync = 0, n = 1;
 	enum dl_order next;
 
 	for (uint32_t d = 0; d < sc->ndev; d++) {
 		bool lat = has_latency(&sc->prof[sc->dev[d].profile]), kids = false;
 
-		for (uint32_t j = wk->kid_off[d]; j < wk->kid_off[d + 1] && !kids; j++)
-			kids = sync_dev(wk, wk->kid[j]);
-		nsync += sync_dev(wk, d);
-		singles += sync_dev(wk, d) && lat;
-		subtrees += sync_dev(wk, d) && kids;
+		for (uint32_t j = ad->kid_off[d]; j < ad->kid_off[d + 1] && !kids; j++)
+			kids = sync_dev(ad, ad->kid[j]);
+		nsync += sync_dev(ad, d);
+		singles += sync_dev(ad, d) && lat;
+		subtrees += sync_dev(ad, d) && kids;
 		halves += lat;
 	}
-	if (dl_order_policy(wk->res->order)->use_async_flag)
+	if (dl_order_policy(ad->res->order)->use_async_flag)
 		n += at_most(singles, limit) + at_most(subtrees, limit) + (nsync > 0);
-	n += at_most(halves, limit) + !dl_order_successor(wk->res->order, &next) +
+	n += at_most(halves, limit) + !dl_order_successor(ad->res->order, &next) +
 	     at_most(sc->nlink, limit);
-	for (int i = 0; wk->o->research && i < DL_ORDER_COUNT; i++)
+	for (int i = 0; ad->o->research && i < DL_ORDER_COUNT; i++)
 		n += dl_order_research(dl_order_policy((enum dl_order)i)) &&
-		     (enum dl_order)i != wk->res->order;
-	return n + wk->o->research;
+		     (enum dl_order)i != ad->res->order;
+	return n + ad->o->research;
 }
 
-/* Every kind of change, one after the other, until @limit each or a stop. */
-static int try_changes(struct work *wk, uint32_t limit, int64_t *samp, uint32_t maxs)
+/*
+ * What every run reads: the baseline's async flags, the children lists,
+ * the most samples a profile has; and the working copies (*@wk), one per
+ * job: o->jobs, at most DL_ADVISE_MAX_JOBS and one per planned run.
+ * 0 or -ENOMEM.
+ */
+static int advisor_init(struct advisor *ad, uint32_t limit, struct work **wk)
 {
-	struct dl_advise_result *res = wk->res;
-	int64_t help = 0;
-	enum dl_order next;
-	int ret;
+	const struct dl_scenario *sc = ad->sc;
+	const struct dl_advise_opts *o = ad->o;
+	uint32_t jobs = o->jobs > 1 ? o->jobs : 1;
 
-	/* a pair or chain is tried where no single change saves a hundredth of the run */
-	for (uint32_t i = 0; i < res->base.nops; i++)
-		help += res->base.op[i].makespan_ns;
-	help /= 100;
-
-	if (dl_order_policy(res->order)->use_async_flag && (ret = async_changes(wk, limit, help)))
-		return ret;
-	if (!stopped(wk) && (ret = halve_changes(wk, limit, samp, maxs)))
-		return ret;
-	if (!stopped(wk) && !dl_order_successor(res->order, &next) &&
-	    (ret = run_change(wk, DL_ADV_UPGRADE, next, res->workers, false)))
-		return ret;
-	if (!stopped(wk) && (ret = link_changes(wk, limit)))
-		return ret;
-	if (wk->o->research)
-		return research_changes(wk);
+	ad->async = malloc((size_t)sc->ndev + 1);
+	if (!ad->async || build_kids(ad))
+		return -ENOMEM;
+	for (uint32_t d = 0; d < sc->ndev; d++)
+		ad->async[d] = o->all_sync || ad->res->order != o->order ? 0 : sc->dev[d].async;
+	for (uint32_t p = 0; p < sc->nprof; p++)
+		for (unsigned k = 0; k < DL_LAT_COUNT; k++)
+			if (sc->prof[p].lat[k].nsamp > ad->maxs)
+				ad->maxs = sc->prof[p].lat[k].nsamp;
+	ad->planned = planned_runs(ad, limit);
+	jobs = (uint32_t)at_most(at_most(ad->planned, jobs), DL_ADVISE_MAX_JOBS);
+	if (!(*wk = calloc(jobs, sizeof(**wk))))
+		return -ENOMEM;
+	ad->jobs = jobs;
+	for (uint32_t j = 0; j < jobs; j++)
+		if (work_init(ad, &(*wk)[j]))
+			return -ENOMEM;
 	return 0;
 }
 
 int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 	      struct dl_advise_result *res)
 {
-	struct work wk = { .sc = sc, .res = res, .o = o };
-	uint32_t maxs = 0, limit = o->max_candidates ? o->max_candidates : UINT32_MAX;
-	int64_t *samp = NULL, t0 = dl_mono_ns();
+	struct advisor ad = { .sc = sc, .o = o, .res = res };
+	struct work *wk = NULL;
+	uint32_t limit = o->max_candidates ? o->max_candidates : UINT32_MAX;
+	int64_t t0 = dl_mono_ns();
 	int ret;
 
 	memset(res, 0, sizeof(*res));
+	pthread_mutex_init(&ad.lock, NULL);
 	/* sync: kernel-async with every device sync runs the same, and takes async flags */
 	res->order = dl_order_async_form(o->order);
 	res->workers = dl_engine_workers(sc, res->order, o->workers);
-	ret = work_init(&wk, &samp, &maxs);
-	if (!ret) {
-		wk.planned = planned_runs(&wk, limit);
-		ret = run_baseline(&wk);
-	}
+	ret = advisor_init(&ad, limit, &wk);
+	if (!ret)
+		ret = run_baseline(&ad, wk);
 	if (!ret && !res->interrupted)
-		ret = try_changes(&wk, limit, samp, maxs);
+		ret = try_changes(&ad, wk, limit);
 	if (!ret) {
-		if (stopped(&wk))
+		if (stopped(&ad))
 			res->interrupted = true;
 		if (res->nadv)	/* qsort() must not see a NULL array */
 			qsort(res->adv, res->nadv, sizeof(*res->adv), cmp_advice);
 	}
 	res->wall_ns = dl_mono_ns() - t0;
-	work_free(&wk);
-	free(samp);
+	for (uint32_t j = 0; j < ad.jobs; j++)
+		work_free(&wk[j]);
+	free(wk);
+	free(ad.async);
+	free(ad.kid_off);
+	free(ad.kid);
+	pthread_mutex_destroy(&ad.lock);
 	if (ret) {
 		free(res->adv);
 		res->adv = NULL;

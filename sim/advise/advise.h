@@ -9,7 +9,8 @@
  * no kernel offers (another order, twice the CPUs) only on request.  The
  * baseline is the scenario as it is: its order, its async flags, its K.
  * The engine is called through dl_run() only; the scenario is
- * copied, never modified.  Nothing here prints.
+ * copied, never modified.  The re-simulations may run on several threads,
+ * with the same advice.  Nothing here prints.
  */
 #ifndef DL_ADVISE_H
 #define DL_ADVISE_H
@@ -18,6 +19,8 @@
 #include <stdint.h>
 
 #include "sim/engine/engine.h"
+
+#define DL_ADVISE_MAX_JOBS 256	/* dl_advise_opts.jobs */
 
 enum dl_advice_kind {
 	DL_ADV_ASYNC,		/* dev async (async=true) */
@@ -54,11 +57,18 @@ struct dl_advise_opts {
 	bool research;		/* also orders no kernel has and more CPUs */
 	unsigned cost_profile;	/* the cost model's defaults (cost.h): 0 hardware, guest */
 	bool probe_module;	/* probe as a module loaded after boot (kernel mode's way) */
+	/*
+	 * threads that run the changes, each on a working copy of its own
+	 * (0 or 1: this one alone); at most DL_ADVISE_MAX_JOBS and one per
+	 * planned run.  The advice is the same on any number.
+	 */
+	uint32_t jobs;
 	atomic_int *stop;	/* set to stop early (Ctrl-C); may be NULL */
 	/*
 	 * progress (may be NULL): after each engine run, the runs so far and
 	 * those planned (the baseline and every change; the pairs and chains
-	 * tried where no single change helps are not known ahead)
+	 * tried where no single change helps are not known ahead).  Called
+	 * from the thread whose run ended, one call at a time.
 	 */
 	void (*progress)(void *ctx, uint64_t done, uint64_t planned);
 	void *progress_ctx;
@@ -76,11 +86,11 @@ struct dl_advise_result {
 };
 
 /**
- * dl_advise() - simulate the baseline and every candidate change; sort the
- * changes by total makespan saved (ties: kind, device, second device,
- * link, order, CPUs: a total order).  A stop
- * (@o->stop) ends the re-simulation under way within its next event batch;
- * the changes done are kept and @res->interrupted set.
+ * dl_advise() - simulate the baseline and every candidate change (on
+ * @o->jobs threads); sort the changes by total makespan saved (ties: kind,
+ * device, second device, link, order, CPUs: a total order).  A stop
+ * (@o->stop) ends the re-simulations under way within their next event
+ * batch; the changes done are kept and @res->interrupted set.
  * Return: 0; a negative errno from the engine (baseline refused) or -ENOMEM.
  * Free @res->adv with free().
  */
