@@ -26,7 +26,7 @@
 static void advise_usage(FILE *f)
 {
 	fprintf(f, "usage: dlsim advise SCENARIO [--order O] [--top N] [--workers K] [--by OP]\n"
-		   "                    [--research] [--json] [--seed N] [--set KEY=VALUE]...\n"
+		   "                    [--research] [--json] [--jobs N] [--seed N] [--set KEY=VALUE]...\n"
 		   "                    [--profile P] [--probe-context C]\n"
 		   "                    [--verify N [--kernel V] [--kernel-timeout S] [--boots B]]\n\n"
 		   "Simulate the scenario (DES) as it is, then once per change, and rank the\n"
@@ -59,6 +59,9 @@ static void advise_usage(FILE *f)
 		   "  --workers K     CPUs of the baseline (default: cost.cpus, else the order's)\n"
 		   "  --research      also the changes no kernel offers (orders, CPUs)\n"
 		   "  --json          one JSON object on stdout\n"
+		   "  --jobs N        threads that run the re-simulations, a copy of the scenario\n"
+		   "                  each (default: the cores, at most %d); the ranking is the same\n"
+		   "                  on any number\n"
 		   "  --db PATH       also keep the ranking (the --top rows) in PATH's table advice,\n"
 		   "                  for the report of that database\n"
 		   "  --seed N, --set KEY=VALUE  as for run (dev.NAME.KEY, defaults.KEY, cost.KEY too)\n"
@@ -84,7 +87,7 @@ static void advise_usage(FILE *f)
 		   "Ctrl-C stops within the re-simulation or the boot under way and ranks what was\n"
 		   "simulated (no kernel column after a stopped boot).\n\n"
 		   "exit status: 0 success, 2 bad usage or input, 130 interrupted (the changes\n"
-		   "simulated until then are printed)\n");
+		   "simulated until then are printed)\n", DL_ADVISE_MAX_JOBS);
 }
 
 /* qsort_r(): advice by the time it saves in op *@ctx, then in total. */
@@ -652,6 +655,7 @@ static const struct cli_opt advise_opts_table[] = {
 	{ CLI_FN("--order", opt_order) },
 	{ CLI_FN("--top", opt_top) },
 	{ CLI_FN("--workers", opt_workers) },
+	{ CLI_U32("--jobs", AA, ao.jobs, 1, DL_ADVISE_MAX_JOBS, NULL) },
 	{ CLI_FN("--seed", opt_seed) },
 	{ CLI_STR("--by", AA, by) },
 	{ CLI_FN("--verify", opt_verify) },
@@ -690,6 +694,8 @@ static int parse_args(int argc, char **argv, struct advise_args *a)
 		fprintf(stderr, "dlsim advise: --kernel, --kernel-timeout and --boots need --verify N\n");
 		return -1;
 	}
+	if (!a->ao.jobs)
+		a->ao.jobs = cli_online_cpus(DL_ADVISE_MAX_JOBS);
 	return 0;
 }
 
