@@ -47,7 +47,7 @@ struct work {
 	pthread_t tid;
 };
 
-/* Pairs tried (add_pairs()), per device: paired[d] */
+/* paired[d]: d not tried with its parent (add_pairs()), tried, tried and saved a hundredth */
 enum { PAIR_NONE, PAIR_TRIED, PAIR_SAVED };
 
 struct dl_latency dl_latency_halved(struct dl_latency l, int64_t *buf)
