@@ -80,8 +80,8 @@ const char *cli_suggest(const char *word, const char *const *names, size_t n);
  * suffix): 0, or -EINVAL. */
 int cli_parse_u64(const char *s, uint64_t *out);
 
-/* The online CPUs, at most @max (1 if unknown): the default of a verb's --jobs. */
-uint32_t cli_online_cpus(uint32_t max);
+/* The CPUs this process may run on (dl_cpus_usable()), at most @max: the default of a verb's --jobs. */
+uint32_t cli_usable_cpus(uint32_t max);
 
 /*
  * argv[*i] is NAME VALUE or NAME=VALUE: returns VALUE (advancing *i past a

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sim/cli/cli.h"
+#include "sim/core/dl_cpus.h"
 #include "sim/engine/engine.h"
 
 #define EPROBE_DEFER_NR 517	/* include/linux/errno.h: not a libc errno */
@@ -121,11 +122,11 @@ const char *cli_op_key(const struct dl_run_result *r, uint32_t i, char *buf, siz
 	return buf;
 }
 
-uint32_t cli_online_cpus(uint32_t max)
+uint32_t cli_usable_cpus(uint32_t max)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t n = dl_cpus_usable();
 
-	return n > 0 ? (uint32_t)(n < (long)max ? n : (long)max) : 1;
+	return n < max ? n : max;
 }
 
 int cli_parse_u64(const char *s, uint64_t *out)

@@ -695,7 +695,7 @@ static int parse_args(int argc, char **argv, struct advise_args *a)
 		return -1;
 	}
 	if (!a->ao.jobs)
-		a->ao.jobs = cli_online_cpus(DL_ADVISE_MAX_JOBS);
+		a->ao.jobs = cli_usable_cpus(DL_ADVISE_MAX_JOBS);
 	return 0;
 }
 

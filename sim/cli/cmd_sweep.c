@@ -562,7 +562,7 @@ static int parse_args(int argc, char **argv, struct sweep_opts *o)
 	if (check_options(o))
 		return -1;
 	if (!o->jobs)
-		o->jobs = cli_online_cpus(MAX_JOBS);
+		o->jobs = cli_usable_cpus(MAX_JOBS);
 	return 0;
 }
 

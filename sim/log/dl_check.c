@@ -7,15 +7,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "sim/core/dl_core.h"
+#include "sim/core/dl_cpus.h"
 #include "sim/log/dl_check.h"
 #include "sim/log/dl_check_rows.h"
 #include "sim/log/dl_check_rules.h"
@@ -659,16 +658,6 @@ static void pass_ahead(void *ctx, const struct erow *r)
 	read_ahead(&P->k, &P->V, r);
 }
 
-/* The CPUs this thread may run on (taskset, a container's cpuset). */
-static int cpus_here(void)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		return CPU_COUNT(&set);
-	return (int)sysconf(_SC_NPROCESSORS_ONLN);
-}
-
 /*
  * What precedes the events: the verification of the runs row, metrics,
  * devices and links; the rules' state when they hold (the arrays sized from
@@ -705,7 +694,7 @@ static int pass_prepare(struct pass *P, int by_rowid)
 	k->db_lock = &P->db_lock;
 	P->feed.ahead = pass_ahead;
 	P->feed.ahead_ctx = P;
-	return dl_check_feed_start(&P->feed, P->st, &P->db_lock, cpus_here() > 1);
+	return dl_check_feed_start(&P->feed, P->st, &P->db_lock, dl_cpus_usable() > 1);
 }
 
 /* The next events row, verified, with its kind (-1: unknown) in *KIND; NULL: no more. */
