@@ -290,12 +290,16 @@ static int be_probe(void *be, unsigned pk)
 	s->module_ctx = false;
 	des_pmwq_run(s, true);
 	if (pk == PK_PROBE_READY) {
-		/* devices never released (a supplier failed): they stay unbound,
-		 * deferred as the kernel would leave them, in registration order */
+		/*
+		 * devices never attempted (a supplier failed: the cascade
+		 * finished them unattempted): they stay unbound, deferred as the
+		 * kernel would leave them, in registration order (threads.c
+		 * likewise)
+		 */
 		for (uint32_t d = 0; d < s->n; d++) {
 			uint32_t i = s->g.pos[d];
 
-			if (i != DL_NONE && s->t[i].part && s->t[i].stage != ST_DONE)
+			if (i != DL_NONE && s->t[i].part && !s->t[i].ran)
 				dl_deferred_add(&s->core, d);
 		}
 	}
