@@ -80,7 +80,7 @@ const char *cli_suggest(const char *word, const char *const *names, size_t n);
  * suffix): 0, or -EINVAL. */
 int cli_parse_u64(const char *s, uint64_t *out);
 
-/* The CPUs this process may run on (dl_cpus_usable()), at most @max: the default of a verb's --jobs. */
+/* The CPUs this process may run on (its affinity), at most @max: the default of a verb's --jobs. */
 uint32_t cli_usable_cpus(uint32_t max);
 
 /*

@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,7 +13,6 @@
 #include <unistd.h>
 
 #include "sim/cli/cli.h"
-#include "sim/core/dl_cpus.h"
 #include "sim/engine/engine.h"
 
 #define EPROBE_DEFER_NR 517	/* include/linux/errno.h: not a libc errno */
@@ -124,9 +124,15 @@ const char *cli_op_key(const struct dl_run_result *r, uint32_t i, char *buf, siz
 
 uint32_t cli_usable_cpus(uint32_t max)
 {
-	uint32_t n = dl_cpus_usable();
+	cpu_set_t set;
+	long n = 0;
 
-	return n < max ? n : max;
+	/* the affinity (taskset, a container's cpuset), not the machine's online count */
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		n = CPU_COUNT(&set);
+	if (n <= 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n <= 0 ? 1 : n < (long)max ? (uint32_t)n : max;
 }
 
 int cli_parse_u64(const char *s, uint64_t *out)

@@ -5,8 +5,8 @@
  * dl_check.h); then the verdict and the violations table.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,14 +14,11 @@
 #include <sqlite3.h>
 
 #include "sim/core/dl_core.h"
-#include "sim/core/dl_cpus.h"
 #include "sim/log/dl_check.h"
-#include "sim/log/dl_check_rows.h"
 #include "sim/log/dl_check_rules.h"
 #include "sim/log/dl_check_verify.h"
 #include "sim/log/dl_log.h"
 #include "sim/log/dl_log_shard.h"
-#include "sim/log/dl_testhook.h"
 
 
 /*
@@ -74,6 +71,66 @@ static int alloc_arrays(struct checker *k, uint32_t ndev, uint32_t nlink)
 	k->nlink = nlink;
 	return 0;
 }
+
+/*
+ * Kind, phase and state names come back as text on every row: look them up
+ * in a small open-addressing table (built once) instead of a strcmp() loop,
+ * which was the checker's largest cost after SQLite itself.
+ */
+#define NAME_SLOTS 64
+
+struct name_table {
+	pthread_once_t once;
+	const char *(*name)(unsigned);
+	unsigned count;
+	const char *key[NAME_SLOTS];
+	int8_t id[NAME_SLOTS];
+};
+
+static unsigned name_hash(const char *s, size_t n)
+{
+	return ((unsigned)n * 31u + (unsigned char)s[0] * 7u + (unsigned char)s[n - 1] * 3u +
+		(unsigned char)s[n / 2]) % NAME_SLOTS;
+}
+
+static void name_table_fill(struct name_table *t)
+{
+	for (unsigned i = 0; i < t->count; i++) {
+		const char *k = t->name(i);
+		unsigned h = name_hash(k, strlen(k));
+
+		while (t->key[h])
+			h = (h + 1) % NAME_SLOTS;
+		t->key[h] = k;
+		t->id[h] = (int8_t)i;
+	}
+}
+
+static struct name_table kinds = { PTHREAD_ONCE_INIT, dl_ev_kind_name, DL_EV_KIND_COUNT, {0}, {0} };
+static struct name_table phases = { PTHREAD_ONCE_INIT, dl_phase_name, DL_PH_COUNT, {0}, {0} };
+static struct name_table states = { PTHREAD_ONCE_INIT, dl_link_state_name, DL_STATE_COUNT, {0}, {0} };
+
+static void fill_kinds(void) { name_table_fill(&kinds); }
+static void fill_phases(void) { name_table_fill(&phases); }
+static void fill_states(void) { name_table_fill(&states); }
+
+static int name_lookup(struct name_table *t, void (*fill)(void), const char *s)
+{
+	size_t n;
+	unsigned h;
+
+	if (!s || !(n = strlen(s)))
+		return -1;
+	pthread_once(&t->once, fill);
+	for (h = name_hash(s, n); t->key[h]; h = (h + 1) % NAME_SLOTS)
+		if (!strcmp(t->key[h], s))
+			return t->id[h];
+	return -1;
+}
+
+static int parse_kind(const char *s) { return name_lookup(&kinds, fill_kinds, s); }
+static int parse_phase(const char *s) { return name_lookup(&phases, fill_phases, s); }
+static int parse_state(const char *s) { return name_lookup(&states, fill_states, s); }
 
 static uint32_t parse_flags(const char *s)
 {
@@ -317,6 +374,109 @@ static int load(struct checker *k)
 }
 
 /*
+ * The kind and phase of a row looked up once, for the verification and the
+ * rules alike; a name found is then given as the table's own string (the
+ * same text), which outlives the row.
+ */
+static void row_names(struct erow *r)
+{
+	r->kind_id = parse_kind(r->kind);
+	r->name = is_pm_kind(r->kind_id) ? parse_phase(r->phase) :
+		  r->kind_id == DL_EV_LINK_STATE ? parse_state(r->phase) : -1;
+	if (r->kind_id >= 0)
+		r->kind = dl_ev_kind_name((unsigned)r->kind_id);
+	if (r->name >= 0)
+		r->phase = is_pm_kind(r->kind_id) ? dl_phase_name((unsigned)r->name) :
+			   dl_link_state_name((unsigned)r->name);
+}
+
+static void read_row(sqlite3_stmt *st, struct erow *r)
+{
+	/*
+	 * One call a column: sqlite3_column_type() and _int64() would each look
+	 * it up again.  The value is unprotected (not threadsafe): nothing else
+	 * uses the connection while check reads it, and the texts, which may
+	 * need converting, go through sqlite3_column_text().
+	 */
+	for (int i = 0; i < EC_COUNT; i++) {
+		sqlite3_value *v = sqlite3_column_value(st, i);
+
+		r->type[i] = sqlite3_value_type(v);
+		r->v[i] = r->type[i] == SQLITE_NULL || i == EC_KIND || i == EC_PHASE ? 0 :
+			  sqlite3_value_int64(v);
+	}
+	r->kind = (const char *)sqlite3_column_text(st, EC_KIND);
+	r->phase = (const char *)sqlite3_column_text(st, EC_PHASE);
+	row_names(r);
+}
+
+static void keep_text(struct checker *k, const char **t, char *buf)
+{
+	size_t n;
+
+	if (!*t)
+		return;
+	n = strlen(*t);
+	if (n >= EROW_TEXT) {
+		k->redo = 1;
+		return;
+	}
+	memcpy(buf, *t, n + 1);
+	*t = buf;
+}
+
+/*
+ * read_row() of the row in the arguments of dl_check_row(): in rowid order
+ * each row's columns come as the arguments of one call (row_fn()), which
+ * reads them without sqlite3_column_*()'s per-call overhead (a third of
+ * the cost of reading a row).  The texts are what sqlite3_column_text()
+ * would give; keep_text() copies those that are no name the rules know.
+ */
+#define ROW_FN "dl_check_row"
+
+static void row_fn(sqlite3_context *cx, int argc, sqlite3_value **a)
+{
+	struct checker *k = sqlite3_user_data(cx);
+	struct erow *r = k->sink;
+
+	k->sink_calls++;
+	if (!r || argc != EC_COUNT || k->sink_calls != 1)
+		return;
+	for (int i = 0; i < EC_COUNT; i++) {
+		r->type[i] = sqlite3_value_type(a[i]);
+		r->v[i] = r->type[i] == SQLITE_NULL || i == EC_KIND || i == EC_PHASE ? 0 :
+			  sqlite3_value_int64(a[i]);
+	}
+	r->kind = (const char *)sqlite3_value_text(a[EC_KIND]);
+	r->phase = (const char *)sqlite3_value_text(a[EC_PHASE]);
+	row_names(r);
+	/* SQLite's texts stay valid only until the next step: names found are the table's */
+	if (r->kind_id < 0)
+		keep_text(k, &r->kind, r->kbuf);
+	if (r->name < 0)
+		keep_text(k, &r->phase, r->pbuf);
+}
+
+/* Direct calls only: a view or trigger of the database cannot call it. */
+static int row_fn_register(struct checker *k)
+{
+	k->fn_registered = sqlite3_create_function_v2(k->db, ROW_FN, EC_COUNT,
+						      SQLITE_UTF8 | SQLITE_DIRECTONLY, k, row_fn,
+						      NULL, NULL, NULL) == SQLITE_OK;
+	return k->fn_registered ? 0 : -EIO;
+}
+
+/* Once no statement uses it: the connection keeps no pointer to the checker. */
+static void row_fn_unregister(struct checker *k)
+{
+	if (k->fn_registered)
+		sqlite3_create_function_v2(k->db, ROW_FN, EC_COUNT, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+					   NULL, NULL, NULL, NULL, NULL);
+	k->fn_registered = 0;
+	k->sink = NULL;
+}
+
+/*
  * The rowid range of k->run's events in main.events when its rows can be
  * streamed in rowid order: events is main's table (not the view of a sweep's
  * shards) and the index finds the run's first and last seq and counts its
@@ -371,16 +531,15 @@ static int rowid_range(struct checker *k, int64_t *lo, int64_t *hi)
  * phase, seq, aux, worker, err, flags, arg (NULL where an older log lacks one).
  * BY_ROWID: in rowid order if rowid_range() allows it (k->by_rowid says so).
  */
-static int events_stmt(struct checker *k, struct dl_check_feed *f, int have_ext, int by_rowid,
-		       sqlite3_stmt **st)
+static int events_stmt(struct checker *k, int have_ext, int by_rowid, sqlite3_stmt **st)
 {
 	int have_worker = dl_check_has_column(k->db, "events", "worker");
 	int64_t lo = 0, hi = -1;
 	char sql[384];
 
-	k->by_rowid = by_rowid && rowid_range(k, &lo, &hi) && dl_check_feed_register(f, k->db) == 0;
+	k->by_rowid = by_rowid && rowid_range(k, &lo, &hi) && row_fn_register(k) == 0;
 	snprintf(sql, sizeof(sql), "SELECT %st_ns, dev_id, link_id, kind, phase, seq, %s, %s, err, %s, %s%s"
-		 " FROM %s WHERE run_id = ?1%s ORDER BY %s", k->by_rowid ? DL_CHECK_ROW_FN "(" : "",
+		 " FROM %s WHERE run_id = ?1%s ORDER BY %s", k->by_rowid ? ROW_FN "(" : "",
 		 have_ext ? "aux" : "NULL",
 		 have_worker ? "worker" : "NULL", have_ext ? "flags" : "NULL", have_ext ? "arg" : "NULL",
 		 k->by_rowid ? ")" : "", k->by_rowid ? "main.events NOT INDEXED" : "events",
@@ -399,24 +558,31 @@ static int events_stmt(struct checker *k, struct dl_check_feed *f, int have_ext,
 /* One events row, read into R: its kind, or -1 if unknown. */
 static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st, struct erow *r)
 {
-	dl_check_read_row(st, r);
+	read_row(st, r);
 	return dl_check_verify_row(k, V, st, r);
 }
 
 /*
- * In rowid order (k->by_rowid) the rows come in batches (the feed,
- * dl_check_rows.h), and a row's device, link and supplier are fetched into
- * the cache while the rows before it are checked (those lookups, spread
- * over the whole graph, missed the cache on nearly every row): inline as
- * the row is read (pass_ahead()), on a thread EROW_AHEAD rows before it is
- * checked (pass_next()).
+ * Rows read ahead (rowid order only, k->by_rowid): a ring of EROW_AHEAD
+ * rows, each row's device, link and supplier fetched into the cache while
+ * the rows before it are checked (those lookups, spread over the whole
+ * graph, missed the cache on nearly every row).  Each row comes from
+ * dl_check_row() (row_fn()), which copies the texts that are no known name:
+ * SQLite's stay valid only until the next step.  A text too long to copy
+ * is no name check knows: the pass is read again by seq (k->redo), as it
+ * is when a step did not call dl_check_row() exactly once.
  */
 #define EROW_AHEAD 16
 
-static void read_ahead(struct checker *k, const struct verify *V, const struct erow *r)
+
+static void read_ahead(struct checker *k, const struct verify *V, struct erow *r)
 {
 	uint32_t d, l, aux;
 
+	if (k->sink_calls != 1) {
+		k->redo = 1;    /* not one call a row: read by seq */
+		return;
+	}
 	d = row_id(r, EC_DEV);
 	l = row_id(r, EC_LINK);
 	aux = row_id(r, EC_AUX);
@@ -440,7 +606,7 @@ static int verify_log(struct checker *k, int have_ext)
 	int rc = dl_check_verify_begin(k, &V, have_ext);
 
 	if (!rc)
-		rc = events_stmt(k, NULL, have_ext, 0, &st);
+		rc = events_stmt(k, have_ext, 0, &st);
 	if (!rc) {
 		struct erow r;
 
@@ -643,20 +809,14 @@ struct pass {
 	struct verify V;
 	sqlite3_stmt *st;       /* the events (events_stmt()) */
 	int rc;                 /* the last sqlite3_step()'s result */
-	struct dl_check_feed feed;      /* rowid order: the rows as a reader thread steps them */
-	pthread_mutex_t db_lock;        /* the connection, the reader's and the violations' */
 	int have_ext, own_txn;
 	int rules;              /* the rules run on each row (until one is corrupt) */
 	int64_t t_last;         /* the last event the rules saw */
-	struct erow one;        /* by seq: the row */
+	/* rowid order: EROW_AHEAD rows read ahead (read_ahead()), HEAD the next */
+	struct erow one, ahead[EROW_AHEAD];
+	unsigned head, nahead;
+	int done;               /* the statement has no more rows */
 };
-
-static void pass_ahead(void *ctx, const struct erow *r)
-{
-	struct pass *P = ctx;
-
-	read_ahead(&P->k, &P->V, r);
-}
 
 /*
  * What precedes the events: the verification of the runs row, metrics,
@@ -685,23 +845,16 @@ static int pass_prepare(struct pass *P, int by_rowid)
 			k->vout = k->verbose ? tmpfile() : NULL;
 		}
 	}
-	if (!rc)
-		rc = events_stmt(k, &P->feed, P->have_ext,
-				 by_rowid && !k->res->corrupt && (!k->verbose || k->vout), &P->st);
-	if (rc || !k->by_rowid)
+	if (rc)
 		return rc;
-	/* the reader steps the statement: anything else on the connection takes db_lock */
-	k->db_lock = &P->db_lock;
-	P->feed.ahead = pass_ahead;
-	P->feed.ahead_ctx = P;
-	return dl_check_feed_start(&P->feed, P->st, &P->db_lock, dl_cpus_usable() > 1);
+	return events_stmt(k, P->have_ext, by_rowid && !k->res->corrupt && (!k->verbose || k->vout),
+			   &P->st);
 }
 
 /* The next events row, verified, with its kind (-1: unknown) in *KIND; NULL: no more. */
 static struct erow *pass_next(struct pass *P, int *kind)
 {
 	struct checker *k = &P->k;
-	const struct erow *ahead;
 	struct erow *r;
 
 	if (!k->by_rowid) {
@@ -710,12 +863,21 @@ static struct erow *pass_next(struct pass *P, int *kind)
 		*kind = verify_row(k, &P->V, P->st, &P->one);
 		return &P->one;
 	}
-	if (k->res->corrupt >= CORRUPT_STOP || !(r = dl_check_feed_next(&P->feed)))
+	while (!P->done && P->nahead < EROW_AHEAD) {
+		k->sink = &P->ahead[(P->head + P->nahead) % EROW_AHEAD];
+		k->sink_calls = 0;
+		if ((P->rc = sqlite3_step(P->st)) != SQLITE_ROW) {
+			P->done = 1;
+			break;
+		}
+		read_ahead(k, &P->V, k->sink);
+		P->nahead++;
+	}
+	if (!P->nahead || k->redo)
 		return NULL;
-	/* on a thread: a new batch's first rows at once, as no row before them could */
-	for (unsigned a = P->feed.at == 1 ? 1 : EROW_AHEAD; P->feed.threaded && a <= EROW_AHEAD; a++)
-		if ((ahead = dl_check_feed_peek(&P->feed, a)))
-			read_ahead(k, &P->V, ahead);
+	r = &P->ahead[P->head];
+	P->head = (P->head + 1) % EROW_AHEAD;
+	P->nahead--;
 	*kind = dl_check_verify_row(k, &P->V, NULL, r);
 	return r;
 }
@@ -756,13 +918,6 @@ static void pass_read(struct pass *P)
 		rules_on_row(k, r, kind);
 		if (k->oom)
 			break;
-	}
-	if (k->by_rowid) {
-		bool redo;
-
-		P->rc = dl_check_feed_stop(&P->feed, &redo);
-		k->redo |= redo;
-		k->db_lock = NULL;      /* the reader is gone */
 	}
 	sqlite3_finalize(P->st);
 	P->st = NULL;
@@ -816,13 +971,9 @@ static void pass_close(struct pass *P, int rc)
 	dl_check_verify_free(&P->V);
 	if (rc)
 		drop_violations(k);
-	if (P->st) {
-		bool redo;
-
-		dl_check_feed_stop(&P->feed, &redo);   /* before its statement goes */
+	if (P->st)
 		sqlite3_finalize(P->st);
-	}
-	dl_check_feed_free(&P->feed);
+	row_fn_unregister(k);
 	if (k->ins)
 		sqlite3_finalize(k->ins);
 	if (P->own_txn)
@@ -853,14 +1004,12 @@ static int check_pass(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 	P.own_txn = sqlite3_get_autocommit(db);
 	if (P.own_txn && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		return -EIO;
-	pthread_mutex_init(&P.db_lock, NULL);
 	rc = pass_prepare(&P, by_rowid);
 	if (!rc) {
 		pass_read(&P);
 		rc = pass_verdict(&P, &ret);
 	}
 	pass_close(&P, rc);
-	pthread_mutex_destroy(&P.db_lock);
 	return rc ? rc : ret;
 }
 
@@ -869,10 +1018,7 @@ int dl_check_run_ex(sqlite3 *db, int64_t run_id, int verbose, FILE *out,
 {
 	int rc = check_pass(db, run_id, verbose, out, res, 1);
 
-	if (rc != CHECK_REDO)
-		return rc;
-	dl_test_hook("check-reread");   /* a test sees that the rowid pass was not enough */
-	return check_pass(db, run_id, verbose, out, res, 0);
+	return rc == CHECK_REDO ? check_pass(db, run_id, verbose, out, res, 0) : rc;
 }
 
 int dl_check_verify(sqlite3 *db, int64_t run_id, struct dl_check_result *res)

@@ -5,7 +5,6 @@
  * come verified from dl_check.c, which reads the log.
  */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,13 +117,9 @@ static void violation(struct checker *k, int inv, uint32_t c, uint32_t s, uint32
 			sqlite3_bind_text(k->ins, 6, detail, -1, SQLITE_TRANSIENT);
 		else
 			sqlite3_bind_text(k->ins, 6, what, -1, SQLITE_TRANSIENT);
-		if (k->db_lock)
-			pthread_mutex_lock(k->db_lock);
 		if (sqlite3_step(k->ins) != SQLITE_DONE)
 			k->store = 0;
 		sqlite3_reset(k->ins);
-		if (k->db_lock)
-			pthread_mutex_unlock(k->db_lock);
 	}
 	free(detail);
 }

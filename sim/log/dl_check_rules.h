@@ -6,7 +6,6 @@
 #ifndef DL_CHECK_RULES_H
 #define DL_CHECK_RULES_H
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -142,11 +141,13 @@ struct checker {
 	int redo;
 	int64_t range_rows;     /* the run's rows, which a rowid range must all hold; -1 no range */
 	/*
-	 * In rowid order a reader thread steps the events statement
-	 * (dl_check_rows.h): anything else done on the connection meanwhile
-	 * (a violation stored) holds DB_LOCK; NULL when nothing else reads.
+	 * In rowid order the row is handed over by the SQL function
+	 * dl_check_row() (row_fn()) as the statement steps, into SINK:
+	 * SINK_CALLS counts its calls, one a row.
 	 */
-	pthread_mutex_t *db_lock;
+	struct erow *sink;
+	unsigned sink_calls;
+	int fn_registered;
 	struct flags_memo memo[FLAGS_MEMO_N];
 	unsigned memo_next;
 };

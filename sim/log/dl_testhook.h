@@ -12,10 +12,7 @@
  * run's index build), twin-recorded (cmd_twin.c, the twin's run committed),
  * report-files (report.c, the first files of a report written),
  * sweep-twin-recorded (sw_worker.c, a sweep's twin run committed),
- * twin-begin (cmd_twin.c, the twin's run about to be begun, Ctrl-C caught),
- * check-reread (dl_check.c, a run read again by seq: its rows in rowid
- * order were not as the fast pass needs; with any other action than int
- * or kill the hook only says so).
+ * twin-begin (cmd_twin.c, the twin's run about to be begun, Ctrl-C caught).
  */
 #ifndef DL_TESTHOOK_H
 #define DL_TESTHOOK_H
