@@ -1,11 +1,11 @@
 /*
- * dl_check.c - stream a run's events in seq order, have each row verified
+ * dl_check.c - stream a run's events in seq order (each row read as
+ * dl_check_rows.c reads it), have each row verified
  * (dl_check_verify.c) and hand it to the rules (dl_check_rules.c), which
  * re-verify the invariants of LINK-CORE.md from the log alone (see
  * dl_check.h); then the verdict and the violations table.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +15,11 @@
 
 #include "sim/core/dl_core.h"
 #include "sim/log/dl_check.h"
+#include "sim/log/dl_check_rows.h"
 #include "sim/log/dl_check_rules.h"
 #include "sim/log/dl_check_verify.h"
 #include "sim/log/dl_log.h"
 #include "sim/log/dl_log_shard.h"
-
 
 /*
  * The arrays indexed by device or link id are read at random, a row or a
@@ -71,66 +71,6 @@ static int alloc_arrays(struct checker *k, uint32_t ndev, uint32_t nlink)
 	k->nlink = nlink;
 	return 0;
 }
-
-/*
- * Kind, phase and state names come back as text on every row: look them up
- * in a small open-addressing table (built once) instead of a strcmp() loop,
- * which was the checker's largest cost after SQLite itself.
- */
-#define NAME_SLOTS 64
-
-struct name_table {
-	pthread_once_t once;
-	const char *(*name)(unsigned);
-	unsigned count;
-	const char *key[NAME_SLOTS];
-	int8_t id[NAME_SLOTS];
-};
-
-static unsigned name_hash(const char *s, size_t n)
-{
-	return ((unsigned)n * 31u + (unsigned char)s[0] * 7u + (unsigned char)s[n - 1] * 3u +
-		(unsigned char)s[n / 2]) % NAME_SLOTS;
-}
-
-static void name_table_fill(struct name_table *t)
-{
-	for (unsigned i = 0; i < t->count; i++) {
-		const char *k = t->name(i);
-		unsigned h = name_hash(k, strlen(k));
-
-		while (t->key[h])
-			h = (h + 1) % NAME_SLOTS;
-		t->key[h] = k;
-		t->id[h] = (int8_t)i;
-	}
-}
-
-static struct name_table kinds = { PTHREAD_ONCE_INIT, dl_ev_kind_name, DL_EV_KIND_COUNT, {0}, {0} };
-static struct name_table phases = { PTHREAD_ONCE_INIT, dl_phase_name, DL_PH_COUNT, {0}, {0} };
-static struct name_table states = { PTHREAD_ONCE_INIT, dl_link_state_name, DL_STATE_COUNT, {0}, {0} };
-
-static void fill_kinds(void) { name_table_fill(&kinds); }
-static void fill_phases(void) { name_table_fill(&phases); }
-static void fill_states(void) { name_table_fill(&states); }
-
-static int name_lookup(struct name_table *t, void (*fill)(void), const char *s)
-{
-	size_t n;
-	unsigned h;
-
-	if (!s || !(n = strlen(s)))
-		return -1;
-	pthread_once(&t->once, fill);
-	for (h = name_hash(s, n); t->key[h]; h = (h + 1) % NAME_SLOTS)
-		if (!strcmp(t->key[h], s))
-			return t->id[h];
-	return -1;
-}
-
-static int parse_kind(const char *s) { return name_lookup(&kinds, fill_kinds, s); }
-static int parse_phase(const char *s) { return name_lookup(&phases, fill_phases, s); }
-static int parse_state(const char *s) { return name_lookup(&states, fill_states, s); }
 
 static uint32_t parse_flags(const char *s)
 {
@@ -374,109 +314,6 @@ static int load(struct checker *k)
 }
 
 /*
- * The kind and phase of a row looked up once, for the verification and the
- * rules alike; a name found is then given as the table's own string (the
- * same text), which outlives the row.
- */
-static void row_names(struct erow *r)
-{
-	r->kind_id = parse_kind(r->kind);
-	r->name = is_pm_kind(r->kind_id) ? parse_phase(r->phase) :
-		  r->kind_id == DL_EV_LINK_STATE ? parse_state(r->phase) : -1;
-	if (r->kind_id >= 0)
-		r->kind = dl_ev_kind_name((unsigned)r->kind_id);
-	if (r->name >= 0)
-		r->phase = is_pm_kind(r->kind_id) ? dl_phase_name((unsigned)r->name) :
-			   dl_link_state_name((unsigned)r->name);
-}
-
-static void read_row(sqlite3_stmt *st, struct erow *r)
-{
-	/*
-	 * One call a column: sqlite3_column_type() and _int64() would each look
-	 * it up again.  The value is unprotected (not threadsafe): nothing else
-	 * uses the connection while check reads it, and the texts, which may
-	 * need converting, go through sqlite3_column_text().
-	 */
-	for (int i = 0; i < EC_COUNT; i++) {
-		sqlite3_value *v = sqlite3_column_value(st, i);
-
-		r->type[i] = sqlite3_value_type(v);
-		r->v[i] = r->type[i] == SQLITE_NULL || i == EC_KIND || i == EC_PHASE ? 0 :
-			  sqlite3_value_int64(v);
-	}
-	r->kind = (const char *)sqlite3_column_text(st, EC_KIND);
-	r->phase = (const char *)sqlite3_column_text(st, EC_PHASE);
-	row_names(r);
-}
-
-static void keep_text(struct checker *k, const char **t, char *buf)
-{
-	size_t n;
-
-	if (!*t)
-		return;
-	n = strlen(*t);
-	if (n >= EROW_TEXT) {
-		k->redo = 1;
-		return;
-	}
-	memcpy(buf, *t, n + 1);
-	*t = buf;
-}
-
-/*
- * read_row() of the row in the arguments of dl_check_row(): in rowid order
- * each row's columns come as the arguments of one call (row_fn()), which
- * reads them without sqlite3_column_*()'s per-call overhead (a third of
- * the cost of reading a row).  The texts are what sqlite3_column_text()
- * would give; keep_text() copies those that are no name the rules know.
- */
-#define ROW_FN "dl_check_row"
-
-static void row_fn(sqlite3_context *cx, int argc, sqlite3_value **a)
-{
-	struct checker *k = sqlite3_user_data(cx);
-	struct erow *r = k->sink;
-
-	k->sink_calls++;
-	if (!r || argc != EC_COUNT || k->sink_calls != 1)
-		return;
-	for (int i = 0; i < EC_COUNT; i++) {
-		r->type[i] = sqlite3_value_type(a[i]);
-		r->v[i] = r->type[i] == SQLITE_NULL || i == EC_KIND || i == EC_PHASE ? 0 :
-			  sqlite3_value_int64(a[i]);
-	}
-	r->kind = (const char *)sqlite3_value_text(a[EC_KIND]);
-	r->phase = (const char *)sqlite3_value_text(a[EC_PHASE]);
-	row_names(r);
-	/* SQLite's texts stay valid only until the next step: names found are the table's */
-	if (r->kind_id < 0)
-		keep_text(k, &r->kind, r->kbuf);
-	if (r->name < 0)
-		keep_text(k, &r->phase, r->pbuf);
-}
-
-/* Direct calls only: a view or trigger of the database cannot call it. */
-static int row_fn_register(struct checker *k)
-{
-	k->fn_registered = sqlite3_create_function_v2(k->db, ROW_FN, EC_COUNT,
-						      SQLITE_UTF8 | SQLITE_DIRECTONLY, k, row_fn,
-						      NULL, NULL, NULL) == SQLITE_OK;
-	return k->fn_registered ? 0 : -EIO;
-}
-
-/* Once no statement uses it: the connection keeps no pointer to the checker. */
-static void row_fn_unregister(struct checker *k)
-{
-	if (k->fn_registered)
-		sqlite3_create_function_v2(k->db, ROW_FN, EC_COUNT, SQLITE_UTF8 | SQLITE_DIRECTONLY,
-					   NULL, NULL, NULL, NULL, NULL);
-	k->fn_registered = 0;
-	k->sink = NULL;
-}
-
-/*
  * The rowid range of k->run's events in main.events when its rows can be
  * streamed in rowid order: events is main's table (not the view of a sweep's
  * shards) and the index finds the run's first and last seq and counts its
@@ -537,9 +374,9 @@ static int events_stmt(struct checker *k, int have_ext, int by_rowid, sqlite3_st
 	int64_t lo = 0, hi = -1;
 	char sql[384];
 
-	k->by_rowid = by_rowid && rowid_range(k, &lo, &hi) && row_fn_register(k) == 0;
+	k->by_rowid = by_rowid && rowid_range(k, &lo, &hi) && dl_check_row_fn_register(k) == 0;
 	snprintf(sql, sizeof(sql), "SELECT %st_ns, dev_id, link_id, kind, phase, seq, %s, %s, err, %s, %s%s"
-		 " FROM %s WHERE run_id = ?1%s ORDER BY %s", k->by_rowid ? ROW_FN "(" : "",
+		 " FROM %s WHERE run_id = ?1%s ORDER BY %s", k->by_rowid ? DL_CHECK_ROW_FN "(" : "",
 		 have_ext ? "aux" : "NULL",
 		 have_worker ? "worker" : "NULL", have_ext ? "flags" : "NULL", have_ext ? "arg" : "NULL",
 		 k->by_rowid ? ")" : "", k->by_rowid ? "main.events NOT INDEXED" : "events",
@@ -558,7 +395,7 @@ static int events_stmt(struct checker *k, int have_ext, int by_rowid, sqlite3_st
 /* One events row, read into R: its kind, or -1 if unknown. */
 static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st, struct erow *r)
 {
-	read_row(st, r);
+	dl_check_read_row(st, r);
 	return dl_check_verify_row(k, V, st, r);
 }
 
@@ -567,13 +404,12 @@ static int verify_row(struct checker *k, struct verify *V, sqlite3_stmt *st, str
  * rows, each row's device, link and supplier fetched into the cache while
  * the rows before it are checked (those lookups, spread over the whole
  * graph, missed the cache on nearly every row).  Each row comes from
- * dl_check_row() (row_fn()), which copies the texts that are no known name:
+ * dl_check_row() (dl_check_rows.c), which copies the texts that are no known name:
  * SQLite's stay valid only until the next step.  A text too long to copy
  * is no name check knows: the pass is read again by seq (k->redo), as it
  * is when a step did not call dl_check_row() exactly once.
  */
 #define EROW_AHEAD 16
-
 
 static void read_ahead(struct checker *k, const struct verify *V, struct erow *r)
 {
@@ -973,7 +809,7 @@ static void pass_close(struct pass *P, int rc)
 		drop_violations(k);
 	if (P->st)
 		sqlite3_finalize(P->st);
-	row_fn_unregister(k);
+	dl_check_row_fn_unregister(k);
 	if (k->ins)
 		sqlite3_finalize(k->ins);
 	if (P->own_txn)
