@@ -188,7 +188,7 @@ static int cmp_u32(uint32_t x, uint32_t y)
  * Most saved first; then a total order (two links between one pair, two
  * orders), so that the ranking does not depend on the order runs end in.
  */
-static int cmp_advice(const void *x, const void *y)
+int dl_advice_cmp(const void *x, const void *y)
 {
 	const struct dl_advice *a = x, *b = y;
 	int c;
@@ -795,7 +795,7 @@ int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
 		if (stopped(&ad))
 			res->interrupted = true;
 		if (res->nadv)	/* qsort() must not see a NULL array */
-			qsort(res->adv, res->nadv, sizeof(*res->adv), cmp_advice);
+			qsort(res->adv, res->nadv, sizeof(*res->adv), dl_advice_cmp);
 	}
 	res->wall_ns = dl_mono_ns() - t0;
 	for (uint32_t j = 0; j < ad.jobs; j++)

@@ -90,7 +90,7 @@ static void advise_usage(FILE *f)
 		   "simulated until then are printed)\n", DL_ADVISE_MAX_JOBS);
 }
 
-/* qsort_r(): advice by the time it saves in op *@ctx, then in total. */
+/* qsort_r(): advice by the time it saves in op *@ctx, then as dl_advise() ranks it. */
 static int cmp_by_op(const void *x, const void *y, void *ctx)
 {
 	const struct dl_advice *a = x, *b = y;
@@ -101,7 +101,7 @@ static int cmp_by_op(const void *x, const void *y, void *ctx)
 		return a->overflowed ? 1 : -1;   /* no figure to rank by: last */
 	if (sa != sb)
 		return sa > sb ? -1 : 1;
-	return (a->total_saved_ns < b->total_saved_ns) - (a->total_saved_ns > b->total_saved_ns);
+	return dl_advice_cmp(a, b);   /* then as ranked: a total order, whatever qsort_r() does */
 }
 
 static const char *kind_name(unsigned k)
