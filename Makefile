@@ -162,8 +162,8 @@ bench: build bench-ref
 # rechecks time the new tree against.  Without that commit (a shallow clone, a
 # dirty baseline) the rechecks are against the baseline's figures alone.
 BENCH_REF_CACHE ?= $(HOME)/.cache/dlsim/bench-ref
-BENCH_REF_COMMIT := $(shell python3 -c 'import json,sys; print(json.load(open("bench/baseline.json"))["context"].get("dlsim_commit",""))' 2>/dev/null)
-BENCH_REF := $(BENCH_REF_CACHE)/$(BENCH_REF_COMMIT)
+BENCH_REF_COMMIT = $(shell python3 -c 'import json,sys; print(json.load(open("bench/baseline.json"))["context"].get("dlsim_commit",""))' 2>/dev/null)
+BENCH_REF = $(BENCH_REF_CACHE)/$(BENCH_REF_COMMIT)
 bench-ref: deps
 	@c='$(BENCH_REF_COMMIT)'; \
 	if [ -z "$$c" ] || ! git cat-file -e "$$c^{commit}" 2>/dev/null; then \
