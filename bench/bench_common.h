@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "sim/core/dl_event.h"
+#include "sim/engine/vcpu.h"
 #include "sim/scenario/scenario.h"
 
 /* scenarios/default.json with generate.devices = N; cached, never freed. */
@@ -34,10 +35,20 @@ const struct bench_events *bench_capture(uint32_t n);
 struct bench_csr {
 	uint32_t n, m;
 	uint32_t *off, *adj, *indeg0, *indeg, *queue;
+	struct dl_vcpu_ev *ev;   /* bench_event_pass()'s heap, room for n */
 };
 struct bench_csr *bench_csr_build(const struct dl_scenario *sc);
 void bench_csr_free(struct bench_csr *g);
 /* One pass; returns the vertices sorted (g->n unless there is a cycle). */
 uint32_t bench_kahn(struct bench_csr *g);
+/*
+ * One event-driven pass over @g, the least work any discrete-event
+ * simulation of a phase does: every vertex ends a pseudo-random delay
+ * (0 to 2 ms) after the last of its predecessors ends (no CPUs to share,
+ * no rules), and the ends are taken in time order from a binary heap of the
+ * engine's own events (sim/engine/vcpu.h), each releasing its successors.
+ * Returns the vertices finished (g->n unless there is a cycle).
+ */
+uint32_t bench_event_pass(struct bench_csr *g);
 
 #endif

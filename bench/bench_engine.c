@@ -24,6 +24,10 @@
  * phase_vs_topo, the slowest PM phase over the pass; probe_vs_topo, the
  * probe op over the pass (issue 35's targets, bench/compare); topo_us,
  * slowest_phase_us and probe_op_us.  Each is the lowest over the iterations.
+ * And the floor under any event-driven engine: event_floor_us, one
+ * bench_event_pass() over the same graph (every device one event through a
+ * binary heap, in time order, nothing else); floor_vs_topo, that pass over
+ * the topological one; phase_vs_floor, the slowest PM phase over it.
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -170,22 +174,30 @@ static int64_t thread_cpu_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The fastest of TOPO_REPS passes over @sc's graph, thread CPU ns; < 0: a cycle. */
-static int64_t topo_pass_ns(const struct dl_scenario *sc)
+/*
+ * The fastest of TOPO_REPS passes over @sc's graph, thread CPU ns, each of
+ * bench_kahn() (*@topo) and bench_event_pass() (*@floor); false: a cycle.
+ */
+static bool pass_ns(const struct dl_scenario *sc, int64_t *topo, int64_t *floor)
 {
 	struct bench_csr *g = bench_csr_build(sc);
-	int64_t best = INT64_MAX;
+	bool dag = true;
 
-	for (int i = 0; i < TOPO_REPS && best >= 0; i++) {
-		int64_t t0 = thread_cpu_ns(), dt;
+	*topo = *floor = INT64_MAX;
+	for (int i = 0; i < TOPO_REPS && dag; i++) {
+		int64_t t0 = thread_cpu_ns(), t1, t2;
 
-		if (bench_kahn(g) != g->n)
-			best = -1;
-		else if ((dt = thread_cpu_ns() - t0) < best)
-			best = dt;
+		dag = bench_kahn(g) == g->n;
+		t1 = thread_cpu_ns();
+		dag = dag && bench_event_pass(g) == g->n;
+		t2 = thread_cpu_ns();
+		*topo = t1 - t0 < *topo ? t1 - t0 : *topo;
+		*floor = t2 - t1 < *floor ? t2 - t1 : *floor;
 	}
 	bench_csr_free(g);
-	return best > 0 ? best : best < 0 ? -1 : 1;
+	*topo = *topo > 0 ? *topo : 1;
+	*floor = *floor > 0 ? *floor : 1;
+	return dag;
 }
 
 enum { PV_DAG, PV_LAYERED, PV_COUNT };
@@ -203,15 +215,14 @@ static void bm_phase_vs_topo(struct bm_state *st)
 	const struct dl_scenario *sc = pv_scenario(topo, (uint32_t)bm_range(st, 0));
 	struct dl_engine_opts o = { .order = (enum dl_order)(bm_user(st) % DL_ORDER_COUNT) };
 	static struct dl_run_result r;
-	int64_t topo_ns, phase = INT64_MAX, probe = INT64_MAX;
+	int64_t topo_ns, floor_ns, phase = INT64_MAX, probe = INT64_MAX;
 
 	if (!sc) {
 		bm_skip(st, "scenario failed to load");
 		return;
 	}
 	o.seed = sc->seed;
-	topo_ns = topo_pass_ns(sc);
-	if (topo_ns < 0) {
+	if (!pass_ns(sc, &topo_ns, &floor_ns)) {
 		bm_skip(st, "graph has a cycle");
 		return;
 	}
@@ -241,10 +252,13 @@ static void bm_phase_vs_topo(struct bm_state *st)
 	bm_counter(st, "devices", r.devices);
 	bm_counter(st, "links", r.links);
 	bm_counter(st, "topo_us", (double)topo_ns / 1e3);
+	bm_counter(st, "event_floor_us", (double)floor_ns / 1e3);
 	bm_counter(st, "slowest_phase_us", (double)phase / 1e3);
 	bm_counter(st, "probe_op_us", (double)probe / 1e3);
 	bm_counter(st, "phase_vs_topo", (double)phase / (double)topo_ns);
 	bm_counter(st, "probe_vs_topo", (double)probe / (double)topo_ns);
+	bm_counter(st, "floor_vs_topo", (double)floor_ns / (double)topo_ns);
+	bm_counter(st, "phase_vs_floor", (double)phase / (double)floor_ns);
 }
 
 void bm_register_engine(void)
