@@ -87,7 +87,7 @@ for a in "0 0" "1ms 0" "1ms 10ms"; do
 	set -- $a
 	expect 0 "module context, cost.rpm_ns=$1, cost.rpm_idle_ns=$2" "$DLSIM" run "$T/rpm.json" \
 		--order sync --workers 1 --probe-context module --set cost.rpm_ns="$1" \
-		--set cost.rpm_idle_ns="$2" --db "$T/r.db"
+		--set cost.rpm_idle_ns="$2" --set cost.wake_ns=0 --db "$T/r.db"
 done
 expect 0 "boot context" "$DLSIM" run "$T/rpm.json" --order sync --workers 1 --db "$T/r.db"
 [ "$(rpm_ev 1)" = "rpm_resume t, rpm_suspend t, rpm_resume t, rpm_resume s, rpm_suspend s, rpm_suspend t" ] \
@@ -101,6 +101,25 @@ expect 0 "boot context" "$DLSIM" run "$T/rpm.json" --order sync --workers 1 --db
 [ "$(($(mk_ms 3) - $(mk_ms 1)))" = 2000000 ] && ok "module: two resumes then" \
 	|| bad "module: probe $(mk_ms 3) ns, expected 2 ms over $(mk_ms 1)"
 [ -z "$(rpm_ev 4)" ] && ok "boot: no runtime PM around probe" || bad "boot: '$(rpm_ev 4)'"
+# pm_wq's kworker takes the vCPU from the prober when it suspends something between two
+# attempts: the next attempt pays its wake and the switch back (wake_ns).  Here once, before
+# k's attempt (t suspends after s's); the last batch, after the op's last attempt, is pm_wq's
+# own time.  With rpm_idle_ns 10 ms nothing is due before k's attempt: no such wake (the
+# deferred-probe kworker's own wake is in both).
+for a in "1ms 10ms" "1ms 0"; do
+	set -- $a
+	expect 0 "module context, cost.wake_ns=$1, cost.rpm_idle_ns=$2" "$DLSIM" run "$T/rpm.json" \
+		--order sync --workers 1 --probe-context module --set cost.rpm_ns=0 \
+		--set cost.rpm_idle_ns="$2" --set cost.wake_ns="$1" --db "$T/w.db"
+done
+w_ms() { sqlite3 "$T/w.db" "select cast(value as integer) from metrics where run_id = $1 and name = 'probe.makespan_ns'"; }
+[ "$(($(w_ms 2) - $(w_ms 1)))" = 1000000 ] && ok "module: pm_wq's one batch between attempts costs a wake" \
+	|| bad "module: probe $(w_ms 1) ns without a batch due, $(w_ms 2) ns with one; expected 1 ms more"
+r=$(sqlite3 "$T/w.db" "select group_concat(kind || ' ' || name, ', ') from (select e.kind, d.name
+	from events e join devices d using (run_id, dev_id) where e.run_id = 2 and e.kind like 'rpm%'
+	order by e.seq)")
+[ "$r" = "rpm_resume t, rpm_suspend t, rpm_resume t, rpm_resume s, rpm_suspend s, rpm_suspend t" ] \
+	&& ok "module: the batch is t's suspend before k's attempt" || bad "module: runtime PM '$r'"
 
 # Module context: the module's init registers every device, then adds every link, on one
 # thread before any driver registers (register_ns a device, link_add_ns a link plus its

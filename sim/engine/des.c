@@ -438,7 +438,9 @@ static int64_t rpm_resumes(struct sim *s, uint32_t i, bool *took)
 {
 	int64_t cpu = 0;
 
-	des_pmwq_run(s, false);
+	/* pm_wq's kworker ran first and suspended something: its wake, the switch back (cost.h) */
+	if (des_pmwq_run(s, false))
+		cpu += s->cost.wake_ns;
 	s->rpmv.n = 0;
 	*took = dl_probe_rpm_get(&s->core, dev_at(s, i), &s->rpmv) == 1;
 	if (!*took)
@@ -456,28 +458,33 @@ static int64_t rpm_resumes(struct sim *s, uint32_t i, bool *took)
 	return cpu;
 }
 
-/*
- * pm_wq: run the idle requests due by now (all with @flush, at the end of a
- * probe op, by when pm_wq has run them), logging the suspends.  Lazily: a
- * request is looked at when the next attempt starts, which is the first
- * time anything reads the device's runtime PM status.
- */
-/* pm_wq runs @dev's idle request now: the suspends it makes, logged. */
-static void pmwq_idle(struct sim *s, uint32_t dev)
+/* pm_wq runs @dev's idle request now: the suspends it makes, logged; returns how many. */
+static uint32_t pmwq_idle(struct sim *s, uint32_t dev)
 {
 	s->rpm_susp.n = 0;
 	dl_rpm_idle(&s->core, dev, &s->rpm_susp);
 	for (uint32_t k = 0; k < s->rpm_susp.n; k++)
 		emit(s, DL_EV_RPM_SUSPEND, s->rpm_susp.v[k], 0, 0);
+	return s->rpm_susp.n;
 }
 
-void des_pmwq_run(struct sim *s, bool flush)
+/*
+ * pm_wq: run the idle requests due by now (all with @flush, at the end of a
+ * probe op, by when pm_wq has run them), logging the suspends; returns how
+ * many devices suspended.  Lazily: a request is looked at when the next
+ * attempt starts, which is the first time anything reads the device's
+ * runtime PM status.
+ */
+uint32_t des_pmwq_run(struct sim *s, bool flush)
 {
+	uint32_t n = 0;
+
 	while (s->pmwq_head < s->pmwq_n &&
 	       (flush || s->pmwq[s->pmwq_head].due <= s->vc.now))
-		pmwq_idle(s, s->pmwq[s->pmwq_head++].dev);
+		n += pmwq_idle(s, s->pmwq[s->pmwq_head++].dev);
 	if (s->pmwq_head == s->pmwq_n)
 		s->pmwq_head = s->pmwq_n = 0;
+	return n;
 }
 
 /* Queue an idle request for @dev, due rpm_idle_ns from now (out of memory: run it now). */

@@ -330,7 +330,7 @@ void des_start(struct sim *s);
 bool des_walk_next(struct sim *s, uint32_t *i);
 void des_device_finished(void *ctx, uint32_t d);
 int64_t des_callback_begin(struct sim *s, uint32_t i, int64_t pre, bool *deferred);
-void des_pmwq_run(struct sim *s, bool flush);
+uint32_t des_pmwq_run(struct sim *s, bool flush);
 void des_callback_end(struct sim *s, uint32_t i, bool deferred);
 int64_t des_handoff_len(const struct sim *s, uint32_t d);
 bool des_main_cb_over(struct sim *s, uint32_t d, bool deferred);

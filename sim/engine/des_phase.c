@@ -366,6 +366,7 @@ static int be_seq(void *be, const struct dl_sc_op *op)
 		.core = &s->core, .sc = s->sc, .opr = s->opr,
 		.ignore_links = !s->pol->link_aware,
 		.defer_ns = s->cost.check_ns, .rpm_ns = s->cost.rpm_ns,
+		.pmwq_wake_ns = s->cost.wake_ns,
 		.sleep_end_ns = s->cost.sleep_end_ns,
 		.ctx = s, .emit = seq_emit, .take_time = seq_take_time,
 		.sample = seq_sample, .fault = seq_fault,

@@ -71,8 +71,10 @@ static void seq_rpm_get(struct dl_seq *q, uint32_t d)
 
 /*
  * And its puts (dl_probe_rpm_put()): the suspends they lead to run on
- * pm_wq and cost the prober nothing; here at once, as a sequential op has
- * nothing to overlap them with.  Core locked.
+ * pm_wq, here at once, as a sequential op has nothing to overlap them
+ * with.  Their CPU is in rpm_ns; pm_wq's kworker, when it suspends
+ * anything, costs the prober its wake and the switch back, wake_ns
+ * (cost.h).  Called with the core locked; returns with it locked.
  */
 static void seq_rpm_put(struct dl_seq *q, uint32_t d)
 {
@@ -83,6 +85,11 @@ static void seq_rpm_put(struct dl_seq *q, uint32_t d)
 		dl_rpm_idle(q->core, idle.v[i], &v);
 	for (uint32_t i = 0; i < v.n; i++)
 		q->emit(q->ctx, DL_EV_RPM_SUSPEND, v.v[i], 0, 0);
+	if (v.n) {
+		seq_unlock(q);
+		q->take_time(q->ctx, q->pmwq_wake_ns);
+		seq_lock(q);
+	}
 	dl_idvec_free(&idle);
 	dl_idvec_free(&v);
 }

@@ -23,6 +23,7 @@ struct dl_seq {
 	bool ignore_links;          /* the naive order */
 	int64_t defer_ns;           /* time a deferring attempt takes */
 	int64_t rpm_ns;             /* a runtime resume before an attempt (cost.h) */
+	int64_t pmwq_wake_ns;       /* pm_wq's kworker suspends after an attempt (cost.h) */
 	int64_t sleep_end_ns;       /* des: a sleep's end after its latency (cost.h) */
 	void *ctx;
 	void (*emit)(void *ctx, unsigned kind, uint32_t dev, unsigned phase, int err);

@@ -135,7 +135,7 @@ void thr_seq_bind(struct tw *w, struct dl_seq *q)
 	*q = (struct dl_seq){
 		.core = &w->t->core, .sc = w->t->sc, .opr = w->opr,
 		.ignore_links = !w->t->pol->link_aware, .defer_ns = w->t->cost.check_ns,
-		.rpm_ns = w->t->cost.rpm_ns,
+		.rpm_ns = w->t->cost.rpm_ns, .pmwq_wake_ns = w->t->cost.wake_ns,
 		.ctx = w, .emit = seq_emit, .take_time = seq_take_time,
 		.sample = seq_sample, .fault = seq_fault,
 		.lock = seq_lock, .unlock = seq_unlock, .dev_lock = seq_dev_lock,
