@@ -313,10 +313,21 @@ static bool item_queue_ready(void *ctx, uint32_t y)
 {
 	struct sim *s = ctx;
 
-	if (!dl_async_may_queue(s->pol, s->inflight)) {
-		des_main_fallback(s, y);
-		return false;
-	}
+	dl_sched_queue_ready(&des_sched, s->pol, &s->fb, s, y);
+	return false;
+}
+
+/* MAX_WORK's count (ops->outstanding): the items queued or running. */
+static uint32_t items_inflight(const void *ctx)
+{
+	return ((const struct sim *)ctx)->inflight;
+}
+
+/* Ready @y's item is queued (ops->push). */
+static void item_push(void *ctx, uint32_t y)
+{
+	struct sim *s = ctx;
+
 	des_stage_set(&s->t[y], ST_QUEUED_CB);
 	/*
 	 * In a PM phase the item's kworker starts it (item_start(): a wake,
@@ -330,7 +341,6 @@ static bool item_queue_ready(void *ctx, uint32_t y)
 	s->t[y].bk = dl_item_pays(&s->ps);
 	s->inflight++;
 	des_item_queue(s, y);
-	return false;
 }
 
 /* Main's device @y is ready: main goes on if it waits for it. */
@@ -362,7 +372,8 @@ static const struct dl_sched_ops des_sched = {
 	.queue = item_queue_ready, .claim = handoff_claim, .skip = failed_skip,
 	.released = level_released, .halted = sim_halted, .finish = des_device_finished,
 	.handoff_queue = handoff_queue, .defer_busy = des_defer_busy, .may_queue = des_defer_may_queue,
-	.count_down = task_count_down,
+	.count_down = task_count_down, .outstanding = items_inflight, .push = item_push,
+	.left_to_main = des_main_fallback,
 };
 
 /* Main's walk: the next position it takes (dl_sched_walk_next()); false at its end. */

@@ -340,7 +340,7 @@ int des_run_loop(struct sim *s);
 /* des_main.c: the main PM thread, and the deferral's walkers' take */
 int des_defer_take(struct sim *s, uint32_t d);
 void des_main_kick(struct sim *s);
-void des_main_fallback(struct sim *s, uint32_t y);
+void des_main_fallback(void *ctx, uint32_t y);
 void des_main_got_cpu(struct sim *s);
 void des_main_callback_over(struct sim *s);
 void des_main_burst_done(struct sim *s);

@@ -11,17 +11,17 @@
 /* ---- what is left to the main thread ---- */
 
 /*
- * MAX_WORK items are pending (dl_async_may_queue()): @y, ready, is not
- * queued but left to the main thread, which takes it once it is free,
- * before going on with its walk, and queues it then if it can or else runs
- * it (7.3: dpm_async_with_cleanup() fails and leaves it to the main walk,
- * whose dpm_async_fn() tries again, and runs it if that fails too).
+ * Ready @y was left to the main thread (ops->left_to_main: MAX_WORK items
+ * are pending, sched.h dl_sched_queue_ready() put it on the ring): main
+ * takes it once it is free, before going on with its walk, and queues it
+ * then if it can or else runs it.
  */
-void des_main_fallback(struct sim *s, uint32_t y)
+void des_main_fallback(void *ctx, uint32_t y)
 {
+	struct sim *s = ctx;
+
 	s->t[y].on_main = 1;    /* main's until des_main_kick() queues it */
 	s->t[y].left = 1;
-	dl_fallback_push(&s->fb, y);
 	if (s->mstate == M_DONE)
 		s->mstate = M_IDLE;
 	if (s->mstate == M_IDLE || s->mstate == M_WAIT_DEV)

@@ -60,8 +60,8 @@ struct dl_sched_ops {
 	/* wake: ready @y's item blocked or parked on its waits: wake it */
 	void (*wake)(void *ctx, uint32_t y);
 	/*
-	 * queue: queue ready @y's item, MAX_WORK permitting (else leave it to
-	 * the main thread: struct dl_fallback); true if @y finished unattempted
+	 * queue: ready @y's item is to be queued (dl_sched_queue_ready(), with
+	 * the backend's checks around it); true if @y finished unattempted
 	 * instead (threads: a supplier did not bind)
 	 */
 	bool (*queue)(void *ctx, uint32_t y);
@@ -113,6 +113,22 @@ struct dl_sched_ops {
 	 * true if that was its last and it is to be acted on (not halted)
 	 */
 	bool (*count_down)(void *ctx, uint32_t y);
+	/*
+	 * lock, unlock: the backend's lock around MAX_WORK's count and the
+	 * queueing or leaving to main that follows it (threads: the pool's,
+	 * which guards the fallback ring too; the DES has none: NULL)
+	 */
+	void (*lock)(void *ctx);
+	void (*unlock)(void *ctx);
+	/* outstanding: how many items are queued or running (MAX_WORK's count), with the lock */
+	uint32_t (*outstanding)(const void *ctx);
+	/* push: queue ready @y's item now, with the lock */
+	void (*push)(void *ctx, uint32_t y);
+	/*
+	 * left_to_main: ready @y was left to the main thread (on the fallback
+	 * ring), with the lock: main is to take it once it is free
+	 */
+	void (*left_to_main)(void *ctx, uint32_t y);
 };
 
 /*
@@ -484,6 +500,41 @@ static inline bool dl_fallback_pop(struct dl_fallback *q, uint32_t *y)
 	q->head = (q->head + 1) % q->cap;
 	q->n--;
 	return true;
+}
+
+/* The backend's lock around MAX_WORK's decisions (ops->lock), if it has one. */
+static inline void dl_sched_lock(const struct dl_sched_ops *ops, void *ctx)
+{
+	if (ops->lock)
+		ops->lock(ctx);
+}
+
+static inline void dl_sched_unlock(const struct dl_sched_ops *ops, void *ctx)
+{
+	if (ops->unlock)
+		ops->unlock(ctx);
+}
+
+/*
+ * dl_sched_queue_ready - ready @y's item is queued now (ops->push) unless
+ * MAX_WORK items are pending (dl_async_may_queue() over ops->outstanding):
+ * then it is left to the main thread on @fb (ops->left_to_main), which
+ * queues it or runs it once it is free (7.3: dpm_async_with_cleanup()
+ * fails and leaves it to the main walk, whose dpm_async_fn() tries again).
+ * The count and what follows from it under one hold of the backend's lock.
+ */
+static inline void dl_sched_queue_ready(const struct dl_sched_ops *ops,
+					const struct dl_order_policy *pol, struct dl_fallback *fb,
+					void *ctx, uint32_t y)
+{
+	dl_sched_lock(ops, ctx);
+	if (dl_async_may_queue(pol, ops->outstanding(ctx))) {
+		ops->push(ctx, y);
+	} else {
+		dl_fallback_push(fb, y);   /* at most once a phase */
+		ops->left_to_main(ctx, y);
+	}
+	dl_sched_unlock(ops, ctx);
 }
 
 #endif

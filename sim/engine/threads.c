@@ -73,24 +73,50 @@ static void q_push(struct thr *t, uint32_t d)
 }
 
 /*
- * Queue ready async device @d (kernel-async-v2's hand-off) unless MAX_WORK
- * items are pending: then the main thread runs it (main_fallbacks()), as
- * des_main.c's des_main_fallback() does.
+ * The scheduler's hold of the pool's lock (ops->lock, ops->unlock: MAX_WORK's
+ * count and the queueing that follows).  A queueing that failed under it
+ * (push_locked()) aborts the run once it is released: set_abort() wakes
+ * the main thread under the same lock.
  */
-static void q_push_ready(struct thr *t, uint32_t d)
+static void sched_lock(void *ctx)
 {
-	int err = 0;
+	dl_pool_lock(&((struct thr *)ctx)->pool);
+}
 
-	dl_pool_lock(&t->pool);
-	if (dl_async_may_queue(t->pol, t->pool.outstanding)) {
-		err = dl_pool_push_locked(&t->pool, d, t->prio[d]);
-	} else {
-		dl_fallback_push(&t->fb, d);   /* at most once a phase */
-		dl_pool_wake_main_locked(&t->pool);
-	}
+static void sched_unlock(void *ctx)
+{
+	struct thr *t = ctx;
+	int err = t->qerr;
+	uint32_t d = t->qerr_dev;
+
+	t->qerr = 0;
 	dl_pool_unlock(&t->pool);
 	if (err)
-		set_abort(t, -ENOMEM, d);
+		set_abort(t, err, d);
+}
+
+/* MAX_WORK's count (ops->outstanding), under the pool's lock: the items queued or running. */
+static uint32_t items_outstanding(const void *ctx)
+{
+	return ((const struct thr *)ctx)->pool.outstanding;
+}
+
+/* Queue @d's item (ops->push), under the pool's lock; a failure is noted for sched_unlock(). */
+static void push_locked(void *ctx, uint32_t d)
+{
+	struct thr *t = ctx;
+
+	if (dl_pool_push_locked(&t->pool, d, t->prio[d]) && !t->qerr) {
+		t->qerr = -ENOMEM;
+		t->qerr_dev = d;
+	}
+}
+
+/* Ready @d was left to main (ops->left_to_main), under the pool's lock: main_fallbacks() takes it. */
+static void left_to_main(void *ctx, uint32_t d)
+{
+	(void)d;
+	dl_pool_wake_main_locked(&((struct thr *)ctx)->pool);
 }
 
 /* May the main thread queue one more item (classic walk, probe hand-off)?  MAX_WORK. */
@@ -110,7 +136,7 @@ static bool may_queue(void *ctx)
 static void finished(struct thr *t);
 
 /*
- * The main thread takes the devices q_push_ready() left to it: queues each
+ * The main thread takes the devices dl_sched_queue_ready() left to it: queues each
  * if MAX_WORK allows by now, else runs it (7.3's main walk: dpm_async_fn()
  * tries again).  Returns how many it took.
  */
@@ -210,7 +236,7 @@ static bool item_queue_ready(void *ctx, uint32_t y)
 		return true;
 	}
 	if (!dl_halted(&t->sy))
-		q_push_ready(t, y);
+		dl_sched_queue_ready(&thr_sched, t->pol, &t->fb, t, y);
 	return false;
 }
 
@@ -362,6 +388,8 @@ const struct dl_sched_ops thr_sched = {
 	.claim = handoff_claim, .skip = failed_skip, .released = level_released,
 	.halted = thr_halted, .finish = finish, .handoff_queue = handoff_queue,
 	.defer_busy = defer_busy, .may_queue = may_queue, .count_down = dev_count_down,
+	.lock = sched_lock, .unlock = sched_unlock, .outstanding = items_outstanding,
+	.push = push_locked, .left_to_main = left_to_main,
 };
 
 /*
