@@ -177,14 +177,12 @@ int64_t des_handoff_len(const struct sim *s, uint32_t d)
 	return dl_sched_handoff_len(&des_sched, &s->ps, &s->cost, s->g.cur, d, s);
 }
 
-/* A hand-off claims position @y (ST_QUEUED_START) and queues it, MAX_WORK permitting. */
+/* A hand-off claims position @y (ST_QUEUED_START) and queues it (dl_sched_claim()). */
 static void handoff_claim(void *ctx, uint32_t y)
 {
 	struct sim *s = ctx;
 	struct task *z = &s->t[y];
 
-	if (!dl_async_may_queue(s->pol, s->inflight))
-		return;
 	des_stage_set(z, ST_QUEUED_START);
 	z->bk = dl_item_pays(&s->ps);
 	s->inflight++;
@@ -207,7 +205,7 @@ static void handoff_queue(void *ctx, uint32_t d)
 {
 	struct sim *s = ctx;
 
-	dl_sched_handoff(&des_sched, &s->ps, s->g.cur, d, s);
+	dl_sched_handoff(&des_sched, &s->ps, s->pol, s->g.cur, d, s);
 }
 
 /* levels: the barrier released position @z's level: it is ready if its waits are done. */

@@ -66,9 +66,8 @@ struct dl_sched_ops {
 	 */
 	bool (*queue)(void *ctx, uint32_t y);
 	/*
-	 * claim: a hand-off claims @y's item (work_in_progress) and queues it,
-	 * MAX_WORK permitting (dpm_async_with_cleanup() fails otherwise and
-	 * leaves it to the main walk)
+	 * claim: with the lock, a hand-off claims @y's item (work_in_progress)
+	 * and queues it, unless it is claimed already (dl_sched_claim())
 	 */
 	void (*claim)(void *ctx, uint32_t y);
 	/*
@@ -130,6 +129,19 @@ struct dl_sched_ops {
 	 */
 	void (*left_to_main)(void *ctx, uint32_t y);
 };
+
+/* The backend's lock around MAX_WORK's decisions (ops->lock), if it has one. */
+static inline void dl_sched_lock(const struct dl_sched_ops *ops, void *ctx)
+{
+	if (ops->lock)
+		ops->lock(ctx);
+}
+
+static inline void dl_sched_unlock(const struct dl_sched_ops *ops, void *ctx)
+{
+	if (ops->unlock)
+		ops->unlock(ctx);
+}
 
 /*
  * The thread that ran a callback, as the scheduler ends it
@@ -265,13 +277,30 @@ static inline bool dl_sched_wants_walk(const struct dl_sched_ops *ops,
 }
 
 /*
+ * dl_sched_claim - a hand-off queues @y's item (dpm_async_with_cleanup()):
+ * ops->claim() claims and queues it unless MAX_WORK items are pending
+ * (dl_async_may_queue() over ops->outstanding): then
+ * dpm_async_with_cleanup() fails and leaves it to the main walk, whose
+ * dpm_async_fn() tries again.  Under one hold of the backend's lock.
+ */
+static inline void dl_sched_claim(const struct dl_sched_ops *ops,
+				  const struct dl_order_policy *pol, void *ctx, uint32_t y)
+{
+	dl_sched_lock(ops, ctx);
+	if (dl_async_may_queue(pol, ops->outstanding(ctx)))
+		ops->claim(ctx, y);
+	dl_sched_unlock(ops, ctx);
+}
+
+/*
  * dl_sched_handoff - the items the hand-off walk of finishing device @d
  * queues (dpm_async_resume_subordinate(), dpm_async_suspend_superior() of
  * 6.16+): each participating dependent dl_handoff_queues() names is
- * offered to ops->claim().
+ * claimed (dl_sched_claim()).
  */
 static inline void dl_sched_handoff(const struct dl_sched_ops *ops,
-				    const struct dl_phase_scheme *ps, const struct dl_csr *rel,
+				    const struct dl_phase_scheme *ps,
+				    const struct dl_order_policy *pol, const struct dl_csr *rel,
 				    uint32_t d, void *ctx)
 {
 	for (uint32_t j = rel->off[d]; j < rel->off[d + 1]; j++) {
@@ -279,7 +308,7 @@ static inline void dl_sched_handoff(const struct dl_sched_ops *ops,
 		struct dl_dev_facts f = { 0 };
 
 		if (ops->facts(ctx, y, &f) && dl_handoff_queues(ps, &f))
-			ops->claim(ctx, y);
+			dl_sched_claim(ops, pol, ctx, y);
 	}
 }
 
@@ -500,19 +529,6 @@ static inline bool dl_fallback_pop(struct dl_fallback *q, uint32_t *y)
 	q->head = (q->head + 1) % q->cap;
 	q->n--;
 	return true;
-}
-
-/* The backend's lock around MAX_WORK's decisions (ops->lock), if it has one. */
-static inline void dl_sched_lock(const struct dl_sched_ops *ops, void *ctx)
-{
-	if (ops->lock)
-		ops->lock(ctx);
-}
-
-static inline void dl_sched_unlock(const struct dl_sched_ops *ops, void *ctx)
-{
-	if (ops->unlock)
-		ops->unlock(ctx);
 }
 
 /*

@@ -326,19 +326,17 @@ static void level_finished(struct thr *t, uint32_t d)
 /* ---- callbacks ---- */
 
 
-/* A hand-off claims @y (work_in_progress: queued[] 2) and queues it, MAX_WORK permitting. */
+/*
+ * A hand-off claims @y (work_in_progress: queued[] 2) and queues it, under
+ * the pool's lock (dl_sched_claim()); nothing if the walk claimed it first.
+ */
 static void handoff_claim(void *ctx, uint32_t y)
 {
 	struct thr *t = ctx;
 	unsigned char idle = 0;
-	bool ok;
 
-	dl_pool_lock(&t->pool);
-	ok = dl_async_may_queue(t->pol, t->pool.outstanding) &&
-	     atomic_compare_exchange_strong(&t->queued[y], &idle, 2);
-	dl_pool_unlock(&t->pool);
-	if (ok)
-		q_push(t, y);
+	if (atomic_compare_exchange_strong(&t->queued[y], &idle, 2))
+		push_locked(t, y);
 }
 
 static bool thr_halted(void *ctx)
@@ -366,7 +364,7 @@ static void handoff_queue(void *ctx, uint32_t d)
 {
 	struct thr *t = ctx;
 
-	dl_sched_handoff(&thr_sched, &t->ps, &t->rel, d, t);
+	dl_sched_handoff(&thr_sched, &t->ps, t->pol, &t->rel, d, t);
 }
 
 /* The deferral walk took @d, already queued, probing or bound: bus_probe_device() is a no-op. */
