@@ -30,8 +30,8 @@ void des_main_fallback(void *ctx, uint32_t y)
 
 /* ---- the deferral walk (sched.h), on main's hot path: inlined here ---- */
 
-/* What the deferral walk reads of this backend. */
-static const struct dl_sched_ops defer_ops = {
+/* What main's walk and the deferral walk read of this backend. */
+static const struct dl_sched_ops main_ops = {
 	.facts = des_task_facts, .defer_busy = des_defer_busy, .may_queue = des_defer_may_queue,
 };
 
@@ -43,7 +43,7 @@ static const struct dl_sched_ops defer_ops = {
  */
 static inline int defer_take(struct sim *s, uint32_t d)
 {
-	enum dl_defer_act a = dl_sched_defer_take(&defer_ops, &s->ps, s->pol, s, d,
+	enum dl_defer_act a = dl_sched_defer_take(&main_ops, &s->ps, s->pol, s, d,
 						  s->core.dev[dev_at(s, d)].async);
 
 	if (a == DL_DEFER_SKIP)
@@ -73,7 +73,7 @@ static inline enum dl_retry_step defer_step(struct sim *s, uint32_t *d, int *kin
 {
 	for (;;) {
 		bool listed;
-		enum dl_retry_step st = dl_sched_defer_next(&defer_ops, &s->ps, &s->w, &s->widx,
+		enum dl_retry_step st = dl_sched_defer_next(&main_ops, &s->ps, &s->w, &s->widx,
 							    &s->retry, &s->core, s->inflight == 0,
 							    s, d, &listed);
 
@@ -111,10 +111,9 @@ static inline bool main_wait_dev(struct sim *s)
 		return true;
 	}
 	if (s->t[s->mdev].wait > 0 && s->ps.link_aware && !s->aborted) {
-		if (!s->fb.n)
-			return false;
 		/* it may wait for a device left to main (MAX_WORK): that one first */
-		dl_fallback_push(&s->fb, s->mdev);
+		if (!dl_sched_left_first(&main_ops, &s->fb, s, s->mdev))
+			return false;
 		s->mstate = M_IDLE;
 		return true;
 	}
@@ -130,7 +129,7 @@ static inline bool main_wait_dev(struct sim *s)
 static inline bool main_next(struct sim *s, uint32_t *d, int *kind)
 {
 	*kind = -1;
-	if (dl_fallback_pop(&s->fb, d))
+	if (dl_sched_left_next(&main_ops, &s->fb, s, d))
 		return true;    /* what was left to main first (MAX_WORK) */
 	if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
 		/* registration order, then late_initcall and the active list */

@@ -532,6 +532,43 @@ static inline bool dl_fallback_pop(struct dl_fallback *q, uint32_t *y)
 }
 
 /*
+ * dl_sched_left_next - the main thread takes the device left to it first
+ * (dl_sched_queue_ready()) off @fb into *@y, before it goes on with its
+ * walk; false if none is left.  Under the backend's lock.
+ */
+static inline bool dl_sched_left_next(const struct dl_sched_ops *ops, struct dl_fallback *fb,
+				      void *ctx, uint32_t *y)
+{
+	bool got;
+
+	dl_sched_lock(ops, ctx);
+	got = dl_fallback_pop(fb, y);
+	dl_sched_unlock(ops, ctx);
+	return got;
+}
+
+/*
+ * dl_sched_left_first - the main thread is to run @y once its waits are
+ * done, but devices were left to it meanwhile (on @fb): one of them may be
+ * what @y waits for, so @y goes back on the ring behind them and main
+ * takes those first (true); false if none was left (main waits for @y).
+ * For a main thread that does not take them while it waits (the DES's;
+ * threads' takes them in its wait, thr_sync_main_waits()).
+ */
+static inline bool dl_sched_left_first(const struct dl_sched_ops *ops, struct dl_fallback *fb,
+				       void *ctx, uint32_t y)
+{
+	bool any;
+
+	dl_sched_lock(ops, ctx);
+	any = fb->n != 0;
+	if (any)
+		dl_fallback_push(fb, y);
+	dl_sched_unlock(ops, ctx);
+	return any;
+}
+
+/*
  * dl_sched_queue_ready - ready @y's item is queued now (ops->push) unless
  * MAX_WORK items are pending (dl_async_may_queue() over ops->outstanding):
  * then it is left to the main thread on @fb (ops->left_to_main), which

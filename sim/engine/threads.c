@@ -147,12 +147,8 @@ static uint32_t main_fallbacks(struct thr *t)
 	for (;;) {
 		uint32_t d;
 
-		dl_pool_lock(&t->pool);
-		if (!dl_fallback_pop(&t->fb, &d)) {
-			dl_pool_unlock(&t->pool);
+		if (!dl_sched_left_next(&thr_sched, &t->fb, t, &d))
 			return n;
-		}
-		dl_pool_unlock(&t->pool);
 		if (!dl_halted(&t->sy))
 			thr_main_visit(t, &t->tw[0], d, may_queue(t));
 		else
