@@ -217,20 +217,11 @@ static void level_released(void *ctx, uint32_t z)
 		dl_sched_on_ready(&des_sched, &s->ps, s, z);
 }
 
-/* levels: the barrier moved to level @l (dl_barrier_advance()). */
-static void release_level(void *ctx, uint32_t l)
-{
-	struct sim *s = ctx;
-
-	dl_sched_release_level(&des_sched, &s->lv, l, s);
-}
-
-/* Position @d is done with this phase: the levels' barrier counts it off. */
+/* Position @d is done with this phase: the levels' barrier counts it off (dl_sched_level_done()). */
 static void level_done(struct sim *s, uint32_t d)
 {
 	if (s->ps.barrier && s->t[d].part)
-		dl_barrier_done(s->lv.left, s->lv.nlevels, &s->cur_level, s->t[d].level,
-				release_level, s);
+		dl_sched_level_done(&des_sched, &s->lv, &s->cur_level, s->t[d].level, s);
 }
 
 /* The cascade reaches position @y (dl_sched_cascade()): a waiting device finishes at once. */

@@ -391,6 +391,52 @@ static inline void dl_sched_release_level(const struct dl_sched_ops *ops,
 		ops->released(ctx, lv->order[i]);
 }
 
+/* The levels' barrier as the scheduler moves it (dl_sched_level_reached()). */
+struct dl_sched_barrier {
+	const struct dl_sched_ops *ops;
+	const struct dl_levels *lv;
+	void *ctx;
+};
+
+/* dl_sched_level_reached - the barrier reached level @l (a dl_release_fn): released, unless halted. */
+static inline void dl_sched_level_reached(void *arg, uint32_t l)
+{
+	const struct dl_sched_barrier *b = arg;
+
+	if (!b->ops->halted(b->ctx))
+		dl_sched_release_level(b->ops, b->lv, l, b->ctx);
+}
+
+/*
+ * dl_sched_level_done - levels (ps->barrier): a device of level @l of @lv
+ * finished: the barrier counts it off, and the last of its level moves it
+ * on (dl_barrier_done()), releasing each level it reaches
+ * (dl_sched_level_reached()).  The caller holds whatever lock guards
+ * @lv's counts and *@cur.
+ */
+static inline void dl_sched_level_done(const struct dl_sched_ops *ops, struct dl_levels *lv,
+				       uint32_t *cur, uint32_t l, void *ctx)
+{
+	struct dl_sched_barrier b = { ops, lv, ctx };
+
+	dl_barrier_done(lv->left, lv->nlevels, cur, l, dl_sched_level_reached, &b);
+}
+
+/*
+ * dl_sched_levels_start - levels, a phase that releases its first level
+ * itself (threads; the DES's start pass queues it, dl_sched_start()): the
+ * barrier's level *@cur is released, then the barrier moves past every
+ * level finished already (dl_barrier_advance()).  With the same lock.
+ */
+static inline void dl_sched_levels_start(const struct dl_sched_ops *ops, struct dl_levels *lv,
+					 uint32_t *cur, void *ctx)
+{
+	struct dl_sched_barrier b = { ops, lv, ctx };
+
+	dl_sched_level_reached(&b, *cur);
+	dl_barrier_advance(lv->left, lv->nlevels, cur, dl_sched_level_reached, &b);
+}
+
 /*
  * dl_sched_walk_next - the main thread's walk @w goes on from *@widx to
  * the next device it takes, into *@y: a participating one (ops->facts)

@@ -302,20 +302,11 @@ static void level_released(void *ctx, uint32_t d)
 	dl_count_down(&t->lv.left[t->lv.level[d]]);
 }
 
-/* Levels: the barrier moved to level @l (dl_barrier_advance()); with lmx held. */
-static void release_level(void *ctx, uint32_t l)
-{
-	struct thr *t = ctx;
-
-	if (!dl_halted(&t->sy))
-		dl_sched_release_level(&thr_sched, &t->lv, l, t);
-}
-
-/* Levels: @d finished; the last of its level moves the barrier (dl_barrier_done()). */
+/* Levels: @d finished; the last of its level moves the barrier (dl_sched_level_done()). */
 static void level_finished(struct thr *t, uint32_t d)
 {
 	pthread_mutex_lock(&t->lmx);
-	dl_barrier_done(t->lv.left, t->lv.nlevels, &t->cur_level, t->lv.level[d], release_level, t);
+	dl_sched_level_done(&thr_sched, &t->lv, &t->cur_level, t->lv.level[d], t);
 	pthread_mutex_unlock(&t->lmx);
 }
 
@@ -783,8 +774,7 @@ int thr_run_phase(struct thr *t)
 	} else if (t->ps.barrier) {
 		/* the last device of a level releases the next, on its own thread */
 		pthread_mutex_lock(&t->lmx);
-		release_level(t, t->cur_level);
-		dl_barrier_advance(t->lv.left, t->lv.nlevels, &t->cur_level, release_level, t);
+		dl_sched_levels_start(&thr_sched, &t->lv, &t->cur_level, t);
 		pthread_mutex_unlock(&t->lmx);
 	} else {
 		main_walk(t, m);
