@@ -334,6 +334,19 @@ static inline void dl_sched_walk_over(const struct dl_sched_ops *ops,
 }
 
 /*
+ * dl_sched_item_waits - does a work item of a phase of scheme @ps wait for
+ * what is left of its waits as it starts (blocking its worker, or parked
+ * without it: dl_item_parks())?  In the phases whose items the walk or a
+ * hand-off queues before their waits are done (ps->blocking); the others'
+ * are queued ready.  (The DES tells them apart by the stage it queues an
+ * item in, ST_QUEUED_START or ST_QUEUED_CB.)
+ */
+static inline bool dl_sched_item_waits(const struct dl_phase_scheme *ps)
+{
+	return ps->blocking;
+}
+
+/*
  * dl_sched_callback_over - device @d's callback is over, its sleep
  * included (@deferred: a probe attempt that deferred, which hands nothing
  * off).  What follows, in its order's sequence: 6.16+

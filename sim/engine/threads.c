@@ -554,7 +554,7 @@ static bool run_task(struct thr *t, struct tw *w, const struct dl_pool_item *k)
 		q.sleep = thr_sleep_off_cpu;
 		dl_seq_probe_one(&q, k->dev);
 	} else if (!dl_halted(&t->sy)) {
-		if (t->ps.blocking) {
+		if (dl_sched_item_waits(&t->ps)) {
 			/* queued before its waits are done: it parks or blocks on them */
 			ran = dl_item_parks(&t->ps) ? run_parking(t, w, k->dev) :
 						      run_blocking(t, w, k->dev);
