@@ -30,9 +30,22 @@ void des_main_fallback(void *ctx, uint32_t y)
 
 /* ---- the deferral walk (sched.h), on main's hot path: inlined here ---- */
 
+/*
+ * Main's walk claims position @y's item as it queues it (dl_sched_walk_claim()):
+ * ST_QUEUED_START at once, before its queueing burst, so that a hand-off
+ * meanwhile does not queue it twice.  Never claimed already: the walk read
+ * its stage just now.
+ */
+static bool main_claim(void *ctx, uint32_t y)
+{
+	des_stage_set(&((struct sim *)ctx)->t[y], ST_QUEUED_START);
+	return true;
+}
+
 /* What main's walk and the deferral walk read of this backend. */
 static const struct dl_sched_ops main_ops = {
 	.facts = des_task_facts, .defer_busy = des_defer_busy, .may_queue = des_defer_may_queue,
+	.walk_claim = main_claim,
 };
 
 /*
@@ -163,13 +176,7 @@ static inline bool main_take(struct sim *s, uint32_t d)
 					     s->widx <= s->w.nupfront)) {
 		case DL_MAIN_QUEUE:
 			s->t[d].on_main = 0;
-			/*
-			 * marked at once, as dpm_async_fn() sets
-			 * work_in_progress: a v2 hand-off meanwhile
-			 * does not queue it twice
-			 */
-			if (s->ps.blocking)
-				des_stage_set(&s->t[d], ST_QUEUED_START);
+			(void)dl_sched_walk_claim(&main_ops, &s->ps, s, d);
 			main_burst(s, MK_QUEUE);
 			return false;
 		case DL_MAIN_LEAVE:

@@ -119,6 +119,12 @@ struct dl_sched_ops {
 	 */
 	void (*lock)(void *ctx);
 	void (*unlock)(void *ctx);
+	/*
+	 * walk_claim: main's walk claims @y's item as it takes it (6.16+'s
+	 * work_in_progress, dl_sched_walk_claim()); false if a hand-off
+	 * claimed it first
+	 */
+	bool (*walk_claim)(void *ctx, uint32_t y);
 	/* outstanding: how many items are queued or running (MAX_WORK's count), with the lock */
 	uint32_t (*outstanding)(const void *ctx);
 	/* push: queue ready @y's item now, with the lock */
@@ -475,6 +481,18 @@ static inline bool dl_sched_walk_next(const struct dl_sched_ops *ops,
 		}
 	}
 	return false;
+}
+
+/*
+ * dl_sched_walk_claim - main's walk takes @y, to queue its item or run it:
+ * 6.16+ (dl_items_claimed_early()) claims it first (work_in_progress,
+ * ops->walk_claim) as dpm_async_fn() does, so that a hand-off does not
+ * queue it too; false if a hand-off claimed it first (main passes it by).
+ */
+static inline bool dl_sched_walk_claim(const struct dl_sched_ops *ops,
+				       const struct dl_phase_scheme *ps, void *ctx, uint32_t y)
+{
+	return !dl_items_claimed_early(ps) || ops->walk_claim(ctx, y);
 }
 
 /* What the main thread does with an item its walk would queue (dl_sched_main_choice()). */

@@ -354,6 +354,19 @@ static void handoff_queue(void *ctx, uint32_t d)
 	dl_sched_handoff(&thr_sched, &t->ps, t->pol, &t->rel, d, t);
 }
 
+/*
+ * Main's walk claims @d's item (queued[] 1) before it queues or runs it
+ * (dl_sched_walk_claim()); false if a hand-off claimed it first.  Main's
+ * own devices no hand-off queues.
+ */
+static bool walk_claim(void *ctx, uint32_t d)
+{
+	struct thr *t = ctx;
+	unsigned char idle = 0;
+
+	return t->on_main[d] || atomic_compare_exchange_strong(&t->queued[d], &idle, 1);
+}
+
 /* The deferral walk took @d, already queued, probing or bound: bus_probe_device() is a no-op. */
 static bool defer_busy(void *ctx, uint32_t d)
 {
@@ -374,7 +387,7 @@ const struct dl_sched_ops thr_sched = {
 	.halted = thr_halted, .finish = finish, .handoff_queue = handoff_queue,
 	.defer_busy = defer_busy, .may_queue = may_queue, .count_down = dev_count_down,
 	.lock = sched_lock, .unlock = sched_unlock, .outstanding = items_outstanding,
-	.push = push_locked, .left_to_main = left_to_main,
+	.push = push_locked, .left_to_main = left_to_main, .walk_claim = walk_claim,
 };
 
 /*
@@ -670,17 +683,6 @@ static bool main_run(struct thr *t, struct tw *m, uint32_t d)
 	return true;
 }
 
-/*
- * 6.16+: the walk claims @d's item (work_in_progress) as dpm_async_fn()
- * does, before it queues or runs it; false if a hand-off claimed it first.
- */
-static bool walk_claim(struct thr *t, uint32_t d)
-{
-	unsigned char idle = 0;
-
-	return !dl_items_claimed_early(&t->ps) || t->on_main[d] ||
-	       atomic_compare_exchange_strong(&t->queued[d], &idle, 1);
-}
 
 /*
  * The main thread's walk through a phase whose devices wait for others
@@ -708,7 +710,7 @@ static void main_walk(struct thr *t, struct tw *m)
 						 i <= t->w.nupfront);
 			dl_pool_unlock(&t->pool);
 		}
-		if (c == DL_MAIN_LEAVE || !walk_claim(t, d))
+		if (c == DL_MAIN_LEAVE || !dl_sched_walk_claim(&thr_sched, &t->ps, t, d))
 			continue;
 		if (c == DL_MAIN_QUEUE) {
 			thr_main_visit(t, m, d, true);
