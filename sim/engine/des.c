@@ -306,12 +306,6 @@ static bool item_queue_ready(void *ctx, uint32_t y)
 	return false;
 }
 
-/* MAX_WORK's count (ops->outstanding): the items queued or running. */
-static uint32_t items_inflight(const void *ctx)
-{
-	return ((const struct sim *)ctx)->inflight;
-}
-
 /* Ready @y's item is queued (ops->push). */
 static void item_push(void *ctx, uint32_t y)
 {
@@ -360,8 +354,8 @@ static const struct dl_sched_ops des_sched = {
 	.facts = des_task_facts, .start = des_task_facts, .main_ready = main_ready, .wake = item_wake,
 	.queue = item_queue_ready, .claim = handoff_claim, .skip = failed_skip,
 	.released = level_released, .halted = sim_halted, .finish = des_device_finished,
-	.handoff_queue = handoff_queue, .defer_busy = des_defer_busy, .may_queue = des_defer_may_queue,
-	.count_down = task_count_down, .outstanding = items_inflight, .push = item_push,
+	.handoff_queue = handoff_queue, .defer_busy = des_defer_busy,
+	.count_down = task_count_down, .outstanding = des_inflight, .push = item_push,
 	.left_to_main = des_main_fallback,
 };
 

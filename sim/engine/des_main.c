@@ -44,8 +44,8 @@ static bool main_claim(void *ctx, uint32_t y)
 
 /* What main's walk and the deferral walk read of this backend. */
 static const struct dl_sched_ops main_ops = {
-	.facts = des_task_facts, .defer_busy = des_defer_busy, .may_queue = des_defer_may_queue,
-	.walk_claim = main_claim,
+	.facts = des_task_facts, .defer_busy = des_defer_busy, .walk_claim = main_claim,
+	.outstanding = des_inflight, .sync_fallback = des_sync_fallback,
 };
 
 /*
@@ -172,7 +172,7 @@ static inline bool main_take(struct sim *s, uint32_t d)
 	if (!s->t[d].on_main || s->t[d].left) {
 		/* classic async, or one left to main: queue its item, MAX_WORK permitting */
 		s->t[d].left = 0;
-		switch (dl_sched_main_choice(s->pol, &s->ps, s->inflight,
+		switch (dl_sched_main_choose(&main_ops, s->pol, &s->ps, s,
 					     s->widx <= s->w.nupfront)) {
 		case DL_MAIN_QUEUE:
 			s->t[d].on_main = 0;

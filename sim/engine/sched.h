@@ -102,11 +102,10 @@ struct dl_sched_ops {
 	 */
 	bool (*defer_busy)(void *ctx, uint32_t y);
 	/*
-	 * may_queue: may a walker queue one more item now (MAX_WORK,
-	 * dl_async_may_queue())?  A false is a sync fallback, which the
-	 * backend counts.
+	 * sync_fallback: with the lock, a walker is to run an item MAX_WORK
+	 * refused to queue (dl_sched_may_queue()): the backend counts it
 	 */
-	bool (*may_queue)(void *ctx);
+	void (*sync_fallback)(void *ctx);
 	/*
 	 * count_down: a device @y waits for finished: count its wait down;
 	 * true if that was its last and it is to be acted on (not halted)
@@ -503,6 +502,25 @@ enum dl_main_choice {
 };
 
 /*
+ * dl_sched_may_queue - may a walker (main, or the DES's deferred-probe
+ * kworker) queue one more item now?  MAX_WORK (dl_async_may_queue()) over
+ * the backend's count (ops->outstanding), under its lock; a refusal is a
+ * sync fallback (ops->sync_fallback).
+ */
+static inline bool dl_sched_may_queue(const struct dl_sched_ops *ops,
+				      const struct dl_order_policy *pol, void *ctx)
+{
+	bool ok;
+
+	dl_sched_lock(ops, ctx);
+	ok = dl_async_may_queue(pol, ops->outstanding(ctx));
+	if (!ok)
+		ops->sync_fallback(ctx);
+	dl_sched_unlock(ops, ctx);
+	return ok;
+}
+
+/*
  * dl_sched_main_choice - the main thread's walk reaches an item to queue
  * (dl_walk_action() DL_WALK_QUEUE, one left to it, or, @upfront, one of
  * 6.16+'s up-front pass) while @inflight items are queued or running:
@@ -518,6 +536,24 @@ static inline enum dl_main_choice dl_sched_main_choice(const struct dl_order_pol
 	if (upfront && dl_items_claimed_early(ps))
 		return DL_MAIN_LEAVE;
 	return DL_MAIN_RUN;
+}
+
+/*
+ * dl_sched_main_choose - dl_sched_main_choice() over the backend's count
+ * (ops->outstanding), under its lock.  The caller counts a DL_MAIN_RUN as
+ * a sync fallback once main does run the item.
+ */
+static inline enum dl_main_choice dl_sched_main_choose(const struct dl_sched_ops *ops,
+						       const struct dl_order_policy *pol,
+						       const struct dl_phase_scheme *ps,
+						       void *ctx, bool upfront)
+{
+	enum dl_main_choice c;
+
+	dl_sched_lock(ops, ctx);
+	c = dl_sched_main_choice(pol, ps, ops->outstanding(ctx), upfront);
+	dl_sched_unlock(ops, ctx);
+	return c;
 }
 
 /*
@@ -556,7 +592,7 @@ enum dl_defer_act {
  * deferred-probe kworker) takes device @y (@async: its driver probes
  * asynchronously): nothing if it is busy (ops->defer_busy); a sync
  * driver's probe runs on the walker (dl_phase_on_main()), an async
- * driver's is queued unless MAX_WORK items are pending (ops->may_queue):
+ * driver's is queued unless MAX_WORK items are pending (dl_sched_may_queue()):
  * then __device_attach() retries it synchronously.
  */
 static inline enum dl_defer_act dl_sched_defer_take(const struct dl_sched_ops *ops,
@@ -566,7 +602,7 @@ static inline enum dl_defer_act dl_sched_defer_take(const struct dl_sched_ops *o
 {
 	if (ops->defer_busy(ctx, y))
 		return DL_DEFER_SKIP;
-	if (dl_phase_on_main(ps, pol, async) || !ops->may_queue(ctx))
+	if (dl_phase_on_main(ps, pol, async) || !dl_sched_may_queue(ops, pol, ctx))
 		return DL_DEFER_RUN;
 	return DL_DEFER_QUEUE;
 }

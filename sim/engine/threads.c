@@ -119,18 +119,10 @@ static void left_to_main(void *ctx, uint32_t d)
 	dl_pool_wake_main_locked(&((struct thr *)ctx)->pool);
 }
 
-/* May the main thread queue one more item (classic walk, probe hand-off)?  MAX_WORK. */
-static bool may_queue(void *ctx)
+/* The main thread runs an item MAX_WORK refused to queue (ops->sync_fallback), under the pool's lock. */
+static void sync_fallback(void *ctx)
 {
-	struct thr *t = ctx;
-	bool ok;
-
-	dl_pool_lock(&t->pool);
-	ok = dl_sched_main_choice(t->pol, &t->ps, t->pool.outstanding, false) == DL_MAIN_QUEUE;
-	if (!ok)
-		t->fallbacks++;   /* DL_MAIN_RUN */
-	dl_pool_unlock(&t->pool);
-	return ok;
+	((struct thr *)ctx)->fallbacks++;
 }
 
 static void finished(struct thr *t);
@@ -150,7 +142,7 @@ static uint32_t main_fallbacks(struct thr *t)
 		if (!dl_sched_left_next(&thr_sched, &t->fb, t, &d))
 			return n;
 		if (!dl_halted(&t->sy))
-			thr_main_visit(t, &t->tw[0], d, may_queue(t));
+			thr_main_visit(t, &t->tw[0], d, dl_sched_may_queue(&thr_sched, t->pol, t));
 		else
 			finished(t);
 		n++;
@@ -385,7 +377,7 @@ const struct dl_sched_ops thr_sched = {
 	.facts = dev_facts, .start = start_facts, .wake = item_wake, .queue = item_queue_ready,
 	.claim = handoff_claim, .skip = failed_skip, .released = level_released,
 	.halted = thr_halted, .finish = finish, .handoff_queue = handoff_queue,
-	.defer_busy = defer_busy, .may_queue = may_queue, .count_down = dev_count_down,
+	.defer_busy = defer_busy, .sync_fallback = sync_fallback, .count_down = dev_count_down,
 	.lock = sched_lock, .unlock = sched_unlock, .outstanding = items_outstanding,
 	.push = push_locked, .left_to_main = left_to_main, .walk_claim = walk_claim,
 };
@@ -704,12 +696,8 @@ static void main_walk(struct thr *t, struct tw *m)
 			main_fallbacks(t);
 		if (!dl_sched_walk_next(&thr_sched, &t->ps, &t->w, &i, t, &d, &act))
 			return;
-		if (act == DL_WALK_QUEUE) {
-			dl_pool_lock(&t->pool);
-			c = dl_sched_main_choice(t->pol, &t->ps, t->pool.outstanding,
-						 i <= t->w.nupfront);
-			dl_pool_unlock(&t->pool);
-		}
+		if (act == DL_WALK_QUEUE)
+			c = dl_sched_main_choose(&thr_sched, t->pol, &t->ps, t, i <= t->w.nupfront);
 		if (c == DL_MAIN_LEAVE || !dl_sched_walk_claim(&thr_sched, &t->ps, t, d))
 			continue;
 		if (c == DL_MAIN_QUEUE) {
