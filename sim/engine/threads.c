@@ -185,7 +185,8 @@ static bool dev_facts(const void *ctx, uint32_t y, struct dl_dev_facts *f)
 	f->held = true;
 	f->idle = true;
 	f->blocked = dl_item_parks(&t->ps) && atomic_load(&t->parked[y]);
-	f->queued = dl_items_claimed_early(&t->ps) && atomic_load(&t->queued[y]) != 0;
+	/* set in a PM phase only by 6.16+'s claims (and read by no rule in the deferral walk) */
+	f->queued = atomic_load(&t->queued[y]) != 0;
 	f->waits = atomic_load(&t->pending[y]);
 	return true;
 }
