@@ -208,20 +208,11 @@ static void handoff_queue(void *ctx, uint32_t d)
 	dl_sched_handoff(&des_sched, &s->ps, s->pol, s->g.cur, d, s);
 }
 
-/* levels: the barrier released position @z's level: it is ready if its waits are done. */
-static void level_released(void *ctx, uint32_t z)
-{
-	struct sim *s = ctx;
-
-	if (s->t[z].wait == 0 && !s->aborted)
-		dl_sched_on_ready(&des_sched, &s->ps, s, z);
-}
-
 /* Position @d is done with this phase: the levels' barrier counts it off (dl_sched_level_done()). */
 static void level_done(struct sim *s, uint32_t d)
 {
 	if (s->ps.barrier && s->t[d].part)
-		dl_sched_level_done(&des_sched, &s->lv, &s->cur_level, s->t[d].level, s);
+		dl_sched_level_done(&des_sched, &s->ps, &s->lv, &s->cur_level, s->t[d].level, s);
 }
 
 /* The cascade reaches position @y (dl_sched_cascade()): a waiting device finishes at once. */
@@ -353,7 +344,7 @@ static bool sim_halted(void *ctx)
 static const struct dl_sched_ops des_sched = {
 	.facts = des_task_facts, .start = des_task_facts, .main_ready = main_ready, .wake = item_wake,
 	.queue = item_queue_ready, .claim = handoff_claim, .skip = failed_skip,
-	.released = level_released, .halted = sim_halted, .finish = des_device_finished,
+	.halted = sim_halted, .finish = des_device_finished,
 	.handoff_queue = handoff_queue, .defer_busy = des_defer_busy,
 	.count_down = task_count_down, .outstanding = des_inflight, .push = item_push,
 	.left_to_main = des_main_fallback,

@@ -77,11 +77,12 @@ struct dl_sched_ops {
 	 */
 	bool (*skip)(void *ctx, uint32_t y);
 	/*
-	 * released: levels, the barrier released @y's level: carry it on (the
-	 * DES: ready now if its waits are done; threads: queue it, or finish
-	 * it unattempted if a supplier did not bind)
+	 * released_unattempted: levels, @y's level was released and @y
+	 * finished unattempted instead (ops->queue() true: threads, a
+	 * supplier did not bind): its level counts it off, its dependents
+	 * cascade; NULL if that cannot be (the DES finishes them at once)
 	 */
-	void (*released)(void *ctx, uint32_t y);
+	void (*released_unattempted)(void *ctx, uint32_t y);
 	/* halted: a fault or a stop halted the phase: nothing new starts, nothing hands off */
 	bool (*halted)(void *ctx);
 	/*
@@ -400,18 +401,30 @@ static inline void dl_sched_cascade(const struct dl_sched_ops *ops, const struct
 /*
  * dl_sched_release_level - levels (ps->barrier): the barrier reached level
  * @l of @lv (dl_barrier_advance()): each of its devices, in device order,
- * to ops->released().
+ * whose waits are done is ready as when its last wait is done
+ * (dl_sched_act(), its level no longer held); one that finished
+ * unattempted instead goes to ops->released_unattempted().
  */
 static inline void dl_sched_release_level(const struct dl_sched_ops *ops,
+					  const struct dl_phase_scheme *ps,
 					  const struct dl_levels *lv, uint32_t l, void *ctx)
 {
-	for (uint32_t i = lv->off[l]; i < lv->off[l + 1]; i++)
-		ops->released(ctx, lv->order[i]);
+	for (uint32_t i = lv->off[l]; i < lv->off[l + 1]; i++) {
+		uint32_t y = lv->order[i];
+		struct dl_dev_facts f = { 0 };
+
+		if (!ops->facts(ctx, y, &f) || f.waits || ops->halted(ctx))
+			continue;
+		f.held = false;   /* released now */
+		if (dl_sched_act(ops, ps, ctx, y, &f) && ops->released_unattempted)
+			ops->released_unattempted(ctx, y);
+	}
 }
 
 /* The levels' barrier as the scheduler moves it (dl_sched_level_reached()). */
 struct dl_sched_barrier {
 	const struct dl_sched_ops *ops;
+	const struct dl_phase_scheme *ps;
 	const struct dl_levels *lv;
 	void *ctx;
 };
@@ -422,7 +435,7 @@ static inline void dl_sched_level_reached(void *arg, uint32_t l)
 	const struct dl_sched_barrier *b = arg;
 
 	if (!b->ops->halted(b->ctx))
-		dl_sched_release_level(b->ops, b->lv, l, b->ctx);
+		dl_sched_release_level(b->ops, b->ps, b->lv, l, b->ctx);
 }
 
 /*
@@ -432,10 +445,11 @@ static inline void dl_sched_level_reached(void *arg, uint32_t l)
  * (dl_sched_level_reached()).  The caller holds whatever lock guards
  * @lv's counts and *@cur.
  */
-static inline void dl_sched_level_done(const struct dl_sched_ops *ops, struct dl_levels *lv,
+static inline void dl_sched_level_done(const struct dl_sched_ops *ops,
+				       const struct dl_phase_scheme *ps, struct dl_levels *lv,
 				       uint32_t *cur, uint32_t l, void *ctx)
 {
-	struct dl_sched_barrier b = { ops, lv, ctx };
+	struct dl_sched_barrier b = { ops, ps, lv, ctx };
 
 	dl_barrier_done(lv->left, lv->nlevels, cur, l, dl_sched_level_reached, &b);
 }
@@ -446,10 +460,11 @@ static inline void dl_sched_level_done(const struct dl_sched_ops *ops, struct dl
  * barrier's level *@cur is released, then the barrier moves past every
  * level finished already (dl_barrier_advance()).  With the same lock.
  */
-static inline void dl_sched_levels_start(const struct dl_sched_ops *ops, struct dl_levels *lv,
+static inline void dl_sched_levels_start(const struct dl_sched_ops *ops,
+					 const struct dl_phase_scheme *ps, struct dl_levels *lv,
 					 uint32_t *cur, void *ctx)
 {
-	struct dl_sched_barrier b = { ops, lv, ctx };
+	struct dl_sched_barrier b = { ops, ps, lv, ctx };
 
 	dl_sched_level_reached(&b, *cur);
 	dl_barrier_advance(lv->left, lv->nlevels, cur, dl_sched_level_reached, &b);

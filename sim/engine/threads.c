@@ -277,20 +277,14 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 }
 
 /*
- * Levels: the barrier released @d's level: queue it.  A device whose
- * supplier did not bind finishes unattempted and is counted off at once.
- * Called with lmx held.
+ * Levels: the barrier released @d's level, and it finished unattempted (a
+ * supplier did not bind: item_queue_ready()): its dependents cascade, and
+ * its level counts it off at once.  Called with lmx held.
  */
-static void level_released(void *ctx, uint32_t d)
+static void released_unattempted(void *ctx, uint32_t d)
 {
 	struct thr *t = ctx;
 
-	if (!atomic_load(&t->failed_dep[d])) {
-		q_push(t, d);
-		return;
-	}
-	dl_complete_all(&t->sy, d);
-	finished(t);
 	release_dependents(t, d, false);
 	dl_count_down(&t->lv.left[t->lv.level[d]]);
 }
@@ -299,7 +293,7 @@ static void level_released(void *ctx, uint32_t d)
 static void level_finished(struct thr *t, uint32_t d)
 {
 	pthread_mutex_lock(&t->lmx);
-	dl_sched_level_done(&thr_sched, &t->lv, &t->cur_level, t->lv.level[d], t);
+	dl_sched_level_done(&thr_sched, &t->ps, &t->lv, &t->cur_level, t->lv.level[d], t);
 	pthread_mutex_unlock(&t->lmx);
 }
 
@@ -376,7 +370,7 @@ static bool defer_busy(void *ctx, uint32_t d)
 
 const struct dl_sched_ops thr_sched = {
 	.facts = dev_facts, .start = start_facts, .wake = item_wake, .queue = item_queue_ready,
-	.claim = handoff_claim, .skip = failed_skip, .released = level_released,
+	.claim = handoff_claim, .skip = failed_skip, .released_unattempted = released_unattempted,
 	.halted = thr_halted, .finish = finish, .handoff_queue = handoff_queue,
 	.defer_busy = defer_busy, .sync_fallback = sync_fallback, .count_down = dev_count_down,
 	.lock = sched_lock, .unlock = sched_unlock, .outstanding = items_outstanding,
@@ -765,7 +759,7 @@ int thr_run_phase(struct thr *t)
 	} else if (t->ps.barrier) {
 		/* the last device of a level releases the next, on its own thread */
 		pthread_mutex_lock(&t->lmx);
-		dl_sched_levels_start(&thr_sched, &t->lv, &t->cur_level, t);
+		dl_sched_levels_start(&thr_sched, &t->ps, &t->lv, &t->cur_level, t);
 		pthread_mutex_unlock(&t->lmx);
 	} else {
 		main_walk(t, m);
