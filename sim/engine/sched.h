@@ -6,13 +6,19 @@
  * the backend's functions (struct dl_sched_ops, as Redis' ae.c runs over
  * aeApi*): read one device's facts (its records in des.c, its atomics in
  * threads.c), run on main, wake an item, queue one, claim one, finish a
- * device unattempted, complete one, queue what its hand-off walk names.  The functions are inline and each backend's table
- * is a constant, so each backend's copy is compiled with its own
- * mechanism inlined (the DES's hot path pays no indirect call).
+ * device unattempted, complete one, queue what its hand-off walk names;
+ * and, for MAX_WORK, its lock (threads' pool lock; none in the DES), its
+ * count of items queued or running, and where a refused item goes.  The
+ * functions are inline and each backend's table is a constant, so each
+ * backend's copy is compiled with its own mechanism inlined (the DES's
+ * hot path pays no indirect call).  The backends ask no rule of
+ * MAX_WORK, the fallback ring, the early claims or the barrier
+ * themselves: only this file does (and sim/order/).
  *
  * - the phase-start pass, from the facts as the phase started (dl_sched_start());
- * - the main thread's walk: the next device it takes (dl_sched_walk_next())
- *   and MAX_WORK's choice for an item it would queue (dl_sched_main_choice());
+ * - the main thread's walk: the next device it takes (dl_sched_walk_next(),
+ *   dl_sched_left_next() first), its claim of it (dl_sched_walk_claim())
+ *   and MAX_WORK's choice for an item it would queue (dl_sched_main_choose());
  * - the release of a finishing device's dependents (dl_sched_release())
  *   and what becomes of one whose last wait is done (dl_sched_on_ready());
  * - the end of a callback in its order's sequence: complete, hand-off walk,
@@ -22,10 +28,15 @@
  * - the failed-probe cascade: a probe that did not bind releases nobody,
  *   so the devices waiting for it, and those waiting for them, finish
  *   unattempted;
- * - the levels' barrier: a level's devices released when the barrier
- *   reaches it (the barrier's rule: sim/order/sched.h dl_barrier_done());
- * - MAX_WORK's fallback: ready devices the async machinery refused,
- *   left to the main thread in the order they were refused;
+ * - the levels' barrier: a finished device counted off its level
+ *   (dl_sched_level_done()), a level's devices released when the barrier
+ *   reaches it, as ready devices (the barrier's rule: sim/order/sched.h
+ *   dl_barrier_done());
+ * - MAX_WORK's tests (dl_sched_queue_ready(), dl_sched_claim(),
+ *   dl_sched_may_queue()) and its fallback: ready devices the async
+ *   machinery refused, left to the main thread in the order they were
+ *   refused;
+ * - what a work item does as it starts (dl_sched_item_waits());
  * - the deferral walk (probing in registration order with dd.c's
  *   deferred-probe retry): the next device (dl_sched_defer_next()) and
  *   what its walker does with it (dl_sched_defer_take()).
