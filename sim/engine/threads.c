@@ -61,17 +61,6 @@
 
 /* ---- the queue (thr_pool.h), and what is left to the main thread ---- */
 
-static void q_push(struct thr *t, uint32_t d)
-{
-	int err;
-
-	dl_pool_lock(&t->pool);
-	err = dl_pool_push_locked(&t->pool, d, t->prio[d]);
-	dl_pool_unlock(&t->pool);
-	if (err)
-		set_abort(t, -ENOMEM, d);
-}
-
 /*
  * The scheduler's hold of the pool's lock (ops->lock, ops->unlock: MAX_WORK's
  * count and the queueing that follows).  A queueing that failed under it
@@ -110,6 +99,14 @@ static void push_locked(void *ctx, uint32_t d)
 		t->qerr = -ENOMEM;
 		t->qerr_dev = d;
 	}
+}
+
+/* Queue @d's item, outside the scheduler's walks (a parked item's wake, main's walk). */
+static void q_push(struct thr *t, uint32_t d)
+{
+	sched_lock(t);
+	push_locked(t, d);
+	sched_unlock(t);
 }
 
 /* Ready @d was left to main (ops->left_to_main), under the pool's lock: main_fallbacks() takes it. */
