@@ -1,7 +1,7 @@
 /*
  * des_main.c - the main PM thread of the virtual-time backend: its walk
  * as a state machine (the next device and what it does with it are the
- * scheduler's, sched.h dl_sched_walk_next() and dl_sched_main_choice(); the
+ * scheduler's, sched.h dl_sched_walk_next() and dl_sched_main_choose(); the
  * deferral walk's retries), its bursts (a callback, queueing an item, a hand-off
  * walk) and what follows each, and the devices left to it when MAX_WORK
  * items are pending.  des.c runs the items and the event loop.

@@ -487,7 +487,7 @@ static inline void dl_sched_levels_start(const struct dl_sched_ops *ops,
  * that dl_walk_action() does not skip; in the deferred-probe walk every
  * one (dd.c probes each in turn); when probing, none the failed-probe
  * cascade finished.  *@act: what main does with it (DL_WALK_RUN,
- * DL_WALK_QUEUE: dl_sched_main_choice() next).  false at the walk's end.
+ * DL_WALK_QUEUE: dl_sched_main_choose() next).  false at the walk's end.
  */
 static inline bool dl_sched_walk_next(const struct dl_sched_ops *ops,
 				      const struct dl_phase_scheme *ps, const struct dl_walk *w,
