@@ -1479,7 +1479,7 @@ static void test_oploop_over_a_stub_backend(void)
 /* A backend of four devices as the walks see it: its counters and what was asked of it. */
 struct fake_be {
 	bool busy[4], may, unattempted[4];
-	uint32_t waits[4], queued[4], nqueued, may_calls;
+	uint32_t waits[4], queued[4], nqueued, may_calls, fallbacks;
 };
 
 static bool fake_facts(const void *ctx, uint32_t y, struct dl_dev_facts *f)
@@ -1504,12 +1504,18 @@ static bool fake_busy(void *ctx, uint32_t y)
 	return ((struct fake_be *)ctx)->busy[y];
 }
 
-static bool fake_may_queue(void *ctx)
+/* MAX_WORK's count: none outstanding, or one more than MAX_WORK (b->may); counts the asks */
+static uint32_t fake_outstanding(const void *ctx)
 {
-	struct fake_be *b = ctx;
+	struct fake_be *b = (struct fake_be *)ctx;
 
 	b->may_calls++;
-	return b->may;
+	return b->may ? 0 : DL_ASYNC_MAX_WORK + 1;
+}
+
+static void fake_sync_fallback(void *ctx)
+{
+	((struct fake_be *)ctx)->fallbacks++;
 }
 
 static bool fake_count_down(void *ctx, uint32_t y)
@@ -1519,14 +1525,15 @@ static bool fake_count_down(void *ctx, uint32_t y)
 
 static const struct dl_sched_ops fake_ops = {
 	.facts = fake_facts, .queue = fake_queue, .defer_busy = fake_busy,
-	.may_queue = fake_may_queue, .count_down = fake_count_down,
+	.outstanding = fake_outstanding, .sync_fallback = fake_sync_fallback,
+	.count_down = fake_count_down,
 };
 
 /*
  * dl_sched_defer_take(): a busy device is a no-op; a sync driver's probe
  * runs on the walker without asking MAX_WORK; an async one's is queued if
- * MAX_WORK permits, else run on the walker (one refusal asked); under
- * sync every probe runs on the walker.
+ * MAX_WORK permits, else run on the walker (one refusal asked, counted as
+ * a sync fallback); under sync every probe runs on the walker.
  */
 static void test_sched_defer_take(void)
 {
@@ -1543,6 +1550,7 @@ static void test_sched_defer_take(void)
 	b.may = false;
 	CU_ASSERT_EQUAL(dl_sched_defer_take(&fake_ops, &ka, pka, &b, 1, true), DL_DEFER_RUN);
 	CU_ASSERT_EQUAL(b.may_calls, 2);
+	CU_ASSERT_EQUAL(b.fallbacks, 1);
 	CU_ASSERT_EQUAL(dl_sched_defer_take(&fake_ops, &sy, psy, &b, 1, true), DL_DEFER_RUN);
 	CU_ASSERT_EQUAL(b.may_calls, 2);
 }

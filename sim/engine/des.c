@@ -177,14 +177,12 @@ int64_t des_handoff_len(const struct sim *s, uint32_t d)
 	return dl_sched_handoff_len(&des_sched, &s->ps, &s->cost, s->g.cur, d, s);
 }
 
-/* A hand-off claims position @y (ST_QUEUED_START) and queues it, MAX_WORK permitting. */
+/* A hand-off claims position @y (ST_QUEUED_START) and queues it (dl_sched_claim()). */
 static void handoff_claim(void *ctx, uint32_t y)
 {
 	struct sim *s = ctx;
 	struct task *z = &s->t[y];
 
-	if (!dl_async_may_queue(s->pol, s->inflight))
-		return;
 	des_stage_set(z, ST_QUEUED_START);
 	z->bk = dl_item_pays(&s->ps);
 	s->inflight++;
@@ -207,32 +205,14 @@ static void handoff_queue(void *ctx, uint32_t d)
 {
 	struct sim *s = ctx;
 
-	dl_sched_handoff(&des_sched, &s->ps, s->g.cur, d, s);
+	dl_sched_handoff(&des_sched, &s->ps, s->pol, s->g.cur, d, s);
 }
 
-/* levels: the barrier released position @z's level: it is ready if its waits are done. */
-static void level_released(void *ctx, uint32_t z)
-{
-	struct sim *s = ctx;
-
-	if (s->t[z].wait == 0 && !s->aborted)
-		dl_sched_on_ready(&des_sched, &s->ps, s, z);
-}
-
-/* levels: the barrier moved to level @l (dl_barrier_advance()). */
-static void release_level(void *ctx, uint32_t l)
-{
-	struct sim *s = ctx;
-
-	dl_sched_release_level(&des_sched, &s->lv, l, s);
-}
-
-/* Position @d is done with this phase: the levels' barrier counts it off. */
+/* Position @d is done with this phase: the levels' barrier counts it off (dl_sched_level_done()). */
 static void level_done(struct sim *s, uint32_t d)
 {
 	if (s->ps.barrier && s->t[d].part)
-		dl_barrier_done(s->lv.left, s->lv.nlevels, &s->cur_level, s->t[d].level,
-				release_level, s);
+		dl_sched_level_done(&des_sched, &s->ps, &s->lv, &s->cur_level, s->t[d].level, s);
 }
 
 /* The cascade reaches position @y (dl_sched_cascade()): a waiting device finishes at once. */
@@ -313,10 +293,15 @@ static bool item_queue_ready(void *ctx, uint32_t y)
 {
 	struct sim *s = ctx;
 
-	if (!dl_async_may_queue(s->pol, s->inflight)) {
-		des_main_fallback(s, y);
-		return false;
-	}
+	dl_sched_queue_ready(&des_sched, s->pol, &s->fb, s, y);
+	return false;
+}
+
+/* Ready @y's item is queued (ops->push). */
+static void item_push(void *ctx, uint32_t y)
+{
+	struct sim *s = ctx;
+
 	des_stage_set(&s->t[y], ST_QUEUED_CB);
 	/*
 	 * In a PM phase the item's kworker starts it (item_start(): a wake,
@@ -330,7 +315,6 @@ static bool item_queue_ready(void *ctx, uint32_t y)
 	s->t[y].bk = dl_item_pays(&s->ps);
 	s->inflight++;
 	des_item_queue(s, y);
-	return false;
 }
 
 /* Main's device @y is ready: main goes on if it waits for it. */
@@ -360,9 +344,10 @@ static bool sim_halted(void *ctx)
 static const struct dl_sched_ops des_sched = {
 	.facts = des_task_facts, .start = des_task_facts, .main_ready = main_ready, .wake = item_wake,
 	.queue = item_queue_ready, .claim = handoff_claim, .skip = failed_skip,
-	.released = level_released, .halted = sim_halted, .finish = des_device_finished,
-	.handoff_queue = handoff_queue, .defer_busy = des_defer_busy, .may_queue = des_defer_may_queue,
-	.count_down = task_count_down,
+	.halted = sim_halted, .finish = des_device_finished,
+	.handoff_queue = handoff_queue, .defer_busy = des_defer_busy,
+	.count_down = task_count_down, .outstanding = des_inflight, .push = item_push,
+	.left_to_main = des_main_fallback,
 };
 
 /* Main's walk: the next position it takes (dl_sched_walk_next()); false at its end. */

@@ -313,15 +313,16 @@ static inline bool des_defer_busy(void *ctx, uint32_t d)
 	       s->core.dev[dev_at(s, d)].state != DL_DEV_NO_DRIVER;
 }
 
-/* MAX_WORK: may a walker of the deferral queue one more item?  A refusal is a sync fallback. */
-static inline bool des_defer_may_queue(void *ctx)
+/* MAX_WORK's count (ops->outstanding): the items queued or running. */
+static inline uint32_t des_inflight(const void *ctx)
 {
-	struct sim *s = ctx;
+	return ((const struct sim *)ctx)->inflight;
+}
 
-	if (dl_async_may_queue(s->pol, s->inflight))
-		return true;
-	s->opr->sync_fallbacks++;
-	return false;
+/* A walker runs an item MAX_WORK refused to queue (ops->sync_fallback). */
+static inline void des_sync_fallback(void *ctx)
+{
+	((struct sim *)ctx)->opr->sync_fallbacks++;
 }
 
 /* des.c: the tasks */
@@ -340,7 +341,7 @@ int des_run_loop(struct sim *s);
 /* des_main.c: the main PM thread, and the deferral's walkers' take */
 int des_defer_take(struct sim *s, uint32_t d);
 void des_main_kick(struct sim *s);
-void des_main_fallback(struct sim *s, uint32_t y);
+void des_main_fallback(void *ctx, uint32_t y);
 void des_main_got_cpu(struct sim *s);
 void des_main_callback_over(struct sim *s);
 void des_main_burst_done(struct sim *s);

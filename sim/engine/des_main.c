@@ -1,7 +1,7 @@
 /*
  * des_main.c - the main PM thread of the virtual-time backend: its walk
  * as a state machine (the next device and what it does with it are the
- * scheduler's, sched.h dl_sched_walk_next() and dl_sched_main_choice(); the
+ * scheduler's, sched.h dl_sched_walk_next() and dl_sched_main_choose(); the
  * deferral walk's retries), its bursts (a callback, queueing an item, a hand-off
  * walk) and what follows each, and the devices left to it when MAX_WORK
  * items are pending.  des.c runs the items and the event loop.
@@ -11,17 +11,17 @@
 /* ---- what is left to the main thread ---- */
 
 /*
- * MAX_WORK items are pending (dl_async_may_queue()): @y, ready, is not
- * queued but left to the main thread, which takes it once it is free,
- * before going on with its walk, and queues it then if it can or else runs
- * it (7.3: dpm_async_with_cleanup() fails and leaves it to the main walk,
- * whose dpm_async_fn() tries again, and runs it if that fails too).
+ * Ready @y was left to the main thread (ops->left_to_main: MAX_WORK items
+ * are pending, sched.h dl_sched_queue_ready() put it on the ring): main
+ * takes it once it is free, before going on with its walk, and queues it
+ * then if it can or else runs it.
  */
-void des_main_fallback(struct sim *s, uint32_t y)
+void des_main_fallback(void *ctx, uint32_t y)
 {
+	struct sim *s = ctx;
+
 	s->t[y].on_main = 1;    /* main's until des_main_kick() queues it */
 	s->t[y].left = 1;
-	dl_fallback_push(&s->fb, y);
 	if (s->mstate == M_DONE)
 		s->mstate = M_IDLE;
 	if (s->mstate == M_IDLE || s->mstate == M_WAIT_DEV)
@@ -30,9 +30,22 @@ void des_main_fallback(struct sim *s, uint32_t y)
 
 /* ---- the deferral walk (sched.h), on main's hot path: inlined here ---- */
 
-/* What the deferral walk reads of this backend. */
-static const struct dl_sched_ops defer_ops = {
-	.facts = des_task_facts, .defer_busy = des_defer_busy, .may_queue = des_defer_may_queue,
+/*
+ * Main's walk claims position @y's item as it queues it (dl_sched_walk_claim()):
+ * ST_QUEUED_START at once, before its queueing burst, so that a hand-off
+ * meanwhile does not queue it twice.  Never claimed already: the walk read
+ * its stage just now.
+ */
+static bool main_claim(void *ctx, uint32_t y)
+{
+	des_stage_set(&((struct sim *)ctx)->t[y], ST_QUEUED_START);
+	return true;
+}
+
+/* What main's walk and the deferral walk read of this backend. */
+static const struct dl_sched_ops main_ops = {
+	.facts = des_task_facts, .defer_busy = des_defer_busy, .walk_claim = main_claim,
+	.outstanding = des_inflight, .sync_fallback = des_sync_fallback,
 };
 
 /*
@@ -43,7 +56,7 @@ static const struct dl_sched_ops defer_ops = {
  */
 static inline int defer_take(struct sim *s, uint32_t d)
 {
-	enum dl_defer_act a = dl_sched_defer_take(&defer_ops, &s->ps, s->pol, s, d,
+	enum dl_defer_act a = dl_sched_defer_take(&main_ops, &s->ps, s->pol, s, d,
 						  s->core.dev[dev_at(s, d)].async);
 
 	if (a == DL_DEFER_SKIP)
@@ -73,7 +86,7 @@ static inline enum dl_retry_step defer_step(struct sim *s, uint32_t *d, int *kin
 {
 	for (;;) {
 		bool listed;
-		enum dl_retry_step st = dl_sched_defer_next(&defer_ops, &s->ps, &s->w, &s->widx,
+		enum dl_retry_step st = dl_sched_defer_next(&main_ops, &s->ps, &s->w, &s->widx,
 							    &s->retry, &s->core, s->inflight == 0,
 							    s, d, &listed);
 
@@ -111,10 +124,9 @@ static inline bool main_wait_dev(struct sim *s)
 		return true;
 	}
 	if (s->t[s->mdev].wait > 0 && s->ps.link_aware && !s->aborted) {
-		if (!s->fb.n)
-			return false;
 		/* it may wait for a device left to main (MAX_WORK): that one first */
-		dl_fallback_push(&s->fb, s->mdev);
+		if (!dl_sched_left_first(&main_ops, &s->fb, s, s->mdev))
+			return false;
 		s->mstate = M_IDLE;
 		return true;
 	}
@@ -130,7 +142,7 @@ static inline bool main_wait_dev(struct sim *s)
 static inline bool main_next(struct sim *s, uint32_t *d, int *kind)
 {
 	*kind = -1;
-	if (dl_fallback_pop(&s->fb, d))
+	if (dl_sched_left_next(&main_ops, &s->fb, s, d))
 		return true;    /* what was left to main first (MAX_WORK) */
 	if (s->pk == PK_PROBE_DEFER && !s->module_ctx) {
 		/* registration order, then late_initcall and the active list */
@@ -160,17 +172,11 @@ static inline bool main_take(struct sim *s, uint32_t d)
 	if (!s->t[d].on_main || s->t[d].left) {
 		/* classic async, or one left to main: queue its item, MAX_WORK permitting */
 		s->t[d].left = 0;
-		switch (dl_sched_main_choice(s->pol, &s->ps, s->inflight,
+		switch (dl_sched_main_choose(&main_ops, s->pol, &s->ps, s,
 					     s->widx <= s->w.nupfront)) {
 		case DL_MAIN_QUEUE:
 			s->t[d].on_main = 0;
-			/*
-			 * marked at once, as dpm_async_fn() sets
-			 * work_in_progress: a v2 hand-off meanwhile
-			 * does not queue it twice
-			 */
-			if (s->ps.blocking)
-				des_stage_set(&s->t[d], ST_QUEUED_START);
+			(void)dl_sched_walk_claim(&main_ops, &s->ps, s, d);
 			main_burst(s, MK_QUEUE);
 			return false;
 		case DL_MAIN_LEAVE:

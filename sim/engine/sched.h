@@ -6,13 +6,19 @@
  * the backend's functions (struct dl_sched_ops, as Redis' ae.c runs over
  * aeApi*): read one device's facts (its records in des.c, its atomics in
  * threads.c), run on main, wake an item, queue one, claim one, finish a
- * device unattempted, complete one, queue what its hand-off walk names.  The functions are inline and each backend's table
- * is a constant, so each backend's copy is compiled with its own
- * mechanism inlined (the DES's hot path pays no indirect call).
+ * device unattempted, complete one, queue what its hand-off walk names;
+ * and, for MAX_WORK, its lock (threads' pool lock; none in the DES), its
+ * count of items queued or running, and where a refused item goes.  The
+ * functions are inline and each backend's table is a constant, so each
+ * backend's copy is compiled with its own mechanism inlined (the DES's
+ * hot path pays no indirect call).  The backends ask no rule of
+ * MAX_WORK, the fallback ring, the early claims or the barrier
+ * themselves: only this file does (and sim/order/).
  *
  * - the phase-start pass, from the facts as the phase started (dl_sched_start());
- * - the main thread's walk: the next device it takes (dl_sched_walk_next())
- *   and MAX_WORK's choice for an item it would queue (dl_sched_main_choice());
+ * - the main thread's walk: the next device it takes (dl_sched_walk_next(),
+ *   dl_sched_left_next() first), its claim of it (dl_sched_walk_claim())
+ *   and MAX_WORK's choice for an item it would queue (dl_sched_main_choose());
  * - the release of a finishing device's dependents (dl_sched_release())
  *   and what becomes of one whose last wait is done (dl_sched_on_ready());
  * - the end of a callback in its order's sequence: complete, hand-off walk,
@@ -22,10 +28,15 @@
  * - the failed-probe cascade: a probe that did not bind releases nobody,
  *   so the devices waiting for it, and those waiting for them, finish
  *   unattempted;
- * - the levels' barrier: a level's devices released when the barrier
- *   reaches it (the barrier's rule: sim/order/sched.h dl_barrier_done());
- * - MAX_WORK's fallback: ready devices the async machinery refused,
- *   left to the main thread in the order they were refused;
+ * - the levels' barrier: a finished device counted off its level
+ *   (dl_sched_level_done()), a level's devices released when the barrier
+ *   reaches it, as ready devices (the barrier's rule: sim/order/sched.h
+ *   dl_barrier_done());
+ * - MAX_WORK's tests (dl_sched_queue_ready(), dl_sched_claim(),
+ *   dl_sched_may_queue()) and its fallback: ready devices the async
+ *   machinery refused, left to the main thread in the order they were
+ *   refused;
+ * - what a work item does as it starts (dl_sched_item_waits());
  * - the deferral walk (probing in registration order with dd.c's
  *   deferred-probe retry): the next device (dl_sched_defer_next()) and
  *   what its walker does with it (dl_sched_defer_take()).
@@ -60,15 +71,14 @@ struct dl_sched_ops {
 	/* wake: ready @y's item blocked or parked on its waits: wake it */
 	void (*wake)(void *ctx, uint32_t y);
 	/*
-	 * queue: queue ready @y's item, MAX_WORK permitting (else leave it to
-	 * the main thread: struct dl_fallback); true if @y finished unattempted
+	 * queue: ready @y's item is to be queued (dl_sched_queue_ready(), with
+	 * the backend's checks around it); true if @y finished unattempted
 	 * instead (threads: a supplier did not bind)
 	 */
 	bool (*queue)(void *ctx, uint32_t y);
 	/*
-	 * claim: a hand-off claims @y's item (work_in_progress) and queues it,
-	 * MAX_WORK permitting (dpm_async_with_cleanup() fails otherwise and
-	 * leaves it to the main walk)
+	 * claim: with the lock, a hand-off claims @y's item (work_in_progress)
+	 * and queues it, unless it is claimed already (dl_sched_claim())
 	 */
 	void (*claim)(void *ctx, uint32_t y);
 	/*
@@ -78,11 +88,12 @@ struct dl_sched_ops {
 	 */
 	bool (*skip)(void *ctx, uint32_t y);
 	/*
-	 * released: levels, the barrier released @y's level: carry it on (the
-	 * DES: ready now if its waits are done; threads: queue it, or finish
-	 * it unattempted if a supplier did not bind)
+	 * released_unattempted: levels, @y's level was released and @y
+	 * finished unattempted instead (ops->queue() true: threads, a
+	 * supplier did not bind): its level counts it off, its dependents
+	 * cascade; NULL if that cannot be (the DES finishes them at once)
 	 */
-	void (*released)(void *ctx, uint32_t y);
+	void (*released_unattempted)(void *ctx, uint32_t y);
 	/* halted: a fault or a stop halted the phase: nothing new starts, nothing hands off */
 	bool (*halted)(void *ctx);
 	/*
@@ -103,17 +114,51 @@ struct dl_sched_ops {
 	 */
 	bool (*defer_busy)(void *ctx, uint32_t y);
 	/*
-	 * may_queue: may a walker queue one more item now (MAX_WORK,
-	 * dl_async_may_queue())?  A false is a sync fallback, which the
-	 * backend counts.
+	 * sync_fallback: with the lock, a walker is to run an item MAX_WORK
+	 * refused to queue (dl_sched_may_queue()): the backend counts it
 	 */
-	bool (*may_queue)(void *ctx);
+	void (*sync_fallback)(void *ctx);
 	/*
 	 * count_down: a device @y waits for finished: count its wait down;
 	 * true if that was its last and it is to be acted on (not halted)
 	 */
 	bool (*count_down)(void *ctx, uint32_t y);
+	/*
+	 * lock, unlock: the backend's lock around MAX_WORK's count and the
+	 * queueing or leaving to main that follows it (threads: the pool's,
+	 * which guards the fallback ring too; the DES has none: NULL)
+	 */
+	void (*lock)(void *ctx);
+	void (*unlock)(void *ctx);
+	/*
+	 * walk_claim: main's walk claims @y's item as it takes it (6.16+'s
+	 * work_in_progress, dl_sched_walk_claim()); false if a hand-off
+	 * claimed it first
+	 */
+	bool (*walk_claim)(void *ctx, uint32_t y);
+	/* outstanding: how many items are queued or running (MAX_WORK's count), with the lock */
+	uint32_t (*outstanding)(const void *ctx);
+	/* push: queue ready @y's item now, with the lock */
+	void (*push)(void *ctx, uint32_t y);
+	/*
+	 * left_to_main: ready @y was left to the main thread (on the fallback
+	 * ring), with the lock: main is to take it once it is free
+	 */
+	void (*left_to_main)(void *ctx, uint32_t y);
 };
+
+/* The backend's lock around MAX_WORK's decisions (ops->lock), if it has one. */
+static inline void dl_sched_lock(const struct dl_sched_ops *ops, void *ctx)
+{
+	if (ops->lock)
+		ops->lock(ctx);
+}
+
+static inline void dl_sched_unlock(const struct dl_sched_ops *ops, void *ctx)
+{
+	if (ops->unlock)
+		ops->unlock(ctx);
+}
 
 /*
  * The thread that ran a callback, as the scheduler ends it
@@ -249,13 +294,30 @@ static inline bool dl_sched_wants_walk(const struct dl_sched_ops *ops,
 }
 
 /*
+ * dl_sched_claim - a hand-off queues @y's item (dpm_async_with_cleanup()):
+ * ops->claim() claims and queues it unless MAX_WORK items are pending
+ * (dl_async_may_queue() over ops->outstanding): then
+ * dpm_async_with_cleanup() fails and leaves it to the main walk, whose
+ * dpm_async_fn() tries again.  Under one hold of the backend's lock.
+ */
+static inline void dl_sched_claim(const struct dl_sched_ops *ops,
+				  const struct dl_order_policy *pol, void *ctx, uint32_t y)
+{
+	dl_sched_lock(ops, ctx);
+	if (dl_async_may_queue(pol, ops->outstanding(ctx)))
+		ops->claim(ctx, y);
+	dl_sched_unlock(ops, ctx);
+}
+
+/*
  * dl_sched_handoff - the items the hand-off walk of finishing device @d
  * queues (dpm_async_resume_subordinate(), dpm_async_suspend_superior() of
  * 6.16+): each participating dependent dl_handoff_queues() names is
- * offered to ops->claim().
+ * claimed (dl_sched_claim()).
  */
 static inline void dl_sched_handoff(const struct dl_sched_ops *ops,
-				    const struct dl_phase_scheme *ps, const struct dl_csr *rel,
+				    const struct dl_phase_scheme *ps,
+				    const struct dl_order_policy *pol, const struct dl_csr *rel,
 				    uint32_t d, void *ctx)
 {
 	for (uint32_t j = rel->off[d]; j < rel->off[d + 1]; j++) {
@@ -263,7 +325,7 @@ static inline void dl_sched_handoff(const struct dl_sched_ops *ops,
 		struct dl_dev_facts f = { 0 };
 
 		if (ops->facts(ctx, y, &f) && dl_handoff_queues(ps, &f))
-			ops->claim(ctx, y);
+			dl_sched_claim(ops, pol, ctx, y);
 	}
 }
 
@@ -286,6 +348,19 @@ static inline void dl_sched_walk_over(const struct dl_sched_ops *ops,
 		ops->handoff_queue(ctx, d);   /* nothing after a fault or a stop */
 	if (run && run->next)
 		run->next(ctx, d);
+}
+
+/*
+ * dl_sched_item_waits - does a work item of a phase of scheme @ps wait for
+ * what is left of its waits as it starts (blocking its worker, or parked
+ * without it: dl_item_parks())?  In the phases whose items the walk or a
+ * hand-off queues before their waits are done (ps->blocking); the others'
+ * are queued ready.  (The DES tells them apart by the stage it queues an
+ * item in, ST_QUEUED_START or ST_QUEUED_CB.)
+ */
+static inline bool dl_sched_item_waits(const struct dl_phase_scheme *ps)
+{
+	return ps->blocking;
 }
 
 /*
@@ -337,13 +412,73 @@ static inline void dl_sched_cascade(const struct dl_sched_ops *ops, const struct
 /*
  * dl_sched_release_level - levels (ps->barrier): the barrier reached level
  * @l of @lv (dl_barrier_advance()): each of its devices, in device order,
- * to ops->released().
+ * whose waits are done is ready as when its last wait is done
+ * (dl_sched_act(), its level no longer held); one that finished
+ * unattempted instead goes to ops->released_unattempted().
  */
 static inline void dl_sched_release_level(const struct dl_sched_ops *ops,
+					  const struct dl_phase_scheme *ps,
 					  const struct dl_levels *lv, uint32_t l, void *ctx)
 {
-	for (uint32_t i = lv->off[l]; i < lv->off[l + 1]; i++)
-		ops->released(ctx, lv->order[i]);
+	for (uint32_t i = lv->off[l]; i < lv->off[l + 1]; i++) {
+		uint32_t y = lv->order[i];
+		struct dl_dev_facts f = { 0 };
+
+		if (!ops->facts(ctx, y, &f) || f.waits || ops->halted(ctx))
+			continue;
+		f.held = false;   /* released now */
+		if (dl_sched_act(ops, ps, ctx, y, &f) && ops->released_unattempted)
+			ops->released_unattempted(ctx, y);
+	}
+}
+
+/* The levels' barrier as the scheduler moves it (dl_sched_level_reached()). */
+struct dl_sched_barrier {
+	const struct dl_sched_ops *ops;
+	const struct dl_phase_scheme *ps;
+	const struct dl_levels *lv;
+	void *ctx;
+};
+
+/* dl_sched_level_reached - the barrier reached level @l (a dl_release_fn): released, unless halted. */
+static inline void dl_sched_level_reached(void *arg, uint32_t l)
+{
+	const struct dl_sched_barrier *b = arg;
+
+	if (!b->ops->halted(b->ctx))
+		dl_sched_release_level(b->ops, b->ps, b->lv, l, b->ctx);
+}
+
+/*
+ * dl_sched_level_done - levels (ps->barrier): a device of level @l of @lv
+ * finished: the barrier counts it off, and the last of its level moves it
+ * on (dl_barrier_done()), releasing each level it reaches
+ * (dl_sched_level_reached()).  The caller holds whatever lock guards
+ * @lv's counts and *@cur.
+ */
+static inline void dl_sched_level_done(const struct dl_sched_ops *ops,
+				       const struct dl_phase_scheme *ps, struct dl_levels *lv,
+				       uint32_t *cur, uint32_t l, void *ctx)
+{
+	struct dl_sched_barrier b = { ops, ps, lv, ctx };
+
+	dl_barrier_done(lv->left, lv->nlevels, cur, l, dl_sched_level_reached, &b);
+}
+
+/*
+ * dl_sched_levels_start - levels, a phase that releases its first level
+ * itself (threads; the DES's start pass queues it, dl_sched_start()): the
+ * barrier's level *@cur is released, then the barrier moves past every
+ * level finished already (dl_barrier_advance()).  With the same lock.
+ */
+static inline void dl_sched_levels_start(const struct dl_sched_ops *ops,
+					 const struct dl_phase_scheme *ps, struct dl_levels *lv,
+					 uint32_t *cur, void *ctx)
+{
+	struct dl_sched_barrier b = { ops, ps, lv, ctx };
+
+	dl_sched_level_reached(&b, *cur);
+	dl_barrier_advance(lv->left, lv->nlevels, cur, dl_sched_level_reached, &b);
 }
 
 /*
@@ -352,7 +487,7 @@ static inline void dl_sched_release_level(const struct dl_sched_ops *ops,
  * that dl_walk_action() does not skip; in the deferred-probe walk every
  * one (dd.c probes each in turn); when probing, none the failed-probe
  * cascade finished.  *@act: what main does with it (DL_WALK_RUN,
- * DL_WALK_QUEUE: dl_sched_main_choice() next).  false at the walk's end.
+ * DL_WALK_QUEUE: dl_sched_main_choose() next).  false at the walk's end.
  */
 static inline bool dl_sched_walk_next(const struct dl_sched_ops *ops,
 				      const struct dl_phase_scheme *ps, const struct dl_walk *w,
@@ -373,12 +508,43 @@ static inline bool dl_sched_walk_next(const struct dl_sched_ops *ops,
 	return false;
 }
 
+/*
+ * dl_sched_walk_claim - main's walk takes @y, to queue its item or run it:
+ * 6.16+ (dl_items_claimed_early()) claims it first (work_in_progress,
+ * ops->walk_claim) as dpm_async_fn() does, so that a hand-off does not
+ * queue it too; false if a hand-off claimed it first (main passes it by).
+ */
+static inline bool dl_sched_walk_claim(const struct dl_sched_ops *ops,
+				       const struct dl_phase_scheme *ps, void *ctx, uint32_t y)
+{
+	return !dl_items_claimed_early(ps) || ops->walk_claim(ctx, y);
+}
+
 /* What the main thread does with an item its walk would queue (dl_sched_main_choice()). */
 enum dl_main_choice {
 	DL_MAIN_QUEUE,   /* queue it */
 	DL_MAIN_LEAVE,   /* 6.16+ up-front pass: dpm_async_with_cleanup() fails, left to the walk */
 	DL_MAIN_RUN,     /* dpm_async_fn() fails: main runs it itself (a sync fallback) */
 };
+
+/*
+ * dl_sched_may_queue - may a walker (main, or the DES's deferred-probe
+ * kworker) queue one more item now?  MAX_WORK (dl_async_may_queue()) over
+ * the backend's count (ops->outstanding), under its lock; a refusal is a
+ * sync fallback (ops->sync_fallback).
+ */
+static inline bool dl_sched_may_queue(const struct dl_sched_ops *ops,
+				      const struct dl_order_policy *pol, void *ctx)
+{
+	bool ok;
+
+	dl_sched_lock(ops, ctx);
+	ok = dl_async_may_queue(pol, ops->outstanding(ctx));
+	if (!ok)
+		ops->sync_fallback(ctx);
+	dl_sched_unlock(ops, ctx);
+	return ok;
+}
 
 /*
  * dl_sched_main_choice - the main thread's walk reaches an item to queue
@@ -396,6 +562,24 @@ static inline enum dl_main_choice dl_sched_main_choice(const struct dl_order_pol
 	if (upfront && dl_items_claimed_early(ps))
 		return DL_MAIN_LEAVE;
 	return DL_MAIN_RUN;
+}
+
+/*
+ * dl_sched_main_choose - dl_sched_main_choice() over the backend's count
+ * (ops->outstanding), under its lock.  The caller counts a DL_MAIN_RUN as
+ * a sync fallback once main does run the item.
+ */
+static inline enum dl_main_choice dl_sched_main_choose(const struct dl_sched_ops *ops,
+						       const struct dl_order_policy *pol,
+						       const struct dl_phase_scheme *ps,
+						       void *ctx, bool upfront)
+{
+	enum dl_main_choice c;
+
+	dl_sched_lock(ops, ctx);
+	c = dl_sched_main_choice(pol, ps, ops->outstanding(ctx), upfront);
+	dl_sched_unlock(ops, ctx);
+	return c;
 }
 
 /*
@@ -434,7 +618,7 @@ enum dl_defer_act {
  * deferred-probe kworker) takes device @y (@async: its driver probes
  * asynchronously): nothing if it is busy (ops->defer_busy); a sync
  * driver's probe runs on the walker (dl_phase_on_main()), an async
- * driver's is queued unless MAX_WORK items are pending (ops->may_queue):
+ * driver's is queued unless MAX_WORK items are pending (dl_sched_may_queue()):
  * then __device_attach() retries it synchronously.
  */
 static inline enum dl_defer_act dl_sched_defer_take(const struct dl_sched_ops *ops,
@@ -444,7 +628,7 @@ static inline enum dl_defer_act dl_sched_defer_take(const struct dl_sched_ops *o
 {
 	if (ops->defer_busy(ctx, y))
 		return DL_DEFER_SKIP;
-	if (dl_phase_on_main(ps, pol, async) || !ops->may_queue(ctx))
+	if (dl_phase_on_main(ps, pol, async) || !dl_sched_may_queue(ops, pol, ctx))
 		return DL_DEFER_RUN;
 	return DL_DEFER_QUEUE;
 }
@@ -484,6 +668,65 @@ static inline bool dl_fallback_pop(struct dl_fallback *q, uint32_t *y)
 	q->head = (q->head + 1) % q->cap;
 	q->n--;
 	return true;
+}
+
+/*
+ * dl_sched_left_next - the main thread takes the device left to it first
+ * (dl_sched_queue_ready()) off @fb into *@y, before it goes on with its
+ * walk; false if none is left.  Under the backend's lock.
+ */
+static inline bool dl_sched_left_next(const struct dl_sched_ops *ops, struct dl_fallback *fb,
+				      void *ctx, uint32_t *y)
+{
+	bool got;
+
+	dl_sched_lock(ops, ctx);
+	got = dl_fallback_pop(fb, y);
+	dl_sched_unlock(ops, ctx);
+	return got;
+}
+
+/*
+ * dl_sched_left_first - the main thread is to run @y once its waits are
+ * done, but devices were left to it meanwhile (on @fb): one of them may be
+ * what @y waits for, so @y goes back on the ring behind them and main
+ * takes those first (true); false if none was left (main waits for @y).
+ * For a main thread that does not take them while it waits (the DES's;
+ * threads' takes them in its wait, thr_sync_main_waits()).
+ */
+static inline bool dl_sched_left_first(const struct dl_sched_ops *ops, struct dl_fallback *fb,
+				       void *ctx, uint32_t y)
+{
+	bool any;
+
+	dl_sched_lock(ops, ctx);
+	any = fb->n != 0;
+	if (any)
+		dl_fallback_push(fb, y);
+	dl_sched_unlock(ops, ctx);
+	return any;
+}
+
+/*
+ * dl_sched_queue_ready - ready @y's item is queued now (ops->push) unless
+ * MAX_WORK items are pending (dl_async_may_queue() over ops->outstanding):
+ * then it is left to the main thread on @fb (ops->left_to_main), which
+ * queues it or runs it once it is free (7.3: dpm_async_with_cleanup()
+ * fails and leaves it to the main walk, whose dpm_async_fn() tries again).
+ * The count and what follows from it under one hold of the backend's lock.
+ */
+static inline void dl_sched_queue_ready(const struct dl_sched_ops *ops,
+					const struct dl_order_policy *pol, struct dl_fallback *fb,
+					void *ctx, uint32_t y)
+{
+	dl_sched_lock(ops, ctx);
+	if (dl_async_may_queue(pol, ops->outstanding(ctx))) {
+		ops->push(ctx, y);
+	} else {
+		dl_fallback_push(fb, y);   /* at most once a phase */
+		ops->left_to_main(ctx, y);
+	}
+	dl_sched_unlock(ops, ctx);
 }
 
 #endif

@@ -77,6 +77,9 @@ struct thr {
 	/* MAX_WORK (dl_async_may_queue()): ready async devices left to main (sched.h), and their count */
 	struct dl_fallback fb;
 	uint64_t fallbacks;
+	/* a queueing that failed under the pool's lock, for the scheduler's unlock to abort on */
+	int qerr;
+	uint32_t qerr_dev;
 	atomic_uint kpool;        /* the async pool's kworkers (cost.h dl_kpool_take()) */
 	atomic_uint alive, peak;  /* items holding a CPU or blocked on a dependency (des.c's) */
 

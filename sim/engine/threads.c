@@ -61,56 +61,71 @@
 
 /* ---- the queue (thr_pool.h), and what is left to the main thread ---- */
 
-static void q_push(struct thr *t, uint32_t d)
-{
-	int err;
-
-	dl_pool_lock(&t->pool);
-	err = dl_pool_push_locked(&t->pool, d, t->prio[d]);
-	dl_pool_unlock(&t->pool);
-	if (err)
-		set_abort(t, -ENOMEM, d);
-}
-
 /*
- * Queue ready async device @d (kernel-async-v2's hand-off) unless MAX_WORK
- * items are pending: then the main thread runs it (main_fallbacks()), as
- * des_main.c's des_main_fallback() does.
+ * The scheduler's hold of the pool's lock (ops->lock, ops->unlock: MAX_WORK's
+ * count and the queueing that follows).  A queueing that failed under it
+ * (push_locked()) aborts the run once it is released: set_abort() wakes
+ * the main thread under the same lock.
  */
-static void q_push_ready(struct thr *t, uint32_t d)
+static void sched_lock(void *ctx)
 {
-	int err = 0;
-
-	dl_pool_lock(&t->pool);
-	if (dl_async_may_queue(t->pol, t->pool.outstanding)) {
-		err = dl_pool_push_locked(&t->pool, d, t->prio[d]);
-	} else {
-		dl_fallback_push(&t->fb, d);   /* at most once a phase */
-		dl_pool_wake_main_locked(&t->pool);
-	}
-	dl_pool_unlock(&t->pool);
-	if (err)
-		set_abort(t, -ENOMEM, d);
+	dl_pool_lock(&((struct thr *)ctx)->pool);
 }
 
-/* May the main thread queue one more item (classic walk, probe hand-off)?  MAX_WORK. */
-static bool may_queue(void *ctx)
+static void sched_unlock(void *ctx)
 {
 	struct thr *t = ctx;
-	bool ok;
+	int err = t->qerr;
+	uint32_t d = t->qerr_dev;
 
-	dl_pool_lock(&t->pool);
-	ok = dl_sched_main_choice(t->pol, &t->ps, t->pool.outstanding, false) == DL_MAIN_QUEUE;
-	if (!ok)
-		t->fallbacks++;   /* DL_MAIN_RUN */
+	t->qerr = 0;
 	dl_pool_unlock(&t->pool);
-	return ok;
+	if (err)
+		set_abort(t, err, d);
+}
+
+/* MAX_WORK's count (ops->outstanding), under the pool's lock: the items queued or running. */
+static uint32_t items_outstanding(const void *ctx)
+{
+	return ((const struct thr *)ctx)->pool.outstanding;
+}
+
+/* Queue @d's item (ops->push), under the pool's lock; a failure is noted for sched_unlock(). */
+static void push_locked(void *ctx, uint32_t d)
+{
+	struct thr *t = ctx;
+
+	if (dl_pool_push_locked(&t->pool, d, t->prio[d]) && !t->qerr) {
+		t->qerr = -ENOMEM;
+		t->qerr_dev = d;
+	}
+}
+
+/* Queue @d's item, outside the scheduler's walks (a parked item's wake, main's walk). */
+static void q_push(struct thr *t, uint32_t d)
+{
+	sched_lock(t);
+	push_locked(t, d);
+	sched_unlock(t);
+}
+
+/* Ready @d was left to main (ops->left_to_main), under the pool's lock: main_fallbacks() takes it. */
+static void left_to_main(void *ctx, uint32_t d)
+{
+	(void)d;
+	dl_pool_wake_main_locked(&((struct thr *)ctx)->pool);
+}
+
+/* The main thread runs an item MAX_WORK refused to queue (ops->sync_fallback), under the pool's lock. */
+static void sync_fallback(void *ctx)
+{
+	((struct thr *)ctx)->fallbacks++;
 }
 
 static void finished(struct thr *t);
 
 /*
- * The main thread takes the devices q_push_ready() left to it: queues each
+ * The main thread takes the devices dl_sched_queue_ready() left to it: queues each
  * if MAX_WORK allows by now, else runs it (7.3's main walk: dpm_async_fn()
  * tries again).  Returns how many it took.
  */
@@ -121,14 +136,10 @@ static uint32_t main_fallbacks(struct thr *t)
 	for (;;) {
 		uint32_t d;
 
-		dl_pool_lock(&t->pool);
-		if (!dl_fallback_pop(&t->fb, &d)) {
-			dl_pool_unlock(&t->pool);
+		if (!dl_sched_left_next(&thr_sched, &t->fb, t, &d))
 			return n;
-		}
-		dl_pool_unlock(&t->pool);
 		if (!dl_halted(&t->sy))
-			thr_main_visit(t, &t->tw[0], d, may_queue(t));
+			thr_main_visit(t, &t->tw[0], d, dl_sched_may_queue(&thr_sched, t->pol, t));
 		else
 			finished(t);
 		n++;
@@ -171,7 +182,8 @@ static bool dev_facts(const void *ctx, uint32_t y, struct dl_dev_facts *f)
 	f->held = true;
 	f->idle = true;
 	f->blocked = dl_item_parks(&t->ps) && atomic_load(&t->parked[y]);
-	f->queued = dl_items_claimed_early(&t->ps) && atomic_load(&t->queued[y]) != 0;
+	/* set in a PM phase only by 6.16+'s claims (and read by no rule in the deferral walk) */
+	f->queued = atomic_load(&t->queued[y]) != 0;
 	f->waits = atomic_load(&t->pending[y]);
 	return true;
 }
@@ -210,7 +222,7 @@ static bool item_queue_ready(void *ctx, uint32_t y)
 		return true;
 	}
 	if (!dl_halted(&t->sy))
-		q_push_ready(t, y);
+		dl_sched_queue_ready(&thr_sched, t->pol, &t->fb, t, y);
 	return false;
 }
 
@@ -262,57 +274,40 @@ static void release_dependents(struct thr *t, uint32_t d, bool ok)
 }
 
 /*
- * Levels: the barrier released @d's level: queue it.  A device whose
- * supplier did not bind finishes unattempted and is counted off at once.
- * Called with lmx held.
+ * Levels: the barrier released @d's level, and it finished unattempted (a
+ * supplier did not bind: item_queue_ready()): its dependents cascade, and
+ * its level counts it off at once.  Called with lmx held.
  */
-static void level_released(void *ctx, uint32_t d)
+static void released_unattempted(void *ctx, uint32_t d)
 {
 	struct thr *t = ctx;
 
-	if (!atomic_load(&t->failed_dep[d])) {
-		q_push(t, d);
-		return;
-	}
-	dl_complete_all(&t->sy, d);
-	finished(t);
 	release_dependents(t, d, false);
 	dl_count_down(&t->lv.left[t->lv.level[d]]);
 }
 
-/* Levels: the barrier moved to level @l (dl_barrier_advance()); with lmx held. */
-static void release_level(void *ctx, uint32_t l)
-{
-	struct thr *t = ctx;
-
-	if (!dl_halted(&t->sy))
-		dl_sched_release_level(&thr_sched, &t->lv, l, t);
-}
-
-/* Levels: @d finished; the last of its level moves the barrier (dl_barrier_done()). */
+/* Levels: @d finished; the last of its level moves the barrier (dl_sched_level_done()). */
 static void level_finished(struct thr *t, uint32_t d)
 {
 	pthread_mutex_lock(&t->lmx);
-	dl_barrier_done(t->lv.left, t->lv.nlevels, &t->cur_level, t->lv.level[d], release_level, t);
+	dl_sched_level_done(&thr_sched, &t->ps, &t->lv, &t->cur_level, t->lv.level[d], t);
 	pthread_mutex_unlock(&t->lmx);
 }
 
 /* ---- callbacks ---- */
 
 
-/* A hand-off claims @y (work_in_progress: queued[] 2) and queues it, MAX_WORK permitting. */
+/*
+ * A hand-off claims @y (work_in_progress: queued[] 2) and queues it, under
+ * the pool's lock (dl_sched_claim()); nothing if the walk claimed it first.
+ */
 static void handoff_claim(void *ctx, uint32_t y)
 {
 	struct thr *t = ctx;
 	unsigned char idle = 0;
-	bool ok;
 
-	dl_pool_lock(&t->pool);
-	ok = dl_async_may_queue(t->pol, t->pool.outstanding) &&
-	     atomic_compare_exchange_strong(&t->queued[y], &idle, 2);
-	dl_pool_unlock(&t->pool);
-	if (ok)
-		q_push(t, y);
+	if (atomic_compare_exchange_strong(&t->queued[y], &idle, 2))
+		push_locked(t, y);
 }
 
 static bool thr_halted(void *ctx)
@@ -340,7 +335,20 @@ static void handoff_queue(void *ctx, uint32_t d)
 {
 	struct thr *t = ctx;
 
-	dl_sched_handoff(&thr_sched, &t->ps, &t->rel, d, t);
+	dl_sched_handoff(&thr_sched, &t->ps, t->pol, &t->rel, d, t);
+}
+
+/*
+ * Main's walk claims @d's item (queued[] 1) before it queues or runs it
+ * (dl_sched_walk_claim()); false if a hand-off claimed it first.  Main's
+ * own devices no hand-off queues.
+ */
+static bool walk_claim(void *ctx, uint32_t d)
+{
+	struct thr *t = ctx;
+	unsigned char idle = 0;
+
+	return t->on_main[d] || atomic_compare_exchange_strong(&t->queued[d], &idle, 1);
 }
 
 /* The deferral walk took @d, already queued, probing or bound: bus_probe_device() is a no-op. */
@@ -359,9 +367,11 @@ static bool defer_busy(void *ctx, uint32_t d)
 
 const struct dl_sched_ops thr_sched = {
 	.facts = dev_facts, .start = start_facts, .wake = item_wake, .queue = item_queue_ready,
-	.claim = handoff_claim, .skip = failed_skip, .released = level_released,
+	.claim = handoff_claim, .skip = failed_skip, .released_unattempted = released_unattempted,
 	.halted = thr_halted, .finish = finish, .handoff_queue = handoff_queue,
-	.defer_busy = defer_busy, .may_queue = may_queue, .count_down = dev_count_down,
+	.defer_busy = defer_busy, .sync_fallback = sync_fallback, .count_down = dev_count_down,
+	.lock = sched_lock, .unlock = sched_unlock, .outstanding = items_outstanding,
+	.push = push_locked, .left_to_main = left_to_main, .walk_claim = walk_claim,
 };
 
 /*
@@ -541,7 +551,7 @@ static bool run_task(struct thr *t, struct tw *w, const struct dl_pool_item *k)
 		q.sleep = thr_sleep_off_cpu;
 		dl_seq_probe_one(&q, k->dev);
 	} else if (!dl_halted(&t->sy)) {
-		if (t->ps.blocking) {
+		if (dl_sched_item_waits(&t->ps)) {
 			/* queued before its waits are done: it parks or blocks on them */
 			ran = dl_item_parks(&t->ps) ? run_parking(t, w, k->dev) :
 						      run_blocking(t, w, k->dev);
@@ -657,17 +667,6 @@ static bool main_run(struct thr *t, struct tw *m, uint32_t d)
 	return true;
 }
 
-/*
- * 6.16+: the walk claims @d's item (work_in_progress) as dpm_async_fn()
- * does, before it queues or runs it; false if a hand-off claimed it first.
- */
-static bool walk_claim(struct thr *t, uint32_t d)
-{
-	unsigned char idle = 0;
-
-	return !dl_items_claimed_early(&t->ps) || t->on_main[d] ||
-	       atomic_compare_exchange_strong(&t->queued[d], &idle, 1);
-}
 
 /*
  * The main thread's walk through a phase whose devices wait for others
@@ -689,13 +688,9 @@ static void main_walk(struct thr *t, struct tw *m)
 			main_fallbacks(t);
 		if (!dl_sched_walk_next(&thr_sched, &t->ps, &t->w, &i, t, &d, &act))
 			return;
-		if (act == DL_WALK_QUEUE) {
-			dl_pool_lock(&t->pool);
-			c = dl_sched_main_choice(t->pol, &t->ps, t->pool.outstanding,
-						 i <= t->w.nupfront);
-			dl_pool_unlock(&t->pool);
-		}
-		if (c == DL_MAIN_LEAVE || !walk_claim(t, d))
+		if (act == DL_WALK_QUEUE)
+			c = dl_sched_main_choose(&thr_sched, t->pol, &t->ps, t, i <= t->w.nupfront);
+		if (c == DL_MAIN_LEAVE || !dl_sched_walk_claim(&thr_sched, &t->ps, t, d))
 			continue;
 		if (c == DL_MAIN_QUEUE) {
 			thr_main_visit(t, m, d, true);
@@ -761,8 +756,7 @@ int thr_run_phase(struct thr *t)
 	} else if (t->ps.barrier) {
 		/* the last device of a level releases the next, on its own thread */
 		pthread_mutex_lock(&t->lmx);
-		release_level(t, t->cur_level);
-		dl_barrier_advance(t->lv.left, t->lv.nlevels, &t->cur_level, release_level, t);
+		dl_sched_levels_start(&thr_sched, &t->ps, &t->lv, &t->cur_level, t);
 		pthread_mutex_unlock(&t->lmx);
 	} else {
 		main_walk(t, m);
