@@ -220,6 +220,29 @@ for o in cp-first levels; do
 	done
 done
 
+# --- nothing binds: PM ops walk devices that run no callback ------------------
+# a's probe fails and b, c wait for it: no device has a driver, so suspend and
+# resume take the main thread's walk and run no callback (the kernel takes the
+# driver's dev_pm_ops only with a driver); check must not call that corrupt
+cat >"$T/nb.json" <<'JSON'
+{ "format": "dlsim-scenario/1", "name": "none-bound", "seed": 1,
+  "defaults": {"probe": "1ms", "suspend": "1ms", "resume": "1ms", "async": false},
+  "devices": [ {"name": "a"}, {"name": "b"}, {"name": "c"} ],
+  "links": [ {"consumer": "b", "supplier": "a"}, {"consumer": "c", "supplier": "b"} ],
+  "faults": [ {"device": "a", "op": "probe", "error": "ENODEV"} ],
+  "script": [ {"op": "probe"}, {"op": "suspend"}, {"op": "resume"} ] }
+JSON
+for m in des threads; do
+	rm -f "$T/nb-$m.db"
+	"$DLSIM" run "$T/nb.json" --order sync --mode $m --db "$T/nb-$m.db" >/dev/null 2>&1
+	n=$(q "$T/nb-$m.db" "select count(*) from events where kind in ('suspend_start', 'resume_start')")
+	"$DLSIM" check "$T/nb-$m.db" >"$T/out" 2>&1
+	rc=$?
+	[ "$rc" = 0 ] && [ "$n" = 0 ] && grep -q "ok, .* no violation" "$T/out" \
+		&& ok "none bound ($m): no PM callback, and check finds the log whole" \
+		|| { bad "none bound ($m): check exit $rc, $n PM callbacks"; cat "$T/out"; }
+done
+
 # --- foreign databases are refused before anything is written ------------------
 foreign() { # name sql
 	rm -f "$T/$1.db"*

@@ -52,6 +52,7 @@ struct vrun {
 	int64_t makespan;       /* runs.makespan_ns, -1 NULL */
 	uint64_t ops[FAM_COUNT];      /* ops of each family with a makespan above 0 (metrics) */
 	uint64_t callbacks[FAM_COUNT];/* callback starts of each family (events) */
+	uint64_t binds;         /* probe_end events without an error: devices that got a driver */
 	int64_t t_last;         /* the latest event time */
 	int64_t unregistered;   /* metric devices_unregistered (dl_log.c), -1 none */
 };
