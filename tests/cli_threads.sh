@@ -135,4 +135,20 @@ expect 0 "compare in threads mode" "$DLSIM" compare "$T/floor.json" --mode threa
 grep -E -q '^ +cp-first +[0-9.]+ +[0-9.]+ +[0-9.]+ +– +– *$' "$T/out" \
 	&& ok "threads compare: order bd and its ratio are '–'" || { bad "threads compare columns"; cat "$T/out"; }
 
+# --- a run that would not end in real time is refused up front -----------------
+# default.json under sync: each deferred retry's reorder walk is capped at 1000 s of
+# simulated time, 1.8e6 s in all (the DES says so): days of real time at any scale
+SRC=$2
+expect 2 "threads: a run the DES puts at days of real time is refused" \
+	"$DLSIM" run "$SRC/scenarios/default.json" --order sync --mode threads --no-log
+grep -q "over --max-wall 3600 s; 100.0% of it is device_pm_move_to_tail()" "$T/err" \
+	&& ok "threads: it says why and what to do" || { bad "threads: the refusal"; cat "$T/err"; }
+# camera.json takes 84 ms of simulated time: 8.4 s of real time at --time-scale 100
+expect 2 "threads: --max-wall 5 refuses 8.4 s" "$DLSIM" compare "$SRC/scenarios/camera.json" \
+	--orders cp-first --mode threads --time-scale 100 --max-wall 5 --no-log
+grep -q "order cp-first: the DES puts this run at 0.08[0-9]* s of simulated time" "$T/err" \
+	&& ok "threads: the refusal names the order and the DES's time" || { bad "threads: --max-wall 5"; cat "$T/err"; }
+expect 2 "threads: --max-wall takes whole seconds" "$DLSIM" run "$SRC/scenarios/camera.json" \
+	--mode threads --max-wall 0.5 --no-log
+
 finish cli_threads

@@ -3,6 +3,7 @@
  * under one or several orders, log to SQLite, print a summary.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stddef.h>
@@ -43,6 +44,7 @@ struct run_opts {
 	bool have_seed, json, no_log, have_scale;
 	uint32_t workers, seeds;
 	uint32_t busy_ms;	/* --busy-timeout */
+	uint32_t max_wall;	/* --max-wall: threads, seconds of real time a run may take (0: any) */
 	double time_scale;
 	struct dl_override set[MAX_SET];
 	size_t nset;
@@ -127,7 +129,11 @@ static void usage_options(FILE *f, bool compare)
 		   "                    callback to take %d W of real time; default: the\n"
 		   "                    smallest 1, 2 or 5 x 10^k that does; a smaller X is\n"
 		   "                    refused (exit 2), naming one that works; at most 1e6;\n"
-		   "                    Ctrl-C ends any sleep within 100 ms\n",
+		   "                    Ctrl-C ends any sleep within 100 ms\n"
+		   "  --max-wall S      threads mode: before the runs, the DES times each order\n"
+		   "                    (its makespan times the time scale is the real time the\n"
+		   "                    run takes); one over S seconds is refused (exit 2),\n"
+		   "                    saying why (default 3600; 0: no limit)\n",
 		compare ? "  --orders A,B,...  the orders to compare (default: every order but naive,\n"
 			  "                    the negative control; with --kernel, only those that\n"
 			  "                    kernel ran: kernel-async or kernel-async-v2)\n"
@@ -352,6 +358,7 @@ static const struct cli_opt run_opts_table[] = {
 	{ CLI_FN("--seed", opt_seed) },
 	{ CLI_U32("--workers", RO, workers, 1, 4096, NULL) },
 	{ CLI_FN("--time-scale", opt_time_scale) },
+	{ CLI_U32("--max-wall", RO, max_wall, 0, 31536000, " s") },
 	{ CLI_FN("--set", opt_set) },
 };
 #undef RO
@@ -393,6 +400,7 @@ static int parse_args(int argc, char **argv, struct run_opts *o, bool compare)
 	o->backend = DL_BACKEND_DES;
 	o->seeds = 1;
 	o->busy_ms = DL_LOG_BUSY_MS;
+	o->max_wall = 3600;
 	rc = cli_opts_parse(&verb, argc, argv, o);
 	return rc ? rc : check_options(o, verb.name);
 }
@@ -1004,6 +1012,54 @@ static int pick_time_scale(struct runner *rn, const char *me)
 	return -EINVAL;
 }
 
+/*
+ * Threads mode sleeps every simulated ns for time_scale real ns: a run the
+ * DES puts at days of simulated time (a retry storm's reorder walks, say)
+ * would not end in any sensible time, so each order is timed by the DES
+ * first (scenario seed, no log) and one over --max-wall is refused.
+ */
+static int check_threads_wall(struct runner *rn, const char *me, const enum dl_order *orders,
+			      uint32_t norders)
+{
+	const struct run_opts *o = &rn->o;
+
+	for (uint32_t i = 0; o->max_wall && i < norders; i++) {
+		struct dl_engine_opts eo = { .order = orders[i], .workers = o->workers,
+					     .kernel = o->kver, .seed = rn->sc->seed,
+					     .cost_profile = o->profile, .stop = cli_stop_flag() };
+		int rc = dl_engine_run(rn->sc, &eo, rn->r);
+		double wall = (double)rn->r->makespan_ns * o->time_scale / 1e9;
+
+		if (rc == -EINTR)
+			return DL_EXIT_INTERRUPTED;
+		if (rc != -EOVERFLOW && wall <= o->max_wall)
+			continue;
+		if (rc == -EOVERFLOW)
+			fprintf(stderr, "dlsim %s: --mode threads, order %s: the DES's virtual time"
+				" passes 2^62 ns (146 years) on this scenario, so no real-time run of"
+				" it ends", me, dl_order_name(orders[i]));
+		else
+			fprintf(stderr, "dlsim %s: --mode threads, order %s: the DES puts this run at"
+				" %.6g s of simulated time, %.3g days of real time at --time-scale %g,"
+				" over --max-wall %" PRIu32 " s", me, dl_order_name(orders[i]),
+				(double)rn->r->makespan_ns / 1e9, wall / 86400, o->time_scale,
+				o->max_wall);
+		if (rc != -EOVERFLOW && rn->r->reorder_ns >= rn->r->makespan_ns / 2 &&
+		    rn->r->reorder_ns > 0) {
+			fprintf(stderr, "; %.1f%% of it is device_pm_move_to_tail() before the"
+				" deferred retries: --set cost.reorder_ns=0 --set"
+				" cost.reorder_visit_ns=0 leaves that walk out, or run it with"
+				" --mode des\n",
+				100.0 * (double)rn->r->reorder_ns / (double)rn->r->makespan_ns);
+			return DL_EXIT_USAGE;
+		}
+		fprintf(stderr, ".  Run it with --mode des, a smaller --time-scale, or a larger"
+			" --max-wall\n");
+		return DL_EXIT_USAGE;
+	}
+	return 0;
+}
+
 static void runner_free(struct runner *rn)
 {
 	dl_run_kernel_free(&rn->k);
@@ -1034,6 +1090,15 @@ static int setup(struct runner *rn, const char *me, const enum dl_order *orders,
 	if (threads_mode(o) && pick_time_scale(rn, me)) {
 		runner_free(rn);
 		return DL_EXIT_USAGE;
+	}
+	if (threads_mode(o)) {
+		int rc;
+
+		cli_catch_stop();
+		if ((rc = check_threads_wall(rn, me, orders, norders))) {
+			runner_free(rn);
+			return rc;
+		}
 	}
 	if (kernel_mode(o)) {
 		int rc;
