@@ -12,6 +12,8 @@
 # times and interleavings of real threads are not deterministic; which
 # callbacks run is, except after a fault halts a phase: then only the
 # outcome is compared).  Exit 0: identical; 1: a difference (listed); 2: setup.
+# A threads run the DES puts beyond a minute of real time (default.json under the
+# orders whose deferred retries walk for 1000 s each) is skipped and listed.
 # Wall times are not compared (they are not in the dump).  --no-moves leaves
 # the dpm_move events out of the comparison (and the event counts, which
 # include them): for a change to when the core applies dpm_list moves.
@@ -48,7 +50,7 @@ build "$work/ref-src" "$work/ref" || { echo "equiv: cannot build $rev"; exit 2; 
 build "$here" "$work/new" || { echo "equiv: cannot build the work tree"; exit 2; }
 
 orders=$("$work/ref/equiv_dump" --orders)
-runs=0 diffs=0
+runs=0 diffs=0 skipped=0
 for sc in "$here"/scenarios/*.json; do
 	name=$(basename "$sc" .json)
 	[ $skip_large = 1 ] && [ "$name" = large ] && continue
@@ -60,6 +62,12 @@ for sc in "$here"/scenarios/*.json; do
 			for m in $modes; do
 				flag=""; [ $m = threads ] && flag=--threads
 				"$work/ref/equiv_dump" "$sc" "$o" $seed $flag > "$work/a" 2>&1
+				if [ $? = 77 ]; then
+					# the DES puts it beyond a minute of real time (a retry storm's walks)
+					echo "skipped: $name $o seed $seed threads, $(cat "$work/a")"
+					skipped=$((skipped + 1))
+					continue
+				fi
 				"$work/new/equiv_dump" "$sc" "$o" $seed $flag > "$work/b" 2>&1
 				runs=$((runs + 1))
 				# a fault halts a threads phase wherever the other threads are: only the outcome is fixed
@@ -75,6 +83,10 @@ for sc in "$here"/scenarios/*.json; do
 		done
 	done
 done
-echo "equiv: $runs runs, $diffs differ"
+if [ $skipped -gt 0 ]; then
+	echo "equiv: $runs runs, $diffs differ, $skipped threads runs skipped (listed above)"
+else
+	echo "equiv: $runs runs, $diffs differ"
+fi
 [ -z "${EQUIV_DIR:-}" ] && rm -rf "$work"
 [ $diffs = 0 ]

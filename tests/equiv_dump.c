@@ -19,6 +19,10 @@
 #include "sim/engine/threads.h"
 #include "sim/scenario/scenario.h"
 
+/* --threads: real seconds per simulated second, and the longest real-time run made */
+#define EQUIV_SCALE 0.001
+#define EQUIV_MAX_WALL_NS 60e9
+
 struct acc {
 	uint64_t hash, n;
 	bool threads;
@@ -109,8 +113,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	o.seed = sc->seed;
+	if (a.threads && dl_engine_run(sc, &o, &r) == 0 &&
+	    (double)r.makespan_ns * EQUIV_SCALE > EQUIV_MAX_WALL_NS) {
+		/* as dlsim run --max-wall: a real-time run of it would not end */
+		printf("skip: the DES puts it at %.3g s, %.3g s of real time at scale %g\n",
+		       r.makespan_ns / 1e9, r.makespan_ns * EQUIV_SCALE / 1e9, EQUIV_SCALE);
+		dl_scenario_free(sc);
+		return 77;
+	}
 	o.sink = (struct dl_sink){ .emit = on_event, .ctx = &a };
-	rc = a.threads ? dl_threads_run(sc, &o, 0.001, &r) : dl_engine_run(sc, &o, &r);
+	rc = a.threads ? dl_threads_run(sc, &o, EQUIV_SCALE, &r) : dl_engine_run(sc, &o, &r);
 	printf("rc %d status %s devices %u links %u\n", rc, r.status, r.devices, r.links);
 	if (a.threads) {
 		qsort(a.cb, a.ncb, sizeof(*a.cb), cmp_u64);
