@@ -1091,20 +1091,14 @@ static int setup(struct runner *rn, const char *me, const enum dl_order *orders,
 		runner_free(rn);
 		return DL_EXIT_USAGE;
 	}
-	if (threads_mode(o)) {
+	if (threads_mode(o) || kernel_mode(o)) {
 		int rc;
 
+		/* the DES's timing of each order, or the kernel's boot, before any run */
 		cli_catch_stop();
-		if ((rc = check_threads_wall(rn, me, orders, norders))) {
-			runner_free(rn);
-			return rc;
-		}
-	}
-	if (kernel_mode(o)) {
-		int rc;
-
-		cli_catch_stop();
-		if ((rc = kernel_batch(rn, me, orders, norders))) {
+		rc = threads_mode(o) ? check_threads_wall(rn, me, orders, norders)
+				     : kernel_batch(rn, me, orders, norders);
+		if (rc) {
 			runner_free(rn);
 			return rc;
 		}
