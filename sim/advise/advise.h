@@ -103,13 +103,13 @@ int dl_advise(const struct dl_scenario *sc, const struct dl_advise_opts *o,
  */
 struct dl_latency dl_latency_halved(struct dl_latency l, int64_t *buf);
 
-/* "make 'cam0' async (device_enable_async_suspend())", ... into @buf, names whole. */
 /*
  * dl_advice_cmp - dl_advise()'s ranking, for qsort(): most saved first, then
  * a total order (kind, devices, link, order, CPUs), so that no two changes tie.
  */
 int dl_advice_cmp(const void *x, const void *y);
 
+/* "make 'cam0' async (device_enable_async_suspend())", ... into @buf, names whole. */
 void dl_advice_describe(const struct dl_scenario *sc, const struct dl_advice *a, char *buf,
 			size_t len);
 

@@ -917,15 +917,22 @@ static int kernel_run(struct runner *rn, struct dl_run_req *q, int64_t *run_id)
 	return log_err ? log_err : rc;
 }
 
+/* The engine's options of a run of @order with @seed, as the command line set them. */
+static struct dl_engine_opts engine_opts(const struct run_opts *o, enum dl_order order,
+					 uint64_t seed)
+{
+	return (struct dl_engine_opts){ .order = order, .workers = o->workers, .kernel = o->kver,
+					.seed = seed, .probe_module = o->probe_module,
+					.cost_profile = o->profile, .stop = cli_stop_flag() };
+}
+
 /* One simulation, logged, into rn->r; returns the engine's result code. */
 static int simulate(struct runner *rn, enum dl_order order, uint64_t seed, int64_t *run_id)
 {
 	const struct run_opts *o = &rn->o;
 	struct dl_run_req q = {
 		.sc = rn->sc, .backend = o->backend, .time_scale = o->time_scale,
-		.eo = { .order = order, .workers = o->workers, .kernel = o->kver, .seed = seed,
-			.probe_module = o->probe_module, .cost_profile = o->profile,
-			.stop = cli_stop_flag() },
+		.eo = engine_opts(o, order, seed),
 		.log = rn->log, .batch = rn->batch, .log_stop = cli_stop_flag(),
 	};
 	struct progress pr = { .sc = rn->sc };
@@ -1024,9 +1031,7 @@ static int check_threads_wall(struct runner *rn, const char *me, const enum dl_o
 	const struct run_opts *o = &rn->o;
 
 	for (uint32_t i = 0; o->max_wall && i < norders; i++) {
-		struct dl_engine_opts eo = { .order = orders[i], .workers = o->workers,
-					     .kernel = o->kver, .seed = rn->sc->seed,
-					     .cost_profile = o->profile, .stop = cli_stop_flag() };
+		struct dl_engine_opts eo = engine_opts(o, orders[i], rn->sc->seed);
 		int rc = dl_engine_run(rn->sc, &eo, rn->r);
 		double wall = (double)rn->r->makespan_ns * o->time_scale / 1e9;
 

@@ -667,7 +667,6 @@ static bool main_run(struct thr *t, struct tw *m, uint32_t d)
 	return true;
 }
 
-
 /*
  * The main thread's walk through a phase whose devices wait for others
  * (not main_only, no barrier): the items ready at once (dl_sched_start()),
