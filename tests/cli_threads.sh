@@ -150,5 +150,17 @@ grep -q "order cp-first: the DES puts this run at 0.08[0-9]* s of simulated time
 	&& ok "threads: the refusal names the order and the DES's time" || { bad "threads: --max-wall 5"; cat "$T/err"; }
 expect 2 "threads: --max-wall takes whole seconds" "$DLSIM" run "$SRC/scenarios/camera.json" \
 	--mode threads --max-wall 0.5 --no-log
+# a sweep records such a run failed, saying why, and runs the rest: it never hangs
+expect 1 "threads sweep: the run over --max-wall fails, the others run" "$DLSIM" sweep \
+	--scenarios "$SRC/scenarios/camera.json" --orders sync,cp-first --mode threads \
+	--time-scale 100 --max-wall 5 --db "$T/sw.db"
+[ "$(sqlite3 "$T/sw.db" "SELECT count(*) FROM sweep WHERE status = 'failed' AND run_id IS NULL
+	AND error LIKE '%the DES puts this run at 0.% s of simulated time, % s of real time%over --max-wall 5 s%'")" = 2 ] \
+	&& [ "$(sqlite3 "$T/sw.db" "SELECT count(*) FROM runs")" = 0 ] \
+	&& ok "threads sweep: both recorded failed with the reason, none logged" \
+	|| { bad "threads sweep --max-wall"; sqlite3 "$T/sw.db" "SELECT * FROM sweep"; }
+expect 0 "threads sweep: within --max-wall it runs" "$DLSIM" sweep \
+	--scenarios "$SRC/scenarios/camera.json" --orders cp-first --mode threads \
+	--time-scale 0.05 --max-wall 5 --db "$T/sw2.db"
 
 finish cli_threads

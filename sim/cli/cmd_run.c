@@ -1019,48 +1019,24 @@ static int pick_time_scale(struct runner *rn, const char *me)
 	return -EINVAL;
 }
 
-/*
- * Threads mode sleeps every simulated ns for time_scale real ns: a run the
- * DES puts at days of simulated time (a retry storm's reorder walks, say)
- * would not end in any sensible time, so each order is timed by the DES
- * first (scenario seed, no log) and one over --max-wall is refused.
- */
+/* Each order's threads run timed by the DES first: one over --max-wall is refused (dl_run.h). */
 static int check_threads_wall(struct runner *rn, const char *me, const enum dl_order *orders,
 			      uint32_t norders)
 {
 	const struct run_opts *o = &rn->o;
+	char why[512];
 
-	for (uint32_t i = 0; o->max_wall && i < norders; i++) {
+	for (uint32_t i = 0; i < norders; i++) {
 		struct dl_engine_opts eo = engine_opts(o, orders[i], rn->sc->seed);
-		int rc = dl_engine_run(rn->sc, &eo, rn->r);
-		double wall = (double)rn->r->makespan_ns * o->time_scale / 1e9;
+		int rc = dl_run_wall_over(rn->sc, &eo, o->time_scale, o->max_wall, rn->r, why,
+					  sizeof(why));
 
 		if (rc == -EINTR)
 			return DL_EXIT_INTERRUPTED;
-		if (rc != -EOVERFLOW && wall <= o->max_wall)
-			continue;
-		if (rc == -EOVERFLOW)
-			fprintf(stderr, "dlsim %s: --mode threads, order %s: the DES's virtual time"
-				" passes 2^62 ns (146 years) on this scenario, so no real-time run of"
-				" it ends", me, dl_order_name(orders[i]));
-		else
-			fprintf(stderr, "dlsim %s: --mode threads, order %s: the DES puts this run at"
-				" %.6g s of simulated time, %.3g days of real time at --time-scale %g,"
-				" over --max-wall %" PRIu32 " s", me, dl_order_name(orders[i]),
-				(double)rn->r->makespan_ns / 1e9, wall / 86400, o->time_scale,
-				o->max_wall);
-		if (rc != -EOVERFLOW && rn->r->reorder_ns >= rn->r->makespan_ns / 2 &&
-		    rn->r->reorder_ns > 0) {
-			fprintf(stderr, "; %.1f%% of it is device_pm_move_to_tail() before the"
-				" deferred retries: --set cost.reorder_ns=0 --set"
-				" cost.reorder_visit_ns=0 leaves that walk out, or run it with"
-				" --mode des\n",
-				100.0 * (double)rn->r->reorder_ns / (double)rn->r->makespan_ns);
+		if (rc) {
+			fprintf(stderr, "dlsim %s: %s\n", me, why);
 			return DL_EXIT_USAGE;
 		}
-		fprintf(stderr, ".  Run it with --mode des, a smaller --time-scale, or a larger"
-			" --max-wall\n");
-		return DL_EXIT_USAGE;
 	}
 	return 0;
 }

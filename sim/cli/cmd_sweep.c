@@ -102,6 +102,9 @@ static void sweep_usage(FILE *f)
 		"                    plus 5 ms per callback of its batch)\n"
 		"  --workers K       simulated CPUs (default: each order's own)\n"
 		"  --time-scale X    threads mode: real seconds per simulated second (0.01)\n"
+		"  --max-wall S      threads mode: a run the DES puts over S seconds of real\n"
+		"                    time is not run but recorded failed, saying why\n"
+		"                    (default 3600; 0: no limit)\n"
 		"  --set KEY=VALUE   override a field of every scenario's generate object\n"
 		"  --db OUT.db       the database (default dlsim.db)\n"
 		"  --jobs N          worker processes (default: the cores; under mpirun: 1 per rank)\n"
@@ -487,6 +490,7 @@ static const struct cli_opt sweep_opts_table[] = {
 	{ CLI_FN("--mode", opt_mode) },
 	{ CLI_U32("--workers", SW, plan.workers, 1, 4096, NULL) },
 	{ CLI_FN("--time-scale", opt_time_scale) },
+	{ CLI_U32("--max-wall", SW, plan.max_wall, 0, 31536000, " s") },
 	{ CLI_FN("--set", opt_set) },
 	{ CLI_FN("--db", opt_db) },
 	{ CLI_U32("--jobs", SW, jobs, 1, MAX_JOBS, NULL) },
@@ -509,6 +513,7 @@ static void set_defaults(struct sweep_opts *o)
 	p->nseeds = 1;
 	p->seed0 = 1;
 	p->time_scale = 0.01;
+	p->max_wall = 3600;
 	p->check = true;
 	p->nkernels = 1;
 	p->kernel[0] = NULL;

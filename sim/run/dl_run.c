@@ -2,6 +2,7 @@
  * dl_run.c - one simulation run and its log (dl_run.h).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -157,6 +158,49 @@ bool dl_run_overflowed_in_walk(const struct dl_run_result *r)
 	for (uint32_t i = 0; i < r->nops && i < DL_MAX_OPS; i++)
 		ns = dl_sat_add_i64(ns, r->op[i].reorder_ns);
 	return ns >= DL_T_MAX / 2;
+}
+
+int dl_run_wall_over(const struct dl_scenario *sc, const struct dl_engine_opts *eo,
+		     double time_scale, uint32_t max_wall, struct dl_run_result *r, char *why,
+		     size_t len)
+{
+	struct dl_engine_opts des = { .order = eo->order, .workers = eo->workers,
+				      .kernel = eo->kernel, .seed = eo->seed,
+				      .probe_module = eo->probe_module,
+				      .cost_profile = eo->cost_profile, .stop = eo->stop };
+	double wall;
+	int rc, n;
+
+	if (!max_wall)
+		return 0;
+	rc = dl_engine_run(sc, &des, r);
+	if (rc == -EINTR)
+		return -EINTR;
+	wall = (double)r->makespan_ns * time_scale / 1e9;
+	if (rc != -EOVERFLOW && wall <= max_wall)
+		return 0;
+	if (rc == -EOVERFLOW) {
+		snprintf(why, len, "--mode threads, order %s: the DES's virtual time passes 2^62 ns"
+			 " (146 years) on this scenario, so no real-time run of it ends",
+			 dl_order_name(eo->order));
+		return 1;
+	}
+	n = snprintf(why, len, "--mode threads, order %s: the DES puts this run at %.6g s of"
+		     " simulated time, %.3g %s of real time at --time-scale %g, over --max-wall"
+		     " %" PRIu32 " s", dl_order_name(eo->order), (double)r->makespan_ns / 1e9,
+		     wall >= 86400 ? wall / 86400 : wall, wall >= 86400 ? "days" : "s", time_scale,
+		     max_wall);
+	if (n < 0 || (size_t)n >= len)
+		return 1;
+	if (r->reorder_ns > 0 && r->reorder_ns >= r->makespan_ns / 2)
+		snprintf(why + n, len - (size_t)n, "; %.1f%% of it is device_pm_move_to_tail()"
+			 " before the deferred retries: --set cost.reorder_ns=0 --set"
+			 " cost.reorder_visit_ns=0 leaves that walk out, or run it with --mode des",
+			 100.0 * (double)r->reorder_ns / (double)r->makespan_ns);
+	else
+		snprintf(why + n, len - (size_t)n, ".  Run it with --mode des, a smaller"
+			 " --time-scale, or a larger --max-wall");
+	return 1;
 }
 
 int dl_run(const struct dl_run_req *q, struct dl_run_result *r, int64_t *run_id, int *log_err)

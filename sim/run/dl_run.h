@@ -11,6 +11,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/engine/engine.h"
@@ -94,6 +95,19 @@ bool dl_run_overflowed_in_walk(const struct dl_run_result *r);
  */
 bool dl_run_time_scale(const struct dl_scenario *sc, int64_t wakeup_ns, double given,
 		       double *pick);
+
+/**
+ * dl_run_wall_over - would a threads run of @sc under @eo take more than
+ * @max_wall seconds of real time at @time_scale?  Threads mode sleeps each
+ * simulated ns for time_scale real ns, and a run the DES puts at days of
+ * simulated time (a retry storm's reorder walks) would not end, so the DES
+ * times it first (no log; @r gets its figures).  Returns 0 (it fits, or
+ * @max_wall is 0), 1 (over: @why, of @len bytes, says by how much and
+ * what to do, without "dlsim CMD: " or a newline) or -EINTR.
+ */
+int dl_run_wall_over(const struct dl_scenario *sc, const struct dl_engine_opts *eo,
+		     double time_scale, uint32_t max_wall, struct dl_run_result *r, char *why,
+		     size_t len);
 
 /*
  * dl_run_log_begin - the run's rows (@info, the devices of @sc) begun in

@@ -408,9 +408,26 @@ static int run_one(struct dl_sweep_worker *w, const struct dl_scenario *sc,
 		.run_id = run_id,
 	};
 
+	char why[512];
+	int rc;
+
 	/* a list of kernels: each run follows its own */
 	if (kernel)
 		dl_kver_parse(kernel, &q.eo.kernel);
+	if (w->backend == DL_BACKEND_THREADS) {
+		/* one that would not end in real time is recorded, not run (dl_run_wall_over()) */
+		rc = dl_run_wall_over(sc, &q.eo, p->time_scale, p->max_wall, &w->r, why, sizeof(why));
+		if (rc == -EINTR) {
+			res->interrupted++;
+			return 0;
+		}
+		if (rc) {
+			res->runs++;
+			res->failed++;
+			return record_mode(w, 0, s, o, seed, kernel, p->mode, "failed", why) ?
+			       worker_err(w, "the sweep row", w->db) : 0;
+		}
+	}
 	return run_req(w, &q, s, kernel, p->mode, NULL, 0, NULL, res);
 }
 

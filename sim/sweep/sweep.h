@@ -64,6 +64,7 @@ struct dl_sweep_plan {
 	const char *mode;            /* "des" or "threads" */
 	uint32_t workers;            /* 0: each order's default */
 	double time_scale;           /* threads mode */
+	uint32_t max_wall;           /* threads mode: real seconds a run may take, DES-timed (0: any) */
 	struct dl_override set[DL_SWEEP_MAX_SET];
 	size_t nset;
 	bool check;                  /* re-verify every run from its log (dl_check) */
