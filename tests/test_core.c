@@ -935,6 +935,37 @@ static void test_deferred_active_list_does_not_grow_in_a_storm(void)
 	CU_ASSERT_EQUAL(seen, 100);
 }
 
+/*
+ * A bind takes a device off the deferred lists (driver_deferred_probe_del()),
+ * and listing it again puts it at the tail (list_add_tail()): after the
+ * devices listed meanwhile, not back at its old place.
+ */
+static void test_deferred_relisted_device_goes_to_the_tail(void)
+{
+	dl_dev_t a = mk(DL_NONE), b = mk(DL_NONE);
+
+	dl_deferred_add(c, a);
+	bind(a);
+	dl_deferred_add(c, b);
+	dl_deferred_add(c, a);      /* listed again, as a supplier's rebind does after an unbind */
+	dl_deferred_enable(c);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), b);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), a);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), DL_NONE);
+	/* the same once the old entry has moved to the active list */
+	CU_ASSERT_EQUAL_FATAL(dl_release_driver(c, a, NULL), 0);
+	dl_deferred_add(c, a);
+	dl_deferred_trigger(c);
+	bind(a);
+	CU_ASSERT_EQUAL_FATAL(dl_release_driver(c, a, NULL), 0);
+	dl_deferred_add(c, b);
+	dl_deferred_add(c, a);
+	dl_deferred_trigger(c);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), b);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), a);
+	CU_ASSERT_EQUAL(dl_deferred_next(c), DL_NONE);
+}
+
 static void test_probe_ignores_sync_state_only_and_stateless_suppliers(void)
 {
 	dl_dev_t s1 = mk(DL_NONE), s2 = mk(DL_NONE), k = mk(DL_NONE);
@@ -1895,6 +1926,7 @@ static const struct { const char *name; CU_TestFunc fn; } tests[] = {
 	T(test_del_managed_link_of_unregistered_consumer),
 	T(test_probe_defers_when_supplier_not_available),
 	T(test_deferred_active_list_does_not_grow_in_a_storm),
+	T(test_deferred_relisted_device_goes_to_the_tail),
 	T(test_deferred_peek_follows_the_walk),
 	T(test_probe_ignores_sync_state_only_and_stateless_suppliers),
 	T(test_probe_begin_moves_links_to_consumer_probe),

@@ -142,6 +142,7 @@ struct dl_device {
 	uint8_t state_synced : 1; /* sync_state() has run */
 	uint8_t rpm_fail : 1;   /* fault: runtime resume fails (rule 6) */
 	uint8_t pm_depth;       /* suspend phases completed in this transition, 0..4 */
+	uint8_t listed : 1;     /* has an entry in the pending or active list (maybe a stale one) */
 	/*
 	 * A probe attempt reads the fields above and the supplier vector: at
 	 * offset 16 it sits next to them, in the record's first 32 bytes.

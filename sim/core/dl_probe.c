@@ -17,15 +17,39 @@ static bool link_blocks_probe(const struct dl_link *k)
 	return dl_link_gates_probe(k) && k->status != DL_STATE_AVAILABLE;
 }
 
-/* driver_deferred_probe_add() */
+/* Take @d's entry out of @v from position @from on, keeping the others' order. */
+static bool unlist_from(struct dl_idvec *v, uint32_t from, dl_dev_t d)
+{
+	for (uint32_t i = from; i < v->n; i++)
+		if (v->v[i] == d) {
+			memmove(v->v + i, v->v + i + 1, (v->n - i - 1) * sizeof(*v->v));
+			v->n--;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * driver_deferred_probe_add(): list_add_tail() onto the pending list.  A
+ * device's entry stays where it is when it binds (dl_probe_check() deletes
+ * it lazily: dl_deferred_next() skips it), so a device listed again after
+ * an unbind would find that old entry alive at its old place, ahead of the
+ * devices listed since: the stale entry goes first.  Rare (a bind, an
+ * unbind and a rebind before the list drains), hence a plain scan.
+ */
 void dl_deferred_add(struct dl_core *c, dl_dev_t d)
 {
-	if (c->dev[d].deferred)
+	struct dl_device *x = &c->dev[d];
+
+	if (x->deferred)
 		return;
 	if (c->can_match && d < c->can_match_n && !c->can_match[d])
 		return;   /* if (!dev->can_match) return; */
+	if (x->listed && !unlist_from(&c->deferred_active, c->deferred_active_head, d))
+		unlist_from(&c->deferred_pending, 0, d);
+	x->listed = 0;
 	if (dl_idvec_push(&c->deferred_pending, d) == 0)
-		c->dev[d].deferred = 1;
+		x->deferred = x->listed = 1;
 }
 
 /* driver_deferred_probe_trigger(): a no-op until late_initcall. */
@@ -126,6 +150,7 @@ dl_dev_t dl_deferred_next(struct dl_core *c)
 		deferred_prefetch(c, c->deferred_active_head);
 		dl_dev_t d = a->v[c->deferred_active_head++];
 
+		c->dev[d].listed = 0;   /* its only entry (dl_deferred_add()) */
 		if (!c->dev[d].deferred || !c->dev[d].registered)
 			continue;
 		c->dev[d].deferred = 0;
