@@ -358,11 +358,11 @@ static int seq_fault(void *ctx, uint32_t dev, unsigned key)
 	return dl_faults_take(&((struct sim *)ctx)->faults, dev, key);
 }
 
-/* A sequential op: its bounds are the time it took (one thread, nothing to overlap). */
-static int be_seq(void *be, const struct dl_sc_op *op)
+/* Sequential work (seqops.c) on the main thread, in virtual time. */
+static struct dl_seq seq_of(struct sim *s)
 {
-	struct sim *s = be;
-	struct dl_seq q = {
+	s->cur_worker = 0;
+	return (struct dl_seq){
 		.core = &s->core, .sc = s->sc, .opr = s->opr,
 		.ignore_links = !s->pol->link_aware,
 		.defer_ns = s->cost.check_ns, .rpm_ns = s->cost.rpm_ns,
@@ -371,10 +371,16 @@ static int be_seq(void *be, const struct dl_sc_op *op)
 		.ctx = s, .emit = seq_emit, .take_time = seq_take_time,
 		.sample = seq_sample, .fault = seq_fault,
 	};
+}
+
+/* A sequential op: its bounds are the time it took (one thread, nothing to overlap). */
+static int be_seq(void *be, const struct dl_sc_op *op)
+{
+	struct sim *s = be;
+	struct dl_seq q = seq_of(s);
 	int64_t t0 = s->vc.now;
 	int err;
 
-	s->cur_worker = 0;
 	err = dl_seq_op(&q, op);
 	s->opr->makespan_ns = s->vc.now - t0;
 	s->opr->lower_bound_ns = s->vc.now - t0;
@@ -383,6 +389,30 @@ static int be_seq(void *be, const struct dl_sc_op *op)
 	s->opr->main_bound_ns = s->vc.now - t0;
 	s->opr->order_bound_ns = s->vc.now - t0;
 	return err;
+}
+
+/*
+ * device_block_probing() and device_unblock_probing() around a PM op.  Ops
+ * run in turn here, so nothing probes while probing is blocked; but
+ * dpm_complete()'s unblock triggers the deferred-probe work, which retries
+ * every device still deferred (the consumers of a supplier that never
+ * bound), as in threads mode and in the kernel: a 6.12 guest retries them
+ * 0.5 ms after dpm_complete(), inside kernel mode's resume op.  The retries
+ * are the op's serial time.
+ */
+static void be_probing(void *be, bool block)
+{
+	struct sim *s = be;
+	struct dl_seq q;
+	int64_t t0 = s->vc.now;
+
+	if (block)
+		return;
+	dl_deferred_trigger(&s->core);
+	q = seq_of(s);
+	dl_seq_deferred(&q);
+	if (s->vc.now > t0)
+		dl_op_add_serial(s->opr, s->vc.now - t0);
 }
 
 static int64_t be_now(void *be)
@@ -448,8 +478,8 @@ static const struct dl_backend_ops des_ops = {
 	.races = false,   /* "concurrent" ops run in turn */
 	.now = be_now, .stopped = be_stopped, .op_begin = be_op_begin, .op_end = be_op_end,
 	.lock = be_lock, .unlock = be_unlock,
-	.probe = be_probe, .pm_phase = be_pm_phase, .aborted = be_aborted, .seq = be_seq,
-	.module_probe = be_module_probe, .spend = be_spend,
+	.probe = be_probe, .pm_phase = be_pm_phase, .aborted = be_aborted,
+	.probing = be_probing, .seq = be_seq, .module_probe = be_module_probe, .spend = be_spend,
 };
 
 static int sim_alloc(struct sim *s)
