@@ -372,33 +372,15 @@ int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out)
 	return 0;
 }
 
-static void dpm_unlink(struct dl_core *c, dl_dev_t d)
+static inline void dpm_unlink(struct dl_core *c, dl_dev_t d)
 {
-	struct dl_device *x = &c->dev[d];
-
-	if (x->dpm_prev != DL_NONE)
-		c->dev[x->dpm_prev].dpm_next = x->dpm_next;
-	else
-		c->dpm_head = x->dpm_next;
-	if (x->dpm_next != DL_NONE)
-		c->dev[x->dpm_next].dpm_prev = x->dpm_prev;
-	else
-		c->dpm_tail = x->dpm_prev;
-	x->dpm_prev = x->dpm_next = DL_NONE;
+	dl_ilist_unlink(dl_dpm_ilist(c), d);
 	c->dpm_count--;
 }
 
-static void dpm_append(struct dl_core *c, dl_dev_t d)
+static inline void dpm_append(struct dl_core *c, dl_dev_t d)
 {
-	struct dl_device *x = &c->dev[d];
-
-	x->dpm_prev = c->dpm_tail;
-	x->dpm_next = DL_NONE;
-	if (c->dpm_tail != DL_NONE)
-		c->dev[c->dpm_tail].dpm_next = d;
-	else
-		c->dpm_head = d;
-	c->dpm_tail = d;
+	dl_ilist_link_after(dl_dpm_ilist(c), c->dpm_tail, d);
 	c->dpm_count++;
 }
 
@@ -733,38 +715,22 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 /* Keys stay below this, so that the sums below cannot wrap. */
 #define TOPO_KEY_MAX ((uint64_t)1 << 63)
 
-/* dpm_unlink() on the topo links, without a count; apart so each list's fields stay plain names */
+static struct dl_ilist topo_ilist(struct dl_core *c)
+{
+	return (struct dl_ilist){ (char *)c->topo, sizeof(*c->topo),
+				  offsetof(struct dl_topo_node, prev),
+				  offsetof(struct dl_topo_node, next), &c->topo_head, &c->topo_tail };
+}
+
 static void topo_unlink(struct dl_core *c, dl_dev_t d)
 {
-	struct dl_topo_node *x = &c->topo[d];
-
-	if (x->prev != DL_NONE)
-		c->topo[x->prev].next = x->next;
-	else
-		c->topo_head = x->next;
-	if (x->next != DL_NONE)
-		c->topo[x->next].prev = x->prev;
-	else
-		c->topo_tail = x->prev;
-	x->prev = x->next = DL_NONE;
+	dl_ilist_unlink(topo_ilist(c), d);
 }
 
 /* Link @d into the topo list after @at (DL_NONE: at the head); the key is the caller's. */
 static void topo_link_after(struct dl_core *c, dl_dev_t at, dl_dev_t d)
 {
-	struct dl_topo_node *x = &c->topo[d];
-	dl_dev_t nx = at == DL_NONE ? c->topo_head : c->topo[at].next;
-
-	x->prev = at;
-	x->next = nx;
-	if (at != DL_NONE)
-		c->topo[at].next = d;
-	else
-		c->topo_head = d;
-	if (nx != DL_NONE)
-		c->topo[nx].prev = d;
-	else
-		c->topo_tail = d;
+	dl_ilist_link_after(topo_ilist(c), at, d);
 }
 
 /* Every key afresh along the list, topo_gap apart (closer if they would not fit).  O(n). */
