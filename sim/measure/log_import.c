@@ -115,6 +115,16 @@ const char *dl_lg_name(const struct dl_logimport *li, uint32_t dev)
 	return li->names + li->dev[dev].name_off;
 }
 
+/* Enter device @d, named s[0..n), in the first free slot of its probe sequence. */
+static void hash_put(struct dl_logimport *li, uint32_t d, const char *s, size_t n)
+{
+	uint32_t i = name_hash(s, n) & li->hash_mask;
+
+	while (li->hash[i])
+		i = (i + 1) & li->hash_mask;
+	li->hash[i] = d + 1;
+}
+
 static int rehash(struct dl_logimport *li, uint32_t size)
 {
 	uint32_t *h = calloc(size, sizeof(*h));
@@ -125,12 +135,9 @@ static int rehash(struct dl_logimport *li, uint32_t size)
 	li->hash = h;
 	li->hash_mask = size - 1;
 	for (uint32_t d = 0; d < li->ndev; d++) {
-		const char *nm = li->names + li->dev[d].name_off;
-		uint32_t i = name_hash(nm, strlen(nm)) & li->hash_mask;
+		const char *nm = dl_lg_name(li, d);
 
-		while (h[i])
-			i = (i + 1) & li->hash_mask;
-		h[i] = d + 1;
+		hash_put(li, d, nm, strlen(nm));
 	}
 	return 0;
 }
@@ -197,13 +204,7 @@ static uint32_t create(struct dl_logimport *li, const char *drv, size_t ndrv, co
 	li->dev[d] = (struct dl_lg_device){ .name_off = name_off, .parent = DL_LG_NONE,
 					    .drv_off = drv_off };
 	li->pend[d] = (struct dl_lg_pending){ 0 };
-	{
-		uint32_t i = name_hash(s, n) & li->hash_mask;
-
-		while (li->hash[i])
-			i = (i + 1) & li->hash_mask;
-		li->hash[i] = d + 1;
-	}
+	hash_put(li, d, s, n);
 	return d;
 }
 
