@@ -372,33 +372,15 @@ int dl_device_new(struct dl_core *c, dl_dev_t parent, bool async, dl_dev_t *out)
 	return 0;
 }
 
-static void dpm_unlink(struct dl_core *c, dl_dev_t d)
+static inline void dpm_unlink(struct dl_core *c, dl_dev_t d)
 {
-	struct dl_device *x = &c->dev[d];
-
-	if (x->dpm_prev != DL_NONE)
-		c->dev[x->dpm_prev].dpm_next = x->dpm_next;
-	else
-		c->dpm_head = x->dpm_next;
-	if (x->dpm_next != DL_NONE)
-		c->dev[x->dpm_next].dpm_prev = x->dpm_prev;
-	else
-		c->dpm_tail = x->dpm_prev;
-	x->dpm_prev = x->dpm_next = DL_NONE;
+	dl_ilist_unlink(dl_dpm_ilist(c), d);
 	c->dpm_count--;
 }
 
-static void dpm_append(struct dl_core *c, dl_dev_t d)
+static inline void dpm_append(struct dl_core *c, dl_dev_t d)
 {
-	struct dl_device *x = &c->dev[d];
-
-	x->dpm_prev = c->dpm_tail;
-	x->dpm_next = DL_NONE;
-	if (c->dpm_tail != DL_NONE)
-		c->dev[c->dpm_tail].dpm_next = d;
-	else
-		c->dpm_head = d;
-	c->dpm_tail = d;
+	dl_ilist_link_after(dl_dpm_ilist(c), c->dpm_tail, d);
 	c->dpm_count++;
 }
 
@@ -631,6 +613,41 @@ static inline void search_prefetch(const struct dl_core *c, const struct dl_idve
 	}
 }
 
+/* depends_search()'s state: the set visited (its queue) and what it looks for. */
+struct dep_search {
+	struct dl_idvec *q;
+	dl_dev_t target;
+	bool unreg;             /* the target is not registered */
+	uint64_t limit;         /* the target's topo key: who has a key as high is not visited */
+	uint32_t ep;
+	uint64_t bkey;          /* the lowest key reached at or above the limit, */
+	dl_dev_t bound;         /* and its device */
+};
+
+/*
+ * depends_search() reaches @y (a child or a consumer of a device in the set).
+ * True for a hit (@y is the target, or an ancestor of an unregistered one)
+ * and when out of memory; else @y joins the set if its key is below the
+ * limit, or may become the bound if not.
+ */
+static inline bool dep_search_reach(struct dl_core *c, struct dep_search *s, dl_dev_t y)
+{
+	if (y == s->target || (s->unreg && is_ancestor(c, y, s->target)))
+		return true;
+	/* an unregistered y (topo UINT64_MAX): nothing depends on it */
+	if (c->topo[y].key >= s->limit) {
+		if (c->topo[y].key < s->bkey) {   /* unregistered: UINT64_MAX */
+			s->bkey = c->topo[y].key;
+			s->bound = y;
+		}
+	} else if (c->dev[y].mark != s->ep) {
+		c->dev[y].mark = s->ep;
+		if (dl_idvec_push(s->q, y))
+			return true;   /* out of memory: refuse rather than risk a cycle */
+	}
+	return false;
+}
+
 /*
  * Does @target depend on @dev (see dl_is_dependent())?  When @fwd is given
  * and the search runs, it appends to @fwd every device it visits: @dev and
@@ -644,13 +661,11 @@ static bool depends_search(struct dl_core *c, dl_dev_t dev, dl_dev_t target,
 			   struct dl_idvec *fwd)
 {
 	/* breadth first, the queue being the set visited, so that loads can be started ahead */
-	struct dl_idvec *q = fwd ? fwd : &c->scratch;
-	uint64_t limit, bkey = UINT64_MAX;
-	uint32_t ep, head = 0;
-	dl_dev_t bound = DL_NONE;
-	bool unreg;
+	struct dep_search s = { .q = fwd ? fwd : &c->scratch, .target = target,
+				.bkey = UINT64_MAX, .bound = DL_NONE };
+	uint32_t head = 0;
 
-	q->n = 0;
+	s.q->n = 0;
 	if (dev == target || is_ancestor(c, dev, target))
 		return true;
 	if (!c->dev[dev].registered)
@@ -660,60 +675,33 @@ static bool depends_search(struct dl_core *c, dl_dev_t dev, dl_dev_t target,
 	 * children yet: as in the kernel, reaching any of its ancestors (or a
 	 * link to it) is a hit.
 	 */
-	unreg = !c->dev[target].registered;
-	limit = unreg ? UINT64_MAX : c->topo[target].key;
-	if (c->topo[dev].key > limit)
+	s.unreg = !c->dev[target].registered;
+	s.limit = s.unreg ? UINT64_MAX : c->topo[target].key;
+	if (c->topo[dev].key > s.limit)
 		return false;
-	ep = next_epoch(c);
-	c->dev[dev].mark = ep;
-	if (dl_idvec_push(q, dev))
+	s.ep = next_epoch(c);
+	c->dev[dev].mark = s.ep;
+	if (dl_idvec_push(s.q, dev))
 		return true;   /* out of memory: refuse rather than risk a cycle */
-	while (head < q->n) {
+	while (head < s.q->n) {
 		const struct dl_device *x;
 
-		search_prefetch(c, q, head);
-		x = &c->dev[q->v[head++]];
+		search_prefetch(c, s.q, head);
+		x = &c->dev[s.q->v[head++]];
 
 		if (walk_stop(c))
 			return true;    /* stopped: the caller sees c->stopped */
-		for (uint32_t i = 0; i < x->children.n; i++) {
-			dl_dev_t y = x->children.v[i];
-
-			if (y == target || (unreg && is_ancestor(c, y, target)))
+		for (uint32_t i = 0; i < x->children.n; i++)
+			if (dep_search_reach(c, &s, x->children.v[i]))
 				return true;
-			if (c->topo[y].key >= limit) {
-				if (c->topo[y].key < bkey) {   /* unregistered: UINT64_MAX */
-					bkey = c->topo[y].key;
-					bound = y;
-				}
-			} else if (c->dev[y].mark != ep) {
-				c->dev[y].mark = ep;
-				if (dl_idvec_push(q, y))
-					return true;
-			}
-		}
 		for (uint32_t i = 0; i < x->consumers.n; i++) {
 			const struct dl_link *k = &c->link[x->consumers.v[i]];
-			dl_dev_t y = k->consumer;
 
-			if (dl_link_is_sync_state_only(k->flags))
-				continue;
-			if (y == target || (unreg && is_ancestor(c, y, target)))
+			if (!dl_link_is_sync_state_only(k->flags) && dep_search_reach(c, &s, k->consumer))
 				return true;
-			/* an unregistered y (topo UINT64_MAX): nothing depends on it */
-			if (c->topo[y].key >= limit) {
-				if (c->topo[y].key < bkey) {   /* unregistered: UINT64_MAX */
-					bkey = c->topo[y].key;
-					bound = y;
-				}
-			} else if (c->dev[y].mark != ep) {
-				c->dev[y].mark = ep;
-				if (dl_idvec_push(q, y))
-					return true;
-			}
 		}
 	}
-	c->topo_fwd_bound = bound;
+	c->topo_fwd_bound = s.bound;
 	return false;
 }
 
@@ -733,38 +721,22 @@ bool dl_is_dependent(struct dl_core *c, dl_dev_t dev, dl_dev_t target)
 /* Keys stay below this, so that the sums below cannot wrap. */
 #define TOPO_KEY_MAX ((uint64_t)1 << 63)
 
-/* dpm_unlink() on the topo links, without a count; apart so each list's fields stay plain names */
+static struct dl_ilist topo_ilist(struct dl_core *c)
+{
+	return (struct dl_ilist){ (char *)c->topo, sizeof(*c->topo),
+				  offsetof(struct dl_topo_node, prev),
+				  offsetof(struct dl_topo_node, next), &c->topo_head, &c->topo_tail };
+}
+
 static void topo_unlink(struct dl_core *c, dl_dev_t d)
 {
-	struct dl_topo_node *x = &c->topo[d];
-
-	if (x->prev != DL_NONE)
-		c->topo[x->prev].next = x->next;
-	else
-		c->topo_head = x->next;
-	if (x->next != DL_NONE)
-		c->topo[x->next].prev = x->prev;
-	else
-		c->topo_tail = x->prev;
-	x->prev = x->next = DL_NONE;
+	dl_ilist_unlink(topo_ilist(c), d);
 }
 
 /* Link @d into the topo list after @at (DL_NONE: at the head); the key is the caller's. */
 static void topo_link_after(struct dl_core *c, dl_dev_t at, dl_dev_t d)
 {
-	struct dl_topo_node *x = &c->topo[d];
-	dl_dev_t nx = at == DL_NONE ? c->topo_head : c->topo[at].next;
-
-	x->prev = at;
-	x->next = nx;
-	if (at != DL_NONE)
-		c->topo[at].next = d;
-	else
-		c->topo_head = d;
-	if (nx != DL_NONE)
-		c->topo[nx].prev = d;
-	else
-		c->topo_tail = d;
+	dl_ilist_link_after(topo_ilist(c), at, d);
 }
 
 /* Every key afresh along the list, topo_gap apart (closer if they would not fit).  O(n). */

@@ -47,19 +47,12 @@ static void kernel_reorder(struct dl_core *c, dl_dev_t d, uint64_t *visits)
 
 	if (visits)
 		(*visits)++;
-	if (x->registered) {
-		/* device_pm_move_last() */
-		if (c->dpm_tail != d) {
-			if (x->dpm_prev != DL_NONE)
-				c->dev[x->dpm_prev].dpm_next = x->dpm_next;
-			else
-				c->dpm_head = x->dpm_next;
-			c->dev[x->dpm_next].dpm_prev = x->dpm_prev;
-			x->dpm_prev = c->dpm_tail;
-			x->dpm_next = DL_NONE;
-			c->dev[c->dpm_tail].dpm_next = d;
-			c->dpm_tail = d;
-		}
+	/* device_pm_move_last() */
+	if (x->registered && c->dpm_tail != d) {
+		struct dl_ilist l = dl_dpm_ilist(c);
+
+		dl_ilist_unlink(l, d);
+		dl_ilist_link_after(l, c->dpm_tail, d);
 	}
 	for (uint32_t i = 0; i < x->children.n; i++)
 		kernel_reorder(c, x->children.v[i], visits);

@@ -695,6 +695,41 @@ static void check_suppliers_bound(struct checker *k, uint32_t d, int64_t t, cons
 	}
 }
 
+/* Invariant 2: the consumer of a link counted for unbinding is still bound (or unbinding). */
+static int consumer_bound(const struct checker *k, const struct clink *L)
+{
+	uint8_t cd = k->hot[L->c].drv;
+
+	return unbind_counts(L) && (cd == DRV_BOUND || cd == DRV_UNBINDING);
+}
+
+/* Invariant 5: the consumer of a PM_RUNTIME link holds the supplier runtime-active. */
+static int consumer_rpm_active(const struct checker *k, const struct clink *L)
+{
+	return rpm_counts(L) && L->rpm_ref && k->hot[L->c].rpm == RPM_ACTIVE_;
+}
+
+/*
+ * The supplier @d lets go of something (it unbinds, it runtime-suspends)
+ * that the consumer of a link still needs, when @needs says so: a violation
+ * of invariant @inv, "@what (link N)", for each such link.  The mirror of
+ * check_suppliers_bound().
+ */
+static void check_consumers_let_go(struct checker *k, uint32_t d, int64_t t, int inv,
+				   int (*needs)(const struct checker *, const struct clink *),
+				   const char *what)
+{
+	struct cdev *D = &k->dev[d];
+
+	for (uint32_t i = 0; i < D->sup.n; i++) {
+		uint32_t l = D->sup.v[i];
+		struct clink *L = &k->link[l];
+
+		if (needs(k, L))
+			violation(k, inv, L->c, d, l, t, "%s (link %" PRIu32 ")", what, l);
+	}
+}
+
 /* Invariant 6, second half: the logged reason holds, as far as the log shows it. */
 static void check_refusal(struct checker *k, uint32_t c, uint32_t s, int have_flags,
 			  uint32_t flags, const char *why, int64_t t)
@@ -925,15 +960,8 @@ static void on_unbind_start(struct checker *k, const struct ev *e)
 
 	if (!D)
 		return;
-	for (uint32_t i = 0; i < k->dev[e->d].sup.n; i++) {
-		uint32_t x = k->dev[e->d].sup.v[i];
-		struct clink *X = &k->link[x];
-		uint8_t cd = k->hot[X->c].drv;
-
-		if (unbind_counts(X) && (cd == DRV_BOUND || cd == DRV_UNBINDING))
-			violation(k, 2, X->c, e->d, x, e->t, "supplier's unbind_start before the"
-				  " consumer's unbind_end (link %" PRIu32 ")", x);
-	}
+	check_consumers_let_go(k, e->d, e->t, 2, consumer_bound,
+			       "supplier's unbind_start before the consumer's unbind_end");
 	D->drv = DRV_UNBINDING;
 }
 
@@ -1047,14 +1075,8 @@ static void on_rpm_suspend(struct checker *k, const struct ev *e)
 
 	if (!D)
 		return;
-	for (uint32_t i = 0; i < k->dev[e->d].sup.n; i++) {
-		uint32_t x = k->dev[e->d].sup.v[i];
-		struct clink *X = &k->link[x];
-
-		if (rpm_counts(X) && X->rpm_ref && k->hot[X->c].rpm == RPM_ACTIVE_)
-			violation(k, 5, X->c, e->d, x, e->t, "supplier runtime-suspended while the"
-				  " consumer is runtime-active (link %" PRIu32 ")", x);
-	}
+	check_consumers_let_go(k, e->d, e->t, 5, consumer_rpm_active,
+			       "supplier runtime-suspended while the consumer is runtime-active");
 	for (uint32_t i = 0; i < k->dev[e->d].cons.n; i++)
 		k->link[k->dev[e->d].cons.v[i]].rpm_ref = 0;
 	D->rpm = RPM_SUSPENDED_;

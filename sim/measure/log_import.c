@@ -115,6 +115,15 @@ const char *dl_lg_name(const struct dl_logimport *li, uint32_t dev)
 	return li->names + li->dev[dev].name_off;
 }
 
+/* Enter device @d, named s[0..n), in the first free slot of its probe sequence. */
+static void hash_put(struct dl_logimport *li, uint32_t d, const char *s, size_t n)
+{
+	uint32_t i = name_hash(s, n) & li->hash_mask;
+
+	while (li->hash[i])
+		i = (i + 1) & li->hash_mask;
+	li->hash[i] = d + 1;
+}
 
 static int rehash(struct dl_logimport *li, uint32_t size)
 {
@@ -126,12 +135,9 @@ static int rehash(struct dl_logimport *li, uint32_t size)
 	li->hash = h;
 	li->hash_mask = size - 1;
 	for (uint32_t d = 0; d < li->ndev; d++) {
-		const char *nm = li->names + li->dev[d].name_off;
-		uint32_t i = name_hash(nm, strlen(nm)) & li->hash_mask;
+		const char *nm = dl_lg_name(li, d);
 
-		while (h[i])
-			i = (i + 1) & li->hash_mask;
-		h[i] = d + 1;
+		hash_put(li, d, nm, strlen(nm));
 	}
 	return 0;
 }
@@ -198,13 +204,7 @@ static uint32_t create(struct dl_logimport *li, const char *drv, size_t ndrv, co
 	li->dev[d] = (struct dl_lg_device){ .name_off = name_off, .parent = DL_LG_NONE,
 					    .drv_off = drv_off };
 	li->pend[d] = (struct dl_lg_pending){ 0 };
-	{
-		uint32_t i = name_hash(s, n) & li->hash_mask;
-
-		while (li->hash[i])
-			i = (i + 1) & li->hash_mask;
-		li->hash[i] = d + 1;
-	}
+	hash_put(li, d, s, n);
 	return d;
 }
 
@@ -213,7 +213,13 @@ const char *dl_lg_driver(const struct dl_logimport *li, uint32_t dev)
 	return li->dev[dev].drv_off == UINT32_MAX ? "" : li->names + li->dev[dev].drv_off;
 }
 
-/* The next device after hash slot *slot named s[0..n) (start: *slot = hash start - 1). */
+/* Is the stored name @nm the text s[0..n)? */
+static bool name_is(const char *nm, const char *s, size_t n)
+{
+	return !strncmp(nm, s, n) && !nm[n];
+}
+
+/* The next device after hash slot *slot named s[0..n) (start: first_named()). */
 static uint32_t next_named(const struct dl_logimport *li, const char *s, size_t n, uint32_t *slot)
 {
 	if (!li->hash)
@@ -227,22 +233,41 @@ static uint32_t next_named(const struct dl_logimport *li, const char *s, size_t 
 		if (!d)
 			return DL_LG_NONE;
 		nm = li->names + li->dev[d - 1].name_off;
-		if (!strncmp(nm, s, n) && !nm[n])
+		if (name_is(nm, s, n))
 			return d - 1;
 	}
 }
 
-static uint32_t first_slot(const struct dl_logimport *li, const char *s, size_t n)
+/*
+ * The first device named s[0..n), or DL_LG_NONE; *slot is left where
+ * next_named() goes on to the next of that name.
+ */
+static uint32_t first_named(const struct dl_logimport *li, const char *s, size_t n,
+			    uint32_t *slot)
 {
-	return (name_hash(s, n) - 1) & li->hash_mask;
+	*slot = (name_hash(s, n) - 1) & li->hash_mask;
+	return next_named(li, s, n, slot);
 }
 
 /* The first device named s[0..n). */
 static uint32_t find_n(const struct dl_logimport *li, const char *s, size_t n)
 {
-	uint32_t slot = first_slot(li, s, n);
+	uint32_t slot;
 
-	return next_named(li, s, n, &slot);
+	return first_named(li, s, n, &slot);
+}
+
+/* A line's device name and the parent it names (npar 0: none), as stored (clean_name()). */
+struct line_names {
+	char s[DL_SC_MAX_NAME + 1], par[DL_SC_MAX_NAME + 1];
+	size_t n, npar;
+};
+
+static void clean_line_names(struct line_names *ln, const char *s, size_t n, const char *par,
+			     size_t npar)
+{
+	ln->n = clean_name(s, n, ln->s);
+	ln->npar = par ? clean_name(par, npar, ln->par) : 0;
 }
 
 /*
@@ -255,40 +280,33 @@ static uint32_t find_n(const struct dl_logimport *li, const char *s, size_t n)
 static uint32_t intern_drv(struct dl_logimport *li, const char *drv, size_t ndrv, const char *s,
 			   size_t n, const char *par, size_t npar)
 {
-	char nb[DL_SC_MAX_NAME + 1], db[DL_SC_MAX_NAME + 1], pb[DL_SC_MAX_NAME + 1];
+	char db[DL_SC_MAX_NAME + 1];
+	struct line_names ln;
 	uint32_t slot, d, bare = DL_LG_NONE;
 
-	n = clean_name(s, n, nb);
-	s = nb;
+	clean_line_names(&ln, s, n, par, npar);
 	ndrv = clean_name(drv, ndrv, db);
-	drv = db;
-	if (par) {
-		npar = clean_name(par, npar, pb);
-		par = pb;
-	}
-	if (li->hash) {
-		slot = first_slot(li, s, n);
-		while ((d = next_named(li, s, n, &slot)) != DL_LG_NONE) {
-			const char *dr = dl_lg_driver(li, d);
+	for (d = first_named(li, ln.s, ln.n, &slot); d != DL_LG_NONE;
+	     d = next_named(li, ln.s, ln.n, &slot)) {
+		const char *dr = dl_lg_driver(li, d);
+		uint32_t p = li->dev[d].parent;
 
-			if (!strncmp(dr, drv, ndrv) && !dr[ndrv])
-				return d;
-			/* of the driverless ones, the one with this parent (3.x's twins) */
-			if (!*dr && (bare == DL_LG_NONE || (npar && li->dev[d].parent != DL_LG_NONE &&
-			    !strncmp(dl_lg_name(li, li->dev[d].parent), par, npar) &&
-			    !dl_lg_name(li, li->dev[d].parent)[npar])))
-				bare = d;
-		}
+		if (name_is(dr, db, ndrv))
+			return d;
+		/* of the driverless ones, the one with this parent (3.x's twins) */
+		if (!*dr && (bare == DL_LG_NONE || (ln.npar && p != DL_LG_NONE &&
+						    name_is(dl_lg_name(li, p), ln.par, ln.npar))))
+			bare = d;
 	}
 	if (bare != DL_LG_NONE && ndrv) {
-		uint32_t off = put_name(li, drv, ndrv);
+		uint32_t off = put_name(li, db, ndrv);
 
 		if (off == UINT32_MAX)
 			return DL_LG_NONE;
 		li->dev[bare].drv_off = off;
 		return bare;
 	}
-	return create(li, drv, ndrv, s, n);
+	return create(li, db, ndrv, ln.s, ln.n);
 }
 
 /* The device named s[0..n), by name alone (the first of that name), created when new. */
@@ -312,14 +330,10 @@ static uint32_t intern_parent(struct dl_logimport *li, const char *s, size_t n, 
 	uint32_t slot, d;
 
 	n = clean_name(s, n, nb);
-	s = nb;
-	if (li->hash) {
-		slot = first_slot(li, s, n);
-		while ((d = next_named(li, s, n, &slot)) != DL_LG_NONE)
-			if (d != child)
-				return d;
-	}
-	return create(li, NULL, 0, s, n);
+	for (d = first_named(li, nb, n, &slot); d != DL_LG_NONE; d = next_named(li, nb, n, &slot))
+		if (d != child)
+			return d;
+	return create(li, NULL, 0, nb, n);
 }
 
 /*
@@ -327,40 +341,32 @@ static uint32_t intern_parent(struct dl_logimport *li, const char *s, size_t n, 
  * name, the one whose parent is named par[0..npar) (a 3.x "calling" line),
  * or with a call open (its "call ... returned"; npar 0).  A different
  * parent is a different device (the platform and ACPI PNP0C0B:00).
- * Cleans and walks the names as intern_drv() does, but picks by parent, not driver.
+ * Picks by parent where intern_drv() picks by driver.
  */
 static uint32_t intern_3x(struct dl_logimport *li, const char *s, size_t n, const char *par,
 			  size_t npar)
 {
-	char nb[DL_SC_MAX_NAME + 1], pb[DL_SC_MAX_NAME + 1];
+	struct line_names ln;
 	uint32_t slot, d, first = DL_LG_NONE, loose = DL_LG_NONE;
 
-	n = clean_name(s, n, nb);
-	s = nb;
-	if (par) {
-		npar = clean_name(par, npar, pb);
-		par = pb;
-	}
-	if (li->hash) {
-		slot = first_slot(li, s, n);
-		while ((d = next_named(li, s, n, &slot)) != DL_LG_NONE) {
-			uint32_t p = li->dev[d].parent;
-			const char *pn = p == DL_LG_NONE ? "none" : dl_lg_name(li, p);
+	clean_line_names(&ln, s, n, par, npar);
+	for (d = first_named(li, ln.s, ln.n, &slot); d != DL_LG_NONE;
+	     d = next_named(li, ln.s, ln.n, &slot)) {
+		uint32_t p = li->dev[d].parent;
+		const char *pn = p == DL_LG_NONE ? "none" : dl_lg_name(li, p);
 
-			if (first == DL_LG_NONE)
-				first = d;
-			if (!npar ? li->pend[d].open
-				  : !strncmp(pn, par, npar) && !pn[npar])
-				return d;
-			if (npar && p == DL_LG_NONE && loose == DL_LG_NONE)
-				loose = d;
-		}
+		if (first == DL_LG_NONE)
+			first = d;
+		if (!ln.npar ? li->pend[d].open : name_is(pn, ln.par, ln.npar))
+			return d;
+		if (ln.npar && p == DL_LG_NONE && loose == DL_LG_NONE)
+			loose = d;
 	}
-	if (!npar && first != DL_LG_NONE)
+	if (!ln.npar && first != DL_LG_NONE)
 		return first;
 	if (loose != DL_LG_NONE)
 		return loose;
-	return create(li, NULL, 0, s, n);
+	return create(li, NULL, 0, ln.s, ln.n);
 }
 
 /*
@@ -373,12 +379,13 @@ int dl_lg_make_labels(struct dl_logimport *li)
 	for (uint32_t d = 0; d < li->ndev; d++) {
 		const char *nm = dl_lg_name(li, d), *drv = dl_lg_driver(li, d);
 		size_t n = strlen(nm);
-		uint32_t slot = first_slot(li, nm, n), o, same = 0, bare_before = 0;
+		uint32_t slot, o, same = 0, bare_before = 0;
 		char buf[2 * DL_SC_MAX_NAME + 16];
 		uint32_t off;
 
 		li->dev[d].label_off = li->dev[d].name_off;
-		while ((o = next_named(li, nm, n, &slot)) != DL_LG_NONE) {
+		for (o = first_named(li, nm, n, &slot); o != DL_LG_NONE;
+		     o = next_named(li, nm, n, &slot)) {
 			same += o != d;
 			bare_before += o < d && !*dl_lg_driver(li, o);
 		}
@@ -412,8 +419,7 @@ static uint32_t find_drv(const struct dl_logimport *li, const char *label)
 		return DL_LG_NONE;
 	nm = sp + 1;
 	n = strlen(nm);
-	slot = first_slot(li, nm, n);
-	while ((d = next_named(li, nm, n, &slot)) != DL_LG_NONE) {
+	for (d = first_named(li, nm, n, &slot); d != DL_LG_NONE; d = next_named(li, nm, n, &slot)) {
 		const char *dr = dl_lg_driver(li, d);
 
 		if (strlen(dr) == (size_t)(sp - label) && !memcmp(dr, label, (size_t)(sp - label)))

@@ -135,29 +135,68 @@ static bool shard_name(const char *name)
 }
 
 /*
+ * A walk over the entries of a sweep's shard directory, but . and ..:
+ *
+ *	if (!shard_walk_start(&w, outpath))
+ *		return 0;
+ *	while (shard_walk_next(&w))
+ *		... w.name, w.path ...
+ *	shard_walk_end(&w);
+ */
+struct shard_walk {
+	DIR *d;
+	char dir[4096];
+	char path[4400];        /* dir/name */
+	const char *name;
+};
+
+/* Opens OUTPATH's shard directory; false when there is none (nothing to walk). */
+static bool shard_walk_start(struct shard_walk *w, const char *outpath)
+{
+	dl_sweep_shard_dir(outpath, w->dir, sizeof(w->dir));
+	w->d = opendir(w->dir);
+	return w->d != NULL;
+}
+
+/* The next entry (w->name, w->path); false at the end. */
+static bool shard_walk_next(struct shard_walk *w)
+{
+	struct dirent *e;
+
+	do {
+		if (!(e = readdir(w->d)))
+			return false;
+	} while (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."));
+	w->name = e->d_name;
+	snprintf(w->path, sizeof(w->path), "%s/%s", w->dir, w->name);
+	return true;
+}
+
+static void shard_walk_end(struct shard_walk *w)
+{
+	closedir(w->d);
+}
+
+/*
  * The shards are merged and deleted by name: a file the sweep did not write
  * there (a database copied in by hand) would be deleted unmerged.  Before
  * anything is changed, refuse (-EEXIST) a shard directory holding one.
  */
 static int shards_foreign(const char *outpath, char *err, size_t errlen)
 {
-	char dir[4096];
-	DIR *d;
-	struct dirent *e;
+	struct shard_walk w;
 	int ret = 0;
 
-	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
-	d = opendir(dir);
-	if (!d)
+	if (!shard_walk_start(&w, outpath))
 		return 0;
-	while (!ret && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || shard_name(e->d_name))
+	while (!ret && shard_walk_next(&w)) {
+		if (shard_name(w.name))
 			continue;
 		snprintf(err, errlen, "%s/%s is not a file this sweep writes (shards are merged into"
-			 " %s and deleted): move it out of %s first", dir, e->d_name, outpath, dir);
+			 " %s and deleted): move it out of %s first", w.dir, w.name, outpath, w.dir);
 		ret = -EEXIST;
 	}
-	closedir(d);
+	shard_walk_end(&w);
 	return ret;
 }
 
@@ -802,32 +841,25 @@ static bool ends_with(const char *s, const char *tail)
 static int merge_shards(sqlite3 *out, const char *outpath, const char *prefix, bool recover,
 			uint32_t *merged, char *err, size_t errlen)
 {
-	char dir[4096];
-	DIR *d;
-	struct dirent *e;
+	struct shard_walk w;
 	int ret = 0;
 
 	*merged = 0;
-	/* walked as in shards_foreign() and remove_shards(), each doing other things with a name */
-	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
-	d = opendir(dir);
-	if (!d)
+	if (!shard_walk_start(&w, outpath))
 		return 0;
-	while (!ret && (e = readdir(d))) {
-		char path[4400];
+	while (!ret && shard_walk_next(&w)) {
 		uint32_t k = 0;
 
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (recover && ends_with(e->d_name, ".scratch")) {
-			unlink(path);
+		if (recover && ends_with(w.name, ".scratch")) {
+			unlink(w.path);
 			continue;
 		}
-		if (!ends_with(e->d_name, ".db") || (prefix && strncmp(e->d_name, prefix, strlen(prefix))))
+		if (!ends_with(w.name, ".db") || (prefix && strncmp(w.name, prefix, strlen(prefix))))
 			continue;
-		ret = dl_sweep_merge(out, path, &k, err, errlen);
+		ret = dl_sweep_merge(out, w.path, &k, err, errlen);
 		*merged += k;
 	}
-	closedir(d);
+	shard_walk_end(&w);
 	return ret;
 }
 
@@ -922,26 +954,19 @@ int dl_sweep_recover(sqlite3 *out, const char *outpath, uint32_t *merged, char *
 /* Removes the files the sweep wrote in OUTPATH's shard folder (and the folder, if then empty). */
 static uint32_t remove_shards(const char *outpath)
 {
-	char dir[4096];
+	struct shard_walk w;
 	uint32_t n = 0;
-	DIR *d;
-	struct dirent *e;
 
-	dl_sweep_shard_dir(outpath, dir, sizeof(dir));
-	d = opendir(dir);
-	if (!d)
+	if (!shard_walk_start(&w, outpath))
 		return 0;
-	while ((e = readdir(d))) {
-		char path[4400];
-
+	while (shard_walk_next(&w)) {
 		/* the lock stays until --compact lets it go (dl_sweep_unlock()) */
-		if (!shard_name(e->d_name) || !strcmp(e->d_name, SW_LOCK_NAME))
+		if (!shard_name(w.name) || !strcmp(w.name, SW_LOCK_NAME))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		n += unlink(path) == 0;
+		n += unlink(w.path) == 0;
 	}
-	closedir(d);
-	rmdir(dir);
+	shard_walk_end(&w);
+	rmdir(w.dir);
 	return n;
 }
 
