@@ -41,7 +41,7 @@ FUZZ_BUILD := build-fuzz
 FUZZ_TEST_SECONDS ?= 30
 test: build fuzz-build
 	@$(MAKE) --no-print-directory dtbs || echo "dtbs: not fetched; the real-DTB part of cli_dtb is skipped"
-	cmake -S . -B $(BUILD) -DDLSIM_FUZZ_DIR=$(CURDIR)/$(FUZZ_BUILD) -DDLSIM_FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) >/dev/null
+	cmake -S . -B $(BUILD) -DDLSIM_FUZZ_DIR=$(abspath $(FUZZ_BUILD)) -DDLSIM_FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) >/dev/null
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 # In-process fuzzing (libFuzzer, clang-14, ASan+UBSan): `make fuzz FUZZ_SECONDS=N`
@@ -63,7 +63,7 @@ fuzz-build: deps
 fuzz: fuzz-build
 	mkdir -p $(FUZZ_CACHE)
 	printf '%s\n' $(FUZZ_HARNESSES) | xargs -P $(JOBS) -I{} \
-	  nice -n $(FUZZ_NICE) sh tests/fuzz/run.sh {} $(CURDIR)/$(FUZZ_BUILD) $(CURDIR) $(FUZZ_SECONDS) \
+	  nice -n $(FUZZ_NICE) sh tests/fuzz/run.sh {} $(abspath $(FUZZ_BUILD)) $(CURDIR) $(FUZZ_SECONDS) \
 	  $(FUZZ_CACHE); rc=$$?; sh tests/fuzz/ledger.sh $(FUZZ_CACHE); exit $$rc
 
 # The demo is a real board: the Orange Pi 5 Plus (RK3588), whose own boot log is

@@ -389,7 +389,7 @@ static void test_kworker_pool_on_real_threads(void)
 	struct dl_costs hw, gu;
 	struct dl_run_result a, b;
 	struct dl_engine_opts eo = { .order = DL_ORDER_KERNEL_ASYNC, .workers = 1, .seed = 31 };
-	int64_t want, got;
+	int64_t want, got = 0, hw_min = 0, gu_min = 0;
 
 	for (uint32_t i = 0; i < 64; i++)
 		t->dev[i].async = 1;
@@ -401,13 +401,21 @@ static void test_kworker_pool_on_real_threads(void)
 	dl_costs_resolve_profile(&t->sc, DL_PROFILE_GUEST, &gu);
 	want = 64 * (gu.async_probe_ns - hw.async_probe_ns) +
 	       (64 - (int64_t)gu.pool_init) * gu.worker_new_ns;
-	/* a loaded machine can stall either run: up to 3 interleaved pairs, one must show it */
-	for (int attempt = 0; attempt < 3; attempt++) {
+	/*
+	 * A loaded machine stalls either run, and a stall only adds time: the
+	 * shortest of each profile's runs is the least disturbed, so compare
+	 * those, over up to 5 interleaved pairs.
+	 */
+	for (int attempt = 0; attempt < 5; attempt++) {
 		eo.cost_profile = DL_PROFILE_HARDWARE;
 		CU_ASSERT_EQUAL_FATAL(dl_threads_run(&t->sc, &eo, 10.0, &a), 0);
 		eo.cost_profile = DL_PROFILE_GUEST;
 		CU_ASSERT_EQUAL_FATAL(dl_threads_run(&t->sc, &eo, 10.0, &b), 0);
-		got = b.op[0].makespan_ns - a.op[0].makespan_ns;
+		if (!attempt || a.op[0].makespan_ns < hw_min)
+			hw_min = a.op[0].makespan_ns;
+		if (!attempt || b.op[0].makespan_ns < gu_min)
+			gu_min = b.op[0].makespan_ns;
+		got = gu_min - hw_min;
 		if (got >= want / 2)
 			break;
 	}
