@@ -1112,6 +1112,36 @@ static int dpm_note_move(struct dl_core *c, dl_dev_t d)
 	return err;
 }
 
+/*
+ * After a retry storm nearly every device is a root of its own, and the
+ * roots come in the order they were retried, scattered over the records:
+ * each walk would start on a miss of the record, then of its two vectors,
+ * then of what they name.  Root @i (its entry at p->v[i - 2]) starts the
+ * loads of the roots ahead of it, each stage once the one before is in.
+ */
+#define SETTLE_AHEAD 8
+
+static inline void settle_prefetch(const struct dl_core *c, const struct dl_idvec *p, uint32_t i)
+{
+	if (i >= 2 + 6 * SETTLE_AHEAD) {
+		dl_dev_t d = p->v[i - 2 - 6 * SETTLE_AHEAD];
+
+		dl_prefetch(&c->dpm_stamp[d]);
+		dl_prefetch(&c->dev[d]);
+		dl_prefetch(&c->dev[d].children);
+	}
+	if (i >= 2 + 4 * SETTLE_AHEAD) {
+		const struct dl_device *x = &c->dev[p->v[i - 2 - 4 * SETTLE_AHEAD]];
+
+		if (x->consumers.n)
+			dl_prefetch(&x->consumers.v[x->consumers.n - 1]);
+		if (x->children.n)
+			dl_prefetch(&x->children.v[x->children.n - 1]);
+	}
+	if (i >= 2 + 2 * SETTLE_AHEAD)
+		walk_prefetch(c, &c->dev[p->v[i - 2 - 2 * SETTLE_AHEAD]]);
+}
+
 /**
  * dl_dpm_settle - apply the dpm_list moves recorded since the last settle, so
  * that the list is the kernel's.  The newest root first: its walk places the
@@ -1131,6 +1161,8 @@ void dl_dpm_settle(struct dl_core *c)
 	post->n = 0;
 	for (uint32_t i = p->n; i >= 2; i -= 2) {
 		dl_dev_t d = p->v[i - 2];
+
+		settle_prefetch(c, p, i);
 
 		if (c->dpm_stamp[d] != p->v[i - 1])
 			continue;   /* d moved again later */

@@ -1,4 +1,5 @@
 /* graph.c - the phase graph (see graph.h). */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,32 +59,51 @@ static bool snapshot_stop(struct dl_core *c, uint32_t i)
 	return i % DL_STOP_POLL_STEPS == 0 && dl_core_poll_stop(c);
 }
 
+/* Position @i is device @d: what the phases read of it, in position order. */
+static inline void take_one(struct dl_graph *g, const struct dl_core *c,
+			    const struct dl_scenario *sc, dl_dev_t d, uint32_t i)
+{
+	const struct dl_device *x = &c->dev[d];
+
+	g->ord[i] = d;
+	g->prof[i] = sc->dev[d].profile;
+	g->async[i] = x->async;
+	g->bound[i] = x->state == DL_DEV_DRIVER_BOUND;
+	g->depth[i] = x->pm_depth;
+	g->pos[d] = i;
+}
+
 /*
  * Number the registered devices by their place in dpm_list, and copy the
  * device fields the phases read, so that they are read in position order.
- * 0, or -EINTR when the run is to stop.
+ * The list is scattered over the records after a probe's moves, and each
+ * step of a walk along it waits for the record before: the list is walked
+ * from both ends at once (dpm_count long), so that two misses are in
+ * flight instead of one.  0, or -EINTR when the run is to stop.
  */
 static int take_order(struct dl_graph *g, struct dl_core *c, const struct dl_scenario *sc,
 		      uint64_t gen)
 {
-	uint32_t m = 0;
+	uint32_t m = c->dpm_count, lo = 0, hi = m;
+	dl_dev_t f = c->dpm_head, b = c->dpm_tail;
 
 	g->gen = 0;   /* none, until the snapshot is whole */
 	dl_graph_flush(g, c);
 	for (uint32_t d = 0; d < g->n; d++)
 		g->pos[d] = DL_NONE;
-	for (dl_dev_t d = c->dpm_head; d != DL_NONE; d = c->dev[d].dpm_next) {
-		const struct dl_device *x = &c->dev[d];
-
-		if (snapshot_stop(c, m))
+	/* ord[0, lo) taken from the head, ord[hi, m) from the tail */
+	while (lo < hi) {
+		if (snapshot_stop(c, lo))
 			return -EINTR;
-		g->ord[m] = d;
-		g->prof[m] = sc->dev[d].profile;
-		g->async[m] = x->async;
-		g->bound[m] = x->state == DL_DEV_DRIVER_BOUND;
-		g->depth[m] = x->pm_depth;
-		g->pos[d] = m++;
+		take_one(g, c, sc, f, lo++);
+		f = c->dev[f].dpm_next;
+		if (lo < hi) {
+			take_one(g, c, sc, b, --hi);
+			b = c->dev[b].dpm_prev;
+		}
 	}
+	/* the two walks met: the list is dpm_count long */
+	assert(f == (hi < m ? g->ord[hi] : DL_NONE));
 	g->m = m;
 	g->gen = gen;
 	return 0;
