@@ -95,6 +95,8 @@ static int take_order(struct dl_graph *g, struct dl_core *c, const struct dl_sce
 	while (lo < hi) {
 		if (snapshot_stop(c, lo))
 			return -EINTR;
+		if (f == DL_NONE || b == DL_NONE)
+			return -EIO;   /* shorter than dpm_count: the core is broken, say so */
 		take_one(g, c, sc, f, lo++);
 		f = c->dev[f].dpm_next;
 		if (lo < hi) {
