@@ -828,7 +828,10 @@ static int stage_outdir(struct report *r)
 		return rp_err(r, -EINVAL, "%s: not a folder name a report can be written to", r->final);
 	if (make_dirs(r, parent))
 		return -EIO;
-	snprintf(prefix, sizeof(prefix), ".%s" RP_STAGE, base);
+	/* a prefix cut short would match other folders' stages: too long is an error */
+	n = (size_t)snprintf(prefix, sizeof(prefix), ".%s" RP_STAGE, base);
+	if (n >= sizeof(prefix))
+		return rp_err(r, -EINVAL, "%s: folder name too long", r->final);
 	remove_stale_stages(parent, prefix);
 	/*
 	 * Beside DIR, on its file system; inside an existing DIR that is a
