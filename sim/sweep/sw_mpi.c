@@ -189,7 +189,7 @@ int dl_sweep_mpi_run(struct dl_sweep_coord *co, const struct dl_sweep_plan *p,
 		bad = 1;
 	MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (anybad) {
-		snprintf(co->err, sizeof(co->err), "rank %d: %s", rank, err[0] ? err : "cannot start");
+		snprintf(co->err, sizeof(co->err), "rank %d: %.480s", rank, err[0] ? err : "cannot start");
 		dl_sweep_worker_close(w);
 		free(order);
 		return -EIO;
