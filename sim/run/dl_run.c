@@ -164,15 +164,14 @@ int dl_run_wall_over(const struct dl_scenario *sc, const struct dl_engine_opts *
 		     double time_scale, uint32_t max_wall, struct dl_run_result *r, char *why,
 		     size_t len)
 {
-	struct dl_engine_opts des = { .order = eo->order, .workers = eo->workers,
-				      .kernel = eo->kernel, .seed = eo->seed,
-				      .probe_module = eo->probe_module,
-				      .cost_profile = eo->cost_profile, .stop = eo->stop };
+	struct dl_engine_opts des = *eo;   /* the same run, with nobody told of its events */
 	double wall;
 	int rc, n;
 
 	if (!max_wall)
 		return 0;
+	des.sink = (struct dl_sink){ 0 };
+	des.progress = NULL;
 	rc = dl_engine_run(sc, &des, r);
 	if (rc == -EINTR)
 		return -EINTR;
